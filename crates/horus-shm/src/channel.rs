@@ -1,0 +1,338 @@
+//! A channel: one mapped segment holding a topic's rings, pools and records.
+//!
+//! [`Channel`] owns the mapping and hands out references to the structures
+//! inside it. Every accessor takes indices that were either produced by this
+//! process or bounds-checked against the validated [`Layout`]; no offset is
+//! ever read from shared memory.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::error::{OpenError, SegmentError};
+use crate::layout::{ChannelConfig, Layout, RawHeader, MAGIC, MEMBERSHIP_OFFSET, WAKE_OFFSET};
+use crate::records::{self, Owner, PubRecord, SubRecord, Wake};
+use crate::ring::SlotMem;
+use crate::segment::Segment;
+use crate::sync::{AtomicU64, Ordering};
+use crate::{pool, ring};
+
+/// How long an opener waits for a creator to finish initialising a segment.
+const INIT_WAIT: Duration = Duration::from_secs(2);
+
+/// Slot kind: the payload bytes are in the slot.
+pub(crate) const KIND_INLINE: u32 = 0;
+/// Slot kind: the slot holds a chunk descriptor.
+pub(crate) const KIND_CHUNK: u32 = 1;
+
+/// A mapped, validated channel segment.
+#[derive(Debug)]
+pub struct Channel {
+    seg: Segment,
+    layout: Layout,
+}
+
+/// One slot of a ring inside the mapping.
+pub(crate) struct ShmSlot<'a> {
+    base: &'a [AtomicU64],
+}
+
+impl SlotMem for ShmSlot<'_> {
+    fn stamp(&self) -> &AtomicU64 {
+        &self.base[0]
+    }
+    fn meta(&self) -> &AtomicU64 {
+        &self.base[1]
+    }
+    fn word(&self, i: usize) -> &AtomicU64 {
+        &self.base[2 + i]
+    }
+    fn capacity_words(&self) -> usize {
+        self.base.len() - 2
+    }
+}
+
+impl Channel {
+    /// Opens the channel `name` (a shm name from [`crate::name::segment_name`])
+    /// or creates it with `config`. An existing channel must carry the same
+    /// schema ([`OpenError::SchemaMismatch`]) and configuration
+    /// ([`OpenError::ConfigMismatch`]).
+    pub fn open_or_create(name: &str, config: &ChannelConfig) -> Result<Arc<Channel>, OpenError> {
+        let layout = Layout::new(*config).map_err(OpenError::Config)?;
+        let deadline = Instant::now() + INIT_WAIT;
+        loop {
+            match Segment::create(name, layout.total) {
+                Ok(seg) => return Ok(Arc::new(Self::initialise(seg, layout))),
+                Err(SegmentError::Exists(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+            match Self::open_validated(name, deadline) {
+                Ok(chan) => {
+                    let found = chan.layout.config;
+                    if found.schema != config.schema {
+                        return Err(OpenError::SchemaMismatch {
+                            name: name.to_owned(),
+                            found: Box::new(found.schema),
+                        });
+                    }
+                    if found != *config {
+                        return Err(OpenError::ConfigMismatch {
+                            name: name.to_owned(),
+                            found: found.to_string(),
+                            requested: config.to_string(),
+                        });
+                    }
+                    return Ok(Arc::new(chan));
+                }
+                // Unlinked between our create and open: try creating again.
+                Err(OpenError::Segment(SegmentError::NotFound(_))) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Opens an existing channel whatever its configuration, checking only
+    /// its schema (for tools such as `topic echo` that adopt the topic's QoS).
+    pub fn open_existing(
+        name: &str,
+        schema: Option<&[u8; crate::layout::SCHEMA_BYTES]>,
+    ) -> Result<Arc<Channel>, OpenError> {
+        let chan = Self::open_validated(name, Instant::now() + INIT_WAIT)?;
+        if let Some(schema) = schema {
+            if chan.layout.config.schema != *schema {
+                return Err(OpenError::SchemaMismatch {
+                    name: name.to_owned(),
+                    found: Box::new(chan.layout.config.schema),
+                });
+            }
+        }
+        Ok(Arc::new(chan))
+    }
+
+    fn initialise(seg: Segment, layout: Layout) -> Channel {
+        let header = RawHeader::for_layout(&layout);
+        // SAFETY: the segment was just created by us (O_EXCL), is at least
+        // `layout.total` ≥ 384 bytes, page aligned, and nobody else writes it
+        // before the magic is published below. RawHeader is plain data.
+        unsafe { std::ptr::write(seg.base().cast::<RawHeader>(), header) };
+        let chan = Channel { seg, layout };
+        // Release: the header written above is visible to any opener that
+        // Acquire-loads a non-zero magic.
+        chan.magic().store(MAGIC, Ordering::Release);
+        chan
+    }
+
+    fn open_validated(name: &str, deadline: Instant) -> Result<Channel, OpenError> {
+        loop {
+            let seg = match Segment::open(name, std::mem::size_of::<RawHeader>() + 128) {
+                // A creator between shm_open and ftruncate: wait for it.
+                Err(SegmentError::Truncated { .. }) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                other => other?,
+            };
+            // SAFETY: the mapping is at least header-sized (checked by open)
+            // and page aligned, so the first word is a valid AtomicU64.
+            let magic = unsafe { &*seg.base().cast::<AtomicU64>() }.load(Ordering::Acquire);
+            if magic == 0 {
+                if Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                return Err(OpenError::NotInitialized(name.to_owned()));
+            }
+            // SAFETY: header-sized readable mapping; RawHeader is plain data
+            // valid for any bit pattern. A volatile read copies it out once so
+            // later changes by another process cannot alter what we validate.
+            let header = unsafe { std::ptr::read_volatile(seg.base().cast::<RawHeader>()) };
+            let layout = header.validate(name, seg.len() as u64)?;
+            return Ok(Channel { seg, layout });
+        }
+    }
+
+    /// The validated layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The segment name.
+    pub fn name(&self) -> &str {
+        self.seg.name()
+    }
+
+    /// A reference to a `T` at `offset`, which must lie inside the layout.
+    fn at<T>(&self, offset: usize) -> &T {
+        assert!(offset + std::mem::size_of::<T>() <= self.layout.total);
+        debug_assert_eq!(offset % std::mem::align_of::<T>(), 0);
+        // SAFETY: in bounds of the validated mapping (asserted above; the
+        // mapping is at least layout.total bytes), aligned (all layout
+        // offsets are multiples of 8 and the base is page aligned), and T is
+        // only ever an atomic or a struct of atomics, valid for any bits and
+        // sound to share between threads and processes.
+        unsafe { &*self.seg.base().add(offset).cast::<T>() }
+    }
+
+    fn magic(&self) -> &AtomicU64 {
+        self.at(0)
+    }
+
+    pub(crate) fn membership(&self) -> &AtomicU64 {
+        self.at(MEMBERSHIP_OFFSET)
+    }
+
+    pub(crate) fn wake(&self) -> &Wake {
+        self.at(WAKE_OFFSET)
+    }
+
+    pub(crate) fn pub_record(&self, k: usize) -> &PubRecord {
+        assert!(k < self.layout.config.max_publishers as usize);
+        self.at(self.layout.pub_record(k))
+    }
+
+    pub(crate) fn sub_record(&self, j: usize) -> &SubRecord {
+        assert!(j < self.layout.config.max_subscribers as usize);
+        self.at(self.layout.sub_record(j))
+    }
+
+    /// Subscriber `j`'s cursor (next sequence number to read) on ring `k`.
+    pub(crate) fn cursor(&self, j: usize, k: usize) -> &AtomicU64 {
+        assert!(k < self.layout.config.max_publishers as usize);
+        self.at(self.layout.sub_record(j) + crate::layout::SUB_RECORD_HEAD + 8 * k)
+    }
+
+    pub(crate) fn slot(&self, k: usize, seq: u64) -> ShmSlot<'_> {
+        let depth = self.layout.config.depth as usize;
+        assert!(k < self.layout.config.max_publishers as usize);
+        let off = self.layout.slot(k, (seq as usize) & (depth - 1));
+        let words = self.layout.slot_size / 8;
+        assert!(off + self.layout.slot_size <= self.layout.total);
+        // SAFETY: the slot lies inside the mapping (asserted), is 64-byte
+        // aligned, and is made only of u64 words, which AtomicU64 overlays
+        // exactly.
+        let base = unsafe {
+            std::slice::from_raw_parts(self.seg.base().add(off).cast::<AtomicU64>(), words)
+        };
+        ShmSlot { base }
+    }
+
+    pub(crate) fn chunks(&self) -> usize {
+        self.layout.config.chunks_per_publisher as usize
+    }
+
+    /// State word of chunk `c` of pool `k`, or `None` if `c` is out of range
+    /// (as a descriptor from a corrupt writer might be).
+    pub(crate) fn chunk_state(&self, k: usize, c: usize) -> Option<&AtomicU64> {
+        (k < self.layout.config.max_publishers as usize && c < self.chunks())
+            .then(|| self.at(self.layout.chunk_state(k, c)))
+    }
+
+    /// Start of chunk `c` of pool `k`; `c` must be in range.
+    pub(crate) fn chunk_ptr(&self, k: usize, c: usize) -> *mut u8 {
+        assert!(k < self.layout.config.max_publishers as usize && c < self.chunks());
+        let off = self.layout.chunk_data(k, c);
+        assert!(off + self.layout.chunk_stride <= self.layout.total);
+        // SAFETY: in bounds of the mapping, as asserted.
+        unsafe { self.seg.base().add(off) }
+    }
+
+    /// Bytes usable in each chunk.
+    pub fn chunk_size(&self) -> usize {
+        self.layout.config.chunk_size as usize
+    }
+
+    /// Active publisher and subscriber places.
+    pub fn members(&self) -> (u32, u32) {
+        let m = self.membership().load(Ordering::Acquire);
+        (
+            records::pubs_of(m).count_ones(),
+            records::subs_of(m).count_ones(),
+        )
+    }
+
+    /// Finds places whose owner process died and frees them: their
+    /// membership bit, their chunk references, their wake registrations.
+    /// Returns how many places were reclaimed. Safe to call from anywhere at
+    /// any time; concurrent callers clean each place once.
+    pub fn reclaim_dead(&self) -> usize {
+        let mut n = 0;
+        for k in 0..self.layout.config.max_publishers as usize {
+            let rec = self.pub_record(k);
+            if let Owner::Dead(t) = records::classify(rec.owner.load(Ordering::Acquire)) {
+                if records::try_begin_reclaim(&rec.owner, t) {
+                    // The ring and its chunks stay readable; the next
+                    // publisher to take this place sweeps loans left behind.
+                    records::leave(self.membership(), records::pub_member(k));
+                    records::free(&rec.owner);
+                    n += 1;
+                }
+            }
+        }
+        for j in 0..self.layout.config.max_subscribers as usize {
+            let rec = self.sub_record(j);
+            if let Owner::Dead(t) = records::classify(rec.owner.load(Ordering::Acquire)) {
+                if records::try_begin_reclaim(&rec.owner, t) {
+                    records::leave(self.membership(), records::sub_member(j));
+                    self.release_sub_everywhere(j);
+                    let flags = rec.flags.swap(0, Ordering::AcqRel);
+                    if flags & records::FLAG_BLOCKING != 0 {
+                        self.wake().blocking_subs.fetch_sub(1, Ordering::AcqRel);
+                    }
+                    if flags & records::FLAG_WAITING != 0 {
+                        self.wake().waiters.fetch_sub(1, Ordering::AcqRel);
+                    }
+                    records::free(&rec.owner);
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Drops every chunk reference subscriber place `j` holds.
+    pub(crate) fn release_sub_everywhere(&self, j: usize) {
+        for k in 0..self.layout.config.max_publishers as usize {
+            for c in 0..self.chunks() {
+                if let Some(s) = self.chunk_state(k, c) {
+                    if pool::held_by(s, j) {
+                        pool::release(s, j);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Publisher place `k` was just claimed: find where its ring really ends
+    /// (a predecessor may have died between committing a slot and
+    /// publishing `head`) and release pool chunks held for loans that were
+    /// never sent.
+    pub(crate) fn adopt_ring(&self, k: usize) -> u64 {
+        let depth = self.layout.config.depth as u64;
+        let rec = self.pub_record(k);
+        let mut head = rec.head.load(Ordering::Acquire);
+        let mut referenced = Vec::new();
+        for i in 0..depth {
+            let slot = self.slot(k, i);
+            if let Some(seq) = ring::committed_seq(&slot) {
+                head = head.max(seq);
+            }
+            if let Some((KIND_CHUNK, desc, _len)) = ring::peek_descriptor(&slot) {
+                referenced.push(desc);
+            }
+        }
+        for c in 0..self.chunks() {
+            let state = self.chunk_state(k, c).expect("c < chunks");
+            if let Some(gen) = pool::held_by_ring(state) {
+                if !referenced.contains(&descriptor_word(c as u32, gen)) {
+                    pool::release_ring(state, gen);
+                }
+            }
+        }
+        rec.head.store(head, Ordering::Release);
+        head
+    }
+}
+
+/// First descriptor word: generation in the high half, chunk index low.
+pub(crate) fn descriptor_word(chunk: u32, gen: u32) -> u64 {
+    (u64::from(gen) << 32) | u64::from(chunk)
+}

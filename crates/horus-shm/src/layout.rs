@@ -1,0 +1,405 @@
+//! The byte layout of a channel segment, and its validation on open.
+//!
+//! ```text
+//! 0      Header (config, schema)          256 B, written once before `magic`
+//! 256    membership word                   own cache line
+//! 320    wake words (notify, waiters, …)   own cache line
+//! 384    publisher records  [max_publishers × 128 B]
+//!        subscriber records [max_subscribers × sub_record_size]
+//!        rings              [max_publishers × depth × slot_size]
+//!        pools              [max_publishers × (states + chunks × chunk_stride)]
+//! ```
+//! Every region is 64-byte aligned so that no two writers share a cache line
+//! by accident. The opener re-derives every offset from the capacities and
+//! compares them with what the header claims and with the file size: nothing
+//! read from shared memory is used as an offset before that check.
+
+use crate::error::OpenError;
+
+/// First 8 bytes of every channel segment.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"HORUSCH1");
+/// Layout version this build reads and writes.
+pub const LAYOUT_VERSION: u32 = 1;
+/// Bytes reserved for the payload schema (opaque to this crate).
+pub const SCHEMA_BYTES: usize = 128;
+/// Most publishers a channel can hold (bits 32..48 of the membership word).
+pub const MAX_PUBLISHERS: u32 = 16;
+/// Most subscribers a channel can hold (bits 0..32 of the membership word).
+pub const MAX_SUBSCRIBERS: u32 = 32;
+/// Longest ring.
+pub const MAX_DEPTH: u32 = 1 << 16;
+/// Bytes at the start of each ring slot: stamp (8) + meta (8).
+pub const SLOT_HEADER: usize = 16;
+/// Size of one publisher record.
+pub const PUB_RECORD_SIZE: usize = 128;
+/// Size of the fixed part of a subscriber record.
+pub const SUB_RECORD_HEAD: usize = 64;
+const HEADER_SIZE: usize = 384;
+const CACHE_LINE: usize = 64;
+
+/// What a channel is created with. Everything but `schema` and `qos_code`
+/// decides the layout; all of it must match when a channel is opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelConfig {
+    /// Payload schema, opaque bytes compared on open.
+    pub schema: [u8; SCHEMA_BYTES],
+    /// Slots per publisher ring: a power of two, 1..=65536.
+    pub depth: u32,
+    /// Inline payload bytes per slot (messages up to this size travel in
+    /// the ring itself; larger ones travel in pool chunks).
+    pub slot_payload: u32,
+    /// Publisher places, 1..=16.
+    pub max_publishers: u32,
+    /// Subscriber places, 1..=32.
+    pub max_subscribers: u32,
+    /// Bytes per pool chunk; 0 for a channel without loans of chunks.
+    pub chunk_size: u64,
+    /// Chunks in each publisher's pool.
+    pub chunks_per_publisher: u32,
+    /// Delivery policy code, opaque to this crate, compared on open.
+    pub qos_code: u32,
+}
+
+impl std::fmt::Display for ChannelConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "depth {}, {} B inline, {} publishers, {} subscribers, {} chunks of {} B, qos {}",
+            self.depth,
+            self.slot_payload,
+            self.max_publishers,
+            self.max_subscribers,
+            self.chunks_per_publisher,
+            self.chunk_size,
+            self.qos_code
+        )
+    }
+}
+
+/// Offsets and strides derived from a [`ChannelConfig`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The configuration this layout was derived from.
+    pub config: ChannelConfig,
+    /// Bytes per ring slot (header + payload, cache-line multiple).
+    pub slot_size: usize,
+    /// Bytes per subscriber record (head + one cursor per publisher).
+    pub sub_record_size: usize,
+    /// Bytes per pool chunk slot in memory.
+    pub chunk_stride: usize,
+    /// Bytes of the chunk-state array of one pool.
+    pub pool_states_size: usize,
+    /// Offset of publisher record 0.
+    pub pub_records: usize,
+    /// Offset of subscriber record 0.
+    pub sub_records: usize,
+    /// Offset of ring 0.
+    pub rings: usize,
+    /// Offset of pool 0.
+    pub pools: usize,
+    /// Bytes of one pool (states + chunks).
+    pub pool_size: usize,
+    /// Total segment size.
+    pub total: usize,
+}
+
+const fn round_up(x: usize, to: usize) -> usize {
+    x.div_ceil(to) * to
+}
+
+impl Layout {
+    /// Validates a configuration and derives its layout.
+    pub fn new(config: ChannelConfig) -> Result<Layout, String> {
+        let c = &config;
+        if !c.depth.is_power_of_two() || c.depth > MAX_DEPTH {
+            return Err(format!(
+                "depth {} must be a power of two ≤ {MAX_DEPTH}",
+                c.depth
+            ));
+        }
+        if c.max_publishers == 0 || c.max_publishers > MAX_PUBLISHERS {
+            return Err(format!(
+                "max_publishers {} must be 1..={MAX_PUBLISHERS}",
+                c.max_publishers
+            ));
+        }
+        if c.max_subscribers == 0 || c.max_subscribers > MAX_SUBSCRIBERS {
+            return Err(format!(
+                "max_subscribers {} must be 1..={MAX_SUBSCRIBERS}",
+                c.max_subscribers
+            ));
+        }
+        if c.slot_payload < 16 || !c.slot_payload.is_multiple_of(8) || c.slot_payload > 1 << 20 {
+            return Err(format!(
+                "slot payload {} must be a multiple of 8 in 16..=1MiB",
+                c.slot_payload
+            ));
+        }
+        if (c.chunk_size == 0) != (c.chunks_per_publisher == 0) {
+            return Err(
+                "chunk_size and chunks_per_publisher must both be zero or both non-zero".into(),
+            );
+        }
+        if c.chunk_size > 1 << 32 || c.chunks_per_publisher > 1 << 16 {
+            return Err("pool too large (chunks ≤ 4 GiB, ≤ 65536 per publisher)".into());
+        }
+        let slot_size = round_up(SLOT_HEADER + c.slot_payload as usize, CACHE_LINE);
+        let sub_record_size = SUB_RECORD_HEAD + round_up(8 * c.max_publishers as usize, CACHE_LINE);
+        let chunk_stride = if c.chunk_size >= 4096 {
+            round_up(c.chunk_size as usize, 4096)
+        } else {
+            round_up(c.chunk_size as usize, CACHE_LINE)
+        };
+        let pool_states_size = round_up(8 * c.chunks_per_publisher as usize, 4096);
+        let pub_records = HEADER_SIZE;
+        let sub_records = pub_records + PUB_RECORD_SIZE * c.max_publishers as usize;
+        let rings = round_up(
+            sub_records + sub_record_size * c.max_subscribers as usize,
+            4096,
+        );
+        let ring_bytes = slot_size
+            .checked_mul(c.depth as usize)
+            .and_then(|r| r.checked_mul(c.max_publishers as usize))
+            .ok_or("ring size overflows")?;
+        let pools = round_up(rings + ring_bytes, 4096);
+        let pool_size = if c.chunks_per_publisher == 0 {
+            0
+        } else {
+            pool_states_size + chunk_stride * c.chunks_per_publisher as usize
+        };
+        let total = pools
+            .checked_add(
+                pool_size
+                    .checked_mul(c.max_publishers as usize)
+                    .ok_or("pool size overflows")?,
+            )
+            .ok_or("segment size overflows")?;
+        if total as u64 > 1 << 40 {
+            return Err(format!("segment of {total} bytes is too large"));
+        }
+        Ok(Layout {
+            config,
+            slot_size,
+            sub_record_size,
+            chunk_stride,
+            pool_states_size,
+            pub_records,
+            sub_records,
+            rings,
+            pools,
+            pool_size,
+            total,
+        })
+    }
+
+    /// Offset of slot `i` of publisher `k`'s ring.
+    pub fn slot(&self, k: usize, i: usize) -> usize {
+        debug_assert!(k < self.config.max_publishers as usize && i < self.config.depth as usize);
+        self.rings + (k * self.config.depth as usize + i) * self.slot_size
+    }
+
+    /// Offset of the state word of chunk `c` in publisher `k`'s pool.
+    pub fn chunk_state(&self, k: usize, c: usize) -> usize {
+        debug_assert!(
+            k < self.config.max_publishers as usize
+                && c < self.config.chunks_per_publisher as usize
+        );
+        self.pools + k * self.pool_size + 8 * c
+    }
+
+    /// Offset of the data of chunk `c` in publisher `k`'s pool.
+    pub fn chunk_data(&self, k: usize, c: usize) -> usize {
+        debug_assert!(
+            k < self.config.max_publishers as usize
+                && c < self.config.chunks_per_publisher as usize
+        );
+        self.pools + k * self.pool_size + self.pool_states_size + c * self.chunk_stride
+    }
+
+    /// Offset of publisher record `k`.
+    pub fn pub_record(&self, k: usize) -> usize {
+        debug_assert!(k < self.config.max_publishers as usize);
+        self.pub_records + k * PUB_RECORD_SIZE
+    }
+
+    /// Offset of subscriber record `j`.
+    pub fn sub_record(&self, j: usize) -> usize {
+        debug_assert!(j < self.config.max_subscribers as usize);
+        self.sub_records + j * self.sub_record_size
+    }
+}
+
+/// The fixed header at offset 0. Plain fields are written once by the
+/// creator before `magic` is published with Release; openers read them only
+/// after an Acquire load of `magic`, copy them out, and re-validate them.
+#[repr(C)]
+pub(crate) struct RawHeader {
+    pub(crate) magic: u64,
+    pub(crate) layout_version: u32,
+    pub(crate) header_size: u32,
+    pub(crate) segment_size: u64,
+    pub(crate) depth: u32,
+    pub(crate) slot_payload: u32,
+    pub(crate) max_publishers: u32,
+    pub(crate) max_subscribers: u32,
+    pub(crate) chunk_size: u64,
+    pub(crate) chunks_per_publisher: u32,
+    pub(crate) qos_code: u32,
+    pub(crate) rings_offset: u64,
+    pub(crate) pools_offset: u64,
+    pub(crate) _reserved: [u8; 56],
+    pub(crate) schema: [u8; SCHEMA_BYTES],
+}
+
+const _: () = assert!(std::mem::size_of::<RawHeader>() == 256);
+
+/// Offset of the membership word.
+pub(crate) const MEMBERSHIP_OFFSET: usize = 256;
+/// Offset of the wake words.
+pub(crate) const WAKE_OFFSET: usize = 320;
+
+impl RawHeader {
+    /// Writes the header for `layout` (without the magic).
+    pub(crate) fn for_layout(layout: &Layout) -> RawHeader {
+        let c = &layout.config;
+        RawHeader {
+            magic: 0,
+            layout_version: LAYOUT_VERSION,
+            header_size: HEADER_SIZE as u32,
+            segment_size: layout.total as u64,
+            depth: c.depth,
+            slot_payload: c.slot_payload,
+            max_publishers: c.max_publishers,
+            max_subscribers: c.max_subscribers,
+            chunk_size: c.chunk_size,
+            chunks_per_publisher: c.chunks_per_publisher,
+            qos_code: c.qos_code,
+            rings_offset: layout.rings as u64,
+            pools_offset: layout.pools as u64,
+            _reserved: [0; 56],
+            schema: c.schema,
+        }
+    }
+
+    /// Validates a header copied out of a segment of `file_size` bytes and
+    /// returns its layout.
+    pub(crate) fn validate(&self, name: &str, file_size: u64) -> Result<Layout, OpenError> {
+        if self.magic != MAGIC {
+            return Err(OpenError::BadMagic {
+                name: name.to_owned(),
+                found: self.magic,
+            });
+        }
+        if self.layout_version != LAYOUT_VERSION {
+            return Err(OpenError::Version {
+                name: name.to_owned(),
+                found: self.layout_version,
+                expected: LAYOUT_VERSION,
+            });
+        }
+        let corrupt = |reason: String| OpenError::Corrupt {
+            name: name.to_owned(),
+            reason,
+        };
+        if self.header_size as usize != HEADER_SIZE {
+            return Err(corrupt(format!("header size {}", self.header_size)));
+        }
+        let config = ChannelConfig {
+            schema: self.schema,
+            depth: self.depth,
+            slot_payload: self.slot_payload,
+            max_publishers: self.max_publishers,
+            max_subscribers: self.max_subscribers,
+            chunk_size: self.chunk_size,
+            chunks_per_publisher: self.chunks_per_publisher,
+            qos_code: self.qos_code,
+        };
+        let layout = Layout::new(config).map_err(corrupt)?;
+        if layout.total as u64 != self.segment_size
+            || layout.rings as u64 != self.rings_offset
+            || layout.pools as u64 != self.pools_offset
+        {
+            return Err(corrupt(format!(
+                "header claims size {} / rings {} / pools {}, capacities give {} / {} / {}",
+                self.segment_size,
+                self.rings_offset,
+                self.pools_offset,
+                layout.total,
+                layout.rings,
+                layout.pools
+            )));
+        }
+        if file_size < layout.total as u64 {
+            return Err(corrupt(format!(
+                "file holds {file_size} bytes, layout needs {}",
+                layout.total
+            )));
+        }
+        Ok(layout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> ChannelConfig {
+        ChannelConfig {
+            schema: [7; SCHEMA_BYTES],
+            depth: 16,
+            slot_payload: 16,
+            max_publishers: 4,
+            max_subscribers: 8,
+            chunk_size: 1 << 20,
+            chunks_per_publisher: 34,
+            qos_code: 1,
+        }
+    }
+
+    #[test]
+    fn regions_are_aligned_and_disjoint() {
+        let l = Layout::new(config()).unwrap();
+        assert_eq!(l.slot_size, 64);
+        assert!(l.sub_records >= l.pub_records + 4 * PUB_RECORD_SIZE);
+        assert!(l.rings >= l.sub_records + 8 * l.sub_record_size);
+        assert!(l.pools >= l.slot(3, 15) + l.slot_size);
+        assert_eq!(l.chunk_data(0, 0) % 4096, 0);
+        assert!(l.chunk_data(3, 33) + l.chunk_stride <= l.total);
+        assert!(l.chunk_state(1, 33) + 8 <= l.chunk_data(1, 0));
+    }
+
+    #[test]
+    fn bad_capacities_are_rejected() {
+        let mut c = config();
+        c.depth = 3;
+        assert!(Layout::new(c).is_err());
+        let mut c = config();
+        c.max_subscribers = 33;
+        assert!(Layout::new(c).is_err());
+        let mut c = config();
+        c.chunk_size = 0;
+        assert!(Layout::new(c).is_err());
+    }
+
+    #[test]
+    fn header_round_trips_and_rejects_tampering() {
+        let l = Layout::new(config()).unwrap();
+        let mut h = RawHeader::for_layout(&l);
+        h.magic = MAGIC;
+        assert_eq!(h.validate("t", l.total as u64).unwrap(), l);
+        assert!(matches!(
+            h.validate("t", l.total as u64 - 1),
+            Err(OpenError::Corrupt { .. })
+        ));
+        h.pools_offset += 64;
+        assert!(matches!(
+            h.validate("t", l.total as u64),
+            Err(OpenError::Corrupt { .. })
+        ));
+        h.magic = 42;
+        assert!(matches!(
+            h.validate("t", l.total as u64),
+            Err(OpenError::BadMagic { .. })
+        ));
+    }
+}

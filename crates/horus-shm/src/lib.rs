@@ -1,0 +1,70 @@
+//! horus-shm: the shared-memory substrate of horus.
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
+//!
+//! This crate knows nothing about messages, nodes or Python. It provides:
+//!
+//! * [`Segment`] — named POSIX shared memory, created `0600` and `O_EXCL`;
+//! * [`Channel`] — a validated segment holding, per publisher place, a
+//!   broadcast ring with per-slot sequence numbers and a chunk pool with
+//!   generation-tagged references, plus participant records;
+//! * [`PublisherPort`] / [`SubscriberPort`] — byte-level endpoints;
+//! * waiting by busy-poll or futex, and dead-participant reclamation by
+//!   pid + start time ([`ProcessId`]).
+//!
+//! Shared memory is untrusted input: headers are validated on open, every
+//! index read from a slot is bounds-checked, and a crashed writer can leave a
+//! slot half-written but never make a reader accept it.
+
+#![warn(missing_docs)]
+
+mod sync;
+
+#[cfg(not(loom))]
+mod channel;
+#[cfg(not(loom))]
+mod error;
+#[cfg(not(loom))]
+pub mod futex;
+#[cfg(not(loom))]
+pub mod layout;
+#[cfg(not(loom))]
+pub mod name;
+#[cfg(not(loom))]
+mod process;
+#[cfg(not(loom))]
+mod pub_port;
+#[cfg(not(loom))]
+mod records;
+#[cfg(not(loom))]
+mod segment;
+#[cfg(not(loom))]
+mod snapshot;
+#[cfg(not(loom))]
+mod sub_port;
+
+mod pool;
+mod ring;
+
+#[cfg(not(loom))]
+pub use channel::Channel;
+#[cfg(not(loom))]
+pub use error::{JoinError, NameError, OpenError, SegmentError};
+#[cfg(not(loom))]
+pub use layout::{ChannelConfig, Layout, SCHEMA_BYTES};
+#[cfg(not(loom))]
+pub use process::ProcessId;
+#[cfg(not(loom))]
+pub use pub_port::{ChunkLoan, PublisherPort};
+#[cfg(not(loom))]
+pub use segment::Segment;
+#[cfg(not(loom))]
+pub use snapshot::{ChannelSnapshot, PublisherSnapshot, SubscriberSnapshot};
+#[cfg(not(loom))]
+pub use sub_port::{Received, SubPlace, SubscriberPort};
+
+/// The lock-free protocols, exposed for the loom model tests only.
+#[cfg(loom)]
+pub mod model {
+    pub use crate::pool::model::*;
+    pub use crate::ring::heap::HeapSlotForTests;
+}

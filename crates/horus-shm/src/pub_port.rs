@@ -1,0 +1,244 @@
+//! The publishing end of a channel, at the byte level.
+//!
+//! A publisher place owns one ring (it is that ring's single producer) and
+//! one chunk pool. Sending is: optionally check there is room for every
+//! active subscriber (policies `Reject`/`Block`), write the slot, publish the
+//! new head, and wake sleeping subscribers if any are registered.
+
+use std::sync::Arc;
+
+use crate::channel::{descriptor_word, Channel, KIND_CHUNK, KIND_INLINE};
+use crate::error::JoinError;
+use crate::records::{self, Owner};
+use crate::segment::Segment;
+use crate::sync::{fence, Ordering};
+use crate::{futex, pool, ring};
+
+/// A chunk loaned from this publisher's pool, not yet sent.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ChunkLoan {
+    chunk: u32,
+    gen: u32,
+}
+
+/// The publishing end of a channel.
+#[derive(Debug)]
+pub struct PublisherPort {
+    chan: Arc<Channel>,
+    k: usize,
+    next_seq: u64,
+    sent: u64,
+    /// Membership word when `min_cursor` was computed.
+    cached_members: u64,
+    /// Lowest cursor of the active subscribers on our ring.
+    min_cursor: u64,
+    next_chunk: usize,
+}
+
+impl PublisherPort {
+    /// Takes a publisher place, reclaiming places of dead processes first.
+    pub fn join(chan: &Arc<Channel>) -> Result<PublisherPort, JoinError> {
+        chan.reclaim_dead();
+        let max = chan.layout().config.max_publishers;
+        for k in 0..max as usize {
+            let rec = chan.pub_record(k);
+            if !matches!(
+                records::classify(rec.owner.load(Ordering::Relaxed)),
+                Owner::Free
+            ) || !records::try_claim(&rec.owner)
+            {
+                continue;
+            }
+            rec.claims.fetch_add(1, Ordering::Relaxed);
+            let head = chan.adopt_ring(k);
+            let sent = rec.sent.load(Ordering::Relaxed);
+            if !records::join(chan.membership(), records::pub_member(k)) {
+                records::free(&rec.owner);
+                return Err(JoinError::Closing);
+            }
+            return Ok(PublisherPort {
+                chan: Arc::clone(chan),
+                k,
+                next_seq: head + 1,
+                sent,
+                cached_members: u64::MAX,
+                min_cursor: 0,
+                next_chunk: 0,
+            });
+        }
+        Err(JoinError::Full {
+            role: "publisher",
+            max,
+        })
+    }
+
+    /// The channel this port publishes on.
+    pub fn channel(&self) -> &Arc<Channel> {
+        &self.chan
+    }
+
+    /// This publisher's place index.
+    pub fn place(&self) -> usize {
+        self.k
+    }
+
+    /// Number of subscribers active right now.
+    pub fn subscribers(&self) -> u32 {
+        records::subs_of(self.chan.membership().load(Ordering::Relaxed)).count_ones()
+    }
+
+    /// Whether the next message can be written without overwriting one that
+    /// an active subscriber has not read yet.
+    pub fn has_space(&mut self) -> bool {
+        let depth = u64::from(self.chan.layout().config.depth);
+        let m = self.chan.membership().load(Ordering::Acquire);
+        if m == self.cached_members && self.next_seq < self.min_cursor + depth {
+            return true;
+        }
+        // Recompute the slowest active subscriber's cursor. Acquire pairs
+        // with the subscriber's Release store of its cursor after it finished
+        // copying the slot, so our overwrite cannot tear its read.
+        let mut min = u64::MAX;
+        let mut subs = records::subs_of(m);
+        while subs != 0 {
+            let j = subs.trailing_zeros() as usize;
+            subs &= subs - 1;
+            min = min.min(self.chan.cursor(j, self.k).load(Ordering::Acquire));
+        }
+        self.cached_members = m;
+        self.min_cursor = if min == u64::MAX { self.next_seq } else { min };
+        self.next_seq < self.min_cursor + depth
+    }
+
+    /// Writes `payload` into the next slot and publishes it. Returns the
+    /// number of subscribers active at that moment.
+    pub fn send_inline(&mut self, payload: &[u8]) -> u32 {
+        self.commit(KIND_INLINE, payload)
+    }
+
+    /// Loans a free chunk from the pool, or `None` if every chunk is in use
+    /// (held by the ring or by subscribers' samples).
+    pub fn loan_chunk(&mut self) -> Option<ChunkLoan> {
+        let n = self.chan.chunks();
+        for i in 0..n {
+            let c = (self.next_chunk + i) % n;
+            let state = self.chan.chunk_state(self.k, c).expect("c < chunks");
+            if let Some(gen) = pool::try_claim(state) {
+                self.next_chunk = (c + 1) % n;
+                return Some(ChunkLoan {
+                    chunk: c as u32,
+                    gen,
+                });
+            }
+        }
+        self.bump(|r| &r.loan_failures);
+        None
+    }
+
+    /// The writable memory of a loaned chunk.
+    pub fn chunk_bytes(&mut self, loan: &ChunkLoan) -> &mut [u8] {
+        let ptr = self.chan.chunk_ptr(self.k, loan.chunk as usize);
+        // SAFETY: the chunk is in bounds (chunk_ptr asserts) and is ours
+        // alone: we claimed it (RING set, no subscriber bits), and readers
+        // only ever get a reference after we publish its descriptor, which
+        // consumes the loan. The borrow is tied to `&mut self`, and the
+        // mapping outlives self through `chan`.
+        unsafe { std::slice::from_raw_parts_mut(ptr, self.chan.chunk_size()) }
+    }
+
+    /// Publishes a loaned chunk holding `len` bytes.
+    pub fn send_chunk(&mut self, loan: ChunkLoan, len: usize) -> u32 {
+        assert!(
+            len <= self.chan.chunk_size(),
+            "chunk payload exceeds chunk size"
+        );
+        let mut desc = [0u8; 16];
+        desc[..8].copy_from_slice(&descriptor_word(loan.chunk, loan.gen).to_ne_bytes());
+        desc[8..].copy_from_slice(&(len as u64).to_ne_bytes());
+        self.commit(KIND_CHUNK, &desc)
+    }
+
+    /// Gives a loaned chunk back unsent.
+    pub fn abandon(&mut self, loan: ChunkLoan) {
+        if let Some(state) = self.chan.chunk_state(self.k, loan.chunk as usize) {
+            pool::release_ring(state, loan.gen);
+        }
+    }
+
+    fn commit(&mut self, kind: u32, payload: &[u8]) -> u32 {
+        let seq = self.next_seq;
+        let slot = self.chan.slot(self.k, seq);
+        // The slot's previous message may reference a chunk: the ring's
+        // hold on it ends now.
+        if let Some((KIND_CHUNK, desc, _)) = ring::peek_descriptor(&slot) {
+            if let Some(state) = self.chan.chunk_state(self.k, (desc & 0xffff_ffff) as usize) {
+                pool::release_ring(state, (desc >> 32) as u32);
+            }
+        }
+        ring::write(&slot, seq, kind, payload);
+        self.next_seq = seq + 1;
+        let rec = self.chan.pub_record(self.k);
+        // Release: a subscriber joining reads head with Acquire and starts
+        // after it; a publisher adopting the ring continues from it.
+        rec.head.store(seq, Ordering::Release);
+        self.sent += 1;
+        rec.sent.store(self.sent, Ordering::Relaxed);
+        let members = self.chan.membership().load(Ordering::Relaxed);
+        self.wake_sleepers();
+        records::subs_of(members).count_ones()
+    }
+
+    /// Wakes subscribers sleeping in a futex wait. Costs one load while no
+    /// blocking subscriber is registered. The SeqCst fence pairs with the
+    /// SeqCst increment of `waiters` by a subscriber about to sleep
+    /// (Dekker's pattern): either we see its increment and wake it, or it
+    /// sees our slot write when it re-checks before sleeping. A subscriber
+    /// registering as blocking runs a global membarrier, so a publisher that
+    /// read `blocking_subs == 0` has its slot write visible to it.
+    fn wake_sleepers(&self) {
+        let w = self.chan.wake();
+        if w.blocking_subs.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        fence(Ordering::SeqCst);
+        if w.waiters.load(Ordering::Relaxed) != 0 {
+            w.notify.fetch_add(1, Ordering::Release);
+            futex::wake_all(&w.notify);
+        }
+    }
+
+    fn bump(&self, field: impl Fn(&records::PubRecord) -> &crate::sync::AtomicU64) {
+        field(self.chan.pub_record(self.k)).fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a message handed back because the ring was full (`Reject`).
+    pub fn count_rejected(&self) {
+        self.bump(|r| &r.rejected);
+    }
+
+    /// Counts a message handed back after waiting for room (`Block`).
+    pub fn count_timed_out(&self) {
+        self.bump(|r| &r.timed_out);
+    }
+
+    /// Counts a message sent while no subscriber was active.
+    pub fn count_undelivered(&self) {
+        self.bump(|r| &r.undelivered);
+    }
+
+    /// Messages this place has published.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+}
+
+impl Drop for PublisherPort {
+    fn drop(&mut self) {
+        let rec = self.chan.pub_record(self.k);
+        let left = records::leave(self.chan.membership(), records::pub_member(self.k));
+        records::free(&rec.owner);
+        if left == 0 && records::try_close(self.chan.membership()) {
+            Segment::unlink(self.chan.name());
+        }
+    }
+}

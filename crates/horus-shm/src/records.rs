@@ -1,0 +1,172 @@
+//! Participant records and the membership word.
+//!
+//! Every publisher and subscriber holds one *place* in the channel: a record
+//! whose `owner` word is the owning process's packed [`ProcessId`] token
+//! (0 = free). Claiming a place is one CAS on `owner`; a place whose owner
+//! is dead is reclaimed by whoever notices, under a second CAS to the
+//! `RECLAIMING` marker so exactly one process cleans it up.
+//!
+//! The membership word publishes which places are active (bits 0..32
+//! subscribers, 32..48 publishers) and carries the `CLOSING` bit set by the
+//! last participant before it unlinks the segment: a place can only become
+//! active while `CLOSING` is clear, so no one joins a segment that is being
+//! removed.
+
+use crate::process::ProcessId;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+
+/// Owner value while a dead place is being cleaned up.
+pub(crate) const RECLAIMING: u64 = u64::MAX;
+/// Set in the membership word once the segment is being unlinked.
+pub(crate) const CLOSING: u64 = 1 << 63;
+/// Subscriber flag: registered as a blocking (futex) waiter.
+pub(crate) const FLAG_BLOCKING: u32 = 1;
+/// Subscriber flag: currently counted in the channel's `waiters`.
+pub(crate) const FLAG_WAITING: u32 = 2;
+
+/// Membership bit of subscriber place `j`.
+pub(crate) fn sub_member(j: usize) -> u64 {
+    1 << j
+}
+
+/// Membership bit of publisher place `k`.
+pub(crate) fn pub_member(k: usize) -> u64 {
+    1 << (32 + k)
+}
+
+/// Active subscriber places in a membership word.
+pub(crate) fn subs_of(m: u64) -> u32 {
+    m as u32
+}
+
+/// Active publisher places in a membership word.
+pub(crate) fn pubs_of(m: u64) -> u32 {
+    ((m >> 32) & 0xffff) as u32
+}
+
+/// A publisher's record: two cache lines, the first written at claim time,
+/// the second by the owner on every send (read by others only for stats and
+/// when joining).
+#[repr(C)]
+pub(crate) struct PubRecord {
+    pub(crate) owner: AtomicU64,
+    pub(crate) claims: AtomicU64,
+    _pad0: [u64; 6],
+    /// Sequence number of the last committed message (0 = none).
+    pub(crate) head: AtomicU64,
+    pub(crate) sent: AtomicU64,
+    pub(crate) rejected: AtomicU64,
+    pub(crate) timed_out: AtomicU64,
+    pub(crate) loan_failures: AtomicU64,
+    pub(crate) undelivered: AtomicU64,
+    _pad1: [u64; 2],
+}
+
+/// The fixed part of a subscriber's record; one cursor word per publisher
+/// place follows it.
+#[repr(C)]
+pub(crate) struct SubRecord {
+    pub(crate) owner: AtomicU64,
+    pub(crate) claims: AtomicU64,
+    pub(crate) flags: AtomicU32,
+    _pad0: u32,
+    pub(crate) received: AtomicU64,
+    /// Messages overwritten before this subscriber read them.
+    pub(crate) overrun: AtomicU64,
+    /// Messages passed over by `latest()`.
+    pub(crate) skipped: AtomicU64,
+    /// Slots or descriptors that failed validation.
+    pub(crate) malformed: AtomicU64,
+    _pad1: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<PubRecord>() == crate::layout::PUB_RECORD_SIZE);
+const _: () = assert!(std::mem::size_of::<SubRecord>() == crate::layout::SUB_RECORD_HEAD);
+
+/// The membership word and the wake words.
+#[repr(C)]
+pub(crate) struct Wake {
+    /// Futex word: bumped by a publisher that wakes sleepers.
+    pub(crate) notify: AtomicU32,
+    /// Subscribers currently inside (or about to enter) a futex wait.
+    pub(crate) waiters: AtomicU32,
+    /// Subscribers registered as blocking waiters; while 0 publishers skip
+    /// the wake path entirely.
+    pub(crate) blocking_subs: AtomicU32,
+}
+
+/// Outcome of checking an owner word.
+pub(crate) enum Owner {
+    Free,
+    Busy,
+    Alive,
+    Dead(u64),
+}
+
+/// Classifies an owner word.
+pub(crate) fn classify(owner: u64) -> Owner {
+    match owner {
+        0 => Owner::Free,
+        RECLAIMING => Owner::Busy,
+        t if ProcessId::from_token(t).is_alive() => Owner::Alive,
+        t => Owner::Dead(t),
+    }
+}
+
+/// Tries to claim a free place: CAS `owner` from 0 to our token.
+pub(crate) fn try_claim(owner: &AtomicU64) -> bool {
+    // Acquire: the previous owner's (or reclaimer's) writes to the record,
+    // released by its store of 0, are visible before we reinitialise it.
+    owner
+        .compare_exchange(
+            0,
+            ProcessId::current().token(),
+            Ordering::Acquire,
+            Ordering::Relaxed,
+        )
+        .is_ok()
+}
+
+/// Tries to take a dead owner's place for cleanup.
+pub(crate) fn try_begin_reclaim(owner: &AtomicU64, dead: u64) -> bool {
+    owner
+        .compare_exchange(dead, RECLAIMING, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// Releases a place (after cleanup, or by its owner on drop).
+pub(crate) fn free(owner: &AtomicU64) {
+    // Release: everything we wrote to the record happens before the next
+    // claimer's Acquire CAS.
+    owner.store(0, Ordering::Release);
+}
+
+/// Sets `bit` in the membership word unless the segment is closing.
+pub(crate) fn join(membership: &AtomicU64, bit: u64) -> bool {
+    let mut m = membership.load(Ordering::Relaxed);
+    loop {
+        if m & CLOSING != 0 {
+            return false;
+        }
+        // AcqRel: Release publishes the record initialisation that precedes
+        // the join (cursors, flags) to anyone who sees the bit; Acquire
+        // orders our later reads after earlier leavers.
+        match membership.compare_exchange_weak(m, m | bit, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => return true,
+            Err(now) => m = now,
+        }
+    }
+}
+
+/// Clears `bit`; returns the membership that remains.
+pub(crate) fn leave(membership: &AtomicU64, bit: u64) -> u64 {
+    membership.fetch_and(!bit, Ordering::AcqRel) & !bit
+}
+
+/// Marks the segment as closing if nobody is a member. The caller that
+/// succeeds unlinks the segment.
+pub(crate) fn try_close(membership: &AtomicU64) -> bool {
+    membership
+        .compare_exchange(0, CLOSING, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+}

@@ -1,0 +1,441 @@
+//! The subscribing end of a channel, at the byte level.
+//!
+//! A subscriber keeps its own cursor on every publisher's ring (a broadcast
+//! ring has no shared read index), so any number of subscribers read without
+//! affecting each other or the publisher. It polls the rings of the active
+//! publishers, plus the rings of publishers that left while messages were
+//! still unread, round-robin. Cursors are mirrored into the subscriber's
+//! record, where `Reject`/`Block` publishers read them to know when the ring
+//! is full.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::channel::{Channel, KIND_CHUNK, KIND_INLINE};
+use crate::error::JoinError;
+use crate::records::{self, Owner};
+use crate::ring::{self, ReadOutcome};
+use crate::segment::Segment;
+use crate::sync::Ordering;
+use crate::{futex, pool};
+
+/// A subscriber place, shared by the port and the chunk samples it handed
+/// out: the place is only given up when all of them are gone, so a sample
+/// dropped late never clears a bit that belongs to the place's next owner.
+#[derive(Debug)]
+pub struct SubPlace {
+    chan: Arc<Channel>,
+    j: usize,
+    blocking: bool,
+}
+
+impl SubPlace {
+    /// Drops this place's reference on chunk `c` of pool `k`.
+    pub fn release_chunk(&self, k: usize, c: usize) {
+        if let Some(state) = self.chan.chunk_state(k, c) {
+            pool::release(state, self.j);
+        }
+    }
+
+    /// The channel.
+    pub fn channel(&self) -> &Arc<Channel> {
+        &self.chan
+    }
+}
+
+impl Drop for SubPlace {
+    fn drop(&mut self) {
+        let rec = self.chan.sub_record(self.j);
+        self.chan.release_sub_everywhere(self.j);
+        if self.blocking {
+            let flags = rec.flags.swap(0, Ordering::AcqRel);
+            if flags & records::FLAG_BLOCKING != 0 {
+                self.chan
+                    .wake()
+                    .blocking_subs
+                    .fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        records::free(&rec.owner);
+    }
+}
+
+/// What [`SubscriberPort::try_receive`] delivered.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Received {
+    /// `len` payload bytes were copied into the caller's buffer.
+    Inline {
+        /// Payload length.
+        len: usize,
+    },
+    /// A chunk was pinned for reading; release it with
+    /// [`SubPlace::release_chunk`].
+    Chunk {
+        /// Publisher place (pool) index.
+        pool: usize,
+        /// Chunk index.
+        chunk: usize,
+        /// Payload length.
+        len: usize,
+    },
+}
+
+/// Ways a message can fail to reach this subscriber, each counted.
+#[derive(Clone, Copy)]
+enum Loss {
+    Overrun,
+    Skipped,
+    Malformed,
+}
+
+/// The subscribing end of a channel.
+#[derive(Debug)]
+pub struct SubscriberPort {
+    place: Arc<SubPlace>,
+    cursors: Vec<u64>,
+    /// Rings to poll: active publishers plus departed ones with unread data.
+    poll: u32,
+    members: u64,
+    next_ring: usize,
+    received: u64,
+    overrun: u64,
+    skipped: u64,
+    malformed: u64,
+}
+
+impl SubscriberPort {
+    /// Takes a subscriber place. With `blocking`, the place registers for
+    /// futex wake-ups (costs a global memory barrier once, here).
+    pub fn join(chan: &Arc<Channel>, blocking: bool) -> Result<SubscriberPort, JoinError> {
+        chan.reclaim_dead();
+        let cfg = chan.layout().config;
+        for j in 0..cfg.max_subscribers as usize {
+            let rec = chan.sub_record(j);
+            if !matches!(
+                records::classify(rec.owner.load(Ordering::Relaxed)),
+                Owner::Free
+            ) || !records::try_claim(&rec.owner)
+            {
+                continue;
+            }
+            rec.claims.fetch_add(1, Ordering::Relaxed);
+            for c in [&rec.received, &rec.overrun, &rec.skipped, &rec.malformed] {
+                c.store(0, Ordering::Relaxed);
+            }
+            // Start after everything already published: a subscriber sees
+            // messages sent from the moment it joins.
+            let cursors: Vec<u64> = (0..cfg.max_publishers as usize)
+                .map(|k| chan.pub_record(k).head.load(Ordering::Acquire) + 1)
+                .collect();
+            for (k, &c) in cursors.iter().enumerate() {
+                chan.cursor(j, k).store(c, Ordering::Release);
+            }
+            if blocking {
+                rec.flags.store(records::FLAG_BLOCKING, Ordering::Release);
+                chan.wake().blocking_subs.fetch_add(1, Ordering::SeqCst);
+                futex::global_barrier();
+            }
+            let place = Arc::new(SubPlace {
+                chan: Arc::clone(chan),
+                j,
+                blocking,
+            });
+            if !records::join(chan.membership(), records::sub_member(j)) {
+                return Err(JoinError::Closing);
+            }
+            return Ok(SubscriberPort {
+                place,
+                cursors,
+                poll: 0,
+                members: u64::MAX,
+                next_ring: 0,
+                received: 0,
+                overrun: 0,
+                skipped: 0,
+                malformed: 0,
+            });
+        }
+        Err(JoinError::Full {
+            role: "subscriber",
+            max: cfg.max_subscribers,
+        })
+    }
+
+    /// The shared place (samples keep it alive).
+    pub fn place(&self) -> &Arc<SubPlace> {
+        &self.place
+    }
+
+    fn chan(&self) -> &Channel {
+        &self.place.chan
+    }
+
+    /// Number of publishers active right now.
+    pub fn publishers(&self) -> u32 {
+        records::pubs_of(self.chan().membership().load(Ordering::Relaxed)).count_ones()
+    }
+
+    /// Refreshes the set of rings to poll when membership changed.
+    fn refresh_poll(&mut self) {
+        let m = self.chan().membership().load(Ordering::Acquire);
+        if m == self.members {
+            return;
+        }
+        self.members = m;
+        let mut poll = records::pubs_of(m);
+        for k in 0..self.cursors.len() {
+            if self.chan().pub_record(k).head.load(Ordering::Acquire) >= self.cursors[k] {
+                poll |= 1 << k;
+            }
+        }
+        self.poll = poll;
+    }
+
+    /// Receives the next message if one is ready. Inline payloads are copied
+    /// into `out` (which must hold the channel's slot payload).
+    pub fn try_receive(&mut self, out: &mut [u64]) -> Option<Received> {
+        self.refresh_poll();
+        let rings = self.poll;
+        if rings == 0 {
+            return None;
+        }
+        // Fast path: a single ring (1:1 and 1:N topics).
+        if rings.is_power_of_two() {
+            return self.receive_from(rings.trailing_zeros() as usize, out);
+        }
+        let n = self.cursors.len();
+        for i in 0..n {
+            let k = (self.next_ring + i) % n;
+            if rings & (1 << k) != 0 {
+                if let Some(r) = self.receive_from(k, out) {
+                    self.next_ring = (k + 1) % n;
+                    return Some(r);
+                }
+            }
+        }
+        None
+    }
+
+    fn receive_from(&mut self, k: usize, out: &mut [u64]) -> Option<Received> {
+        loop {
+            let seq = self.cursors[k];
+            let chan = Arc::clone(&self.place.chan);
+            let slot = chan.slot(k, seq);
+            match ring::read(&slot, seq, out) {
+                ReadOutcome::Ready { len, kind } => {
+                    self.advance(k, seq + 1);
+                    match kind {
+                        KIND_INLINE => {
+                            self.count_received();
+                            return Some(Received::Inline { len });
+                        }
+                        KIND_CHUNK if len == 16 => {
+                            if let Some(r) = self.pin_chunk(k, out[0], out[1]) {
+                                self.count_received();
+                                return Some(r);
+                            }
+                        }
+                        _ => self.count(Loss::Malformed, 1),
+                    }
+                }
+                ReadOutcome::NotReady => {
+                    if records::pubs_of(self.members) & (1 << k) == 0 {
+                        // Publisher gone and ring drained: stop polling it.
+                        self.poll &= !(1 << k);
+                    }
+                    return None;
+                }
+                ReadOutcome::Lapped { .. } => {
+                    // Overrun (DropOldest): skip to the oldest message still
+                    // in the ring and count what was lost.
+                    let depth = u64::from(chan.layout().config.depth);
+                    let head = chan.pub_record(k).head.load(Ordering::Acquire);
+                    let next = (seq + 1).max((head + 1).saturating_sub(depth));
+                    self.count(Loss::Overrun, next - seq);
+                    self.advance(k, next);
+                }
+                ReadOutcome::Torn => {
+                    self.count(Loss::Overrun, 1);
+                    self.advance(k, seq + 1);
+                }
+                ReadOutcome::Malformed => {
+                    self.count(Loss::Malformed, 1);
+                    self.advance(k, seq + 1);
+                }
+            }
+        }
+    }
+
+    fn pin_chunk(&mut self, k: usize, desc: u64, len: u64) -> Option<Received> {
+        let chan = Arc::clone(&self.place.chan);
+        let c = (desc & 0xffff_ffff) as usize;
+        let gen = (desc >> 32) as u32;
+        let Some(state) = chan
+            .chunk_state(k, c)
+            .filter(|_| len as usize <= chan.chunk_size())
+        else {
+            self.count(Loss::Malformed, 1);
+            return None;
+        };
+        if !pool::acquire(state, gen, self.place.j) {
+            // Freed and reused before we got to it: it was overwritten.
+            self.count(Loss::Overrun, 1);
+            return None;
+        }
+        Some(Received::Chunk {
+            pool: k,
+            chunk: c,
+            len: len as usize,
+        })
+    }
+
+    fn advance(&mut self, k: usize, next: u64) {
+        self.cursors[k] = next;
+        // Release: our copy of the slot is complete before a Reject/Block
+        // publisher (Acquire) sees the cursor move past it and overwrites.
+        self.chan()
+            .cursor(self.place.j, k)
+            .store(next, Ordering::Release);
+    }
+
+    fn count_received(&mut self) {
+        self.received += 1;
+        let r = self.received;
+        self.chan()
+            .sub_record(self.place.j)
+            .received
+            .store(r, Ordering::Relaxed);
+    }
+
+    fn count(&mut self, which: Loss, n: u64) {
+        let rec = self.place.chan.sub_record(self.place.j);
+        let (local, shared) = match which {
+            Loss::Overrun => (&mut self.overrun, &rec.overrun),
+            Loss::Skipped => (&mut self.skipped, &rec.skipped),
+            Loss::Malformed => (&mut self.malformed, &rec.malformed),
+        };
+        *local += n;
+        // Only this place writes its counters: a plain store suffices.
+        shared.store(*local, Ordering::Relaxed);
+    }
+
+    /// Counts a delivered payload the typed layer rejected (wrong size).
+    pub fn count_malformed(&mut self) {
+        self.count(Loss::Malformed, 1);
+    }
+
+    /// Moves every cursor so that the next receive returns the newest
+    /// message of each ring; returns how many messages were passed over
+    /// (counted as `skipped`, not lost).
+    pub fn skip_to_newest(&mut self) -> u64 {
+        self.refresh_poll();
+        let mut skipped = 0;
+        for k in 0..self.cursors.len() {
+            if self.poll & (1 << k) == 0 {
+                continue;
+            }
+            let head = self.chan().pub_record(k).head.load(Ordering::Acquire);
+            if head > self.cursors[k] {
+                skipped += head - self.cursors[k];
+                self.advance(k, head);
+            }
+        }
+        if skipped > 0 {
+            self.count(Loss::Skipped, skipped);
+        }
+        skipped
+    }
+
+    /// Receives, sleeping on the channel's futex while nothing is ready
+    /// (after `spin` empty polls). `None` once `deadline` passes.
+    pub fn receive_blocking(
+        &mut self,
+        out: &mut [u64],
+        spin: u32,
+        deadline: Option<Instant>,
+    ) -> Option<Received> {
+        for _ in 0..spin {
+            if let Some(r) = self.try_receive(out) {
+                return Some(r);
+            }
+            crate::sync::spin_hint();
+        }
+        let chan = Arc::clone(&self.place.chan);
+        let wake = chan.wake();
+        let rec = chan.sub_record(self.place.j);
+        loop {
+            let seen = wake.notify.load(Ordering::Acquire);
+            if let Some(r) = self.try_receive(out) {
+                return Some(r);
+            }
+            let timeout = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(t) if !t.is_zero() => Some(t),
+                    _ => return None,
+                },
+                None => None,
+            };
+            // SeqCst pairs with the publisher's SeqCst fence (see
+            // PublisherPort::wake_sleepers): after this increment either the
+            // publisher sees us waiting, or our re-check sees its message.
+            wake.waiters.fetch_add(1, Ordering::SeqCst);
+            rec.flags.fetch_or(records::FLAG_WAITING, Ordering::Relaxed);
+            if let Some(r) = self.try_receive(out) {
+                rec.flags
+                    .fetch_and(!records::FLAG_WAITING, Ordering::Relaxed);
+                wake.waiters.fetch_sub(1, Ordering::SeqCst);
+                return Some(r);
+            }
+            // Without the blocking registration (membarrier) a publisher may
+            // not wake us: cap the sleep so we poll instead of hanging.
+            let timeout = if self.place.blocking {
+                timeout
+            } else {
+                Some(timeout.map_or(std::time::Duration::from_millis(1), |t| {
+                    t.min(std::time::Duration::from_millis(1))
+                }))
+            };
+            futex::wait(&wake.notify, seen, timeout);
+            rec.flags
+                .fetch_and(!records::FLAG_WAITING, Ordering::Relaxed);
+            wake.waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Bytes of chunk `c` of pool `k`, pinned by a previous receive.
+    pub fn chunk_ptr(&self, k: usize, c: usize) -> *const u8 {
+        self.chan().chunk_ptr(k, c)
+    }
+
+    /// Messages delivered to this subscriber.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Messages overwritten before this subscriber read them.
+    pub fn overrun(&self) -> u64 {
+        self.overrun
+    }
+
+    /// Messages passed over by [`SubscriberPort::skip_to_newest`].
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// Slots or descriptors rejected as corrupt.
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+}
+
+impl Drop for SubscriberPort {
+    fn drop(&mut self) {
+        // Leave at once so publishers stop waiting on our cursors; the place
+        // itself is freed when the last sample drops (SubPlace::drop).
+        let chan = &self.place.chan;
+        let left = records::leave(chan.membership(), records::sub_member(self.place.j));
+        if left == 0 && records::try_close(chan.membership()) {
+            Segment::unlink(chan.name());
+        }
+    }
+}

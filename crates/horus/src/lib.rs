@@ -1,0 +1,83 @@
+//! horus: typed publish/subscribe over shared memory for robots.
+//!
+//! One API for every topology: endpoints in the same thread, in other
+//! threads, or in other processes all meet in a shared-memory segment named
+//! after the topic, with the same semantics (QoS, loss accounting) whatever
+//! the topology.
+//!
+//! ```
+//! use horus::prelude::*;
+//! # std::env::set_var("HORUS_NAMESPACE", format!("doctest-{}", std::process::id()));
+//!
+//! let topic = Topic::<CmdVel>::builder("base/cmd_vel")
+//!     .depth(8)
+//!     .overflow(Overflow::DropOldest)
+//!     .open()?;
+//! let mut publisher = topic.publisher()?;
+//! let mut subscriber = topic.subscriber()?;
+//!
+//! let delivery = publisher.send(CmdVel::new(0, 0.5, 0.1)).expect("DropOldest never refuses");
+//! assert_eq!(delivery.subscribers, 1);
+//!
+//! let cmd = subscriber.recv();
+//! assert_eq!(cmd.linear, 0.5);
+//! assert_eq!(subscriber.stats().overrun, 0);
+//! # Ok::<(), horus::TopicError>(())
+//! ```
+//!
+//! Zero-copy for large payloads: `loan()` / `loan_slice(n)` a sample, write
+//! it in place, `send()` it; subscribers get a read guard on the same memory.
+//!
+//! ```
+//! use horus::prelude::*;
+//! # std::env::set_var("HORUS_NAMESPACE", format!("doctest-pc-{}", std::process::id()));
+//! let topic = Topic::<PointCloud>::open("lidar/points")?;
+//! let mut publisher = topic.publisher()?;
+//! let mut subscriber = topic.subscriber()?;
+//!
+//! let header = PointCloud::new(1000, false);
+//! let mut sample = publisher.loan_slice(header.tail_len()).expect("pool has chunks");
+//! *sample = header;
+//! sample.tail_mut().fill(0);
+//! sample.send().ok();
+//!
+//! let cloud = subscriber.recv();
+//! assert_eq!(cloud.points(cloud.tail()).unwrap().len(), 1000);
+//! assert!(cloud.is_zero_copy());
+//! # Ok::<(), horus::TopicError>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod error;
+mod publisher;
+mod qos;
+mod sample;
+mod sample_mut;
+mod schema_record;
+mod stats;
+mod subscriber;
+mod topic;
+
+pub use error::{LoanError, RecvError, SendError, TopicError};
+pub use horus_msgs as msgs;
+pub use horus_msgs::{message, Message, SchemaId};
+pub use publisher::{Delivery, Publisher};
+pub use qos::{Overflow, WaitMode};
+pub use sample::Sample;
+pub use sample_mut::SampleMut;
+pub use stats::{PublisherStats, SubscriberStats, TopicStats};
+pub use subscriber::Subscriber;
+pub use topic::{Topic, TopicBuilder, INLINE_MAX};
+
+/// The names most programs need.
+pub mod prelude {
+    pub use crate::msgs::{
+        BatteryState, CmdVel, EmergencyStop, Header, Image, Imu, JointState, LaserScan, Odometry,
+        PointCloud, Pose, Pose2D, Quaternion, Time, Twist, Vector3,
+    };
+    pub use crate::{
+        Delivery, Message, Overflow, Publisher, Sample, SendError, Subscriber, Topic, TopicError,
+        WaitMode,
+    };
+}

@@ -1,0 +1,234 @@
+//! The publishing end of a topic.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use horus_msgs::Message;
+use horus_shm::PublisherPort;
+
+use crate::error::{LoanError, SendError, TopicError};
+use crate::qos::Overflow;
+use crate::sample_mut::{LoanSlot, SampleMut};
+use crate::stats::PublisherStats;
+use crate::topic::TopicInner;
+
+/// What a successful send did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    /// Subscribers active when the message was published; each will receive
+    /// it unless it is overwritten first (`DropOldest`), which the
+    /// subscriber counts as `overrun`. 0 means nobody was listening — the
+    /// message is counted as `undelivered`.
+    pub subscribers: u32,
+}
+
+/// Publishes messages of type `T`. One publisher is one place on the topic
+/// and the single writer of its own ring; make one per thread.
+pub struct Publisher<T> {
+    pub(crate) topic: Arc<TopicInner>,
+    pub(crate) port: PublisherPort,
+    /// Staging area for loans of inline messages (8-byte aligned).
+    pub(crate) staging: Box<[u64]>,
+    pub(crate) stats: PublisherStats,
+    _t: PhantomData<fn(T)>,
+}
+
+/// Why there is no room for the next message.
+pub(crate) enum NoRoom {
+    Full,
+    Timeout(Duration),
+}
+
+impl<T: Message> Publisher<T> {
+    pub(crate) fn new(topic: Arc<TopicInner>) -> Result<Self, TopicError> {
+        let port = topic.join(PublisherPort::join, &T::SCHEMA.to_string())?;
+        let words = std::mem::size_of::<T>().div_ceil(8).max(2);
+        Ok(Publisher {
+            topic,
+            port,
+            staging: vec![0u64; words].into_boxed_slice(),
+            stats: PublisherStats::default(),
+            _t: PhantomData,
+        })
+    }
+
+    /// Publishes `msg` by copy. On failure the message is handed back.
+    pub fn send(&mut self, msg: T) -> Result<Delivery, SendError<T>> {
+        if let Err(e) = self.make_room() {
+            return Err(self.refuse(e, msg));
+        }
+        let bytes = bytemuck::bytes_of(&msg);
+        let subscribers = if self.topic.inline {
+            self.port.send_inline(bytes)
+        } else {
+            let Some(loan) = self.port.loan_chunk() else {
+                self.stats.pool_exhausted += 1;
+                return Err(SendError::PoolExhausted(msg));
+            };
+            self.port.chunk_bytes(&loan)[..bytes.len()].copy_from_slice(bytes);
+            self.port.send_chunk(loan, bytes.len())
+        };
+        Ok(self.delivered(subscribers))
+    }
+
+    /// Publishes `msg` followed by a copy of `tail` (point data, pixels).
+    /// On failure nothing is sent and the error says why.
+    pub fn send_with_tail(&mut self, msg: &T, tail: &[u8]) -> Result<Delivery, SendError<()>> {
+        let mut sample = self
+            .loan_slice(tail.len())
+            .map_err(|_| SendError::PoolExhausted(()))?;
+        *sample = *msg;
+        sample.tail_mut().copy_from_slice(tail);
+        sample.send().map_err(|e| match e {
+            SendError::Full(_) => SendError::Full(()),
+            SendError::Timeout(_, d) => SendError::Timeout((), d),
+            SendError::PoolExhausted(_) => SendError::PoolExhausted(()),
+        })
+    }
+
+    /// Loans a sample to fill in place and [`SampleMut::send`]. Large
+    /// messages are written directly in shared memory (zero copy); messages
+    /// of at most [`INLINE_MAX`](crate::INLINE_MAX) bytes are staged in a
+    /// cache-hot buffer and copied into the ring on send. The sample starts
+    /// with whatever the memory held: write every field you care about.
+    pub fn loan(&mut self) -> Result<SampleMut<'_, T>, LoanError> {
+        if self.topic.inline {
+            return Ok(SampleMut::new(self, LoanSlot::Staged, 0));
+        }
+        self.loan_chunk(0)
+    }
+
+    /// Loans a sample with a tail of `tail_len` bytes (messages with a tail:
+    /// `PointCloud`, `Image`). Written in place in shared memory.
+    pub fn loan_slice(&mut self, tail_len: usize) -> Result<SampleMut<'_, T>, LoanError> {
+        if !T::HAS_TAIL {
+            return Err(LoanError::NoTail);
+        }
+        let max = self.max_tail();
+        if tail_len > max {
+            return Err(LoanError::TooLarge {
+                requested: tail_len,
+                max,
+            });
+        }
+        self.loan_chunk(tail_len)
+    }
+
+    fn loan_chunk(&mut self, tail_len: usize) -> Result<SampleMut<'_, T>, LoanError> {
+        match self.port.loan_chunk() {
+            Some(loan) => Ok(SampleMut::new(self, LoanSlot::Chunk(loan), tail_len)),
+            None => {
+                self.stats.pool_exhausted += 1;
+                Err(LoanError::PoolExhausted)
+            }
+        }
+    }
+
+    /// Largest tail a loan may carry.
+    pub fn max_tail(&self) -> usize {
+        self.port
+            .channel()
+            .chunk_size()
+            .saturating_sub(tail_offset::<T>())
+    }
+
+    /// Applies the overflow policy: is there room for one more message?
+    pub(crate) fn make_room(&mut self) -> Result<(), NoRoom> {
+        match self.topic.overflow {
+            Overflow::DropOldest => Ok(()),
+            Overflow::Reject => {
+                if self.port.has_space() {
+                    Ok(())
+                } else {
+                    Err(NoRoom::Full)
+                }
+            }
+            Overflow::Block { timeout } => self.wait_for_room(timeout),
+        }
+    }
+
+    fn wait_for_room(&mut self, timeout: Duration) -> Result<(), NoRoom> {
+        if self.port.has_space() {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let mut next_reclaim = start;
+        let mut spins = 0u32;
+        loop {
+            if self.port.has_space() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if now.duration_since(start) >= timeout {
+                return Err(NoRoom::Timeout(timeout));
+            }
+            // A subscriber that died holding the ring full must not block us
+            // forever: reclaim dead places while we wait.
+            if now >= next_reclaim {
+                self.port.channel().reclaim_dead();
+                next_reclaim = now + Duration::from_millis(5);
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else if spins < 128 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        }
+    }
+
+    pub(crate) fn refuse<M>(&mut self, why: NoRoom, msg: M) -> SendError<M> {
+        match why {
+            NoRoom::Full => {
+                self.stats.rejected += 1;
+                self.port.count_rejected();
+                SendError::Full(msg)
+            }
+            NoRoom::Timeout(d) => {
+                self.stats.timed_out += 1;
+                self.port.count_timed_out();
+                SendError::Timeout(msg, d)
+            }
+        }
+    }
+
+    pub(crate) fn delivered(&mut self, subscribers: u32) -> Delivery {
+        self.stats.sent += 1;
+        if subscribers == 0 {
+            self.stats.undelivered += 1;
+            self.port.count_undelivered();
+        }
+        Delivery { subscribers }
+    }
+
+    /// This publisher's counters.
+    pub fn stats(&self) -> PublisherStats {
+        let mut s = self.stats.clone();
+        s.subscribers = self.port.subscribers();
+        s
+    }
+
+    /// Counters of every endpoint on the topic (including subscribers'
+    /// overruns, in any process).
+    pub fn topic_stats(&self) -> crate::TopicStats {
+        crate::TopicStats::read(self.port.channel())
+    }
+
+    /// Subscribers active now.
+    pub fn subscribers(&self) -> u32 {
+        self.port.subscribers()
+    }
+
+    /// The topic name.
+    pub fn topic(&self) -> &str {
+        &self.topic.name
+    }
+}
+
+/// Where the tail starts after the fixed part of `T`.
+pub(crate) fn tail_offset<T>() -> usize {
+    std::mem::size_of::<T>().next_multiple_of(8)
+}

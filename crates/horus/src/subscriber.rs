@@ -1,0 +1,177 @@
+//! The subscribing end of a topic.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use horus_msgs::Message;
+use horus_shm::{Received, SubscriberPort};
+
+use crate::error::{RecvError, TopicError};
+use crate::qos::WaitMode;
+use crate::sample::Sample;
+use crate::stats::SubscriberStats;
+use crate::topic::TopicInner;
+
+/// Polls before a futex subscriber goes to sleep in `recv`.
+const DEFAULT_SPIN: u32 = 64;
+
+/// Receives messages of type `T`. Each subscriber has its own cursor: it
+/// sees every message published after it was created (unless overwritten
+/// under `DropOldest`, which it counts), independently of other subscribers.
+pub struct Subscriber<T> {
+    topic: Arc<TopicInner>,
+    port: SubscriberPort,
+    buf: Box<[u64]>,
+    mode: WaitMode,
+    spin: u32,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Message> Subscriber<T> {
+    pub(crate) fn new(topic: Arc<TopicInner>, mode: WaitMode) -> Result<Self, TopicError> {
+        let blocking = mode == WaitMode::Futex;
+        let port = topic.join(
+            |chan| SubscriberPort::join(chan, blocking),
+            &T::SCHEMA.to_string(),
+        )?;
+        let words = port.place().channel().layout().config.slot_payload as usize / 8;
+        Ok(Subscriber {
+            topic,
+            port,
+            buf: vec![0u64; words].into_boxed_slice(),
+            mode,
+            spin: DEFAULT_SPIN,
+            _t: PhantomData,
+        })
+    }
+
+    /// How many empty polls `recv` makes before sleeping (futex mode).
+    /// 0 sleeps at once.
+    pub fn set_spin(&mut self, polls: u32) {
+        self.spin = polls;
+    }
+
+    /// The next message, if one is ready. Never blocks.
+    pub fn try_recv(&mut self) -> Option<Sample<T>> {
+        loop {
+            let r = self.port.try_receive(&mut self.buf)?;
+            if let Some(s) = self.accept(r) {
+                return Some(s);
+            }
+        }
+    }
+
+    /// Waits for the next message (futex sleep or busy poll, per the wait
+    /// mode).
+    pub fn recv(&mut self) -> Sample<T> {
+        loop {
+            if let Ok(s) = self.wait(None) {
+                return s;
+            }
+        }
+    }
+
+    /// Waits at most `timeout` for the next message.
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Sample<T>, RecvError> {
+        self.wait(Some(Instant::now() + timeout))
+            .map_err(|_| RecvError::Timeout(timeout))
+    }
+
+    /// Skips to the newest message: everything older is passed over and
+    /// counted as `skipped`. `None` if nothing new was published.
+    pub fn latest(&mut self) -> Option<Sample<T>> {
+        self.port.skip_to_newest();
+        self.try_recv()
+    }
+
+    fn wait(&mut self, deadline: Option<Instant>) -> Result<Sample<T>, ()> {
+        loop {
+            let r = match self.mode {
+                WaitMode::Futex => self
+                    .port
+                    .receive_blocking(&mut self.buf, self.spin, deadline),
+                WaitMode::BusyPoll => self.poll_until(deadline),
+            };
+            match r {
+                Some(r) => {
+                    if let Some(s) = self.accept(r) {
+                        return Ok(s);
+                    }
+                }
+                None => return Err(()),
+            }
+        }
+    }
+
+    fn poll_until(&mut self, deadline: Option<Instant>) -> Option<Received> {
+        let mut n = 0u32;
+        loop {
+            if let Some(r) = self.port.try_receive(&mut self.buf) {
+                return Some(r);
+            }
+            n = n.wrapping_add(1);
+            if n.is_multiple_of(1024) && deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Turns what the port delivered into a typed sample, rejecting (and
+    /// counting) payloads whose size does not fit `T`.
+    fn accept(&mut self, r: Received) -> Option<Sample<T>> {
+        let size = std::mem::size_of::<T>();
+        match r {
+            Received::Inline { len } if len == size => {
+                let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
+                Some(Sample::inline(bytemuck::pod_read_unaligned(&bytes[..size])))
+            }
+            Received::Chunk { pool, chunk, len } if len >= size => {
+                let ptr = self.port.chunk_ptr(pool, chunk);
+                Some(Sample::chunk(
+                    Arc::clone(self.port.place()),
+                    pool,
+                    chunk,
+                    ptr,
+                    len,
+                ))
+            }
+            Received::Chunk { pool, chunk, .. } => {
+                self.port.place().release_chunk(pool, chunk);
+                self.port.count_malformed();
+                None
+            }
+            Received::Inline { .. } => {
+                self.port.count_malformed();
+                None
+            }
+        }
+    }
+
+    /// This subscriber's counters.
+    pub fn stats(&self) -> SubscriberStats {
+        SubscriberStats {
+            received: self.port.received(),
+            overrun: self.port.overrun(),
+            skipped: self.port.skipped(),
+            malformed: self.port.malformed(),
+            publishers: self.port.publishers(),
+        }
+    }
+
+    /// Counters of every endpoint on the topic, in every process.
+    pub fn topic_stats(&self) -> crate::TopicStats {
+        crate::TopicStats::read(self.port.place().channel())
+    }
+
+    /// Publishers active now.
+    pub fn publishers(&self) -> u32 {
+        self.port.publishers()
+    }
+
+    /// The topic name.
+    pub fn topic(&self) -> &str {
+        &self.topic.name
+    }
+}

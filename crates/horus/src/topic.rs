@@ -1,0 +1,361 @@
+//! A topic handle: a name, a message type, and the QoS every endpoint on it
+//! shares. Endpoints are made from it.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use horus_msgs::Message;
+use horus_shm::{Channel, ChannelConfig, OpenError, SegmentError};
+
+use crate::error::TopicError;
+use crate::qos::{Overflow, WaitMode};
+use crate::{schema_record, Publisher, Subscriber};
+
+/// Messages up to this size travel inside the ring slots; larger ones and
+/// messages with a tail travel in pool chunks (zero-copy on both ends).
+pub const INLINE_MAX: usize = 2048;
+
+const DEFAULT_DEPTH: u32 = 16;
+const DEFAULT_TAIL_DEPTH: u32 = 4;
+const DEFAULT_MAX_TAIL: usize = 1 << 20;
+
+/// Builder for a [`Topic`]. Settings that are left alone adopt whatever the
+/// topic already has; settings made explicitly must match an existing topic
+/// ([`TopicError::QosMismatch`]) or are used to create it.
+#[derive(Clone, Debug)]
+pub struct TopicBuilder<T> {
+    name: String,
+    namespace: Option<String>,
+    depth: Option<u32>,
+    overflow: Option<Overflow>,
+    max_publishers: Option<u32>,
+    max_subscribers: Option<u32>,
+    max_tail: Option<usize>,
+    pool: Option<u32>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Message> TopicBuilder<T> {
+    /// History depth per publisher (rounded up to a power of two). Default
+    /// 16, or 4 for messages with a tail.
+    pub fn depth(mut self, depth: u32) -> Self {
+        self.depth = Some(depth.max(1).next_power_of_two());
+        self
+    }
+
+    /// Overflow policy. Default [`Overflow::DropOldest`].
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = Some(overflow);
+        self
+    }
+
+    /// Publisher places (1..=16). Default 8.
+    pub fn max_publishers(mut self, n: u32) -> Self {
+        self.max_publishers = Some(n);
+        self
+    }
+
+    /// Subscriber places (1..=32). Default 16.
+    pub fn max_subscribers(mut self, n: u32) -> Self {
+        self.max_subscribers = Some(n);
+        self
+    }
+
+    /// Largest tail (point data, pixels) a message may carry. Default 1 MiB
+    /// for messages with a tail.
+    pub fn max_tail_bytes(mut self, n: usize) -> Self {
+        self.max_tail = Some(n);
+        self
+    }
+
+    /// Chunks in each publisher's loan pool. Default `2 × depth + 4`.
+    pub fn loan_pool(mut self, n: u32) -> Self {
+        self.pool = Some(n);
+        self
+    }
+
+    /// Namespace (default: `HORUS_NAMESPACE`, else per user).
+    pub fn namespace(mut self, ns: &str) -> Self {
+        self.namespace = Some(ns.to_owned());
+        self
+    }
+
+    fn invalid(&self, reason: impl Into<String>) -> TopicError {
+        TopicError::Invalid {
+            topic: self.name.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    fn config(&self) -> Result<(ChannelConfig, bool), TopicError> {
+        if std::mem::align_of::<T>() > 8 {
+            return Err(self.invalid("message alignment above 8 bytes is not supported"));
+        }
+        let size = std::mem::size_of::<T>();
+        let inline = !T::HAS_TAIL && size <= INLINE_MAX;
+        let depth = self.depth.unwrap_or(if inline {
+            DEFAULT_DEPTH
+        } else {
+            DEFAULT_TAIL_DEPTH
+        });
+        let (slot_payload, chunk_size, chunks) = if inline {
+            (size.next_multiple_of(8).max(16) as u32, 0, 0)
+        } else {
+            let tail = if T::HAS_TAIL {
+                self.max_tail.unwrap_or(DEFAULT_MAX_TAIL)
+            } else {
+                0
+            };
+            let chunk = size.next_multiple_of(8) + tail;
+            (16, chunk as u64, self.pool.unwrap_or(2 * depth + 4))
+        };
+        Ok((
+            ChannelConfig {
+                schema: schema_record::encode(&T::SCHEMA),
+                depth,
+                slot_payload,
+                max_publishers: self.max_publishers.unwrap_or(8),
+                max_subscribers: self.max_subscribers.unwrap_or(16),
+                chunk_size,
+                chunks_per_publisher: chunks,
+                qos_code: self.overflow.unwrap_or(Overflow::DropOldest).code(),
+            },
+            inline,
+        ))
+    }
+
+    /// Checks the explicitly requested settings against an existing topic.
+    fn compatible(&self, want: &ChannelConfig, have: &ChannelConfig) -> bool {
+        self.depth.is_none_or(|_| want.depth == have.depth)
+            && self.overflow.is_none_or(|_| want.qos_code == have.qos_code)
+            && self
+                .max_publishers
+                .is_none_or(|_| want.max_publishers == have.max_publishers)
+            && self
+                .max_subscribers
+                .is_none_or(|_| want.max_subscribers == have.max_subscribers)
+            && self
+                .max_tail
+                .is_none_or(|_| want.chunk_size == have.chunk_size)
+            && self
+                .pool
+                .is_none_or(|_| want.chunks_per_publisher == have.chunks_per_publisher)
+            && want.slot_payload == have.slot_payload
+            && (want.chunk_size == 0) == (have.chunk_size == 0)
+    }
+
+    /// Opens the topic, creating it if it does not exist.
+    pub fn open(self) -> Result<Topic<T>, TopicError> {
+        let (want, inline) = self.config()?;
+        let ns = self
+            .namespace
+            .clone()
+            .unwrap_or_else(horus_shm::name::namespace);
+        let seg_name = horus_shm::name::segment_name(&ns, "t", &self.name)
+            .map_err(|e| self.invalid(e.to_string()))?;
+        let chan = self.open_channel(&seg_name, &want)?;
+        let have = chan.layout().config;
+        if !self.compatible(&want, &have) {
+            return Err(TopicError::QosMismatch {
+                topic: self.name.clone(),
+                found: describe_qos(&have),
+                requested: describe_qos(&want),
+            });
+        }
+        let overflow = match (self.overflow, have.qos_code) {
+            (Some(o), _) => o,
+            (None, 1) => Overflow::Reject,
+            (None, 2) => Overflow::Block {
+                timeout: std::time::Duration::from_secs(1),
+            },
+            _ => Overflow::DropOldest,
+        };
+        Ok(Topic {
+            inner: Arc::new(TopicInner {
+                name: self.name,
+                seg_name,
+                want,
+                inline,
+                overflow,
+                chan: std::sync::Mutex::new(chan),
+            }),
+            _t: PhantomData,
+        })
+    }
+
+    fn open_channel(
+        &self,
+        seg_name: &str,
+        want: &ChannelConfig,
+    ) -> Result<Arc<Channel>, TopicError> {
+        let map = |e: OpenError| map_open_error(&self.name, &T::SCHEMA.to_string(), e);
+        match Channel::open_existing(seg_name, Some(&want.schema)) {
+            Ok(chan) => Ok(chan),
+            Err(OpenError::Segment(SegmentError::NotFound(_))) => {
+                Channel::open_or_create(seg_name, want).or_else(|e| match e {
+                    // Someone else created it first with other (default) settings:
+                    // adopt it if compatible, checked by the caller.
+                    OpenError::ConfigMismatch { .. } => {
+                        Channel::open_existing(seg_name, Some(&want.schema)).map_err(map)
+                    }
+                    e => Err(map(e)),
+                })
+            }
+            Err(e) => Err(map(e)),
+        }
+    }
+}
+
+pub(crate) fn map_open_error(topic: &str, expected: &str, e: OpenError) -> TopicError {
+    match e {
+        OpenError::SchemaMismatch { found, .. } => TopicError::SchemaMismatch {
+            topic: topic.to_owned(),
+            expected: expected.to_owned(),
+            found: schema_record::describe(&found),
+        },
+        OpenError::ConfigMismatch {
+            found, requested, ..
+        } => TopicError::QosMismatch {
+            topic: topic.to_owned(),
+            found,
+            requested,
+        },
+        OpenError::Segment(SegmentError::NotFound(_)) => TopicError::NotFound(topic.to_owned()),
+        e => TopicError::Segment {
+            topic: topic.to_owned(),
+            source: e,
+        },
+    }
+}
+
+fn describe_qos(c: &ChannelConfig) -> String {
+    format!(
+        "{} depth {}, {} publishers, {} subscribers, {} B chunks × {}",
+        Overflow::name_of(c.qos_code),
+        c.depth,
+        c.max_publishers,
+        c.max_subscribers,
+        c.chunk_size,
+        c.chunks_per_publisher
+    )
+}
+
+pub(crate) struct TopicInner {
+    pub(crate) name: String,
+    seg_name: String,
+    want: ChannelConfig,
+    pub(crate) inline: bool,
+    pub(crate) overflow: Overflow,
+    /// The current mapping. Replaced when the last participant of the old
+    /// segment unlinked it while this handle had no endpoints.
+    chan: std::sync::Mutex<Arc<Channel>>,
+}
+
+impl TopicInner {
+    pub(crate) fn channel(&self) -> Arc<Channel> {
+        Arc::clone(&self.chan.lock().expect("topic mutex poisoned"))
+    }
+
+    /// Runs `join` on the current channel; if the channel was closing,
+    /// reopens (recreating) it and tries again.
+    pub(crate) fn join<P>(
+        &self,
+        join: impl Fn(&Arc<Channel>) -> Result<P, horus_shm::JoinError>,
+        expected: &str,
+    ) -> Result<P, TopicError> {
+        for _ in 0..8 {
+            let chan = self.channel();
+            match join(&chan) {
+                Ok(p) => return Ok(p),
+                Err(horus_shm::JoinError::Closing) => {
+                    let fresh =
+                        match Channel::open_existing(&self.seg_name, Some(&self.want.schema)) {
+                            Err(OpenError::Segment(SegmentError::NotFound(_))) => {
+                                Channel::open_or_create(&self.seg_name, &self.want)
+                            }
+                            other => other,
+                        }
+                        .map_err(|e| map_open_error(&self.name, expected, e))?;
+                    *self.chan.lock().expect("topic mutex poisoned") = fresh;
+                }
+                Err(source) => {
+                    return Err(TopicError::Full {
+                        topic: self.name.clone(),
+                        source,
+                    })
+                }
+            }
+        }
+        Err(TopicError::Full {
+            topic: self.name.clone(),
+            source: horus_shm::JoinError::Closing,
+        })
+    }
+}
+
+/// A typed topic. Cheap to clone; endpoints made from it share one mapping.
+pub struct Topic<T> {
+    pub(crate) inner: Arc<TopicInner>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Topic<T> {
+    fn clone(&self) -> Self {
+        Topic {
+            inner: Arc::clone(&self.inner),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Message> Topic<T> {
+    /// A builder for the topic `name` (`[A-Za-z0-9_./-]`, e.g. `robot/imu`).
+    pub fn builder(name: &str) -> TopicBuilder<T> {
+        TopicBuilder {
+            name: name.to_owned(),
+            namespace: None,
+            depth: None,
+            overflow: None,
+            max_publishers: None,
+            max_subscribers: None,
+            max_tail: None,
+            pool: None,
+            _t: PhantomData,
+        }
+    }
+
+    /// Opens (or creates) `name` with default settings.
+    pub fn open(name: &str) -> Result<Topic<T>, TopicError> {
+        Self::builder(name).open()
+    }
+
+    /// The topic name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The overflow policy in force.
+    pub fn overflow(&self) -> Overflow {
+        self.inner.overflow
+    }
+
+    /// Creates a publisher.
+    pub fn publisher(&self) -> Result<Publisher<T>, TopicError> {
+        Publisher::new(Arc::clone(&self.inner))
+    }
+
+    /// Creates a subscriber whose `recv` sleeps on a futex when idle.
+    pub fn subscriber(&self) -> Result<Subscriber<T>, TopicError> {
+        Subscriber::new(Arc::clone(&self.inner), WaitMode::Futex)
+    }
+
+    /// Creates a subscriber with the given wait mode.
+    pub fn subscriber_with(&self, mode: WaitMode) -> Result<Subscriber<T>, TopicError> {
+        Subscriber::new(Arc::clone(&self.inner), mode)
+    }
+
+    /// Counters of every endpoint on the topic, in every process.
+    pub fn stats(&self) -> crate::TopicStats {
+        crate::TopicStats::read(&self.inner.channel())
+    }
+}

@@ -19,6 +19,17 @@ use crate::sync::{AtomicU32, AtomicU64, Ordering};
 pub(crate) const RECLAIMING: u64 = u64::MAX;
 /// Set in the membership word once the segment is being unlinked.
 pub(crate) const CLOSING: u64 = 1 << 63;
+/// Bits 48..63 of the membership word count joins and leaves, so a reader
+/// that caches the word notices an endpoint that came and went between two
+/// looks (the place bits alone would be unchanged: an ABA).
+const EPOCH_SHIFT: u32 = 48;
+const EPOCH_MASK: u64 = 0x7fff << EPOCH_SHIFT;
+/// The place bits of the membership word.
+pub(crate) const PLACES: u64 = (1 << EPOCH_SHIFT) - 1;
+
+fn bump_epoch(m: u64) -> u64 {
+    (m & !EPOCH_MASK) | ((m + (1 << EPOCH_SHIFT)) & EPOCH_MASK)
+}
 /// Subscriber flag: registered as a blocking (futex) waiter.
 pub(crate) const FLAG_BLOCKING: u32 = 1;
 /// Subscriber flag: currently counted in the channel's `waiters`.
@@ -151,22 +162,41 @@ pub(crate) fn join(membership: &AtomicU64, bit: u64) -> bool {
         // AcqRel: Release publishes the record initialisation that precedes
         // the join (cursors, flags) to anyone who sees the bit; Acquire
         // orders our later reads after earlier leavers.
-        match membership.compare_exchange_weak(m, m | bit, Ordering::AcqRel, Ordering::Relaxed) {
+        match membership.compare_exchange_weak(
+            m,
+            bump_epoch(m | bit),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
             Ok(_) => return true,
             Err(now) => m = now,
         }
     }
 }
 
-/// Clears `bit`; returns the membership that remains.
+/// Clears `bit`; returns the place bits that remain.
 pub(crate) fn leave(membership: &AtomicU64, bit: u64) -> u64 {
-    membership.fetch_and(!bit, Ordering::AcqRel) & !bit
+    let mut m = membership.load(Ordering::Relaxed);
+    loop {
+        // AcqRel as in `join`.
+        match membership.compare_exchange_weak(
+            m,
+            bump_epoch(m & !bit),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return m & !bit & PLACES,
+            Err(now) => m = now,
+        }
+    }
 }
 
 /// Marks the segment as closing if nobody is a member. The caller that
 /// succeeds unlinks the segment.
 pub(crate) fn try_close(membership: &AtomicU64) -> bool {
-    membership
-        .compare_exchange(0, CLOSING, Ordering::AcqRel, Ordering::Relaxed)
-        .is_ok()
+    let m = membership.load(Ordering::Relaxed);
+    m & (PLACES | CLOSING) == 0
+        && membership
+            .compare_exchange(m, m | CLOSING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
 }

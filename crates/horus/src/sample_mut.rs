@@ -111,3 +111,12 @@ impl<T: Message> Drop for SampleMut<'_, T> {
         }
     }
 }
+
+impl<T: Message + std::fmt::Debug> std::fmt::Debug for SampleMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SampleMut")
+            .field("value", &**self)
+            .field("tail_len", &self.tail_len)
+            .finish()
+    }
+}

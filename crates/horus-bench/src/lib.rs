@@ -1,0 +1,39 @@
+//! Benchmark harness of horus: cross-process ping-pong of horus against hardware
+//! floors and peer transports, all timed with one clock and reported side by side.
+//!
+//! Every number is a **round trip** (A sends, B receives and answers, A receives)
+//! or a **no-loss one-way burst** confirmed by the receiver — never the cost of a
+//! send alone. The pieces:
+//!
+//! * [`clock`], [`stats`], [`harness`] — the timer, the statistics and the one
+//!   measurement loop every system goes through;
+//! * [`payload`] — how messages are written and read (whole payload or its ends);
+//! * [`affinity`], [`child`] — pinning, and the echo side as a separate process;
+//! * [`floors`] — the references: cache-line handoff, memcpy, in-place touch, futex;
+//! * [`uds`], [`iceoryx2_peer`] — the peer transports;
+//! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
+//!   `pingpong` binary.
+//!
+//! ```no_run
+//! use horus_bench::{floors, harness::Config, payload::Touch};
+//!
+//! let cfg = Config { warmup: 100, iterations: 1000, touch: Touch::Full,
+//!                    one_way_messages: 1000, cpus: [0, 1] };
+//! let floor = floors::cacheline(&cfg, Some(cfg.cpus))?;
+//! println!("cache-line round trip: median {} ns", floor.median_ns);
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod affinity;
+pub mod child;
+pub mod cli;
+pub mod clock;
+pub mod floors;
+pub mod harness;
+pub mod iceoryx2_peer;
+pub mod payload;
+pub mod ratios;
+pub mod report;
+pub mod stats;
+pub mod uds;

@@ -1,0 +1,270 @@
+//! Naming, creating, publishing to and removing the statistics file (layout
+//! in [`crate::stats_shm`]).
+//!
+//! The file is `/dev/shm/horus.<namespace>.sched.<scheduler>`, the namespace
+//! being `HORUS_NAMESPACE` or `u<uid>` (the same scheme as the topic
+//! segments). It is created `0600` with `O_EXCL`; a file left by a process
+//! that died is detected (pid + process start time) and replaced. It is
+//! removed when the scheduler stops cleanly.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime};
+
+use crate::stats::SchedulerStats;
+use crate::stats_shm::{
+    encode_name, encode_node, encode_percentiles, h, seqlock_write, ShmHeader, ShmRecord,
+    HEADER_WORDS, MAGIC, VERSION,
+};
+
+/// Directory of the statistics files.
+pub const STATS_DIR: &str = "/dev/shm";
+
+/// The namespace in force: `HORUS_NAMESPACE` if set and non-empty, else
+/// `u<uid>`.
+pub fn namespace() -> String {
+    match std::env::var("HORUS_NAMESPACE") {
+        Ok(ns) if !ns.is_empty() => ns,
+        // SAFETY: getuid has no preconditions and cannot fail.
+        _ => format!("u{}", unsafe { libc::getuid() }),
+    }
+}
+
+/// Path of the statistics file of scheduler `scheduler` in `namespace`.
+pub fn stats_path(namespace: &str, scheduler: &str) -> PathBuf {
+    Path::new(STATS_DIR).join(format!("horus.{namespace}.sched.{scheduler}"))
+}
+
+/// Why the statistics file could not be created.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StatsFileError {
+    /// The namespace or scheduler name has characters outside
+    /// `[A-Za-z0-9_.-]` or is empty or longer than 63 bytes.
+    #[error("invalid name {0:?} for a statistics file: 1 to 63 bytes of [A-Za-z0-9_.-]")]
+    InvalidName(String),
+    /// A live process (or one being created right now) owns the file:
+    /// another scheduler with the same name in the same namespace.
+    #[error("{path}: in use by process {pid} (another scheduler with this name?)")]
+    InUse {
+        /// The file.
+        path: PathBuf,
+        /// Its owner (0 if not known yet).
+        pid: u32,
+    },
+    /// A system call failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// Start time (clock ticks since boot, field 22 of `/proc/<pid>/stat`).
+pub(crate) fn process_start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and ')': split after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether the process (pid + start time, robust to pid reuse) is alive.
+fn process_alive(pid: u32, start: u64) -> bool {
+    pid != 0 && process_start_time(pid).is_some_and(|s| start == 0 || s == start)
+}
+
+/// The writer's mapping of the statistics file.
+pub(crate) struct StatsPublisher {
+    path: PathBuf,
+    map: NonNull<u8>,
+    len: usize,
+    capacity: usize,
+}
+
+impl StatsPublisher {
+    /// Creates the file for `nodes` records, replacing a stale one.
+    pub(crate) fn create(
+        namespace: &str,
+        scheduler: &str,
+        nodes: usize,
+    ) -> Result<StatsPublisher, StatsFileError> {
+        for name in [namespace, scheduler] {
+            if !valid_name(name) {
+                return Err(StatsFileError::InvalidName(name.to_owned()));
+            }
+        }
+        let path = stats_path(namespace, scheduler);
+        let io = |source| StatsFileError::Io {
+            path: path.clone(),
+            source,
+        };
+        let len = std::mem::size_of::<ShmHeader>() + nodes * std::mem::size_of::<ShmRecord>();
+        let open = || {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+        };
+        let file = match open() {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                remove_if_stale(&path)?;
+                open().map_err(io)?
+            }
+            Err(e) => return Err(io(e)),
+        };
+        // The umask can only narrow the mode; make it exactly 0600 anyway.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(io)?;
+        file.set_len(len as u64).map_err(io)?;
+        // SAFETY: mapping a regular file we just sized to `len` bytes, shared
+        // and read-write; the kernel picks the address. The fd may be closed
+        // after mmap returns (the mapping keeps the file referenced).
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            let e = std::io::Error::last_os_error();
+            let _ = std::fs::remove_file(&path);
+            return Err(io(e));
+        }
+        let publisher = StatsPublisher {
+            path,
+            map: NonNull::new(p.cast()).expect("mmap returned null without MAP_FAILED"),
+            len,
+            capacity: nodes,
+        };
+        publisher.init_header(scheduler, nodes);
+        Ok(publisher)
+    }
+
+    fn header(&self) -> &ShmHeader {
+        // SAFETY: the mapping is at least size_of::<ShmHeader>() bytes, page
+        // aligned (so aligned for the header), lives as long as `self`, and
+        // ShmHeader consists of atomics, valid for any bit pattern (the file
+        // starts zeroed).
+        unsafe { &*self.map.as_ptr().cast::<ShmHeader>() }
+    }
+
+    fn record(&self, i: usize) -> &ShmRecord {
+        debug_assert!(i < self.capacity);
+        let off = std::mem::size_of::<ShmHeader>() + i * std::mem::size_of::<ShmRecord>();
+        debug_assert!(off + std::mem::size_of::<ShmRecord>() <= self.len);
+        // SAFETY: `i < capacity`, so the record lies inside the mapping;
+        // 256 + i·384 is 8-byte aligned; records are atomics, valid for any
+        // bit pattern; the borrow is tied to `self`, which owns the mapping.
+        unsafe { &*self.map.as_ptr().add(off).cast::<ShmRecord>() }
+    }
+
+    fn init_header(&self, scheduler: &str, nodes: usize) {
+        let hd = self.header();
+        let relaxed = Ordering::Relaxed;
+        hd.version.store(VERSION, relaxed);
+        hd.header_size
+            .store(std::mem::size_of::<ShmHeader>() as u32, relaxed);
+        hd.record_size
+            .store(std::mem::size_of::<ShmRecord>() as u32, relaxed);
+        hd.capacity.store(nodes as u32, relaxed);
+        hd.count.store(nodes as u32, relaxed);
+        hd.pid.store(std::process::id(), relaxed);
+        hd.process_start
+            .store(process_start_time(std::process::id()).unwrap_or(0), relaxed);
+        let mut name = [0; 8];
+        encode_name(scheduler, &mut name);
+        for (slot, w) in hd.name.iter().zip(name) {
+            slot.store(w, relaxed);
+        }
+        // Release: a reader that sees the magic (Acquire) sees every field above.
+        hd.magic.store(MAGIC, Ordering::Release);
+    }
+
+    /// Writes `stats` into the file (node `i` into record `i`).
+    pub(crate) fn publish(&self, stats: &SchedulerStats) {
+        let hd = self.header();
+        let mut w = [0_u64; HEADER_WORDS];
+        w[h::PUBLISHES] = hd.data[h::PUBLISHES].load(Ordering::Relaxed) + 1;
+        w[h::TAKEN_AT_UNIX_NS] = stats
+            .taken_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO)
+            .as_nanos() as u64;
+        w[h::UPTIME_NS] = stats.uptime.as_nanos() as u64;
+        w[h::FLAGS] = u64::from(stats.simulated);
+        w[h::MEMORY_LOCK] = stats.memory_lock.encode();
+        encode_percentiles(&stats.main_loop.round, &mut w[h::ROUNDS..]);
+        seqlock_write(&hd.seq, &hd.data, &w);
+        for (i, node) in stats.nodes.iter().enumerate().take(self.capacity) {
+            let rec = self.record(i);
+            seqlock_write(&rec.seq, &rec.data, &encode_node(node));
+        }
+    }
+}
+
+impl Drop for StatsPublisher {
+    fn drop(&mut self) {
+        // SAFETY: `map`/`len` are exactly what mmap returned; no reference
+        // into the mapping outlives `self` (all borrows are tied to it).
+        unsafe { libc::munmap(self.map.as_ptr().cast(), self.len) };
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// An existing file: remove it if its writer is dead (or it is garbage older
+/// than a second); otherwise report who owns it.
+fn remove_if_stale(path: &Path) -> Result<(), StatsFileError> {
+    match crate::stats_reader::read_owner(path) {
+        Ok((pid, start)) if process_alive(pid, start) => {
+            return Err(StatsFileError::InUse {
+                path: path.to_owned(),
+                pid,
+            })
+        }
+        Ok(_) => {}
+        Err(_) => {
+            // Unreadable header: either garbage or a writer between create
+            // and publishing its magic. Only a young file can be the latter.
+            let young = std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age < Duration::from_secs(1));
+            if young {
+                return Err(StatsFileError::InUse {
+                    path: path.to_owned(),
+                    pid: 0,
+                });
+            }
+        }
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(StatsFileError::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}

@@ -32,7 +32,9 @@ pub struct PublisherPort {
     cached_members: u64,
     /// Lowest cursor of the active subscribers on our ring.
     min_cursor: u64,
-    next_chunk: usize,
+    /// Every message below this sequence number has had its chunk's ring
+    /// hold released (see `release_consumed`).
+    released_upto: u64,
 }
 
 impl PublisherPort {
@@ -63,7 +65,7 @@ impl PublisherPort {
                 sent,
                 cached_members: u64::MAX,
                 min_cursor: 0,
-                next_chunk: 0,
+                released_upto: head + 1,
             });
         }
         Err(JoinError::Full {
@@ -95,9 +97,16 @@ impl PublisherPort {
         if m == self.cached_members && self.next_seq < self.min_cursor + depth {
             return true;
         }
-        // Recompute the slowest active subscriber's cursor. Acquire pairs
-        // with the subscriber's Release store of its cursor after it finished
-        // copying the slot, so our overwrite cannot tear its read.
+        self.refresh_min_cursor(m);
+        self.next_seq < self.min_cursor + depth
+    }
+
+    /// Recomputes the slowest active subscriber's cursor on our ring (the
+    /// next sequence number it will read; `next_seq` if there is none).
+    fn refresh_min_cursor(&mut self, m: u64) {
+        // Acquire pairs with the subscriber's Release store of its cursor
+        // after it finished copying the slot, so our overwrite (or the reuse
+        // of a chunk it has consumed) cannot tear its read.
         let mut min = u64::MAX;
         let mut subs = records::subs_of(m);
         while subs != 0 {
@@ -106,8 +115,35 @@ impl PublisherPort {
             min = min.min(self.chan.cursor(j, self.k).load(Ordering::Acquire));
         }
         self.cached_members = m;
-        self.min_cursor = if min == u64::MAX { self.next_seq } else { min };
-        self.next_seq < self.min_cursor + depth
+        self.min_cursor = if min == u64::MAX {
+            self.next_seq
+        } else {
+            min.min(self.next_seq)
+        };
+    }
+
+    /// Drops the ring's hold on chunks of messages every active subscriber
+    /// has already read, so they can be reused at once (while still hot in
+    /// cache) instead of when their slot is overwritten. A subscriber that
+    /// joins later starts after the head, so it never needs them; one that
+    /// still holds a sample keeps its own reference bit.
+    fn release_consumed(&mut self) {
+        let m = self.chan.membership().load(Ordering::Acquire);
+        self.refresh_min_cursor(m);
+        while self.released_upto < self.min_cursor {
+            let seq = self.released_upto;
+            let slot = self.chan.slot(self.k, seq);
+            if ring::committed_seq(&slot) == Some(seq) {
+                if let Some((KIND_CHUNK, desc, _)) = ring::peek_descriptor(&slot) {
+                    if let Some(state) =
+                        self.chan.chunk_state(self.k, (desc & 0xffff_ffff) as usize)
+                    {
+                        pool::release_ring(state, (desc >> 32) as u32);
+                    }
+                }
+            }
+            self.released_upto += 1;
+        }
     }
 
     /// Writes `payload` into the next slot and publishes it. Returns the
@@ -119,12 +155,12 @@ impl PublisherPort {
     /// Loans a free chunk from the pool, or `None` if every chunk is in use
     /// (held by the ring or by subscribers' samples).
     pub fn loan_chunk(&mut self) -> Option<ChunkLoan> {
-        let n = self.chan.chunks();
-        for i in 0..n {
-            let c = (self.next_chunk + i) % n;
+        self.release_consumed();
+        // Lowest index first: the chunk freed most recently by a fast
+        // consumer is reused while it is still in cache.
+        for c in 0..self.chan.chunks() {
             let state = self.chan.chunk_state(self.k, c).expect("c < chunks");
             if let Some(gen) = pool::try_claim(state) {
-                self.next_chunk = (c + 1) % n;
                 return Some(ChunkLoan {
                     chunk: c as u32,
                     gen,

@@ -219,25 +219,30 @@ impl SubscriberPort {
     fn receive_from(&mut self, k: usize, out: &mut [u64]) -> Option<Received> {
         loop {
             let seq = self.cursors[k];
-            let chan = Arc::clone(&self.place.chan);
-            let slot = chan.slot(k, seq);
-            match ring::read(&slot, seq, out) {
-                ReadOutcome::Ready { len, kind } => {
-                    self.advance(k, seq + 1);
-                    match kind {
-                        KIND_INLINE => {
-                            self.count_received();
-                            return Some(Received::Inline { len });
-                        }
-                        KIND_CHUNK if len == 16 => {
-                            if let Some(r) = self.pin_chunk(k, out[0], out[1]) {
-                                self.count_received();
-                                return Some(r);
-                            }
-                        }
-                        _ => self.count(Loss::Malformed, 1),
+            let outcome = ring::read(&self.place.chan.slot(k, seq), seq, out);
+            match outcome {
+                ReadOutcome::Ready { len, kind } => match kind {
+                    KIND_INLINE => {
+                        self.advance(k, seq + 1);
+                        self.count_received();
+                        return Some(Received::Inline { len });
                     }
-                }
+                    KIND_CHUNK if len == 16 => {
+                        // Pin the chunk *before* moving the cursor past the
+                        // message: a Reject/Block publisher treats a chunk
+                        // below every cursor as consumed and may reuse it.
+                        let pinned = self.pin_chunk(k, out[0], out[1]);
+                        self.advance(k, seq + 1);
+                        if let Some(r) = pinned {
+                            self.count_received();
+                            return Some(r);
+                        }
+                    }
+                    _ => {
+                        self.advance(k, seq + 1);
+                        self.count(Loss::Malformed, 1);
+                    }
+                },
                 ReadOutcome::NotReady => {
                     if records::pubs_of(self.members) & (1 << k) == 0 {
                         // Publisher gone and ring drained: stop polling it.
@@ -248,6 +253,7 @@ impl SubscriberPort {
                 ReadOutcome::Lapped { .. } => {
                     // Overrun (DropOldest): skip to the oldest message still
                     // in the ring and count what was lost.
+                    let chan = &self.place.chan;
                     let depth = u64::from(chan.layout().config.depth);
                     let head = chan.pub_record(k).head.load(Ordering::Acquire);
                     let next = (seq + 1).max((head + 1).saturating_sub(depth));
@@ -267,13 +273,13 @@ impl SubscriberPort {
     }
 
     fn pin_chunk(&mut self, k: usize, desc: u64, len: u64) -> Option<Received> {
-        let chan = Arc::clone(&self.place.chan);
         let c = (desc & 0xffff_ffff) as usize;
         let gen = (desc >> 32) as u32;
-        let Some(state) = chan
+        let chan = &self.place.chan;
+        let valid = chan
             .chunk_state(k, c)
-            .filter(|_| len as usize <= chan.chunk_size())
-        else {
+            .filter(|_| len as usize <= chan.chunk_size());
+        let Some(state) = valid else {
             self.count(Loss::Malformed, 1);
             return None;
         };

@@ -72,6 +72,15 @@ pub enum SendError<M> {
 }
 
 impl<M> SendError<M> {
+    /// Replaces the message carried by the error, keeping the reason.
+    pub fn map<N>(self, f: impl FnOnce(M) -> N) -> SendError<N> {
+        match self {
+            SendError::Full(m) => SendError::Full(f(m)),
+            SendError::Timeout(m, d) => SendError::Timeout(f(m), d),
+            SendError::PoolExhausted(m) => SendError::PoolExhausted(f(m)),
+        }
+    }
+
     /// The message that was not sent.
     pub fn into_inner(self) -> M {
         match self {

@@ -55,16 +55,22 @@ impl<T: Message> Publisher<T> {
 
     /// Publishes `msg` by copy. On failure the message is handed back.
     pub fn send(&mut self, msg: T) -> Result<Delivery, SendError<T>> {
+        self.send_ref(&msg).map_err(|e| e.map(|()| msg))
+    }
+
+    /// Publishes a copy of `*msg` (for large messages: nothing is moved by
+    /// value). On failure nothing was sent; the caller still has `msg`.
+    pub fn send_ref(&mut self, msg: &T) -> Result<Delivery, SendError<()>> {
         if let Err(e) = self.make_room() {
-            return Err(self.refuse(e, msg));
+            return Err(self.refuse(e, ()));
         }
-        let bytes = bytemuck::bytes_of(&msg);
+        let bytes = bytemuck::bytes_of(msg);
         let subscribers = if self.topic.inline {
             self.port.send_inline(bytes)
         } else {
             let Some(loan) = self.port.loan_chunk() else {
                 self.stats.pool_exhausted += 1;
-                return Err(SendError::PoolExhausted(msg));
+                return Err(SendError::PoolExhausted(()));
             };
             self.port.chunk_bytes(&loan)[..bytes.len()].copy_from_slice(bytes);
             self.port.send_chunk(loan, bytes.len())
@@ -80,11 +86,7 @@ impl<T: Message> Publisher<T> {
             .map_err(|_| SendError::PoolExhausted(()))?;
         *sample = *msg;
         sample.tail_mut().copy_from_slice(tail);
-        sample.send().map_err(|e| match e {
-            SendError::Full(_) => SendError::Full(()),
-            SendError::Timeout(_, d) => SendError::Timeout((), d),
-            SendError::PoolExhausted(_) => SendError::PoolExhausted(()),
-        })
+        sample.send().map_err(|e| e.map(drop))
     }
 
     /// Loans a sample to fill in place and [`SampleMut::send`]. Large

@@ -31,6 +31,8 @@ pub mod cli;
 pub mod clock;
 pub mod floors;
 pub mod harness;
+pub mod horus_peer;
+pub mod horus_wire;
 pub mod iceoryx2_peer;
 pub mod payload;
 pub mod ratios;

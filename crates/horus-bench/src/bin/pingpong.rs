@@ -14,6 +14,7 @@ use horus_bench::cli::{self, Options};
 use horus_bench::clock::Clock;
 use horus_bench::harness::{Config, Mode};
 use horus_bench::report::{self, Machine, Report, Row};
+use horus_bench::horus_peer::{self, Wait};
 use horus_bench::{floors, iceoryx2_peer, ratios, uds};
 use std::process::ExitCode;
 
@@ -41,7 +42,8 @@ fn child_main(argv: &[String]) -> ExitCode {
             uds::ECHO_ROLE => uds::echo_child(args),
             iceoryx2_peer::ECHO_ROLE => iceoryx2_peer::echo_child(args),
             iceoryx2_peer::SINK_ROLE => iceoryx2_peer::sink_child(args),
-            // TODO(lead): horus echo role, once the horus API exists.
+            horus_peer::ECHO_ROLE => horus_peer::echo_child(args),
+            horus_peer::SINK_ROLE => horus_peer::sink_child(args),
             other => Err(anyhow::anyhow!("unknown child role {other:?}")),
         }
     });
@@ -88,23 +90,49 @@ const SYSTEMS: &[System] = &[
     },
     System {
         group: "horus",
-        per_pass: None,
+        per_pass: Some(run_horus_per_pass),
         per_size: Some(run_horus_all_modes),
     },
 ];
 
-/// horus round trips of `size` bytes in `mode` (copy or loan), one row per mode
-/// measured. Must use [`horus_bench::harness::measure_round_trips`], a child
-/// process for the echo side (see [`horus_bench::child`]) and `cfg.touch`.
+/// horus round trips of `size` bytes in `mode` (copy or loan), busy-polling.
 fn run_horus(cfg: &Config, size: usize, mode: Mode, pinned: bool) -> anyhow::Result<Vec<Row>> {
-    let _ = (cfg, size, mode, pinned);
-    // TODO(lead): horus ping-pong
-    Ok(vec![])
+    let s = horus_peer::round_trip(cfg, size, mode, Wait::Poll, cfg.cpus_if(pinned))?;
+    Ok(vec![Row::round_trip(
+        "horus",
+        Some(size),
+        mode,
+        Some(cfg.touch),
+        pinned,
+        s,
+    )])
 }
 
 fn run_horus_all_modes(cfg: &Config, size: usize, pinned: bool) -> anyhow::Result<Vec<Row>> {
     let mut rows = run_horus(cfg, size, Mode::Copy, pinned)?;
     rows.extend(run_horus(cfg, size, Mode::Loan, pinned)?);
+    Ok(rows)
+}
+
+/// Once per pass: the blocking (futex) subscriber at 16 B, compared with the
+/// wake floor, and the one-way throughput.
+fn run_horus_per_pass(opts: &Options, pinned: bool) -> anyhow::Result<Vec<Row>> {
+    let cfg = &opts.config;
+    let futex = horus_peer::round_trip(cfg, 16, Mode::Copy, Wait::Futex, cfg.cpus_if(pinned))
+        .context("futex round trip")?;
+    let mut rows = vec![Row::round_trip(
+        "horus:futex",
+        Some(16),
+        Mode::Copy,
+        Some(cfg.touch),
+        pinned,
+        futex,
+    )];
+    for &size in &opts.one_way_sizes {
+        let t = horus_peer::one_way(cfg, size, cfg.cpus_if(pinned))
+            .with_context(|| format!("one-way {size} B"))?;
+        rows.push(Row::one_way("horus", size, Mode::Loan, cfg.touch, pinned, t));
+    }
     Ok(rows)
 }
 
@@ -305,6 +333,6 @@ fn method_lines(opts: &Options) -> Vec<String> {
              send -> B's confirmation received)",
             cfg.warmup, cfg.one_way_messages
         ),
-        "horus: not yet measured (TODO(lead))".to_owned(),
+        format!("horus: {}", horus_peer::SETTINGS),
     ]
 }

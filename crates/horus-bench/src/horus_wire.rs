@@ -1,0 +1,112 @@
+//! The benchmark payloads as horus messages, and how each is written, read
+//! and echoed.
+//!
+//! Sizes up to [`horus::INLINE_MAX`] are fixed-size byte-array messages that
+//! travel inside the ring slots (received by a validated copy out of the
+//! slot); larger sizes use [`Blob`], a message whose payload is its tail in a
+//! pool chunk (received as a zero-copy read guard). Either way the payload is
+//! exactly the requested size, written and read with [`crate::payload`].
+
+use horus::{Delivery, Message, Publisher, Sample, SampleMut, SendError};
+
+horus::message! {
+    /// A payload that lives in the message tail (sizes above the inline limit).
+    pub struct Blob: "horus-bench/Blob", version 1, tail {
+        /// Payload length in bytes (the tail).
+        pub len: u64,
+    }
+}
+
+macro_rules! fixed_sizes {
+    ($($name:ident = $n:literal as $schema:literal),* $(,)?) => {
+        $(
+            horus::message! {
+                #[doc = concat!("A ", stringify!($n), "-byte payload travelling inline in the ring.")]
+                pub struct $name: $schema, version 1 {
+                    /// The payload.
+                    pub data: [u8; $n],
+                }
+            }
+        )*
+    };
+}
+
+fixed_sizes!(
+    Bytes16 = 16 as "horus-bench/Bytes16",
+    Bytes64 = 64 as "horus-bench/Bytes64",
+    Bytes256 = 256 as "horus-bench/Bytes256",
+    Bytes304 = 304 as "horus-bench/Bytes304",
+    Bytes1024 = 1024 as "horus-bench/Bytes1024",
+    Bytes1480 = 1480 as "horus-bench/Bytes1480",
+    Bytes2048 = 2048 as "horus-bench/Bytes2048",
+);
+
+/// Calls `$f::<T>(args…)` with the inline message type of exactly `$size`
+/// bytes, or with [`Blob`] when there is none.
+macro_rules! by_size {
+    ($size:expr, $f:ident ( $($arg:expr),* )) => {{
+        use $crate::horus_wire::*;
+        match $size {
+            16 => $f::<Bytes16>($($arg),*),
+            64 => $f::<Bytes64>($($arg),*),
+            256 => $f::<Bytes256>($($arg),*),
+            304 => $f::<Bytes304>($($arg),*),
+            1024 => $f::<Bytes1024>($($arg),*),
+            1480 => $f::<Bytes1480>($($arg),*),
+            2048 => $f::<Bytes2048>($($arg),*),
+            _ => $f::<Blob>($($arg),*),
+        }
+    }};
+}
+pub(crate) use by_size;
+
+/// How a message type carries a benchmark payload.
+pub trait Wire: Message {
+    /// The payload of a received message.
+    fn payload(sample: &Sample<Self>) -> &[u8];
+    /// Loans a message for a `size`-byte payload written in place.
+    fn loan(publisher: &mut Publisher<Self>, size: usize) -> anyhow::Result<SampleMut<'_, Self>>;
+    /// The writable payload of a loan.
+    fn payload_mut<'b>(sample: &'b mut SampleMut<'_, Self>) -> &'b mut [u8];
+    /// Publishes a copy of `payload`.
+    fn send_copy(publisher: &mut Publisher<Self>, payload: &[u8]) -> Result<Delivery, SendError<()>>;
+}
+
+macro_rules! impl_fixed_wire {
+    ($($name:ident),*) => {$(
+        impl Wire for $name {
+            fn payload(sample: &Sample<Self>) -> &[u8] {
+                &sample.data
+            }
+            fn loan(publisher: &mut Publisher<Self>, size: usize) -> anyhow::Result<SampleMut<'_, Self>> {
+                anyhow::ensure!(size == std::mem::size_of::<Self>(), "size {size} for {}", Self::SCHEMA);
+                Ok(publisher.loan()?)
+            }
+            fn payload_mut<'b>(sample: &'b mut SampleMut<'_, Self>) -> &'b mut [u8] {
+                &mut sample.data
+            }
+            fn send_copy(publisher: &mut Publisher<Self>, payload: &[u8]) -> Result<Delivery, SendError<()>> {
+                publisher.send_ref(bytemuck::from_bytes(payload))
+            }
+        }
+    )*};
+}
+
+impl_fixed_wire!(Bytes16, Bytes64, Bytes256, Bytes304, Bytes1024, Bytes1480, Bytes2048);
+
+impl Wire for Blob {
+    fn payload(sample: &Sample<Self>) -> &[u8] {
+        sample.tail()
+    }
+    fn loan(publisher: &mut Publisher<Self>, size: usize) -> anyhow::Result<SampleMut<'_, Self>> {
+        let mut s = publisher.loan_slice(size)?;
+        s.len = size as u64;
+        Ok(s)
+    }
+    fn payload_mut<'b>(sample: &'b mut SampleMut<'_, Self>) -> &'b mut [u8] {
+        sample.tail_mut()
+    }
+    fn send_copy(publisher: &mut Publisher<Self>, payload: &[u8]) -> Result<Delivery, SendError<()>> {
+        publisher.send_with_tail(&Blob { len: payload.len() as u64 }, payload)
+    }
+}

@@ -2,7 +2,7 @@
 //!
 //! Round trip ([`round_trip`]): topics `ping` (A → B) and `pong` (B → A) in a
 //! namespace unique to the run, `Overflow::Block` (nothing can be lost),
-//! depth 4.
+//! depth 16 (the default).
 //!
 //! * copy mode — A writes the message in its own buffer and `send_ref`s a
 //!   copy; B receives and publishes a copy of what it received; A receives
@@ -41,12 +41,12 @@ pub const ECHO_ROLE: &str = "horus-echo";
 /// Child role of the one-way sink.
 pub const SINK_ROLE: &str = "horus-sink";
 /// History depth of the round-trip topics.
-const DEPTH: u32 = 4;
+const DEPTH: u32 = 16;
 /// History depth of the one-way data topic (messages in flight, as iceoryx2's
 /// subscriber buffer).
 pub const ONE_WAY_DEPTH: u32 = 32;
 /// The exact settings, for the method text.
-pub const SETTINGS: &str = "topics ping/pong in a per-run namespace, Overflow::Block (lossless), depth 4 \
+pub const SETTINGS: &str = "topics ping/pong in a per-run namespace, Overflow::Block (lossless), depth 16 \
     (one-way data: 32); sizes <= 2048 B travel inline in the ring slot, larger ones in a pool chunk; \
     busy-poll = try_recv spin on both sides (BusyPoll subscribers, so publishers skip the wake path); \
     futex = blocking recv with no spinning on both sides";

@@ -288,6 +288,20 @@ impl Channel {
         n
     }
 
+    /// Removes the segment's name if no place is active (after reclaiming
+    /// dead ones): a handle that never made an endpoint must not leave its
+    /// segment behind. Returns whether it unlinked. A concurrent opener that
+    /// then tries to join sees [`crate::JoinError::Closing`] and reopens.
+    pub fn unlink_if_unused(&self) -> bool {
+        self.reclaim_dead();
+        if records::try_close(self.membership()) {
+            crate::segment::Segment::unlink(self.name());
+            true
+        } else {
+            false
+        }
+    }
+
     /// Drops every chunk reference subscriber place `j` holds.
     pub(crate) fn release_sub_everywhere(&self, j: usize) {
         for k in 0..self.layout.config.max_publishers as usize {

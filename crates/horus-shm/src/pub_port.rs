@@ -205,10 +205,12 @@ impl PublisherPort {
         let seq = self.next_seq;
         let slot = self.chan.slot(self.k, seq);
         // The slot's previous message may reference a chunk: the ring's
-        // hold on it ends now.
-        if let Some((KIND_CHUNK, desc, _)) = ring::peek_descriptor(&slot) {
-            if let Some(state) = self.chan.chunk_state(self.k, (desc & 0xffff_ffff) as usize) {
-                pool::release_ring(state, (desc >> 32) as u32);
+        // hold on it ends now (if `release_consumed` has not ended it yet).
+        if self.chan.chunks() != 0 {
+            if let Some((KIND_CHUNK, desc, _)) = ring::peek_descriptor(&slot) {
+                if let Some(state) = self.chan.chunk_state(self.k, (desc & 0xffff_ffff) as usize) {
+                    pool::release_ring(state, (desc >> 32) as u32);
+                }
             }
         }
         ring::write(&slot, seq, kind, payload);

@@ -293,6 +293,14 @@ impl TopicInner {
     }
 }
 
+impl Drop for TopicInner {
+    fn drop(&mut self) {
+        // Endpoints hold the TopicInner, so this runs after all of ours are
+        // gone; unlink the segment unless another process still uses it.
+        self.channel().unlink_if_unused();
+    }
+}
+
 /// A typed topic. Cheap to clone; endpoints made from it share one mapping.
 pub struct Topic<T> {
     pub(crate) inner: Arc<TopicInner>,

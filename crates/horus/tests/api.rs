@@ -435,3 +435,15 @@ fn publisher_that_comes_and_goes_between_polls_is_not_missed() {
     .unwrap();
     assert_eq!(s.try_recv().map(|m| m.stamp_ns), Some(9));
 }
+
+/// Regression: a topic handle that never made an endpoint left its segment
+/// in /dev/shm for ever.
+#[test]
+fn handle_without_endpoints_leaves_no_segment() {
+    let ns = unique_ns("handle");
+    let path = segment_path(&ns, "idle");
+    let t = Topic::<CmdVel>::builder("idle").namespace(&ns).open().unwrap();
+    assert!(std::path::Path::new(&path).exists());
+    drop(t);
+    assert!(!std::path::Path::new(&path).exists());
+}

@@ -31,23 +31,63 @@ pub struct Channel {
     layout: Layout,
 }
 
-/// One slot of a ring inside the mapping.
+/// One publisher's ring, validated once when a port is made: every slot of
+/// it lies inside the mapping, so slot access needs no further checks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RingView {
+    base: *const AtomicU64,
+    slot_words: usize,
+    mask: u64,
+}
+
+// SAFETY: a RingView only points into a shared mapping whose contents are
+// accessed through atomics; the owner keeps the mapping alive (Arc<Channel>).
+unsafe impl Send for RingView {}
+
+impl RingView {
+    /// The slot that holds message `seq`.
+    #[inline]
+    pub(crate) fn slot(&self, seq: u64) -> ShmSlot<'_> {
+        let i = (seq & self.mask) as usize;
+        // SAFETY: i <= mask < depth, and `Channel::ring` checked that all
+        // `depth` slots of `slot_words` words lie inside the mapping.
+        let base = unsafe { self.base.add(i * self.slot_words) };
+        ShmSlot {
+            base,
+            words: self.slot_words,
+            _ring: std::marker::PhantomData,
+        }
+    }
+}
+
+/// One slot of a ring inside the mapping: stamp, meta, payload words.
 pub(crate) struct ShmSlot<'a> {
-    base: &'a [AtomicU64],
+    base: *const AtomicU64,
+    words: usize,
+    _ring: std::marker::PhantomData<&'a ()>,
 }
 
 impl SlotMem for ShmSlot<'_> {
+    #[inline]
     fn stamp(&self) -> &AtomicU64 {
-        &self.base[0]
+        // SAFETY: word 0 of a slot inside the mapping (see RingView::slot).
+        unsafe { &*self.base }
     }
+    #[inline]
     fn meta(&self) -> &AtomicU64 {
-        &self.base[1]
+        // SAFETY: word 1 of a slot inside the mapping; slots have ≥ 4 words.
+        unsafe { &*self.base.add(1) }
     }
-    fn word(&self, i: usize) -> &AtomicU64 {
-        &self.base[2 + i]
+    #[inline]
+    unsafe fn word(&self, i: usize) -> &AtomicU64 {
+        debug_assert!(i < self.capacity_words());
+        // SAFETY: the caller guarantees i < capacity_words, so 2 + i is a
+        // word of this slot.
+        unsafe { &*self.base.add(2 + i) }
     }
+    #[inline]
     fn capacity_words(&self) -> usize {
-        self.base.len() - 2
+        self.words - 2
     }
 }
 
@@ -161,6 +201,7 @@ impl Channel {
     }
 
     /// A reference to a `T` at `offset`, which must lie inside the layout.
+    #[inline]
     fn at<T>(&self, offset: usize) -> &T {
         assert!(offset + std::mem::size_of::<T>() <= self.layout.total);
         debug_assert_eq!(offset % std::mem::align_of::<T>(), 0);
@@ -176,51 +217,72 @@ impl Channel {
         self.at(0)
     }
 
+    #[inline]
     pub(crate) fn membership(&self) -> &AtomicU64 {
         self.at(MEMBERSHIP_OFFSET)
     }
 
+    #[inline]
     pub(crate) fn wake(&self) -> &Wake {
         self.at(WAKE_OFFSET)
     }
 
+    #[inline]
     pub(crate) fn pub_record(&self, k: usize) -> &PubRecord {
         assert!(k < self.layout.config.max_publishers as usize);
         self.at(self.layout.pub_record(k))
     }
 
+    #[inline]
     pub(crate) fn sub_record(&self, j: usize) -> &SubRecord {
         assert!(j < self.layout.config.max_subscribers as usize);
         self.at(self.layout.sub_record(j))
     }
 
     /// Subscriber `j`'s cursor (next sequence number to read) on ring `k`.
+    #[inline]
     pub(crate) fn cursor(&self, j: usize, k: usize) -> &AtomicU64 {
         assert!(k < self.layout.config.max_publishers as usize);
         self.at(self.layout.sub_record(j) + crate::layout::SUB_RECORD_HEAD + 8 * k)
     }
 
+    #[inline]
     pub(crate) fn slot(&self, k: usize, seq: u64) -> ShmSlot<'_> {
-        let depth = self.layout.config.depth as usize;
-        assert!(k < self.layout.config.max_publishers as usize);
-        let off = self.layout.slot(k, (seq as usize) & (depth - 1));
-        let words = self.layout.slot_size / 8;
-        assert!(off + self.layout.slot_size <= self.layout.total);
-        // SAFETY: the slot lies inside the mapping (asserted), is 64-byte
-        // aligned, and is made only of u64 words, which AtomicU64 overlays
-        // exactly.
-        let base = unsafe {
-            std::slice::from_raw_parts(self.seg.base().add(off).cast::<AtomicU64>(), words)
-        };
-        ShmSlot { base }
+        // Only for cold paths (adoption, tests); hot paths keep a RingView.
+        let ring = self.ring(k);
+        let slot = ring.slot(seq);
+        ShmSlot {
+            base: slot.base,
+            words: slot.words,
+            _ring: std::marker::PhantomData,
+        }
     }
 
+    /// Publisher `k`'s ring, bounds-checked once.
+    pub(crate) fn ring(&self, k: usize) -> RingView {
+        let depth = self.layout.config.depth as usize;
+        assert!(k < self.layout.config.max_publishers as usize);
+        let start = self.layout.slot(k, 0);
+        assert!(start + depth * self.layout.slot_size <= self.layout.total);
+        assert!(self.layout.slot_size >= 32 && self.layout.slot_size.is_multiple_of(8));
+        // SAFETY: `start` is inside the mapping (asserted) and 64-byte
+        // aligned; the whole ring fits (asserted).
+        let base = unsafe { self.seg.base().add(start) }.cast::<AtomicU64>();
+        RingView {
+            base,
+            slot_words: self.layout.slot_size / 8,
+            mask: depth as u64 - 1,
+        }
+    }
+
+    #[inline]
     pub(crate) fn chunks(&self) -> usize {
         self.layout.config.chunks_per_publisher as usize
     }
 
     /// State word of chunk `c` of pool `k`, or `None` if `c` is out of range
     /// (as a descriptor from a corrupt writer might be).
+    #[inline]
     pub(crate) fn chunk_state(&self, k: usize, c: usize) -> Option<&AtomicU64> {
         (k < self.layout.config.max_publishers as usize && c < self.chunks())
             .then(|| self.at(self.layout.chunk_state(k, c)))

@@ -36,6 +36,10 @@ pub const PUB_RECORD_SIZE: usize = 128;
 pub const SUB_RECORD_HEAD: usize = 64;
 const HEADER_SIZE: usize = 384;
 const CACHE_LINE: usize = 64;
+/// Slots are 128-byte multiples: x86 prefetchers fetch cache lines in
+/// 128-byte pairs, and a reader that pulled in the *next* slot along with its
+/// own would make the writer pay an extra invalidation there.
+const SLOT_ALIGN: usize = 128;
 
 /// What a channel is created with. Everything but `schema` and `qos_code`
 /// decides the layout; all of it must match when a channel is opened.
@@ -143,7 +147,7 @@ impl Layout {
         if c.chunk_size > 1 << 32 || c.chunks_per_publisher > 1 << 16 {
             return Err("pool too large (chunks ≤ 4 GiB, ≤ 65536 per publisher)".into());
         }
-        let slot_size = round_up(SLOT_HEADER + c.slot_payload as usize, CACHE_LINE);
+        let slot_size = round_up(SLOT_HEADER + c.slot_payload as usize, SLOT_ALIGN);
         let sub_record_size = SUB_RECORD_HEAD + round_up(8 * c.max_publishers as usize, CACHE_LINE);
         let chunk_stride = if c.chunk_size >= 4096 {
             round_up(c.chunk_size as usize, 4096)
@@ -359,7 +363,7 @@ mod tests {
     #[test]
     fn regions_are_aligned_and_disjoint() {
         let l = Layout::new(config()).unwrap();
-        assert_eq!(l.slot_size, 64);
+        assert_eq!(l.slot_size, 128, "16-byte payloads get a 128-byte slot");
         assert!(l.sub_records >= l.pub_records + 4 * PUB_RECORD_SIZE);
         assert!(l.rings >= l.sub_records + 8 * l.sub_record_size);
         assert!(l.pools >= l.slot(3, 15) + l.slot_size);

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::channel::{descriptor_word, Channel, KIND_CHUNK, KIND_INLINE};
+use crate::channel::{descriptor_word, Channel, RingView, KIND_CHUNK, KIND_INLINE};
 use crate::error::JoinError;
 use crate::records::{self, Owner};
 use crate::segment::Segment;
@@ -26,6 +26,13 @@ pub struct ChunkLoan {
 pub struct PublisherPort {
     chan: Arc<Channel>,
     k: usize,
+    /// Our ring, bounds-checked once at join.
+    ring: RingView,
+    /// Our record, the membership word and the wake words, located once at
+    /// join; valid while `chan` keeps the mapping alive.
+    rec: *const records::PubRecord,
+    membership: *const crate::sync::AtomicU64,
+    wake: *const records::Wake,
     next_seq: u64,
     sent: u64,
     /// Membership word when `min_cursor` was computed.
@@ -36,6 +43,11 @@ pub struct PublisherPort {
     /// hold released (see `release_consumed`).
     released_upto: u64,
 }
+
+// SAFETY: the raw pointers point into the shared mapping kept alive by
+// `chan` (an Arc), and everything they reach is atomics; a port is used by
+// one thread at a time (`&mut self`), which is what Send requires.
+unsafe impl Send for PublisherPort {}
 
 impl PublisherPort {
     /// Takes a publisher place, reclaiming places of dead processes first.
@@ -61,6 +73,10 @@ impl PublisherPort {
             return Ok(PublisherPort {
                 chan: Arc::clone(chan),
                 k,
+                ring: chan.ring(k),
+                rec,
+                membership: chan.membership(),
+                wake: chan.wake(),
                 next_seq: head + 1,
                 sent,
                 cached_members: u64::MAX,
@@ -74,6 +90,19 @@ impl PublisherPort {
         })
     }
 
+    #[inline]
+    fn rec(&self) -> &records::PubRecord {
+        // SAFETY: located by Channel::pub_record (bounds-checked) at join;
+        // the mapping lives as long as self.chan.
+        unsafe { &*self.rec }
+    }
+
+    #[inline]
+    fn members(&self) -> &crate::sync::AtomicU64 {
+        // SAFETY: as in `rec`.
+        unsafe { &*self.membership }
+    }
+
     /// The channel this port publishes on.
     pub fn channel(&self) -> &Arc<Channel> {
         &self.chan
@@ -85,15 +114,17 @@ impl PublisherPort {
     }
 
     /// Number of subscribers active right now.
+    #[inline]
     pub fn subscribers(&self) -> u32 {
-        records::subs_of(self.chan.membership().load(Ordering::Relaxed)).count_ones()
+        records::subs_of(self.members().load(Ordering::Relaxed)).count_ones()
     }
 
     /// Whether the next message can be written without overwriting one that
     /// an active subscriber has not read yet.
+    #[inline]
     pub fn has_space(&mut self) -> bool {
         let depth = u64::from(self.chan.layout().config.depth);
-        let m = self.chan.membership().load(Ordering::Acquire);
+        let m = self.members().load(Ordering::Acquire);
         if m == self.cached_members && self.next_seq < self.min_cursor + depth {
             return true;
         }
@@ -128,11 +159,11 @@ impl PublisherPort {
     /// joins later starts after the head, so it never needs them; one that
     /// still holds a sample keeps its own reference bit.
     fn release_consumed(&mut self) {
-        let m = self.chan.membership().load(Ordering::Acquire);
+        let m = self.members().load(Ordering::Acquire);
         self.refresh_min_cursor(m);
         while self.released_upto < self.min_cursor {
             let seq = self.released_upto;
-            let slot = self.chan.slot(self.k, seq);
+            let slot = self.ring.slot(seq);
             if ring::committed_seq(&slot) == Some(seq) {
                 if let Some((KIND_CHUNK, desc, _)) = ring::peek_descriptor(&slot) {
                     if let Some(state) =
@@ -148,6 +179,7 @@ impl PublisherPort {
 
     /// Writes `payload` into the next slot and publishes it. Returns the
     /// number of subscribers active at that moment.
+    #[inline]
     pub fn send_inline(&mut self, payload: &[u8]) -> u32 {
         self.commit(KIND_INLINE, payload)
     }
@@ -156,6 +188,27 @@ impl PublisherPort {
     /// (held by the ring or by subscribers' samples).
     pub fn loan_chunk(&mut self) -> Option<ChunkLoan> {
         self.release_consumed();
+        if let Some(loan) = self.claim_free_chunk() {
+            return Some(loan);
+        }
+        // Every chunk is in use. Some may be pinned by samples of a
+        // subscriber that died, or kept in the ring for messages only it
+        // had yet to read: nobody else may ever reclaim it (reclaiming runs
+        // when an endpoint joins, or while a `Block` send waits), so do it
+        // here — it drops the dead place's chunk references and its cursor
+        // — and look once more. Only on this failure path: it reads /proc.
+        if self.chan.reclaim_dead() > 0 {
+            self.release_consumed();
+            if let Some(loan) = self.claim_free_chunk() {
+                return Some(loan);
+            }
+        }
+        self.bump(|r| &r.loan_failures);
+        None
+    }
+
+    /// Claims the first free chunk of our pool.
+    fn claim_free_chunk(&mut self) -> Option<ChunkLoan> {
         // Lowest index first: the chunk freed most recently by a fast
         // consumer is reused while it is still in cache.
         for c in 0..self.chan.chunks() {
@@ -167,7 +220,6 @@ impl PublisherPort {
                 });
             }
         }
-        self.bump(|r| &r.loan_failures);
         None
     }
 
@@ -201,9 +253,10 @@ impl PublisherPort {
         }
     }
 
+    #[inline]
     fn commit(&mut self, kind: u32, payload: &[u8]) -> u32 {
         let seq = self.next_seq;
-        let slot = self.chan.slot(self.k, seq);
+        let slot = self.ring.slot(seq);
         // The slot's previous message may reference a chunk: the ring's
         // hold on it ends now (if `release_consumed` has not ended it yet).
         if self.chan.chunks() != 0 {
@@ -215,13 +268,15 @@ impl PublisherPort {
         }
         ring::write(&slot, seq, kind, payload);
         self.next_seq = seq + 1;
-        let rec = self.chan.pub_record(self.k);
+        // SAFETY: as in `rec` (a raw read so the borrow does not overlap
+        // the update of self.sent below).
+        let rec = unsafe { &*self.rec };
         // Release: a subscriber joining reads head with Acquire and starts
         // after it; a publisher adopting the ring continues from it.
         rec.head.store(seq, Ordering::Release);
         self.sent += 1;
         rec.sent.store(self.sent, Ordering::Relaxed);
-        let members = self.chan.membership().load(Ordering::Relaxed);
+        let members = self.members().load(Ordering::Relaxed);
         self.wake_sleepers();
         records::subs_of(members).count_ones()
     }
@@ -233,8 +288,10 @@ impl PublisherPort {
     /// sees our slot write when it re-checks before sleeping. A subscriber
     /// registering as blocking runs a global membarrier, so a publisher that
     /// read `blocking_subs == 0` has its slot write visible to it.
+    #[inline]
     fn wake_sleepers(&self) {
-        let w = self.chan.wake();
+        // SAFETY: as in `rec`.
+        let w = unsafe { &*self.wake };
         if w.blocking_subs.load(Ordering::Relaxed) == 0 {
             return;
         }
@@ -246,7 +303,7 @@ impl PublisherPort {
     }
 
     fn bump(&self, field: impl Fn(&records::PubRecord) -> &crate::sync::AtomicU64) {
-        field(self.chan.pub_record(self.k)).fetch_add(1, Ordering::Relaxed);
+        field(self.rec()).fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts a message handed back because the ring was full (`Reject`).
@@ -273,9 +330,9 @@ impl PublisherPort {
 impl Drop for PublisherPort {
     fn drop(&mut self) {
         let rec = self.chan.pub_record(self.k);
-        let left = records::leave(self.chan.membership(), records::pub_member(self.k));
+        let left = records::leave(self.members(), records::pub_member(self.k));
         records::free(&rec.owner);
-        if left == 0 && records::try_close(self.chan.membership()) {
+        if left == 0 && records::try_close(self.members()) {
             Segment::unlink(self.chan.name());
         }
     }

@@ -35,8 +35,11 @@ pub(crate) trait SlotMem {
     fn stamp(&self) -> &AtomicU64;
     /// `len` in the low 32 bits, `kind` in the high 32 bits.
     fn meta(&self) -> &AtomicU64;
-    /// Payload word `i` (`i < capacity_words()`).
-    fn word(&self, i: usize) -> &AtomicU64;
+    /// Payload word `i`.
+    ///
+    /// # Safety
+    /// `i < self.capacity_words()`.
+    unsafe fn word(&self, i: usize) -> &AtomicU64;
     /// Payload capacity in 8-byte words.
     fn capacity_words(&self) -> usize;
 }
@@ -86,14 +89,15 @@ pub(crate) fn write<S: SlotMem>(slot: &S, seq: u64, kind: u32, payload: &[u8]) {
     let mut chunks = payload.chunks_exact(8);
     for (i, c) in chunks.by_ref().enumerate() {
         let w = u64::from_ne_bytes(c.try_into().expect("chunks_exact(8)"));
-        slot.word(i).store(w, Ordering::Relaxed);
+        // SAFETY: i < words <= capacity_words (asserted above).
+        unsafe { slot.word(i) }.store(w, Ordering::Relaxed);
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
         let mut last = [0u8; 8];
         last[..rest.len()].copy_from_slice(rest);
-        slot.word(words - 1)
-            .store(u64::from_ne_bytes(last), Ordering::Relaxed);
+        // SAFETY: words - 1 < words <= capacity_words (asserted above).
+        unsafe { slot.word(words - 1) }.store(u64::from_ne_bytes(last), Ordering::Relaxed);
     }
     // Publish. Release: a reader that Acquire-loads this even stamp sees
     // every payload store above.
@@ -126,8 +130,9 @@ pub(crate) fn read<S: SlotMem>(slot: &S, seq: u64, out: &mut [u64]) -> ReadOutco
             ReadOutcome::Torn
         };
     }
-    for (i, o) in out.iter_mut().take(words).enumerate() {
-        *o = slot.word(i).load(Ordering::Relaxed);
+    for (i, o) in out[..words].iter_mut().enumerate() {
+        // SAFETY: i < words <= capacity_words (checked above).
+        *o = unsafe { slot.word(i) }.load(Ordering::Relaxed);
     }
     // The seqlock reader's exit: the Acquire fence orders the payload loads
     // above before the stamp re-load below. If the writer started overwriting
@@ -157,11 +162,9 @@ pub(crate) fn peek_descriptor<S: SlotMem>(slot: &S) -> Option<(u32, u64, u64)> {
     if slot.capacity_words() < 2 {
         return None;
     }
-    Some((
-        kind,
-        slot.word(0).load(Ordering::Relaxed),
-        slot.word(1).load(Ordering::Relaxed),
-    ))
+    // SAFETY: capacity_words >= 2 (checked above).
+    let (w0, w1) = unsafe { (slot.word(0), slot.word(1)) };
+    Some((kind, w0.load(Ordering::Relaxed), w1.load(Ordering::Relaxed)))
 }
 
 #[cfg(test)]
@@ -253,7 +256,7 @@ pub(crate) mod heap {
         fn meta(&self) -> &AtomicU64 {
             &self.meta
         }
-        fn word(&self, i: usize) -> &AtomicU64 {
+        unsafe fn word(&self, i: usize) -> &AtomicU64 {
             &self.words[i]
         }
         fn capacity_words(&self) -> usize {

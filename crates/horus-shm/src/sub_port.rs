@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::channel::{Channel, KIND_CHUNK, KIND_INLINE};
+use crate::channel::{Channel, RingView, KIND_CHUNK, KIND_INLINE};
 use crate::error::JoinError;
 use crate::records::{self, Owner};
 use crate::ring::{self, ReadOutcome};
@@ -93,6 +93,13 @@ enum Loss {
 pub struct SubscriberPort {
     place: Arc<SubPlace>,
     cursors: Vec<u64>,
+    /// Every publisher's ring, bounds-checked once at join.
+    rings: Vec<RingView>,
+    /// Our record, our shared cursor words and the membership word, located
+    /// once at join; valid while `place.chan` keeps the mapping alive.
+    rec: *const records::SubRecord,
+    shared_cursors: *const crate::sync::AtomicU64,
+    membership: *const crate::sync::AtomicU64,
     /// Rings to poll: active publishers plus departed ones with unread data.
     poll: u32,
     members: u64,
@@ -102,6 +109,14 @@ pub struct SubscriberPort {
     skipped: u64,
     malformed: u64,
 }
+
+// SAFETY: the raw pointers point into the shared mapping kept alive by
+// `place` (an Arc), and everything they reach is atomics; a port is used by
+// one thread at a time (`&mut self`), which is what Send requires.
+unsafe impl Send for SubscriberPort {}
+// SAFETY: the `&self` methods only read atomics in the mapping (and
+// immutable fields), so sharing references across threads is sound.
+unsafe impl Sync for SubscriberPort {}
 
 impl SubscriberPort {
     /// Takes a subscriber place. With `blocking`, the place registers for
@@ -144,6 +159,12 @@ impl SubscriberPort {
                 return Err(JoinError::Closing);
             }
             return Ok(SubscriberPort {
+                rings: (0..cfg.max_publishers as usize)
+                    .map(|k| chan.ring(k))
+                    .collect(),
+                rec,
+                shared_cursors: chan.cursor(j, 0),
+                membership: chan.membership(),
                 place,
                 cursors,
                 poll: 0,
@@ -170,14 +191,38 @@ impl SubscriberPort {
         &self.place.chan
     }
 
+    #[inline]
+    fn rec(&self) -> &records::SubRecord {
+        // SAFETY: located by Channel::sub_record (bounds-checked) at join;
+        // the mapping lives as long as self.place.chan.
+        unsafe { &*self.rec }
+    }
+
+    #[inline]
+    fn members(&self) -> &crate::sync::AtomicU64 {
+        // SAFETY: as in `rec`.
+        unsafe { &*self.membership }
+    }
+
+    #[inline]
+    fn shared_cursor(&self, k: usize) -> &crate::sync::AtomicU64 {
+        assert!(k < self.cursors.len());
+        // SAFETY: Channel::cursor(j, 0) located our first cursor word; the
+        // record holds one per publisher place (k < max_publishers, as
+        // cursors.len() is), all inside the mapping (checked at join by
+        // Channel::cursor for k = 0 and by the layout's record size).
+        unsafe { &*self.shared_cursors.add(k) }
+    }
+
     /// Number of publishers active right now.
     pub fn publishers(&self) -> u32 {
         records::pubs_of(self.chan().membership().load(Ordering::Relaxed)).count_ones()
     }
 
     /// Refreshes the set of rings to poll when membership changed.
+    #[inline]
     fn refresh_poll(&mut self) {
-        let m = self.chan().membership().load(Ordering::Acquire);
+        let m = self.members().load(Ordering::Acquire);
         if m == self.members {
             return;
         }
@@ -193,6 +238,7 @@ impl SubscriberPort {
 
     /// Receives the next message if one is ready. Inline payloads are copied
     /// into `out` (which must hold the channel's slot payload).
+    #[inline]
     pub fn try_receive(&mut self, out: &mut [u64]) -> Option<Received> {
         self.refresh_poll();
         let rings = self.poll;
@@ -216,10 +262,11 @@ impl SubscriberPort {
         None
     }
 
+    #[inline]
     fn receive_from(&mut self, k: usize, out: &mut [u64]) -> Option<Received> {
         loop {
             let seq = self.cursors[k];
-            let outcome = ring::read(&self.place.chan.slot(k, seq), seq, out);
+            let outcome = ring::read(&self.rings[k].slot(seq), seq, out);
             match outcome {
                 ReadOutcome::Ready { len, kind } => match kind {
                     KIND_INLINE => {
@@ -295,26 +342,25 @@ impl SubscriberPort {
         })
     }
 
+    #[inline]
     fn advance(&mut self, k: usize, next: u64) {
         self.cursors[k] = next;
         // Release: our copy of the slot is complete before a Reject/Block
         // publisher (Acquire) sees the cursor move past it and overwrites.
-        self.chan()
-            .cursor(self.place.j, k)
-            .store(next, Ordering::Release);
+        self.shared_cursor(k).store(next, Ordering::Release);
     }
 
+    #[inline]
     fn count_received(&mut self) {
         self.received += 1;
         let r = self.received;
-        self.chan()
-            .sub_record(self.place.j)
-            .received
-            .store(r, Ordering::Relaxed);
+        self.rec().received.store(r, Ordering::Relaxed);
     }
 
     fn count(&mut self, which: Loss, n: u64) {
-        let rec = self.place.chan.sub_record(self.place.j);
+        // SAFETY: as in `rec` (a raw read so the borrow does not overlap
+        // the mutable borrow of the local counters below).
+        let rec = unsafe { &*self.rec };
         let (local, shared) = match which {
             Loss::Overrun => (&mut self.overrun, &rec.overrun),
             Loss::Skipped => (&mut self.skipped, &rec.skipped),

@@ -23,8 +23,6 @@
 //! can; B reads each, checks it is the next sequence number, and confirms its
 //! count on `ack`, as for iceoryx2.
 
-
-
 use anyhow::{ensure, Context};
 use horus::{Overflow, Publisher, Subscriber, Topic, WaitMode};
 
@@ -92,7 +90,9 @@ fn topic<T: Wire>(ns: &str, name: &str, depth: u32) -> anyhow::Result<Topic<T>> 
     Ok(Topic::<T>::builder(name)
         .namespace(ns)
         .depth(depth)
-        .overflow(Overflow::Block { timeout: STALL_TIMEOUT })
+        .overflow(Overflow::Block {
+            timeout: STALL_TIMEOUT,
+        })
         .max_publishers(1)
         .max_subscribers(2)
         .max_tail_bytes(if T::HAS_TAIL { 1 << 20 } else { 0 })
@@ -110,32 +110,61 @@ fn subscriber<T: Wire>(topic: &Topic<T>, wait: Wait) -> anyhow::Result<Subscribe
     })
 }
 
-fn receive<T: Wire>(rx: &mut Subscriber<T>, wait: Wait, alive: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<horus::Sample<T>> {
+fn receive<T: Wire>(
+    rx: &mut Subscriber<T>,
+    wait: Wait,
+    alive: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<horus::Sample<T>> {
     match wait {
         Wait::Poll => spin_until(|| Ok(rx.try_recv()), alive),
-        Wait::Futex => rx.recv_timeout(STALL_TIMEOUT).context("no message within the stall timeout"),
+        Wait::Futex => rx
+            .recv_timeout(STALL_TIMEOUT)
+            .context("no message within the stall timeout"),
     }
 }
 
 fn delivered(d: Result<horus::Delivery, horus::SendError<()>>) -> anyhow::Result<()> {
     let d = d.map_err(|e| anyhow::anyhow!("send failed: {e}"))?;
-    ensure!(d.subscribers == 1, "horus send reached {} subscribers, expected 1", d.subscribers);
+    ensure!(
+        d.subscribers == 1,
+        "horus send reached {} subscribers, expected 1",
+        d.subscribers
+    );
     Ok(())
 }
 
 /// Writes message `seq` in place in a loan and sends it.
-fn send_loaned<T: Wire>(tx: &mut Publisher<T>, size: usize, seq: u64, touch: Touch) -> anyhow::Result<()> {
+fn send_loaned<T: Wire>(
+    tx: &mut Publisher<T>,
+    size: usize,
+    seq: u64,
+    touch: Touch,
+) -> anyhow::Result<()> {
     let mut s = T::loan(tx, size)?;
     payload::write(T::payload_mut(&mut s), seq, touch);
     delivered(s.send().map_err(|e| e.map(drop)))
 }
 
 /// Round trips of `size` bytes; A on `cpus[0]`, the echo process on `cpus[1]`.
-pub fn round_trip(cfg: &Config, size: usize, mode: Mode, wait: Wait, cpus: Option<[usize; 2]>) -> anyhow::Result<Summary> {
-    run_on_cpu(cpus.map(|c| c[0]), || by_size!(size, round_trip_as(cfg, size, mode, wait, cpus)))
+pub fn round_trip(
+    cfg: &Config,
+    size: usize,
+    mode: Mode,
+    wait: Wait,
+    cpus: Option<[usize; 2]>,
+) -> anyhow::Result<Summary> {
+    run_on_cpu(cpus.map(|c| c[0]), || {
+        by_size!(size, round_trip_as(cfg, size, mode, wait, cpus))
+    })
 }
 
-fn round_trip_as<T: Wire>(cfg: &Config, size: usize, mode: Mode, wait: Wait, cpus: Option<[usize; 2]>) -> anyhow::Result<Summary> {
+fn round_trip_as<T: Wire>(
+    cfg: &Config,
+    size: usize,
+    mode: Mode,
+    wait: Wait,
+    cpus: Option<[usize; 2]>,
+) -> anyhow::Result<Summary> {
     let ns = unique_id();
     let ping = topic::<T>(&ns, "ping", DEPTH)?;
     let pong = topic::<T>(&ns, "pong", DEPTH)?;
@@ -152,7 +181,10 @@ fn round_trip_as<T: Wire>(cfg: &Config, size: usize, mode: Mode, wait: Wait, cpu
     ];
     let mut child = ChildProcess::spawn(ECHO_ROLE, &args)?;
     child.wait_ready()?;
-    ensure!(tx.subscribers() == 1 && rx.publishers() == 1, "echo process did not connect");
+    ensure!(
+        tx.subscribers() == 1 && rx.publishers() == 1,
+        "echo process did not connect"
+    );
 
     let touch = cfg.touch;
     let mut local = vec![0u8; size];
@@ -195,7 +227,14 @@ pub fn echo_child(mut args: ChildArgs) -> anyhow::Result<()> {
     by_size!(size, echo_as(&ns, size, rounds, touch, mode, wait))
 }
 
-fn echo_as<T: Wire>(ns: &str, size: usize, rounds: u64, touch: Touch, mode: Mode, wait: Wait) -> anyhow::Result<()> {
+fn echo_as<T: Wire>(
+    ns: &str,
+    size: usize,
+    rounds: u64,
+    touch: Touch,
+    mode: Mode,
+    wait: Wait,
+) -> anyhow::Result<()> {
     let mut rx = subscriber(&topic::<T>(ns, "ping", DEPTH)?, wait)?;
     let mut tx = topic::<T>(ns, "pong", DEPTH)?.publisher()?;
     signal_ready()?;
@@ -220,10 +259,16 @@ fn echo_as<T: Wire>(ns: &str, size: usize, rounds: u64, touch: Touch, mode: Mode
 
 /// One-way throughput of `size`-byte messages; A on `cpus[0]`, the sink on `cpus[1]`.
 pub fn one_way(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> anyhow::Result<Throughput> {
-    run_on_cpu(cpus.map(|c| c[0]), || by_size!(size, one_way_as(cfg, size, cpus)))
+    run_on_cpu(cpus.map(|c| c[0]), || {
+        by_size!(size, one_way_as(cfg, size, cpus))
+    })
 }
 
-fn one_way_as<T: Wire>(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> anyhow::Result<Throughput> {
+fn one_way_as<T: Wire>(
+    cfg: &Config,
+    size: usize,
+    cpus: Option<[usize; 2]>,
+) -> anyhow::Result<Throughput> {
     let ns = unique_id();
     let mut tx = topic::<T>(&ns, "data", ONE_WAY_DEPTH)?.publisher()?;
     let mut rx = subscriber(&topic::<Bytes16>(&ns, "ack", DEPTH)?, Wait::Poll)?;
@@ -245,7 +290,10 @@ fn one_way_as<T: Wire>(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> a
         }
         let ack = receive(&mut rx, Wait::Poll, || child.check_alive())?;
         let received = payload::read(&ack.data, Touch::Ends)?;
-        ensure!(received == count, "sink confirmed {received} of {count} messages");
+        ensure!(
+            received == count,
+            "sink confirmed {received} of {count} messages"
+        );
         Ok(())
     };
     burst(0, warmup).context("one-way warm-up")?;
@@ -271,7 +319,13 @@ pub fn sink_child(mut args: ChildArgs) -> anyhow::Result<()> {
     by_size!(size, sink_as(&ns, size, warmup, messages, touch))
 }
 
-fn sink_as<T: Wire>(ns: &str, size: usize, warmup: u64, messages: u64, touch: Touch) -> anyhow::Result<()> {
+fn sink_as<T: Wire>(
+    ns: &str,
+    size: usize,
+    warmup: u64,
+    messages: u64,
+    touch: Touch,
+) -> anyhow::Result<()> {
     let mut rx = subscriber(&topic::<T>(ns, "data", ONE_WAY_DEPTH)?, Wait::Poll)?;
     let mut tx = topic::<Bytes16>(ns, "ack", DEPTH)?.publisher()?;
     signal_ready()?;
@@ -282,13 +336,19 @@ fn sink_as<T: Wire>(ns: &str, size: usize, warmup: u64, messages: u64, touch: To
             let bytes = T::payload(&msg);
             ensure!(bytes.len() == size, "message of {} bytes", bytes.len());
             let seq = payload::read(bytes, touch)?;
-            ensure!(seq == next, "lost or reordered: expected message {next}, got {seq}");
+            ensure!(
+                seq == next,
+                "lost or reordered: expected message {next}, got {seq}"
+            );
             next += 1;
         }
         send_loaned(&mut tx, 16, count, Touch::Ends)?;
     }
     receive(&mut rx, Wait::Poll, || Ok(()))?; // end marker
-    ensure!(rx.stats().overrun == 0, "sink counted {} overruns", rx.stats().overrun);
+    ensure!(
+        rx.stats().overrun == 0,
+        "sink counted {} overruns",
+        rx.stats().overrun
+    );
     Ok(())
 }
-

@@ -69,7 +69,10 @@ pub trait Wire: Message {
     /// The writable payload of a loan.
     fn payload_mut<'b>(sample: &'b mut SampleMut<'_, Self>) -> &'b mut [u8];
     /// Publishes a copy of `payload`.
-    fn send_copy(publisher: &mut Publisher<Self>, payload: &[u8]) -> Result<Delivery, SendError<()>>;
+    fn send_copy(
+        publisher: &mut Publisher<Self>,
+        payload: &[u8],
+    ) -> Result<Delivery, SendError<()>>;
 }
 
 macro_rules! impl_fixed_wire {
@@ -106,7 +109,15 @@ impl Wire for Blob {
     fn payload_mut<'b>(sample: &'b mut SampleMut<'_, Self>) -> &'b mut [u8] {
         sample.tail_mut()
     }
-    fn send_copy(publisher: &mut Publisher<Self>, payload: &[u8]) -> Result<Delivery, SendError<()>> {
-        publisher.send_with_tail(&Blob { len: payload.len() as u64 }, payload)
+    fn send_copy(
+        publisher: &mut Publisher<Self>,
+        payload: &[u8],
+    ) -> Result<Delivery, SendError<()>> {
+        publisher.send_with_tail(
+            &Blob {
+                len: payload.len() as u64,
+            },
+            payload,
+        )
     }
 }

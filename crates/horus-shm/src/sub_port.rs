@@ -19,6 +19,8 @@ use crate::segment::Segment;
 use crate::sync::Ordering;
 use crate::{futex, pool};
 
+mod pending;
+
 /// A subscriber place, shared by the port and the chunk samples it handed
 /// out: the place is only given up when all of them are gone, so a sample
 /// dropped late never clears a bit that belongs to the place's next owner.

@@ -54,6 +54,7 @@ mod publisher;
 mod qos;
 mod sample;
 mod sample_mut;
+pub mod sched_glue;
 mod schema_record;
 mod stats;
 mod subscriber;
@@ -62,6 +63,7 @@ mod topic;
 pub use error::{LoanError, RecvError, SendError, TopicError};
 pub use horus_msgs as msgs;
 pub use horus_msgs::{message, Message, SchemaId};
+pub use horus_sched as sched;
 pub use publisher::{Delivery, Publisher};
 pub use qos::{Overflow, WaitMode};
 pub use sample::Sample;
@@ -76,6 +78,11 @@ pub mod prelude {
         BatteryState, CmdVel, EmergencyStop, Header, Image, Imu, JointState, LaserScan, Odometry,
         PointCloud, Pose, Pose2D, Quaternion, Time, Twist, Vector3,
     };
+    pub use crate::sched::{
+        node_fn, ExecClass, FailurePolicy, Frequency, FrequencyExt, MissPolicy, Node, NodeConfig,
+        NodeError, Readiness, Scheduler, StopReason, TickContext, WatchdogAction,
+    };
+    pub use crate::sched_glue::{SubscriberReadiness, TopicEmergencyStop};
     pub use crate::{
         Delivery, Message, Overflow, Publisher, Sample, SendError, Subscriber, Topic, TopicError,
         WaitMode,

@@ -174,4 +174,9 @@ impl<T: Message> Subscriber<T> {
     pub fn topic(&self) -> &str {
         &self.topic.name
     }
+
+    /// The byte-level port (for the scheduler glue's readiness checks).
+    pub(crate) fn port(&self) -> &SubscriberPort {
+        &self.port
+    }
 }

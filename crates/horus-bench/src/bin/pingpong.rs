@@ -13,8 +13,8 @@ use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
 use horus_bench::cli::{self, Options};
 use horus_bench::clock::Clock;
 use horus_bench::harness::{Config, Mode};
-use horus_bench::report::{self, Machine, Report, Row};
 use horus_bench::horus_peer::{self, Wait};
+use horus_bench::report::{self, Machine, Report, Row};
 use horus_bench::{floors, iceoryx2_peer, ratios, uds};
 use std::process::ExitCode;
 
@@ -131,7 +131,14 @@ fn run_horus_per_pass(opts: &Options, pinned: bool) -> anyhow::Result<Vec<Row>> 
     for &size in &opts.one_way_sizes {
         let t = horus_peer::one_way(cfg, size, cfg.cpus_if(pinned))
             .with_context(|| format!("one-way {size} B"))?;
-        rows.push(Row::one_way("horus", size, Mode::Loan, cfg.touch, pinned, t));
+        rows.push(Row::one_way(
+            "horus",
+            size,
+            Mode::Loan,
+            cfg.touch,
+            pinned,
+            t,
+        ));
     }
     Ok(rows)
 }

@@ -1,0 +1,155 @@
+//! The `control` process: turns the newest scan and IMU reading into a
+//! velocity command, 100 times a second.
+
+use horus::prelude::*;
+
+use crate::topics::now_ns;
+
+/// Cruise speed with a clear path, m/s.
+const CRUISE: f32 = 0.5;
+/// Closer than this ahead: stop and turn in place, m.
+const STOP_AT: f32 = 0.6;
+/// Closer than this ahead: slow down proportionally, m.
+const SLOW_AT: f32 = 1.5;
+/// Half-width of the sector watched ahead, rad (±30°).
+const AHEAD: f32 = 0.52;
+/// Turn rate used to avoid an obstacle, rad/s.
+const TURN: f32 = 0.8;
+/// Gain damping the measured yaw rate.
+const YAW_DAMPING: f32 = 0.5;
+
+/// What the controller decided from one scan.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Decision {
+    /// Nearest return in the sector ahead, m (infinite when clear).
+    pub(crate) nearest_ahead: f32,
+    /// The command.
+    pub(crate) linear: f32,
+    /// The turn rate before yaw damping.
+    pub(crate) angular: f32,
+}
+
+/// Slow down as the nearest obstacle ahead gets closer; stop and turn
+/// towards the side with more room when it is too close.
+pub(crate) fn decide(scan: &LaserScan) -> Decision {
+    let mut nearest = f32::INFINITY;
+    let (mut left, mut right) = (0.0_f32, 0.0_f32);
+    for (i, &r) in scan.valid_ranges().iter().enumerate() {
+        if !scan.is_valid_range(r) {
+            continue;
+        }
+        let a = scan.angle_of(i);
+        if a.abs() <= AHEAD {
+            nearest = nearest.min(r);
+        }
+        // Room on each side: sum of ranges over the front quarter-circles.
+        if (0.0..=1.57).contains(&a) {
+            left += r;
+        } else if (-1.57..0.0).contains(&a) {
+            right += r;
+        }
+    }
+    let away = if left >= right { TURN } else { -TURN };
+    let (linear, angular) = if nearest <= STOP_AT {
+        (0.0, away)
+    } else if nearest < SLOW_AT {
+        let k = (nearest - STOP_AT) / (SLOW_AT - STOP_AT);
+        (CRUISE * k, away * (1.0 - k))
+    } else {
+        (CRUISE, 0.0)
+    };
+    Decision {
+        nearest_ahead: nearest,
+        linear,
+        angular,
+    }
+}
+
+/// The controller node.
+pub(crate) struct Controller {
+    scans: Subscriber<LaserScan>,
+    imu: Subscriber<Imu>,
+    commands: Publisher<CmdVel>,
+    scan: Option<LaserScan>,
+    yaw_rate: f32,
+    sent: u64,
+    stops: u64,
+}
+
+impl Controller {
+    pub(crate) fn new(
+        scans: Subscriber<LaserScan>,
+        imu: Subscriber<Imu>,
+        commands: Publisher<CmdVel>,
+    ) -> Controller {
+        Controller {
+            scans,
+            imu,
+            commands,
+            scan: None,
+            yaw_rate: 0.0,
+            sent: 0,
+            stops: 0,
+        }
+    }
+}
+
+impl Node for Controller {
+    fn name(&self) -> &str {
+        "controller"
+    }
+
+    fn tick(&mut self, _ctx: &TickContext<'_>) -> Result<(), NodeError> {
+        // `latest` skips to the newest message: older ones are counted as
+        // skipped (on purpose), not lost.
+        if let Some(scan) = self.scans.latest() {
+            self.scan = Some(*scan);
+        }
+        if let Some(imu) = self.imu.latest() {
+            self.yaw_rate = imu.angular_velocity[2] as f32;
+        }
+        // No scan yet: nothing is known about the surroundings; stand still.
+        let (linear, angular) = match &self.scan {
+            Some(scan) => {
+                let d = decide(scan);
+                if d.linear == 0.0 {
+                    self.stops += 1;
+                }
+                (d.linear, d.angular - YAW_DAMPING * self.yaw_rate)
+            }
+            None => (0.0, 0.0),
+        };
+        let _ = self.commands.send(CmdVel::new(now_ns(), linear, angular));
+        self.sent += 1;
+        Ok(())
+    }
+
+    fn shutdown(&mut self) -> Result<(), NodeError> {
+        println!(
+            "controller: shut down after {} commands ({} of them stopped for an obstacle)",
+            self.sent, self.stops
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world;
+
+    #[test]
+    fn slows_down_and_turns_for_a_close_obstacle() {
+        let mut scan: LaserScan = bytemuck::Zeroable::zeroed();
+        // t = 3.75 s: the obstacle is at its closest (0.4 m centre).
+        world::fill_scan(&mut scan, 3.75, 0.1);
+        let d = decide(&scan);
+        assert!(d.nearest_ahead < STOP_AT, "{d:?}");
+        assert_eq!(d.linear, 0.0);
+        assert_ne!(d.angular, 0.0);
+        // t = 1.25 s: it is far (3.6 m): cruise.
+        world::fill_scan(&mut scan, 1.25, 0.1);
+        let d = decide(&scan);
+        assert_eq!(d.linear, CRUISE);
+    }
+}

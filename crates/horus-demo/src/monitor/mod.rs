@@ -1,0 +1,350 @@
+//! The monitor: the parent process. It creates the topics, subscribes to
+//! each as an extra subscriber, starts the robot's processes, prints what it
+//! measures once a second, then stops everything with SIGTERM and checks
+//! that every process exited cleanly and that nothing was left in /dev/shm.
+
+mod children;
+mod probe;
+mod report;
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use horus::prelude::*;
+use horus::sched::{read_stats, stats_path, StopHandle};
+
+use crate::control::decide;
+use crate::topics;
+use children::{ChildSpec, Ended, Running};
+use probe::{Probe, Shared, Stamped};
+use report::TopicRow;
+
+/// How long the robot's processes get to start before the monitor gives up.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a process gets to exit after SIGTERM before it is SIGKILLed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// The monitor's own scheduler (its probes); it publishes no statistics.
+const MONITOR: &str = "monitor";
+
+/// A topic under observation.
+struct Watched<T> {
+    topic: Topic<T>,
+    window: Shared<T>,
+}
+
+impl<T: Stamped> Watched<T> {
+    /// Subscribes to `topic` and adds the probe draining it to `sched`.
+    fn add(topic: Topic<T>, sched: &mut Scheduler) -> anyhow::Result<Watched<T>> {
+        let sub = topic.subscriber()?;
+        let ready = sub.readiness();
+        let (probe, window) = Probe::new(&format!("probe-{}", topic.name().replace('/', "-")), sub);
+        sched.add(probe, NodeConfig::new().event(ready))?;
+        Ok(Watched { topic, window })
+    }
+
+    fn row(&self, ty: &'static str, elapsed: Duration) -> TopicRow {
+        let latencies_ns = self.window.take();
+        let stats = self.topic.stats();
+        TopicRow {
+            topic: topic_name(self.topic.name()),
+            ty,
+            rate: latencies_ns.len() as f64 / elapsed.as_secs_f64(),
+            latencies_ns,
+            lost: stats.lost() + stats.refused(),
+        }
+    }
+}
+
+fn topic_name(name: &str) -> &'static str {
+    [topics::SCAN, topics::IMU, topics::CMD_VEL, topics::ESTOP]
+        .into_iter()
+        .find(|t| *t == name)
+        .unwrap_or("?")
+}
+
+/// Everything the monitor watches.
+struct Watch {
+    scan: Watched<LaserScan>,
+    imu: Watched<Imu>,
+    cmd: Watched<CmdVel>,
+    estop: Watched<EmergencyStop>,
+}
+
+/// The namespace of this run: `HORUS_NAMESPACE` if set, else one unique to
+/// this run, so that parallel runs never share a segment.
+fn namespace() -> String {
+    match std::env::var("HORUS_NAMESPACE") {
+        Ok(ns) if !ns.is_empty() => ns,
+        _ => format!("demo-{}", std::process::id()),
+    }
+}
+
+/// Runs the demo for `seconds`; returns the exit code.
+pub(crate) fn run(seconds: u64) -> anyhow::Result<i32> {
+    let ns = namespace();
+    // The monitor creates the topics (with the demo's QoS) and subscribes
+    // before any robot process starts, so it sees every message.
+    let (stop, sched_thread, watch) = start_probes(&ns)?;
+    let exe = std::env::current_exe().context("finding this executable")?;
+    // Extension point (issue 5): the Python node is one more ChildSpec
+    // appended to this list (see `children::robot`).
+    let specs: Vec<ChildSpec> = children::robot(&exe);
+    let mut running = Vec::new();
+    for spec in specs {
+        running.push(Running::spawn(spec, &ns)?);
+    }
+    let pids: Vec<(String, u32)> = running.iter().map(|r| (r.name.clone(), r.pid())).collect();
+    println!("{}", report::header(&ns, seconds, &pids));
+
+    let outcome = wait_until_running(&ns, &mut running)
+        .and_then(|()| report_loop(&ns, seconds, &watch, &stop, &mut running));
+
+    let schedulers: Vec<String> = running.iter().filter_map(|r| r.scheduler.clone()).collect();
+    // Stop the robot: SIGTERM to every process, then reap them all.
+    let names: Vec<String> = running
+        .iter()
+        .map(|r| format!("{} (pid {})", r.name, r.pid()))
+        .collect();
+    println!("stopping: SIGTERM to {}", names.join(", "));
+    for r in &mut running {
+        r.terminate();
+    }
+    let mut ended = Vec::new();
+    for r in running {
+        ended.push(r.wait(STOP_GRACE)?);
+    }
+    stop.request_stop();
+    let estops = watch.estop.window.last();
+    drop(watch);
+    sched_thread
+        .join()
+        .map_err(|_| anyhow!("the monitor's scheduler panicked"))??;
+
+    let mut ok = summarize(&ended);
+    if let Some(e) = estops.filter(|e| e.is_engaged()) {
+        println!(
+            "emergency stop seen on {}: from {:?}",
+            topics::ESTOP,
+            e.source_str().unwrap_or("?")
+        );
+        ok = false;
+    }
+    let left = leftovers(&ns, &schedulers);
+    if left.is_empty() {
+        println!("/dev/shm: nothing of namespace {ns:?} left behind");
+    } else {
+        println!("/dev/shm: left behind: {}", left.join(", "));
+        ok = false;
+    }
+    match outcome {
+        Ok(()) if ok => Ok(0),
+        Ok(()) => Ok(1),
+        Err(e) => {
+            eprintln!("horus-demo: {e:#}");
+            Ok(1)
+        }
+    }
+}
+
+type SchedThread = std::thread::JoinHandle<anyhow::Result<()>>;
+
+/// Opens the topics, subscribes, and runs the monitor's scheduler (one
+/// event-driven probe per topic) on a thread of its own.
+fn start_probes(ns: &str) -> anyhow::Result<(StopHandle, SchedThread, Watch)> {
+    let (tx, rx) = mpsc::channel();
+    let ns_owned = ns.to_owned();
+    let thread = std::thread::spawn(move || -> anyhow::Result<()> {
+        let ns = ns_owned;
+        // It handles SIGINT/SIGTERM: Ctrl-C (which the robot's processes get
+        // too) ends the run early, cleanly.
+        let mut sched = Scheduler::new()
+            .name(MONITOR)
+            .namespace(&ns)
+            .publish_stats(false);
+        let watch = (|| {
+            Ok::<_, anyhow::Error>(Watch {
+                scan: Watched::add(topics::scan(&ns)?, &mut sched)?,
+                imu: Watched::add(topics::imu(&ns)?, &mut sched)?,
+                cmd: Watched::add(topics::cmd_vel(&ns)?, &mut sched)?,
+                estop: Watched::add(topics::estop(&ns)?, &mut sched)?,
+            })
+        })();
+        let watch = match watch {
+            Ok(w) => w,
+            Err(e) => {
+                let _ = tx.send(Err(anyhow!("{e:#}")));
+                return Ok(());
+            }
+        };
+        let _ = tx.send(Ok((sched.stop_handle(), watch)));
+        sched.run().context("running the monitor's scheduler")?;
+        Ok(())
+    });
+    match rx.recv() {
+        Ok(Ok((stop, watch))) => Ok((stop, thread, watch)),
+        Ok(Err(e)) => Err(e.context("setting up the monitor")),
+        Err(_) => match thread.join() {
+            Ok(Err(e)) => Err(e),
+            _ => bail!("the monitor's scheduler thread ended early"),
+        },
+    }
+}
+
+/// Waits until every robot process's scheduler publishes statistics (it is
+/// running), or one of them exits.
+fn wait_until_running(ns: &str, running: &mut [Running]) -> anyhow::Result<()> {
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    loop {
+        let mut all = true;
+        for r in running.iter_mut() {
+            if let Some(status) = r.exited() {
+                bail!("the {} process exited during start-up ({status})", r.name);
+            }
+            if let Some(s) = &r.scheduler {
+                all &= read_stats(stats_path(ns, s)).is_ok();
+            }
+        }
+        if all {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            bail!("the robot's processes did not start within {STARTUP_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Prints one block a second for `seconds` (fewer if interrupted).
+fn report_loop(
+    ns: &str,
+    seconds: u64,
+    watch: &Watch,
+    stop: &StopHandle,
+    running: &mut [Running],
+) -> anyhow::Result<()> {
+    // Start the first window now: what arrived during start-up is dropped.
+    watch.scan.window.take();
+    watch.imu.window.take();
+    watch.cmd.window.take();
+    let t0 = Instant::now();
+    let mut last = t0;
+    for second in 1..=seconds {
+        let due = t0 + Duration::from_secs(second);
+        while Instant::now() < due {
+            if stop.is_stopped() {
+                println!("interrupted after {} s", second - 1);
+                return Ok(());
+            }
+            for r in running.iter_mut() {
+                if let Some(status) = r.exited() {
+                    // Ctrl-C reaches the robot's processes too, and they may
+                    // stop before our own scheduler notices the signal.
+                    if stopped_soon(stop) {
+                        println!("interrupted after {} s", second - 1);
+                        return Ok(());
+                    }
+                    bail!("the {} process exited unexpectedly ({status})", r.name);
+                }
+            }
+            std::thread::sleep(
+                Duration::from_millis(10).min(due.saturating_duration_since(Instant::now())),
+            );
+        }
+        let now = Instant::now();
+        let elapsed = now - last;
+        last = now;
+        let mut rows = vec![
+            watch.scan.row("LaserScan", elapsed),
+            watch.imu.row("Imu", elapsed),
+            watch.cmd.row("CmdVel", elapsed),
+        ];
+        let nodes: Vec<_> = running
+            .iter()
+            .filter_map(|r| r.scheduler.clone())
+            .map(|s| {
+                let stats = read_stats(stats_path(ns, &s)).map_err(|e| e.to_string());
+                (s, stats)
+            })
+            .collect();
+        println!(
+            "{}",
+            report::block(second, &mut rows, &nodes, &robot_line(watch))
+        );
+    }
+    Ok(())
+}
+
+/// Whether the monitor's scheduler stops (a signal) within half a second.
+fn stopped_soon(stop: &StopHandle) -> bool {
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < deadline {
+        if stop.is_stopped() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stop.is_stopped()
+}
+
+/// What the robot is doing, from the newest messages the monitor received.
+fn robot_line(watch: &Watch) -> String {
+    let cmd = watch.cmd.window.last();
+    let nearest = watch.scan.window.last().map(|s| decide(&s).nearest_ahead);
+    let mut s = String::from("robot:");
+    match cmd {
+        Some(c) => s += &format!(" commanded {:.2} m/s, {:+.2} rad/s;", c.linear, c.angular),
+        None => s += " no command yet;",
+    }
+    match nearest {
+        Some(d) if d.is_finite() => s += &format!(" nearest obstacle ahead {d:.2} m"),
+        Some(_) => s += " nothing ahead",
+        None => s += " no scan yet",
+    }
+    if let Some(e) = watch.estop.window.last().filter(|e| e.is_engaged()) {
+        s += &format!("; EMERGENCY STOP from {:?}", e.source_str().unwrap_or("?"));
+    }
+    s
+}
+
+/// Prints how each process ended and what it reported; returns whether all
+/// exited 0 on their own.
+fn summarize(ended: &[Ended]) -> bool {
+    let mut ok = true;
+    for e in ended {
+        let clean = e.status.success() && !e.killed;
+        ok &= clean;
+        let how = if e.killed {
+            format!("did not stop within {STOP_GRACE:?}: killed ({})", e.status)
+        } else {
+            e.status.to_string()
+        };
+        println!("  {:<8} {how}", e.name);
+        for line in e.output.lines() {
+            println!("           {line}");
+        }
+    }
+    ok
+}
+
+/// The demo's files still in /dev/shm: topic segments and statistics files
+/// of namespace `ns` (only the demo's own names, so a shared namespace's
+/// other users are not mistaken for leftovers).
+fn leftovers(ns: &str, schedulers: &[String]) -> Vec<String> {
+    let topic_prefix = format!("horus.{ns}.t.demo~");
+    let stats: Vec<String> = schedulers
+        .iter()
+        .map(String::as_str)
+        .chain([MONITOR])
+        .map(|s| format!("horus.{ns}.sched.{s}"))
+        .collect();
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+        return Vec::new();
+    };
+    let mut left: Vec<String> = dir
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&topic_prefix) || stats.contains(n))
+        .collect();
+    left.sort();
+    left
+}

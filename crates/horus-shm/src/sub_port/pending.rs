@@ -1,0 +1,139 @@
+//! Peeking: is a message waiting for this subscriber? Answered without
+//! copying a payload and without moving a cursor, so a scheduler can ask
+//! before deciding to run the node that owns the subscriber.
+//!
+//! The answer comes from the subscriber's cursors as mirrored in its record
+//! (the port is their only writer and stores them with `Release` after every
+//! read) and from the stamp of the slot each cursor points at (see
+//! [`crate::ring`] for the stamp encoding). Reading the mirror rather than
+//! the port's private copy is what lets a handle on another thread — the
+//! scheduler's event loop — ask while the node owns the port.
+
+use std::time::Duration;
+
+use super::{SubPlace, SubscriberPort};
+use crate::records;
+use crate::ring::SlotMem;
+use crate::sync::Ordering;
+
+/// Whether a slot whose stamp is `stamp` holds, for a reader whose next
+/// message is `seq`, something to read: message `seq` itself (stamp
+/// `2·seq`) or a later one (the reader was lapped; the next receive counts
+/// the overrun and returns the oldest message still in the ring). Stamp 0
+/// (never written) and `2·seq + 1` (being written) are not ready.
+fn stamp_has_message(stamp: u64, seq: u64) -> bool {
+    if stamp == 0 {
+        return false;
+    }
+    // Compare halves rather than `2·seq` so that a hostile cursor near
+    // u64::MAX cannot overflow.
+    let found = stamp / 2;
+    found > seq || (found == seq && stamp.is_multiple_of(2))
+}
+
+impl SubPlace {
+    /// Whether a message is waiting for this subscriber on any publisher's
+    /// ring (active or departed). Copies nothing and moves no cursor. Costs
+    /// two loads per publisher place.
+    ///
+    /// A `true` is almost always followed by a successful receive; the
+    /// exceptions are a slot that turns out corrupt or a chunk that was
+    /// recycled under a lapped reader, each of which the receive counts.
+    pub fn has_pending(&self) -> bool {
+        let chan = &self.chan;
+        let places = chan.layout().config.max_publishers as usize;
+        (0..places).any(|k| {
+            // Acquire pairs with the port's Release store in `advance`: if
+            // the port (maybe on another thread) has consumed message `seq-1`
+            // we see at least `seq`, never an older cursor that would make
+            // an already-read message look pending.
+            let seq = chan.cursor(self.j, k).load(Ordering::Acquire);
+            // Acquire pairs with the writer's publishing Release store of
+            // the stamp (the same pairing `ring::read` relies on).
+            let stamp = chan.slot(k, seq).stamp().load(Ordering::Acquire);
+            stamp_has_message(stamp, seq)
+        })
+    }
+
+    /// Blocks until a message is probably waiting (see
+    /// [`has_pending`](SubPlace::has_pending)) or `timeout` passes; returns
+    /// `has_pending()` at the end. Sleeps on the channel's futex, so a
+    /// publisher's send wakes it across processes; without the blocking
+    /// registration (busy-poll subscribers) publishers may not wake it, and
+    /// it sleeps at most 1 ms at a time instead.
+    pub fn wait_pending(&self, timeout: Duration) -> bool {
+        let chan = &self.chan;
+        let wake = chan.wake();
+        let rec = chan.sub_record(self.j);
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            // Same protocol as `SubscriberPort::receive_blocking`: read the
+            // futex word before checking, so a send after the check changes
+            // the word and the futex wait returns at once.
+            let seen = wake.notify.load(Ordering::Acquire);
+            if self.has_pending() {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            // SeqCst pairs with the publisher's SeqCst fence in
+            // `wake_sleepers` (Dekker): either it sees us counted and wakes
+            // us, or our re-check below sees its message.
+            wake.waiters.fetch_add(1, Ordering::SeqCst);
+            // The flag lets a reclaimer undo our `waiters` count if this
+            // process dies asleep. It is shared with the port's own waits;
+            // only clear it if we were the one who set it.
+            let prev = rec.flags.fetch_or(records::FLAG_WAITING, Ordering::Relaxed);
+            let undo = || {
+                if prev & records::FLAG_WAITING == 0 {
+                    rec.flags
+                        .fetch_and(!records::FLAG_WAITING, Ordering::Relaxed);
+                }
+                wake.waiters.fetch_sub(1, Ordering::SeqCst);
+            };
+            if self.has_pending() {
+                undo();
+                return true;
+            }
+            let slice = if self.blocking {
+                left
+            } else {
+                left.min(Duration::from_millis(1))
+            };
+            crate::futex::wait(&wake.notify, seen, Some(slice));
+            undo();
+        }
+    }
+}
+
+impl SubscriberPort {
+    /// Whether a message is waiting; see [`SubPlace::has_pending`].
+    pub fn has_pending(&self) -> bool {
+        self.place.has_pending()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stamp_has_message;
+
+    #[test]
+    fn stamps_that_mean_a_message_is_waiting() {
+        // Never written.
+        assert!(!stamp_has_message(0, 1));
+        assert!(!stamp_has_message(0, 0));
+        // Message 5 complete, reader wants 5.
+        assert!(stamp_has_message(10, 5));
+        // Message 5 being written.
+        assert!(!stamp_has_message(11, 5));
+        // Reader wants 6; the slot still holds 6 - depth (older): nothing new.
+        assert!(!stamp_has_message(2 * 2, 6));
+        // Lapped: the slot holds a later message (complete or being written).
+        assert!(stamp_has_message(2 * 9, 5));
+        assert!(stamp_has_message(2 * 9 + 1, 5));
+        // A hostile cursor does not overflow.
+        assert!(!stamp_has_message(10, u64::MAX));
+    }
+}

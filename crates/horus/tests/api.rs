@@ -442,7 +442,10 @@ fn publisher_that_comes_and_goes_between_polls_is_not_missed() {
 fn handle_without_endpoints_leaves_no_segment() {
     let ns = unique_ns("handle");
     let path = segment_path(&ns, "idle");
-    let t = Topic::<CmdVel>::builder("idle").namespace(&ns).open().unwrap();
+    let t = Topic::<CmdVel>::builder("idle")
+        .namespace(&ns)
+        .open()
+        .unwrap();
     assert!(std::path::Path::new(&path).exists());
     drop(t);
     assert!(!std::path::Path::new(&path).exists());

@@ -54,6 +54,14 @@ pub struct ChannelSnapshot {
     pub publishers: Vec<PublisherSnapshot>,
     /// Active subscribers.
     pub subscribers: Vec<SubscriberSnapshot>,
+    /// Subscribers registered for futex wake-ups (blocking `recv`),
+    /// including dead ones not yet reclaimed. While 0, publishers skip the
+    /// wake path entirely.
+    pub blocking_subscribers: u32,
+    /// Subscribers asleep (or about to sleep) in a futex wait right now,
+    /// including dead ones not yet reclaimed. While non-zero, every send
+    /// makes a wake-up system call.
+    pub sleeping_subscribers: u32,
 }
 
 impl Channel {
@@ -61,7 +69,12 @@ impl Channel {
     pub fn snapshot(&self) -> ChannelSnapshot {
         let m = self.membership().load(Ordering::Acquire);
         let cfg = self.layout().config;
-        let mut snap = ChannelSnapshot::default();
+        let wake = self.wake();
+        let mut snap = ChannelSnapshot {
+            blocking_subscribers: wake.blocking_subs.load(Ordering::Relaxed),
+            sleeping_subscribers: wake.waiters.load(Ordering::Relaxed),
+            ..ChannelSnapshot::default()
+        };
         for k in 0..cfg.max_publishers as usize {
             if records::pubs_of(m) & (1 << k) == 0 {
                 continue;

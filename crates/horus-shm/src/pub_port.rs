@@ -77,11 +77,11 @@ impl PublisherPort {
                 rec,
                 membership: chan.membership(),
                 wake: chan.wake(),
-                next_seq: head + 1,
+                next_seq: head.saturating_add(1),
                 sent,
                 cached_members: u64::MAX,
                 min_cursor: 0,
-                released_upto: head + 1,
+                released_upto: head.saturating_add(1),
             });
         }
         Err(JoinError::Full {
@@ -299,6 +299,14 @@ impl PublisherPort {
         if w.waiters.load(Ordering::Relaxed) != 0 {
             w.notify.fetch_add(1, Ordering::Release);
             futex::wake_all(&w.notify);
+            // A subscriber killed while asleep stays counted until its place
+            // is reclaimed; without this a DropOldest publisher (which never
+            // waits, so never reclaims) would pay a wake-up system call on
+            // every send for ever. Checking liveness reads /proc, so only
+            // every 4096 wake-ups.
+            if self.sent.is_multiple_of(4096) {
+                self.chan.reclaim_dead();
+            }
         }
     }
 

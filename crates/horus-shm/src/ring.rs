@@ -80,7 +80,8 @@ pub(crate) fn write<S: SlotMem>(slot: &S, seq: u64, kind: u32, payload: &[u8]) {
     // payload store below, so a reader that sees any new payload word and then
     // re-reads the stamp (after its Acquire fence) sees at least this odd
     // value and rejects the copy.
-    slot.stamp().store(2 * seq + 1, Ordering::Relaxed);
+    slot.stamp()
+        .store(seq.wrapping_mul(2).wrapping_add(1), Ordering::Relaxed);
     fence(Ordering::Release);
     slot.meta().store(
         payload.len() as u64 | (u64::from(kind) << 32),
@@ -101,7 +102,7 @@ pub(crate) fn write<S: SlotMem>(slot: &S, seq: u64, kind: u32, payload: &[u8]) {
     }
     // Publish. Release: a reader that Acquire-loads this even stamp sees
     // every payload store above.
-    slot.stamp().store(2 * seq, Ordering::Release);
+    slot.stamp().store(seq.wrapping_mul(2), Ordering::Release);
 }
 
 /// Copies message `seq` out of `slot` into `out` (which must hold the whole
@@ -109,8 +110,11 @@ pub(crate) fn write<S: SlotMem>(slot: &S, seq: u64, kind: u32, payload: &[u8]) {
 pub(crate) fn read<S: SlotMem>(slot: &S, seq: u64, out: &mut [u64]) -> ReadOutcome {
     // Acquire pairs with the writer's publishing Release store.
     let s1 = slot.stamp().load(Ordering::Acquire);
-    if s1 != 2 * seq {
-        return if s1 >= 2 * seq + 2 {
+    // Wrapping arithmetic: `seq` may derive from a corrupt `head` written by
+    // a hostile peer; that must not panic (it just never matches).
+    let want = seq.wrapping_mul(2);
+    if s1 != want {
+        return if s1 >= want.wrapping_add(2) {
             ReadOutcome::Lapped { found: s1 / 2 }
         } else {
             ReadOutcome::NotReady

@@ -99,7 +99,8 @@ impl Channel {
             let backlog = (0..cfg.max_publishers as usize)
                 .map(|k| {
                     let head = self.pub_record(k).head.load(Ordering::Relaxed);
-                    (head + 1).saturating_sub(self.cursor(j, k).load(Ordering::Relaxed))
+                    head.saturating_add(1)
+                        .saturating_sub(self.cursor(j, k).load(Ordering::Relaxed))
                 })
                 .sum();
             snap.subscribers.push(SubscriberSnapshot {

@@ -142,7 +142,12 @@ impl SubscriberPort {
             // Start after everything already published: a subscriber sees
             // messages sent from the moment it joins.
             let cursors: Vec<u64> = (0..cfg.max_publishers as usize)
-                .map(|k| chan.pub_record(k).head.load(Ordering::Acquire) + 1)
+                .map(|k| {
+                    chan.pub_record(k)
+                        .head
+                        .load(Ordering::Acquire)
+                        .saturating_add(1)
+                })
                 .collect();
             for (k, &c) in cursors.iter().enumerate() {
                 chan.cursor(j, k).store(c, Ordering::Release);
@@ -272,7 +277,7 @@ impl SubscriberPort {
             match outcome {
                 ReadOutcome::Ready { len, kind } => match kind {
                     KIND_INLINE => {
-                        self.advance(k, seq + 1);
+                        self.advance(k, seq.wrapping_add(1));
                         self.count_received();
                         return Some(Received::Inline { len });
                     }
@@ -281,14 +286,14 @@ impl SubscriberPort {
                         // message: a Reject/Block publisher treats a chunk
                         // below every cursor as consumed and may reuse it.
                         let pinned = self.pin_chunk(k, out[0], out[1]);
-                        self.advance(k, seq + 1);
+                        self.advance(k, seq.wrapping_add(1));
                         if let Some(r) = pinned {
                             self.count_received();
                             return Some(r);
                         }
                     }
                     _ => {
-                        self.advance(k, seq + 1);
+                        self.advance(k, seq.wrapping_add(1));
                         self.count(Loss::Malformed, 1);
                     }
                 },
@@ -305,17 +310,19 @@ impl SubscriberPort {
                     let chan = &self.place.chan;
                     let depth = u64::from(chan.layout().config.depth);
                     let head = chan.pub_record(k).head.load(Ordering::Acquire);
-                    let next = (seq + 1).max((head + 1).saturating_sub(depth));
-                    self.count(Loss::Overrun, next - seq);
+                    let next = seq
+                        .saturating_add(1)
+                        .max(head.saturating_add(1).saturating_sub(depth));
+                    self.count(Loss::Overrun, next.saturating_sub(seq));
                     self.advance(k, next);
                 }
                 ReadOutcome::Torn => {
                     self.count(Loss::Overrun, 1);
-                    self.advance(k, seq + 1);
+                    self.advance(k, seq.wrapping_add(1));
                 }
                 ReadOutcome::Malformed => {
                     self.count(Loss::Malformed, 1);
-                    self.advance(k, seq + 1);
+                    self.advance(k, seq.wrapping_add(1));
                 }
             }
         }
@@ -368,7 +375,7 @@ impl SubscriberPort {
             Loss::Skipped => (&mut self.skipped, &rec.skipped),
             Loss::Malformed => (&mut self.malformed, &rec.malformed),
         };
-        *local += n;
+        *local = local.saturating_add(n);
         // Only this place writes its counters: a plain store suffices.
         shared.store(*local, Ordering::Relaxed);
     }

@@ -69,6 +69,10 @@ pub enum SendError<M> {
     /// subscribers keep).
     #[error("loan pool exhausted: every chunk is held by the history or by subscribers")]
     PoolExhausted(M),
+    /// The message's tail is longer than the topic's `max_tail_bytes` (the
+    /// second field).
+    #[error("tail longer than the topic allows ({1} bytes)")]
+    TooLarge(M, usize),
 }
 
 impl<M> SendError<M> {
@@ -78,13 +82,17 @@ impl<M> SendError<M> {
             SendError::Full(m) => SendError::Full(f(m)),
             SendError::Timeout(m, d) => SendError::Timeout(f(m), d),
             SendError::PoolExhausted(m) => SendError::PoolExhausted(f(m)),
+            SendError::TooLarge(m, max) => SendError::TooLarge(f(m), max),
         }
     }
 
     /// The message that was not sent.
     pub fn into_inner(self) -> M {
         match self {
-            SendError::Full(m) | SendError::Timeout(m, _) | SendError::PoolExhausted(m) => m,
+            SendError::Full(m)
+            | SendError::Timeout(m, _)
+            | SendError::PoolExhausted(m)
+            | SendError::TooLarge(m, _) => m,
         }
     }
 }

@@ -81,9 +81,11 @@ impl<T: Message> Publisher<T> {
     /// Publishes `msg` followed by a copy of `tail` (point data, pixels).
     /// On failure nothing is sent and the error says why.
     pub fn send_with_tail(&mut self, msg: &T, tail: &[u8]) -> Result<Delivery, SendError<()>> {
-        let mut sample = self
-            .loan_slice(tail.len())
-            .map_err(|_| SendError::PoolExhausted(()))?;
+        let mut sample = self.loan_slice(tail.len()).map_err(|e| match e {
+            LoanError::TooLarge { max, .. } => SendError::TooLarge((), max),
+            LoanError::NoTail => SendError::TooLarge((), 0),
+            LoanError::PoolExhausted => SendError::PoolExhausted(()),
+        })?;
         *sample = *msg;
         sample.tail_mut().copy_from_slice(tail);
         sample.send().map_err(|e| e.map(drop))

@@ -274,6 +274,10 @@ fn oversized_loan_is_a_typed_error() {
         })
     );
     assert!(p.loan_slice(1024).is_ok());
+    assert_eq!(
+        p.send_with_tail(&PointCloud::new(0, false), &[0; 1025]),
+        Err(SendError::TooLarge((), 1024))
+    );
     let t2 = topic::<CmdVel>("notail", Overflow::DropOldest, 4);
     assert_eq!(
         t2.publisher().unwrap().loan_slice(8).err(),

@@ -114,6 +114,17 @@ pub(crate) fn release(state: &AtomicU64, j: usize) {
     state.fetch_and(!sub_bit(j), Ordering::Release);
 }
 
+/// Subscriber place `j`, the topic's only subscriber, drops its read
+/// reference *and* the ring's hold: nobody else will read this message
+/// (subscribers that join later start after the head), so the chunk is free
+/// at once and the publisher need not scan cursors to reuse it while hot.
+/// Holding our bit until this single RMW pins the generation, so the RING
+/// bit cleared is this message's.
+pub(crate) fn release_last_reader(state: &AtomicU64, j: usize) {
+    // Release: as in `release`.
+    state.fetch_and(!(sub_bit(j) | RING), Ordering::Release);
+}
+
 /// Whether subscriber place `j` holds a reference on the chunk.
 pub(crate) fn held_by(state: &AtomicU64, j: usize) -> bool {
     state.load(Ordering::Relaxed) & sub_bit(j) != 0
@@ -181,6 +192,10 @@ pub(crate) mod model {
     /// See [`super::release`].
     pub fn release(state: &AtomicU64, j: usize) {
         super::release(state, j)
+    }
+    /// See [`super::release_last_reader`].
+    pub fn release_last_reader(state: &AtomicU64, j: usize) {
+        super::release_last_reader(state, j)
     }
     /// Reclaims a dead subscriber's reference (same as `release`, run by
     /// another process).

@@ -187,6 +187,17 @@ impl PublisherPort {
     /// Loans a free chunk from the pool, or `None` if every chunk is in use
     /// (held by the ring or by subscribers' samples).
     pub fn loan_chunk(&mut self) -> Option<ChunkLoan> {
+        // With one subscriber, it frees each chunk itself when it drops the
+        // sample (`release_last_reader`), so the lowest free chunk is the
+        // hot one without reading its cursor line on every loan. With more,
+        // free what every subscriber has consumed first.
+        let m = self.members().load(Ordering::Relaxed);
+        if records::subs_of(m).count_ones() > 1 {
+            self.release_consumed();
+        }
+        if let Some(loan) = self.claim_free_chunk() {
+            return Some(loan);
+        }
         self.release_consumed();
         if let Some(loan) = self.claim_free_chunk() {
             return Some(loan);

@@ -35,7 +35,12 @@ impl SubPlace {
     /// Drops this place's reference on chunk `c` of pool `k`.
     pub fn release_chunk(&self, k: usize, c: usize) {
         if let Some(state) = self.chan.chunk_state(k, c) {
-            pool::release(state, self.j);
+            let m = self.chan.membership().load(Ordering::Relaxed);
+            if records::subs_of(m) == 1 << self.j {
+                pool::release_last_reader(state, self.j);
+            } else {
+                pool::release(state, self.j);
+            }
         }
     }
 
@@ -339,6 +344,10 @@ impl SubscriberPort {
             self.count(Loss::Malformed, 1);
             return None;
         };
+        // Start fetching the message's first cache line (its fixed part,
+        // which every reader reads) while the pinning CAS below waits for
+        // the state word, so the two misses overlap.
+        prefetch(chan.chunk_ptr(k, c));
         if !pool::acquire(state, gen, self.place.j) {
             // Freed and reused before we got to it: it was overwritten.
             self.count(Loss::Overrun, 1);
@@ -499,4 +508,17 @@ impl Drop for SubscriberPort {
             Segment::unlink(chan.name());
         }
     }
+}
+
+/// Hints the CPU to start loading the cache line at `p`.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults, whatever the
+    // address, and has no effect on program semantics.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use horus_shm::model::{acquire, claim, reclaim, release, release_ring};
+use horus_shm::model::{acquire, claim, reclaim, release, release_last_reader, release_ring};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicU64, Ordering};
 
@@ -75,5 +75,43 @@ fn dead_subscriber_reference_is_reclaimed_exactly() {
         // Everyone is gone: the chunk is free, exactly once.
         assert_eq!(claim(&state), Some(gen + 1));
         assert_eq!(claim(&state), None);
+    });
+}
+
+#[test]
+fn sole_reader_frees_chunk_and_ring_hold_in_one_step() {
+    loom::model(|| {
+        let chunk = Arc::new(Chunk {
+            state: AtomicU64::new(0),
+            data: UnsafeCell::new(0),
+            slot: AtomicU64::new(0),
+        });
+        let gen = claim(&chunk.state).unwrap();
+        chunk.data.with_mut(|d| unsafe { *d = u64::from(gen) });
+        chunk.slot.store(u64::from(gen), Ordering::Release);
+
+        let c = Arc::clone(&chunk);
+        let reader = loom::thread::spawn(move || {
+            let gen = c.slot.load(Ordering::Acquire) as u32;
+            // The overwrite may win the race: then the message is gone.
+            if acquire(&c.state, gen, 0) {
+                let v = c.data.with(|d| unsafe { *d });
+                assert_eq!(v, u64::from(gen), "read a chunk of another generation");
+                release_last_reader(&c.state, 0);
+            }
+        });
+
+        // The publisher, overwriting the slot, drops the ring hold of the
+        // old generation (a no-op if the reader already did) and reuses
+        // the chunk once it is free: never while the reader reads.
+        release_ring(&chunk.state, gen);
+        if let Some(gen2) = claim(&chunk.state) {
+            chunk.data.with_mut(|d| unsafe { *d = u64::from(gen2) });
+        }
+        reader.join().unwrap();
+        // Whatever the interleaving, the chunk ends up free or reclaimed
+        // by the publisher, never leaked.
+        let held = chunk.state.load(Ordering::Relaxed) & ((1 << 33) - 1);
+        assert!(held == 0 || held == 1 << 32, "state {held:#x}");
     });
 }

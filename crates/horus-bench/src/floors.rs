@@ -26,7 +26,6 @@ use crate::payload;
 use crate::stats::Summary;
 use anyhow::bail;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
-use std::hint::black_box;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
@@ -181,22 +180,27 @@ pub fn cacheline(cfg: &Config, cpus: Option<[usize; 2]>) -> anyhow::Result<Summa
     run_pair(cfg, cpus, &h.abort.0, a, b)
 }
 
-/// Handoff plus three `memcpy`s of `size` bytes: the floor for a copying transport.
+/// Handoff plus three `memcpy`s of `size` bytes, with the application work of a
+/// copying transport row (A writes its message and reads the reply in its own buffers):
+/// the floor for a copying transport.
 pub fn copy(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> anyhow::Result<Summary> {
     let h = Handoff::default();
     let (ping, pong) = (SharedBuf::new(size), SharedBuf::new(size));
+    let touch = cfg.touch;
     let mut src = vec![0u8; size];
-    payload::write(&mut src, 1, payload::Touch::Full);
     let mut dst = vec![0u8; size];
+    // The same application work as a copying transport's row: A writes the
+    // message in its own buffer and reads the reply from its own buffer;
+    // the three copies in between are the only transport cost.
     let a = |seq| {
+        payload::write(&mut src, seq, touch);
         // SAFETY: A owns `ping` between B's `2s` (or the start) and A's `2s+1`.
         unsafe { ping.bytes_mut() }.copy_from_slice(&src);
         h.a_send(seq);
         h.a_wait(seq)?;
         // SAFETY: A owns `pong` after observing B's `2s+2` until its next send.
         dst.copy_from_slice(unsafe { pong.bytes() });
-        black_box(dst.as_slice());
-        Ok(())
+        payload::check(&dst, seq, touch)
     };
     let b = |seq| {
         h.b_wait(seq)?;

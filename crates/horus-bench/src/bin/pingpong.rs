@@ -326,7 +326,7 @@ fn method_lines(opts: &Options) -> Vec<String> {
              scheduler's choice"
         ),
         "floors (two threads, one process): cacheline = one 64-byte line handed back and \
-         forth; copy = same + memcpy local->shared, shared->shared (B), shared->local; touch = \
+         forth; copy = same + A writes the message in a local buffer, memcpy local->shared, shared->shared (B), shared->local, A reads it (the work of a copy-mode row); touch = \
          same + payload written and read in place; wake = FUTEX_WAIT/FUTEX_WAKE (non-private) \
          ping-pong, no spinning"
             .to_owned(),

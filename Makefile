@@ -63,15 +63,9 @@ setup:
 	    echo "setup: 'cargo $$comp' missing: rustup component add $${comp/fmt/rustfmt}" >&2; exit 1; }; \
 	done
 
-# Python environment for the bindings (python/); does nothing until python/ exists.
-setup-python: setup
-	@if [ -d python ]; then \
-	  [ -x $(VENV)/bin/python ] || { echo "setup-python: creating $(VENV)"; $(PYTHON) -m venv $(VENV); }; \
-	  if ! { [ -x $(VENV)/bin/maturin ] && $(VENV)/bin/python -c 'import pytest, numpy' 2>/dev/null; }; then \
-	    echo "setup-python: installing maturin pytest numpy"; \
-	    $(VENV)/bin/python -m pip install -q maturin pytest numpy; \
-	  fi; \
-	fi
+# Python environment for the bindings: .venv with maturin, pytest, numpy, mypy
+# (python/python.mk, idempotent).
+setup-python: setup py-setup
 
 # ---------------------------------------------------------------------------
 # Demo
@@ -158,13 +152,11 @@ test-demo-smoke:
 
 # Python tests against the installed package; a no-op until python/ exists.
 # Whoever adds python/ wires the build + pytest here (the check below makes sure they do).
-test-python:
-	@if [ ! -d python ]; then \
-	  echo "skipped: no python/ yet"; \
-	else \
-	  echo "test-python: python/ exists but test-python is not wired yet (edit the Makefile)" >&2; \
-	  exit 1; \
-	fi
+# The Python package: wheel built by maturin and installed into .venv; pytest (incl.
+# cross-language tests against a Rust peer process), mypy stubtest and mypy --strict.
+include python/python.mk
+
+test-python: setup py-test
 
 # ---------------------------------------------------------------------------
 # Benchmarks (not part of `make test`): pinned and unpinned passes, full payloads.

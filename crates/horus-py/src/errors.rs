@@ -1,0 +1,188 @@
+//! Python exceptions, one per way an operation can fail, and the mapping
+//! from the Rust error enums.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+use crate::dynamic::SendFailure;
+use crate::tensor_pool::PoolError;
+
+create_exception!(
+    _horus,
+    HorusError,
+    PyException,
+    "Base class of every horus error."
+);
+create_exception!(
+    _horus,
+    TopicError,
+    HorusError,
+    "A topic could not be opened, or an endpoint created on it."
+);
+create_exception!(
+    _horus,
+    SchemaMismatchError,
+    TopicError,
+    "The topic exists with another message type. `expected` and `found` name both schemas."
+);
+create_exception!(
+    _horus,
+    QosMismatchError,
+    TopicError,
+    "The topic exists with other QoS or capacities than explicitly requested."
+);
+create_exception!(
+    _horus,
+    TopicFullError,
+    TopicError,
+    "Every publisher or subscriber place of the topic is held by a live endpoint."
+);
+create_exception!(
+    _horus,
+    InvalidTopicError,
+    TopicError,
+    "The request is invalid (topic name, capacities, message type)."
+);
+create_exception!(
+    _horus,
+    SegmentError,
+    TopicError,
+    "The shared-memory segment is missing, truncated, corrupt, or from an incompatible build."
+);
+create_exception!(
+    _horus,
+    SendError,
+    HorusError,
+    "A message was not published (it is never reported as sent)."
+);
+create_exception!(
+    _horus,
+    HistoryFullError,
+    SendError,
+    "Overflow.REJECT: a subscriber has not read the oldest message of the history."
+);
+create_exception!(
+    _horus,
+    SendTimeoutError,
+    SendError,
+    "Overflow.block(timeout): no room appeared within the timeout."
+);
+create_exception!(
+    _horus,
+    PoolExhaustedError,
+    SendError,
+    "Every loan chunk is in use (held by the history or by subscribers)."
+);
+create_exception!(
+    _horus,
+    LoanError,
+    HorusError,
+    "A loan could not be made or used (tail too large, loan outstanding, no loan)."
+);
+create_exception!(
+    _horus,
+    RecvTimeoutError,
+    HorusError,
+    "No message arrived within the timeout."
+);
+create_exception!(
+    _horus,
+    TensorPoolError,
+    HorusError,
+    "A tensor pool could not be opened, or a tensor allocated or attached."
+);
+create_exception!(
+    _horus,
+    StaleDescriptorError,
+    TensorPoolError,
+    "The descriptor names a tensor that was freed since, or another pool's slot."
+);
+
+fn with_attrs(py: Python<'_>, err: PyErr, attrs: &[(&str, &str)]) -> PyErr {
+    let value = err.value(py);
+    for (k, v) in attrs {
+        // Setting attributes on a fresh exception instance cannot fail.
+        let _ = value.setattr(*k, *v);
+    }
+    err
+}
+
+/// Maps a topic error to its exception, with the details as attributes.
+pub(crate) fn topic_error(py: Python<'_>, e: horus::TopicError) -> PyErr {
+    let msg = e.to_string();
+    match &e {
+        horus::TopicError::SchemaMismatch {
+            topic,
+            expected,
+            found,
+        } => with_attrs(
+            py,
+            SchemaMismatchError::new_err(msg),
+            &[("topic", topic), ("expected", expected), ("found", found)],
+        ),
+        horus::TopicError::QosMismatch {
+            topic,
+            found,
+            requested,
+        } => with_attrs(
+            py,
+            QosMismatchError::new_err(msg),
+            &[("topic", topic), ("found", found), ("requested", requested)],
+        ),
+        horus::TopicError::Invalid { topic, .. } => {
+            with_attrs(py, InvalidTopicError::new_err(msg), &[("topic", topic)])
+        }
+        horus::TopicError::Full { topic, .. } => {
+            with_attrs(py, TopicFullError::new_err(msg), &[("topic", topic)])
+        }
+        horus::TopicError::Segment { topic, .. } => {
+            with_attrs(py, SegmentError::new_err(msg), &[("topic", topic)])
+        }
+        horus::TopicError::NotFound(topic) => {
+            with_attrs(py, SegmentError::new_err(msg), &[("topic", topic)])
+        }
+        // TopicError is non-exhaustive in spirit: keep a catch-all.
+        #[allow(unreachable_patterns)]
+        _ => TopicError::new_err(msg),
+    }
+}
+
+/// Maps a send failure to its exception.
+pub(crate) fn send_error(topic: &str, e: SendFailure) -> PyErr {
+    match e {
+        SendFailure::Full => HistoryFullError::new_err(format!(
+            "topic {topic:?}: history full (Overflow.REJECT): a subscriber has not read the oldest message; the message was not sent"
+        )),
+        SendFailure::Timeout(d) => SendTimeoutError::new_err(format!(
+            "topic {topic:?}: history still full after {d:?} (Overflow.block); the message was not sent"
+        )),
+        SendFailure::PoolExhausted => PoolExhaustedError::new_err(format!(
+            "topic {topic:?}: loan pool exhausted: every chunk is held by the history or by subscribers; the message was not sent"
+        )),
+        SendFailure::BadSize { got, expected } => pyo3::exceptions::PyValueError::new_err(
+            format!("topic {topic:?}: got {got} bytes, the message type has {expected}"),
+        ),
+        SendFailure::TooLarge { requested, max } => LoanError::new_err(format!(
+            "topic {topic:?}: tail of {} bytes; the topic allows at most {max} (max_tail_bytes)",
+            requested.map_or_else(|| "too many".to_owned(), |n| n.to_string())
+        )),
+        SendFailure::LoanOutstanding => LoanError::new_err(format!(
+            "topic {topic:?}: this publisher has an outstanding loan; send or discard it first"
+        )),
+        SendFailure::NoLoan => LoanError::new_err(format!(
+            "topic {topic:?}: the loan was already sent or discarded"
+        )),
+    }
+}
+
+/// Maps a tensor pool error to its exception.
+pub(crate) fn pool_error(e: PoolError) -> PyErr {
+    match e {
+        PoolError::Stale(_) => StaleDescriptorError::new_err(e.to_string()),
+        PoolError::TooLarge { .. } | PoolError::Invalid { .. } => {
+            pyo3::exceptions::PyValueError::new_err(e.to_string())
+        }
+        _ => TensorPoolError::new_err(e.to_string()),
+    }
+}

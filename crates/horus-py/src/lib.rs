@@ -1,0 +1,73 @@
+//! `horus._horus`: the native module of the Python package `horus`.
+//!
+//! One declarative module lists the whole Python surface; the pure-Python
+//! package (`python/horus`) wraps it. Messages cross the boundary as raw
+//! bytes or zero-copy buffers, and the package builds its message classes
+//! from the schema tables exported here ([`registry`]), so the Rust
+//! `message!` definitions are the only description of every message.
+//!
+//! The crate also builds `horus-py-peer`, the Rust endpoint of the
+//! cross-language tests.
+
+mod buffer;
+mod dynamic;
+mod errors;
+mod py_sched;
+mod py_topic;
+mod registry;
+pub mod tensor_msg;
+pub mod tensor_pool;
+mod tensor_py;
+
+/// The native module. Private: import `horus` instead.
+#[pyo3::pymodule]
+mod _horus {
+    use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use crate::errors::{
+        HistoryFullError, HorusError, InvalidTopicError, LoanError, PoolExhaustedError,
+        QosMismatchError, RecvTimeoutError, SchemaMismatchError, SegmentError, SendError,
+        SendTimeoutError, StaleDescriptorError, TensorPoolError, TopicError, TopicFullError,
+    };
+    #[pymodule_export]
+    use crate::py_sched::{Scheduler, TickInfo};
+    #[pymodule_export]
+    use crate::py_topic::{
+        Loan, Publisher, PublisherStats, Sample, Subscriber, SubscriberStats, Topic, TopicStats,
+    };
+    #[pymodule_export]
+    use crate::registry::{FieldInfo, SchemaInfo};
+    #[pymodule_export]
+    use crate::tensor_py::{RawTensorPool, TensorBuffer};
+
+    /// Schema and field table of every message type, nested types first.
+    #[pyfunction]
+    fn message_schemas() -> Vec<crate::registry::SchemaInfo> {
+        crate::registry::all_schemas()
+    }
+
+    /// Named constants of the message types: (type name, constant, value).
+    #[pyfunction]
+    fn message_constants() -> Vec<(&'static str, &'static str, u64)> {
+        crate::registry::constants()
+    }
+
+    /// Known image encodings: (code, name, bytes per pixel).
+    #[pyfunction]
+    fn image_encodings() -> Vec<(u32, &'static str, usize)> {
+        crate::registry::image_encodings()
+    }
+
+    /// The namespace topics and pools use by default (HORUS_NAMESPACE, else
+    /// per user), read now.
+    #[pyfunction]
+    fn default_namespace() -> String {
+        horus_shm::name::namespace()
+    }
+
+    /// Version of the native module.
+    #[allow(non_upper_case_globals)]
+    #[pymodule_export]
+    const __version__: &str = env!("CARGO_PKG_VERSION");
+}

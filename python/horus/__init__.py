@@ -1,0 +1,138 @@
+"""horus: typed publish/subscribe over shared memory for robots, from Python.
+
+Python endpoints meet Rust endpoints on the same shared-memory topics, with
+the same message layouts and schema ids, QoS and loss accounting::
+
+    import horus
+
+    topic = horus.Topic(horus.CmdVel, "base/cmd_vel", depth=8)
+    pub = topic.publisher()
+    sub = topic.subscriber()
+    pub.send(horus.CmdVel(linear=0.5, angular=0.1))
+    cmd = sub.recv(timeout=1.0)
+    assert cmd.linear == 0.5
+
+Message classes are generated from the Rust definitions (see
+``horus.MESSAGE_TYPES``); ``TensorPool`` hands NumPy/DLPack tensors to other
+processes by descriptor without copying them; ``Scheduler`` runs Python
+nodes (``init/tick/shutdown``) on the horus scheduler.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Type
+
+from . import _horus
+from ._horus import (
+    HistoryFullError,
+    HorusError,
+    InvalidTopicError,
+    LoanError,
+    PoolExhaustedError,
+    PublisherStats,
+    QosMismatchError,
+    RecvTimeoutError,
+    SchemaInfo,
+    SchemaMismatchError,
+    Scheduler,
+    SegmentError,
+    SendError,
+    SendTimeoutError,
+    StaleDescriptorError,
+    SubscriberStats,
+    TensorPoolError,
+    TickInfo,
+    TopicError,
+    TopicFullError,
+    TopicStats,
+)
+from ._nodes import FnNode
+from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
+from ._tensor import Tensor, TensorPool
+from ._topic import Loan, Overflow, Publisher, Subscriber, Topic
+
+__version__: str = _horus.__version__
+
+if TYPE_CHECKING:
+    from ._messages import _ImageBase, _PointCloudBase
+
+    Time: Type[Message]
+    Header: Type[Message]
+    Vector3: Type[Message]
+    Quaternion: Type[Message]
+    Pose2D: Type[Message]
+    Pose: Type[Message]
+    Twist: Type[Message]
+    CmdVel: Type[Message]
+    EmergencyStop: Type[Message]
+    Imu: Type[Message]
+    LaserScan: Type[Message]
+    BatteryState: Type[Message]
+    Odometry: Type[Message]
+    JointState: Type[Message]
+    PointCloud: Type[_PointCloudBase]
+    Image: Type[_ImageBase]
+    TensorRef: Type[Message]
+else:
+    globals().update(MESSAGE_TYPES)
+
+
+def default_namespace() -> str:
+    """The namespace topics and pools use when none is given
+    (``HORUS_NAMESPACE``, else per user)."""
+    return _horus.default_namespace()
+
+
+__all__ = [
+    "MESSAGE_TYPES",
+    "BatteryState",
+    "CmdVel",
+    "EmergencyStop",
+    "FnNode",
+    "Header",
+    "HistoryFullError",
+    "HorusError",
+    "Image",
+    "Imu",
+    "InvalidTopicError",
+    "JointState",
+    "LaserScan",
+    "Loan",
+    "LoanError",
+    "Message",
+    "Odometry",
+    "Overflow",
+    "PointCloud",
+    "PoolExhaustedError",
+    "Pose",
+    "Pose2D",
+    "Publisher",
+    "PublisherStats",
+    "QosMismatchError",
+    "Quaternion",
+    "RecvTimeoutError",
+    "SchemaInfo",
+    "SchemaMismatchError",
+    "Scheduler",
+    "SegmentError",
+    "SendError",
+    "SendTimeoutError",
+    "StaleDescriptorError",
+    "Subscriber",
+    "SubscriberStats",
+    "Tensor",
+    "TensorPool",
+    "TensorPoolError",
+    "TensorRef",
+    "TickInfo",
+    "Time",
+    "Topic",
+    "TopicError",
+    "TopicFullError",
+    "TopicStats",
+    "Twist",
+    "Vector3",
+    "default_namespace",
+    "layout_hash",
+    "message_type",
+]

@@ -1,0 +1,301 @@
+"""Topics, publishers and subscribers over the native endpoints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, ClassVar, Generic, Iterator, Optional, Type, TypeVar, cast
+
+import numpy as np
+
+from . import _horus
+from ._messages import Message
+
+__all__ = ["Overflow", "Topic", "Publisher", "Subscriber", "Loan"]
+
+M = TypeVar("M", bound=Message)
+
+DEFAULT_SPIN = 1000
+"""Polls a blocking ``recv`` makes before sleeping. Larger than the Rust
+default (64): a Python peer takes microseconds to answer, and a reply that
+arrives while we spin costs no futex wake-up (tens of µs)."""
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """What a publisher does when a subscriber has not read the oldest
+    message of the history. A property of the topic: every endpoint agrees
+    on it, and adding a subscriber never changes it.
+
+    * ``Overflow.DROP_OLDEST`` — overwrite the oldest (sensors); lapped
+      subscribers count the loss as ``overrun``.
+    * ``Overflow.REJECT`` — ``send`` raises ``HistoryFullError``.
+    * ``Overflow.block(timeout)`` — wait up to ``timeout`` s for room, then
+      raise ``SendTimeoutError``.
+    """
+
+    kind: str
+    timeout: Optional[float] = None
+
+    DROP_OLDEST: ClassVar["Overflow"]
+    REJECT: ClassVar["Overflow"]
+
+    @classmethod
+    def block(cls, timeout: float = 1.0) -> "Overflow":
+        """Wait up to ``timeout`` seconds per send."""
+        return cls("block", float(timeout))
+
+
+Overflow.DROP_OLDEST = Overflow("drop_oldest")
+Overflow.REJECT = Overflow("reject")
+
+
+class Topic(Generic[M]):
+    """A typed topic: a name, a message type and the QoS every endpoint on
+    it shares. Opens the topic, creating it if it does not exist; settings
+    left as None adopt the existing topic's (explicit ones must match it,
+    else ``QosMismatchError``). Opening it with another message type than
+    it carries raises ``SchemaMismatchError`` naming both schemas.
+    """
+
+    def __init__(
+        self,
+        msg_type: Type[M],
+        name: str,
+        *,
+        depth: Optional[int] = None,
+        overflow: Optional[Overflow] = None,
+        max_publishers: Optional[int] = None,
+        max_subscribers: Optional[int] = None,
+        max_tail_bytes: Optional[int] = None,
+        loan_pool: Optional[int] = None,
+        namespace: Optional[str] = None,
+    ) -> None:
+        if not (isinstance(msg_type, type) and issubclass(msg_type, Message)):
+            raise TypeError(f"msg_type must be a horus message class, not {msg_type!r}")
+        self.msg_type: Type[M] = msg_type
+        self._native = _horus.Topic(
+            msg_type.SCHEMA.name,
+            name,
+            depth=depth,
+            overflow=None if overflow is None else overflow.kind,
+            block_timeout=None if overflow is None else overflow.timeout,
+            max_publishers=max_publishers,
+            max_subscribers=max_subscribers,
+            max_tail_bytes=max_tail_bytes,
+            loan_pool=loan_pool,
+            namespace=namespace,
+        )
+
+    @property
+    def name(self) -> str:
+        """Topic name."""
+        return self._native.name
+
+    @property
+    def overflow(self) -> Overflow:
+        """The overflow policy in force."""
+        return Overflow(self._native.overflow, self._native.block_timeout)
+
+    def publisher(self) -> "Publisher[M]":
+        """A publisher (one per thread)."""
+        return Publisher(self.msg_type, self._native.publisher())
+
+    def subscriber(self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN) -> "Subscriber[M]":
+        """A subscriber. It sees every message published after it was
+        created. ``busy_poll=True`` spins while waiting (lowest latency, one
+        core busy); otherwise ``recv`` polls ``spin`` times (some tens of µs)
+        and then sleeps on a futex in shared memory (no CPU while idle).
+        ``spin=0`` sleeps at once."""
+        return Subscriber(self.msg_type, self._native.subscriber(busy_poll=busy_poll, spin=spin))
+
+    def stats(self) -> _horus.TopicStats:
+        """Counters of every endpoint of the topic, in every process."""
+        return self._native.stats()
+
+    def __repr__(self) -> str:
+        return f"Topic({self.msg_type.__name__}, {self.name!r}, overflow={self.overflow})"
+
+
+class Publisher(Generic[M]):
+    """Publishes messages of one type. Every failed send raises a
+    ``SendError`` subclass; a send that returns has published the message."""
+
+    __slots__ = ("msg_type", "_native", "_send")
+
+    def __init__(self, msg_type: Type[M], native: _horus.Publisher) -> None:
+        self.msg_type = msg_type
+        self._native = native
+        self._send = native.send
+
+    def send(self, msg: M, tail: Any = None) -> int:
+        """Publishes ``msg`` by copy (and its tail: ``tail``, else the
+        message's own, e.g. from ``PointCloud.from_points``). Returns the
+        number of subscribers reached (0: nobody listened; counted as
+        undelivered). Raises ``HistoryFullError`` / ``SendTimeoutError`` /
+        ``PoolExhaustedError`` when the message was not published."""
+        if type(msg) is not self.msg_type:
+            raise TypeError(f"expected {self.msg_type.__name__}, got {type(msg).__name__}")
+        if tail is None:
+            tail = msg._tail
+        if tail is None:
+            if msg.HAS_TAIL and msg.tail_len():
+                raise ValueError(
+                    f"{type(msg).__name__} header describes {msg.tail_len()} tail bytes but no tail was given"
+                )
+            return self._send(msg._a)
+        return self._send(msg._a, np.ascontiguousarray(tail))
+
+    def loan(self, header: M, tail_len: Optional[int] = None) -> "Loan[M]":
+        """Loans shared memory for one message, initialised with ``header``
+        and a tail of ``tail_len`` bytes (default: what the header describes,
+        e.g. ``num_points * point_step``). Write the tail in place through
+        ``loan.msg`` (``points``, ``pixels``, ``tail``), then ``send()``.
+        As a context manager it sends on success and discards on error."""
+        if type(header) is not self.msg_type:
+            raise TypeError(f"expected {self.msg_type.__name__}, got {type(header).__name__}")
+        n = header.tail_len() if tail_len is None else tail_len
+        native = self._native.loan(header._a, n)
+        buf = cast(memoryview, native)  # exports the buffer protocol
+        tail = np.frombuffer(buf, np.uint8, offset=native.tail_offset) if n else None
+        msg = self.msg_type._view(np.frombuffer(buf, self.msg_type.DTYPE, count=1), tail)
+        return Loan(native, msg)
+
+    @property
+    def subscribers(self) -> int:
+        """Subscribers active now."""
+        return self._native.subscribers
+
+    @property
+    def max_tail(self) -> int:
+        """Largest tail a message may carry (0 for messages without one)."""
+        return self._native.max_tail
+
+    @property
+    def topic(self) -> str:
+        """Topic name."""
+        return self._native.topic
+
+    def wait_for_subscribers(self, n: int = 1, timeout: float = 10.0) -> None:
+        """Waits until at least ``n`` subscribers are active (raises
+        ``TimeoutError`` after ``timeout`` s)."""
+        import time
+
+        end = time.monotonic() + timeout
+        while self._native.subscribers < n:
+            if time.monotonic() > end:
+                raise TimeoutError(f"{self.topic}: fewer than {n} subscribers after {timeout} s")
+            time.sleep(0.001)
+
+    def stats(self) -> _horus.PublisherStats:
+        """This publisher's counters."""
+        return self._native.stats()
+
+    def topic_stats(self) -> _horus.TopicStats:
+        """Counters of every endpoint of the topic, in every process."""
+        return self._native.topic_stats()
+
+
+class Loan(Generic[M]):
+    """A message being written in place in shared memory (zero-copy). Do not
+    write views of it after ``send()``: subscribers read that memory."""
+
+    __slots__ = ("_native", "msg")
+
+    def __init__(self, native: _horus.Loan, msg: M) -> None:
+        self._native = native
+        self.msg: M = msg
+        """The message, a writable view of the loaned memory."""
+
+    @property
+    def active(self) -> bool:
+        """Not yet sent nor discarded."""
+        return self._native.active
+
+    def send(self) -> int:
+        """Publishes the loan; returns the subscribers reached. On refusal
+        the loan stays outstanding and the ``SendError`` is raised."""
+        return self._native.send()
+
+    def discard(self) -> None:
+        """Returns the memory to the pool unsent."""
+        self._native.discard()
+
+    def __enter__(self) -> M:
+        return self.msg
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        if exc_type is None and self._native.active:
+            try:
+                self._native.send()
+            except BaseException:
+                self._native.discard()  # never leave the publisher blocked by a loan
+                raise
+        else:
+            self._native.discard()
+
+
+class Subscriber(Generic[M]):
+    """Receives messages of one type. Small messages are copied out of the
+    ring on receipt; large ones and those with a tail are read-only views
+    of shared memory, pinned while the message (or a view of it) lives."""
+
+    __slots__ = ("msg_type", "_native", "_dtype", "_view")
+
+    def __init__(self, msg_type: Type[M], native: _horus.Subscriber) -> None:
+        self.msg_type = msg_type
+        self._native = native
+        self._dtype = msg_type.DTYPE
+        self._view = msg_type._view
+
+    def _wrap(self, raw: Any) -> M:
+        if type(raw) is bytes:
+            return self._view(np.frombuffer(raw, self._dtype, count=1))
+        a = np.frombuffer(raw, self._dtype, count=1)
+        tail = np.frombuffer(raw, np.uint8, offset=raw.tail_offset) if raw.tail_len else None
+        return self._view(a, tail)
+
+    def recv(self, timeout: Optional[float] = None) -> M:
+        """The next message, waiting at most ``timeout`` s (None: for ever).
+        Releases the GIL while waiting; Ctrl-C interrupts it. Raises
+        ``RecvTimeoutError`` on timeout."""
+        return self._wrap(self._native.recv(timeout))
+
+    def try_recv(self) -> Optional[M]:
+        """The next message if one is ready, else None. Never blocks."""
+        raw = self._native.try_recv()
+        return None if raw is None else self._wrap(raw)
+
+    def latest(self) -> Optional[M]:
+        """The newest message, skipping (and counting as skipped) older
+        ones; None if nothing new was published."""
+        raw = self._native.latest()
+        return None if raw is None else self._wrap(raw)
+
+    def __iter__(self) -> Iterator[M]:
+        """Receives for ever."""
+        while True:
+            yield self.recv()
+
+    @property
+    def publishers(self) -> int:
+        """Publishers active now."""
+        return self._native.publishers
+
+    @property
+    def topic(self) -> str:
+        """Topic name."""
+        return self._native.topic
+
+    def stats(self) -> _horus.SubscriberStats:
+        """This subscriber's counters."""
+        return self._native.stats()
+
+    def topic_stats(self) -> _horus.TopicStats:
+        """Counters of every endpoint of the topic, in every process."""
+        return self._native.topic_stats()

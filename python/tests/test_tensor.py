@@ -1,0 +1,137 @@
+"""TensorPool: pre-mapped shared-memory tensors, refcounts, descriptors, DLPack."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import numpy as np
+import pytest
+
+import horus
+
+
+def small_pool(pool_id: int = 1, slots: int = 2) -> horus.TensorPool:
+    return horus.TensorPool(pool_id, slots=slots, slot_bytes=1 << 16)
+
+
+def test_alloc_and_numpy_view_is_zero_copy() -> None:
+    pool = small_pool()
+    t = pool.alloc([64, 64], "float32")
+    a, b = t.numpy(), t.numpy()
+    assert a.shape == (64, 64) and a.dtype == np.float32
+    assert np.shares_memory(a, b)
+    a[3, 4] = 5.0
+    assert b[3, 4] == 5.0
+    assert a.ctypes.data % 4096 == 0  # slots are page aligned
+
+
+def test_alloc_reuses_memory_without_zeroing() -> None:
+    pool = small_pool(slots=1)
+    t = pool.alloc(16, np.uint8)
+    t.numpy()[:] = 9
+    del t
+    again = pool.alloc(16, np.uint8)
+    assert (again.numpy() == 9).all()  # no zeroing on the hot path
+
+
+def test_slot_returns_when_the_last_reference_drops() -> None:
+    pool = small_pool()
+    t = pool.alloc(10, np.float64)
+    view = t.numpy()
+    assert pool.free_slots == 1
+    del t
+    assert pool.free_slots == 1, "the NumPy view still references the tensor"
+    del view
+    assert pool.free_slots == 2
+
+
+def test_exhausted_pool_and_too_large_tensor_raise() -> None:
+    pool = small_pool(slots=1)
+    keep = pool.alloc(1)
+    with pytest.raises(horus.TensorPoolError, match="in use"):
+        pool.alloc(1)
+    with pytest.raises(ValueError, match="does not fit"):
+        small_pool(pool_id=2).alloc(1 << 20)
+    del keep
+
+
+def test_descriptor_round_trip_and_stale_descriptor() -> None:
+    pool = small_pool()
+    t = pool.alloc((2, 3), np.int32)
+    t.numpy()[:] = [[1, 2, 3], [4, 5, 6]]
+    ref = t.to_descriptor(frame_id="cam")
+    assert type(ref) is horus.TensorRef and ref.frame_id_str == "cam"
+    u = horus.TensorPool.from_descriptor(ref)
+    assert u.shape == (2, 3) and u.dtype == np.int32
+    assert np.shares_memory(u.numpy(), t.numpy())
+    del t, u
+    with pytest.raises(horus.StaleDescriptorError):
+        horus.TensorPool.from_descriptor(ref)
+
+
+def test_config_mismatch_is_an_error() -> None:
+    pool = small_pool(pool_id=5)
+    with pytest.raises(horus.TensorPoolError):
+        horus.TensorPool(5, slots=3)
+    assert horus.TensorPool(5).slots == pool.slots
+
+
+def test_dlpack_hands_the_memory_to_numpy_without_copy() -> None:
+    t = small_pool().alloc((8, 8), np.float32)
+    t.numpy()[:] = 1.5
+    assert t.__dlpack_device__() == (1, 0)
+    d = np.from_dlpack(t)
+    assert d.shape == (8, 8) and np.shares_memory(d, t.numpy())
+    d[0, 0] = 2.5
+    assert t.numpy()[0, 0] == 2.5
+
+
+def test_dead_holder_is_reclaimed(python: Any) -> None:
+    pool = small_pool(pool_id=7)
+    t = pool.alloc(100, np.uint8)
+    pub = horus.Topic(horus.TensorRef, "holder").publisher()
+    child = python(
+        """
+        import time, horus
+        sub = horus.Topic(horus.TensorRef, "holder").subscriber()
+        print("ready", flush=True)
+        t = horus.TensorPool.from_descriptor(sub.recv(timeout=10))
+        print('{"refcount": %d}' % t.refcount, flush=True)
+        time.sleep(60)
+        """
+    )
+    pub.wait_for_subscribers()
+    pub.send(t.to_descriptor())
+    assert child.line() == {"refcount": 2}
+    os.kill(child.p.pid, signal.SIGKILL)
+    child.p.wait()
+    assert t.refcount == 2  # the dead process's reference is still recorded ...
+    assert pool.reclaim_dead() == 1  # ... until someone notices it died
+    assert t.refcount == 1
+    del t
+    assert pool.free_slots == pool.slots
+
+
+def test_image_published_by_descriptor() -> None:
+    pool = horus.TensorPool(9, slots=2, slot_bytes=1 << 20)
+    t = pool.alloc((120, 160, 3), np.uint8)
+    t.numpy()[:] = np.random.default_rng(3).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    topic = horus.Topic(horus.TensorRef, "camera/by_ref")
+    pub, sub = topic.publisher(), topic.subscriber()
+    pub.send(t.to_descriptor(kind=horus.Image.RGB8, frame_id="cam0"))
+    ref = sub.recv(timeout=1)
+    assert ref.kind == horus.Image.RGB8 and ref.frame_id_str == "cam0"
+    img = horus.TensorPool.from_descriptor(ref).numpy()
+    assert img.shape == (120, 160, 3)
+    assert np.shares_memory(img, t.numpy())  # same pages, no copy of the pixels
+    assert ref.nbytes == 120 * 160 * 3
+
+
+def test_points_published_by_descriptor() -> None:
+    t = horus.TensorPool(10, slots=1, slot_bytes=1 << 20).alloc((5000, 3), np.float32)
+    t.numpy()[:] = 1.0
+    ref = t.to_descriptor(kind=horus.TensorRef.POINTS)
+    assert ref.kind == horus.TensorRef.POINTS and list(ref.shape[:2]) == [5000, 3]
+    assert horus.TensorPool.from_descriptor(ref).numpy().sum() == 15000.0

@@ -23,23 +23,32 @@ struct Chunk {
 // UnsafeCell reports any concurrent access as a failure of that protocol.
 unsafe impl Sync for Chunk {}
 
+/// A chunk the publisher has claimed, written (its data is its generation)
+/// and published in the slot.
+fn published_chunk() -> (Arc<Chunk>, u32) {
+    let chunk = Arc::new(Chunk {
+        state: AtomicU64::new(0),
+        data: UnsafeCell::new(0),
+        slot: AtomicU64::new(0),
+    });
+    let gen = claim(&chunk.state).unwrap();
+    // SAFETY: no other thread exists yet.
+    chunk.data.with_mut(|d| unsafe { *d = u64::from(gen) });
+    chunk.slot.store(u64::from(gen), Ordering::Release);
+    (chunk, gen)
+}
+
 #[test]
 fn publisher_never_overwrites_a_held_chunk() {
     loom::model(|| {
-        let chunk = Arc::new(Chunk {
-            state: AtomicU64::new(0),
-            data: UnsafeCell::new(0),
-            slot: AtomicU64::new(0),
-        });
-        // Publisher: claim, write, publish generation 1.
-        let gen = claim(&chunk.state).unwrap();
-        chunk.data.with_mut(|d| unsafe { *d = u64::from(gen) });
-        chunk.slot.store(u64::from(gen), Ordering::Release);
+        let (chunk, gen) = published_chunk();
 
         let c = Arc::clone(&chunk);
         let reader = loom::thread::spawn(move || {
             let gen = c.slot.load(Ordering::Acquire) as u32;
             if acquire(&c.state, gen, 3) {
+                // SAFETY: our reference bit is set: the protocol under test
+                // forbids any write; loom reports it if one races.
                 let v = c.data.with(|d| unsafe { *d });
                 assert_eq!(v, u64::from(gen), "read a chunk of another generation");
                 release(&c.state, 3);
@@ -51,6 +60,8 @@ fn publisher_never_overwrites_a_held_chunk() {
         release_ring(&chunk.state, gen);
         if let Some(gen2) = claim(&chunk.state) {
             assert_eq!(gen2, gen + 1);
+            // SAFETY: we claimed the chunk free: the protocol under test
+            // forbids any reader; loom reports it if one races.
             chunk.data.with_mut(|d| unsafe { *d = u64::from(gen2) });
         }
         reader.join().unwrap();
@@ -81,20 +92,15 @@ fn dead_subscriber_reference_is_reclaimed_exactly() {
 #[test]
 fn sole_reader_frees_chunk_and_ring_hold_in_one_step() {
     loom::model(|| {
-        let chunk = Arc::new(Chunk {
-            state: AtomicU64::new(0),
-            data: UnsafeCell::new(0),
-            slot: AtomicU64::new(0),
-        });
-        let gen = claim(&chunk.state).unwrap();
-        chunk.data.with_mut(|d| unsafe { *d = u64::from(gen) });
-        chunk.slot.store(u64::from(gen), Ordering::Release);
+        let (chunk, gen) = published_chunk();
 
         let c = Arc::clone(&chunk);
         let reader = loom::thread::spawn(move || {
             let gen = c.slot.load(Ordering::Acquire) as u32;
             // The overwrite may win the race: then the message is gone.
             if acquire(&c.state, gen, 0) {
+                // SAFETY: our reference bit is set: the protocol under test
+                // forbids any write; loom reports it if one races.
                 let v = c.data.with(|d| unsafe { *d });
                 assert_eq!(v, u64::from(gen), "read a chunk of another generation");
                 release_last_reader(&c.state, 0);
@@ -106,6 +112,8 @@ fn sole_reader_frees_chunk_and_ring_hold_in_one_step() {
         // the chunk once it is free: never while the reader reads.
         release_ring(&chunk.state, gen);
         if let Some(gen2) = claim(&chunk.state) {
+            // SAFETY: we claimed the chunk free: the protocol under test
+            // forbids any reader; loom reports it if one races.
             chunk.data.with_mut(|d| unsafe { *d = u64::from(gen2) });
         }
         reader.join().unwrap();

@@ -70,8 +70,8 @@ setup-python: setup py-setup
 # ---------------------------------------------------------------------------
 # Demo
 
-demo: setup
-	$(CARGO) run --release -p horus-demo --bin horus-demo
+demo: setup py-build
+	HORUS_PYTHON=$(abspath $(PY)) $(CARGO) run --release -p horus-demo --bin horus-demo
 
 # ---------------------------------------------------------------------------
 # Tests. Each phase is its own target (`make test-loom` runs just that one);

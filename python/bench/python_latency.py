@@ -91,9 +91,11 @@ def horus_pong(kind: str, busy: bool, ns: str, spin: Optional[int] = None) -> No
         if m.stamp_ns == STOP:
             return
         if kind == "tensor":
-            t = horus.TensorPool.from_descriptor(m, namespace=ns)
-            t.numpy()[0]  # attach and touch: a consumer would read it
-            del t
+            # Attach (one native call: the NumPy view, no copy) and touch:
+            # a consumer would read it.
+            a = horus.TensorPool.numpy_from_descriptor(m, namespace=ns)
+            a[0]
+            del a
         pub.send(m)
 
 
@@ -113,13 +115,17 @@ def horus_ping(
         pool = horus.TensorPool(7, slots=4, slot_bytes=1 << 20, namespace=ns) if kind == "tensor" else None
         samples: List[int] = []
         msg = horus.CmdVel(linear=1.0) if kind == "cmdvel" else None
+        ref = horus.TensorRef()
         clock = time.perf_counter_ns
         for i in range(n + warmup):
             if pool is not None:
                 t0 = clock()
-                t = pool.alloc(1 << 18, np.float32)  # 1 MiB, not copied anywhere
-                t.numpy()[0] = i
-                pub.send(t.to_descriptor(stamp_ns=i))
+                # 1 MiB, not copied anywhere: one native call allocates it,
+                # writes its descriptor into `ref` (reused) and returns the
+                # NumPy view, which holds the tensor.
+                t, _ = pool.alloc_numpy(1 << 18, np.float32, stamp_ns=i, out=ref)
+                t[0] = i
+                pub.send(ref)
             else:
                 assert msg is not None
                 msg.stamp_ns = i

@@ -32,6 +32,7 @@ from ._horus import (
     PublisherStats,
     QosMismatchError,
     RecvTimeoutError,
+    RustNode,
     SchemaInfo,
     SchemaMismatchError,
     Scheduler,
@@ -46,7 +47,7 @@ from ._horus import (
     TopicFullError,
     TopicStats,
 )
-from ._nodes import FnNode
+from ._nodes import FnNode, rust_relay
 from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
 from ._tensor import Tensor, TensorPool
 from ._topic import Loan, Overflow, Publisher, Subscriber, Topic
@@ -111,6 +112,7 @@ __all__ = [
     "QosMismatchError",
     "Quaternion",
     "RecvTimeoutError",
+    "RustNode",
     "SchemaInfo",
     "SchemaMismatchError",
     "Scheduler",
@@ -135,4 +137,5 @@ __all__ = [
     "default_namespace",
     "layout_hash",
     "message_type",
+    "rust_relay",
 ]

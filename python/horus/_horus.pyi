@@ -25,6 +25,7 @@ __all__ = [
     "QosMismatchError",
     "RawTensorPool",
     "RecvTimeoutError",
+    "RustNode",
     "Sample",
     "SchemaInfo",
     "SchemaMismatchError",
@@ -36,6 +37,7 @@ __all__ = [
     "Subscriber",
     "SubscriberStats",
     "TensorBuffer",
+    "TensorView",
     "TensorPoolError",
     "TickInfo",
     "Topic",
@@ -43,10 +45,12 @@ __all__ = [
     "TopicFullError",
     "TopicStats",
     "__version__",
+    "attach_view",
     "default_namespace",
     "image_encodings",
     "message_constants",
     "message_schemas",
+    "release_attached",
 ]
 
 class HorusError(Exception): ...
@@ -101,6 +105,8 @@ def message_schemas() -> list[SchemaInfo]: ...
 def message_constants() -> list[tuple[str, str, int]]: ...
 def image_encodings() -> list[tuple[int, str, int]]: ...
 def default_namespace() -> str: ...
+def attach_view(descriptor: _Bytes, namespace: Optional[str] = None) -> Optional[TensorView]: ...
+def release_attached() -> None: ...
 
 @final
 class PublisherStats:
@@ -229,6 +235,35 @@ class RawTensorPool:
     def alloc(self, nbytes: int) -> TensorBuffer: ...
     def acquire(self, slot: int, generation: int, offset: int, nbytes: int) -> TensorBuffer: ...
     def attach(self, descriptor: _Bytes) -> tuple[TensorBuffer, str, list[int]]: ...
+    def alloc_ref(
+        self,
+        nbytes: int,
+        dtype: str,
+        shape: Sequence[int],
+        kind: int = 0,
+        stamp_ns: int = 0,
+        frame_id: str = "",
+    ) -> tuple[TensorBuffer, bytearray]: ...
+    def alloc_into(
+        self,
+        out: _Bytes,
+        nbytes: int,
+        dtype: str,
+        shape: Sequence[int],
+        kind: int = 0,
+        stamp_ns: int = 0,
+        frame_id: str = "",
+    ) -> TensorBuffer: ...
+    def alloc_view_into(
+        self,
+        out: _Bytes,
+        dtype: str,
+        shape: Sequence[int],
+        kind: int = 0,
+        stamp_ns: int = 0,
+        frame_id: str = "",
+    ) -> Optional[TensorView]: ...
+    def attach_view(self, descriptor: _Bytes) -> Optional[TensorView]: ...
     def reclaim_dead(self) -> int: ...
     @property
     def pool_id(self) -> int: ...
@@ -242,6 +277,12 @@ class RawTensorPool:
     def free_slots(self) -> int: ...
     @property
     def holders(self) -> int: ...
+
+@final
+class TensorView(Buffer):
+    @property
+    def nbytes(self) -> int: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
 
 @final
 class TensorBuffer(Buffer):
@@ -264,6 +305,19 @@ class TensorBuffer(Buffer):
     ) -> bytearray: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
+
+@final
+class RustNode:
+    @staticmethod
+    def relay(
+        schema: str, src: str, dst: str, *, name: Optional[str] = None, namespace: Optional[str] = None
+    ) -> RustNode: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def added(self) -> bool: ...
 
 @final
 class TickInfo:

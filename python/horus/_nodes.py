@@ -1,12 +1,25 @@
-"""Nodes made of plain functions, for ``Scheduler.add``."""
+"""Nodes made of plain functions, and Rust nodes, for ``Scheduler.add``."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Type
 
-from ._horus import TickInfo
+from ._horus import RustNode, TickInfo
 
-__all__ = ["FnNode"]
+if TYPE_CHECKING:
+    from ._messages import Message
+
+__all__ = ["FnNode", "RustNode", "rust_relay"]
+
+
+def rust_relay(
+    msg_type: "Type[Message]", src: str, dst: str, *, name: str = "relay", namespace: Optional[str] = None
+) -> RustNode:
+    """A node written in Rust that republishes every ``msg_type`` message
+    of topic ``src`` on topic ``dst`` (tails included). Add it to a
+    ``Scheduler`` like a Python node, with the same options: it runs in
+    the same scheduler as the Python nodes, ticking without the GIL."""
+    return RustNode.relay(msg_type.SCHEMA.name, src, dst, name=name, namespace=namespace)
 
 
 class FnNode:

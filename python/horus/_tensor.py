@@ -23,8 +23,42 @@ _TENSOR_REF = MESSAGE_TYPES["TensorRef"]
 # maps or unmaps memory on the hot path.
 _ATTACHED: Dict[Tuple[str, int], _horus.RawTensorPool] = {}
 atexit.register(_ATTACHED.clear)
+atexit.register(_horus.release_attached)
 _DTYPES: Dict[str, np.dtype[Any]] = {}
+# (shape, dtype) as given to alloc_with_descriptor -> normalised shape, dtype,
+# byte size and type string (a few entries: producers repeat their shapes).
+_SHAPES: Dict[Tuple[Any, Any], Tuple[Tuple[int, ...], np.dtype[Any], int, str]] = {}
 _USER_NS = f"u{os.getuid()}"  # the native default when HORUS_NAMESPACE is unset
+
+
+def _shape_dtype(shape: Union[int, Sequence[int]], dtype: npt.DTypeLike) -> Tuple[Tuple[int, ...], np.dtype[Any]]:
+    shp = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shp):
+        raise ValueError(f"negative dimension in {shp}")
+    dt = np.dtype(dtype)
+    if dt.hasobject or dt.itemsize == 0:
+        raise TypeError(f"dtype {dt} cannot live in shared memory")
+    return shp, dt
+
+
+def _normalised(
+    shape: Union[int, Sequence[int]], dtype: npt.DTypeLike
+) -> Tuple[Tuple[int, ...], np.dtype[Any], int, str]:
+    """Shape, dtype, byte size and type string, cached per (shape, dtype)
+    as given (a few entries: producers repeat their shapes)."""
+    try:
+        return _SHAPES[(shape, dtype)]
+    except (KeyError, TypeError):  # new, or unhashable (a list shape)
+        pass
+    shp, dt = _shape_dtype(shape, dtype)
+    entry = (shp, dt, math.prod(shp) * dt.itemsize, dt.str)
+    try:
+        if len(_SHAPES) >= 64:
+            _SHAPES.clear()
+        _SHAPES[(shape, dtype)] = entry
+    except TypeError:
+        pass
+    return entry
 
 
 class Tensor:
@@ -118,13 +152,33 @@ class TensorPool:
     def alloc(self, shape: Union[int, Sequence[int]], dtype: npt.DTypeLike = "float32") -> Tensor:
         """A tensor of ``shape`` and ``dtype`` (contents undefined: whatever
         the slot held). Raises ``TensorPoolError`` when every slot is held."""
-        shp = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
-        if any(s < 0 for s in shp):
-            raise ValueError(f"negative dimension in {shp}")
-        dt = np.dtype(dtype)
-        if dt.hasobject or dt.itemsize == 0:
-            raise TypeError(f"dtype {dt} cannot live in shared memory")
+        shp, dt = _shape_dtype(shape, dtype)
         return Tensor(self._native.alloc(math.prod(shp) * dt.itemsize), shp, dt)
+
+    def alloc_with_descriptor(
+        self,
+        shape: Union[int, Sequence[int]],
+        dtype: npt.DTypeLike = "float32",
+        *,
+        kind: int = 0,
+        frame_id: str = "",
+        stamp_ns: int = 0,
+        out: Optional[Message] = None,
+    ) -> Tuple[Tensor, Message]:
+        """``alloc(shape, dtype)`` and ``to_descriptor(kind=, frame_id=,
+        stamp_ns=)`` in one native call: the tensor and the ``TensorRef``
+        naming it, for the hot path of a producer that hands each tensor
+        over as it is made. With ``out`` (a ``TensorRef``), the descriptor
+        is written into it and it is returned (no new message). Keep the
+        tensor until the receiver has it."""
+        shp, dt, nbytes, dts = _normalised(shape, dtype)
+        if out is None:
+            buf, raw = self._native.alloc_ref(nbytes, dts, shp, kind, stamp_ns, frame_id)
+            return Tensor(buf, shp, dt), _TENSOR_REF._view(np.frombuffer(raw, _TENSOR_REF.DTYPE, count=1))
+        if type(out) is not _TENSOR_REF:
+            raise TypeError("out must be a TensorRef message")
+        buf = self._native.alloc_into(out._a, nbytes, dts, shp, kind, stamp_ns, frame_id)
+        return Tensor(buf, shp, dt), out
 
     @classmethod
     def from_descriptor(cls, ref: Message, *, namespace: Optional[str] = None) -> Tensor:
@@ -144,6 +198,43 @@ class TensorPool:
         if math.prod(shp) * dt.itemsize > buf.nbytes:
             raise ValueError(f"descriptor shape {shp} {dt} exceeds its {buf.nbytes} bytes")
         return Tensor(buf, shp, dt)
+
+    def alloc_numpy(
+        self,
+        shape: Union[int, Sequence[int]],
+        dtype: npt.DTypeLike = "float32",
+        *,
+        kind: int = 0,
+        frame_id: str = "",
+        stamp_ns: int = 0,
+        out: Optional[Message] = None,
+    ) -> Tuple[npt.NDArray[Any], Message]:
+        """As ``alloc_with_descriptor``, returning the tensor's NumPy view
+        (no copy) instead of a ``Tensor``: the array holds the reference,
+        and the slot returns to the pool when it (and every view of it) is
+        gone. The quickest way to make a tensor and hand it over."""
+        shp, dt, nbytes, dts = _normalised(shape, dtype)
+        ref = _TENSOR_REF() if out is None else out
+        if type(ref) is not _TENSOR_REF:
+            raise TypeError("out must be a TensorRef message")
+        view = self._native.alloc_view_into(ref._a, dts, shp, kind, stamp_ns, frame_id)
+        if view is None:  # not a plain numeric dtype: the generic path
+            t, _ = self.alloc_with_descriptor(shp, dt, kind=kind, frame_id=frame_id, stamp_ns=stamp_ns, out=ref)
+            return t.numpy(), ref
+        return np.asarray(view), ref
+
+    @classmethod
+    def numpy_from_descriptor(cls, ref: Message, *, namespace: Optional[str] = None) -> npt.NDArray[Any]:
+        """``from_descriptor(ref).numpy()`` in one native call: the NumPy
+        view (no copy) of the tensor a ``TensorRef`` names, holding a
+        reference on it while the array (or any view of it) lives. Raises
+        ``StaleDescriptorError`` if it was freed."""
+        if type(ref) is not _TENSOR_REF:
+            raise TypeError("numpy_from_descriptor takes a TensorRef message")
+        view = _horus.attach_view(ref._a, namespace)
+        if view is None:  # not a plain numeric dtype: the generic path
+            return cls.from_descriptor(ref, namespace=namespace).numpy()
+        return np.asarray(view)
 
     @property
     def pool_id(self) -> int:

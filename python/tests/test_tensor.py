@@ -71,6 +71,57 @@ def test_descriptor_round_trip_and_stale_descriptor() -> None:
         horus.TensorPool.from_descriptor(ref)
 
 
+def test_fused_alloc_with_descriptor_and_numpy_from_descriptor() -> None:
+    pool = small_pool()
+    t, ref = pool.alloc_with_descriptor((2, 3), np.int32, frame_id="cam", stamp_ns=7)
+    assert type(ref) is horus.TensorRef and ref.frame_id_str == "cam" and ref.stamp_ns == 7
+    assert ref.to_bytes() == t.to_descriptor(frame_id="cam", stamp_ns=7).to_bytes()
+    t.numpy()[:] = [[1, 2, 3], [4, 5, 6]]
+    a = horus.TensorPool.numpy_from_descriptor(ref)
+    assert a.shape == (2, 3) and a.dtype == np.int32 and a.flags.c_contiguous
+    assert np.shares_memory(a, t.numpy()) and a[1, 2] == 6
+    # The descriptor written into a reused message (no new message).
+    out = horus.TensorRef()
+    u, same = pool.alloc_with_descriptor([4], "float64", stamp_ns=9, out=out)
+    assert same is out and out.stamp_ns == 9 and out.slot == u.slot
+    assert horus.TensorPool.numpy_from_descriptor(out).shape == (4,)
+    # The array alone keeps the tensor referenced.
+    slot = t.slot
+    del t, u
+    assert pool.free_slots == 1  # u's slot is back; t's is held by `a`
+    a[0, 0] = 42
+    del a
+    assert pool.free_slots == 2
+    with pytest.raises(horus.StaleDescriptorError):
+        horus.TensorPool.numpy_from_descriptor(ref)
+    # 0-d tensors, and dtypes without a buffer format take the generic path.
+    t0, r0 = pool.alloc_with_descriptor((), np.float64)
+    assert horus.TensorPool.numpy_from_descriptor(r0).shape == ()
+    ts, rs = pool.alloc_with_descriptor(3, np.dtype("datetime64[ns]"))
+    assert horus.TensorPool.numpy_from_descriptor(rs).dtype == np.dtype("datetime64[ns]")
+    assert slot in (t0.slot, ts.slot)
+    with pytest.raises(TypeError):
+        horus.TensorPool.numpy_from_descriptor(horus.CmdVel())  # type: ignore[arg-type]
+
+
+def test_alloc_numpy_hands_over_the_array_and_its_descriptor() -> None:
+    pool = small_pool()
+    a, ref = pool.alloc_numpy((8, 2), np.uint16, stamp_ns=5)
+    assert a.shape == (8, 2) and a.dtype == np.uint16 and a.flags.writeable
+    assert a.ctypes.data % 4096 == 0 and ref.stamp_ns == 5
+    a[:] = 3
+    b = horus.TensorPool.numpy_from_descriptor(ref)
+    assert np.shares_memory(a, b) and (b == 3).all()
+    out = horus.TensorRef()
+    c, same = pool.alloc_numpy(4, "datetime64[ns]", out=out)  # generic path
+    assert same is out and c.dtype == np.dtype("datetime64[ns]")
+    assert pool.free_slots == 0
+    del a, b, c
+    assert pool.free_slots == 2  # the arrays held the references
+    with pytest.raises(horus.StaleDescriptorError):
+        horus.TensorPool.numpy_from_descriptor(ref)
+
+
 def test_config_mismatch_is_an_error() -> None:
     pool = small_pool(pool_id=5)
     with pytest.raises(horus.TensorPoolError):

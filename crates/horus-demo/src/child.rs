@@ -87,8 +87,9 @@ pub(crate) fn run(role: Role) -> anyhow::Result<i32> {
             let scans = topics::scan(&ns)?.subscriber_with(WaitMode::BusyPoll)?;
             let imu = topics::imu(&ns)?.subscriber_with(WaitMode::BusyPoll)?;
             let cmds = topics::cmd_vel(&ns)?.publisher()?;
+            let flags = topics::stop_flag(&ns)?.subscriber_with(WaitMode::BusyPoll)?;
             sched.add(
-                Controller::new(scans, imu, cmds),
+                Controller::new(scans, imu, cmds, flags),
                 watchdog(NodeConfig::new().rate(100.hz())),
             )?;
         }

@@ -17,6 +17,8 @@ const AHEAD: f32 = 0.52;
 const TURN: f32 = 0.8;
 /// Gain damping the measured yaw rate.
 const YAW_DAMPING: f32 = 0.5;
+/// A stop flag older than this is ignored (its publisher stopped), ns.
+const FLAG_TIMEOUT_NS: u64 = 300_000_000;
 
 /// What the controller decided from one scan.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,10 +72,14 @@ pub(crate) struct Controller {
     scans: Subscriber<LaserScan>,
     imu: Subscriber<Imu>,
     commands: Publisher<CmdVel>,
+    /// The Python obstacle detector's stop flag (`demo/stop`).
+    flags: Subscriber<EmergencyStop>,
     scan: Option<LaserScan>,
+    flag: Option<EmergencyStop>,
     yaw_rate: f32,
     sent: u64,
     stops: u64,
+    flag_stops: u64,
 }
 
 impl Controller {
@@ -81,17 +87,27 @@ impl Controller {
         scans: Subscriber<LaserScan>,
         imu: Subscriber<Imu>,
         commands: Publisher<CmdVel>,
+        flags: Subscriber<EmergencyStop>,
     ) -> Controller {
         Controller {
             scans,
             imu,
             commands,
+            flags,
             scan: None,
+            flag: None,
             yaw_rate: 0.0,
             sent: 0,
             stops: 0,
+            flag_stops: 0,
         }
     }
+}
+
+/// Whether `flag` asks to stop at time `now` (ns): engaged, and recent
+/// enough that its publisher is still deciding.
+pub(crate) fn flag_says_stop(flag: Option<&EmergencyStop>, now: u64) -> bool {
+    flag.is_some_and(|f| f.is_engaged() && now.saturating_sub(f.stamp_ns) <= FLAG_TIMEOUT_NS)
 }
 
 impl Node for Controller {
@@ -108,8 +124,11 @@ impl Node for Controller {
         if let Some(imu) = self.imu.latest() {
             self.yaw_rate = imu.angular_velocity[2] as f32;
         }
+        if let Some(flag) = self.flags.latest() {
+            self.flag = Some(*flag);
+        }
         // No scan yet: nothing is known about the surroundings; stand still.
-        let (linear, angular) = match &self.scan {
+        let (mut linear, angular) = match &self.scan {
             Some(scan) => {
                 let d = decide(scan);
                 if d.linear == 0.0 {
@@ -119,6 +138,12 @@ impl Node for Controller {
             }
             None => (0.0, 0.0),
         };
+        // The detector's stop flag overrides the forward speed (turning in
+        // place is still allowed: it is how the robot gets clear).
+        if linear != 0.0 && flag_says_stop(self.flag.as_ref(), now_ns()) {
+            linear = 0.0;
+            self.flag_stops += 1;
+        }
         let _ = self.commands.send(CmdVel::new(now_ns(), linear, angular));
         self.sent += 1;
         Ok(())
@@ -126,8 +151,9 @@ impl Node for Controller {
 
     fn shutdown(&mut self) -> Result<(), NodeError> {
         println!(
-            "controller: shut down after {} commands ({} of them stopped for an obstacle)",
-            self.sent, self.stops
+            "controller: shut down after {} commands ({} of them stopped for an obstacle, \
+             {} more on the detector's stop flag)",
+            self.sent, self.stops, self.flag_stops
         );
         Ok(())
     }
@@ -151,5 +177,17 @@ mod tests {
         world::fill_scan(&mut scan, 1.25, 0.1);
         let d = decide(&scan);
         assert_eq!(d.linear, CRUISE);
+    }
+
+    #[test]
+    fn honours_only_a_fresh_engaged_flag() {
+        let now = 10_000_000_000;
+        let engaged = EmergencyStop::engage(now - 1_000_000, 4, "py").unwrap();
+        assert!(flag_says_stop(Some(&engaged), now));
+        assert!(!flag_says_stop(None, now));
+        let released = EmergencyStop::release(now, "py").unwrap();
+        assert!(!flag_says_stop(Some(&released), now));
+        let stale = EmergencyStop::engage(now - 2 * FLAG_TIMEOUT_NS, 4, "py").unwrap();
+        assert!(!flag_says_stop(Some(&stale), now));
     }
 }

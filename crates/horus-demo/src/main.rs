@@ -5,9 +5,16 @@
 //! sensors process            control process          motor process
 //!   lidar  10 Hz ─ demo/scan ─┐
 //!                             ├─ controller 100 Hz ─ demo/cmd_vel ─ motor 1 kHz
-//!   imu  1 kHz ─── demo/imu ──┘
+//!   imu  1 kHz ─── demo/imu ──┘        │
+//!                                      └─ demo/stop ─ detector 20 Hz ─ demo/scan
+//!                                         python process (horus.Scheduler)
 //!                  all schedulers ── demo/estop (on an emergency stop) ─ motor
 //! ```
+//!
+//! The detector is a Python node (`python -m horus.demo.obstacle_detector`,
+//! in `python/horus/demo/`) run with the interpreter named by `HORUS_PYTHON`
+//! (`make demo` builds the package and sets it); without it the robot runs
+//! without the detector, and says so.
 //!
 //! Run without arguments, it is the monitor: it creates the topics, starts
 //! this same executable once per role (`horus-demo --role sensors|control|motor`),

@@ -12,6 +12,10 @@ pub(crate) const IMU: &str = "demo/imu";
 pub(crate) const CMD_VEL: &str = "demo/cmd_vel";
 /// Emergency stops announced by any of the robot's schedulers.
 pub(crate) const ESTOP: &str = "demo/estop";
+/// The Python obstacle detector's stop flag (an `EmergencyStop`: engaged
+/// while an obstacle is too close ahead, released otherwise), one per scan.
+/// The controller honours it. Not the robot-wide emergency stop.
+pub(crate) const STOP: &str = "demo/stop";
 
 /// Opens `name` in namespace `ns` with the demo's QoS: `DropOldest`
 /// (sensor-style: the newest reading matters; every overwrite is counted as
@@ -44,6 +48,11 @@ pub(crate) fn cmd_vel(ns: &str) -> Result<Topic<CmdVel>, TopicError> {
 /// scheduler.
 pub(crate) fn estop(ns: &str) -> Result<Topic<EmergencyStop>, TopicError> {
     open(ns, ESTOP, 8)
+}
+
+/// `demo/stop`: 8 flags of history (0.8 s at 10 Hz).
+pub(crate) fn stop_flag(ns: &str) -> Result<Topic<EmergencyStop>, TopicError> {
+    open(ns, STOP, 8)
 }
 
 /// Wall-clock time, ns since the UNIX epoch (`CLOCK_REALTIME`), which is

@@ -36,6 +36,42 @@ pub(crate) fn with_bytes<R>(obj: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> R) 
     Ok(r)
 }
 
+/// Runs `f` on the bytes of `obj`, which must export a writable
+/// C-contiguous buffer (a bytearray, a writable NumPy array …).
+pub(crate) fn with_bytes_mut<R>(
+    obj: &Bound<'_, PyAny>,
+    f: impl FnOnce(&mut [u8]) -> R,
+) -> PyResult<R> {
+    let mut view = MaybeUninit::<ffi::Py_buffer>::zeroed();
+    // SAFETY: `obj` is a live object (we hold the GIL and a reference) and
+    // `view` is writable memory for one Py_buffer.
+    let rc = unsafe {
+        ffi::PyObject_GetBuffer(
+            obj.as_ptr(),
+            view.as_mut_ptr(),
+            ffi::PyBUF_SIMPLE | ffi::PyBUF_WRITABLE,
+        )
+    };
+    if rc != 0 {
+        return Err(PyErr::fetch(obj.py()));
+    }
+    // SAFETY: PyObject_GetBuffer succeeded, so it filled the struct in.
+    let view = unsafe { view.assume_init_mut() };
+    let bytes: &mut [u8] = if view.len <= 0 || view.buf.is_null() {
+        &mut []
+    } else {
+        // SAFETY: a PyBUF_SIMPLE | PyBUF_WRITABLE request yields a writable
+        // contiguous region of `len` bytes at `buf`, valid until
+        // PyBuffer_Release below; we hold the GIL, so no Python code
+        // touches it meanwhile; `bytes` does not escape this function.
+        unsafe { std::slice::from_raw_parts_mut(view.buf.cast::<u8>(), view.len as usize) }
+    };
+    let r = f(bytes);
+    // SAFETY: releases the view obtained above, exactly once.
+    unsafe { ffi::PyBuffer_Release(view) };
+    Ok(r)
+}
+
 /// Fills `view` to export `len` bytes at `ptr`, owned by `owner`.
 ///
 /// # Safety

@@ -15,6 +15,7 @@ mod errors;
 mod py_sched;
 mod py_topic;
 mod registry;
+mod rust_nodes;
 pub mod tensor_msg;
 pub mod tensor_pool;
 mod tensor_py;
@@ -39,7 +40,11 @@ mod _horus {
     #[pymodule_export]
     use crate::registry::{FieldInfo, SchemaInfo};
     #[pymodule_export]
-    use crate::tensor_py::{RawTensorPool, TensorBuffer};
+    use crate::rust_nodes::RustNode;
+    #[pymodule_export]
+    use crate::tensor_py::{
+        attach_view, release_attached, RawTensorPool, TensorBuffer, TensorView,
+    };
 
     /// Schema and field table of every message type, nested types first.
     #[pyfunction]

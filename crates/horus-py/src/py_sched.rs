@@ -20,6 +20,7 @@ use pyo3::types::PyDict;
 use pyo3::PyTraverseError;
 
 use crate::errors::HorusError;
+use crate::rust_nodes::RustNode;
 
 /// What a tick asked of the scheduler through its context.
 #[derive(Default)]
@@ -281,15 +282,18 @@ impl Scheduler {
         compute: bool,
     ) -> PyResult<()> {
         let bound = node.bind(py);
-        let is_fn = !bound.hasattr("tick")? && bound.is_callable();
-        if !is_fn && !bound.hasattr("tick")? {
+        // A node written in Rust: run as it is, without the GIL.
+        let rust = bound.cast::<RustNode>().ok();
+        let is_fn = rust.is_none() && !bound.hasattr("tick")? && bound.is_callable();
+        if rust.is_none() && !is_fn && !bound.hasattr("tick")? {
             return Err(PyValueError::new_err(
-                "a node needs a tick(ctx) method, or is a function",
+                "a node needs a tick(ctx) method, or is a function (or is a RustNode)",
             ));
         }
-        let name = match name {
-            Some(n) => n,
-            None => match bound.getattr("name") {
+        let name = match (name, &rust) {
+            (Some(n), _) => n,
+            (None, Some(r)) => r.get().default_name().to_owned(),
+            (None, None) => match bound.getattr("name") {
                 Ok(n) if n.is_instance_of::<pyo3::types::PyString>() => n.extract()?,
                 _ => bound
                     .getattr("__name__")
@@ -349,6 +353,14 @@ impl Scheduler {
         }
         if compute {
             cfg = cfg.compute();
+        }
+        if let Some(r) = rust {
+            let mut s = self.lock()?;
+            let sched = s.as_mut().ok_or_else(cleared)?;
+            return sched
+                .add(r.get().take()?, cfg.name(name))
+                .map(drop)
+                .map_err(|e| PyValueError::new_err(e.to_string()));
         }
         self.nodes
             .lock()

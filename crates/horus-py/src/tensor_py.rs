@@ -2,13 +2,13 @@
 //! buffer protocol. The package's `TensorPool`/`Tensor` add shapes, dtypes,
 //! descriptors and DLPack on top.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, CStr};
 use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::buffer::{export, with_bytes};
+use crate::buffer::{export, with_bytes, with_bytes_mut};
 use crate::errors::{pool_error, TensorPoolError};
 use crate::tensor_msg::TensorRef;
 use crate::tensor_pool::{PoolConfig, PoolInner, Tensor};
@@ -93,10 +93,7 @@ impl RawTensorPool {
     /// which must live in this pool. Returns the buffer, the dtype string
     /// and the shape.
     fn attach(&self, descriptor: &Bound<'_, PyAny>) -> PyResult<(TensorBuffer, String, Vec<u64>)> {
-        let r: TensorRef = with_bytes(descriptor, |b| {
-            (b.len() == std::mem::size_of::<TensorRef>()).then(|| bytemuck::pod_read_unaligned(b))
-        })?
-        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("not a TensorRef"))?;
+        let r = read_ref(descriptor)?;
         let ndim = r.ndim as usize;
         if ndim > r.shape.len() {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
@@ -123,6 +120,86 @@ impl RawTensorPool {
             .acquire(r.slot, r.generation, r.offset, r.nbytes)
             .map_err(pool_error)?;
         Ok((TensorBuffer { tensor }, dtype, r.shape[..ndim].to_vec()))
+    }
+
+    /// `alloc` and `TensorBuffer.descriptor` in one call: a free slot for
+    /// `nbytes` bytes (not zeroed) and the bytes of a `TensorRef` naming it
+    /// as `shape` of `dtype`, in a new bytearray.
+    #[pyo3(signature = (nbytes, dtype, shape, kind=0, stamp_ns=0, frame_id=""))]
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_ref<'py>(
+        &self,
+        py: Python<'py>,
+        nbytes: u64,
+        dtype: &str,
+        shape: Vec<u64>,
+        kind: u32,
+        stamp_ns: u64,
+        frame_id: &str,
+    ) -> PyResult<(TensorBuffer, Bound<'py, pyo3::types::PyByteArray>)> {
+        let tensor = self.inner.alloc(nbytes).map_err(pool_error)?;
+        let r = make_ref(&tensor, dtype, &shape, kind, stamp_ns, frame_id)?;
+        Ok((
+            TensorBuffer { tensor },
+            pyo3::types::PyByteArray::new(py, bytemuck::bytes_of(&r)),
+        ))
+    }
+
+    /// As `alloc_ref`, writing the `TensorRef` into `out` (a writable
+    /// buffer of exactly its size, e.g. a TensorRef message's array).
+    #[pyo3(signature = (out, nbytes, dtype, shape, kind=0, stamp_ns=0, frame_id=""))]
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_into(
+        &self,
+        out: &Bound<'_, PyAny>,
+        nbytes: u64,
+        dtype: &str,
+        shape: Vec<u64>,
+        kind: u32,
+        stamp_ns: u64,
+        frame_id: &str,
+    ) -> PyResult<TensorBuffer> {
+        let tensor = self.inner.alloc(nbytes).map_err(pool_error)?;
+        write_ref(
+            out,
+            &make_ref(&tensor, dtype, &shape, kind, stamp_ns, frame_id)?,
+        )?;
+        Ok(TensorBuffer { tensor })
+    }
+
+    /// A free slot for `shape` of `dtype` (a NumPy type string) as a
+    /// `TensorView` (`numpy.asarray` of it is the tensor, holding its
+    /// reference), with the `TensorRef` naming it written into `out` (as
+    /// `alloc_into`). `None`, with nothing allocated, when the dtype has no
+    /// buffer format.
+    #[pyo3(signature = (out, dtype, shape, kind=0, stamp_ns=0, frame_id=""))]
+    fn alloc_view_into(
+        &self,
+        out: &Bound<'_, PyAny>,
+        dtype: &str,
+        shape: Vec<u64>,
+        kind: u32,
+        stamp_ns: u64,
+        frame_id: &str,
+    ) -> PyResult<Option<TensorView>> {
+        let Some(layout) = Layout::new(dtype.as_bytes(), &shape, u64::MAX)? else {
+            return Ok(None);
+        };
+        let tensor = self.inner.alloc(layout.len as u64).map_err(pool_error)?;
+        write_ref(
+            out,
+            &make_ref(&tensor, dtype, &shape, kind, stamp_ns, frame_id)?,
+        )?;
+        Ok(Some(layout.view(tensor)))
+    }
+
+    /// Takes a reference on the tensor a `TensorRef` (its bytes) names, as
+    /// a `TensorView` exporting its dtype and shape (`numpy.asarray` of it
+    /// is the tensor). `None`, with no reference taken, when the dtype has
+    /// no buffer-protocol format (not a plain numeric type in native byte
+    /// order): use `attach` then.
+    fn attach_view(&self, descriptor: &Bound<'_, PyAny>) -> PyResult<Option<TensorView>> {
+        view_of(&self.inner, &read_ref(descriptor)?)
     }
 
     /// Clears the references of holders whose process died; returns how
@@ -165,6 +242,317 @@ impl RawTensorPool {
     #[getter]
     fn holders(&self) -> u32 {
         self.inner.holders()
+    }
+}
+
+/// The typed view of the tensor `r` names in `inner` (see
+/// `RawTensorPool::attach_view`).
+fn view_of(inner: &Arc<PoolInner>, r: &TensorRef) -> PyResult<Option<TensorView>> {
+    let ndim = r.ndim as usize;
+    if ndim > r.shape.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "descriptor has {ndim} dimensions"
+        )));
+    }
+    let end = r
+        .dtype
+        .iter()
+        .position(|&c| c == 0)
+        .unwrap_or(r.dtype.len());
+    // The layout first: no reference is taken when there is no fast path.
+    let Some(layout) = Layout::new(&r.dtype[..end], &r.shape[..ndim], r.nbytes)? else {
+        return Ok(None);
+    };
+    if r.pool_id != inner.pool_id() {
+        return Err(crate::errors::StaleDescriptorError::new_err(format!(
+            "descriptor names pool {}, not {}",
+            r.pool_id,
+            inner.pool_id()
+        )));
+    }
+    let tensor = inner
+        .acquire(r.slot, r.generation, r.offset, r.nbytes)
+        .map_err(pool_error)?;
+    Ok(Some(layout.view(tensor)))
+}
+
+/// How a `TensorView` exports a tensor: format, item size, bytes viewed,
+/// shape and C-order strides.
+struct Layout {
+    format: &'static CStr,
+    itemsize: usize,
+    len: usize,
+    shape: Box<[ffi::Py_ssize_t]>,
+    strides: Box<[ffi::Py_ssize_t]>,
+}
+
+impl Layout {
+    /// The layout of `dims` of NumPy type `dtype` over `nbytes` bytes;
+    /// `None` when the dtype has no buffer format, an error when the shape
+    /// does not fit.
+    fn new(dtype: &[u8], dims: &[u64], nbytes: u64) -> PyResult<Option<Layout>> {
+        let Some((format, itemsize)) = buffer_format(dtype) else {
+            return Ok(None);
+        };
+        let too_big = || {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "shape {dims:?} of {itemsize}-byte items exceeds the tensor's {nbytes} bytes"
+            ))
+        };
+        // Zero-sized dimensions taken as 1: bounds every stride too.
+        dims.iter()
+            .try_fold(itemsize as u64, |n, &d| n.checked_mul(d.max(1)))
+            .filter(|&n| n <= isize::MAX as u64)
+            .ok_or_else(too_big)?;
+        let len = dims.iter().product::<u64>() * itemsize as u64;
+        if len > nbytes {
+            return Err(too_big());
+        }
+        let shape: Box<[ffi::Py_ssize_t]> = dims.iter().map(|&d| d as ffi::Py_ssize_t).collect();
+        let ndim = shape.len();
+        let mut strides = vec![itemsize as ffi::Py_ssize_t; ndim].into_boxed_slice();
+        for i in (0..ndim.saturating_sub(1)).rev() {
+            strides[i] = strides[i + 1] * shape[i + 1];
+        }
+        Ok(Some(Layout {
+            format,
+            itemsize,
+            len: len as usize,
+            shape,
+            strides,
+        }))
+    }
+
+    fn view(self, tensor: Tensor) -> TensorView {
+        TensorView {
+            tensor,
+            format: self.format,
+            itemsize: self.itemsize,
+            len: self.len,
+            shape: self.shape,
+            strides: self.strides,
+        }
+    }
+}
+
+/// Pools attached through descriptors by [`attach_view`], held (mapped, and
+/// this process one of their holders) until [`release_attached`] (at exit),
+/// so that receiving a tensor never maps or unmaps memory on the hot path.
+static ATTACHED: Mutex<Vec<(String, u64, Arc<PoolInner>)>> = Mutex::new(Vec::new());
+
+fn attached(namespace: Option<&str>, pool_id: u64) -> PyResult<Arc<PoolInner>> {
+    let ns = match namespace.filter(|n| !n.is_empty()) {
+        Some(n) => n.to_owned(),
+        None => horus_shm::name::namespace(),
+    };
+    let found = ATTACHED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|(n, id, _)| *id == pool_id && *n == ns)
+        .map(|(_, _, p)| Arc::clone(p));
+    if let Some(pool) = found {
+        return Ok(pool);
+    }
+    let pool = open_cached(
+        &ns,
+        pool_id,
+        PoolConfig {
+            slots: None,
+            slot_bytes: None,
+        },
+    )?;
+    ATTACHED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((ns, pool_id, Arc::clone(&pool)));
+    Ok(pool)
+}
+
+/// Takes a reference on the tensor a `TensorRef` (its bytes) names, in
+/// `namespace` (default: HORUS_NAMESPACE, else per user), mapping its pool
+/// on first use, as a `TensorView` (`numpy.asarray` of it is the tensor).
+/// `None`, with no reference taken, when the dtype has no buffer-protocol
+/// format; raises StaleDescriptorError if the tensor was freed.
+#[pyfunction]
+#[pyo3(signature = (descriptor, namespace=None))]
+pub(crate) fn attach_view(
+    descriptor: &Bound<'_, PyAny>,
+    namespace: Option<&str>,
+) -> PyResult<Option<TensorView>> {
+    let r = read_ref(descriptor)?;
+    view_of(&attached(namespace, r.pool_id)?, &r)
+}
+
+/// Lets go of the pools `attach_view` mapped (the package calls it at exit).
+#[pyfunction]
+pub(crate) fn release_attached() {
+    let pools = std::mem::take(&mut *ATTACHED.lock().unwrap_or_else(|p| p.into_inner()));
+    drop(pools);
+}
+
+/// A `TensorRef` naming `t` as `shape` of `dtype` (a NumPy type string).
+fn make_ref(
+    t: &Tensor,
+    dtype: &str,
+    shape: &[u64],
+    kind: u32,
+    stamp_ns: u64,
+    frame_id: &str,
+) -> PyResult<TensorRef> {
+    let mut r: TensorRef = bytemuck::Zeroable::zeroed();
+    if shape.len() > r.shape.len()
+        || dtype.len() > r.dtype.len()
+        || frame_id.len() > r.frame_id.len()
+    {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "a descriptor holds at most {} dimensions, a {}-byte dtype and a {}-byte frame id",
+            r.shape.len(),
+            r.dtype.len(),
+            r.frame_id.len()
+        )));
+    }
+    r.stamp_ns = stamp_ns;
+    r.pool_id = t.pool().pool_id();
+    r.offset = t.offset();
+    r.nbytes = t.nbytes() as u64;
+    r.slot = t.slot();
+    r.generation = t.generation();
+    r.ndim = shape.len() as u32;
+    r.kind = kind;
+    r.dtype[..dtype.len()].copy_from_slice(dtype.as_bytes());
+    r.shape[..shape.len()].copy_from_slice(shape);
+    r.frame_id[..frame_id.len()].copy_from_slice(frame_id.as_bytes());
+    Ok(r)
+}
+
+/// Writes `r` into `out`, a writable buffer of exactly its size (e.g. a
+/// TensorRef message's array).
+fn write_ref(out: &Bound<'_, PyAny>, r: &TensorRef) -> PyResult<()> {
+    with_bytes_mut(out, |b| {
+        if b.len() != std::mem::size_of::<TensorRef>() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "out has {} bytes, a TensorRef {}",
+                b.len(),
+                std::mem::size_of::<TensorRef>()
+            )));
+        }
+        b.copy_from_slice(bytemuck::bytes_of(r));
+        Ok(())
+    })?
+}
+
+/// Reads a `TensorRef` from the bytes of `descriptor`.
+fn read_ref(descriptor: &Bound<'_, PyAny>) -> PyResult<TensorRef> {
+    with_bytes(descriptor, |b| {
+        (b.len() == std::mem::size_of::<TensorRef>()).then(|| bytemuck::pod_read_unaligned(b))
+    })?
+    .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("not a TensorRef"))
+}
+
+/// The buffer-protocol format (PEP 3118) and item size of a NumPy type
+/// string such as `<f4`, for the plain numeric types; `None` for others
+/// (structured, datetime …), which take the generic path.
+fn buffer_format(dtype: &[u8]) -> Option<(&'static CStr, usize)> {
+    let (order, rest) = dtype.split_first()?;
+    let little = match order {
+        b'<' | b'|' | b'=' => cfg!(target_endian = "little") || *order == b'|',
+        b'>' => cfg!(target_endian = "big"),
+        _ => return None,
+    };
+    if !little {
+        // Non-native byte order: not worth a fast path.
+        return None;
+    }
+    Some(match rest {
+        b"f2" => (c"=e", 2),
+        b"f4" => (c"=f", 4),
+        b"f8" => (c"=d", 8),
+        b"i1" => (c"=b", 1),
+        b"i2" => (c"=h", 2),
+        b"i4" => (c"=i", 4),
+        b"i8" => (c"=q", 8),
+        b"u1" => (c"=B", 1),
+        b"u2" => (c"=H", 2),
+        b"u4" => (c"=I", 4),
+        b"u8" => (c"=Q", 8),
+        b"b1" => (c"=?", 1),
+        b"c8" => (c"=Zf", 8),
+        b"c16" => (c"=Zd", 16),
+        _ => return None,
+    })
+}
+
+/// One reference to a tensor slot, exported through the buffer protocol
+/// with its element type and shape (C order), so that `numpy.asarray`
+/// makes the typed N-dimensional view in one step, without a copy.
+#[pyclass(module = "horus._horus", frozen)]
+pub(crate) struct TensorView {
+    tensor: Tensor,
+    format: &'static CStr,
+    itemsize: usize,
+    /// Bytes viewed: the product of `shape` times `itemsize`.
+    len: usize,
+    shape: Box<[ffi::Py_ssize_t]>,
+    strides: Box<[ffi::Py_ssize_t]>,
+}
+
+#[pymethods]
+impl TensorView {
+    /// Bytes viewed.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.len
+    }
+
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        if view.is_null() {
+            return Err(pyo3::exceptions::PyBufferError::new_err("no view to fill"));
+        }
+        let this = slf.get();
+        let nd = flags & ffi::PyBUF_ND == ffi::PyBUF_ND;
+        let strided = flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES;
+        let format = flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT;
+        let buf = this.tensor.as_ptr();
+        let owner = slf.clone().into_any().into_ptr();
+        // SAFETY: `view` is the non-null Py_buffer CPython passed to
+        // `__getbuffer__`, ours to fill. It takes a new reference to this
+        // object (`owner`), which keeps the tensor referenced and its slot
+        // mapped, and the format, shape and strides arrays (owned by this
+        // frozen object, never changed) alive for as long as the view
+        // lives. `len` bytes at `buf` lie within the slot (checked against
+        // the tensor's size when the view was made). Writable, as
+        // `TensorBuffer`: tensors are shared mutable memory by design.
+        unsafe {
+            (*view).obj = owner;
+            (*view).buf = buf.cast();
+            (*view).len = this.len as ffi::Py_ssize_t;
+            (*view).readonly = 0;
+            (*view).itemsize = this.itemsize as ffi::Py_ssize_t;
+            (*view).format = if format {
+                this.format.as_ptr().cast_mut()
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).ndim = if nd { this.shape.len() as c_int } else { 1 };
+            (*view).shape = if nd {
+                this.shape.as_ptr().cast_mut()
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).strides = if strided {
+                this.strides.as_ptr().cast_mut()
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).suboffsets = std::ptr::null_mut();
+            (*view).internal = std::ptr::null_mut();
+        }
+        Ok(())
     }
 }
 
@@ -231,30 +619,7 @@ impl TensorBuffer {
         stamp_ns: u64,
         frame_id: &str,
     ) -> PyResult<Bound<'py, pyo3::types::PyByteArray>> {
-        let mut r: TensorRef = bytemuck::Zeroable::zeroed();
-        if shape.len() > r.shape.len()
-            || dtype.len() > r.dtype.len()
-            || frame_id.len() > r.frame_id.len()
-        {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "a descriptor holds at most {} dimensions, a {}-byte dtype and a {}-byte frame id",
-                r.shape.len(),
-                r.dtype.len(),
-                r.frame_id.len()
-            )));
-        }
-        let t = &self.tensor;
-        r.stamp_ns = stamp_ns;
-        r.pool_id = t.pool().pool_id();
-        r.offset = t.offset();
-        r.nbytes = t.nbytes() as u64;
-        r.slot = t.slot();
-        r.generation = t.generation();
-        r.ndim = shape.len() as u32;
-        r.kind = kind;
-        r.dtype[..dtype.len()].copy_from_slice(dtype.as_bytes());
-        r.shape[..shape.len()].copy_from_slice(&shape);
-        r.frame_id[..frame_id.len()].copy_from_slice(frame_id.as_bytes());
+        let r = make_ref(&self.tensor, dtype, &shape, kind, stamp_ns, frame_id)?;
         Ok(pyo3::types::PyByteArray::new(py, bytemuck::bytes_of(&r)))
     }
 

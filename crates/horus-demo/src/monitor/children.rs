@@ -2,7 +2,7 @@
 //! SIGTERM, reaping, and collecting what they print.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -23,16 +23,56 @@ pub(crate) struct ChildSpec {
     pub(crate) scheduler: Option<String>,
 }
 
+/// Environment variable naming the Python interpreter that has the `horus`
+/// package installed (`make demo` sets it to the venv's python).
+pub(crate) const PYTHON_ENV: &str = "HORUS_PYTHON";
+
+/// The name of the Python process and of the horus scheduler it runs (see
+/// `python/horus/demo/obstacle_detector.py`).
+pub(crate) const PYTHON: &str = "python";
+
+/// The Python process (the obstacle detector, `python -m
+/// horus.demo.obstacle_detector`), or why it is left out: `HORUS_PYTHON` is
+/// unset, or that interpreter is missing or cannot import `horus`.
+pub(crate) fn python() -> Result<ChildSpec, String> {
+    let python = match std::env::var_os(PYTHON_ENV) {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => {
+            return Err(format!(
+                "{PYTHON_ENV} is not set (`make demo` sets it to the venv's python)"
+            ))
+        }
+    };
+    let importable = Command::new(&python)
+        .args(["-c", "import horus.demo.obstacle_detector"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !importable {
+        return Err(format!(
+            "{PYTHON_ENV}={} cannot import horus.demo.obstacle_detector \
+             (run `make py-build`)",
+            python.display()
+        ));
+    }
+    let mut command = Command::new(python);
+    // -u: its shutdown report arrives even if it is killed.
+    command.args(["-u", "-m", "horus.demo.obstacle_detector"]);
+    Ok(ChildSpec {
+        name: PYTHON.to_owned(),
+        command,
+        scheduler: Some(PYTHON.to_owned()),
+    })
+}
+
 /// The robot: this executable re-run once per role.
 ///
-/// Extension point (issue 5, the Python node): a Python process joins the
-/// robot as one more `ChildSpec` pushed here — for example
-/// `ChildSpec { name: "py-planner".into(), command: Command::new("python3")
-/// .args(["-m", "horus.demo.planner"]) .. , scheduler: Some("py-planner".into()) }`.
-/// It gets `HORUS_NAMESPACE` (and `HORUS_DEMO_PARENT`) like the others, must
-/// exit 0 on SIGTERM, and if it runs a horus scheduler of that name its nodes
-/// appear in the table; topics it publishes are added to `monitor::TOPICS`'
-/// probes the same way as the Rust ones.
+/// The Python process (see [`python`]) joins as one more `ChildSpec`: it
+/// gets `HORUS_NAMESPACE` (and `HORUS_DEMO_PARENT`) like the others, exits 0
+/// on SIGTERM, and runs a horus scheduler named [`PYTHON`] whose nodes
+/// appear in the table.
 pub(crate) fn robot(exe: &Path) -> Vec<ChildSpec> {
     Role::ALL
         .into_iter()

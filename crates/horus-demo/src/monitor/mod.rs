@@ -57,10 +57,16 @@ impl<T: Stamped> Watched<T> {
 }
 
 fn topic_name(name: &str) -> &'static str {
-    [topics::SCAN, topics::IMU, topics::CMD_VEL, topics::ESTOP]
-        .into_iter()
-        .find(|t| *t == name)
-        .unwrap_or("?")
+    [
+        topics::SCAN,
+        topics::IMU,
+        topics::CMD_VEL,
+        topics::ESTOP,
+        topics::STOP,
+    ]
+    .into_iter()
+    .find(|t| *t == name)
+    .unwrap_or("?")
 }
 
 /// Everything the monitor watches.
@@ -69,6 +75,8 @@ struct Watch {
     imu: Watched<Imu>,
     cmd: Watched<CmdVel>,
     estop: Watched<EmergencyStop>,
+    /// The Python detector's stop flag.
+    stop: Watched<EmergencyStop>,
 }
 
 /// The namespace of this run: `HORUS_NAMESPACE` if set, else one unique to
@@ -87,18 +95,40 @@ pub(crate) fn run(seconds: u64) -> anyhow::Result<i32> {
     // before any robot process starts, so it sees every message.
     let (stop, sched_thread, watch) = start_probes(&ns)?;
     let exe = std::env::current_exe().context("finding this executable")?;
-    // Extension point (issue 5): the Python node is one more ChildSpec
-    // appended to this list (see `children::robot`).
-    let specs: Vec<ChildSpec> = children::robot(&exe);
+    let mut specs: Vec<ChildSpec> = children::robot(&exe);
+    // The Python obstacle detector, if a python with `horus` is at hand;
+    // the robot runs without it otherwise (the controller then has no
+    // stop flag to honour).
+    let with_python = match children::python() {
+        Ok(spec) => {
+            specs.push(spec);
+            true
+        }
+        Err(why) => {
+            println!("note: running without the Python node: {why}");
+            false
+        }
+    };
     let mut running = Vec::new();
     for spec in specs {
         running.push(Running::spawn(spec, &ns)?);
     }
     let pids: Vec<(String, u32)> = running.iter().map(|r| (r.name.clone(), r.pid())).collect();
     println!("{}", report::header(&ns, seconds, &pids));
+    if with_python {
+        println!(
+            "python    the obstacle detector is a Python node (horus.Scheduler, python -m\n\
+             \x20         horus.demo.obstacle_detector): it reads {} with latest() and publishes a\n\
+             \x20         stop flag on {} (EmergencyStop, engaged while an obstacle is < 1 m\n\
+             \x20         ahead) for every scan; the controller commands no forward speed while\n\
+             \x20         it is engaged.\n",
+            topics::SCAN,
+            topics::STOP
+        );
+    }
 
     let outcome = wait_until_running(&ns, &mut running)
-        .and_then(|()| report_loop(&ns, seconds, &watch, &stop, &mut running));
+        .and_then(|()| report_loop(&ns, seconds, &watch, with_python, &stop, &mut running));
 
     let schedulers: Vec<String> = running.iter().filter_map(|r| r.scheduler.clone()).collect();
     // Stop the robot: SIGTERM to every process, then reap them all.
@@ -168,6 +198,7 @@ fn start_probes(ns: &str) -> anyhow::Result<(StopHandle, SchedThread, Watch)> {
                 imu: Watched::add(topics::imu(&ns)?, &mut sched)?,
                 cmd: Watched::add(topics::cmd_vel(&ns)?, &mut sched)?,
                 estop: Watched::add(topics::estop(&ns)?, &mut sched)?,
+                stop: Watched::add(topics::stop_flag(&ns)?, &mut sched)?,
             })
         })();
         let watch = match watch {
@@ -220,6 +251,7 @@ fn report_loop(
     ns: &str,
     seconds: u64,
     watch: &Watch,
+    with_python: bool,
     stop: &StopHandle,
     running: &mut [Running],
 ) -> anyhow::Result<()> {
@@ -227,6 +259,7 @@ fn report_loop(
     watch.scan.window.take();
     watch.imu.window.take();
     watch.cmd.window.take();
+    watch.stop.window.take();
     let t0 = Instant::now();
     let mut last = t0;
     for second in 1..=seconds {
@@ -259,6 +292,9 @@ fn report_loop(
             watch.imu.row("Imu", elapsed),
             watch.cmd.row("CmdVel", elapsed),
         ];
+        if with_python {
+            rows.push(watch.stop.row("EmergencyStop", elapsed));
+        }
         let nodes: Vec<_> = running
             .iter()
             .filter_map(|r| r.scheduler.clone())
@@ -300,6 +336,9 @@ fn robot_line(watch: &Watch) -> String {
         Some(d) if d.is_finite() => s += &format!(" nearest obstacle ahead {d:.2} m"),
         Some(_) => s += " nothing ahead",
         None => s += " no scan yet",
+    }
+    if crate::control::flag_says_stop(watch.stop.window.last().as_ref(), topics::now_ns()) {
+        s += "; detector's stop flag engaged";
     }
     if let Some(e) = watch.estop.window.last().filter(|e| e.is_engaged()) {
         s += &format!("; EMERGENCY STOP from {:?}", e.source_str().unwrap_or("?"));

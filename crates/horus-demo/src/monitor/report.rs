@@ -73,14 +73,14 @@ pub(crate) fn block(
     let _ = writeln!(s, "--- t = {second} s {}", "-".repeat(72));
     let _ = writeln!(
         s,
-        "{:<14} {:<10} {:>8} {:>12} {:>12} {:>6}",
+        "{:<14} {:<13} {:>8} {:>12} {:>12} {:>6}",
         "topic", "type", "msg/s", "lat p50 µs", "lat p99 µs", "lost"
     );
     for t in topics.iter_mut() {
         t.latencies_ns.sort_unstable();
         let _ = writeln!(
             s,
-            "{:<14} {:<10} {:>8.1} {:>12} {:>12} {:>6}",
+            "{:<14} {:<13} {:>8.1} {:>12} {:>12} {:>6}",
             t.topic,
             t.ty,
             t.rate,

@@ -20,7 +20,7 @@ PY_WHEELS  := $(CARGO_TARGET_DIR)/wheels-horus
 PY_PEER    := $(CARGO_TARGET_DIR)/release/horus-py-peer
 PY_SOURCES := $(shell find crates/horus-py crates/horus crates/horus-shm crates/horus-msgs crates/horus-sched python/horus python/pyproject.toml -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name '*.toml' \) 2>/dev/null)
 
-.PHONY: py-setup py-build py-peer py-test py-bench
+.PHONY: py-setup py-build py-peer py-test py-bench py-bench-deps
 
 py-setup: $(PY_VENV)/.horus-dev
 
@@ -45,5 +45,12 @@ py-test: py-build py-peer
 	cd python/tests && ../../$(PY) -m mypy.stubtest horus._horus --allowlist ../stubtest-allowlist.txt
 	cd python/tests && ../../$(PY) -m mypy --strict -p horus
 
-py-bench: py-build py-peer
+# The peers python_latency compares with (PyPI packages; only the benchmark needs them).
+py-bench-deps: $(PY_VENV)/.horus-bench-deps
+
+$(PY_VENV)/.horus-bench-deps: $(PY_VENV)/.horus-dev
+	$(PY) -m pip install --quiet --disable-pip-version-check iceoryx2 pyzmq
+	touch $@
+
+py-bench: py-build py-peer py-bench-deps
 	HORUS_PY_PEER=$(PY_PEER) $(PY) python/bench/python_latency.py --quick

@@ -332,6 +332,13 @@ def main() -> int:
     ping_core, pong_core = cores()
     pin(ping_core)
     n, warmup = (2000, 200) if args.quick else (20000, 2000)
+    print(
+        f"method: round trip (ping sends, pong echoes, ping receives the echo), two processes "
+        f"pinned to CPUs {ping_core} (ping) and {pong_core} (pong), timed with perf_counter_ns "
+        f"around the whole exchange; {warmup} untimed warm-up round trips, then up to {n} timed "
+        f"(fewer for the blocking peers); p50 = median" + (" — quick mode" if args.quick else ""),
+        flush=True,
+    )
     ns = f"bench-{os.getpid()}"
     me = [sys.executable, os.path.abspath(__file__), "--role", "pong", "--core", str(pong_core), "--ns", ns]
     peer = peer_path()

@@ -2,7 +2,7 @@
 #
 #   make demo    run the demo robot (installs what it needs first)
 #   make test    every check the project has; CI runs exactly this (.ci/run)
-#   make bench   full benchmarks, JSON into bench-results/
+#   make bench   full benchmark suite: JSON into bench-results/, regenerates docs/benchmarks.md
 #
 # Build artefacts live outside the clone so that fresh clones (CI) reuse them.
 
@@ -23,8 +23,11 @@ BENCH_DIR        ?= bench-results
 VENV             ?= .venv
 
 # Debian packages the build needs, as `command:package` pairs; installed only when the command
-# is missing: a C compiler and libc headers (the `cc` crate builds C), python3 (JSON checks).
-APT_NEEDS := cc:build-essential python3:python3
+# is missing: a C compiler and libc headers (the `cc` crate builds C), python3 (JSON checks),
+# and a font for the benchmark plots.
+# fonts-dejavu-core: the TrueType font the benchmark report draws its plot labels with (no
+# command of that name exists, so the dpkg check decides).
+APT_NEEDS := cc:build-essential python3:python3 fonts-dejavu-core:fonts-dejavu-core
 
 # sudo only when not root and sudo exists (root needs none).
 SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)
@@ -38,7 +41,7 @@ TEST_PHASES := test-fmt test-clippy test-unit test-loom test-bench-smoke test-sc
 help:
 	@echo "make demo    run the demo robot"
 	@echo "make test    fmt, clippy, tests, loom models, benchmark/demo smoke, Python tests"
-	@echo "make bench   full pingpong benchmark -> $(BENCH_DIR)/pingpong.json"
+	@echo "make bench   full benchmark suite -> $(BENCH_DIR)/*.json, docs/benchmarks.md, docs/img/"
 	@echo "make fmt | lint | clean | setup | setup-python"
 	@echo "(build dir: $(CARGO_TARGET_DIR))"
 
@@ -114,7 +117,9 @@ test-loom:
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
 	  $(CARGO) test -p horus-shm --release --test loom_ring --test loom_pool
 
-# Benchmark smoke: each binary in --quick mode, then its JSON must parse, have rows and no errors.
+# Benchmark smoke: each binary in --quick mode, then its JSON must parse, have rows and no errors
+# (the suite binaries: every row their run promises, see scripts/check_suite_json.py), and the
+# report must render a page and its figures from those JSONs.
 # No timing is asserted.
 define CHECK_JSON
 import json, sys
@@ -131,10 +136,29 @@ print(f"{path}: well-formed, {len(rows)} rows")
 endef
 export CHECK_JSON
 
+# The benchmark binaries are built once (one cargo invocation, all of them) and then run.
+BENCH_BIN   := $(CARGO_TARGET_DIR)/release
+SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers
+CHECK_SUITE := $(PYTHON) crates/horus-bench/scripts/check_suite_json.py
+
 test-bench-smoke:
 	@mkdir -p $(SMOKE_DIR)
-	$(CARGO) run --release -p horus-bench --bin pingpong -- --quick --json $(SMOKE_DIR)/pingpong.json
+	$(CARGO) build --release -p horus-bench --bins
+	$(BENCH_BIN)/pingpong --quick --json $(SMOKE_DIR)/pingpong.json
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/pingpong.json
+	@for b in $(SUITE_BINS); do \
+	  echo "+ $(BENCH_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json"; \
+	  $(BENCH_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json || exit 1; \
+	  $(CHECK_SUITE) $$b $(SMOKE_DIR)/$$b.json || exit 1; \
+	done
+	@# The report renders from whatever JSON is there (the scheduler's come in a later phase).
+	@rm -rf $(SMOKE_DIR)/img $(SMOKE_DIR)/benchmarks.md
+	$(BENCH_BIN)/report --results $(SMOKE_DIR) --out $(SMOKE_DIR)/benchmarks.md --img $(SMOKE_DIR)/img --allow-missing
+	@for f in benchmarks.md img/latency_vs_payload.png img/payload_sweep.png img/fanout.png img/topics.png; do \
+	  test -s $(SMOKE_DIR)/$$f || { echo "report did not write $$f" >&2; exit 1; }; \
+	done; \
+	! grep -n '{{' $(SMOKE_DIR)/benchmarks.md || { echo "unfilled template key" >&2; exit 1; }; \
+	echo "report: page and figures written"
 
 test-sched-smoke:
 	@mkdir -p $(SMOKE_DIR)
@@ -159,11 +183,36 @@ include python/python.mk
 test-python: setup py-test
 
 # ---------------------------------------------------------------------------
-# Benchmarks (not part of `make test`): pinned and unpinned passes, full payloads.
+# Benchmarks (not part of `make test`): the whole suite in full mode, then docs/benchmarks.md
+# and docs/img/*.png regenerated from its JSON. A benchmark whose measurement fails still
+# writes its JSON (the failure is listed on the page); `make bench` then exits non-zero.
+
+# The page and figures `make bench` regenerates.
+BENCH_DOC  ?= docs/benchmarks.md
+BENCH_IMG  ?= docs/img
+# `result:binary:arguments` — writes $(BENCH_DIR)/<result>.json; `=` stands for a space in
+# the arguments. pingpong_touch: the 1 MiB-vs-16 B loan target of issue 2 (touch payload).
+BENCH_RUNS := pingpong:pingpong: \
+              pingpong_touch:pingpong:--touch=--pinned-only=--only=ref,horus=--sizes=16,1048576 \
+              robotics_messages:robotics_messages: payload_sweep:payload_sweep: \
+              all_paths:all_paths: scalability:scalability: peers:peers: \
+              determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling:
 
 bench: setup
 	@mkdir -p $(BENCH_DIR)
-	$(CARGO) run --release -p horus-bench --bin pingpong -- --json $(BENCH_DIR)/pingpong.json
+	$(CARGO) build --release -p horus-bench --bins
+	$(CARGO) build --release -p horus-sched --bin determinism --bin scheduler_scaling
+	@start=$$(date +%s); failed=""; \
+	for run in $(BENCH_RUNS); do \
+	  name=$${run%%:*}; rest=$${run#*:}; bin=$${rest%%:*}; args=$${rest#*:}; args=$${args//=/ }; \
+	  printf '\n==> [%s] %s %s\n' "$$(date +%T)" "$$bin" "$$args"; \
+	  t0=$$(date +%s); \
+	  $(BENCH_BIN)/$$bin $$args --json $(BENCH_DIR)/$$name.json || failed="$$failed $$name"; \
+	  echo "<== $$name: $$(( $$(date +%s) - t0 ))s"; \
+	done; \
+	$(BENCH_BIN)/report --results $(BENCH_DIR) --out $(BENCH_DOC) --img $(BENCH_IMG); \
+	echo "make bench: $$(( $$(date +%s) - start ))s"; \
+	if [ -n "$$failed" ]; then echo "make bench: measurements failed in:$$failed" >&2; exit 1; fi
 
 # ---------------------------------------------------------------------------
 # Conveniences

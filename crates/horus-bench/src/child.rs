@@ -16,7 +16,7 @@
 
 use anyhow::{anyhow, bail, Context};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::str::FromStr;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -31,6 +31,8 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(20);
 
 const READY: &str = "READY";
+/// Prefix of the line that carries a child's result as JSON.
+const RESULT: &str = "RESULT ";
 
 /// A running child process (parent side).
 #[derive(Debug)]
@@ -39,22 +41,40 @@ pub struct ChildProcess {
     child: Child,
     lines: Receiver<String>,
     status: Option<ExitStatus>,
+    /// The child's stdin, if it was spawned with [`ChildProcess::spawn_controlled`].
+    stdin: Option<ChildStdin>,
 }
 
 impl ChildProcess {
     /// Starts `<current exe> --child <role> <args…>` with a piped stdout.
     pub fn spawn(role: &str, args: &[String]) -> anyhow::Result<Self> {
+        Self::start(role, args, false)
+    }
+
+    /// Like [`ChildProcess::spawn`], with a piped stdin as well, so the parent can
+    /// [`ChildProcess::send_line`] to the child (e.g. a start signal that several
+    /// children receive only once all of them are ready; see [`wait_for_parent`]).
+    pub fn spawn_controlled(role: &str, args: &[String]) -> anyhow::Result<Self> {
+        Self::start(role, args, true)
+    }
+
+    fn start(role: &str, args: &[String], controlled: bool) -> anyhow::Result<Self> {
         let exe = std::env::current_exe().context("locating the benchmark executable")?;
         let mut child = Command::new(&exe)
             .arg(CHILD_FLAG)
             .arg(role)
             .args(args)
-            .stdin(Stdio::null())
+            .stdin(if controlled {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .with_context(|| format!("spawning child {role} ({})", exe.display()))?;
         let stdout = child.stdout.take().expect("stdout is piped");
+        let stdin = child.stdin.take();
         let (tx, lines) = mpsc::channel();
         let tag = role.to_owned();
         std::thread::spawn(move || {
@@ -74,7 +94,32 @@ impl ChildProcess {
             child,
             lines,
             status: None,
+            stdin,
         })
+    }
+
+    /// Sends one line to a child spawned with [`ChildProcess::spawn_controlled`].
+    pub fn send_line(&mut self, line: &str) -> anyhow::Result<()> {
+        let role = &self.role;
+        let stdin = self
+            .stdin
+            .as_mut()
+            .with_context(|| format!("child {role} was spawned without a stdin pipe"))?;
+        writeln!(stdin, "{line}")
+            .and_then(|()| stdin.flush())
+            .with_context(|| format!("writing to child {role}"))
+    }
+
+    /// Waits up to `timeout` for the child's [`send_result`] and parses it.
+    pub fn recv_result<T: serde::de::DeserializeOwned>(
+        &mut self,
+        timeout: Duration,
+    ) -> anyhow::Result<T> {
+        let line = self.recv_line(timeout)?;
+        let json = line
+            .strip_prefix(RESULT)
+            .with_context(|| format!("child {} sent {line:?} instead of a result", self.role))?;
+        serde_json::from_str(json).with_context(|| format!("parsing the result of {}", self.role))
     }
 
     /// Waits for the child's ready line (see [`signal_ready`]).
@@ -173,6 +218,27 @@ pub fn init_child() -> anyhow::Result<()> {
 /// Child side: tells the parent this child is ready to serve.
 pub fn signal_ready() -> anyhow::Result<()> {
     send_line(READY)
+}
+
+/// Child side: sends `value` to the parent as one JSON line ([`ChildProcess::recv_result`]).
+pub fn send_result<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
+    send_line(&format!("{RESULT}{}", serde_json::to_string(value)?))
+}
+
+/// Child side: blocks until the parent sends `expected` on stdin
+/// ([`ChildProcess::send_line`]); fails if stdin closes or carries anything else.
+pub fn wait_for_parent(expected: &str) -> anyhow::Result<()> {
+    let mut line = String::new();
+    let n = std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("reading the parent's signal")?;
+    anyhow::ensure!(n > 0, "the parent closed stdin before sending {expected:?}");
+    anyhow::ensure!(
+        line.trim_end() == expected,
+        "expected {expected:?} from the parent, got {line:?}"
+    );
+    Ok(())
 }
 
 /// Child side: sends one protocol line to the parent.

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Parameters shared by every system in one run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Config {
     /// Untimed round trips before the measured ones.
     pub warmup: u64,
@@ -42,7 +42,7 @@ impl Config {
 }
 
 /// How a system moves the payload between the processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The payload is copied into and out of the transport.
@@ -66,7 +66,44 @@ impl Mode {
 
 /// Runs `cfg.warmup` untimed then `cfg.iterations` timed calls of `round_trip(seq)`
 /// (`seq` counts from 0 across both phases) and summarises the timed ones.
-pub fn measure_round_trips<F>(cfg: &Config, mut round_trip: F) -> anyhow::Result<Summary>
+pub fn measure_round_trips<F>(cfg: &Config, round_trip: F) -> anyhow::Result<Summary>
+where
+    F: FnMut(u64) -> anyhow::Result<()>,
+{
+    let samples = measure_round_trip_samples(cfg, round_trip)?;
+    samples.summary()
+}
+
+/// The raw outcome of one measured loop: per-round-trip nanoseconds (in loop
+/// order) and the wall time of the whole loop. Kept raw where several loops
+/// (several publishers) are merged into one distribution.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct Samples {
+    /// One entry per measured round trip, ns.
+    pub ns: Vec<u64>,
+    /// Wall time of the measured loop, ns.
+    pub wall_ns: u64,
+}
+
+impl Samples {
+    /// Summarises these samples.
+    pub fn summary(self) -> anyhow::Result<Summary> {
+        Summary::from_samples(self.ns, self.wall_ns).context("no measured iterations (--iters 0?)")
+    }
+
+    /// Pools loops that ran concurrently: all samples, and the longest wall time
+    /// (so `msgs_per_sec` of the summary is the aggregate rate).
+    pub fn merge(parts: impl IntoIterator<Item = Samples>) -> Samples {
+        parts.into_iter().fold(Samples::default(), |mut acc, s| {
+            acc.ns.extend(s.ns);
+            acc.wall_ns = acc.wall_ns.max(s.wall_ns);
+            acc
+        })
+    }
+}
+
+/// [`measure_round_trips`] without the summary: the same loop, the raw samples.
+pub fn measure_round_trip_samples<F>(cfg: &Config, mut round_trip: F) -> anyhow::Result<Samples>
 where
     F: FnMut(u64) -> anyhow::Result<()>,
 {
@@ -85,7 +122,10 @@ where
         *slot = Clock::elapsed_ns(t0, t1);
     }
     let wall_ns = Clock::elapsed_ns(wall_start, Clock::now());
-    Summary::from_samples(samples, wall_ns).context("no measured iterations (--iters 0?)")
+    Ok(Samples {
+        ns: samples,
+        wall_ns,
+    })
 }
 
 /// A name no other run on this machine uses concurrently: `horus-bench-<pid>-<n>`,

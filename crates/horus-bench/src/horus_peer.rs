@@ -50,7 +50,8 @@ pub const SETTINGS: &str = "topics ping/pong in a per-run namespace, Overflow::B
     futex = blocking recv with no spinning on both sides";
 
 /// How both sides wait for the next message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Wait {
     /// Busy-poll `try_recv`.
     Poll,
@@ -59,13 +60,15 @@ pub enum Wait {
 }
 
 impl Wait {
-    fn label(self) -> &'static str {
+    /// `poll` or `futex`.
+    pub fn label(self) -> &'static str {
         match self {
             Wait::Poll => "poll",
             Wait::Futex => "futex",
         }
     }
-    fn parse(s: &str) -> anyhow::Result<Wait> {
+    /// Inverse of [`Wait::label`].
+    pub fn parse(s: &str) -> anyhow::Result<Wait> {
         match s {
             "poll" => Ok(Wait::Poll),
             "futex" => Ok(Wait::Futex),

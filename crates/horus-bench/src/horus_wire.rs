@@ -73,6 +73,11 @@ pub trait Wire: Message {
         publisher: &mut Publisher<Self>,
         payload: &[u8],
     ) -> Result<Delivery, SendError<()>>;
+    /// Checks what a received message says about itself (e.g. a header's point
+    /// count against its tail); the payload is checked by [`crate::payload`].
+    fn check(_sample: &Sample<Self>) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 macro_rules! impl_fixed_wire {

@@ -10,9 +10,13 @@
 //! * [`payload`] — how messages are written and read (whole payload or its ends);
 //! * [`affinity`], [`child`] — pinning, and the echo side as a separate process;
 //! * [`floors`] — the references: cache-line handoff, memcpy, in-place touch, futex;
-//! * [`uds`], [`iceoryx2_peer`] — the peer transports;
+//! * [`uds`], [`iceoryx2_peer`], [`zenoh_peer`], [`horus_peer`] — the transports;
+//! * [`robotics`], [`topology`], [`rate`], [`sysclock`] — robotics message types,
+//!   M:K publishers/subscribers in a thread, threads or processes, paced traffic,
+//!   and the cross-process clock and CPU accounting;
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
-//!   `pingpong` binary.
+//!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries;
+//!   [`markdown`], [`plot`] — `docs/benchmarks.md` and its figures.
 //!
 //! ```no_run
 //! use horus_bench::{floors, harness::Config, payload::Touch};
@@ -34,8 +38,18 @@ pub mod harness;
 pub mod horus_peer;
 pub mod horus_wire;
 pub mod iceoryx2_peer;
+pub mod markdown;
 pub mod payload;
+pub mod plot;
+pub mod rate;
 pub mod ratios;
 pub mod report;
+pub mod robotics;
+pub mod rows;
 pub mod stats;
+pub mod suite;
+pub mod sysclock;
+pub mod tables;
+pub mod topology;
 pub mod uds;
+pub mod zenoh_peer;

@@ -11,14 +11,14 @@
 //! * [`Touch::Ends`] — only the first and last 8 bytes are written and read. This
 //!   isolates the transport cost from the payload cost for zero-copy transports.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 
 /// Smallest supported message: the sequence number plus its complement.
 pub const MIN_SIZE: usize = 16;
 
 /// How much of the payload the application writes and reads each message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Touch {
     /// Every byte is written by the sender and read by the receiver.

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// What a row measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Kind {
     /// Ping-pong round trips; `rtt` holds the distribution.
     #[serde(rename = "rtt")]
@@ -31,7 +31,7 @@ impl Kind {
 }
 
 /// One measurement of one system at one size in one pass.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Row {
     /// System name, e.g. `floor:cacheline`, `uds`, `iceoryx2`, `horus`.
     pub system: String,
@@ -96,7 +96,7 @@ impl Row {
 }
 
 /// The machine the run happened on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Machine {
     /// `model name` from `/proc/cpuinfo`.
     pub cpu_model: String,

@@ -5,10 +5,10 @@
 //! Nothing is interpolated and nothing is discarded as an "outlier": the max is the
 //! worst round trip that actually happened.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Distribution of round-trip times for one measured loop.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Number of measured round trips (warm-up excluded).
     pub iterations: u64,
@@ -54,7 +54,7 @@ impl Summary {
 }
 
 /// One-way throughput of a burst of messages.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
     /// Messages sent and confirmed received.
     pub messages: u64,

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Checks that a benchmark's --json document is well formed and complete.
+
+    check_suite_json.py BENCHMARK FILE
+
+Completeness means every row the binary's default (or --quick) run promises is there,
+with every statistic present, finite and ordered (min <= median <= p99 <= p99.9 <= max),
+and no measurement failed. No timing is asserted: only that the numbers exist and make
+sense as numbers. Exit status 1 with the reasons otherwise.
+"""
+
+import json
+import math
+import sys
+
+MESSAGES = ["CmdVel", "BatteryState", "Imu", "Odometry", "LaserScan",
+            "PointCloud1k", "PointCloud10k", "Image"]
+SWEEP_SIZES = [64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
+PEER_SIZES_QUICK = [16, 1480, 65536, 1048576]
+PEER_SIZES_FULL = [16, 64, 256, 1024, 1480, 4096, 16384, 65536, 262144, 1048576]
+PEER_SYSTEMS = [("floor:touch", "reference"), ("floor:copy", "reference"),
+                ("horus", "loan"), ("horus", "copy"), ("iceoryx2", "loan"),
+                ("zenoh-shm", "loan"), ("zenoh", "copy"), ("uds", "copy")]
+ROUTES = ["same thread 1:1", "cross-thread 1:1", "cross-thread 1:1", "cross-thread 4:1",
+          "cross-thread 1:4", "cross-thread 4:4", "cross-process 1:1", "cross-process 1:1",
+          "cross-process 4:1", "cross-process 1:4", "cross-process 4:4"]
+
+problems = []
+
+
+def fail(msg):
+    problems.append(msg)
+
+
+def number(v, what):
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+        fail(f"{what}: not a finite number ({v!r})")
+        return False
+    return True
+
+
+def summary(s, what):
+    if not isinstance(s, dict):
+        fail(f"{what}: missing")
+        return
+    keys = ["iterations", "min_ns", "median_ns", "p99_ns", "p999_ns", "max_ns", "mean_ns",
+            "msgs_per_sec"]
+    if not all(number(s.get(k), f"{what}.{k}") for k in keys):
+        return
+    if s["iterations"] <= 0:
+        fail(f"{what}: no iterations")
+    order = [s[k] for k in ["min_ns", "median_ns", "p99_ns", "p999_ns", "max_ns"]]
+    if order != sorted(order):
+        fail(f"{what}: percentiles out of order {order}")
+
+
+def throughput(t, what):
+    if not isinstance(t, dict):
+        fail(f"{what}: missing")
+        return
+    if all(number(t.get(k), f"{what}.{k}") for k in ["messages", "elapsed_ns", "msgs_per_sec"]):
+        if t["messages"] <= 0 or t["msgs_per_sec"] <= 0:
+            fail(f"{what}: empty burst")
+
+
+def check_robotics(doc):
+    kinds = [r.get("kind") for r in doc["rows"]]
+    if kinds != MESSAGES:
+        fail(f"message types {kinds}, expected {MESSAGES}")
+    for r in doc["rows"]:
+        name = r.get("message", "?")
+        summary(r.get("rtt_1to1"), f"{name} 1:1 rtt")
+        summary(r.get("rtt_nn"), f"{name} 4:4 rtt")
+        throughput(r.get("throughput_1to1"), f"{name} 1:1 throughput")
+        throughput(r.get("throughput_nn"), f"{name} 4:4 throughput")
+        number(r.get("headroom"), f"{name} headroom")
+        number(r.get("wire_bytes"), f"{name} wire_bytes")
+
+
+def check_sweep(doc):
+    got = [(r.get("size"), r.get("mode")) for r in doc["rows"]]
+    want = [(s, m) for s in SWEEP_SIZES for m in ["copy", "loan"]]
+    if got != want:
+        fail(f"rows {got}, expected {want}")
+    for r in doc["rows"]:
+        summary(r.get("rtt"), f"{r.get('size')} {r.get('mode')}")
+        number(r.get("bandwidth_mib_s"), f"{r.get('size')} bandwidth")
+
+
+def check_paths(doc):
+    got = [r.get("route") for r in doc["rows"]]
+    if got != ROUTES:
+        fail(f"routes {got}, expected {ROUTES}")
+    for r in doc["rows"]:
+        summary(r.get("rtt"), f"{r.get('route')} {r.get('wait')}")
+
+
+def check_scalability(doc):
+    got = [(r.get("sweep"), r["result"].get("topics"), r["result"].get("subs"))
+           for r in doc["rows"]]
+    want = [("fanout", 1, k) for k in [1, 2, 4, 8, 16]] + \
+           [("topics", t, 1) for t in [1, 4, 8, 64, 256]]
+    if got != want:
+        fail(f"points {got}, expected {want}")
+    for r in doc["rows"]:
+        x = r["result"]
+        what = f"{r.get('sweep')} {x.get('topics')}x{x.get('subs')}"
+        summary(x.get("latency"), what)
+        for k in ["sent", "expected", "received", "lost", "publisher_cpu_percent"]:
+            number(x.get(k), f"{what}.{k}")
+        if x.get("received", 0) + x.get("lost", 0) != x.get("expected"):
+            fail(f"{what}: received + lost != expected")
+        cpus = x.get("subscriber_cpu_percent")
+        if not isinstance(cpus, list) or len(cpus) != x.get("subs"):
+            fail(f"{what}: one CPU figure per subscriber expected")
+
+
+def check_peers(doc):
+    sizes = PEER_SIZES_QUICK if doc.get("quick") else PEER_SIZES_FULL
+    rows = doc["rows"]
+    have = {(r["system"], r["mode"], r.get("size")) for r in rows}
+    want = {(s, m, n) for (s, m) in PEER_SYSTEMS for n in sizes}
+    want.add(("floor:cacheline", "reference", None))
+    if have != want:
+        fail(f"missing rows {sorted(map(str, want - have))}, unexpected {sorted(map(str, have - want))}")
+    for r in rows:
+        summary(r.get("rtt"), f"{r['system']} {r['mode']} {r.get('size')}")
+
+
+CHECKS = {
+    "robotics_messages": check_robotics,
+    "payload_sweep": check_sweep,
+    "all_paths": check_paths,
+    "scalability": check_scalability,
+    "peers": check_peers,
+}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in CHECKS:
+        sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(CHECKS)}}} FILE")
+    bench, path = sys.argv[1], sys.argv[2]
+    with open(path) as f:
+        doc = json.load(f)
+    if doc.get("benchmark") != bench:
+        fail(f"benchmark is {doc.get('benchmark')!r}, expected {bench!r}")
+    if doc.get("errors"):
+        fail(f"errors reported: {doc['errors']}")
+    machine = doc.get("machine") or {}
+    if not machine.get("cpu_model") or not machine.get("kernel") or not machine.get("cores"):
+        fail("machine description incomplete")
+    if not doc.get("method") or not all(isinstance(m, str) and m for m in doc["method"]):
+        fail("method missing")
+    if not isinstance(doc.get("rows"), list) or not doc["rows"]:
+        fail("no rows")
+    else:
+        try:
+            CHECKS[bench](doc)
+        except (KeyError, TypeError, AttributeError) as e:
+            fail(f"malformed row: {e!r}")
+    if problems:
+        print(f"{path}: INCOMPLETE", file=sys.stderr)
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+        sys.exit(1)
+    print(f"{path}: well-formed and complete, {len(doc['rows'])} rows")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+//! `peers`: the same ping-pong, in the same run, for horus, iceoryx2, Zenoh (TCP and
+//! shared memory), a Unix-domain socket and the hardware floors, side by side.
+//!
+//! ```text
+//! cargo run --release -p horus-bench --bin peers -- --quick --json /tmp/peers.json
+//! ```
+
+use std::process::ExitCode;
+
+use horus_bench::harness::{Config, Mode};
+use horus_bench::horus_peer::{self, Wait};
+use horus_bench::payload::Touch;
+use horus_bench::report::{size, Row};
+use horus_bench::stats::Summary;
+use horus_bench::suite::{self, list, Common, Run, COMMON_USAGE};
+use horus_bench::zenoh_peer::{self, Pinning, Transport};
+use horus_bench::{floors, iceoryx2_peer, tables, uds};
+
+/// 16 B, the sweep sizes, a LaserScan frame.
+const SIZES: &[usize] = &[16, 64, 256, 1024, 1480, 4096, 16384, 65536, 262144, 1048576];
+const QUICK_SIZES: &[usize] = &[16, 1480, 65536, 1048576];
+/// How Zenoh is pinned by default: only A's measuring thread, Zenoh's runtime threads
+/// left to the scheduler. On the 2-CPU reference machine this gave Zenoh a slightly
+/// lower median at small sizes than pinning whole processes, and the same at 64 KiB
+/// (`--zenoh-pinning processes` for the other way).
+const ZENOH_PINNING: Pinning = Pinning::Threads;
+const SYSTEMS: &[&str] = &["floor", "uds", "iceoryx2", "zenoh", "zenoh-shm", "horus"];
+
+fn main() -> ExitCode {
+    suite::main(run)
+}
+
+fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
+    let mut sizes = None;
+    let mut only: Vec<String> = Vec::new();
+    let mut zenoh_pinning = ZENOH_PINNING;
+    let Some(common) = Common::parse(argv, |flag, value| {
+        Ok(match flag {
+            "--sizes" => {
+                sizes = Some(list(&value()?)?);
+                true
+            }
+            "--zenoh-pinning" => {
+                zenoh_pinning = Pinning::parse(&value()?)?;
+                true
+            }
+            "--only" => {
+                for s in value()?.split(',') {
+                    anyhow::ensure!(SYSTEMS.contains(&s), "--only: unknown system {s:?}");
+                    only.push(s.to_owned());
+                }
+                true
+            }
+            _ => false,
+        })
+    })?
+    else {
+        println!(
+            "peers — horus beside iceoryx2, Zenoh, a Unix socket and the hardware floor\n\n\
+             USAGE: peers [OPTIONS]\n\n{COMMON_USAGE}  \
+             --sizes A,B,...    payload sizes (default 16,64,256,1024,1480,4096,16384,65536,262144,1048576)\n  \
+             --only S,...       only these: floor, uds, iceoryx2, zenoh, zenoh-shm, horus\n  \
+             --zenoh-pinning P  threads (default: only A's measuring thread is pinned) or processes \
+             (each Zenoh process, runtime threads included, on its CPU)\n"
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let sizes = sizes.unwrap_or_else(|| if common.quick { QUICK_SIZES } else { SIZES }.to_vec());
+    let cfg = Config {
+        warmup: common.warmup(1_000, 30),
+        iterations: common.iters(10_000, 300),
+        touch: Touch::Full,
+        one_way_messages: 0,
+        cpus: common.cpus,
+    };
+    let runs = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
+    let [a, b] = cfg.cpus;
+    let mut method =
+        vec![
+        format!(
+            "the same ping-pong for every system, in one run: A writes every byte of message seq \
+             and sends it; B receives it, copies it into its reply and sends that; A receives \
+             the reply and reads every byte; RTT = A's send to A's receipt. A pinned to CPU {a}, \
+             B (a separate process; floors: a thread) to CPU {b}. {} warm-up + {} timed round \
+             trips per system and size.",
+            cfg.warmup, cfg.iterations
+        ),
+        "floor: cache line = two threads handing one 64-byte line back and forth (the hardware \
+         floor); floor: touch = the same plus the payload written and read in place (the floor \
+         of any zero-copy transport whose user produces and consumes the message); floor: copy = \
+         the same plus three memcpys"
+            .to_owned(),
+        format!(
+            "horus: busy-poll; loan = written in place, copy = send_ref/copy out; {}",
+            horus_peer::SETTINGS
+        ),
+        format!(
+            "iceoryx2 0.10 (crate): busy-poll receive(); {}",
+            iceoryx2_peer::SETTINGS
+        ),
+        format!(
+            "zenoh {} (crate): {}; pinned {}",
+            zenoh_peer::VERSION,
+            zenoh_peer::SETTINGS,
+            match zenoh_pinning {
+                Pinning::Processes => "per process: A's and B's processes, Zenoh's runtime \
+                                       threads included, each on its CPU",
+                Pinning::Threads => "per thread: only A's measuring thread; Zenoh's threads \
+                                     unpinned",
+            }
+        ),
+        "unix socket: AF_UNIX SOCK_STREAM, blocking write_all/read_exact of the whole message"
+            .to_owned(),
+    ];
+    method.extend(suite::method_common());
+    let mut run = Run::<Row>::start("peers", &common, method);
+    let pinned = Some(cfg.cpus);
+    let rtt = |system: &str, s: Option<usize>, mode: Mode, sum: Summary| {
+        Row::round_trip(system, s, mode, Some(Touch::Full), true, sum)
+    };
+    if runs("floor") {
+        if let Some(s) = run.measure("floor:cacheline", || floors::cacheline(&cfg, pinned)) {
+            let mut r = rtt("floor:cacheline", None, Mode::Reference, s);
+            r.payload = None;
+            run.push(r);
+        }
+    }
+    for &bytes in &sizes {
+        eprintln!("{}:", size(bytes));
+        let measure = |run: &mut Run<Row>,
+                       system: &str,
+                       mode: Mode,
+                       f: &dyn Fn() -> anyhow::Result<Summary>| {
+            if let Some(s) = run.measure(&format!("{system} {} {}", mode.label(), size(bytes)), f) {
+                run.push(rtt(system, Some(bytes), mode, s));
+            }
+        };
+        if runs("floor") {
+            measure(&mut run, "floor:touch", Mode::Reference, &|| {
+                floors::touch(&cfg, bytes, pinned)
+            });
+            measure(&mut run, "floor:copy", Mode::Reference, &|| {
+                floors::copy(&cfg, bytes, pinned)
+            });
+        }
+        if runs("horus") {
+            for mode in [Mode::Loan, Mode::Copy] {
+                measure(&mut run, "horus", mode, &|| {
+                    horus_peer::round_trip(&cfg, bytes, mode, Wait::Poll, pinned)
+                });
+            }
+        }
+        if runs("iceoryx2") {
+            measure(&mut run, "iceoryx2", Mode::Loan, &|| {
+                iceoryx2_peer::round_trip(&cfg, bytes, pinned)
+            });
+        }
+        for transport in [Transport::Shm, Transport::Tcp] {
+            if runs(transport.system()) {
+                let mode = match transport {
+                    Transport::Shm => Mode::Loan,
+                    Transport::Tcp => Mode::Copy,
+                };
+                measure(&mut run, transport.system(), mode, &|| {
+                    zenoh_peer::round_trip(&cfg, bytes, transport, pinned, zenoh_pinning)
+                });
+            }
+        }
+        if runs("uds") {
+            measure(&mut run, "uds", Mode::Copy, &|| {
+                uds::round_trip(&cfg, bytes, pinned)
+            });
+        }
+    }
+    let rows = run.rows();
+    let sizes = tables::peer_sizes(rows);
+    let mut text = format!(
+        "median RTT, pinned, same run\n{}\nhorus (loan) / peer, ratio of medians\n{}",
+        tables::peers_side_by_side(rows, &sizes).to_text(),
+        tables::peers_ratios(rows, &sizes).to_text()
+    );
+    let losses = tables::peers_losses(rows, &sizes);
+    if !losses.is_empty() {
+        text.push_str("\nwhere a middleware beat horus:\n");
+        for l in losses {
+            text.push_str(&format!("  {l}\n"));
+        }
+    }
+    run.finish(&text)
+}

@@ -1,0 +1,133 @@
+//! Black-box runs of the suite binaries with tiny counts: every endpoint placement
+//! (threads, processes) and every peer completes and the JSON is complete. Asserts
+//! behaviour, never timings.
+
+use std::process::Command;
+
+fn run(bin: &str, args: &[&str]) -> serde_json::Value {
+    let name = std::path::Path::new(bin)
+        .file_name()
+        .unwrap()
+        .to_string_lossy();
+    let json = std::env::temp_dir().join(format!(
+        "horus-suite-test-{}-{name}.json",
+        std::process::id()
+    ));
+    let out = Command::new(bin)
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("running the benchmark");
+    assert!(
+        out.status.success(),
+        "{bin} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    assert!(v["errors"].as_array().unwrap().is_empty());
+    assert!(!v["method"].as_array().unwrap().is_empty());
+    v
+}
+
+#[test]
+fn all_paths_covers_every_route_in_threads_and_processes() {
+    let v = run(
+        env!("CARGO_BIN_EXE_all_paths"),
+        &["--iters", "40", "--warmup", "4", "--n", "2"],
+    );
+    let routes: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["route"].as_str().unwrap())
+        .collect();
+    assert_eq!(routes.len(), 11);
+    assert!(routes.contains(&"cross-process 2:2") && routes.contains(&"cross-thread 1:2"));
+    for r in v["rows"].as_array().unwrap() {
+        let pubs = r["pubs"].as_u64().unwrap();
+        assert_eq!(r["rtt"]["iterations"].as_u64().unwrap(), 40 / pubs * pubs);
+    }
+}
+
+#[test]
+fn robotics_messages_move_between_processes() {
+    let v = run(
+        env!("CARGO_BIN_EXE_robotics_messages"),
+        &[
+            "--quick",
+            "--iters",
+            "40",
+            "--warmup",
+            "4",
+            "--messages",
+            "CmdVel,PointCloud1k",
+        ],
+    );
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        for key in [
+            "rtt_1to1",
+            "rtt_nn",
+            "throughput_1to1",
+            "throughput_nn",
+            "headroom",
+        ] {
+            assert!(!r[key].is_null(), "{key} missing in {r}");
+        }
+        assert_eq!(r["rtt_nn"]["iterations"], 40);
+    }
+}
+
+#[test]
+fn every_peer_answers_over_its_transport() {
+    let v = run(
+        env!("CARGO_BIN_EXE_peers"),
+        &["--sizes", "16,5000", "--iters", "30", "--warmup", "3"],
+    );
+    let rows = v["rows"].as_array().unwrap();
+    for system in [
+        "horus",
+        "iceoryx2",
+        "zenoh",
+        "zenoh-shm",
+        "uds",
+        "floor:touch",
+    ] {
+        let n = rows.iter().filter(|r| r["system"] == system).count();
+        let want = if system == "horus" { 4 } else { 2 };
+        assert_eq!(n, want, "{system}");
+    }
+}
+
+#[test]
+fn scalability_counts_every_message() {
+    let v = run(
+        env!("CARGO_BIN_EXE_scalability"),
+        &[
+            "--seconds",
+            "0.2",
+            "--fanout",
+            "2",
+            "--topics",
+            "3",
+            "--size",
+            "64",
+        ],
+    );
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        let x = &r["result"];
+        let (received, lost) = (x["received"].as_u64().unwrap(), x["lost"].as_u64().unwrap());
+        assert_eq!(received + lost, x["expected"].as_u64().unwrap());
+        assert_eq!(
+            x["subscriber_cpu_percent"].as_array().unwrap().len() as u64,
+            x["subs"].as_u64().unwrap()
+        );
+    }
+}

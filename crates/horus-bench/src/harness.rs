@@ -8,7 +8,7 @@
 
 use crate::clock::Clock;
 use crate::payload::Touch;
-use crate::stats::Summary;
+use crate::stats::{Summary, Throughput};
 use anyhow::{bail, Context};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -126,6 +126,59 @@ where
         ns: samples,
         wall_ns,
     })
+}
+
+/// The one-way protocol every system uses: `send(seq)` for `cfg.warmup`
+/// untimed messages, then for `cfg.one_way_messages` timed ones, each burst
+/// followed by `await_ack()`, which returns the count the receiver confirms
+/// (it must equal the burst: nothing lost). The time runs from before the
+/// first send of the timed burst to the arrival of its confirmation.
+pub fn one_way_bursts<S, A>(
+    cfg: &Config,
+    mut send: S,
+    mut await_ack: A,
+) -> anyhow::Result<Throughput>
+where
+    S: FnMut(u64) -> anyhow::Result<()>,
+    A: FnMut() -> anyhow::Result<u64>,
+{
+    let mut burst = |first: u64, count: u64| -> anyhow::Result<()> {
+        for seq in first..first + count {
+            send(seq)?;
+        }
+        let received = await_ack()?;
+        anyhow::ensure!(
+            received == count,
+            "sink confirmed {received} of {count} messages"
+        );
+        Ok(())
+    };
+    let (warmup, messages) = (cfg.warmup, cfg.one_way_messages);
+    burst(0, warmup).context("one-way warm-up")?;
+    let start = Clock::now();
+    burst(warmup, messages).context("one-way burst")?;
+    Ok(Throughput::new(
+        messages,
+        Clock::elapsed_ns(start, Clock::now()),
+    ))
+}
+
+/// Arguments of a one-way sink child: `<id> <size> <warmup> <messages>
+/// <full|touch> <cpu|->`.
+pub fn one_way_child_args(
+    id: String,
+    size: usize,
+    cfg: &Config,
+    cpu: Option<usize>,
+) -> [String; 6] {
+    [
+        id,
+        size.to_string(),
+        cfg.warmup.to_string(),
+        cfg.one_way_messages.to_string(),
+        cfg.touch.label().to_owned(),
+        crate::child::cpu_arg(cpu),
+    ]
 }
 
 /// A name no other run on this machine uses concurrently: `horus-bench-<pid>-<n>`,

@@ -28,8 +28,10 @@ use horus::{Overflow, Publisher, Subscriber, Topic, WaitMode};
 
 use crate::affinity::{pin_current_thread, run_on_cpu};
 use crate::child::{cpu_arg, signal_ready, ChildArgs, ChildProcess};
-use crate::clock::Clock;
-use crate::harness::{measure_round_trips, spin_until, unique_id, Config, Mode, STALL_TIMEOUT};
+use crate::harness::{
+    measure_round_trips, one_way_bursts, one_way_child_args, spin_until, unique_id, Config, Mode,
+    STALL_TIMEOUT,
+};
 use crate::horus_wire::{by_size, Bytes16, Wire};
 use crate::payload::{self, Touch};
 use crate::stats::{Summary, Throughput};
@@ -275,37 +277,21 @@ fn one_way_as<T: Wire>(
     let ns = unique_id();
     let mut tx = topic::<T>(&ns, "data", ONE_WAY_DEPTH)?.publisher()?;
     let mut rx = subscriber(&topic::<Bytes16>(&ns, "ack", DEPTH)?, Wait::Poll)?;
-    let (warmup, messages) = (cfg.warmup, cfg.one_way_messages);
-    let args = [
-        ns,
-        size.to_string(),
-        warmup.to_string(),
-        messages.to_string(),
-        cfg.touch.label().to_owned(),
-        cpu_arg(cpus.map(|c| c[1])),
-    ];
+    let args = one_way_child_args(ns, size, cfg, cpus.map(|c| c[1]));
     let mut child = ChildProcess::spawn(SINK_ROLE, &args)?;
     child.wait_ready()?;
     let touch = cfg.touch;
-    let mut burst = |first: u64, count: u64| -> anyhow::Result<()> {
-        for seq in first..first + count {
-            send_loaned(&mut tx, size, seq, touch)?;
-        }
-        let ack = receive(&mut rx, Wait::Poll, || child.check_alive())?;
-        let received = payload::read(&ack.data, Touch::Ends)?;
-        ensure!(
-            received == count,
-            "sink confirmed {received} of {count} messages"
-        );
-        Ok(())
-    };
-    burst(0, warmup).context("one-way warm-up")?;
-    let start = Clock::now();
-    burst(warmup, messages).context("one-way burst")?;
-    let elapsed = Clock::elapsed_ns(start, Clock::now());
+    let throughput = one_way_bursts(
+        cfg,
+        |seq| send_loaned(&mut tx, size, seq, touch),
+        || {
+            let ack = receive(&mut rx, Wait::Poll, || child.check_alive())?;
+            payload::read(&ack.data, Touch::Ends)
+        },
+    )?;
     send_loaned(&mut tx, size, u64::MAX - 1, Touch::Ends)?; // end marker
     child.finish()?;
-    Ok(Throughput::new(messages, elapsed))
+    Ok(throughput)
 }
 
 /// Child entry point for [`SINK_ROLE`]:

@@ -20,8 +20,9 @@
 
 use crate::affinity::{pin_current_thread, run_on_cpu};
 use crate::child::{cpu_arg, signal_ready, ChildArgs, ChildProcess};
-use crate::clock::Clock;
-use crate::harness::{measure_round_trips, spin_until, unique_id, Config};
+use crate::harness::{
+    measure_round_trips, one_way_bursts, one_way_child_args, spin_until, unique_id, Config,
+};
 use crate::payload::{self, Touch};
 use crate::stats::{Summary, Throughput};
 use anyhow::{ensure, Context};
@@ -200,40 +201,25 @@ pub fn one_way(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> anyhow::R
         let ack = create_service(&node, &format!("{id}/ack"), 1)?;
         let tx = publisher(&data, size)?;
         let rx = subscriber(&ack)?;
-        let (warmup, messages) = (cfg.warmup, cfg.one_way_messages);
-        let args = [
-            id,
-            size.to_string(),
-            warmup.to_string(),
-            messages.to_string(),
-            cfg.touch.label().to_owned(),
-            cpu_arg(cpus.map(|c| c[1])),
-        ];
+        let args = one_way_child_args(id, size, cfg, cpus.map(|c| c[1]));
         let mut child = ChildProcess::spawn(SINK_ROLE, &args)?;
         child.wait_ready()?;
-
         let touch = cfg.touch;
-        let mut burst = |first: u64, count: u64| -> anyhow::Result<()> {
-            for seq in first..first + count {
+        let throughput = one_way_bursts(
+            cfg,
+            |seq| {
                 let mut msg = loan(&tx, size)?;
                 payload::write(msg.payload_mut(), seq, touch);
-                send(msg)?;
-            }
-            let ack = spin_until(|| Ok(rx.receive()?), || child.check_alive())?;
-            let received = payload::read(ack.payload(), Touch::Ends)?;
-            ensure!(
-                received == count,
-                "sink confirmed {received} of {count} messages"
-            );
-            Ok(())
-        };
-        burst(0, warmup).context("one-way warm-up")?;
-        let start = Clock::now();
-        burst(warmup, messages).context("one-way burst")?;
-        let elapsed = Clock::elapsed_ns(start, Clock::now());
+                send(msg)
+            },
+            || {
+                let ack = spin_until(|| Ok(rx.receive()?), || child.check_alive())?;
+                payload::read(ack.payload(), Touch::Ends)
+            },
+        )?;
         send(loan(&tx, size)?)?; // end marker
         child.finish()?;
-        Ok(Throughput::new(messages, elapsed))
+        Ok(throughput)
     })
 }
 

@@ -9,7 +9,6 @@
 //! [`SYSTEMS`]; see [`run_horus`].
 
 use anyhow::Context;
-use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
 use horus_bench::cli::{self, Options};
 use horus_bench::clock::Clock;
 use horus_bench::harness::{Config, Mode};
@@ -19,41 +18,8 @@ use horus_bench::{floors, iceoryx2_peer, ratios, uds};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    // Child processes first: nothing else may run (or print) in them.
-    if argv.first().map(String::as_str) == Some(CHILD_FLAG) {
-        return child_main(&argv[1..]);
-    }
-    match run(argv) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// Dispatches `--child <role> <args…>` to the role's entry point.
-fn child_main(argv: &[String]) -> ExitCode {
-    let role = argv.first().cloned().unwrap_or_default();
-    let result = child::init_child().and_then(|()| {
-        let args = ChildArgs::new(&role, argv[1..].to_vec());
-        match role.as_str() {
-            uds::ECHO_ROLE => uds::echo_child(args),
-            iceoryx2_peer::ECHO_ROLE => iceoryx2_peer::echo_child(args),
-            iceoryx2_peer::SINK_ROLE => iceoryx2_peer::sink_child(args),
-            horus_peer::ECHO_ROLE => horus_peer::echo_child(args),
-            horus_peer::SINK_ROLE => horus_peer::sink_child(args),
-            other => Err(anyhow::anyhow!("unknown child role {other:?}")),
-        }
-    });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("child {role}: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    // Child roles (`--child …`) dispatch through the suite's shared entry point.
+    horus_bench::suite::main(run)
 }
 
 /// Measures one system at one message size in one pass (`pinned` or not).

@@ -200,6 +200,24 @@ impl Channel {
         self.seg.name()
     }
 
+    /// Whether the segment was truncated under this mapping (see
+    /// [`Segment::is_lost`]): one relaxed load while it is intact.
+    #[inline]
+    pub fn is_lost(&self) -> bool {
+        self.seg.is_lost()
+    }
+
+    /// [`Channel::is_lost`], after touching the mapping's last page so that
+    /// any truncation is noticed (see [`Segment::probe_lost`]).
+    pub fn probe_lost(&self) -> bool {
+        self.seg.probe_lost()
+    }
+
+    /// The mapped segment.
+    pub(crate) fn segment(&self) -> &Segment {
+        &self.seg
+    }
+
     /// A reference to a `T` at `offset`, which must lie inside the layout.
     #[inline]
     fn at<T>(&self, offset: usize) -> &T {
@@ -357,7 +375,7 @@ impl Channel {
     pub fn unlink_if_unused(&self) -> bool {
         self.reclaim_dead();
         if records::try_close(self.membership()) {
-            crate::segment::Segment::unlink(self.name());
+            self.seg.unlink_if_same();
             true
         } else {
             false

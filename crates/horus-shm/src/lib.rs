@@ -24,6 +24,8 @@ mod channel;
 #[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
+pub mod fault;
+#[cfg(not(loom))]
 pub mod futex;
 #[cfg(not(loom))]
 pub mod layout;

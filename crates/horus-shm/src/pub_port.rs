@@ -352,7 +352,7 @@ impl Drop for PublisherPort {
         let left = records::leave(self.members(), records::pub_member(self.k));
         records::free(&rec.owner);
         if left == 0 && records::try_close(self.members()) {
-            Segment::unlink(self.chan.name());
+            Segment::unlink_if_same(self.chan.segment());
         }
     }
 }

@@ -505,7 +505,7 @@ impl Drop for SubscriberPort {
         let chan = &self.place.chan;
         let left = records::leave(chan.membership(), records::sub_member(self.place.j));
         if left == 0 && records::try_close(chan.membership()) {
-            Segment::unlink(chan.name());
+            Segment::unlink_if_same(chan.segment());
         }
     }
 }

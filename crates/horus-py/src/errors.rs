@@ -82,6 +82,12 @@ create_exception!(
 );
 create_exception!(
     _horus,
+    LoanViewsAliveError,
+    LoanError,
+    "send() or discard() of a loan while views of its memory (NumPy arrays, memoryviews) are alive; `views` counts them. The loan stays outstanding."
+);
+create_exception!(
+    _horus,
     RecvTimeoutError,
     HorusError,
     "No message arrived within the timeout."

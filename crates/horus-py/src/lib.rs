@@ -27,9 +27,10 @@ mod _horus {
 
     #[pymodule_export]
     use crate::errors::{
-        HistoryFullError, HorusError, InvalidTopicError, LoanError, PoolExhaustedError,
-        QosMismatchError, RecvTimeoutError, SchemaMismatchError, SegmentError, SendError,
-        SendTimeoutError, StaleDescriptorError, TensorPoolError, TopicError, TopicFullError,
+        HistoryFullError, HorusError, InvalidTopicError, LoanError, LoanViewsAliveError,
+        PoolExhaustedError, QosMismatchError, RecvTimeoutError, SchemaMismatchError, SegmentError,
+        SendError, SendTimeoutError, StaleDescriptorError, TensorPoolError, TopicError,
+        TopicFullError,
     };
     #[pymodule_export]
     use crate::py_sched::{Scheduler, TickInfo};

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Generic, Iterator, Optional, Type, TypeVar, cast
+from typing import Any, ClassVar, Generic, Iterator, Optional, Tuple, Type, TypeVar, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _horus
 from ._messages import Message
@@ -151,15 +152,14 @@ class Publisher(Generic[M]):
         and a tail of ``tail_len`` bytes (default: what the header describes,
         e.g. ``num_points * point_step``). Write the tail in place through
         ``loan.msg`` (``points``, ``pixels``, ``tail``), then ``send()``.
-        As a context manager it sends on success and discards on error."""
+        As a context manager it sends on success and discards on error.
+        Arrays kept from ``loan.msg`` must be gone (``del``) by then: see
+        ``Loan``."""
         if type(header) is not self.msg_type:
             raise TypeError(f"expected {self.msg_type.__name__}, got {type(header).__name__}")
         n = header.tail_len() if tail_len is None else tail_len
         native = self._native.loan(header._a, n)
-        buf = cast(memoryview, native)  # exports the buffer protocol
-        tail = np.frombuffer(buf, np.uint8, offset=native.tail_offset) if n else None
-        msg = self.msg_type._view(np.frombuffer(buf, self.msg_type.DTYPE, count=1), tail)
-        return Loan(native, msg)
+        return Loan(native, self.msg_type._view(*_loan_arrays(native, self.msg_type)))
 
     @property
     def subscribers(self) -> int:
@@ -196,30 +196,108 @@ class Publisher(Generic[M]):
         return self._native.topic_stats()
 
 
+_SPENT_TAIL: npt.NDArray[np.uint8] = np.zeros(0, np.uint8)
+_SPENT_TAIL.flags.writeable = False
+
+
+def _loan_arrays(
+    native: _horus.Loan, msg_type: Type[Message]
+) -> Tuple[npt.NDArray[Any], Optional[npt.NDArray[np.uint8]]]:
+    """The header and tail arrays of a loan (each one counted view of it)."""
+    buf = cast(memoryview, native)  # exports the buffer protocol
+    header = np.frombuffer(buf, msg_type.DTYPE, count=1)
+    tail = np.frombuffer(buf, np.uint8, offset=native.tail_offset) if native.tail_len else None
+    return header, tail
+
+
 class Loan(Generic[M]):
-    """A message being written in place in shared memory (zero-copy). Do not
-    write views of it after ``send()``: subscribers read that memory."""
+    """A message being written in place in shared memory (zero-copy).
+
+    Once sent, the memory belongs to the subscribers (Rust ones read it in
+    place); once discarded, to the pool, which recycles it for the next
+    loan. So no view of it may outlive the loan. Every NumPy array or
+    memoryview made from it counts — ``pts = loan.msg.points``, and every
+    slice, reshape or ``np.asarray`` of it — and ``send()`` / ``discard()``
+    raise ``LoanViewsAliveError`` while one is alive: ``del`` them first
+    (the loan stays outstanding meanwhile). Writing in place in one
+    statement (``msg.points[:] = data``) leaves no view behind::
+
+        with pub.loan(horus.PointCloud(num_points=n, point_step=12)) as cloud:
+            cloud.points[:] = xyz          # no view kept: sent at the end
+
+    ``send()`` and ``discard()`` end ``msg``'s own views: afterwards it is a
+    read-only copy of the header with an empty tail, and writing to it
+    raises ``ValueError``. A loan freed unsent is discarded.
+    """
 
     __slots__ = ("_native", "msg")
 
     def __init__(self, native: _horus.Loan, msg: M) -> None:
         self._native = native
         self.msg: M = msg
-        """The message, a writable view of the loaned memory."""
+        """The message, a writable view of the loaned memory until the
+        loan is sent or discarded."""
 
     @property
     def active(self) -> bool:
         """Not yet sent nor discarded."""
         return self._native.active
 
+    @property
+    def views(self) -> int:
+        """Views of the loaned memory alive now (``msg``'s own included)."""
+        return self._native.views
+
     def send(self) -> int:
-        """Publishes the loan; returns the subscribers reached. On refusal
-        the loan stays outstanding and the ``SendError`` is raised."""
-        return self._native.send()
+        """Publishes the loan; returns the subscribers reached. Raises
+        ``LoanViewsAliveError`` while views of it are alive, and the
+        ``SendError`` when it is refused; the loan then stays outstanding
+        and ``msg`` writable."""
+        self._release_msg()
+        try:
+            return self._native.send()
+        except BaseException:
+            self._restore_msg()
+            raise
 
     def discard(self) -> None:
-        """Returns the memory to the pool unsent."""
-        self._native.discard()
+        """Returns the memory to the pool unsent. Raises
+        ``LoanViewsAliveError`` while views of it are alive; the loan then
+        stays outstanding and ``msg`` writable."""
+        self._release_msg()
+        try:
+            self._native.discard()
+        except BaseException:
+            self._restore_msg()
+            raise
+
+    def _release_msg(self) -> None:
+        """Ends ``msg``'s views of the loan: a read-only copy of the header
+        and an empty tail take their place."""
+        msg = self.msg
+        header = msg._a.copy()
+        header.flags.writeable = False
+        msg._a = header
+        if msg._tail is not None:
+            msg._tail = _SPENT_TAIL
+
+    def _restore_msg(self) -> None:
+        """``msg`` views the loan again, if it is still outstanding."""
+        try:
+            if not self._native.active:
+                return
+        except RuntimeError:  # the publisher is busy in another thread
+            return
+        self.msg._a, self.msg._tail = _loan_arrays(self._native, type(self.msg))
+
+    def _discard_quietly(self) -> None:
+        """Discards the loan; if views of it are still alive, leaves it to be
+        discarded when it and they are freed. Never masks the exception in
+        flight."""
+        try:
+            self._native.discard()
+        except _horus.LoanViewsAliveError:
+            pass
 
     def __enter__(self) -> M:
         return self.msg
@@ -230,14 +308,15 @@ class Loan(Generic[M]):
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> None:
+        self._release_msg()
         if exc_type is None and self._native.active:
             try:
                 self._native.send()
             except BaseException:
-                self._native.discard()  # never leave the publisher blocked by a loan
+                self._discard_quietly()  # never leave the publisher blocked by a loan
                 raise
         else:
-            self._native.discard()
+            self._discard_quietly()
 
 
 class Subscriber(Generic[M]):

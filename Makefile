@@ -34,9 +34,9 @@ SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && echo 
 
 # The phases of `make test`, in order; the first failure stops the run.
 TEST_PHASES := test-fmt test-clippy test-unit test-loom test-bench-smoke test-sched-smoke \
-               test-demo-smoke test-python
+               test-demo-smoke test-chaos-smoke test-python
 
-.PHONY: help setup setup-python demo test bench fmt lint clean $(TEST_PHASES)
+.PHONY: help setup setup-python demo chaos test bench fmt lint clean $(TEST_PHASES)
 
 help:
 	@echo "make demo    run the demo robot"
@@ -173,6 +173,23 @@ test-demo-smoke:
 	else \
 	  echo "skipped: crates/horus-demo does not exist yet"; \
 	fi
+
+# Chaos soak (docs/chaos.md): publishers and subscribers in Rust and Python on a Block and a
+# DropOldest topic, SIGKILLed at random and replaced; every message reconciled, /dev/shm checked.
+# `make chaos` runs it for CHAOS_SECONDS; the smoke phase is a short run with few processes.
+# Both need the Python module (py-build) for the Python children. No timing is asserted.
+CHAOS_SECONDS ?= 600
+CHAOS_JSON    ?= $(BENCH_DIR)/chaos.json
+
+chaos: setup py-build
+	@mkdir -p $(dir $(CHAOS_JSON))
+	$(CARGO) run --release -p horus-chaos --bin chaos -- --seconds $(CHAOS_SECONDS) \
+	  --python-exe $(PY) --json $(CHAOS_JSON)
+
+test-chaos-smoke: py-build
+	@mkdir -p $(SMOKE_DIR)
+	$(CARGO) run --release -p horus-chaos --bin chaos -- --seconds 15 --publishers 2 \
+	  --subscribers 2 --python 2 --python-exe $(PY) --json $(SMOKE_DIR)/chaos.json
 
 # Python tests against the installed package; a no-op until python/ exists.
 # Whoever adds python/ wires the build + pytest here (the check below makes sure they do).

@@ -1,0 +1,82 @@
+//! The subscribing child: receives, checks every message, and keeps per
+//! publisher counts (see [`PairCounts`]). On the stop file it drains what is
+//! left (rings of departed publishers included) and reports a final time.
+
+use std::time::{Duration, Instant};
+
+use horus::prelude::*;
+
+use crate::child::{join, stop_requested, ChildArgs, Role};
+use crate::report::{self, SubReport, REPORT_EVERY};
+use crate::wire;
+
+/// Timeout of each `recv` (so reports and the stop file are looked at).
+const RECV_TIMEOUT: Duration = Duration::from_millis(50);
+
+pub(crate) fn run(args: &ChildArgs, topic: &Topic<Header>) -> anyhow::Result<i32> {
+    let report_path = report::report_path(&args.dir, args.id);
+    let join_start_ns = wire::now_ns();
+    let mut sub = join(|| topic.subscriber())?;
+    let mut rep = SubReport {
+        id: args.id,
+        pid: std::process::id(),
+        join_start_ns,
+        join_done_ns: wire::now_ns(),
+        ..SubReport::default()
+    };
+    rep.written_ns = rep.join_done_ns;
+    report::write_atomic(&report_path, &rep)?;
+    let mut next_report = Instant::now() + REPORT_EVERY;
+    loop {
+        let t0 = Instant::now();
+        let got = sub.recv_timeout(RECV_TIMEOUT);
+        let spent = t0.elapsed();
+        let beyond = if got.is_ok() {
+            spent
+        } else {
+            spent.saturating_sub(RECV_TIMEOUT)
+        };
+        rep.max_call_ns = rep.max_call_ns.max(beyond.as_nanos() as u64);
+        if let Ok(msg) = got {
+            observe(&mut rep, &msg);
+        }
+        if Instant::now() >= next_report {
+            let stop = stop_requested(&args.dir, Role::Sub);
+            if stop {
+                // Publishers are gone: take whatever is still in the rings.
+                while let Some(msg) = sub.try_recv() {
+                    observe(&mut rep, &msg);
+                }
+            }
+            fill(&mut rep, &sub.stats());
+            rep.is_final = stop;
+            report::write_atomic(&report_path, &rep)?;
+            if stop {
+                return Ok(0);
+            }
+            next_report = Instant::now() + REPORT_EVERY;
+        }
+    }
+}
+
+fn observe(rep: &mut SubReport, msg: &Header) {
+    match wire::decode(msg) {
+        Some(d) => {
+            rep.received += 1;
+            rep.pairs.entry(d.publisher).or_default().observe(
+                u64::from(d.seq),
+                d.stamp,
+                rep.join_start_ns,
+                rep.join_done_ns,
+            );
+        }
+        None => rep.corrupt += 1,
+    }
+}
+
+fn fill(rep: &mut SubReport, s: &horus::SubscriberStats) {
+    rep.horus_received = s.received;
+    rep.overrun = s.overrun;
+    rep.malformed = s.malformed;
+    rep.written_ns = wire::now_ns();
+}

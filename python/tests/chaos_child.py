@@ -1,0 +1,242 @@
+"""A Python child of the chaos soak (``chaos`` in crates/horus-chaos).
+
+Same command line, same topics, same message layout, same reports and send
+log as the Rust child (crates/horus-chaos/src/child*.rs, report.rs,
+wire.rs); the orchestrator cannot tell them apart except by language::
+
+    chaos_child.py --role pub|sub --topic block|drop --id N --dir D
+                   --block-timeout-ms T
+
+Not a pytest module: the orchestrator starts it with the venv's python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import struct
+import sys
+import time
+from typing import Any, Dict, Optional
+
+import horus
+
+# wire.rs
+TOPICS = {"block": "chaos/block", "drop": "chaos/drop"}
+DEPTH = 16
+MAX_PUBLISHERS = 16
+MAX_SUBSCRIBERS = 32
+MASK = (1 << 64) - 1
+MIX = 0x9E3779B97F4A7C15
+TAG = 0x6368616F73  # "chaos"
+HEADER = struct.Struct("<QII8sQ16x")  # stamp_ns, seq, _pad, frame_id[0..8], frame_id[8..16]
+assert HEADER.size == horus.Header.SCHEMA.size
+
+# report.rs
+REPORT_EVERY = 0.05
+# child_pub.rs
+BURST, LONG_BURST, LONG_EVERY, PAUSE = 8, 3 * DEPTH, 16, 0.001
+# child_sub.rs
+RECV_TIMEOUT = 0.05
+
+
+def checksum(publisher: int, seq: int, stamp: int) -> int:
+    return (((stamp ^ (publisher << 32) ^ seq) * MIX) & MASK) ^ TAG
+
+
+assert checksum(3, 5, 1_000_000) == 0x92138B0FA02AB4DA  # same vector as wire.rs
+
+
+def encode(publisher: int, seq: int, stamp: int) -> Any:
+    chk = checksum(publisher, seq, stamp).to_bytes(8, "little")
+    return horus.Header.from_bytes(HEADER.pack(stamp, seq, 0, chk, publisher))
+
+
+def write_atomic(path: str, value: Dict[str, Any]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(value, f)
+    os.replace(tmp, path)
+
+
+def die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() == 1:
+        sys.exit("parent already gone")
+
+
+def stop_requested(directory: str, role: str) -> bool:
+    return os.path.exists(os.path.join(directory, f"stop.{role}"))
+
+
+def join(make: Any) -> Any:
+    """Makes an endpoint, retrying while every place is taken (5 s)."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        try:
+            return make()
+        except horus.TopicFullError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
+def run_pub(args: argparse.Namespace, topic: Any) -> int:
+    log = os.open(os.path.join(args.dir, f"{args.id}.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    report_path = os.path.join(args.dir, f"{args.id}.json")
+    publisher = join(topic.publisher)
+    rep: Dict[str, Any] = {
+        "id": args.id, "pid": os.getpid(), "sent": 0, "horus_sent": 0, "timed_out": 0,
+        "rejected": 0, "pool_exhausted": 0, "undelivered": 0, "max_call_ns": 0,
+        "final": False, "error": None,
+    }
+    seq = 0
+    next_report = time.monotonic()
+    burst = 0
+    pack = struct.Struct("<Q").pack
+    while True:
+        n = LONG_BURST if burst % LONG_EVERY == LONG_EVERY - 1 else BURST
+        burst += 1
+        for _ in range(n):
+            stamp = time.monotonic_ns()
+            os.pwrite(log, pack(stamp), 8 * (1 + seq))
+            msg = encode(args.id, seq, stamp)
+            t0 = time.monotonic_ns()
+            try:
+                publisher.send(msg)
+                ok = True
+            except horus.SendError:
+                ok = False  # retried with the same number
+            rep["max_call_ns"] = max(rep["max_call_ns"], time.monotonic_ns() - t0)
+            if ok:
+                seq += 1
+                os.pwrite(log, pack(seq), 0)
+        time.sleep(PAUSE)
+        if time.monotonic() >= next_report:
+            stop = stop_requested(args.dir, "pub")
+            s = publisher.stats()
+            rep.update(
+                sent=seq, horus_sent=s.sent, timed_out=s.timed_out, rejected=s.rejected,
+                pool_exhausted=s.pool_exhausted, undelivered=s.undelivered, final=stop,
+            )
+            write_atomic(report_path, rep)
+            if stop:
+                return 0
+            next_report = time.monotonic() + REPORT_EVERY
+
+
+class Pair:
+    """report.rs PairCounts."""
+
+    __slots__ = ("first", "last", "received", "gaps", "out_of_order", "before_start",
+                 "max_seq_before_start", "after_done")
+
+    def __init__(self) -> None:
+        self.first = self.last = self.received = self.gaps = self.out_of_order = 0
+        self.before_start = self.after_done = 0
+        self.max_seq_before_start: Optional[int] = None
+
+    def observe(self, seq: int, stamp: int, join_start: int, join_done: int) -> None:
+        if self.received == 0:
+            self.first = self.last = seq
+        elif seq <= self.last:
+            self.out_of_order += 1
+        else:
+            self.gaps += seq - self.last - 1
+            self.last = seq
+        self.received += 1
+        if stamp < join_start:
+            self.before_start += 1
+            if self.max_seq_before_start is None or seq > self.max_seq_before_start:
+                self.max_seq_before_start = seq
+        if stamp >= join_done:
+            self.after_done += 1
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def run_sub(args: argparse.Namespace, topic: Any) -> int:
+    report_path = os.path.join(args.dir, f"{args.id}.json")
+    join_start = time.monotonic_ns()
+    sub = join(topic.subscriber)
+    join_done = time.monotonic_ns()
+    pairs: Dict[int, Pair] = {}
+    counts = {"received": 0, "corrupt": 0, "max_call_ns": 0}
+
+    def report(is_final: bool) -> None:
+        s = sub.stats()
+        write_atomic(report_path, {
+            "id": args.id, "pid": os.getpid(), "join_start_ns": join_start,
+            "join_done_ns": join_done, "written_ns": time.monotonic_ns(),
+            "received": counts["received"], "corrupt": counts["corrupt"],
+            "horus_received": s.received, "overrun": s.overrun, "malformed": s.malformed,
+            "max_call_ns": counts["max_call_ns"], "final": is_final, "error": None,
+            "pairs": {str(k): p.as_dict() for k, p in pairs.items()},
+        })
+
+    def observe(msg: Any) -> None:
+        stamp, seq, _pad, chk, publisher = HEADER.unpack(msg.to_bytes())
+        if int.from_bytes(chk, "little") != checksum(publisher, seq, stamp):
+            counts["corrupt"] += 1
+            return
+        counts["received"] += 1
+        p = pairs.get(publisher)
+        if p is None:
+            p = pairs[publisher] = Pair()
+        p.observe(seq, stamp, join_start, join_done)
+
+    report(False)
+    timeout_ns = int(RECV_TIMEOUT * 1e9)
+    next_report = time.monotonic() + REPORT_EVERY
+    while True:
+        t0 = time.monotonic_ns()
+        try:
+            msg = sub.recv(timeout=RECV_TIMEOUT)
+            spent = time.monotonic_ns() - t0
+        except horus.RecvTimeoutError:
+            msg = None
+            spent = max(0, time.monotonic_ns() - t0 - timeout_ns)
+        counts["max_call_ns"] = max(counts["max_call_ns"], spent)
+        if msg is not None:
+            observe(msg)
+        if time.monotonic() >= next_report:
+            stop = stop_requested(args.dir, "sub")
+            if stop:
+                while (m := sub.try_recv()) is not None:
+                    observe(m)
+            report(stop)
+            if stop:
+                return 0
+            next_report = time.monotonic() + REPORT_EVERY
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--role", choices=["pub", "sub"], required=True)
+    ap.add_argument("--topic", choices=sorted(TOPICS), required=True)
+    ap.add_argument("--id", type=int, required=True)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--block-timeout-ms", type=int, required=True)
+    args = ap.parse_args()
+    die_with_parent()
+    overflow = (
+        horus.Overflow.block(args.block_timeout_ms / 1000.0)
+        if args.topic == "block"
+        else horus.Overflow.DROP_OLDEST
+    )
+    topic = horus.Topic(
+        horus.Header, TOPICS[args.topic], depth=DEPTH, overflow=overflow,
+        max_publishers=MAX_PUBLISHERS, max_subscribers=MAX_SUBSCRIBERS,
+    )
+    return run_pub(args, topic) if args.role == "pub" else run_sub(args, topic)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,8 +18,8 @@ MESSAGES = ["CmdVel", "BatteryState", "Imu", "Odometry", "LaserScan",
 SWEEP_SIZES = [64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
 PEER_SIZES_QUICK = [16, 1480, 65536, 1048576]
 PEER_SIZES_FULL = [16, 64, 256, 1024, 1480, 4096, 16384, 65536, 262144, 1048576]
-PEER_SYSTEMS = [("floor:touch", "reference"), ("floor:copy", "reference"),
-                ("horus", "loan"), ("horus", "copy"), ("iceoryx2", "loan"),
+PEER_SYSTEMS = [("ref:touch", "reference"), ("ref:copy", "reference"),
+                ("horus", "loan"), ("horus", "copy"), ("horus:futex", "loan"), ("iceoryx2", "loan"),
                 ("zenoh-shm", "loan"), ("zenoh", "copy"), ("uds", "copy")]
 ROUTES = ["same thread 1:1", "cross-thread 1:1", "cross-thread 1:1", "cross-thread 4:1",
           "cross-thread 1:4", "cross-thread 4:4", "cross-process 1:1", "cross-process 1:1",
@@ -127,12 +127,53 @@ def check_peers(doc):
         summary(r.get("rtt"), f"{r['system']} {r['mode']} {r.get('size')}")
 
 
+# interleaved: every round measures these at every size, horus and its peer waiting alike.
+INTERLEAVED_SIZES = [16, 1480, 65536, 1048576]
+INTERLEAVED_SYSTEMS = {"horus": ("loan", "busy-poll"), "horus:futex": ("loan", "blocking"),
+                       "iceoryx2": ("loan", "busy-poll"), "uds": ("copy", "blocking"),
+                       "zenoh-shm": ("loan", "blocking"), "zenoh": ("copy", "blocking")}
+INTERLEAVED_ROUNDS_QUICK = 2
+INTERLEAVED_ROUNDS_FULL = 5
+
+
+def check_interleaved(doc):
+    rounds = INTERLEAVED_ROUNDS_QUICK if doc.get("quick") else INTERLEAVED_ROUNDS_FULL
+    rows = doc["rows"]
+    have = sorted((r["round"], r["size"], r["system"]) for r in rows)
+    want = sorted((k, n, s) for k in range(rounds) for n in INTERLEAVED_SIZES
+                  for s in INTERLEAVED_SYSTEMS)
+    if have != want:
+        fail(f"missing rows {sorted(map(str, set(want) - set(have)))}, "
+             f"unexpected {sorted(map(str, set(have) - set(want)))}")
+    for r in rows:
+        what = f"round {r['round']} {r['system']} {r['size']}"
+        mode_wait = INTERLEAVED_SYSTEMS.get(r["system"])
+        if mode_wait and (r.get("mode"), r.get("wait")) != mode_wait:
+            fail(f"{what}: mode/wait {(r.get('mode'), r.get('wait'))}, expected {mode_wait}")
+        if r.get("pinned") is not True:
+            fail(f"{what}: not pinned")
+        summary(r.get("rtt"), what)
+    # Within a round and size, each system once, at positions 0..n-1; horus first in
+    # even rounds, the peers first in odd rounds (the order alternates).
+    for k in range(rounds):
+        for n in INTERLEAVED_SIZES:
+            group = sorted((r["order"], r["system"]) for r in rows
+                           if r["round"] == k and r["size"] == n)
+            if [o for o, _ in group] != list(range(len(group))):
+                fail(f"round {k} size {n}: order {group}")
+            elif group:
+                first_is_horus = group[0][1].startswith("horus")
+                if first_is_horus != (k % 2 == 0):
+                    fail(f"round {k} size {n}: order does not alternate {group}")
+
+
 CHECKS = {
     "robotics_messages": check_robotics,
     "payload_sweep": check_sweep,
     "all_paths": check_paths,
     "scalability": check_scalability,
     "peers": check_peers,
+    "interleaved": check_interleaved,
 }
 
 

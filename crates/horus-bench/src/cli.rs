@@ -17,7 +17,7 @@ pub const GROUPS: &[&str] = &["ref", "uds", "iceoryx2", "horus"];
 
 /// Usage text for `--help`.
 pub const USAGE: &str = "\
-pingpong — round-trip latency of horus against hardware floors and peer transports
+pingpong — round-trip latency of horus against the hardware floor, references and peer transports
 
 USAGE: pingpong [OPTIONS]
 

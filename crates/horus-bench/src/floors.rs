@@ -1,22 +1,26 @@
-//! Reference round trips: what any transport between two cores must at least cost.
+//! Reference round trips, measured with the same loop as the transports.
 //!
 //! All four are two threads in one process (A measures, B echoes), pinned to the
 //! pass's two CPUs when pinned, timed by the same [`measure_round_trips`] loop as
-//! the transports:
+//! the transports. Only the first is a lower bound; the other three are
+//! *references* (rows `ref:copy`, `ref:touch`, `ref:wake`), not floors: they reuse
+//! two buffers in one process, and a transport can and does beat them in some runs
+//! (horus and the Unix socket have come in below `ref:wake`, horus below `ref:touch`
+//! at 64–256 KiB and below `ref:copy` at 1 MiB).
 //!
-//! * [`cacheline`] — one 64-byte line handed back and forth: A stores `2s+1`,
-//!   B spins until it sees it and stores `2s+2`, A spins until it sees that. Two
-//!   cache-line transfers per round trip: the hardware floor.
-//! * [`copy`] — the same handoff plus three `memcpy`s of the payload (A's local
-//!   buffer → shared 1, shared 1 → shared 2 by B, shared 2 → A's local buffer):
-//!   the floor for a transport that copies.
-//! * [`touch`] — the same handoff plus writing and reading the payload in place
-//!   with [`crate::payload`] (A writes shared 1, B reads it and writes shared 2,
-//!   A reads shared 2): the floor for a zero-copy transport whose user produces and
-//!   consumes the message.
-//! * [`wake`] — no spinning: each side sleeps in `FUTEX_WAIT` on its own word and
-//!   the other bumps the word and calls `FUTEX_WAKE` (non-private ops, i.e. the
-//!   cross-process flavour): the floor for a blocking transport.
+//! * [`cacheline`] — row `floor:cacheline`: one 64-byte line handed back and forth:
+//!   A stores `2s+1`, B spins until it sees it and stores `2s+2`, A spins until it
+//!   sees that. Two cache-line transfers per round trip, which any cross-core round
+//!   trip needs at least: the hardware floor.
+//! * [`copy`] — row `ref:copy`: the same handoff plus three `memcpy`s of the payload
+//!   (A's local buffer → shared 1, shared 1 → shared 2 by B, shared 2 → A's local
+//!   buffer): what a copying transport does, reduced to `memcpy`.
+//! * [`touch`] — row `ref:touch`: the same handoff plus writing and reading the
+//!   payload in place with [`crate::payload`] (A writes shared 1, B reads it and
+//!   writes shared 2, A reads shared 2): what a zero-copy transport's user does.
+//! * [`wake`] — row `ref:wake`: no spinning: each side sleeps in `FUTEX_WAIT` on its
+//!   own word and the other bumps the word and calls `FUTEX_WAKE` (non-private ops,
+//!   i.e. the cross-process flavour): a blocking wake-up in each direction.
 //!
 //! The shared buffers are page-aligned heap memory owned by A's stack frame; the
 //! handoff counter serialises access, so at any moment exactly one side owns each.
@@ -35,7 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 #[derive(Debug, Default)]
 struct Padded<T>(T);
 
-/// The one-line handoff all spinning floors use.
+/// The one-line handoff all spinning references use.
 ///
 /// `turn` is the only shared state touched in the fast path. Round `s` is: A stores
 /// `2s+1` (Release: publishes A's payload writes), B observes it (Acquire: sees
@@ -74,7 +78,7 @@ impl Handoff {
     }
 }
 
-/// Page-aligned, zero-initialised buffer shared by the two threads of a floor.
+/// Page-aligned, zero-initialised buffer shared by the two threads of a reference.
 #[derive(Debug)]
 struct SharedBuf {
     ptr: NonNull<u8>,
@@ -182,7 +186,7 @@ pub fn cacheline(cfg: &Config, cpus: Option<[usize; 2]>) -> anyhow::Result<Summa
 
 /// Handoff plus three `memcpy`s of `size` bytes, with the application work of a
 /// copying transport row (A writes its message and reads the reply in its own buffers):
-/// the floor for a copying transport.
+/// the `ref:copy` reference (not a lower bound).
 pub fn copy(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> anyhow::Result<Summary> {
     let h = Handoff::default();
     let (ping, pong) = (SharedBuf::new(size), SharedBuf::new(size));
@@ -213,7 +217,8 @@ pub fn copy(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> anyhow::Resu
 }
 
 /// Handoff plus writing and reading `size` bytes in place (per `cfg.touch`): the
-/// floor for a zero-copy transport whose user produces and consumes the message.
+/// `ref:touch` reference for a zero-copy transport whose user produces and consumes
+/// the message (not a lower bound).
 pub fn touch(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> anyhow::Result<Summary> {
     let h = Handoff::default();
     let (ping, pong) = (SharedBuf::new(size), SharedBuf::new(size));
@@ -238,7 +243,8 @@ pub fn touch(cfg: &Config, size: usize, cpus: Option<[usize; 2]>) -> anyhow::Res
     run_pair(cfg, cpus, &h.abort.0, a, b)
 }
 
-/// Futex ping-pong: each side blocks in `FUTEX_WAIT`; the floor for a blocking wake-up.
+/// Futex ping-pong: each side blocks in `FUTEX_WAIT`; the `ref:wake` reference for a
+/// blocking wake-up (not a lower bound).
 pub fn wake(cfg: &Config, cpus: Option<[usize; 2]>) -> anyhow::Result<Summary> {
     let a_word = Padded(AtomicU32::new(0));
     let b_word = Padded(AtomicU32::new(0));
@@ -332,7 +338,7 @@ mod tests {
     }
 
     #[test]
-    fn every_floor_completes_unpinned() {
+    fn every_reference_completes_unpinned() {
         let c = cfg(Touch::Full);
         assert_eq!(cacheline(&c, None).unwrap().iterations, 50);
         assert_eq!(copy(&c, 4096, None).unwrap().iterations, 50);

@@ -49,7 +49,7 @@ pub enum Mode {
     Copy,
     /// The payload is written in place into loaned shared memory.
     Loan,
-    /// A reference measurement (hardware or OS floor), not a transport.
+    /// A reference measurement (the hardware floor or a reference), not a transport.
     Reference,
 }
 

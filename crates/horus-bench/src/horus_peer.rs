@@ -16,7 +16,7 @@
 //!
 //! Waiting: busy-polling `try_recv` on both sides (`Wait::Poll`), or a
 //! blocking futex `recv` with no spinning (`Wait::Futex`), the setting to
-//! compare with the wake floor.
+//! compare with the futex wake reference (`ref:wake`) and the blocking peers.
 //!
 //! One-way ([`one_way`]): A loans, writes and sends `warmup` then
 //! `one_way_messages` messages on `data` (depth 32, `Block`) as fast as it

@@ -9,11 +9,14 @@
 //!   measurement loop every system goes through;
 //! * [`payload`] — how messages are written and read (whole payload or its ends);
 //! * [`affinity`], [`child`] — pinning, and the echo side as a separate process;
-//! * [`floors`] — the references: cache-line handoff, memcpy, in-place touch, futex;
+//! * [`floors`] — the hardware floor (cache-line handoff) and the references
+//!   (memcpy, in-place touch, futex wake), which are not lower bounds;
 //! * [`uds`], [`iceoryx2_peer`], [`zenoh_peer`], [`horus_peer`] — the transports;
 //! * [`robotics`], [`topology`], [`rate`], [`sysclock`] — robotics message types,
 //!   M:K publishers/subscribers in a thread, threads or processes, paced traffic,
 //!   and the cross-process clock and CPU accounting;
+//! * [`interleaved`] — horus and each peer back to back over several rounds, and
+//!   the per-round ratios every "faster" claim is drawn from;
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
 //!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries;
 //!   [`markdown`], [`plot`] — `docs/benchmarks.md` and its figures.
@@ -38,6 +41,7 @@ pub mod harness;
 pub mod horus_peer;
 pub mod horus_wire;
 pub mod iceoryx2_peer;
+pub mod interleaved;
 pub mod markdown;
 pub mod payload;
 pub mod plot;

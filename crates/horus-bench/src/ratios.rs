@@ -60,14 +60,14 @@ pub const RATIOS: &[RatioDef] = &[
         denominator: Selector::any("floor:cacheline"),
     },
     RatioDef {
-        label: "horus(loan) / floor:touch",
+        label: "horus(loan) / ref:touch",
         numerator: Selector::mode("horus", Mode::Loan),
-        denominator: Selector::any("floor:touch"),
+        denominator: Selector::any("ref:touch"),
     },
     RatioDef {
-        label: "horus(copy) / floor:copy",
+        label: "horus(copy) / ref:copy",
         numerator: Selector::mode("horus", Mode::Copy),
-        denominator: Selector::any("floor:copy"),
+        denominator: Selector::any("ref:copy"),
     },
     RatioDef {
         label: "horus(loan) / iceoryx2",
@@ -80,19 +80,19 @@ pub const RATIOS: &[RatioDef] = &[
         denominator: Selector::any("floor:cacheline"),
     },
     RatioDef {
-        label: "iceoryx2 / floor:touch",
+        label: "iceoryx2 / ref:touch",
         numerator: Selector::any("iceoryx2"),
-        denominator: Selector::any("floor:touch"),
+        denominator: Selector::any("ref:touch"),
     },
     RatioDef {
-        label: "uds / floor:wake",
+        label: "uds / ref:wake",
         numerator: Selector::any("uds"),
-        denominator: Selector::any("floor:wake"),
+        denominator: Selector::any("ref:wake"),
     },
     RatioDef {
-        label: "uds / floor:copy",
+        label: "uds / ref:copy",
         numerator: Selector::any("uds"),
-        denominator: Selector::any("floor:copy"),
+        denominator: Selector::any("ref:copy"),
     },
 ];
 
@@ -206,13 +206,13 @@ mod tests {
     fn ratio_uses_same_size_or_size_independent_reference() {
         let rows = [
             row("floor:cacheline", None, 100),
-            row("floor:touch", Some(16), 200),
+            row("ref:touch", Some(16), 200),
             row("iceoryx2", Some(16), 1000),
         ];
         let r = compute(&rows);
         let get = |l: &str| r.iter().find(|x| x.label == l).unwrap().value;
         assert_eq!(get("iceoryx2 / floor:cacheline"), Some(10.0));
-        assert_eq!(get("iceoryx2 / floor:touch"), Some(5.0));
+        assert_eq!(get("iceoryx2 / ref:touch"), Some(5.0));
     }
 
     #[test]

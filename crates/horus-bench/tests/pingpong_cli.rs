@@ -50,7 +50,7 @@ fn every_system_produces_rows_for_every_size_and_pass() {
     let v = tiny_run(&[]);
     assert!(v["errors"].as_array().unwrap().is_empty());
     assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
-    for system in ["floor:copy", "floor:touch", "uds", "iceoryx2"] {
+    for system in ["ref:copy", "ref:touch", "uds", "iceoryx2"] {
         let rtt: Vec<_> = rows(&v, system)
             .into_iter()
             .filter(|r| r["kind"] == "rtt")
@@ -60,7 +60,7 @@ fn every_system_produces_rows_for_every_size_and_pass() {
             assert_eq!(r["rtt"]["iterations"], 50);
         }
     }
-    for system in ["floor:cacheline", "floor:wake"] {
+    for system in ["floor:cacheline", "ref:wake"] {
         assert_eq!(rows(&v, system).len(), 2, "{system}: once per pass");
     }
     let one_way: Vec<_> = rows(&v, "iceoryx2")

@@ -1,5 +1,6 @@
-//! `peers`: the same ping-pong, in the same run, for horus, iceoryx2, Zenoh (TCP and
-//! shared memory), a Unix-domain socket and the hardware floors, side by side.
+//! `peers`: the same ping-pong, in the same run, for horus (busy-poll and blocking),
+//! iceoryx2, Zenoh (TCP and shared memory), a Unix-domain socket, the hardware floor
+//! and the references, side by side; every column says how its receivers wait.
 //!
 //! ```text
 //! cargo run --release -p horus-bench --bin peers -- --quick --json /tmp/peers.json
@@ -24,7 +25,7 @@ const QUICK_SIZES: &[usize] = &[16, 1480, 65536, 1048576];
 /// lower median at small sizes than pinning whole processes, and the same at 64 KiB
 /// (`--zenoh-pinning processes` for the other way).
 const ZENOH_PINNING: Pinning = Pinning::Threads;
-const SYSTEMS: &[&str] = &["floor", "uds", "iceoryx2", "zenoh", "zenoh-shm", "horus"];
+const SYSTEMS: &[&str] = &["ref", "uds", "iceoryx2", "zenoh", "zenoh-shm", "horus"];
 
 fn main() -> ExitCode {
     suite::main(run)
@@ -56,10 +57,10 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     })?
     else {
         println!(
-            "peers — horus beside iceoryx2, Zenoh, a Unix socket and the hardware floor\n\n\
+            "peers — horus beside iceoryx2, Zenoh, a Unix socket, the hardware floor and references\n\n\
              USAGE: peers [OPTIONS]\n\n{COMMON_USAGE}  \
              --sizes A,B,...    payload sizes (default 16,64,256,1024,1480,4096,16384,65536,262144,1048576)\n  \
-             --only S,...       only these: floor, uds, iceoryx2, zenoh, zenoh-shm, horus\n  \
+             --only S,...       only these: ref (floor + references), uds, iceoryx2, zenoh, zenoh-shm, horus\n  \
              --zenoh-pinning P  threads (default: only A's measuring thread is pinned) or processes \
              (each Zenoh process, runtime threads included, on its CPU)\n"
         );
@@ -81,17 +82,20 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             "the same ping-pong for every system, in one run: A writes every byte of message seq \
              and sends it; B receives it, copies it into its reply and sends that; A receives \
              the reply and reads every byte; RTT = A's send to A's receipt. A pinned to CPU {a}, \
-             B (a separate process; floors: a thread) to CPU {b}. {} warm-up + {} timed round \
+             B (a separate process; floor and references: a thread) to CPU {b}. {} warm-up + {} timed round \
              trips per system and size.",
             cfg.warmup, cfg.iterations
         ),
-        "floor: cache line = two threads handing one 64-byte line back and forth (the hardware \
-         floor); floor: touch = the same plus the payload written and read in place (the floor \
-         of any zero-copy transport whose user produces and consumes the message); floor: copy = \
-         the same plus three memcpys"
+        "floor: cache line = two threads handing one 64-byte line back and forth, spinning (the \
+         hardware floor: two line transfers, which any cross-core round trip needs). The \
+         references are not lower bounds (a transport can beat them, and horus has at some \
+         sizes): ref: touch = the same handoff plus the payload written and read in place in \
+         two reused buffers (what the user of a zero-copy transport does); ref: copy = the same \
+         plus three memcpys"
             .to_owned(),
         format!(
-            "horus: busy-poll; loan = written in place, copy = send_ref/copy out; {}",
+            "horus: two rows per wait: busy-poll (loan, copy) and blocking (loan; futex recv, \
+             no spinning, on both sides); loan = written in place, copy = send_ref/copy out; {}",
             horus_peer::SETTINGS
         ),
         format!(
@@ -109,7 +113,8 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                                      unpinned",
             }
         ),
-        "unix socket: AF_UNIX SOCK_STREAM, blocking write_all/read_exact of the whole message"
+        "unix socket: AF_UNIX SOCK_STREAM, blocking write_all/read_exact of the whole message \
+         (blocking)"
             .to_owned(),
     ];
     method.extend(suite::method_common());
@@ -118,7 +123,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let rtt = |system: &str, s: Option<usize>, mode: Mode, sum: Summary| {
         Row::round_trip(system, s, mode, Some(Touch::Full), true, sum)
     };
-    if runs("floor") {
+    if runs("ref") {
         if let Some(s) = run.measure("floor:cacheline", || floors::cacheline(&cfg, pinned)) {
             let mut r = rtt("floor:cacheline", None, Mode::Reference, s);
             r.payload = None;
@@ -135,11 +140,11 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 run.push(rtt(system, Some(bytes), mode, s));
             }
         };
-        if runs("floor") {
-            measure(&mut run, "floor:touch", Mode::Reference, &|| {
+        if runs("ref") {
+            measure(&mut run, "ref:touch", Mode::Reference, &|| {
                 floors::touch(&cfg, bytes, pinned)
             });
-            measure(&mut run, "floor:copy", Mode::Reference, &|| {
+            measure(&mut run, "ref:copy", Mode::Reference, &|| {
                 floors::copy(&cfg, bytes, pinned)
             });
         }
@@ -149,6 +154,10 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                     horus_peer::round_trip(&cfg, bytes, mode, Wait::Poll, pinned)
                 });
             }
+            // The blocking row, beside the blocking peers (Zenoh, the Unix socket).
+            measure(&mut run, "horus:futex", Mode::Loan, &|| {
+                horus_peer::round_trip(&cfg, bytes, Mode::Loan, Wait::Futex, pinned)
+            });
         }
         if runs("iceoryx2") {
             measure(&mut run, "iceoryx2", Mode::Loan, &|| {
@@ -175,13 +184,13 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let rows = run.rows();
     let sizes = tables::peer_sizes(rows);
     let mut text = format!(
-        "median RTT, pinned, same run\n{}\nhorus (loan) / peer, ratio of medians\n{}",
+        "median RTT, pinned, same run\n{}\nhorus / peer with the same kind of wait, ratio of medians\n{}",
         tables::peers_side_by_side(rows, &sizes).to_text(),
         tables::peers_ratios(rows, &sizes).to_text()
     );
     let losses = tables::peers_losses(rows, &sizes);
     if !losses.is_empty() {
-        text.push_str("\nwhere a middleware beat horus:\n");
+        text.push_str("\nwhere a middleware's median was below horus's (same wait, this run):\n");
         for l in losses {
             text.push_str(&format!("  {l}\n"));
         }

@@ -19,6 +19,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use horus_bench::harness::Mode;
+use horus_bench::interleaved::{self, RoundRow};
 use horus_bench::plot::{self, Chart, Series};
 use horus_bench::report::{Machine, Row};
 use horus_bench::rows::{PathRow, RoboticsRow, ScaleRow, ScaleSweep, SweepRow};
@@ -88,6 +89,8 @@ fn parse(argv: impl Iterator<Item = String>) -> anyhow::Result<Option<Args>> {
 /// The result files of one run, each parsed if present.
 struct Results {
     peers: Option<Doc<Row>>,
+    /// `interleaved`: the rounds every "faster" verdict is drawn from.
+    interleaved: Option<Doc<RoundRow>>,
     robotics: Option<Doc<RoboticsRow>>,
     sweep: Option<Doc<SweepRow>>,
     paths: Option<Doc<PathRow>>,
@@ -124,6 +127,7 @@ impl Results {
         let m = &mut missing;
         Ok(Self {
             peers: load(dir, "peers", m)?,
+            interleaved: load(dir, "interleaved", m)?,
             robotics: load(dir, "robotics_messages", m)?,
             sweep: load(dir, "payload_sweep", m)?,
             paths: load(dir, "all_paths", m)?,
@@ -154,6 +158,7 @@ impl Results {
                 .collect()
         }
         let mut v = of("peers", &self.peers);
+        v.extend(of("interleaved", &self.interleaved));
         v.extend(of("robotics_messages", &self.robotics));
         v.extend(of("payload_sweep", &self.sweep));
         v.extend(of("all_paths", &self.paths));
@@ -238,13 +243,15 @@ fn run(a: &Args) -> anyhow::Result<()> {
         section(&r.peers, "peers", |d| {
             let losses = tables::peers_losses(&d.rows, &tables::peer_sizes(&d.rows));
             if losses.is_empty() {
-                "**horus had the lowest median of the middlewares at every size** (its better \
-                 mode, copy or loan, against each peer's).\n"
+                "In this one run, no middleware's median was below horus's (horus waiting the \
+                 way each peer waits). One run is not a verdict; the verdicts are in the \
+                 interleaved rounds below.\n"
                     .to_owned()
             } else {
                 format!(
-                    "**Where horus was not the fastest middleware** (its better mode against \
-                     each peer):\n\n{}",
+                    "Where a middleware's median was below horus's in this one run (horus \
+                     waiting the way that peer waits; one run is not a verdict, see the \
+                     interleaved rounds below):\n\n{}",
                     bullets(&losses)
                 )
             }
@@ -253,6 +260,29 @@ fn run(a: &Args) -> anyhow::Result<()> {
     keys.insert(
         "peers.method",
         section(&r.peers, "peers", |d| bullets(&d.method)),
+    );
+
+    // Interleaved rounds: the only source of "faster" verdicts.
+    keys.insert(
+        "interleaved.table",
+        section(&r.interleaved, "interleaved", |d| {
+            tables::interleaved(&interleaved::compare(&d.rows)).to_markdown()
+        }),
+    );
+    keys.insert(
+        "interleaved.claims",
+        section(&r.interleaved, "interleaved", |d| {
+            let claims = interleaved::claims(&interleaved::compare(&d.rows));
+            if claims.is_empty() {
+                "*No pair of horus and a peer was measured in the same round.*\n".to_owned()
+            } else {
+                bullets(&claims)
+            }
+        }),
+    );
+    keys.insert(
+        "interleaved.method",
+        section(&r.interleaved, "interleaved", |d| bullets(&d.method)),
     );
 
     // The other suite binaries.

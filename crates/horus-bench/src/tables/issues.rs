@@ -166,127 +166,152 @@ fn pp_one_way(doc: &Value, system: &str, bytes: u64) -> Option<f64> {
         .and_then(|r| r["one_way"]["msgs_per_sec"].as_f64())
 }
 
+/// Runs `f`: a place for `?` on the rows a target needs.
+fn attempt<T>(f: impl FnOnce() -> Option<T>) -> Option<T> {
+    f()
+}
+
 fn met(ok: bool) -> String {
     if ok { "yes" } else { "no" }.to_owned()
 }
 
 /// Issue 2's targets, evaluated on this run's pinned `pingpong` rows (and the
-/// `--touch` run for the 1 MiB-vs-16 B target).
+/// `--touch` run for the 1 MiB-vs-16 B target). Each row says how it was measured
+/// (round trip or one-way, pinned, busy-poll or blocking, copy or loan); every
+/// verdict is computed from the rows and holds for this one run only.
 pub fn pingpong_targets(pp: &Value, touch: Option<&Value>) -> Table {
-    let mut t = Table::new(["target", "this run (pinned, medians)", "met"])
-        .left(1)
-        .left(2);
+    let mut t = Table::new([
+        "target",
+        "measured as",
+        "this run (medians)",
+        "met in this run",
+    ])
+    .left(1)
+    .left(2)
+    .left(3);
+    let mut add = |target: &str, how: &str, result: Option<(String, bool)>| {
+        let (text, verdict) = match result {
+            Some((text, ok)) => (text, met(ok)),
+            None => ("not measured".to_owned(), DASH.to_owned()),
+        };
+        t.row([target.to_owned(), how.to_owned(), text, verdict]);
+    };
     const MI: u64 = 1 << 20;
     let nsf = |v: f64| ns(v.round() as u64);
-    let floor = pp_median(pp, "floor:cacheline", None, None);
-    let copy16 = pp_median(pp, "horus", Some("copy"), Some(16));
     let loan16 = pp_median(pp, "horus", Some("loan"), Some(16));
-    match (floor, copy16, loan16) {
-        (Some(f), Some(c), Some(l)) => t.row([
-            "16 B RTT ≤ 1.5 × hardware floor".to_owned(),
-            format!(
-                "copy {:.2}×, loan {:.2}× (floor {}, horus {} / {})",
-                c / f,
-                l / f,
-                nsf(f),
-                nsf(c),
-                nsf(l)
-            ),
-            met(c / f <= 1.5 && l / f <= 1.5),
-        ]),
-        _ => t.row(["16 B RTT ≤ 1.5 × hardware floor", DASH, DASH]),
-    }
-    match (pp_one_way(pp, "horus", 16), pp_one_way(pp, "iceoryx2", 16)) {
-        (Some(h), Some(i)) => t.row([
-            "16 B one-way throughput ≥ 5 × iceoryx2".to_owned(),
-            format!("{} vs {} msg/s: {:.1}×", rate(h), rate(i), h / i),
-            met(h / i >= 5.0),
-        ]),
-        _ => t.row(["16 B one-way throughput ≥ 5 × iceoryx2", DASH, DASH]),
-    }
-    let touch_pair = touch.and_then(|d| {
-        Some((
-            pp_median(d, "horus", Some("loan"), Some(MI))?,
-            pp_median(d, "horus", Some("loan"), Some(16))?,
-        ))
-    });
-    match touch_pair {
-        Some((big, small)) => t.row([
-            "1 MiB loan, `--touch`, ≤ 2 × horus's 16 B RTT".to_owned(),
-            format!("{} / {} = {:.2}×", nsf(big), nsf(small), big / small),
-            met(big / small <= 2.0),
-        ]),
-        None => t.row([
-            "1 MiB loan, `--touch`, ≤ 2 × horus's 16 B RTT",
-            "not measured (pingpong_touch.json missing)",
-            DASH,
-        ]),
-    }
-    let touch_floor = pp_median(pp, "floor:touch", None, Some(MI));
-    match (
-        pp_median(pp, "horus", Some("loan"), Some(MI)),
-        touch_floor,
-        loan16,
-    ) {
-        (Some(h), Some(f), Some(l)) => {
-            let bound = 1.2 * f + l;
-            t.row([
-                "1 MiB loan, full payload, ≤ 1.2 × write+read in place + 16 B RTT".to_owned(),
+    add(
+        "16 B RTT ≤ 1.5 × hardware floor",
+        "round trip, pinned, busy-poll, copy and loan, vs `floor:cacheline` (two threads)",
+        attempt(|| {
+            let f = pp_median(pp, "floor:cacheline", None, None)?;
+            let c = pp_median(pp, "horus", Some("copy"), Some(16))?;
+            let l = loan16?;
+            Some((
                 format!(
-                    "{} vs 1.2 × {} (floor:touch) + {} = {}: {:.2} × floor:touch",
+                    "copy {:.2}×, loan {:.2}× (floor {}, horus {} / {})",
+                    c / f,
+                    l / f,
+                    nsf(f),
+                    nsf(c),
+                    nsf(l)
+                ),
+                c / f <= 1.5 && l / f <= 1.5,
+            ))
+        }),
+    );
+    add(
+        "16 B one-way throughput ≥ 5 × iceoryx2",
+        "one-way lossless burst, pinned, busy-poll, loan (both)",
+        attempt(|| {
+            let h = pp_one_way(pp, "horus", 16)?;
+            let i = pp_one_way(pp, "iceoryx2", 16)?;
+            Some((
+                format!("{} vs {} msg/s: {:.1}×", rate(h), rate(i), h / i),
+                h / i >= 5.0,
+            ))
+        }),
+    );
+    add(
+        "1 MiB loan, `--touch`, ≤ 2 × horus's 16 B RTT",
+        "round trip, pinned, busy-poll, loan, only the first and last 8 bytes touched \
+         (`pingpong --touch` run)",
+        touch.and_then(|d| {
+            let big = pp_median(d, "horus", Some("loan"), Some(MI))?;
+            let small = pp_median(d, "horus", Some("loan"), Some(16))?;
+            Some((
+                format!("{} / {} = {:.2}×", nsf(big), nsf(small), big / small),
+                big / small <= 2.0,
+            ))
+        }),
+    );
+    add(
+        "1 MiB loan, full payload, ≤ 1.2 × write+read in place + 16 B RTT",
+        "round trip, pinned, busy-poll, loan, vs `ref:touch` (two threads, written and read \
+         in place)",
+        attempt(|| {
+            let h = pp_median(pp, "horus", Some("loan"), Some(MI))?;
+            let f = pp_median(pp, "ref:touch", None, Some(MI))?;
+            let l = loan16?;
+            let bound = 1.2 * f + l;
+            Some((
+                format!(
+                    "{} vs 1.2 × {} (ref:touch) + {} = {}: {:.2} × ref:touch",
                     nsf(h),
                     nsf(f),
                     nsf(l),
                     nsf(bound),
                     h / f
                 ),
-                met(h <= bound),
-            ]);
-        }
-        _ => t.row([
-            "1 MiB loan, full payload, ≤ 1.2 × write+read in place + 16 B RTT",
-            DASH,
-            DASH,
-        ]),
-    }
-    match (
-        pp_median(pp, "horus", Some("copy"), Some(MI)),
-        pp_median(pp, "floor:copy", None, Some(MI)),
-    ) {
-        (Some(h), Some(f)) => t.row([
-            "1 MiB copy ≤ 1.2 × copy floor".to_owned(),
-            format!("{} vs {}: {:.2}×", nsf(h), nsf(f), h / f),
-            met(h / f <= 1.2),
-        ]),
-        _ => t.row(["1 MiB copy ≤ 1.2 × copy floor", DASH, DASH]),
-    }
+                h <= bound,
+            ))
+        }),
+    );
+    add(
+        "1 MiB copy ≤ 1.2 × the copy reference",
+        "round trip, pinned, busy-poll, copy, vs `ref:copy` (two threads, three memcpys)",
+        attempt(|| {
+            let h = pp_median(pp, "horus", Some("copy"), Some(MI))?;
+            let f = pp_median(pp, "ref:copy", None, Some(MI))?;
+            Some((
+                format!("{} vs {}: {:.2}×", nsf(h), nsf(f), h / f),
+                h / f <= 1.2,
+            ))
+        }),
+    );
     let futex = pp_median(pp, "horus:futex", None, Some(16));
-    match (futex, pp_median(pp, "floor:wake", None, None)) {
-        (Some(h), Some(f)) => t.row([
-            "blocking (futex) ≤ 1.2 × wake floor".to_owned(),
-            format!("{} vs {}: {:.2}×", nsf(h), nsf(f), h / f),
-            met(h / f <= 1.2),
-        ]),
-        _ => t.row(["blocking (futex) ≤ 1.2 × wake floor", DASH, DASH]),
-    }
-    match (futex, pp_median(pp, "uds", None, Some(16))) {
-        (Some(h), Some(u)) => t.row([
-            "blocking (futex) no slower than the Unix socket".to_owned(),
-            format!("{} vs {}: {:.2}× the socket", nsf(h), nsf(u), h / u),
-            met(h <= u),
-        ]),
-        _ => t.row([
-            "blocking (futex) no slower than the Unix socket",
-            DASH,
-            DASH,
-        ]),
-    }
+    add(
+        "blocking ≤ 1.2 × the futex wake reference",
+        "round trip, pinned, blocking (futex, no spinning), copy, 16 B, vs `ref:wake` (two \
+         threads)",
+        attempt(|| {
+            let h = futex?;
+            let f = pp_median(pp, "ref:wake", None, None)?;
+            Some((
+                format!("{} vs {}: {:.2}×", nsf(h), nsf(f), h / f),
+                h / f <= 1.2,
+            ))
+        }),
+    );
+    add(
+        "blocking no slower than the Unix socket",
+        "round trip, pinned, blocking (futex), copy, 16 B, vs the socket (blocking read, copy)",
+        attempt(|| {
+            let h = futex?;
+            let u = pp_median(pp, "uds", None, Some(16))?;
+            Some((
+                format!("{} vs {}: {:.2}× the socket", nsf(h), nsf(u), h / u),
+                h <= u,
+            ))
+        }),
+    );
     t
 }
 
 /// Issue 4's targets on this run's `determinism` and `scheduler_scaling` JSON.
 pub fn scheduler_targets(det: Option<&Value>, scaling: Option<&Value>) -> Table {
-    let mut t = Table::new(["target", "this run", "met"]).left(1).left(2);
+    let mut t = Table::new(["target", "this run", "met in this run"])
+        .left(1)
+        .left(2);
     let scenario = |d: &Value, name: &str| -> Option<Value> {
         d["results"]
             .as_array()?

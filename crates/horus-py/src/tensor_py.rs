@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 
 use crate::buffer::{export, with_bytes, with_bytes_mut};
 use crate::errors::{pool_error, TensorPoolError};
-use crate::tensor_msg::TensorRef;
+use crate::tensor_msg::{DescriptorError, TensorLayout, TensorRef};
 use crate::tensor_pool::{PoolConfig, PoolInner, Tensor};
 
 /// Pools this process has mapped, so that every handle of a process shares
@@ -94,18 +94,8 @@ impl RawTensorPool {
     /// and the shape.
     fn attach(&self, descriptor: &Bound<'_, PyAny>) -> PyResult<(TensorBuffer, String, Vec<u64>)> {
         let r = read_ref(descriptor)?;
-        let ndim = r.ndim as usize;
-        if ndim > r.shape.len() {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "descriptor has {ndim} dimensions"
-            )));
-        }
-        let end = r
-            .dtype
-            .iter()
-            .position(|&c| c == 0)
-            .unwrap_or(r.dtype.len());
-        let dtype = std::str::from_utf8(&r.dtype[..end])
+        let dims = r.dims().map_err(descriptor_error)?.to_vec();
+        let dtype = std::str::from_utf8(r.dtype_bytes())
             .map_err(|_| pyo3::exceptions::PyValueError::new_err("descriptor dtype is not UTF-8"))?
             .to_owned();
         if r.pool_id != self.inner.pool_id() {
@@ -119,7 +109,7 @@ impl RawTensorPool {
             .inner
             .acquire(r.slot, r.generation, r.offset, r.nbytes)
             .map_err(pool_error)?;
-        Ok((TensorBuffer { tensor }, dtype, r.shape[..ndim].to_vec()))
+        Ok((TensorBuffer { tensor }, dtype, dims))
     }
 
     /// `alloc` and `TensorBuffer.descriptor` in one call: a free slot for
@@ -182,7 +172,9 @@ impl RawTensorPool {
         stamp_ns: u64,
         frame_id: &str,
     ) -> PyResult<Option<TensorView>> {
-        let Some(layout) = Layout::new(dtype.as_bytes(), &shape, u64::MAX)? else {
+        let Some(layout) =
+            TensorLayout::new(dtype.as_bytes(), &shape, u64::MAX).map_err(descriptor_error)?
+        else {
             return Ok(None);
         };
         let tensor = self.inner.alloc(layout.len as u64).map_err(pool_error)?;
@@ -190,7 +182,7 @@ impl RawTensorPool {
             out,
             &make_ref(&tensor, dtype, &shape, kind, stamp_ns, frame_id)?,
         )?;
-        Ok(Some(layout.view(tensor)))
+        Ok(Some(view(layout, tensor)))
     }
 
     /// Takes a reference on the tensor a `TensorRef` (its bytes) names, as
@@ -248,19 +240,11 @@ impl RawTensorPool {
 /// The typed view of the tensor `r` names in `inner` (see
 /// `RawTensorPool::attach_view`).
 fn view_of(inner: &Arc<PoolInner>, r: &TensorRef) -> PyResult<Option<TensorView>> {
-    let ndim = r.ndim as usize;
-    if ndim > r.shape.len() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "descriptor has {ndim} dimensions"
-        )));
-    }
-    let end = r
-        .dtype
-        .iter()
-        .position(|&c| c == 0)
-        .unwrap_or(r.dtype.len());
+    let dims = r.dims().map_err(descriptor_error)?;
     // The layout first: no reference is taken when there is no fast path.
-    let Some(layout) = Layout::new(&r.dtype[..end], &r.shape[..ndim], r.nbytes)? else {
+    let Some(layout) =
+        TensorLayout::new(r.dtype_bytes(), dims, r.nbytes).map_err(descriptor_error)?
+    else {
         return Ok(None);
     };
     if r.pool_id != inner.pool_id() {
@@ -273,65 +257,23 @@ fn view_of(inner: &Arc<PoolInner>, r: &TensorRef) -> PyResult<Option<TensorView>
     let tensor = inner
         .acquire(r.slot, r.generation, r.offset, r.nbytes)
         .map_err(pool_error)?;
-    Ok(Some(layout.view(tensor)))
+    Ok(Some(view(layout, tensor)))
 }
 
-/// How a `TensorView` exports a tensor: format, item size, bytes viewed,
-/// shape and C-order strides.
-struct Layout {
-    format: &'static CStr,
-    itemsize: usize,
-    len: usize,
-    shape: Box<[ffi::Py_ssize_t]>,
-    strides: Box<[ffi::Py_ssize_t]>,
+/// A descriptor whose dtype or shape cannot be viewed, as a ValueError.
+fn descriptor_error(e: DescriptorError) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(e.to_string())
 }
 
-impl Layout {
-    /// The layout of `dims` of NumPy type `dtype` over `nbytes` bytes;
-    /// `None` when the dtype has no buffer format, an error when the shape
-    /// does not fit.
-    fn new(dtype: &[u8], dims: &[u64], nbytes: u64) -> PyResult<Option<Layout>> {
-        let Some((format, itemsize)) = buffer_format(dtype) else {
-            return Ok(None);
-        };
-        let too_big = || {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "shape {dims:?} of {itemsize}-byte items exceeds the tensor's {nbytes} bytes"
-            ))
-        };
-        // Zero-sized dimensions taken as 1: bounds every stride too.
-        dims.iter()
-            .try_fold(itemsize as u64, |n, &d| n.checked_mul(d.max(1)))
-            .filter(|&n| n <= isize::MAX as u64)
-            .ok_or_else(too_big)?;
-        let len = dims.iter().product::<u64>() * itemsize as u64;
-        if len > nbytes {
-            return Err(too_big());
-        }
-        let shape: Box<[ffi::Py_ssize_t]> = dims.iter().map(|&d| d as ffi::Py_ssize_t).collect();
-        let ndim = shape.len();
-        let mut strides = vec![itemsize as ffi::Py_ssize_t; ndim].into_boxed_slice();
-        for i in (0..ndim.saturating_sub(1)).rev() {
-            strides[i] = strides[i + 1] * shape[i + 1];
-        }
-        Ok(Some(Layout {
-            format,
-            itemsize,
-            len: len as usize,
-            shape,
-            strides,
-        }))
-    }
-
-    fn view(self, tensor: Tensor) -> TensorView {
-        TensorView {
-            tensor,
-            format: self.format,
-            itemsize: self.itemsize,
-            len: self.len,
-            shape: self.shape,
-            strides: self.strides,
-        }
+/// The `TensorView` exporting `tensor` as `layout` says.
+fn view(layout: TensorLayout, tensor: Tensor) -> TensorView {
+    TensorView {
+        tensor,
+        format: layout.format,
+        itemsize: layout.itemsize,
+        len: layout.len,
+        shape: layout.shape,
+        strides: layout.strides,
     }
 }
 
@@ -448,39 +390,6 @@ fn read_ref(descriptor: &Bound<'_, PyAny>) -> PyResult<TensorRef> {
         (b.len() == std::mem::size_of::<TensorRef>()).then(|| bytemuck::pod_read_unaligned(b))
     })?
     .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("not a TensorRef"))
-}
-
-/// The buffer-protocol format (PEP 3118) and item size of a NumPy type
-/// string such as `<f4`, for the plain numeric types; `None` for others
-/// (structured, datetime …), which take the generic path.
-fn buffer_format(dtype: &[u8]) -> Option<(&'static CStr, usize)> {
-    let (order, rest) = dtype.split_first()?;
-    let little = match order {
-        b'<' | b'|' | b'=' => cfg!(target_endian = "little") || *order == b'|',
-        b'>' => cfg!(target_endian = "big"),
-        _ => return None,
-    };
-    if !little {
-        // Non-native byte order: not worth a fast path.
-        return None;
-    }
-    Some(match rest {
-        b"f2" => (c"=e", 2),
-        b"f4" => (c"=f", 4),
-        b"f8" => (c"=d", 8),
-        b"i1" => (c"=b", 1),
-        b"i2" => (c"=h", 2),
-        b"i4" => (c"=i", 4),
-        b"i8" => (c"=q", 8),
-        b"u1" => (c"=B", 1),
-        b"u2" => (c"=H", 2),
-        b"u4" => (c"=I", 4),
-        b"u8" => (c"=Q", 8),
-        b"b1" => (c"=?", 1),
-        b"c8" => (c"=Zf", 8),
-        b"c16" => (c"=Zd", 16),
-        _ => return None,
-    })
 }
 
 /// One reference to a tensor slot, exported through the buffer protocol

@@ -44,6 +44,10 @@ mod snapshot;
 #[cfg(not(loom))]
 mod sub_port;
 
+/// Crate internals for the `cargo fuzz` targets (`crates/horus-shm/fuzz`).
+#[cfg(fuzzing)]
+pub mod fuzz_api;
+
 mod pool;
 mod ring;
 

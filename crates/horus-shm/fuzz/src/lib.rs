@@ -1,0 +1,39 @@
+//! Shared pieces of the horus fuzz targets: the input decoders (also used by
+//! `examples/make_seeds.rs` to write valid seeds), the tensor descriptor code
+//! of `horus-py` compiled without PyO3, and per-process fixtures.
+//!
+//! Every target plays a hostile or corrupt peer process: the fuzzer's bytes
+//! go where such a peer could write (a segment file, ring slots, descriptor
+//! words, a tensor descriptor, a statistics file) and the real reading code
+//! runs on them. It must return a value or a typed error and stay in bounds;
+//! a panic, a crash or a hang (libFuzzer `-timeout`) is a finding.
+
+pub mod input;
+pub mod ring_input;
+
+// The tensor descriptor and pool of `horus-py`, compiled from the very same
+// source files but without PyO3 (which the `horus-py` crate cannot be built
+// without): `TensorRef` with its validation (`tensor_msg.rs`) and the pool
+// whose `acquire` checks a descriptor against the pool (`tensor_pool.rs`).
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../../horus-py/src/tensor_msg.rs"]
+pub mod tensor_msg;
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../../horus-py/src/tensor_pool.rs"]
+pub mod tensor_pool;
+
+#[cfg(fuzzing)]
+pub mod fixture;
+
+/// A name for this process's scratch objects in `/dev/shm`.
+pub fn scratch_name(tag: &str) -> String {
+    format!("/horus.fuzz-{}.{tag}", std::process::id())
+}
+
+/// Whether the targets step around the findings already reported in
+/// docs/fuzzing.md ("Findings"), so that a run explores past them. Set
+/// `HORUS_FUZZ_NO_SKIP=1` to reproduce them (e.g. on an artifact).
+pub fn skip_known_findings() -> bool {
+    static SKIP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SKIP.get_or_init(|| std::env::var_os("HORUS_FUZZ_NO_SKIP").is_none())
+}

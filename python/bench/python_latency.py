@@ -14,8 +14,17 @@ Cases, all in the same run:
   ``spin`` polls, then sleep on the futex: the default of Python subscribers)
 * ``… block spin=0``            blocking receives that sleep at once (pure futex)
 * ``horus py-rust cmdvel …``    Python ping, Rust pong (``horus-py-peer``)
-* ``horus py-py tensor 1MiB``   a 1 MiB TensorPool tensor handed over by
-  descriptor (the pong side attaches it and reads a byte; no payload copy)
+* ``horus py-py tensor 1MiB touch1``  a 1 MiB TensorPool tensor handed over by
+  descriptor, **touching one element**: ping writes element 0, the pong side
+  attaches it and reads element 0 (no payload copy): the cost of the hand-over
+  alone, not of using the data
+* ``horus py-py tensor 1MiB full``  the same hand-over with **every byte** written
+  and read: ping fills the whole tensor with the sequence number, the pong side
+  attaches it and sums every element (checked against the expected sum), ping
+  sums every element of the echoed tensor (checked) before the sample ends
+* ``horus py-rust tensor 1MiB …``  Python ping, Rust pong: the Rust pong echoes
+  the descriptor without attaching the tensor, so only the Python side touches
+  the payload (one element, or every byte written and read by ping)
 * ``iceoryx2 py-py 16B busy``   the ``iceoryx2`` PyPI package, ctypes payload
 * ``pyzmq ipc:// 16B block``    ``zmq.PAIR`` over ``ipc://``
 * ``mp.Queue 16B block``        ``multiprocessing`` queues
@@ -80,6 +89,8 @@ def horus_pong(kind: str, busy: bool, ns: str, spin: Optional[int] = None) -> No
     msg_type = horus.CmdVel if kind == "cmdvel" else horus.TensorRef
     sub = horus.Topic(msg_type, "bench/ping", namespace=ns).subscriber(busy_poll=busy, **({} if spin is None else {'spin': spin}))
     pub = horus.Topic(msg_type, "bench/pong", namespace=ns).publisher()
+    if kind == "tensorfull":
+        import numpy as np
     print("ready", flush=True)
     while True:
         if busy:
@@ -91,11 +102,20 @@ def horus_pong(kind: str, busy: bool, ns: str, spin: Optional[int] = None) -> No
         if m.stamp_ns == STOP:
             return
         if kind == "tensor":
-            # Attach (one native call: the NumPy view, no copy) and touch:
-            # a consumer would read it.
+            # Attach (one native call: the NumPy view, no copy) and touch ONE
+            # element: the hand-over alone.
             a = horus.TensorPool.numpy_from_descriptor(m, namespace=ns)
             a[0]
             del a
+        elif kind == "tensorfull":
+            # Attach and read every byte: the sum of all elements, checked.
+            # Exact in float64: ping fills with a small integer.
+            a = horus.TensorPool.numpy_from_descriptor(m, namespace=ns)
+            total = float(a.sum(dtype=np.float64))
+            want = float(m.stamp_ns) * a.size
+            del a
+            if total != want:
+                raise SystemExit(f"pong: tensor {m.stamp_ns}: sum {total}, expected {want}")
         pub.send(m)
 
 
@@ -112,7 +132,8 @@ def horus_ping(
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         pub.wait_for_subscribers()
-        pool = horus.TensorPool(7, slots=4, slot_bytes=1 << 20, namespace=ns) if kind == "tensor" else None
+        pool = horus.TensorPool(7, slots=4, slot_bytes=1 << 20, namespace=ns) if kind != "cmdvel" else None
+        full = kind == "tensorfull"
         samples: List[int] = []
         msg = horus.CmdVel(linear=1.0) if kind == "cmdvel" else None
         ref = horus.TensorRef()
@@ -124,7 +145,10 @@ def horus_ping(
                 # writes its descriptor into `ref` (reused) and returns the
                 # NumPy view, which holds the tensor.
                 t, _ = pool.alloc_numpy(1 << 18, np.float32, stamp_ns=i, out=ref)
-                t[0] = i
+                if full:
+                    t.fill(i)  # every byte written
+                else:
+                    t[0] = i  # one element written
                 pub.send(ref)
             else:
                 assert msg is not None
@@ -133,10 +157,19 @@ def horus_ping(
                 pub.send(msg)
             if busy:
                 r = sub.try_recv()
+                spins = 0
                 while r is None:
                     r = sub.try_recv()
+                    spins += 1
+                    if spins & 0xFFFFF == 0 and child.poll() is not None:
+                        raise RuntimeError(f"pong exited with {child.returncode}")
             else:
                 r = sub.recv(timeout=10)
+            if full:
+                # Every byte of the echoed tensor read (checked) before the sample ends.
+                total = float(t.sum(dtype=np.float64))
+                if total != float(i) * t.size:
+                    raise RuntimeError(f"tensor {i}: sum {total}, expected {float(i) * t.size}")
             t1 = clock()
             if pool is not None:
                 del t
@@ -363,9 +396,11 @@ def main() -> int:
         busy = mode == "busy"
         fn = None if peer is None else (lambda b=busy, m=mode: horus_ping("cmdvel", b, n, warmup, ns, rust_pong("cmdvel", "busy" if b else "futex")))
         cases.append((f"horus py-rust cmdvel {mode}", "horus", fn))
-    cases.append(("horus py-py tensor 1MiB busy", "horus", lambda: horus_ping("tensor", True, n // 4, warmup // 4, ns, me + ["--case", "horus-tensor-busy"])))
-    fn = None if peer is None else (lambda: horus_ping("tensor", True, n // 4, warmup // 4, ns, rust_pong("tensor", "busy")))
-    cases.append(("horus py-rust tensor 1MiB busy", "horus", fn))
+    # Two tensor cases: the hand-over touching one element, and every byte written and read.
+    for kind, label in (("tensor", "touch1"), ("tensorfull", "full")):
+        cases.append((f"horus py-py tensor 1MiB {label} busy", "horus", lambda k=kind: horus_ping(k, True, n // 4, warmup // 4, ns, me + ["--case", f"horus-{k}-busy"])))
+        fn = None if peer is None else (lambda k=kind: horus_ping(k, True, n // 4, warmup // 4, ns, rust_pong("tensor", "busy")))
+        cases.append((f"horus py-rust tensor 1MiB {label} busy", "horus", fn))
     cases.append(("iceoryx2 py-py 16B busy", "iceoryx2", lambda: iox_ping(n, warmup, ns, me + ["--case", "iceoryx2"])))
     addr = f"ipc:///tmp/horus-bench-{os.getpid()}.ipc"
     cases.append(("pyzmq ipc:// 16B block", "zmq", lambda: zmq_ping(n // 4, warmup // 4, addr, me + ["--case", "zmq", "--addr", addr])))
@@ -391,16 +426,19 @@ def main() -> int:
         results.append(entry)
         if not args.json or args.json != "-":
             if "skipped" in entry:
-                print(f"{name:34s} skipped: {entry['skipped']}", flush=True)
+                print(f"{name:40s} skipped: {entry['skipped']}", flush=True)
             else:
                 print(
-                    f"{name:34s} n={entry['n']:6d}  min {entry['min']:8.2f}  p50 {entry['p50']:8.2f}  "
+                    f"{name:40s} n={entry['n']:6d}  min {entry['min']:8.2f}  p50 {entry['p50']:8.2f}  "
                     f"p99 {entry['p99']:8.2f}  p99.9 {entry['p999']:8.2f}  max {entry['max']:9.2f} µs",
                     flush=True,
                 )
     meta = {
         "method": "ping-pong RTT between two processes pinned to cores "
-        f"{ping_core} (ping) and {pong_core} (pong); perf_counter_ns around send+receive of the echo",
+        f"{ping_core} (ping) and {pong_core} (pong); perf_counter_ns around send+receive of the echo; "
+        "tensor touch1 = one element written and read (the hand-over alone); tensor full = every "
+        "byte written by ping, read by a Python pong (checked sum) and read again by ping; py-rust "
+        "tensor: the Rust pong echoes the descriptor without reading the payload",
         "python": platform.python_version(),
         "machine": platform.machine(),
         "quick": args.quick,

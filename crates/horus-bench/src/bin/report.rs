@@ -100,6 +100,8 @@ struct Results {
     pingpong_touch: Option<Value>,
     determinism: Option<Value>,
     scheduler_scaling: Option<Value>,
+    /// `python/bench/python_latency.py --json` (issue 5's benchmark).
+    python: Option<Value>,
     missing: Vec<String>,
 }
 
@@ -136,6 +138,7 @@ impl Results {
             pingpong_touch: load(dir, "pingpong_touch", &mut Vec::new())?,
             determinism: load(dir, "determinism", m)?,
             scheduler_scaling: load(dir, "scheduler_scaling", m)?,
+            python: load(dir, "python_latency", m)?,
             missing,
         })
     }
@@ -163,6 +166,13 @@ impl Results {
         v.extend(of("payload_sweep", &self.sweep));
         v.extend(of("all_paths", &self.paths));
         v.extend(of("scalability", &self.scale));
+        if let Some(py) = &self.python {
+            v.extend(
+                tables::python_failures(py)
+                    .into_iter()
+                    .map(|e| format!("python_latency: {e}")),
+            );
+        }
         if let Some(pp) = &self.pingpong {
             for e in pp["errors"].as_array().into_iter().flatten() {
                 v.push(format!("pingpong: {}", e.as_str().unwrap_or("?")));
@@ -413,6 +423,34 @@ fn run(a: &Args) -> anyhow::Result<()> {
             tables::scheduler_targets(r.determinism.as_ref(), r.scheduler_scaling.as_ref())
                 .to_markdown()
         },
+    );
+    keys.insert(
+        "python.table",
+        section(&r.python, "python_latency", |v| {
+            tables::python(v).to_markdown()
+        }),
+    );
+    keys.insert(
+        "python.targets",
+        section(&r.python, "python_latency", |v| {
+            tables::python_targets(v).to_markdown()
+        }),
+    );
+    keys.insert(
+        "python.method",
+        section(&r.python, "python_latency", |v| {
+            format!(
+                "Method: {} (Python {}, {}{}).\n",
+                v["meta"]["method"].as_str().unwrap_or("(not recorded)"),
+                v["meta"]["python"].as_str().unwrap_or("?"),
+                v["meta"]["machine"].as_str().unwrap_or("?"),
+                if v["meta"]["quick"] == true {
+                    ", quick mode"
+                } else {
+                    ""
+                }
+            )
+        }),
     );
     let errors = r.errors();
     keys.insert(

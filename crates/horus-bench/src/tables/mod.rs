@@ -3,15 +3,18 @@
 //!
 //! The `peers` tables ([`peers_side_by_side`], [`peers_ratios`]) live in `peers.rs`; the tables of issue 2's
 //! `pingpong` and issue 4's scheduler benchmarks (read from their JSON) in
-//! `issues.rs`; the `interleaved` rounds in `interleaved.rs`; the suite binaries' tables here.
+//! `issues.rs`; the `interleaved` rounds in `interleaved.rs`; the Python benchmark's in
+//! `python.rs`; the suite binaries' tables here.
 
 mod interleaved;
 mod issues;
 mod peers;
+mod python;
 
 pub use interleaved::*;
 pub use issues::*;
 pub use peers::*;
+pub use python::*;
 
 use crate::markdown::Table;
 use crate::report::{ns, size};

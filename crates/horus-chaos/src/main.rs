@@ -4,11 +4,13 @@
 //! Rust children (hidden: only the orchestrator starts it).
 
 mod analysis;
+mod checks;
 mod child;
 mod child_pub;
 mod child_sub;
 mod options;
 mod orchestrator;
+mod output;
 mod report;
 mod summary;
 mod wire;

@@ -34,14 +34,15 @@ SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && echo 
 
 # The phases of `make test`, in order; the first failure stops the run.
 TEST_PHASES := test-fmt test-clippy test-unit test-loom test-bench-smoke test-sched-smoke \
-               test-demo-smoke test-chaos-smoke test-python
+               test-demo-smoke test-chaos-smoke test-python test-fuzz
 
-.PHONY: help setup setup-python demo chaos test bench fmt lint clean $(TEST_PHASES)
+.PHONY: help setup setup-python demo chaos test bench fmt lint clean setup-fuzz fuzz-build fuzz $(TEST_PHASES)
 
 help:
 	@echo "make demo    run the demo robot"
-	@echo "make test    fmt, clippy, tests, loom models, benchmark/demo smoke, Python tests"
+	@echo "make test    fmt, clippy, tests, loom models, benchmark/demo smoke, Python tests, fuzz smoke"
 	@echo "make bench   full benchmark suite -> $(BENCH_DIR)/*.json, docs/benchmarks.md, docs/img/"
+	@echo "make fuzz    every fuzz target FUZZ_SECONDS (default 60) each, see docs/fuzzing.md"
 	@echo "make fmt | lint | clean | setup | setup-python"
 	@echo "(build dir: $(CARGO_TARGET_DIR))"
 
@@ -198,6 +199,65 @@ test-chaos-smoke: py-build
 include python/python.mk
 
 test-python: setup py-test
+
+# ---------------------------------------------------------------------------
+# Fuzzing (docs/fuzzing.md): cargo-fuzz targets for what horus reads from other processes —
+# segment files, ring slots, chunk and tensor descriptors, the scheduler statistics table.
+# Stable toolchain, so libFuzzer runs without a sanitizer (-s none); debug assertions and
+# overflow checks are on (-a). `make fuzz` runs every target FUZZ_SECONDS; the test phase
+# runs each FUZZ_SMOKE_SECONDS after building them once. A crash, panic or hang (an input
+# taking more than FUZZ_TIMEOUT s) fails the run; its input is kept under
+# $(FUZZ_DIR)/artifacts/<target>/ (not in git). Corpora grow in FUZZ_CORPUS, outside the
+# clone; the committed seeds in $(FUZZ_DIR)/seeds/ are only read.
+FUZZ_DIR           := crates/horus-shm/fuzz
+FUZZ_TARGETS       := segment_open ring_read chunk_descriptor tensor_descriptor stats_table
+FUZZ_SECONDS       ?= 60
+FUZZ_SMOKE_SECONDS ?= 3
+FUZZ_TIMEOUT       ?= 10
+# --cfg fuzzing and coverage instrumentation: a target dir of its own, like loom's.
+FUZZ_TARGET_DIR    ?= $(CARGO_TARGET_DIR)-fuzz
+FUZZ_CORPUS        ?= $(CARGO_TARGET_DIR)/fuzz-corpus
+FUZZ_LOGS          ?= $(CARGO_TARGET_DIR)/fuzz-logs
+FUZZ_FLAGS         := --fuzz-dir $(FUZZ_DIR) --target-dir $(FUZZ_TARGET_DIR) -s none -a
+
+# cargo-fuzz itself, installed once (crates.io; works on stable with -s none).
+setup-fuzz:
+	@$(CARGO) fuzz --version >/dev/null 2>&1 || { \
+	  echo "setup-fuzz: installing cargo-fuzz"; $(CARGO) install cargo-fuzz --locked; }
+
+fuzz-build: setup-fuzz
+	$(CARGO) fuzz build $(FUZZ_FLAGS)
+
+# $(call FUZZ_RUN,seconds): every target for that long, each logged to $(FUZZ_LOGS)/<target>.log;
+# then one line per target with libFuzzer's final figures (executions, exec/s, coverage `cov`
+# and features `ft`). Failed targets show the end of their log and fail the run.
+define FUZZ_RUN
+mkdir -p $(FUZZ_LOGS); failed=""; report=""; \
+for t in $(FUZZ_TARGETS); do \
+  mkdir -p $(FUZZ_CORPUS)/$$t; \
+  echo "+ cargo fuzz run $$t -- -max_total_time=$(1) -timeout=$(FUZZ_TIMEOUT)"; \
+  if ! $(CARGO) fuzz run $(FUZZ_FLAGS) $$t $(FUZZ_CORPUS)/$$t $(FUZZ_DIR)/seeds/$$t -- \
+       -max_total_time=$(1) -timeout=$(FUZZ_TIMEOUT) -print_final_stats=1 \
+       >$(FUZZ_LOGS)/$$t.log 2>&1; then \
+    failed="$$failed $$t"; tail -n 40 $(FUZZ_LOGS)/$$t.log; \
+  fi; \
+  done_line=$$(grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_LOGS)/$$t.log | tail -n 1); \
+  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_LOGS)/$$t.log | tail -n 1); \
+  field() { sed -n "s|.* $$1: *\([0-9]*\).*|\1|p" <<<"$$done_line"; }; \
+  report="$$report$$(printf '  %-18s %12s execs %9s exec/s   cov %5s   ft %5s' \
+    $$t "$${runs:-?}" "$$(field exec/s)" "$$(field cov)" "$$(field ft)")"$$'\n'; \
+done; \
+printf '\nfuzz (%ss per target, logs in %s):\n%s' "$(1)" "$(FUZZ_LOGS)" "$$report"; \
+if [ -n "$$failed" ]; then \
+  echo "fuzz: FAILED:$$failed (inputs under $(FUZZ_DIR)/artifacts/)" >&2; exit 1; \
+fi
+endef
+
+fuzz: setup fuzz-build
+	@$(call FUZZ_RUN,$(FUZZ_SECONDS))
+
+test-fuzz: fuzz-build
+	@$(call FUZZ_RUN,$(FUZZ_SMOKE_SECONDS))
 
 # ---------------------------------------------------------------------------
 # Benchmarks (not part of `make test`): the whole suite in full mode, then docs/benchmarks.md

@@ -187,6 +187,12 @@ class Publisher(Generic[M]):
                 raise TimeoutError(f"{self.topic}: fewer than {n} subscribers after {timeout} s")
             time.sleep(0.001)
 
+    def check(self) -> None:
+        """Raises ``SegmentLostError`` if another process truncated the
+        topic's shared memory (this publisher is then dead; open the topic
+        again). ``send`` raises it too."""
+        self._native.check()
+
     def stats(self) -> _horus.PublisherStats:
         """This publisher's counters."""
         return self._native.stats()
@@ -342,11 +348,14 @@ class Subscriber(Generic[M]):
     def recv(self, timeout: Optional[float] = None) -> M:
         """The next message, waiting at most ``timeout`` s (None: for ever).
         Releases the GIL while waiting; Ctrl-C interrupts it. Raises
-        ``RecvTimeoutError`` on timeout."""
+        ``RecvTimeoutError`` on timeout, ``SegmentLostError`` if another
+        process truncated the topic's shared memory."""
         return self._wrap(self._native.recv(timeout))
 
     def try_recv(self) -> Optional[M]:
-        """The next message if one is ready, else None. Never blocks."""
+        """The next message if one is ready, else None. Never blocks. Also
+        None once the topic's shared memory was truncated: ``check()`` tells
+        that apart."""
         raw = self._native.try_recv()
         return None if raw is None else self._wrap(raw)
 
@@ -370,6 +379,12 @@ class Subscriber(Generic[M]):
     def topic(self) -> str:
         """Topic name."""
         return self._native.topic
+
+    def check(self) -> None:
+        """Raises ``SegmentLostError`` if another process truncated the
+        topic's shared memory (this subscriber is then dead; open the topic
+        again)."""
+        self._native.check()
 
     def stats(self) -> _horus.SubscriberStats:
         """This subscriber's counters."""

@@ -47,6 +47,8 @@ pub(crate) enum SendFailure {
     LoanOutstanding,
     /// `send_loan` without a loan.
     NoLoan,
+    /// Another process truncated the topic's segment.
+    SegmentLost,
 }
 
 impl SendFailure {
@@ -61,6 +63,7 @@ impl SendFailure {
                 requested: None,
                 max: *max,
             },
+            SendError::SegmentLost(_) => SendFailure::SegmentLost,
         }
     }
 }
@@ -101,6 +104,8 @@ pub(crate) trait DynPublisher: Send {
     fn topic_stats(&self) -> Result<TopicStats, SendFailure>;
     fn subscribers(&self) -> Result<u32, SendFailure>;
     fn max_tail(&self) -> Result<usize, SendFailure>;
+    /// `SegmentLost` if another process truncated the topic's segment.
+    fn check(&self) -> Result<(), SendFailure>;
 }
 
 /// A subscriber of some message type.
@@ -112,6 +117,8 @@ pub(crate) trait DynSubscriber: Send {
     fn stats(&self) -> SubscriberStats;
     fn topic_stats(&self) -> TopicStats;
     fn publishers(&self) -> u32;
+    /// `Err` if another process truncated the topic's segment.
+    fn check(&self) -> Result<(), TopicError>;
 }
 
 /// A received message of some type.
@@ -316,6 +323,7 @@ impl<T: Message> DynPublisher for PubHolder<T> {
                 requested: Some(tail_len),
                 max: 0,
             },
+            horus::LoanError::SegmentLost => SendFailure::SegmentLost,
         })?;
         *sample = msg;
         let start = NonNull::from(&mut *sample).cast::<u8>();
@@ -373,6 +381,12 @@ impl<T: Message> DynPublisher for PubHolder<T> {
             0
         })
     }
+
+    fn check(&self) -> Result<(), SendFailure> {
+        self.publisher()?
+            .check()
+            .map_err(|_| SendFailure::SegmentLost)
+    }
 }
 
 impl<T: Message> Drop for PubHolder<T> {
@@ -410,6 +424,9 @@ impl<T: Message> DynSubscriber for Subscriber<T> {
     }
     fn publishers(&self) -> u32 {
         Subscriber::publishers(self)
+    }
+    fn check(&self) -> Result<(), TopicError> {
+        Subscriber::check(self)
     }
 }
 

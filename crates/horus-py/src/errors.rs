@@ -94,6 +94,12 @@ create_exception!(
 );
 create_exception!(
     _horus,
+    SegmentLostError,
+    HorusError,
+    "Another process truncated the topic's shared-memory segment: this endpoint is dead (`topic` names it). Open the topic again: it gets a fresh segment."
+);
+create_exception!(
+    _horus,
     TensorPoolError,
     HorusError,
     "A tensor pool could not be opened, or a tensor allocated or attached."
@@ -148,10 +154,22 @@ pub(crate) fn topic_error(py: Python<'_>, e: horus::TopicError) -> PyErr {
         horus::TopicError::NotFound(topic) => {
             with_attrs(py, SegmentError::new_err(msg), &[("topic", topic)])
         }
+        horus::TopicError::SegmentLost { topic } => segment_lost(py, topic),
         // TopicError is non-exhaustive in spirit: keep a catch-all.
         #[allow(unreachable_patterns)]
         _ => TopicError::new_err(msg),
     }
+}
+
+/// The exception for an endpoint whose segment another process truncated.
+pub(crate) fn segment_lost(py: Python<'_>, topic: &str) -> PyErr {
+    with_attrs(
+        py,
+        SegmentLostError::new_err(format!(
+            "topic {topic:?}: its shared-memory segment was truncated by another process; open the topic again"
+        )),
+        &[("topic", topic)],
+    )
 }
 
 /// Maps a send failure to its exception.
@@ -179,6 +197,7 @@ pub(crate) fn send_error(topic: &str, e: SendFailure) -> PyErr {
         SendFailure::NoLoan => LoanError::new_err(format!(
             "topic {topic:?}: the loan was already sent or discarded"
         )),
+        SendFailure::SegmentLost => Python::attach(|py| segment_lost(py, topic)),
     }
 }
 

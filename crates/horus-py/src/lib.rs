@@ -29,8 +29,8 @@ mod _horus {
     use crate::errors::{
         HistoryFullError, HorusError, InvalidTopicError, LoanError, LoanViewsAliveError,
         PoolExhaustedError, QosMismatchError, RecvTimeoutError, SchemaMismatchError, SegmentError,
-        SendError, SendTimeoutError, StaleDescriptorError, TensorPoolError, TopicError,
-        TopicFullError,
+        SegmentLostError, SendError, SendTimeoutError, StaleDescriptorError, TensorPoolError,
+        TopicError, TopicFullError,
     };
     #[pymodule_export]
     use crate::py_sched::{Scheduler, TickInfo};

@@ -296,6 +296,12 @@ impl Publisher {
         })
     }
 
+    /// Raises SegmentLostError if another process truncated the topic's
+    /// segment (this publisher is then dead: open the topic again).
+    fn check(&self) -> PyResult<()> {
+        self.state()?.publisher.check().map_err(|e| self.err(e))
+    }
+
     /// Subscribers active now.
     #[getter]
     fn subscribers(&self) -> PyResult<u32> {
@@ -600,6 +606,9 @@ impl Subscriber {
             if let Some(s) = py.detach(|| sub.recv_timeout(slice)) {
                 return wrap(py, s);
             }
+            if sub.check().is_err() {
+                return Err(errors::segment_lost(py, &self.topic));
+            }
             py.check_signals()?;
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(RecvTimeoutError::new_err(format!(
@@ -621,6 +630,15 @@ impl Subscriber {
     #[getter]
     fn publishers(&self) -> PyResult<u32> {
         Ok(self.sub()?.publishers())
+    }
+
+    /// Raises SegmentLostError if another process truncated the topic's
+    /// segment (this subscriber is then dead: open the topic again).
+    /// try_recv keeps returning None in that case; recv raises it.
+    fn check(&self, py: Python<'_>) -> PyResult<()> {
+        self.sub()?
+            .check()
+            .map_err(|_| errors::segment_lost(py, &self.topic))
     }
 
     /// Topic name.

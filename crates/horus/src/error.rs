@@ -53,6 +53,14 @@ pub enum TopicError {
     /// The topic does not exist (open-existing only).
     #[error("topic {0:?} does not exist")]
     NotFound(String),
+    /// Another process truncated the topic's segment under this endpoint:
+    /// the endpoint is dead (drop it). Its name was released, so opening the
+    /// topic again creates a fresh segment.
+    #[error("topic {topic:?}: its shared-memory segment was truncated by another process; reopen the topic")]
+    SegmentLost {
+        /// Topic name.
+        topic: String,
+    },
 }
 
 /// Why a message was not published. Every variant hands the message back.
@@ -73,6 +81,10 @@ pub enum SendError<M> {
     /// second field).
     #[error("tail longer than the topic allows ({1} bytes)")]
     TooLarge(M, usize),
+    /// The topic's segment was truncated by another process: nothing can be
+    /// published on it any more. Open the topic again.
+    #[error("the topic's shared-memory segment was truncated by another process")]
+    SegmentLost(M),
 }
 
 impl<M> SendError<M> {
@@ -83,6 +95,7 @@ impl<M> SendError<M> {
             SendError::Timeout(m, d) => SendError::Timeout(f(m), d),
             SendError::PoolExhausted(m) => SendError::PoolExhausted(f(m)),
             SendError::TooLarge(m, max) => SendError::TooLarge(f(m), max),
+            SendError::SegmentLost(m) => SendError::SegmentLost(f(m)),
         }
     }
 
@@ -92,7 +105,8 @@ impl<M> SendError<M> {
             SendError::Full(m)
             | SendError::Timeout(m, _)
             | SendError::PoolExhausted(m)
-            | SendError::TooLarge(m, _) => m,
+            | SendError::TooLarge(m, _)
+            | SendError::SegmentLost(m) => m,
         }
     }
 }
@@ -114,6 +128,9 @@ pub enum LoanError {
     /// The message type has no tail (use `loan`).
     #[error("message type has no variable-size tail; use loan()")]
     NoTail,
+    /// The topic's segment was truncated by another process.
+    #[error("the topic's shared-memory segment was truncated by another process")]
+    SegmentLost,
 }
 
 /// Why `recv_timeout` returned without a message.
@@ -122,4 +139,11 @@ pub enum RecvError {
     /// Nothing arrived in time.
     #[error("no message within {0:?}")]
     Timeout(Duration),
+    /// The topic's segment was truncated by another process: no message
+    /// will ever arrive on this subscriber. Open the topic again.
+    #[error("topic {topic:?}: its shared-memory segment was truncated by another process")]
+    SegmentLost {
+        /// Topic name.
+        topic: String,
+    },
 }

@@ -31,13 +31,21 @@ pub struct Publisher<T> {
     /// Staging area for loans of inline messages (8-byte aligned).
     pub(crate) staging: Box<[u64]>,
     pub(crate) stats: PublisherStats,
+    /// Sends left until the next probe for truncation (see `make_room`).
+    probe_in: u32,
     _t: PhantomData<fn(T)>,
 }
+
+/// Every this many sends a publisher touches its segment's last page, so a
+/// truncation is noticed even when nothing else it touches was cut off.
+const PROBE_EVERY: u32 = 256;
 
 /// Why there is no room for the next message.
 pub(crate) enum NoRoom {
     Full,
     Timeout(Duration),
+    /// The segment was truncated by another process.
+    Lost,
 }
 
 impl<T: Message> Publisher<T> {
@@ -49,6 +57,7 @@ impl<T: Message> Publisher<T> {
             port,
             staging: vec![0u64; words].into_boxed_slice(),
             stats: PublisherStats::default(),
+            probe_in: PROBE_EVERY,
             _t: PhantomData,
         })
     }
@@ -85,6 +94,7 @@ impl<T: Message> Publisher<T> {
             LoanError::TooLarge { max, .. } => SendError::TooLarge((), max),
             LoanError::NoTail => SendError::TooLarge((), 0),
             LoanError::PoolExhausted => SendError::PoolExhausted(()),
+            LoanError::SegmentLost => SendError::SegmentLost(()),
         })?;
         *sample = *msg;
         sample.tail_mut().copy_from_slice(tail);
@@ -97,6 +107,9 @@ impl<T: Message> Publisher<T> {
     /// cache-hot buffer and copied into the ring on send. The sample starts
     /// with whatever the memory held: write every field you care about.
     pub fn loan(&mut self) -> Result<SampleMut<'_, T>, LoanError> {
+        if self.port.channel().is_lost() {
+            return Err(LoanError::SegmentLost);
+        }
         if self.topic.inline {
             return Ok(SampleMut::new(self, LoanSlot::Staged, 0));
         }
@@ -120,6 +133,9 @@ impl<T: Message> Publisher<T> {
     }
 
     fn loan_chunk(&mut self, tail_len: usize) -> Result<SampleMut<'_, T>, LoanError> {
+        if self.port.channel().is_lost() {
+            return Err(LoanError::SegmentLost);
+        }
         match self.port.loan_chunk() {
             Some(loan) => Ok(SampleMut::new(self, LoanSlot::Chunk(loan), tail_len)),
             None => {
@@ -138,7 +154,22 @@ impl<T: Message> Publisher<T> {
     }
 
     /// Applies the overflow policy: is there room for one more message?
+    /// First, is the segment still there: one relaxed load per send, plus a
+    /// touch of the segment's last page every `PROBE_EVERY` sends. A send
+    /// that races with the truncation may still report success (its bytes
+    /// went to memory only this process sees); the next one reports the
+    /// loss.
     pub(crate) fn make_room(&mut self) -> Result<(), NoRoom> {
+        self.probe_in -= 1;
+        let lost = if self.probe_in == 0 {
+            self.probe_in = PROBE_EVERY;
+            self.port.channel().probe_lost()
+        } else {
+            self.port.channel().is_lost()
+        };
+        if lost {
+            return Err(NoRoom::Lost);
+        }
         match self.topic.overflow {
             Overflow::DropOldest => Ok(()),
             Overflow::Reject => {
@@ -162,6 +193,11 @@ impl<T: Message> Publisher<T> {
         loop {
             if self.port.has_space() {
                 return Ok(());
+            }
+            // Truncated while we wait: the cursors now read as zero and
+            // room would never appear.
+            if self.port.channel().is_lost() {
+                return Err(NoRoom::Lost);
             }
             let now = Instant::now();
             if now.duration_since(start) >= timeout {
@@ -196,6 +232,7 @@ impl<T: Message> Publisher<T> {
                 self.port.count_timed_out();
                 SendError::Timeout(msg, d)
             }
+            NoRoom::Lost => SendError::SegmentLost(msg),
         }
     }
 
@@ -206,6 +243,19 @@ impl<T: Message> Publisher<T> {
             self.port.count_undelivered();
         }
         Delivery { subscribers }
+    }
+
+    /// `Err(TopicError::SegmentLost)` if another process truncated the
+    /// topic's segment (this publisher is then dead: drop it and open the
+    /// topic again). Touches the segment's last page, so it notices any
+    /// truncation; sends notice it within 256 sends.
+    pub fn check(&self) -> Result<(), TopicError> {
+        if self.port.channel().probe_lost() {
+            return Err(TopicError::SegmentLost {
+                topic: self.topic.name.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// This publisher's counters.

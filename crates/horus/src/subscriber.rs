@@ -53,6 +53,10 @@ impl<T: Message> Subscriber<T> {
     }
 
     /// The next message, if one is ready. Never blocks.
+    ///
+    /// Returns `None`, not an error, once another process truncated the
+    /// topic's segment (nothing is ever ready in it again); call
+    /// [`Subscriber::check`] to tell that apart from an idle topic.
     pub fn try_recv(&mut self) -> Option<Sample<T>> {
         loop {
             let r = self.port.try_receive(&mut self.buf)?;
@@ -63,7 +67,9 @@ impl<T: Message> Subscriber<T> {
     }
 
     /// Waits for the next message (futex sleep or busy poll, per the wait
-    /// mode).
+    /// mode). If another process truncates the topic's segment, no message
+    /// comes and this waits for ever: use [`Subscriber::recv_timeout`],
+    /// which reports it.
     pub fn recv(&mut self) -> Sample<T> {
         loop {
             if let Ok(s) = self.wait(None) {
@@ -73,9 +79,36 @@ impl<T: Message> Subscriber<T> {
     }
 
     /// Waits at most `timeout` for the next message.
+    /// [`RecvError::SegmentLost`] (at once, or when the timeout expires if
+    /// the truncation happens during the wait) if another process truncated
+    /// the topic's segment.
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Sample<T>, RecvError> {
-        self.wait(Some(Instant::now() + timeout))
-            .map_err(|_| RecvError::Timeout(timeout))
+        let topic = Arc::clone(&self.topic);
+        let lost = || RecvError::SegmentLost {
+            topic: topic.name.clone(),
+        };
+        if self.port.place().channel().is_lost() {
+            return Err(lost());
+        }
+        match self.wait(Some(Instant::now() + timeout)) {
+            Ok(s) => Ok(s),
+            Err(()) if self.port.place().channel().probe_lost() => Err(lost()),
+            Err(()) => Err(RecvError::Timeout(timeout)),
+        }
+    }
+
+    /// `Err(TopicError::SegmentLost)` if another process truncated the
+    /// topic's segment: this subscriber is then dead (drop it and open the
+    /// topic again). Touches the segment's last page, so it notices any
+    /// truncation, also one that cut off nothing this subscriber reads.
+    /// Cheap enough to call every cycle (one load and a branch).
+    pub fn check(&self) -> Result<(), TopicError> {
+        if self.port.place().channel().probe_lost() {
+            return Err(TopicError::SegmentLost {
+                topic: self.topic.name.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// Skips to the newest message: everything older is passed over and

@@ -265,7 +265,14 @@ impl TopicInner {
     ) -> Result<P, TopicError> {
         for _ in 0..8 {
             let chan = self.channel();
-            match join(&chan) {
+            // A segment truncated by another process is as good as closed:
+            // its name was released, so reopening creates a fresh one.
+            let joined = if chan.is_lost() {
+                Err(horus_shm::JoinError::Closing)
+            } else {
+                join(&chan)
+            };
+            match joined {
                 Ok(p) => return Ok(p),
                 Err(horus_shm::JoinError::Closing) => {
                     let fresh =

@@ -55,9 +55,14 @@ impl<T: Message> Subscriber<T> {
     /// The next message, if one is ready. Never blocks.
     ///
     /// Returns `None`, not an error, once another process truncated the
-    /// topic's segment (nothing is ever ready in it again); call
-    /// [`Subscriber::check`] to tell that apart from an idle topic.
+    /// topic's segment and that was noticed (by any endpoint sharing this
+    /// mapping, or by a fault): the endpoint is dead. Call
+    /// [`Subscriber::check`] to tell that apart from an idle topic. Costs
+    /// one relaxed load.
     pub fn try_recv(&mut self) -> Option<Sample<T>> {
+        if self.port.place().channel().is_lost() {
+            return None;
+        }
         loop {
             let r = self.port.try_receive(&mut self.buf)?;
             if let Some(s) = self.accept(r) {
@@ -79,15 +84,18 @@ impl<T: Message> Subscriber<T> {
     }
 
     /// Waits at most `timeout` for the next message.
-    /// [`RecvError::SegmentLost`] (at once, or when the timeout expires if
-    /// the truncation happens during the wait) if another process truncated
-    /// the topic's segment.
+    /// [`RecvError::SegmentLost`] if another process truncated the topic's
+    /// segment: at once, or when the timeout expires if the truncation
+    /// happens during the wait.
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Sample<T>, RecvError> {
         let topic = Arc::clone(&self.topic);
         let lost = || RecvError::SegmentLost {
             topic: topic.name.clone(),
         };
-        if self.port.place().channel().is_lost() {
+        // A probe (the segment's last page), not only the flag: a
+        // truncation that cut off nothing this subscriber reads is noticed
+        // too, before waiting rather than after.
+        if self.port.place().channel().probe_lost() {
             return Err(lost());
         }
         match self.wait(Some(Instant::now() + timeout)) {

@@ -87,14 +87,14 @@ def join(make: Any) -> Any:
             time.sleep(0.01)
 
 
-def run_pub(args: argparse.Namespace, topic: Any) -> int:
+def run_pub(args: argparse.Namespace, topic: Any, opening: int) -> int:
     log = os.open(os.path.join(args.dir, f"{args.id}.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     report_path = os.path.join(args.dir, f"{args.id}.json")
     publisher = join(topic.publisher)
     rep: Dict[str, Any] = {
         "id": args.id, "pid": os.getpid(), "sent": 0, "horus_sent": 0, "timed_out": 0,
         "rejected": 0, "pool_exhausted": 0, "undelivered": 0, "max_call_ns": 0,
-        "final": False, "error": None,
+        "join_ns": time.monotonic_ns() - opening, "final": False, "error": None,
     }
     seq = 0
     next_report = time.monotonic()
@@ -162,11 +162,12 @@ class Pair:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
-def run_sub(args: argparse.Namespace, topic: Any) -> int:
+def run_sub(args: argparse.Namespace, topic: Any, opening: int) -> int:
     report_path = os.path.join(args.dir, f"{args.id}.json")
     join_start = time.monotonic_ns()
     sub = join(topic.subscriber)
     join_done = time.monotonic_ns()
+    join_ns = join_done - opening
     pairs: Dict[int, Pair] = {}
     counts = {"received": 0, "corrupt": 0, "max_call_ns": 0}
 
@@ -177,7 +178,8 @@ def run_sub(args: argparse.Namespace, topic: Any) -> int:
             "join_done_ns": join_done, "written_ns": time.monotonic_ns(),
             "received": counts["received"], "corrupt": counts["corrupt"],
             "horus_received": s.received, "overrun": s.overrun, "malformed": s.malformed,
-            "max_call_ns": counts["max_call_ns"], "final": is_final, "error": None,
+            "max_call_ns": counts["max_call_ns"], "join_ns": join_ns, "final": is_final,
+            "error": None,
             "pairs": {str(k): p.as_dict() for k, p in pairs.items()},
         })
 
@@ -226,6 +228,7 @@ def main() -> int:
     ap.add_argument("--block-timeout-ms", type=int, required=True)
     args = ap.parse_args()
     die_with_parent()
+    opening = time.monotonic_ns()
     overflow = (
         horus.Overflow.block(args.block_timeout_ms / 1000.0)
         if args.topic == "block"
@@ -235,7 +238,7 @@ def main() -> int:
         horus.Header, TOPICS[args.topic], depth=DEPTH, overflow=overflow,
         max_publishers=MAX_PUBLISHERS, max_subscribers=MAX_SUBSCRIBERS,
     )
-    return run_pub(args, topic) if args.role == "pub" else run_sub(args, topic)
+    return run_pub(args, topic, opening) if args.role == "pub" else run_sub(args, topic, opening)
 
 
 if __name__ == "__main__":

@@ -124,7 +124,8 @@ pub(crate) fn checks(run: &Run<'_>, topics: &[TopicData]) -> Vec<Check> {
     let mut intact = Vec::new();
     let mut stall = Vec::new();
     let mut progress = Vec::new();
-    let limit = run.opts.block_timeout + run.opts.stall_grace;
+    let mut timeouts = Vec::new();
+    let limit = (run.opts.block_timeout + run.opts.stall_grace).as_nanos() as u64;
     for t in topics {
         for (_, r) in &t.subs {
             if t.kind == TopicKind::Block && !analysis::block_lossless(r) {
@@ -141,11 +142,26 @@ pub(crate) fn checks(run: &Run<'_>, topics: &[TopicData]) -> Vec<Check> {
                     p.id, p.horus_sent, p.sent
                 ));
             }
-            if p.max_call_ns > limit.as_nanos() as u64 {
+            if p.max_call_ns > limit {
                 stall.push(format!(
                     "pub {}: a send took {:.1} ms",
                     p.id,
                     ms(p.max_call_ns)
+                ));
+            }
+            if p.join_ns > limit {
+                stall.push(format!(
+                    "pub {}: joining took {:.1} ms",
+                    p.id,
+                    ms(p.join_ns)
+                ));
+            }
+            if t.kind == TopicKind::Block && p.timed_out > 0 {
+                timeouts.push(format!(
+                    "pub {} ({}): {} sends timed out",
+                    p.id,
+                    lang_of(run, p.id),
+                    p.timed_out
                 ));
             }
         }
@@ -162,11 +178,18 @@ pub(crate) fn checks(run: &Run<'_>, topics: &[TopicData]) -> Vec<Check> {
                     s.id, s.corrupt, s.malformed
                 ));
             }
-            if s.max_call_ns > limit.as_nanos() as u64 {
+            if s.max_call_ns > limit {
                 stall.push(format!(
                     "sub {}: a recv overran its timeout by {:.1} ms",
                     s.id,
                     ms(s.max_call_ns)
+                ));
+            }
+            if s.join_ns > limit {
+                stall.push(format!(
+                    "sub {}: joining took {:.1} ms",
+                    s.id,
+                    ms(s.join_ns)
                 ));
             }
             if let Some(e) = &s.error {
@@ -191,6 +214,11 @@ pub(crate) fn checks(run: &Run<'_>, topics: &[TopicData]) -> Vec<Check> {
             .into(),
     ));
     out.push(check(
+        "block_no_timeout",
+        timeouts,
+        "Block: no send timed out (live subscribers never hold a publisher for the whole timeout; dead and zombie ones are noticed)".into(),
+    ));
+    out.push(check(
         "reconciled",
         recon,
         "every subscriber's counted losses lie within its missing bounds; library counters equal the children's own".into(),
@@ -204,7 +232,7 @@ pub(crate) fn checks(run: &Run<'_>, topics: &[TopicData]) -> Vec<Check> {
         "no_stall",
         stall,
         format!(
-            "no send or recv call stalled beyond the Block timeout ({} ms) + {} ms scheduling grace",
+            "no join, send or recv call stalled beyond the Block timeout ({} ms) + {} ms scheduling grace",
             run.opts.block_timeout.as_millis(),
             run.opts.stall_grace.as_millis()
         ),

@@ -114,10 +114,11 @@ impl ChildArgs {
 /// Runs the child; returns its exit code.
 pub(crate) fn run(args: ChildArgs) -> anyhow::Result<i32> {
     die_with_parent()?;
+    let opening = std::time::Instant::now();
     let topic = open_topic(args.topic, args.block_timeout)?;
     match args.role {
-        Role::Pub => crate::child_pub::run(&args, &topic),
-        Role::Sub => crate::child_sub::run(&args, &topic),
+        Role::Pub => crate::child_pub::run(&args, &topic, opening),
+        Role::Sub => crate::child_sub::run(&args, &topic, opening),
     }
 }
 

@@ -20,7 +20,12 @@ const LONG_EVERY: u64 = 16;
 /// Pause between bursts.
 const PAUSE: Duration = Duration::from_millis(1);
 
-pub(crate) fn run(args: &ChildArgs, topic: &Topic<Header>) -> anyhow::Result<i32> {
+/// Runs the publisher; `opening` is when the topic began to be opened.
+pub(crate) fn run(
+    args: &ChildArgs,
+    topic: &Topic<Header>,
+    opening: Instant,
+) -> anyhow::Result<i32> {
     let log_path = report::log_path(&args.dir, args.id);
     let log =
         File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
@@ -29,6 +34,7 @@ pub(crate) fn run(args: &ChildArgs, topic: &Topic<Header>) -> anyhow::Result<i32
     let mut rep = PubReport {
         id: args.id,
         pid: std::process::id(),
+        join_ns: opening.elapsed().as_nanos() as u64,
         ..PubReport::default()
     };
     let mut seq: u32 = 0;

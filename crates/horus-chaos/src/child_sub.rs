@@ -13,7 +13,12 @@ use crate::wire;
 /// Timeout of each `recv` (so reports and the stop file are looked at).
 const RECV_TIMEOUT: Duration = Duration::from_millis(50);
 
-pub(crate) fn run(args: &ChildArgs, topic: &Topic<Header>) -> anyhow::Result<i32> {
+/// Runs the subscriber; `opening` is when the topic began to be opened.
+pub(crate) fn run(
+    args: &ChildArgs,
+    topic: &Topic<Header>,
+    opening: Instant,
+) -> anyhow::Result<i32> {
     let report_path = report::report_path(&args.dir, args.id);
     let join_start_ns = wire::now_ns();
     let mut sub = join(|| topic.subscriber())?;
@@ -25,6 +30,7 @@ pub(crate) fn run(args: &ChildArgs, topic: &Topic<Header>) -> anyhow::Result<i32
         ..SubReport::default()
     };
     rep.written_ns = rep.join_done_ns;
+    rep.join_ns = opening.elapsed().as_nanos() as u64;
     report::write_atomic(&report_path, &rep)?;
     let mut next_report = Instant::now() + REPORT_EVERY;
     loop {

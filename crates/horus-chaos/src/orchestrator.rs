@@ -267,7 +267,10 @@ impl Orchestrator<'_> {
         }
         let late = self.rng.unit() < ZOMBIE_SHARE;
         let r = &mut self.records[l.index];
-        r.fate = Fate::Killed { reaped_late: late };
+        r.fate = Fate::Killed {
+            reaped_late: late,
+            seen_as_zombie: false,
+        };
         let (role, topic, lang) = (r.role, r.topic, r.lang);
         if late {
             let at = Instant::now() + self.rng.between(ZOMBIE_MIN, ZOMBIE_MAX);
@@ -285,7 +288,12 @@ impl Orchestrator<'_> {
         while i < self.zombies.len() {
             if all || self.zombies[i].1 <= now {
                 let (mut l, _) = self.zombies.swap_remove(i);
+                let zombie = is_zombie(l.proc.id());
                 l.proc.wait()?;
+                self.records[l.index].fate = Fate::Killed {
+                    reaped_late: true,
+                    seen_as_zombie: zombie,
+                };
             } else {
                 i += 1;
             }
@@ -353,6 +361,18 @@ fn describe(status: ExitStatus) -> String {
         (None, Some(s)) => format!("signal {s}"),
         _ => "unknown status".into(),
     }
+}
+
+/// Whether `pid` is in state Z (exited, not yet reaped).
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            // The state follows the command name, which is in parentheses.
+            let rest = &s[s.rfind(')')? + 1..];
+            rest.split_whitespace().next().map(|st| st == "Z")
+        })
+        .unwrap_or(false)
 }
 
 /// The last lines a child wrote to stderr.

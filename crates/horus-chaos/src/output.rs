@@ -38,7 +38,7 @@ pub(crate) fn print(run: &Run<'_>, topics: &[TopicData], checks: &[Check]) {
     println!();
     for c in checks {
         println!(
-            "  [{}] {:<15} {}",
+            "  [{}] {:<16} {}",
             if c.passed { " ok " } else { "FAIL" },
             c.name,
             c.detail
@@ -111,15 +111,15 @@ pub(crate) fn write_json(
 type Row = (&'static str, fn(&Figures) -> String);
 
 fn print_table(topics: &[TopicData]) {
-    let rows: [Row; 17] = [
+    let rows: [Row; 18] = [
         ("publishers started (rust/python)", |f| {
             format!("{}/{}", f.publishers_started[0], f.publishers_started[1])
         }),
         ("subscribers started (rust/python)", |f| {
             format!("{}/{}", f.subscribers_started[0], f.subscribers_started[1])
         }),
-        ("SIGKILLed (reaped late)", |f| {
-            format!("{} ({})", f.killed, f.reaped_late)
+        ("SIGKILLed (left as zombies 1-2 s)", |f| {
+            format!("{} ({})", f.killed, f.zombies)
         }),
         ("killed before first report", |f| {
             f.never_reported.to_string()
@@ -151,17 +151,20 @@ fn print_table(topics: &[TopicData]) {
         ("longest recv beyond its timeout (ms)", |f| {
             format!("{:.1}", f.max_recv_ms)
         }),
+        ("longest join: open topic + take a place (ms)", |f| {
+            format!("{:.1}", f.max_join_ms)
+        }),
     ];
     println!(
-        "| {:<42} | {:>15} | {:>15} |",
+        "| {:<44} | {:>15} | {:>15} |",
         "",
         topics[0].kind.name(),
         topics[1].kind.name()
     );
-    println!("|{}|{}|{}|", "-".repeat(44), "-".repeat(17), "-".repeat(17));
+    println!("|{}|{}|{}|", "-".repeat(46), "-".repeat(17), "-".repeat(17));
     for (label, f) in rows {
         println!(
-            "| {:<42} | {:>15} | {:>15} |",
+            "| {:<44} | {:>15} | {:>15} |",
             label,
             f(&topics[0].figures),
             f(&topics[1].figures)

@@ -37,6 +37,8 @@ pub(crate) struct PubReport {
     pub(crate) undelivered: u64,
     /// Longest single `send` call, ns.
     pub(crate) max_call_ns: u64,
+    /// Opening the topic and taking a place, ns.
+    pub(crate) join_ns: u64,
     /// Set in the last report of a clean exit.
     #[serde(rename = "final")]
     pub(crate) is_final: bool,
@@ -107,6 +109,8 @@ pub(crate) struct SubReport {
     pub(crate) malformed: u64,
     /// Longest single `recv` call beyond its own timeout, ns.
     pub(crate) max_call_ns: u64,
+    /// Opening the topic and taking a place, ns.
+    pub(crate) join_ns: u64,
     #[serde(rename = "final")]
     pub(crate) is_final: bool,
     pub(crate) error: Option<String>,

@@ -24,9 +24,11 @@ pub(crate) enum Lang {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) enum Fate {
     Running,
-    /// SIGKILLed by the orchestrator; some were left as zombies a while.
+    /// SIGKILLed by the orchestrator; some were reaped late, and seen in
+    /// state Z (zombie) just before being reaped.
     Killed {
         reaped_late: bool,
+        seen_as_zombie: bool,
     },
     /// Exited without being asked to (or failed while stopping).
     ExitedUnexpectedly(String),
@@ -65,7 +67,7 @@ pub(crate) struct Figures {
     pub(crate) publishers_started: [u64; 2],
     pub(crate) subscribers_started: [u64; 2],
     pub(crate) killed: u64,
-    pub(crate) reaped_late: u64,
+    pub(crate) zombies: u64,
     pub(crate) never_reported: u64,
     pub(crate) sent: u64,
     pub(crate) received: u64,
@@ -85,6 +87,7 @@ pub(crate) struct Figures {
     pub(crate) subscribers_checked: u64,
     pub(crate) max_send_ms: f64,
     pub(crate) max_recv_ms: f64,
+    pub(crate) max_join_ms: f64,
 }
 
 pub(crate) struct TopicData {
@@ -113,9 +116,9 @@ fn gather(run: &Run<'_>, kind: TopicKind) -> anyhow::Result<TopicData> {
     let mut sub_reports = Vec::new();
     for r in run.records.iter().filter(|r| r.topic == kind) {
         let lang = usize::from(r.lang == Lang::Python);
-        if let Fate::Killed { reaped_late } = r.fate {
+        if let Fate::Killed { seen_as_zombie, .. } = r.fate {
             f.killed += 1;
-            f.reaped_late += u64::from(reaped_late);
+            f.zombies += u64::from(seen_as_zombie);
         }
         let path = report::report_path(run.dir, r.id);
         match r.role {
@@ -146,6 +149,7 @@ fn gather(run: &Run<'_>, kind: TopicKind) -> anyhow::Result<TopicData> {
             f.rejected += rep.rejected;
             f.pool_exhausted += rep.pool_exhausted;
             f.max_send_ms = f.max_send_ms.max(ms(rep.max_call_ns));
+            f.max_join_ms = f.max_join_ms.max(ms(rep.join_ns));
         }
     }
     let mut subs = Vec::new();
@@ -156,6 +160,7 @@ fn gather(run: &Run<'_>, kind: TopicKind) -> anyhow::Result<TopicData> {
         f.malformed += s.malformed;
         f.corrupt += s.corrupt;
         f.max_recv_ms = f.max_recv_ms.max(ms(s.max_call_ns));
+        f.max_join_ms = f.max_join_ms.max(ms(s.join_ns));
         f.pairs += r.pairs.len() as u64;
         f.window_strict += r.pairs.iter().map(|p| p.window_strict).sum::<u64>();
         f.missing_strict += r.missing_strict;

@@ -132,13 +132,15 @@ INTERLEAVED_SIZES = [16, 1480, 65536, 1048576]
 INTERLEAVED_SYSTEMS = {"horus": ("loan", "busy-poll"), "horus:futex": ("loan", "blocking"),
                        "iceoryx2": ("loan", "busy-poll"), "uds": ("copy", "blocking"),
                        "zenoh-shm": ("loan", "blocking"), "zenoh": ("copy", "blocking")}
-INTERLEAVED_ROUNDS_QUICK = 2
-INTERLEAVED_ROUNDS_FULL = 5
+INTERLEAVED_ROUNDS_QUICK = 2   # --quick's default
+INTERLEAVED_ROUNDS_FULL = 5    # the default, and the fewest a verdict is drawn from
 
 
 def check_interleaved(doc):
-    rounds = INTERLEAVED_ROUNDS_QUICK if doc.get("quick") else INTERLEAVED_ROUNDS_FULL
+    # --rounds may ask for more than the default; never fewer than the mode's default.
     rows = doc["rows"]
+    least = INTERLEAVED_ROUNDS_QUICK if doc.get("quick") else INTERLEAVED_ROUNDS_FULL
+    rounds = max([least] + [r["round"] + 1 for r in rows])
     have = sorted((r["round"], r["size"], r["system"]) for r in rows)
     want = sorted((k, n, s) for k in range(rounds) for n in INTERLEAVED_SIZES
                   for s in INTERLEAVED_SYSTEMS)

@@ -251,8 +251,21 @@ fn run(a: &Args) -> anyhow::Result<()> {
     keys.insert(
         "peers.losses",
         section(&r.peers, "peers", |d| {
-            let losses = tables::peers_losses(&d.rows, &tables::peer_sizes(&d.rows));
-            if losses.is_empty() {
+            let sizes = tables::peer_sizes(&d.rows);
+            let violations = tables::floor_violations(&d.rows, &sizes);
+            let floor = if violations.is_empty() {
+                "No median in this run came in below `floor: cache line`, the one lower bound \
+                 on the page.\n\n"
+                    .to_owned()
+            } else {
+                format!(
+                    "**`floor: cache line` was not a lower bound in this run** (medians below \
+                     it):\n\n{}\n",
+                    bullets(&violations)
+                )
+            };
+            let losses = tables::peers_losses(&d.rows, &sizes);
+            let single_run = if losses.is_empty() {
                 "In this one run, no middleware's median was below horus's (horus waiting the \
                  way each peer waits). One run is not a verdict; the verdicts are in the \
                  interleaved rounds below.\n"
@@ -264,7 +277,8 @@ fn run(a: &Args) -> anyhow::Result<()> {
                      interleaved rounds below):\n\n{}",
                     bullets(&losses)
                 )
-            }
+            };
+            floor + &single_run
         }),
     );
     keys.insert(

@@ -160,6 +160,31 @@ pub fn peers_losses(rows: &[Row], sizes: &[usize]) -> Vec<String> {
     out
 }
 
+/// Rows whose median came in below `floor:cacheline` in this run: none, if the floor
+/// is the lower bound it claims to be (the report prints any it finds).
+pub fn floor_violations(rows: &[Row], sizes: &[usize]) -> Vec<String> {
+    let Some(floor) = sizes
+        .first()
+        .and_then(|&s| median_of(rows, "floor:cacheline", None, s))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for &s in sizes {
+        for (col, system, mode) in PEER_COLUMNS.iter().filter(|c| c.1 != "floor:cacheline") {
+            if let Some(m) = median_of(rows, system, *mode, s).filter(|&m| m < floor) {
+                out.push(format!(
+                    "at {}: {col} {} < floor: cache line {}",
+                    size(s),
+                    ns(m),
+                    ns(floor)
+                ));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +223,9 @@ mod tests {
         let losses = peers_losses(&rows, &sizes);
         assert_eq!(losses.len(), 1, "{losses:?}");
         assert!(losses[0].contains("unix socket, blocking"));
+        assert!(floor_violations(&rows, &sizes).is_empty());
+        let mut below = rows.clone();
+        below.push(row("ref:touch", Mode::Reference, Some(16), 90));
+        assert_eq!(floor_violations(&below, &sizes).len(), 1);
     }
 }

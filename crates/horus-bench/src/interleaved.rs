@@ -222,7 +222,7 @@ pub fn claims(comparisons: &[Comparison]) -> Vec<String> {
         if of.is_empty() {
             continue;
         }
-        let sizes: Vec<String> = of.iter().map(|c| crate::report::size(c.size)).collect();
+        let sizes: Vec<String> = of.iter().map(|c| bytes(c.size)).collect();
         let head = format!(
             "{} against {} ({} at {})",
             pair.horus_label,
@@ -245,7 +245,7 @@ pub fn claims(comparisons: &[Comparison]) -> Vec<String> {
                     format!(
                         "at {} horus was faster in {} of {} rounds (ratio median {:.3}, range \
                          {:.3}–{:.3})",
-                        crate::report::size(c.size),
+                        bytes(c.size),
                         c.horus_faster,
                         c.ratios.len(),
                         c.median,
@@ -262,6 +262,15 @@ pub fn claims(comparisons: &[Comparison]) -> Vec<String> {
         out.push(line);
     }
     out
+}
+
+/// `16 B`, `1480 B`, `64 KiB`, `1 MiB`: sizes as a sentence names them.
+fn bytes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} B"),
+    }
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -307,6 +316,11 @@ mod tests {
         assert_eq!(c[0].verdict, Verdict::FasterEveryRound);
         assert_eq!(c[0].horus_median_ns, 300.0);
         assert!(claims(&c)[0].contains("faster in every round at every size"));
+        assert!(claims(&c)[0].contains("(5 rounds at 16 B)"));
+        assert_eq!(
+            [bytes(1480), bytes(65536), bytes(1 << 20)],
+            ["1480 B", "64 KiB", "1 MiB"]
+        );
     }
 
     #[test]

@@ -110,6 +110,18 @@ class Topic(Generic[M]):
         ``spin=0`` sleeps at once."""
         return Subscriber(self.msg_type, self._native.subscriber(busy_poll=busy_poll, spin=spin))
 
+    def observer(self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN) -> "Subscriber[M]":
+        """An observer: a subscriber for tools (echo, rate meters, recorders).
+        It reads the same messages, but a ``Reject``/``Block`` publisher never
+        waits for it or refuses a message because of it, and publishers do
+        not count it as a subscriber. What it misses because it fell behind
+        it counts as its own ``overrun``. Attaching one changes nothing the
+        other endpoints observe."""
+        return Subscriber(
+            self.msg_type,
+            self._native.subscriber(busy_poll=busy_poll, spin=spin, observer=True),
+        )
+
     def stats(self) -> _horus.TopicStats:
         """Counters of every endpoint of the topic, in every process."""
         return self._native.stats()

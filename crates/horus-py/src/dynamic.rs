@@ -79,7 +79,11 @@ pub(crate) trait DynTopic: Send + Sync {
     fn name(&self) -> &str;
     fn overflow(&self) -> Overflow;
     fn publisher(&self) -> Result<Box<dyn DynPublisher>, TopicError>;
-    fn subscriber(&self, mode: WaitMode) -> Result<Box<dyn DynSubscriber>, TopicError>;
+    fn subscriber(
+        &self,
+        mode: WaitMode,
+        observer: bool,
+    ) -> Result<Box<dyn DynSubscriber>, TopicError>;
     fn stats(&self) -> TopicStats;
 }
 
@@ -205,8 +209,16 @@ impl<T: Message> DynTopic for Topic<T> {
             publisher: NonNull::from(Box::leak(p)),
         }))
     }
-    fn subscriber(&self, mode: WaitMode) -> Result<Box<dyn DynSubscriber>, TopicError> {
-        Ok(Box::new(self.subscriber_with(mode)?))
+    fn subscriber(
+        &self,
+        mode: WaitMode,
+        observer: bool,
+    ) -> Result<Box<dyn DynSubscriber>, TopicError> {
+        if observer {
+            Ok(Box::new(self.observer_with(mode)?))
+        } else {
+            Ok(Box::new(self.subscriber_with(mode)?))
+        }
     }
     fn stats(&self) -> TopicStats {
         Topic::stats(self)

@@ -162,13 +162,16 @@ impl Topic {
 
     /// Creates a subscriber. `busy_poll=True` spins while waiting (lowest
     /// latency, one core busy); otherwise it sleeps on a futex after `spin`
-    /// empty polls.
-    #[pyo3(signature = (*, busy_poll=false, spin=None))]
+    /// empty polls. `observer=True` makes it an observer: it never
+    /// back-pressures a Reject/Block publisher, is not counted by publishers,
+    /// and counts what it misses as its own overrun.
+    #[pyo3(signature = (*, busy_poll=false, spin=None, observer=false))]
     fn subscriber(
         &self,
         py: Python<'_>,
         busy_poll: bool,
         spin: Option<u32>,
+        observer: bool,
     ) -> PyResult<Subscriber> {
         let mode = if busy_poll {
             WaitMode::BusyPoll
@@ -177,7 +180,7 @@ impl Topic {
         };
         let mut inner = self
             .inner
-            .subscriber(mode)
+            .subscriber(mode, observer)
             .map_err(|e| errors::topic_error(py, e))?;
         if let Some(n) = spin {
             inner.set_spin(n);
@@ -832,6 +835,7 @@ impl TopicStats {
                 d.set_item("skipped", s.skipped)?;
                 d.set_item("malformed", s.malformed)?;
                 d.set_item("backlog", s.backlog)?;
+                d.set_item("observer", u64::from(s.observer))?;
                 Ok(d)
             })
             .collect()

@@ -75,11 +75,18 @@ pub(crate) fn valid_name(name: &str) -> bool {
 }
 
 /// Start time (clock ticks since boot, field 22 of `/proc/<pid>/stat`).
+/// `None` for a process that does not exist, and for a zombie (state `Z`:
+/// exited, not yet reaped) or a dying task (`X`): neither writes its table
+/// again, and a parent may leave a zombie unreaped indefinitely.
 pub(crate) fn process_start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may contain spaces and ')': split after the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = rest.split_whitespace();
+    if matches!(fields.next()?, "Z" | "X" | "x") {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
 }
 
 /// Whether the process (pid + start time, robust to pid reuse) is alive.
@@ -230,6 +237,13 @@ impl Drop for StatsPublisher {
         unsafe { libc::munmap(self.map.as_ptr().cast(), self.len) };
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// Removes the statistics file at `path` if its writer is dead (or it is
+/// garbage older than a second); a live writer's file is never touched and
+/// is reported as [`StatsFileError::InUse`]. For `horus clean`.
+pub fn remove_stale_stats(path: &Path) -> Result<(), StatsFileError> {
+    remove_if_stale(path)
 }
 
 /// An existing file: remove it if its writer is dead (or it is garbage older

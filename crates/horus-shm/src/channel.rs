@@ -19,10 +19,9 @@ use crate::{pool, ring};
 /// How long an opener waits for a creator to finish initialising a segment.
 const INIT_WAIT: Duration = Duration::from_secs(2);
 
-/// Slot kind: the payload bytes are in the slot.
-pub(crate) const KIND_INLINE: u32 = 0;
-/// Slot kind: the slot holds a chunk descriptor.
-pub(crate) const KIND_CHUNK: u32 = 1;
+// The slot kinds and the chunk descriptor are part of the composed
+// protocol (see `protocol.rs`, which the loom models check).
+pub(crate) use crate::protocol::{descriptor_word, KIND_CHUNK, KIND_INLINE};
 
 /// A mapped, validated channel segment.
 #[derive(Debug)]
@@ -146,6 +145,12 @@ impl Channel {
             }
         }
         Ok(Arc::new(chan))
+    }
+
+    /// Opens an existing channel without waiting for a creator that has not
+    /// published its header yet ([`OpenError::NotInitialized`] at once).
+    pub(crate) fn open_existing_now(name: &str) -> Result<Arc<Channel>, OpenError> {
+        Self::open_validated(name, Instant::now()).map(Arc::new)
     }
 
     fn initialise(seg: Segment, layout: Layout) -> Channel {
@@ -353,13 +358,7 @@ impl Channel {
                 if records::try_begin_reclaim(&rec.owner, t) {
                     records::leave(self.membership(), records::sub_member(j));
                     self.release_sub_everywhere(j);
-                    let flags = rec.flags.swap(0, Ordering::AcqRel);
-                    if flags & records::FLAG_BLOCKING != 0 {
-                        self.wake().blocking_subs.fetch_sub(1, Ordering::AcqRel);
-                    }
-                    if flags & records::FLAG_WAITING != 0 {
-                        self.wake().waiters.fetch_sub(1, Ordering::AcqRel);
-                    }
+                    self.clear_wake_bits(j);
                     records::free(&rec.owner);
                     n += 1;
                 }
@@ -380,6 +379,18 @@ impl Channel {
         } else {
             false
         }
+    }
+
+    /// Clears place `j`'s wake registration and waits (idempotent: the
+    /// owner on drop, or a reclaimer after its death).
+    pub(crate) fn clear_wake_bits(&self, j: usize) {
+        let wake = self.wake();
+        wake.blocking
+            .fetch_and(!(records::sub_member(j) as u32), Ordering::AcqRel);
+        wake.waiting.fetch_and(
+            !(records::port_wait_bit(j) | records::pending_wait_bit(j)),
+            Ordering::AcqRel,
+        );
     }
 
     /// Drops every chunk reference subscriber place `j` holds.
@@ -424,9 +435,4 @@ impl Channel {
         rec.head.store(head, Ordering::Release);
         head
     }
-}
-
-/// First descriptor word: generation in the high half, chunk index low.
-pub(crate) fn descriptor_word(chunk: u32, gen: u32) -> u64 {
-    (u64::from(gen) << 32) | u64::from(chunk)
 }

@@ -130,3 +130,18 @@ pub enum JoinError {
     #[error("the channel is closing")]
     Closing,
 }
+
+/// Why a publisher port refused a payload. Nothing was written.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PayloadError {
+    /// The payload does not fit the slot (inline) or the chunk.
+    #[error("payload of {len} bytes exceeds the {capacity}-byte {place}")]
+    TooLarge {
+        /// Bytes offered.
+        len: usize,
+        /// Bytes that fit.
+        capacity: usize,
+        /// "slot" or "chunk".
+        place: &'static str,
+    },
+}

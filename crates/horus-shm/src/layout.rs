@@ -3,7 +3,7 @@
 //! ```text
 //! 0      Header (config, schema)          256 B, written once before `magic`
 //! 256    membership word                   own cache line
-//! 320    wake words (notify, waiters, …)   own cache line
+//! 320    wake words (notify, blocking, waiting, observers)   own cache line
 //! 384    publisher records  [max_publishers × 128 B]
 //!        subscriber records [max_subscribers × sub_record_size]
 //!        rings              [max_publishers × depth × slot_size]
@@ -18,8 +18,9 @@ use crate::error::OpenError;
 
 /// First 8 bytes of every channel segment.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"HORUSCH1");
-/// Layout version this build reads and writes.
-pub const LAYOUT_VERSION: u32 = 1;
+/// Layout version this build reads and writes. 2: subscriber cursors start
+/// as `CURSOR_JOINING`, wake words are bitmasks, observer set.
+pub const LAYOUT_VERSION: u32 = 2;
 /// Bytes reserved for the payload schema (opaque to this crate).
 pub const SCHEMA_BYTES: usize = 128;
 /// Most publishers a channel can hold (bits 32..48 of the membership word).

@@ -22,6 +22,8 @@ mod sync;
 #[cfg(not(loom))]
 mod channel;
 #[cfg(not(loom))]
+mod clean;
+#[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
 pub mod fault;
@@ -36,8 +38,6 @@ mod process;
 #[cfg(not(loom))]
 mod pub_port;
 #[cfg(not(loom))]
-mod records;
-#[cfg(not(loom))]
 mod segment;
 #[cfg(not(loom))]
 mod snapshot;
@@ -49,12 +49,16 @@ mod sub_port;
 pub mod fuzz_api;
 
 mod pool;
+mod protocol;
+mod records;
 mod ring;
 
 #[cfg(not(loom))]
 pub use channel::Channel;
 #[cfg(not(loom))]
-pub use error::{JoinError, NameError, OpenError, SegmentError};
+pub use clean::{channel_prefix, remove_stale_channels, CleanError, SegmentFate, SegmentReport};
+#[cfg(not(loom))]
+pub use error::{JoinError, NameError, OpenError, PayloadError, SegmentError};
 #[cfg(not(loom))]
 pub use layout::{ChannelConfig, Layout, SCHEMA_BYTES};
 #[cfg(not(loom))]
@@ -72,5 +76,6 @@ pub use sub_port::{Received, SubPlace, SubscriberPort};
 #[cfg(loom)]
 pub mod model {
     pub use crate::pool::model::*;
+    pub use crate::protocol::model::*;
     pub use crate::ring::heap::HeapSlotForTests;
 }

@@ -46,6 +46,11 @@ impl ProcessId {
     /// Whether this process is still running (and is the same process, not a
     /// new one that reused the pid). A `start_time` of 0 means "unknown" and
     /// is decided by the pid alone.
+    ///
+    /// A zombie (state `Z`: exited, not yet reaped by its parent) or a task
+    /// being torn down (`X`) is dead: `kill(pid, 0)` still succeeds and its
+    /// start time still matches, but it will never touch its places again,
+    /// and a parent may leave it unreaped for as long as it likes.
     pub fn is_alive(&self) -> bool {
         if self.pid == 0 {
             return false;
@@ -60,23 +65,49 @@ impl ProcessId {
         if rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
             return false;
         }
-        match start_time_of(self.pid) {
+        match stat_of(self.pid) {
+            Some(Stat {
+                state: 'Z' | 'X' | 'x',
+                ..
+            }) => false,
             // Compared on the low 32 bits: records store a packed token.
-            Some(t) => self.start_time == 0 || t as u32 == self.start_time as u32,
+            Some(Stat { start_time: t, .. }) => {
+                self.start_time == 0 || t as u32 == self.start_time as u32
+            }
             // /proc unreadable but kill said it exists (e.g. EPERM): alive.
             None => rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM),
         }
     }
 }
 
-/// Reads field 22 (`starttime`) of `/proc/<pid>/stat`.
-fn start_time_of(pid: u32) -> Option<u64> {
+/// What liveness needs from `/proc/<pid>/stat`.
+struct Stat {
+    /// Field 3: `R`, `S`, `D`, `Z` (zombie), `X` (dead), …
+    state: char,
+    /// Field 22: start time in clock ticks since boot.
+    start_time: u64,
+}
+
+/// Parses the state and start time out of `/proc/<pid>/stat`.
+fn stat_of(pid: u32) -> Option<Stat> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&stat)
+}
+
+fn parse_stat(stat: &str) -> Option<Stat> {
     // The command name (field 2) is in parentheses and may itself contain
     // spaces or ')' — so split after the *last* ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
-    // rest starts at field 3 (state); starttime is field 22 → index 19.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = rest.split_whitespace();
+    // rest starts at field 3 (state); starttime is field 22 → 19 further.
+    let state = fields.next()?.chars().next()?;
+    let start_time = fields.nth(18)?.parse().ok()?;
+    Some(Stat { state, start_time })
+}
+
+/// Reads field 22 (`starttime`) of `/proc/<pid>/stat`.
+fn start_time_of(pid: u32) -> Option<u64> {
+    stat_of(pid).map(|s| s.start_time)
 }
 
 #[cfg(test)]
@@ -98,6 +129,47 @@ mod tests {
             start_time: me.start_time + 1,
         };
         assert!(!impostor.is_alive());
+    }
+
+    #[test]
+    fn stat_fields_are_found_after_the_last_parenthesis() {
+        let line = "42 (a) b) (c) Z 1 42 42 0 -1 4194560 107 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.state, 'Z');
+        assert_eq!(s.start_time, 777);
+        assert!(parse_stat("garbage").is_none());
+    }
+
+    /// Regression: a killed child that its parent has not reaped yet
+    /// (state `Z`) passed both `kill(pid, 0)` and the start-time check, so
+    /// it kept its places and chunks and messages "delivered" to it were
+    /// never counted as lost.
+    #[test]
+    fn unreaped_zombie_is_dead() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let id = ProcessId {
+            pid: child.id(),
+            start_time: start_time_of(child.id()).unwrap(),
+        };
+        assert!(id.is_alive());
+        // SAFETY: kill takes no pointers; the pid is our own unreaped child.
+        let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+        assert_eq!(rc, 0);
+        // Do not reap: wait until the kernel shows the zombie.
+        let mut state = ' ';
+        for _ in 0..10_000 {
+            state = stat_of(child.id()).map_or('?', |s| s.state);
+            if state == 'Z' {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(state, 'Z', "child never became a zombie");
+        assert!(!id.is_alive(), "a zombie counts as alive");
+        child.wait().unwrap();
     }
 
     #[test]

@@ -8,11 +8,11 @@
 use std::sync::Arc;
 
 use crate::channel::{descriptor_word, Channel, RingView, KIND_CHUNK, KIND_INLINE};
-use crate::error::JoinError;
+use crate::error::{JoinError, PayloadError};
 use crate::records::{self, Owner};
 use crate::segment::Segment;
-use crate::sync::{fence, Ordering};
-use crate::{futex, pool, ring};
+use crate::sync::Ordering;
+use crate::{futex, pool, protocol, ring};
 
 /// A chunk loaned from this publisher's pool, not yet sent.
 #[derive(Debug, PartialEq, Eq)]
@@ -35,9 +35,13 @@ pub struct PublisherPort {
     wake: *const records::Wake,
     next_seq: u64,
     sent: u64,
-    /// Membership word when `min_cursor` was computed.
+    /// Membership word when `min_cursor` and `reliable` were computed.
     cached_members: u64,
-    /// Lowest cursor of the active subscribers on our ring.
+    /// Active subscriber places that are not observers (as of
+    /// `cached_members`): the ones whose cursors bound our room and that
+    /// count as delivered to.
+    reliable: u32,
+    /// Lowest cursor of the reliable subscribers on our ring.
     min_cursor: u64,
     /// Every message below this sequence number has had its chunk's ring
     /// hold released (see `release_consumed`).
@@ -80,6 +84,7 @@ impl PublisherPort {
                 next_seq: head.saturating_add(1),
                 sent,
                 cached_members: u64::MAX,
+                reliable: 0,
                 min_cursor: 0,
                 released_upto: head.saturating_add(1),
             });
@@ -113,86 +118,89 @@ impl PublisherPort {
         self.k
     }
 
-    /// Number of subscribers active right now.
+    /// Number of reliable (non-observer) subscribers active right now.
     #[inline]
     pub fn subscribers(&self) -> u32 {
-        records::subs_of(self.members().load(Ordering::Relaxed)).count_ones()
+        let m = self.members().load(Ordering::Relaxed);
+        let observers = self.chan.wake().observers.load(Ordering::Relaxed);
+        (records::subs_of(m) & !observers).count_ones()
     }
 
     /// Whether the next message can be written without overwriting one that
-    /// an active subscriber has not read yet.
+    /// a reliable subscriber has not read yet. Observers never count.
     #[inline]
     pub fn has_space(&mut self) -> bool {
         let depth = u64::from(self.chan.layout().config.depth);
         let m = self.members().load(Ordering::Acquire);
-        if m == self.cached_members && self.next_seq < self.min_cursor + depth {
+        if m == self.cached_members && protocol::has_room(self.next_seq, self.min_cursor, depth) {
             return true;
         }
         self.refresh_min_cursor(m);
-        self.next_seq < self.min_cursor + depth
+        protocol::has_room(self.next_seq, self.min_cursor, depth)
     }
 
-    /// Recomputes the slowest active subscriber's cursor on our ring (the
-    /// next sequence number it will read; `next_seq` if there is none).
+    /// Recomputes, for membership word `m`, the reliable subscribers and the
+    /// slowest one's cursor on our ring (the next sequence number it will
+    /// read; `next_seq` if there is none), and starts the cursors of
+    /// subscribers that joined since we last looked.
+    #[cold]
     fn refresh_min_cursor(&mut self, m: u64) {
-        // Acquire pairs with the subscriber's Release store of its cursor
-        // after it finished copying the slot, so our overwrite (or the reuse
-        // of a chunk it has consumed) cannot tear its read.
-        let mut min = u64::MAX;
-        let mut subs = records::subs_of(m);
-        while subs != 0 {
-            let j = subs.trailing_zeros() as usize;
-            subs &= subs - 1;
-            min = min.min(self.chan.cursor(j, self.k).load(Ordering::Acquire));
-        }
+        // `m` was loaded with Acquire: it synchronises with the joins
+        // (Release) of the places it shows, so the observer bits and the
+        // `CURSOR_JOINING` cursors they stored before joining are visible.
+        let observers = self.chan.wake().observers.load(Ordering::Relaxed);
+        let (chan, k) = (&self.chan, self.k);
+        let (reliable, min_cursor) =
+            protocol::scan_cursors(records::subs_of(m), observers, self.next_seq, |j| {
+                chan.cursor(j, k)
+            });
         self.cached_members = m;
-        self.min_cursor = if min == u64::MAX {
-            self.next_seq
-        } else {
-            min.min(self.next_seq)
-        };
+        self.reliable = reliable;
+        self.min_cursor = min_cursor;
     }
 
-    /// Drops the ring's hold on chunks of messages every active subscriber
+    /// Drops the ring's hold on chunks of messages every reliable subscriber
     /// has already read, so they can be reused at once (while still hot in
-    /// cache) instead of when their slot is overwritten. A subscriber that
-    /// joins later starts after the head, so it never needs them; one that
-    /// still holds a sample keeps its own reference bit.
+    /// cache) instead of when their slot is overwritten (see
+    /// [`protocol::release_consumed`]).
     fn release_consumed(&mut self) {
         let m = self.members().load(Ordering::Acquire);
         self.refresh_min_cursor(m);
-        while self.released_upto < self.min_cursor {
-            let seq = self.released_upto;
-            let slot = self.ring.slot(seq);
-            if ring::committed_seq(&slot) == Some(seq) {
-                if let Some((KIND_CHUNK, desc, _)) = ring::peek_descriptor(&slot) {
-                    if let Some(state) =
-                        self.chan.chunk_state(self.k, (desc & 0xffff_ffff) as usize)
-                    {
-                        pool::release_ring(state, (desc >> 32) as u32);
-                    }
-                }
-            }
-            self.released_upto += 1;
-        }
+        let depth = u64::from(self.chan.layout().config.depth);
+        let (chan, ring, k) = (&self.chan, &self.ring, self.k);
+        self.released_upto = protocol::release_consumed(
+            self.released_upto,
+            self.min_cursor,
+            depth,
+            |seq| ring.slot(seq),
+            |c| chan.chunk_state(k, c),
+        );
     }
 
     /// Writes `payload` into the next slot and publishes it. Returns the
-    /// number of subscribers active at that moment.
+    /// number of reliable subscribers active at that moment, or an error
+    /// (nothing written) if the payload does not fit a slot.
     #[inline]
-    pub fn send_inline(&mut self, payload: &[u8]) -> u32 {
-        self.commit(KIND_INLINE, payload)
+    pub fn send_inline(&mut self, payload: &[u8]) -> Result<u32, PayloadError> {
+        let capacity = self.chan.layout().config.slot_payload as usize;
+        if payload.len() > capacity {
+            return Err(PayloadError::TooLarge {
+                len: payload.len(),
+                capacity,
+                place: "slot",
+            });
+        }
+        Ok(self.commit(KIND_INLINE, payload))
     }
 
     /// Loans a free chunk from the pool, or `None` if every chunk is in use
     /// (held by the ring or by subscribers' samples).
     pub fn loan_chunk(&mut self) -> Option<ChunkLoan> {
-        // With one subscriber, it frees each chunk itself when it drops the
-        // sample (`release_last_reader`), so the lowest free chunk is the
+        // With one reliable subscriber, it frees each chunk itself when it
+        // drops the sample (`release_last_reader`), so the lowest free chunk is the
         // hot one without reading its cursor line on every loan. With more,
         // free what every subscriber has consumed first.
-        let m = self.members().load(Ordering::Relaxed);
-        if records::subs_of(m).count_ones() > 1 {
+        if self.subscribers() > 1 {
             self.release_consumed();
         }
         if let Some(loan) = self.claim_free_chunk() {
@@ -245,16 +253,22 @@ impl PublisherPort {
         unsafe { std::slice::from_raw_parts_mut(ptr, self.chan.chunk_size()) }
     }
 
-    /// Publishes a loaned chunk holding `len` bytes.
-    pub fn send_chunk(&mut self, loan: ChunkLoan, len: usize) -> u32 {
-        assert!(
-            len <= self.chan.chunk_size(),
-            "chunk payload exceeds chunk size"
-        );
+    /// Publishes a loaned chunk holding `len` bytes. If `len` exceeds the
+    /// chunk, nothing is published and the chunk goes back to the pool.
+    pub fn send_chunk(&mut self, loan: ChunkLoan, len: usize) -> Result<u32, PayloadError> {
+        let capacity = self.chan.chunk_size();
+        if len > capacity {
+            self.abandon(loan);
+            return Err(PayloadError::TooLarge {
+                len,
+                capacity,
+                place: "chunk",
+            });
+        }
         let mut desc = [0u8; 16];
         desc[..8].copy_from_slice(&descriptor_word(loan.chunk, loan.gen).to_ne_bytes());
         desc[8..].copy_from_slice(&(len as u64).to_ne_bytes());
-        self.commit(KIND_CHUNK, &desc)
+        Ok(self.commit(KIND_CHUNK, &desc))
     }
 
     /// Gives a loaned chunk back unsent.
@@ -266,16 +280,21 @@ impl PublisherPort {
 
     #[inline]
     fn commit(&mut self, kind: u32, payload: &[u8]) -> u32 {
+        // Acquire, as in `has_space`. A changed word means a subscriber
+        // joined or left: start the new one's cursor at this message
+        // (every policy: DropOldest publishers never look at cursors
+        // otherwise).
+        let members = self.members().load(Ordering::Acquire);
+        if members != self.cached_members {
+            self.refresh_min_cursor(members);
+        }
         let seq = self.next_seq;
         let slot = self.ring.slot(seq);
         // The slot's previous message may reference a chunk: the ring's
         // hold on it ends now (if `release_consumed` has not ended it yet).
         if self.chan.chunks() != 0 {
-            if let Some((KIND_CHUNK, desc, _)) = ring::peek_descriptor(&slot) {
-                if let Some(state) = self.chan.chunk_state(self.k, (desc & 0xffff_ffff) as usize) {
-                    pool::release_ring(state, (desc >> 32) as u32);
-                }
-            }
+            let (chan, k) = (&self.chan, self.k);
+            protocol::release_slot_hold(&slot, |c| chan.chunk_state(k, c));
         }
         ring::write(&slot, seq, kind, payload);
         self.next_seq = seq + 1;
@@ -287,30 +306,22 @@ impl PublisherPort {
         rec.head.store(seq, Ordering::Release);
         self.sent += 1;
         rec.sent.store(self.sent, Ordering::Relaxed);
-        let members = self.members().load(Ordering::Relaxed);
         self.wake_sleepers();
-        records::subs_of(members).count_ones()
+        self.reliable.count_ones()
     }
 
-    /// Wakes subscribers sleeping in a futex wait. Costs one load while no
-    /// blocking subscriber is registered. The SeqCst fence pairs with the
-    /// SeqCst increment of `waiters` by a subscriber about to sleep
-    /// (Dekker's pattern): either we see its increment and wake it, or it
-    /// sees our slot write when it re-checks before sleeping. A subscriber
-    /// registering as blocking runs a global membarrier, so a publisher that
-    /// read `blocking_subs == 0` has its slot write visible to it.
+    /// Wakes subscribers sleeping in a futex wait (after the slot's stamp
+    /// was stored, in `commit`). Costs one load while no blocking
+    /// subscriber is registered. The handshake with a subscriber about to
+    /// sleep is [`protocol::must_wake`] / [`protocol::register_wait`].
     #[inline]
     fn wake_sleepers(&self) {
         // SAFETY: as in `rec`.
         let w = unsafe { &*self.wake };
-        if w.blocking_subs.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        fence(Ordering::SeqCst);
-        if w.waiters.load(Ordering::Relaxed) != 0 {
-            w.notify.fetch_add(1, Ordering::Release);
+        if protocol::must_wake(w) {
+            protocol::bump_notify(w);
             futex::wake_all(&w.notify);
-            // A subscriber killed while asleep stays counted until its place
+            // A subscriber killed while asleep stays marked until its place
             // is reclaimed; without this a DropOldest publisher (which never
             // waits, so never reclaims) would pay a wake-up system call on
             // every send for ever. Checking liveness reads /proc, so only
@@ -354,5 +365,77 @@ impl Drop for PublisherPort {
         if left == 0 && records::try_close(self.members()) {
             Segment::unlink_if_same(self.chan.segment());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{ChannelConfig, SCHEMA_BYTES};
+
+    fn channel(tag: &str, chunks: bool) -> Arc<Channel> {
+        let name = format!("/horus.unit.pubport.{}.{}", std::process::id(), tag);
+        let config = ChannelConfig {
+            schema: [1; SCHEMA_BYTES],
+            depth: 8,
+            slot_payload: 16,
+            max_publishers: 1,
+            max_subscribers: 4,
+            chunk_size: if chunks { 256 } else { 0 },
+            chunks_per_publisher: if chunks { 20 } else { 0 },
+            qos_code: 0,
+        };
+        let chan = Channel::open_or_create(&name, &config).unwrap();
+        Segment::unlink(&name);
+        chan
+    }
+
+    /// Regression: the public port asserted (panicked) on a payload larger
+    /// than the slot or the chunk instead of returning an error.
+    #[test]
+    fn oversized_payloads_are_errors_and_write_nothing() {
+        let chan = channel("oversized", true);
+        let mut p = PublisherPort::join(&chan).unwrap();
+        assert_eq!(
+            p.send_inline(&[0; 17]),
+            Err(PayloadError::TooLarge {
+                len: 17,
+                capacity: 16,
+                place: "slot"
+            })
+        );
+        let loan = p.loan_chunk().unwrap();
+        assert!(matches!(
+            p.send_chunk(loan, 257),
+            Err(PayloadError::TooLarge { capacity: 256, .. })
+        ));
+        assert_eq!(p.sent(), 0);
+        // The refused chunk went back to the pool: all 20 can be loaned.
+        let loans: Vec<_> = (0..20).map(|_| p.loan_chunk().unwrap()).collect();
+        assert_eq!(loans.len(), 20);
+    }
+
+    /// Regression: `released_upto` only advanced in `release_consumed`,
+    /// which runs with two or more subscribers; after a long stretch with
+    /// fewer, the first loan walked every message ever sent (10⁸ after a
+    /// day at 1 kHz). It now walks at most one ring.
+    #[test]
+    fn release_consumed_walks_at_most_one_ring() {
+        let chan = channel("catchup", true);
+        let mut p = PublisherPort::join(&chan).unwrap();
+        // As after 2⁴⁰ sends with no reader that consumes chunks.
+        p.next_seq = 1 << 40;
+        p.released_upto = 1;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            p.release_consumed();
+            tx.send(p.released_upto).unwrap();
+        });
+        // A generous bound that only turns the old 2⁴⁰-step walk into a
+        // failure instead of a hang.
+        let upto = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("release_consumed returned");
+        assert_eq!(upto, 1 << 40);
     }
 }

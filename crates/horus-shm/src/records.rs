@@ -12,6 +12,7 @@
 //! active while `CLOSING` is clear, so no one joins a segment that is being
 //! removed.
 
+#[cfg(not(loom))]
 use crate::process::ProcessId;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
@@ -28,12 +29,45 @@ const EPOCH_MASK: u64 = 0x7fff << EPOCH_SHIFT;
 pub(crate) const PLACES: u64 = (1 << EPOCH_SHIFT) - 1;
 
 fn bump_epoch(m: u64) -> u64 {
-    (m & !EPOCH_MASK) | ((m + (1 << EPOCH_SHIFT)) & EPOCH_MASK)
+    // Wrapping: the word may hold any value a corrupt peer wrote (CLOSING
+    // and a full epoch would overflow a plain add); only the epoch bits
+    // take the carry.
+    (m & !EPOCH_MASK) | (m.wrapping_add(1 << EPOCH_SHIFT) & EPOCH_MASK)
 }
-/// Subscriber flag: registered as a blocking (futex) waiter.
-pub(crate) const FLAG_BLOCKING: u32 = 1;
-/// Subscriber flag: currently counted in the channel's `waiters`.
-pub(crate) const FLAG_WAITING: u32 = 2;
+
+/// A subscriber cursor that no publisher has started yet.
+///
+/// A joining subscriber stores this in each of its cursors *before* it sets
+/// its membership bit. The publisher of each ring, the first time it sees
+/// the new bit (it checks the membership word before every send), replaces
+/// it with the sequence number it is about to write — one CAS, so exactly
+/// one start is chosen, by the only party that knows which messages are
+/// still to come. That makes "joined" mean "noticed by the publisher": the
+/// subscriber never counts as lost a message published before that, and a
+/// `Reject`/`Block` publisher never waits on it for one. Until then the
+/// subscriber has nothing to read on that ring (messages published before
+/// the notice are not its).
+pub(crate) const CURSOR_JOINING: u64 = u64::MAX;
+
+/// A subscriber cursor whose place is being claimed but is not a member yet.
+///
+/// The claimer stores this *before* it sets its membership bit, and replaces
+/// it with [`CURSOR_JOINING`] only *after*. A publisher scans the cursors of
+/// the places in a membership word it loaded earlier; in between, the
+/// place's old owner may have left and a new one claimed it. Were the new
+/// owner's cursor already `CURSOR_JOINING`, that stale scan would start it
+/// (at the publisher's position then) and, its membership word then showing
+/// no subscriber there, run ahead of it: the new subscriber joined to find
+/// its start overwritten and counted thousands of overruns that were not
+/// its. A publisher skips a place whose cursor reads `CURSOR_NOT_MEMBER`; a
+/// `CURSOR_JOINING` it reads belongs to an owner that has joined.
+pub(crate) const CURSOR_NOT_MEMBER: u64 = u64::MAX - 1;
+
+/// Whether a cursor value is one of the two "not started" markers.
+#[inline(always)]
+pub(crate) fn is_unstarted(cursor: u64) -> bool {
+    cursor >= CURSOR_NOT_MEMBER
+}
 
 /// Membership bit of subscriber place `j`.
 pub(crate) fn sub_member(j: usize) -> u64 {
@@ -79,7 +113,7 @@ pub(crate) struct PubRecord {
 pub(crate) struct SubRecord {
     pub(crate) owner: AtomicU64,
     pub(crate) claims: AtomicU64,
-    pub(crate) flags: AtomicU32,
+    _reserved: u32,
     _pad0: u32,
     pub(crate) received: AtomicU64,
     /// Messages overwritten before this subscriber read them.
@@ -91,22 +125,50 @@ pub(crate) struct SubRecord {
     _pad1: u64,
 }
 
+// (Not under loom, whose atomics are larger: there only the membership and
+// wake words are used, by the protocol models.)
+#[cfg(not(loom))]
 const _: () = assert!(std::mem::size_of::<PubRecord>() == crate::layout::PUB_RECORD_SIZE);
+#[cfg(not(loom))]
 const _: () = assert!(std::mem::size_of::<SubRecord>() == crate::layout::SUB_RECORD_HEAD);
 
-/// The membership word and the wake words.
+/// The wake words, and the observer set.
+///
+/// Every set here is a bitmask over subscriber places rather than a count:
+/// setting and clearing a bit is idempotent, so a process killed between
+/// two steps of a wait leaves a bit that the reclaimer clears exactly (a
+/// count would be left one too high or too low for ever).
 #[repr(C)]
 pub(crate) struct Wake {
     /// Futex word: bumped by a publisher that wakes sleepers.
     pub(crate) notify: AtomicU32,
-    /// Subscribers currently inside (or about to enter) a futex wait.
-    pub(crate) waiters: AtomicU32,
-    /// Subscribers registered as blocking waiters; while 0 publishers skip
-    /// the wake path entirely.
-    pub(crate) blocking_subs: AtomicU32,
+    /// Bit `j`: place `j` registered for futex wake-ups. While 0,
+    /// publishers skip the wake path entirely.
+    pub(crate) blocking: AtomicU32,
+    /// Bit `j`: the port of place `j` is inside (or about to enter) a futex
+    /// wait; bit `32 + j`: a readiness wait (`wait_pending`) of place `j`,
+    /// which may run on another thread at the same time.
+    pub(crate) waiting: AtomicU64,
+    /// Bit `j`: place `j` is an observer (never back-pressures; see
+    /// `SubscriberPort::join`).
+    pub(crate) observers: AtomicU32,
+}
+
+#[cfg(not(loom))]
+const _: () = assert!(std::mem::size_of::<Wake>() <= 64);
+
+/// The `waiting` bit of place `j`'s port wait.
+pub(crate) fn port_wait_bit(j: usize) -> u64 {
+    1 << j
+}
+
+/// The `waiting` bit of place `j`'s readiness wait.
+pub(crate) fn pending_wait_bit(j: usize) -> u64 {
+    1 << (32 + j)
 }
 
 /// Outcome of checking an owner word.
+#[cfg(not(loom))]
 pub(crate) enum Owner {
     Free,
     Busy,
@@ -115,6 +177,7 @@ pub(crate) enum Owner {
 }
 
 /// Classifies an owner word.
+#[cfg(not(loom))]
 pub(crate) fn classify(owner: u64) -> Owner {
     match owner {
         0 => Owner::Free,
@@ -125,6 +188,7 @@ pub(crate) fn classify(owner: u64) -> Owner {
 }
 
 /// Tries to claim a free place: CAS `owner` from 0 to our token.
+#[cfg(not(loom))]
 pub(crate) fn try_claim(owner: &AtomicU64) -> bool {
     // Acquire: the previous owner's (or reclaimer's) writes to the record,
     // released by its store of 0, are visible before we reinitialise it.
@@ -160,7 +224,7 @@ pub(crate) fn join(membership: &AtomicU64, bit: u64) -> bool {
             return false;
         }
         // AcqRel: Release publishes the record initialisation that precedes
-        // the join (cursors, flags) to anyone who sees the bit; Acquire
+        // the join (cursors, observer bit) to anyone who sees the bit; Acquire
         // orders our later reads after earlier leavers.
         match membership.compare_exchange_weak(
             m,
@@ -169,6 +233,25 @@ pub(crate) fn join(membership: &AtomicU64, bit: u64) -> bool {
             Ordering::Relaxed,
         ) {
             Ok(_) => return true,
+            Err(now) => m = now,
+        }
+    }
+}
+
+/// Bumps the epoch without changing any place bit, so that publishers that
+/// cache the membership word look at the places again (a joining subscriber
+/// calls it once its cursors read [`CURSOR_JOINING`]).
+pub(crate) fn touch(membership: &AtomicU64) {
+    let mut m = membership.load(Ordering::Relaxed);
+    loop {
+        // AcqRel as in `join`: Release publishes the cursors stored before.
+        match membership.compare_exchange_weak(
+            m,
+            bump_epoch(m),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return,
             Err(now) => m = now,
         }
     }
@@ -199,4 +282,21 @@ pub(crate) fn try_close(membership: &AtomicU64) -> bool {
         && membership
             .compare_exchange(m, m | CLOSING, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: the epoch increment overflowed (a panic in debug builds)
+    /// on a word with `CLOSING` set and a full epoch, which a corrupt peer
+    /// can write.
+    #[test]
+    fn epoch_wraps_without_touching_other_bits() {
+        let m = CLOSING | EPOCH_MASK | 0b101;
+        let bumped = bump_epoch(m);
+        assert_eq!(bumped & !EPOCH_MASK, m & !EPOCH_MASK);
+        assert_eq!(bumped & EPOCH_MASK, 0);
+        assert_eq!(bump_epoch(u64::MAX) & !EPOCH_MASK, !EPOCH_MASK);
+    }
 }

@@ -80,8 +80,13 @@ pub(crate) fn write<S: SlotMem>(slot: &S, seq: u64, kind: u32, payload: &[u8]) {
     // payload store below, so a reader that sees any new payload word and then
     // re-reads the stamp (after its Acquire fence) sees at least this odd
     // value and rejects the copy.
+    //
+    // The odd store itself is Release too: a reader that Acquire-loads it
+    // (and so finds itself lapped) must also see the `head` of the previous
+    // message, stored before this slot was started, because it tells a
+    // lapped reader from a corrupt stamp by `found <= head + 1`.
     slot.stamp()
-        .store(seq.wrapping_mul(2).wrapping_add(1), Ordering::Relaxed);
+        .store(seq.wrapping_mul(2).wrapping_add(1), Ordering::Release);
     fence(Ordering::Release);
     slot.meta().store(
         payload.len() as u64 | (u64::from(kind) << 32),

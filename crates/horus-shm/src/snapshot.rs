@@ -45,6 +45,8 @@ pub struct SubscriberSnapshot {
     pub malformed: u64,
     /// Messages published but not yet read, summed over rings.
     pub backlog: u64,
+    /// An observer (never back-pressures; its losses are its own).
+    pub observer: bool,
 }
 
 /// Every active place of a channel.
@@ -58,9 +60,10 @@ pub struct ChannelSnapshot {
     /// including dead ones not yet reclaimed. While 0, publishers skip the
     /// wake path entirely.
     pub blocking_subscribers: u32,
-    /// Subscribers asleep (or about to sleep) in a futex wait right now,
-    /// including dead ones not yet reclaimed. While non-zero, every send
-    /// makes a wake-up system call.
+    /// Futex waits in progress right now (a subscriber's `recv` and its
+    /// scheduler's readiness wait count separately), including those of
+    /// dead subscribers not yet reclaimed. While non-zero, every send makes
+    /// a wake-up system call.
     pub sleeping_subscribers: u32,
 }
 
@@ -71,8 +74,8 @@ impl Channel {
         let cfg = self.layout().config;
         let wake = self.wake();
         let mut snap = ChannelSnapshot {
-            blocking_subscribers: wake.blocking_subs.load(Ordering::Relaxed),
-            sleeping_subscribers: wake.waiters.load(Ordering::Relaxed),
+            blocking_subscribers: wake.blocking.load(Ordering::Relaxed).count_ones(),
+            sleeping_subscribers: wake.waiting.load(Ordering::Relaxed).count_ones(),
             ..ChannelSnapshot::default()
         };
         for k in 0..cfg.max_publishers as usize {
@@ -91,18 +94,24 @@ impl Channel {
                 head: r.head.load(Ordering::Relaxed),
             });
         }
+        let observers = wake.observers.load(Ordering::Relaxed);
         for j in 0..cfg.max_subscribers as usize {
             if records::subs_of(m) & (1 << j) == 0 {
                 continue;
             }
             let r = self.sub_record(j);
+            // Saturating throughout: heads and cursors are whatever the
+            // segment holds, and a corrupt one must not panic a reader.
             let backlog = (0..cfg.max_publishers as usize)
                 .map(|k| {
                     let head = self.pub_record(k).head.load(Ordering::Relaxed);
-                    head.saturating_add(1)
-                        .saturating_sub(self.cursor(j, k).load(Ordering::Relaxed))
+                    let cursor = self.cursor(j, k).load(Ordering::Relaxed);
+                    if records::is_unstarted(cursor) {
+                        return 0;
+                    }
+                    head.saturating_add(1).saturating_sub(cursor)
                 })
-                .sum();
+                .fold(0u64, u64::saturating_add);
             snap.subscribers.push(SubscriberSnapshot {
                 place: j,
                 pid: ProcessId::from_token(r.owner.load(Ordering::Relaxed)).pid,
@@ -111,6 +120,7 @@ impl Channel {
                 skipped: r.skipped.load(Ordering::Relaxed),
                 malformed: r.malformed.load(Ordering::Relaxed),
                 backlog,
+                observer: observers & (1 << j) != 0,
             });
         }
         snap

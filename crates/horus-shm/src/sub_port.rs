@@ -17,7 +17,7 @@ use crate::records::{self, Owner};
 use crate::ring::{self, ReadOutcome};
 use crate::segment::Segment;
 use crate::sync::Ordering;
-use crate::{futex, pool};
+use crate::{futex, pool, protocol};
 
 mod pending;
 
@@ -28,6 +28,7 @@ mod pending;
 pub struct SubPlace {
     chan: Arc<Channel>,
     j: usize,
+    /// Registered for futex wake-ups (and the registration's barrier ran).
     blocking: bool,
 }
 
@@ -35,12 +36,9 @@ impl SubPlace {
     /// Drops this place's reference on chunk `c` of pool `k`.
     pub fn release_chunk(&self, k: usize, c: usize) {
         if let Some(state) = self.chan.chunk_state(k, c) {
-            let m = self.chan.membership().load(Ordering::Relaxed);
-            if records::subs_of(m) == 1 << self.j {
-                pool::release_last_reader(state, self.j);
-            } else {
-                pool::release(state, self.j);
-            }
+            // As the only reliable subscriber, this also drops the ring's
+            // hold (see `protocol::release_pinned`).
+            protocol::release_pinned(state, self.j, self.chan.membership(), self.chan.wake());
         }
     }
 
@@ -54,15 +52,7 @@ impl Drop for SubPlace {
     fn drop(&mut self) {
         let rec = self.chan.sub_record(self.j);
         self.chan.release_sub_everywhere(self.j);
-        if self.blocking {
-            let flags = rec.flags.swap(0, Ordering::AcqRel);
-            if flags & records::FLAG_BLOCKING != 0 {
-                self.chan
-                    .wake()
-                    .blocking_subs
-                    .fetch_sub(1, Ordering::AcqRel);
-            }
-        }
+        self.chan.clear_wake_bits(self.j);
         records::free(&rec.owner);
     }
 }
@@ -127,8 +117,19 @@ unsafe impl Sync for SubscriberPort {}
 
 impl SubscriberPort {
     /// Takes a subscriber place. With `blocking`, the place registers for
-    /// futex wake-ups (costs a global memory barrier once, here).
-    pub fn join(chan: &Arc<Channel>, blocking: bool) -> Result<SubscriberPort, JoinError> {
+    /// futex wake-ups (costs a global memory barrier once, here). An
+    /// `observer` reads the same rings but never back-pressures a
+    /// `Reject`/`Block` publisher: it is left out of the publisher's room
+    /// check and counts what it misses as its own overrun.
+    ///
+    /// The subscriber receives every message its publishers send from the
+    /// moment each of them notices the join (see [`records::CURSOR_JOINING`]);
+    /// nothing published before counts as lost.
+    pub fn join(
+        chan: &Arc<Channel>,
+        blocking: bool,
+        observer: bool,
+    ) -> Result<SubscriberPort, JoinError> {
         chan.reclaim_dead();
         let cfg = chan.layout().config;
         for j in 0..cfg.max_subscribers as usize {
@@ -144,24 +145,32 @@ impl SubscriberPort {
             for c in [&rec.received, &rec.overrun, &rec.skipped, &rec.malformed] {
                 c.store(0, Ordering::Relaxed);
             }
-            // Start after everything already published: a subscriber sees
-            // messages sent from the moment it joins.
-            let cursors: Vec<u64> = (0..cfg.max_publishers as usize)
-                .map(|k| {
-                    chan.pub_record(k)
-                        .head
-                        .load(Ordering::Acquire)
-                        .saturating_add(1)
-                })
-                .collect();
-            for (k, &c) in cursors.iter().enumerate() {
-                chan.cursor(j, k).store(c, Ordering::Release);
-            }
-            if blocking {
-                rec.flags.store(records::FLAG_BLOCKING, Ordering::Release);
-                chan.wake().blocking_subs.fetch_add(1, Ordering::SeqCst);
-                futex::global_barrier();
-            }
+            // No start yet on any ring: each publisher picks ours when it
+            // notices the join (not-member markers until we are one). The membership join below (Release) orders
+            // these stores, and the observer bit, before our bit becomes
+            // visible, so a publisher that sees the bit sees them.
+            let cursors = vec![records::CURSOR_JOINING; cfg.max_publishers as usize];
+            let wake = chan.wake();
+            protocol::prepare_join(
+                (0..cursors.len()).map(|k| chan.cursor(j, k)),
+                &wake.observers,
+                j,
+                observer,
+            );
+            let bit = records::sub_member(j) as u32;
+            // A registration is only useful once the barrier has run: after
+            // it, a publisher that still reads the `blocking` set as empty
+            // has made its earlier slot writes visible to us. Without the
+            // barrier (old kernel, seccomp), the place waits with bounded
+            // sleeps instead and never relies on a wake-up.
+            let blocking = blocking && {
+                wake.blocking.fetch_or(bit, Ordering::SeqCst);
+                let ok = futex::global_barrier();
+                if !ok {
+                    wake.blocking.fetch_and(!bit, Ordering::SeqCst);
+                }
+                ok
+            };
             let place = Arc::new(SubPlace {
                 chan: Arc::clone(chan),
                 j,
@@ -170,6 +179,11 @@ impl SubscriberPort {
             if !records::join(chan.membership(), records::sub_member(j)) {
                 return Err(JoinError::Closing);
             }
+            // Only now, as a member, may our cursors be started (see
+            // `records::CURSOR_NOT_MEMBER`); the touch makes publishers that
+            // cached the word with our bit but a not-member cursor look again.
+            protocol::open_cursors((0..cursors.len()).map(|k| chan.cursor(j, k)));
+            records::touch(chan.membership());
             return Ok(SubscriberPort {
                 rings: (0..cfg.max_publishers as usize)
                     .map(|k| chan.ring(k))
@@ -192,6 +206,19 @@ impl SubscriberPort {
             role: "subscriber",
             max: cfg.max_subscribers,
         })
+    }
+
+    /// Whether this place is an observer.
+    pub fn is_observer(&self) -> bool {
+        let bit = records::sub_member(self.place.j) as u32;
+        self.chan().wake().observers.load(Ordering::Relaxed) & bit != 0
+    }
+
+    /// Whether `recv` sleeps on the futex with wake-ups (false when the
+    /// registration's barrier is unavailable: then it sleeps at most 1 ms
+    /// at a time).
+    pub fn wakes_registered(&self) -> bool {
+        self.place.blocking
     }
 
     /// The shared place (samples keep it alive).
@@ -241,6 +268,12 @@ impl SubscriberPort {
         self.members = m;
         let mut poll = records::pubs_of(m);
         for k in 0..self.cursors.len() {
+            // A publisher may have started our cursor, sent, and left since
+            // we last looked: pick up the start, or its messages would never
+            // be polled.
+            if self.cursors[k] == records::CURSOR_JOINING {
+                self.start_cursor(k);
+            }
             if self.chan().pub_record(k).head.load(Ordering::Acquire) >= self.cursors[k] {
                 poll |= 1 << k;
             }
@@ -274,9 +307,30 @@ impl SubscriberPort {
         None
     }
 
+    /// Makes our private cursor on ring `k` live if its publisher has
+    /// started it; false while it is still [`records::CURSOR_JOINING`].
+    #[cold]
+    fn start_cursor(&mut self, k: usize) -> bool {
+        match protocol::subscriber_start(self.shared_cursor(k)) {
+            Some(c) => {
+                self.cursors[k] = c;
+                true
+            }
+            None => false,
+        }
+    }
+
     #[inline]
     fn receive_from(&mut self, k: usize, out: &mut [u64]) -> Option<Received> {
-        loop {
+        if self.cursors[k] == records::CURSOR_JOINING && !self.start_cursor(k) {
+            return None;
+        }
+        // Every pass either returns or moves the cursor forward, and a lap
+        // jumps straight to the oldest message still in the ring, so an
+        // honest ring is done within `depth + 2` passes. The bound is for
+        // slots a corrupt or hostile peer wrote: `try_recv` never waits.
+        let depth = u64::from(self.place.chan.layout().config.depth);
+        for _ in 0..depth + 2 {
             let seq = self.cursors[k];
             let outcome = ring::read(&self.rings[k].slot(seq), seq, out);
             match outcome {
@@ -309,12 +363,21 @@ impl SubscriberPort {
                     }
                     return None;
                 }
-                ReadOutcome::Lapped { .. } => {
-                    // Overrun (DropOldest): skip to the oldest message still
-                    // in the ring and count what was lost.
+                ReadOutcome::Lapped { found } => {
                     let chan = &self.place.chan;
-                    let depth = u64::from(chan.layout().config.depth);
+                    // Acquire: the writer stores `head` before it starts a
+                    // slot, so having seen message `found` in a slot we see
+                    // a head of at least `found - 1`.
                     let head = chan.pub_record(k).head.load(Ordering::Acquire);
+                    if found > head.saturating_add(1) {
+                        // A stamp no honest writer could have made yet: the
+                        // slot is corrupt. Count it and step over it.
+                        self.count(Loss::Malformed, 1);
+                        self.advance(k, seq.wrapping_add(1));
+                        continue;
+                    }
+                    // Overrun (DropOldest, or an observer): skip to the oldest
+                    // message still in the ring and count what was lost.
                     let next = seq
                         .saturating_add(1)
                         .max(head.saturating_add(1).saturating_sub(depth));
@@ -331,11 +394,11 @@ impl SubscriberPort {
                 }
             }
         }
+        None
     }
 
     fn pin_chunk(&mut self, k: usize, desc: u64, len: u64) -> Option<Received> {
-        let c = (desc & 0xffff_ffff) as usize;
-        let gen = (desc >> 32) as u32;
+        let (c, gen) = protocol::split_descriptor(desc);
         let chan = &self.place.chan;
         let valid = chan
             .chunk_state(k, c)
@@ -363,9 +426,7 @@ impl SubscriberPort {
     #[inline]
     fn advance(&mut self, k: usize, next: u64) {
         self.cursors[k] = next;
-        // Release: our copy of the slot is complete before a Reject/Block
-        // publisher (Acquire) sees the cursor move past it and overwrites.
-        self.shared_cursor(k).store(next, Ordering::Release);
+        protocol::publish_cursor(self.shared_cursor(k), next);
     }
 
     #[inline]
@@ -404,6 +465,9 @@ impl SubscriberPort {
             if self.poll & (1 << k) == 0 {
                 continue;
             }
+            if self.cursors[k] == records::CURSOR_JOINING && !self.start_cursor(k) {
+                continue;
+            }
             let head = self.chan().pub_record(k).head.load(Ordering::Acquire);
             if head > self.cursors[k] {
                 skipped += head - self.cursors[k];
@@ -432,9 +496,9 @@ impl SubscriberPort {
         }
         let chan = Arc::clone(&self.place.chan);
         let wake = chan.wake();
-        let rec = chan.sub_record(self.place.j);
+        let bit = records::port_wait_bit(self.place.j);
         loop {
-            let seen = wake.notify.load(Ordering::Acquire);
+            let seen = protocol::wait_token(wake);
             if let Some(r) = self.try_receive(out) {
                 return Some(r);
             }
@@ -445,15 +509,13 @@ impl SubscriberPort {
                 },
                 None => None,
             };
-            // SeqCst pairs with the publisher's SeqCst fence (see
-            // PublisherPort::wake_sleepers): after this increment either the
-            // publisher sees us waiting, or our re-check sees its message.
-            wake.waiters.fetch_add(1, Ordering::SeqCst);
-            rec.flags.fetch_or(records::FLAG_WAITING, Ordering::Relaxed);
+            // Dekker's pattern with the publisher (see
+            // `protocol::register_wait`): announce the sleep, then re-check,
+            // so that either the publisher sees our bit and wakes us, or the
+            // re-check sees its message.
+            protocol::register_wait(wake, bit);
             if let Some(r) = self.try_receive(out) {
-                rec.flags
-                    .fetch_and(!records::FLAG_WAITING, Ordering::Relaxed);
-                wake.waiters.fetch_sub(1, Ordering::SeqCst);
+                protocol::unregister_wait(wake, bit);
                 return Some(r);
             }
             // Without the blocking registration (membarrier) a publisher may
@@ -466,9 +528,7 @@ impl SubscriberPort {
                 }))
             };
             futex::wait(&wake.notify, seen, timeout);
-            rec.flags
-                .fetch_and(!records::FLAG_WAITING, Ordering::Relaxed);
-            wake.waiters.fetch_sub(1, Ordering::SeqCst);
+            protocol::unregister_wait(wake, bit);
         }
     }
 

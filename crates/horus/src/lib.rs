@@ -54,6 +54,7 @@ mod publisher;
 mod qos;
 mod sample;
 mod sample_mut;
+pub mod clean;
 pub mod sched_glue;
 mod schema_record;
 mod stats;

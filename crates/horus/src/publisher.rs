@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use horus_msgs::Message;
-use horus_shm::PublisherPort;
+use horus_shm::{PayloadError, PublisherPort};
 
 use crate::error::{LoanError, SendError, TopicError};
 use crate::qos::Overflow;
@@ -74,17 +74,32 @@ impl<T: Message> Publisher<T> {
             return Err(self.refuse(e, ()));
         }
         let bytes = bytemuck::bytes_of(msg);
-        let subscribers = if self.topic.inline {
+        let sent = if self.topic.inline {
             self.port.send_inline(bytes)
         } else {
             let Some(loan) = self.port.loan_chunk() else {
                 self.stats.pool_exhausted += 1;
                 return Err(SendError::PoolExhausted(()));
             };
+            // The topic was checked on open to have chunks that hold a `T`.
             self.port.chunk_bytes(&loan)[..bytes.len()].copy_from_slice(bytes);
             self.port.send_chunk(loan, bytes.len())
         };
-        Ok(self.delivered(subscribers))
+        match sent {
+            Ok(subscribers) => Ok(self.delivered(subscribers)),
+            Err(PayloadError::TooLarge { capacity, .. }) => Err(SendError::TooLarge((), capacity)),
+        }
+    }
+
+    /// Bytes a loaned sample may fill: the slot payload (inline topics) or
+    /// the chunk.
+    pub(crate) fn capacity(&self) -> usize {
+        let config = self.port.channel().layout().config;
+        if self.topic.inline {
+            config.slot_payload as usize
+        } else {
+            config.chunk_size as usize
+        }
     }
 
     /// Publishes `msg` followed by a copy of `tail` (point data, pixels).

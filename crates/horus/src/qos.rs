@@ -32,6 +32,19 @@ impl Overflow {
         }
     }
 
+    /// The policy a stored code stands for (Block with the default
+    /// timeout); `None` for a code this build does not know.
+    pub(crate) fn from_code(code: u32) -> Option<Overflow> {
+        match code {
+            0 => Some(Overflow::DropOldest),
+            1 => Some(Overflow::Reject),
+            2 => Some(Overflow::Block {
+                timeout: Duration::from_secs(1),
+            }),
+            _ => None,
+        }
+    }
+
     pub(crate) fn name_of(code: u32) -> &'static str {
         match code {
             0 => "DropOldest",

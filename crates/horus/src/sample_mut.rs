@@ -67,22 +67,28 @@ impl<'a, T: Message> SampleMut<'a, T> {
             // the same exclusive borrow) is moved into the error untouched.
             return Err(unsafe { (*p).refuse(e, self) });
         }
-        let slot = self.slot.take().expect("present until sent");
         let size = std::mem::size_of::<T>();
-        let subscribers = match slot {
+        let len = if self.tail_len > 0 {
+            tail_offset::<T>() + self.tail_len
+        } else {
+            size
+        };
+        // Checked before the loan is consumed, so a refusal hands the
+        // sample back whole (the topic's capacities were checked against `T`
+        // on open, so only a tail can get here too large).
+        let capacity = self.publisher.capacity();
+        if len > capacity {
+            return Err(SendError::TooLarge(self, capacity));
+        }
+        let slot = self.slot.take().expect("present until sent");
+        let sent = match slot {
             LoanSlot::Staged => {
                 let Publisher { port, staging, .. } = &mut *self.publisher;
                 port.send_inline(&bytemuck::cast_slice::<u64, u8>(staging)[..size])
             }
-            LoanSlot::Chunk(loan) => {
-                let len = if self.tail_len > 0 {
-                    tail_offset::<T>() + self.tail_len
-                } else {
-                    size
-                };
-                self.publisher.port.send_chunk(loan, len)
-            }
+            LoanSlot::Chunk(loan) => self.publisher.port.send_chunk(loan, len),
         };
+        let subscribers = sent.expect("the payload length was checked against the capacity");
         Ok(self.publisher.delivered(subscribers))
     }
 }

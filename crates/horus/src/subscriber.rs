@@ -29,10 +29,14 @@ pub struct Subscriber<T> {
 }
 
 impl<T: Message> Subscriber<T> {
-    pub(crate) fn new(topic: Arc<TopicInner>, mode: WaitMode) -> Result<Self, TopicError> {
+    pub(crate) fn new(
+        topic: Arc<TopicInner>,
+        mode: WaitMode,
+        observer: bool,
+    ) -> Result<Self, TopicError> {
         let blocking = mode == WaitMode::Futex;
         let port = topic.join(
-            |chan| SubscriberPort::join(chan, blocking),
+            |chan| SubscriberPort::join(chan, blocking, observer),
             &T::SCHEMA.to_string(),
         )?;
         let words = port.place().channel().layout().config.slot_payload as usize / 8;
@@ -214,6 +218,13 @@ impl<T: Message> Subscriber<T> {
     /// The topic name.
     pub fn topic(&self) -> &str {
         &self.topic.name
+    }
+
+    /// Whether this subscriber is an observer ([`Topic::observer`]).
+    ///
+    /// [`Topic::observer`]: crate::Topic::observer
+    pub fn is_observer(&self) -> bool {
+        self.port.is_observer()
     }
 
     /// The byte-level port (for the scheduler glue's readiness checks).

@@ -144,6 +144,28 @@ impl<T: Message> TopicBuilder<T> {
             && (want.chunk_size == 0) == (have.chunk_size == 0)
     }
 
+    /// Checks a segment found on disk before any endpoint uses it: the
+    /// explicitly requested settings must match, and whatever was adopted
+    /// must fit `T`. The header's schema matching proves nothing about its
+    /// capacities — a corrupt or hostile segment with the right schema and a
+    /// chunk smaller than `T` would otherwise make `loan()` write past the
+    /// chunk.
+    fn check_adopted(
+        &self,
+        seg_name: &str,
+        want: &ChannelConfig,
+        have: &ChannelConfig,
+    ) -> Result<(), TopicError> {
+        if !self.compatible(want, have) {
+            return Err(TopicError::QosMismatch {
+                topic: self.name.clone(),
+                found: describe_qos(have),
+                requested: describe_qos(want),
+            });
+        }
+        check_fits::<T>(&self.name, seg_name, have)
+    }
+
     /// Opens the topic, creating it if it does not exist.
     pub fn open(self) -> Result<Topic<T>, TopicError> {
         let (want, inline) = self.config()?;
@@ -155,26 +177,18 @@ impl<T: Message> TopicBuilder<T> {
             .map_err(|e| self.invalid(e.to_string()))?;
         let chan = self.open_channel(&seg_name, &want)?;
         let have = chan.layout().config;
-        if !self.compatible(&want, &have) {
-            return Err(TopicError::QosMismatch {
-                topic: self.name.clone(),
-                found: describe_qos(&have),
-                requested: describe_qos(&want),
-            });
-        }
-        let overflow = match (self.overflow, have.qos_code) {
-            (Some(o), _) => o,
-            (None, 1) => Overflow::Reject,
-            (None, 2) => Overflow::Block {
-                timeout: std::time::Duration::from_secs(1),
-            },
-            _ => Overflow::DropOldest,
-        };
+        self.check_adopted(&seg_name, &want, &have)?;
+        // An explicit policy matched the stored code (check_adopted); an
+        // adopted one is decoded (check_fits rejected unknown codes).
+        let overflow = self
+            .overflow
+            .or_else(|| Overflow::from_code(have.qos_code))
+            .unwrap_or(Overflow::DropOldest);
         Ok(Topic {
             inner: Arc::new(TopicInner {
                 name: self.name,
                 seg_name,
-                want,
+                adopted: have,
                 inline,
                 overflow,
                 chan: std::sync::Mutex::new(chan),
@@ -228,6 +242,39 @@ pub(crate) fn map_open_error(topic: &str, expected: &str, e: OpenError) -> Topic
     }
 }
 
+/// Whether a channel's capacities can carry `T` at all, whatever else was
+/// adopted: the slot or chunk must hold a whole `T`, and the policy code must
+/// be one this build knows.
+fn check_fits<T: Message>(topic: &str, seg_name: &str, have: &ChannelConfig) -> Result<(), TopicError> {
+    let size = std::mem::size_of::<T>();
+    let inline = !T::HAS_TAIL && size <= INLINE_MAX;
+    let reason = if Overflow::from_code(have.qos_code).is_none() {
+        Some(format!("unknown overflow policy code {}", have.qos_code))
+    } else if inline && (have.chunk_size != 0 || (have.slot_payload as usize) < size) {
+        Some(format!(
+            "{} B inline slots and {} B chunks cannot carry a {size}-byte inline message",
+            have.slot_payload, have.chunk_size
+        ))
+    } else if !inline && (have.chunk_size as usize) < crate::publisher::tail_offset::<T>() {
+        Some(format!(
+            "{} B chunks cannot hold a {size}-byte message",
+            have.chunk_size
+        ))
+    } else {
+        None
+    };
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(TopicError::Segment {
+            topic: topic.to_owned(),
+            source: OpenError::Corrupt {
+                name: seg_name.to_owned(),
+                reason,
+            },
+        }),
+    }
+}
+
 fn describe_qos(c: &ChannelConfig) -> String {
     format!(
         "{} depth {}, {} publishers, {} subscribers, {} B chunks × {}",
@@ -243,7 +290,9 @@ fn describe_qos(c: &ChannelConfig) -> String {
 pub(crate) struct TopicInner {
     pub(crate) name: String,
     seg_name: String,
-    want: ChannelConfig,
+    /// The configuration this handle checked and adopted when it opened the
+    /// topic; a segment reopened later must have exactly this one.
+    adopted: ChannelConfig,
     pub(crate) inline: bool,
     pub(crate) overflow: Overflow,
     /// The current mapping. Replaced when the last participant of the old
@@ -275,14 +324,27 @@ impl TopicInner {
             match joined {
                 Ok(p) => return Ok(p),
                 Err(horus_shm::JoinError::Closing) => {
+                    // The last participant unlinked the segment: recreate it
+                    // with the configuration we adopted, or open whoever's
+                    // replaced it — which must have that same configuration
+                    // (the endpoints' types, inline buffers and policy were
+                    // fixed from it when the topic was opened).
                     let fresh =
-                        match Channel::open_existing(&self.seg_name, Some(&self.want.schema)) {
+                        match Channel::open_existing(&self.seg_name, Some(&self.adopted.schema)) {
                             Err(OpenError::Segment(SegmentError::NotFound(_))) => {
-                                Channel::open_or_create(&self.seg_name, &self.want)
+                                Channel::open_or_create(&self.seg_name, &self.adopted)
                             }
                             other => other,
                         }
                         .map_err(|e| map_open_error(&self.name, expected, e))?;
+                    let have = fresh.layout().config;
+                    if have != self.adopted {
+                        return Err(TopicError::QosMismatch {
+                            topic: self.name.clone(),
+                            found: describe_qos(&have),
+                            requested: describe_qos(&self.adopted),
+                        });
+                    }
                     *self.chan.lock().expect("topic mutex poisoned") = fresh;
                 }
                 Err(source) => {
@@ -361,12 +423,30 @@ impl<T: Message> Topic<T> {
 
     /// Creates a subscriber whose `recv` sleeps on a futex when idle.
     pub fn subscriber(&self) -> Result<Subscriber<T>, TopicError> {
-        Subscriber::new(Arc::clone(&self.inner), WaitMode::Futex)
+        Subscriber::new(Arc::clone(&self.inner), WaitMode::Futex, false)
     }
 
     /// Creates a subscriber with the given wait mode.
     pub fn subscriber_with(&self, mode: WaitMode) -> Result<Subscriber<T>, TopicError> {
-        Subscriber::new(Arc::clone(&self.inner), mode)
+        Subscriber::new(Arc::clone(&self.inner), mode, false)
+    }
+
+    /// Creates an *observer*: a subscriber for tools (echo, rate meters,
+    /// recorders, monitors). It reads the same messages as any subscriber,
+    /// but a `Reject` or `Block` publisher never waits for it or refuses a
+    /// message because of it, and publishers do not count it as a
+    /// subscriber (in [`Delivery`](crate::Delivery), `undelivered` or their
+    /// stats). What it misses because it fell behind it counts as its own
+    /// `overrun`. Attaching one changes nothing that the publishers or the
+    /// other subscribers observe — except that samples it *holds* pin pool
+    /// chunks like anyone's, so a tool should read and drop them promptly.
+    pub fn observer(&self) -> Result<Subscriber<T>, TopicError> {
+        Subscriber::new(Arc::clone(&self.inner), WaitMode::Futex, true)
+    }
+
+    /// Creates an observer with the given wait mode (see [`Topic::observer`]).
+    pub fn observer_with(&self, mode: WaitMode) -> Result<Subscriber<T>, TopicError> {
+        Subscriber::new(Arc::clone(&self.inner), mode, true)
     }
 
     /// Counters of every endpoint on the topic, in every process.

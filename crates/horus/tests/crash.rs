@@ -322,6 +322,49 @@ fn killed_subscriber_holding_samples_does_not_block_the_publisher_forever() {
     assert_whole_pool_usable(&t, &mut p, POOL);
 }
 
+/// Regression: a killed subscriber that its parent had not reaped yet (a
+/// zombie) passed `kill(pid, 0)` and the start-time check, so it counted as
+/// alive: it kept its place and its pinned chunks, and a `Block` publisher
+/// waited on its cursor until every send timed out.
+#[test]
+fn unreaped_zombie_subscriber_is_reclaimed_and_does_not_block_the_publisher() {
+    const POOL: u32 = 12;
+    const TOTAL: u64 = 20;
+    let ns = unique_ns("zombiesub");
+    let t = cloud_topic(&ns, BLOCK, POOL);
+    let mut hoarder = Peer::spawn(&ns, "hoard", &["block", &POOL.to_string(), "4"]);
+    hoarder.expect("ready");
+    let (tx, sent) = mpsc::channel();
+    let t2 = t.clone();
+    let sender = std::thread::spawn(move || {
+        let mut p = t2.publisher().unwrap();
+        for seq in 1..=TOTAL {
+            send_cloud(&mut p, seq);
+            tx.send(seq).unwrap();
+        }
+        p
+    });
+    assert_eq!(hoarder.expect("holding"), "1 2 3 4");
+    let mut done = 0;
+    while done < 8 {
+        done = sent
+            .recv_timeout(PEER_PATIENCE)
+            .expect("sends up to the ring");
+    }
+    // Killed, never reaped while the publisher works: a zombie.
+    let mut zombie = hoarder.kill9_unreaped();
+    while done < TOTAL {
+        done = sent
+            .recv_timeout(PEER_PATIENCE)
+            .expect("blocked send completes although the zombie is not reaped");
+    }
+    let mut p = sender.join().unwrap();
+    assert_eq!(p.stats().timed_out, 0);
+    assert_eq!(t.stats().subscribers(), 0, "the zombie's place was reclaimed");
+    assert_whole_pool_usable(&t, &mut p, POOL);
+    zombie.wait().unwrap();
+}
+
 /// Regression: chunks pinned by a subscriber that died were only given back
 /// when some process happened to join the topic (or a `Block` publisher was
 /// waiting for room); a publisher loaning with the pool exhausted by them

@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use super::{SubPlace, SubscriberPort};
+use crate::protocol;
 use crate::records;
 use crate::ring::SlotMem;
 use crate::sync::Ordering;
@@ -21,13 +22,20 @@ use crate::sync::Ordering;
 /// `2·seq`) or a later one (the reader was lapped; the next receive counts
 /// the overrun and returns the oldest message still in the ring). Stamp 0
 /// (never written) and `2·seq + 1` (being written) are not ready.
-fn stamp_has_message(stamp: u64, seq: u64) -> bool {
-    if stamp == 0 {
+fn stamp_has_message(stamp: u64, seq: u64, head: u64) -> bool {
+    if stamp == 0 || records::is_unstarted(seq) {
         return false;
     }
     // Compare halves rather than `2·seq` so that a hostile cursor near
     // u64::MAX cannot overflow.
     let found = stamp / 2;
+    // A stamp beyond `head + 1` is one no honest writer made yet (it stores
+    // `head` before starting the next slot): corrupt, nothing to wake for.
+    // Without this, stamps scribbled far ahead kept `has_pending` true for
+    // ever and the scheduler spun on a node with nothing to read.
+    if found > head.saturating_add(1) {
+        return false;
+    }
     found > seq || (found == seq && stamp.is_multiple_of(2))
 }
 
@@ -51,7 +59,11 @@ impl SubPlace {
             // Acquire pairs with the writer's publishing Release store of
             // the stamp (the same pairing `ring::read` relies on).
             let stamp = chan.slot(k, seq).stamp().load(Ordering::Acquire);
-            stamp_has_message(stamp, seq)
+            // Acquire load of the stamp first: it synchronises with the
+            // writer's Release stores (odd or even), so this head is at least
+            // the one stored before that slot was started.
+            let head = chan.pub_record(k).head.load(Ordering::Acquire);
+            stamp_has_message(stamp, seq, head)
         })
     }
 
@@ -64,13 +76,13 @@ impl SubPlace {
     pub fn wait_pending(&self, timeout: Duration) -> bool {
         let chan = &self.chan;
         let wake = chan.wake();
-        let rec = chan.sub_record(self.j);
+        let bit = records::pending_wait_bit(self.j);
         let deadline = std::time::Instant::now() + timeout;
         loop {
             // Same protocol as `SubscriberPort::receive_blocking`: read the
             // futex word before checking, so a send after the check changes
             // the word and the futex wait returns at once.
-            let seen = wake.notify.load(Ordering::Acquire);
+            let seen = protocol::wait_token(wake);
             if self.has_pending() {
                 return true;
             }
@@ -78,23 +90,13 @@ impl SubPlace {
             if left.is_zero() {
                 return false;
             }
-            // SeqCst pairs with the publisher's SeqCst fence in
-            // `wake_sleepers` (Dekker): either it sees us counted and wakes
-            // us, or our re-check below sees its message.
-            wake.waiters.fetch_add(1, Ordering::SeqCst);
-            // The flag lets a reclaimer undo our `waiters` count if this
-            // process dies asleep. It is shared with the port's own waits;
-            // only clear it if we were the one who set it.
-            let prev = rec.flags.fetch_or(records::FLAG_WAITING, Ordering::Relaxed);
-            let undo = || {
-                if prev & records::FLAG_WAITING == 0 {
-                    rec.flags
-                        .fetch_and(!records::FLAG_WAITING, Ordering::Relaxed);
-                }
-                wake.waiters.fetch_sub(1, Ordering::SeqCst);
-            };
+            // Dekker with the publisher's `wake_sleepers`, as in
+            // `receive_blocking` (`protocol::register_wait`): announce, then
+            // re-check. Our own bit (not the port's), so a port wait on
+            // another thread and this one never clear each other's.
+            protocol::register_wait(wake, bit);
             if self.has_pending() {
-                undo();
+                protocol::unregister_wait(wake, bit);
                 return true;
             }
             let slice = if self.blocking {
@@ -103,7 +105,7 @@ impl SubPlace {
                 left.min(Duration::from_millis(1))
             };
             crate::futex::wait(&wake.notify, seen, Some(slice));
-            undo();
+            protocol::unregister_wait(wake, bit);
         }
     }
 }
@@ -118,22 +120,35 @@ impl SubscriberPort {
 #[cfg(test)]
 mod tests {
     use super::stamp_has_message;
+    use crate::records;
 
     #[test]
     fn stamps_that_mean_a_message_is_waiting() {
         // Never written.
-        assert!(!stamp_has_message(0, 1));
-        assert!(!stamp_has_message(0, 0));
+        assert!(!stamp_has_message(0, 1, 0));
+        assert!(!stamp_has_message(0, 0, 0));
         // Message 5 complete, reader wants 5.
-        assert!(stamp_has_message(10, 5));
+        assert!(stamp_has_message(10, 5, 5));
+        // Complete but head not yet stored.
+        assert!(stamp_has_message(10, 5, 4));
         // Message 5 being written.
-        assert!(!stamp_has_message(11, 5));
+        assert!(!stamp_has_message(11, 5, 4));
         // Reader wants 6; the slot still holds 6 - depth (older): nothing new.
-        assert!(!stamp_has_message(2 * 2, 6));
+        assert!(!stamp_has_message(2 * 2, 6, 5));
         // Lapped: the slot holds a later message (complete or being written).
-        assert!(stamp_has_message(2 * 9, 5));
-        assert!(stamp_has_message(2 * 9 + 1, 5));
-        // A hostile cursor does not overflow.
-        assert!(!stamp_has_message(10, u64::MAX));
+        assert!(stamp_has_message(2 * 9, 5, 9));
+        assert!(stamp_has_message(2 * 9 + 1, 5, 8));
+        // A hostile cursor does not overflow; a joining one has nothing.
+        assert!(!stamp_has_message(10, u64::MAX, 5));
+        assert!(!stamp_has_message(10, records::CURSOR_JOINING, 5));
+        assert!(!stamp_has_message(10, records::CURSOR_NOT_MEMBER, 5));
+    }
+
+    /// Regression: stamps scribbled far beyond the ring's head made
+    /// `has_pending` true for ever (and the scheduler spin).
+    #[test]
+    fn hostile_stamps_ahead_of_head_are_not_pending() {
+        assert!(!stamp_has_message(2 * 1_000_000, 5, 10));
+        assert!(!stamp_has_message(u64::MAX, 5, 10));
     }
 }

@@ -182,6 +182,15 @@ impl Peer {
         kill9(&mut child);
     }
 
+    /// Sends SIGKILL and does *not* reap the process: it stays a zombie
+    /// (state `Z`) until the returned handle is waited for.
+    pub fn kill9_unreaped(&mut self) -> Child {
+        let child = self.child.take().expect("peer still running");
+        // SAFETY: kill with a pid we spawned and have not waited for.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+        child
+    }
+
     /// Closes the peer's stdin and waits (bounded) for it to exit; asserts
     /// it succeeded. Returns every line it wrote.
     pub fn finish(mut self) -> Vec<String> {

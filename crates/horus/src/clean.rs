@@ -1,0 +1,83 @@
+//! Removing what dead processes left behind in `/dev/shm` (the library side
+//! of `horus clean`).
+//!
+//! Topic segments are normally unlinked by their last endpoint and a
+//! scheduler's statistics table by its scheduler; when every owner was
+//! killed, nobody is left to do it. [`clean_stale`] removes those of one
+//! namespace and never touches a segment or table a live process uses.
+
+use std::path::PathBuf;
+
+pub use horus_shm::{CleanError, SegmentFate, SegmentReport};
+
+/// What happened to one scheduler statistics table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatsFate {
+    /// Its scheduler was dead: removed.
+    Removed,
+    /// Owned by a live scheduler (pid 0: one being created right now): kept.
+    Live {
+        /// The owner.
+        pid: u32,
+    },
+    /// Could not be examined or removed: kept.
+    Error(String),
+}
+
+/// What [`clean_stale`] found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CleanReport {
+    /// Every topic segment of the namespace, with its fate.
+    pub topics: Vec<SegmentReport>,
+    /// Every scheduler statistics table of the namespace, with its fate.
+    pub schedulers: Vec<(PathBuf, StatsFate)>,
+}
+
+impl CleanReport {
+    /// How many files were removed.
+    pub fn removed(&self) -> usize {
+        let topics = self
+            .topics
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.fate,
+                    SegmentFate::Removed | SegmentFate::RemovedUninitialised
+                )
+            })
+            .count();
+        let schedulers = self
+            .schedulers
+            .iter()
+            .filter(|(_, f)| *f == StatsFate::Removed)
+            .count();
+        topics + schedulers
+    }
+}
+
+/// Removes the topic segments and scheduler statistics tables of
+/// `namespace` whose owners are all dead; reports everything it found.
+pub fn clean_stale(namespace: &str) -> Result<CleanReport, CleanError> {
+    let topics = horus_shm::remove_stale_channels(namespace)?;
+    let prefix = format!("horus.{namespace}.sched.");
+    let dir = horus_sched::STATS_DIR;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(CleanError::List)?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    let schedulers = paths
+        .into_iter()
+        .map(|path| {
+            let fate = match horus_sched::remove_stale_stats(&path) {
+                Ok(()) => StatsFate::Removed,
+                Err(horus_sched::StatsFileError::InUse { pid, .. }) => StatsFate::Live { pid },
+                Err(e) => StatsFate::Error(e.to_string()),
+            };
+            (path, fate)
+        })
+        .collect();
+    Ok(CleanReport { topics, schedulers })
+}

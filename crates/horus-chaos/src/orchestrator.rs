@@ -57,7 +57,13 @@ struct Orchestrator<'a> {
     records: Vec<Record>,
     live: Vec<Live>,
     zombies: Vec<(Live, Instant)>,
+    /// Children that exited by themselves so far (only the first few are
+    /// printed as they happen; the summary lists them all).
+    unexpected: usize,
 }
+
+/// Unexpected exits printed as they happen.
+const PRINT_EXITS: usize = 5;
 
 /// Runs the soak; returns the exit code (0: every check passed).
 pub(crate) fn run(opts: &Options) -> anyhow::Result<i32> {
@@ -82,6 +88,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<i32> {
         records: Vec::new(),
         live: Vec::new(),
         zombies: Vec::new(),
+        unexpected: 0,
     };
     println!(
         "chaos: namespace {ns}, run dir {}, seed {}, {} s; per topic {} publishers + {} subscribers ({} Python)",
@@ -238,14 +245,20 @@ impl Orchestrator<'_> {
                 let r = &mut self.records[l.index];
                 r.fate = Fate::ExitedUnexpectedly(describe(status));
                 let (role, topic, lang) = (r.role, r.topic, r.lang);
-                eprintln!(
-                    "chaos: child {} ({lang:?} {} on {}) exited by itself: {}; stderr: {}",
-                    r.id,
-                    role.name(),
-                    topic.name(),
-                    describe(status),
-                    stderr_tail(&self.dir, r.id)
-                );
+                self.unexpected += 1;
+                if self.unexpected <= PRINT_EXITS {
+                    eprintln!(
+                        "chaos: child {} ({lang:?} {} on {}) exited by itself: {}; stderr: {}",
+                        r.id,
+                        role.name(),
+                        topic.name(),
+                        describe(status),
+                        stderr_tail(&self.dir, r.id)
+                    );
+                }
+                if self.unexpected == PRINT_EXITS {
+                    eprintln!("chaos: (further unexpected exits are only listed at the end)");
+                }
                 self.spawn(role, topic, lang)?;
             } else {
                 i += 1;

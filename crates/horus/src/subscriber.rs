@@ -16,6 +16,10 @@ use crate::topic::TopicInner;
 /// Polls before a futex subscriber goes to sleep in `recv`.
 const DEFAULT_SPIN: u32 = 64;
 
+/// `recv_timeout` sleeps at most this long at a time, then probes whether
+/// the segment was truncated meanwhile: a truncation wakes no futex waiter.
+const LOST_POLL: Duration = Duration::from_millis(100);
+
 /// Receives messages of type `T`. Each subscriber has its own cursor: it
 /// sees every message published after it was created (unless overwritten
 /// under `DropOldest`, which it counts), independently of other subscribers.
@@ -89,8 +93,8 @@ impl<T: Message> Subscriber<T> {
 
     /// Waits at most `timeout` for the next message.
     /// [`RecvError::SegmentLost`] if another process truncated the topic's
-    /// segment: at once, or when the timeout expires if the truncation
-    /// happens during the wait.
+    /// segment: at once, or within 100 ms if the truncation happens during
+    /// the wait (a sleeping subscriber wakes that often to check).
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Sample<T>, RecvError> {
         let topic = Arc::clone(&self.topic);
         let lost = || RecvError::SegmentLost {
@@ -102,10 +106,18 @@ impl<T: Message> Subscriber<T> {
         if self.port.place().channel().probe_lost() {
             return Err(lost());
         }
-        match self.wait(Some(Instant::now() + timeout)) {
-            Ok(s) => Ok(s),
-            Err(()) if self.port.place().channel().probe_lost() => Err(lost()),
-            Err(()) => Err(RecvError::Timeout(timeout)),
+        let deadline = Instant::now() + timeout;
+        loop {
+            let slice = deadline.min(Instant::now() + LOST_POLL);
+            if let Ok(s) = self.wait(Some(slice)) {
+                return Ok(s);
+            }
+            if self.port.place().channel().probe_lost() {
+                return Err(lost());
+            }
+            if Instant::now() >= deadline {
+                return Err(RecvError::Timeout(timeout));
+            }
         }
     }
 

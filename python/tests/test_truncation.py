@@ -9,6 +9,7 @@ name works again on a fresh segment."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -155,3 +156,27 @@ def test_truncation_kills_no_endpoint(cut: str, ns: str, python: Any, rust: Any)
         p.finish()
     del fresh
     assert not os.path.exists(path), f"{path} left behind"
+
+
+def test_sigbus_outside_horus_memory_still_kills(tmp_path: Any, ns: str) -> None:
+    """horus's handler only repairs faults in its own mappings: a truncated
+    mapping of another file still kills the process with SIGBUS (here with
+    the default action as the previous one: no faulthandler)."""
+    code = f"""
+import mmap, os, horus
+topic = horus.Topic(horus.CmdVel, {TOPIC!r})
+sub = topic.subscriber()  # maps a segment: the handler is installed
+path = {str(tmp_path / "foreign")!r}
+with open(path, "wb") as f:
+    f.write(b"x" * mmap.PAGESIZE)
+with open(path, "r+b") as f:
+    m = mmap.mmap(f.fileno(), mmap.PAGESIZE)
+    os.truncate(path, 0)
+    print("survived", m[0], flush=True)
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    # The killed child could not remove its segment.
+    if os.path.exists(_segment(ns)):
+        os.unlink(_segment(ns))
+    assert p.returncode == -signal.SIGBUS, (p.returncode, p.stdout, p.stderr)
+    assert "survived" not in p.stdout

@@ -266,6 +266,7 @@ impl Channel {
     #[inline]
     pub(crate) fn cursor(&self, j: usize, k: usize) -> &AtomicU64 {
         assert!(k < self.layout.config.max_publishers as usize);
+        assert!(j < self.layout.config.max_subscribers as usize);
         self.at(self.layout.sub_record(j) + crate::layout::SUB_RECORD_HEAD + 8 * k)
     }
 
@@ -328,10 +329,22 @@ impl Channel {
     /// Active publisher and subscriber places.
     pub fn members(&self) -> (u32, u32) {
         let m = self.membership().load(Ordering::Acquire);
-        (
-            records::pubs_of(m).count_ones(),
-            records::subs_of(m).count_ones(),
-        )
+        (self.pub_places(m).count_ones(), self.sub_places(m).count_ones())
+    }
+
+    /// The subscriber places a membership word shows, limited to the places
+    /// this channel has: a corrupt word may set bits beyond them, and every
+    /// loop over places indexes records and cursors with these bits.
+    #[inline]
+    pub(crate) fn sub_places(&self, m: u64) -> u32 {
+        records::subs_of(m) & low_bits(self.layout.config.max_subscribers)
+    }
+
+    /// The publisher places a membership word shows, limited as in
+    /// [`Channel::sub_places`].
+    #[inline]
+    pub(crate) fn pub_places(&self, m: u64) -> u32 {
+        records::pubs_of(m) & low_bits(self.layout.config.max_publishers)
     }
 
     /// Finds places whose owner process died and frees them: their
@@ -435,4 +448,10 @@ impl Channel {
         rec.head.store(head, Ordering::Release);
         head
     }
+}
+
+/// The lowest `n` bits set (`n` ≤ 32; capacities are validated ≥ 1).
+#[inline]
+fn low_bits(n: u32) -> u32 {
+    u32::MAX.checked_shr(32 - n.min(32)).unwrap_or(0)
 }

@@ -172,7 +172,8 @@ pub(crate) fn scan_cursors<'a>(
 /// (next to read: `min_cursor`) has not consumed.
 #[inline(always)]
 pub(crate) fn has_room(next_seq: u64, min_cursor: u64, depth: u64) -> bool {
-    next_seq < min_cursor + depth
+    // Saturating: `min_cursor` derives from shared memory.
+    next_seq < min_cursor.saturating_add(depth)
 }
 
 // ------------------------------------------------------- chunk ring holds
@@ -407,6 +408,14 @@ pub(crate) mod model {
         observer: bool,
     ) {
         super::prepare_join(cursors, &wake.0.observers, j, observer)
+    }
+    /// See [`super::open_cursors`].
+    pub fn open_cursors<'a>(cursors: impl IntoIterator<Item = &'a AtomicU64>) {
+        super::open_cursors(cursors)
+    }
+    /// See `records::touch`.
+    pub fn touch(membership: &AtomicU64) {
+        records::touch(membership)
     }
     /// See [`super::subscriber_start`].
     pub fn subscriber_start(cursor: &AtomicU64) -> Option<u64> {

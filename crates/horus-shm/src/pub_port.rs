@@ -123,7 +123,7 @@ impl PublisherPort {
     pub fn subscribers(&self) -> u32 {
         let m = self.members().load(Ordering::Relaxed);
         let observers = self.chan.wake().observers.load(Ordering::Relaxed);
-        (records::subs_of(m) & !observers).count_ones()
+        (self.chan.sub_places(m) & !observers).count_ones()
     }
 
     /// Whether the next message can be written without overwriting one that
@@ -151,7 +151,7 @@ impl PublisherPort {
         let observers = self.chan.wake().observers.load(Ordering::Relaxed);
         let (chan, k) = (&self.chan, self.k);
         let (reliable, min_cursor) =
-            protocol::scan_cursors(records::subs_of(m), observers, self.next_seq, |j| {
+            protocol::scan_cursors(self.chan.sub_places(m), observers, self.next_seq, |j| {
                 chan.cursor(j, k)
             });
         self.cached_members = m;
@@ -297,14 +297,17 @@ impl PublisherPort {
             protocol::release_slot_hold(&slot, |c| chan.chunk_state(k, c));
         }
         ring::write(&slot, seq, kind, payload);
-        self.next_seq = seq + 1;
+        // Saturating / wrapping: both continue values a predecessor left in
+        // shared memory (a corrupt `head` or `sent` near u64::MAX must not
+        // panic or wrap the sequence back to 0).
+        self.next_seq = seq.saturating_add(1);
         // SAFETY: as in `rec` (a raw read so the borrow does not overlap
         // the update of self.sent below).
         let rec = unsafe { &*self.rec };
         // Release: a subscriber joining reads head with Acquire and starts
         // after it; a publisher adopting the ring continues from it.
         rec.head.store(seq, Ordering::Release);
-        self.sent += 1;
+        self.sent = self.sent.wrapping_add(1);
         rec.sent.store(self.sent, Ordering::Relaxed);
         self.wake_sleepers();
         self.reliable.count_ones()

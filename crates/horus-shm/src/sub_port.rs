@@ -255,7 +255,9 @@ impl SubscriberPort {
 
     /// Number of publishers active right now.
     pub fn publishers(&self) -> u32 {
-        records::pubs_of(self.chan().membership().load(Ordering::Relaxed)).count_ones()
+        self.chan()
+            .pub_places(self.chan().membership().load(Ordering::Relaxed))
+            .count_ones()
     }
 
     /// Refreshes the set of rings to poll when membership changed.
@@ -266,7 +268,7 @@ impl SubscriberPort {
             return;
         }
         self.members = m;
-        let mut poll = records::pubs_of(m);
+        let mut poll = self.place.chan.pub_places(m);
         for k in 0..self.cursors.len() {
             // A publisher may have started our cursor, sent, and left since
             // we last looked: pick up the start, or its messages would never
@@ -357,7 +359,7 @@ impl SubscriberPort {
                     }
                 },
                 ReadOutcome::NotReady => {
-                    if records::pubs_of(self.members) & (1 << k) == 0 {
+                    if self.place.chan.pub_places(self.members) & (1 << k) == 0 {
                         // Publisher gone and ring drained: stop polling it.
                         self.poll &= !(1 << k);
                     }

@@ -461,8 +461,67 @@ fn hostile_heads_do_not_panic_the_stats_snapshot() {
 #[test]
 fn message_of_a_publisher_that_left_at_once_is_received() {
     let ns = unique_ns("leftatonce");
-    let t = Topic::<Numbered>::builder("t").namespace(&ns).open().unwrap();
+    let t = Topic::<Numbered>::builder("t")
+        .namespace(&ns)
+        .open()
+        .unwrap();
     let mut s = t.subscriber_with(WaitMode::BusyPoll).unwrap();
     t.publisher().unwrap().send(numbered(5)).unwrap();
     assert_eq!(s.try_recv().map(|m| m.seq), Some(5));
+}
+
+/// Writes `value` at byte `offset` of topic `name`'s segment file.
+fn poke(ns: &str, name: &str, offset: usize, value: u64) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(segment_path(ns, name))
+        .unwrap();
+    file.write_all_at(&value.to_ne_bytes(), offset as u64)
+        .unwrap();
+}
+
+/// Regression (fuzz findings F2, F3): membership bits beyond the channel's
+/// capacities made a publisher index a subscriber record out of range (a
+/// read and CAS in another region in release builds) and every subscriber
+/// index its cursors out of bounds (a panic, release builds too).
+#[test]
+fn membership_bits_beyond_the_capacities_are_ignored() {
+    let ns = unique_ns("hostilemembers");
+    let t = Topic::<Numbered>::builder("m")
+        .namespace(&ns)
+        .max_publishers(4)
+        .max_subscribers(4)
+        .open()
+        .unwrap();
+    let mut s = t.subscriber_with(WaitMode::BusyPoll).unwrap();
+    let mut p = t.publisher().unwrap();
+    // Membership word at offset 256: our two places plus a subscriber bit 5
+    // and a publisher bit 37 that no place backs.
+    poke(&ns, "m", 256, 1 | (1 << 32) | (1 << 5) | (1 << 37));
+    p.send(numbered(1)).unwrap();
+    assert_eq!(s.try_recv().map(|m| m.seq), Some(1));
+    let _ = t.stats();
+}
+
+/// Regression (fuzz finding F1): a publisher taking over a place whose
+/// `head` (or `sent`) a dead or hostile predecessor left near u64::MAX
+/// overflowed its sequence number on the first send.
+#[test]
+fn publisher_adopting_a_head_near_the_maximum_does_not_overflow() {
+    let ns = unique_ns("hostilehead");
+    let t = Topic::<Numbered>::builder("h")
+        .namespace(&ns)
+        .max_publishers(1)
+        .open()
+        .unwrap();
+    let _s = t.subscriber_with(WaitMode::BusyPoll).unwrap();
+    let seg = horus_shm::name::segment_name(&ns, "t", "h").unwrap();
+    let layout = *Channel::open_existing(&seg, None).unwrap().layout();
+    poke(&ns, "h", layout.pub_record(0) + 64, u64::MAX - 1);
+    poke(&ns, "h", layout.pub_record(0) + 72, u64::MAX);
+    let mut p = t.publisher().unwrap();
+    for seq in 1..=3 {
+        p.send(numbered(seq)).unwrap();
+    }
 }

@@ -27,25 +27,7 @@ fn memfd() -> std::fs::File {
     unsafe { std::fs::File::from_raw_fd(fd) }
 }
 
-/// Whether the header's or a listed record's sequence word is odd (F4).
-fn has_odd_sequence(data: &[u8]) -> bool {
-    let word = |off: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(data.get(off..off + 8)?.try_into().ok()?))
-    };
-    let u32_at = |off: usize| -> u32 {
-        data.get(off..off + 4)
-            .map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-    };
-    // Bounded by the file: records past its end are never read.
-    let count = (u32_at(28).min(u32_at(20)) as usize).min(data.len() / 384);
-    word(104).is_some_and(|s| s & 1 == 1)
-        || (0..count).any(|i| word(256 + 384 * i).is_some_and(|s| s & 1 == 1))
-}
-
 fuzz_target!(|data: &[u8]| {
-    if horus_fuzz::skip_known_findings() && has_odd_sequence(data) {
-        return;
-    }
     thread_local! {
         static FILE: std::fs::File = memfd();
     }

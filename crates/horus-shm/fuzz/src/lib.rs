@@ -30,10 +30,3 @@ pub fn scratch_name(tag: &str) -> String {
     format!("/horus.fuzz-{}.{tag}", std::process::id())
 }
 
-/// Whether the targets step around the findings already reported in
-/// docs/fuzzing.md ("Findings"), so that a run explores past them. Set
-/// `HORUS_FUZZ_NO_SKIP=1` to reproduce them (e.g. on an artifact).
-pub fn skip_known_findings() -> bool {
-    static SKIP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SKIP.get_or_init(|| std::env::var_os("HORUS_FUZZ_NO_SKIP").is_none())
-}

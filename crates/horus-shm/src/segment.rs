@@ -364,6 +364,32 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_faults_and_drops_reuse_registry_slots_safely() {
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        let name = unique(&format!("churn{t}.{i}"));
+                        let s = Segment::create(&name, 3 * 4096).unwrap();
+                        // A slot just freed by another thread starts clean.
+                        assert!(!s.is_lost());
+                        truncate(&name, if i % 2 == 0 { 0 } else { 4096 });
+                        for page in 0..3 {
+                            assert_eq!(read_word(&s, page * 4096), 0);
+                        }
+                        assert!(s.probe_lost());
+                        drop(s);
+                        Segment::unlink(&name);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+
+    #[test]
     fn stale_handle_never_unlinks_a_newer_segment_of_the_same_name() {
         let name = unique("stale");
         let old = Segment::create(&name, 4096).unwrap();

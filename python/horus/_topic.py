@@ -132,7 +132,9 @@ class Topic(Generic[M]):
 
 class Publisher(Generic[M]):
     """Publishes messages of one type. Every failed send raises a
-    ``SendError`` subclass; a send that returns has published the message."""
+    ``SendError`` subclass, or ``SegmentLostError`` once another process
+    truncated the topic's shared memory; a send that returns has published
+    the message."""
 
     __slots__ = ("msg_type", "_native", "_send")
 
@@ -146,7 +148,9 @@ class Publisher(Generic[M]):
         message's own, e.g. from ``PointCloud.from_points``). Returns the
         number of subscribers reached (0: nobody listened; counted as
         undelivered). Raises ``HistoryFullError`` / ``SendTimeoutError`` /
-        ``PoolExhaustedError`` when the message was not published."""
+        ``PoolExhaustedError`` when the message was not published, and
+        ``SegmentLostError`` when the topic's shared memory was truncated
+        (open the topic again)."""
         if type(msg) is not self.msg_type:
             raise TypeError(f"expected {self.msg_type.__name__}, got {type(msg).__name__}")
         if tail is None:

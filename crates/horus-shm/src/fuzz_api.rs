@@ -97,7 +97,7 @@ impl SlotMem for HeapSlot {
 pub fn read_slot(slot: &HeapSlot, seq: u64, out: &mut [u64]) -> SlotRead {
     match ring::read(slot, seq, out) {
         ReadOutcome::Ready { len, kind } => SlotRead::Ready { len, kind },
-        ReadOutcome::NotReady => SlotRead::NotReady,
+        ReadOutcome::NotReady { .. } => SlotRead::NotReady,
         ReadOutcome::Lapped { found } => SlotRead::Lapped { found },
         ReadOutcome::Torn => SlotRead::Torn,
         ReadOutcome::Malformed => SlotRead::Malformed,

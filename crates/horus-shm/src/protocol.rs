@@ -75,9 +75,19 @@ pub(crate) fn prepare_join<'a>(
 #[inline]
 pub(crate) fn open_cursors<'a>(cursors: impl IntoIterator<Item = &'a AtomicU64>) {
     for c in cursors {
-        // Relaxed: the `touch` RMW that follows (Release) publishes it to a
-        // publisher that loads the new membership word with Acquire.
-        c.store(records::CURSOR_JOINING, Ordering::Relaxed);
+        // Release, not Relaxed: a publisher may read this value in a scan
+        // made with a membership word from before our join (the place's
+        // previous owner's bit) and start us with its CAS (Acquire). The
+        // Release makes our membership join happen-before everything after
+        // that CAS, so the publisher's next load of the membership word
+        // shows our bit and it counts our cursor from then on. With a
+        // Relaxed store it could still load the word from between the
+        // previous owner's leave and our join, see no subscriber here, and
+        // overwrite the message it had just started us at (a false overrun;
+        // found by the loom model `recycled_place_racing_a_send`). The
+        // `touch` that follows only covers publishers that had not read
+        // this cursor yet.
+        c.store(records::CURSOR_JOINING, Ordering::Release);
     }
 }
 
@@ -479,7 +489,7 @@ pub(crate) mod model {
     ) -> Result<(usize, u32), &'static str> {
         match crate::ring::read(slot, seq, out) {
             ReadOutcome::Ready { len, kind } => Ok((len, kind)),
-            ReadOutcome::NotReady => Err("not-ready"),
+            ReadOutcome::NotReady { .. } => Err("not-ready"),
             ReadOutcome::Lapped { .. } => Err("lapped"),
             ReadOutcome::Torn => Err("torn"),
             ReadOutcome::Malformed => Err("malformed"),

@@ -54,8 +54,11 @@ pub(crate) enum ReadOutcome {
         /// Payload kind (inline bytes or chunk descriptor).
         kind: u32,
     },
-    /// Not written yet (or being written).
-    NotReady,
+    /// Not written yet (or being written); `stamp` is what the slot holds.
+    NotReady {
+        /// The slot's stamp (0, or an older message, or `2·seq + 1`).
+        stamp: u64,
+    },
     /// The writer has moved past it: the slot holds message `found` > wanted.
     Lapped {
         /// The sequence number now in the slot.
@@ -122,7 +125,7 @@ pub(crate) fn read<S: SlotMem>(slot: &S, seq: u64, out: &mut [u64]) -> ReadOutco
         return if s1 >= want.wrapping_add(2) {
             ReadOutcome::Lapped { found: s1 / 2 }
         } else {
-            ReadOutcome::NotReady
+            ReadOutcome::NotReady { stamp: s1 }
         };
     }
     let meta = slot.meta().load(Ordering::Relaxed);
@@ -199,13 +202,19 @@ mod tests {
     fn states_are_distinguished() {
         let slot = HeapSlot::new(2);
         let mut out = [0u64; 2];
-        assert_eq!(read(&slot, 1, &mut out), ReadOutcome::NotReady);
+        assert_eq!(read(&slot, 1, &mut out), ReadOutcome::NotReady { stamp: 0 });
         write(&slot, 5, 0, &[1; 16]);
         assert_eq!(read(&slot, 1, &mut out), ReadOutcome::Lapped { found: 5 });
-        assert_eq!(read(&slot, 9, &mut out), ReadOutcome::NotReady);
+        assert!(matches!(
+            read(&slot, 9, &mut out),
+            ReadOutcome::NotReady { .. }
+        ));
         // A writer that died mid-write: odd stamp is never accepted.
         slot.stamp().store(2 * 9 + 1, Ordering::Relaxed);
-        assert_eq!(read(&slot, 9, &mut out), ReadOutcome::NotReady);
+        assert!(matches!(
+            read(&slot, 9, &mut out),
+            ReadOutcome::NotReady { .. }
+        ));
     }
 
     #[test]
@@ -250,7 +259,7 @@ pub(crate) mod heap {
         pub fn read(&self, seq: u64, out: &mut [u64]) -> Result<usize, &'static str> {
             match read(self, seq, out) {
                 ReadOutcome::Ready { len, .. } => Ok(len),
-                ReadOutcome::NotReady => Err("not-ready"),
+                ReadOutcome::NotReady { .. } => Err("not-ready"),
                 ReadOutcome::Lapped { .. } => Err("lapped"),
                 ReadOutcome::Torn => Err("torn"),
                 ReadOutcome::Malformed => Err("malformed"),

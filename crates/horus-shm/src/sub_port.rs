@@ -358,7 +358,22 @@ impl SubscriberPort {
                         self.count(Loss::Malformed, 1);
                     }
                 },
-                ReadOutcome::NotReady => {
+                ReadOutcome::NotReady { stamp } => {
+                    // An honest slot holds message `seq - depth` (or `seq`
+                    // half-written): our cursor is never more than a lap
+                    // ahead of it. Further means a corrupt stamp and head
+                    // sent it past the real messages; resynchronise on the
+                    // head (which the publisher rewrites on every send) so
+                    // that a single scribble cannot mute the topic for good.
+                    if (stamp / 2).saturating_add(depth) < seq {
+                        let head = self.place.chan.pub_record(k).head.load(Ordering::Acquire);
+                        let resync = head.saturating_add(1);
+                        if resync < seq {
+                            self.count(Loss::Malformed, 1);
+                            self.advance(k, resync);
+                            continue;
+                        }
+                    }
                     if self.place.chan.pub_places(self.members) & (1 << k) == 0 {
                         // Publisher gone and ring drained: stop polling it.
                         self.poll &= !(1 << k);
@@ -378,11 +393,16 @@ impl SubscriberPort {
                         self.advance(k, seq.wrapping_add(1));
                         continue;
                     }
-                    // Overrun (DropOldest, or an observer): skip to the oldest
-                    // message still in the ring and count what was lost.
+                    // Overrun (DropOldest, or an observer): skip past what was
+                    // overwritten and count it. The writer writes in order, so
+                    // having written `found` it has overwritten every message
+                    // up to `found - depth`. (`head` would allow a longer jump,
+                    // but a corrupt `head` would then send our cursor far past
+                    // the real messages for good; `found` was checked against
+                    // it above, and a later lap is counted when we meet it.)
                     let next = seq
                         .saturating_add(1)
-                        .max(head.saturating_add(1).saturating_sub(depth));
+                        .max(found.saturating_add(1).saturating_sub(depth));
                     self.count(Loss::Overrun, next.saturating_sub(seq));
                     self.advance(k, next);
                 }

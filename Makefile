@@ -81,7 +81,12 @@ demo: setup py-build
 # Tests. Each phase is its own target (`make test-loom` runs just that one);
 # `make test` runs them in order, prints a header and the time of each, and a summary.
 
+# Every phase must leave /dev/shm as it found it (peers' files included):
+# checked after the last phase.
+SHM_BEFORE := $(CARGO_TARGET_DIR)/shm-before-test
+
 test: setup
+	@mkdir -p $(CARGO_TARGET_DIR); scripts/shm-guard.sh snapshot $(SHM_BEFORE)
 	@summary=""; total_start=$$(date +%s); \
 	for phase in $(TEST_PHASES); do \
 	  printf '\n==> [%s] make %s\n' "$$(date +%T)" "$$phase"; \
@@ -94,6 +99,9 @@ test: setup
 	    printf '\nmake test: FAILED in %s\n%s' "$$phase" "$$summary"; exit 1; \
 	  fi; \
 	done; \
+	if ! scripts/shm-guard.sh check $(SHM_BEFORE); then \
+	  printf '\nmake test: FAILED: files left in /dev/shm (above)\n%s' "$$summary"; exit 1; \
+	fi; \
 	printf '\nmake test: all phases passed in %ss\n%s' "$$(( $$(date +%s) - total_start ))" "$$summary"
 
 test-fmt:
@@ -116,7 +124,8 @@ test-unit:
 
 test-loom:
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
-	  $(CARGO) test -p horus-shm --release --test loom_ring --test loom_pool
+	  $(CARGO) test -p horus-shm --release --test loom_ring --test loom_pool \
+	  --test loom_protocol
 
 # Benchmark smoke: each binary in --quick mode, then its JSON must parse, have rows and no errors
 # (the suite binaries: every row their run promises, see scripts/check_suite_json.py), and the
@@ -144,6 +153,7 @@ CHECK_SUITE := $(PYTHON) crates/horus-bench/scripts/check_suite_json.py
 
 test-bench-smoke:
 	@mkdir -p $(SMOKE_DIR)
+	@scripts/shm-guard.sh snapshot $(SMOKE_DIR)/shm-before
 	$(CARGO) build --release -p horus-bench --bins
 	$(BENCH_BIN)/pingpong --quick --json $(SMOKE_DIR)/pingpong.json
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/pingpong.json
@@ -152,6 +162,7 @@ test-bench-smoke:
 	  $(BENCH_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json || exit 1; \
 	  $(CHECK_SUITE) $$b $(SMOKE_DIR)/$$b.json || exit 1; \
 	done
+	@scripts/shm-guard.sh clean-peers $(SMOKE_DIR)/shm-before
 	@# The report renders from whatever JSON is there (the scheduler's come in a later phase).
 	@rm -rf $(SMOKE_DIR)/img $(SMOKE_DIR)/benchmarks.md
 	$(BENCH_BIN)/report --results $(SMOKE_DIR) --out $(SMOKE_DIR)/benchmarks.md --img $(SMOKE_DIR)/img --allow-missing

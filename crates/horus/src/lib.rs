@@ -57,6 +57,7 @@ mod sample_mut;
 pub mod clean;
 pub mod sched_glue;
 mod schema_record;
+mod service;
 mod stats;
 mod subscriber;
 mod topic;
@@ -69,6 +70,10 @@ pub use publisher::{Delivery, Publisher};
 pub use qos::{Overflow, WaitMode};
 pub use sample::Sample;
 pub use sample_mut::SampleMut;
+pub use service::{
+    CallError, Client, ClientStats, EndpointStats, PendingCall, ReplyError, Request, Server,
+    ServerStats, Service, ServiceBuilder, ServiceError, ServiceStats, DEFAULT_CALL_TIMEOUT,
+};
 pub use stats::{PublisherStats, SubscriberStats, TopicStats};
 pub use subscriber::Subscriber;
 pub use topic::{Topic, TopicBuilder, INLINE_MAX};
@@ -85,7 +90,8 @@ pub mod prelude {
     };
     pub use crate::sched_glue::{SubscriberReadiness, TopicEmergencyStop};
     pub use crate::{
-        Delivery, Message, Overflow, Publisher, Sample, SendError, Subscriber, Topic, TopicError,
+        CallError, Client, Delivery, Message, Overflow, PendingCall, Publisher, ReplyError,
+        Request, Sample, SendError, Server, Service, ServiceError, Subscriber, Topic, TopicError,
         WaitMode,
     };
 }

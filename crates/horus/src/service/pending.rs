@@ -1,0 +1,75 @@
+//! A call in flight: the handle [`Client::call_async`](super::Client::call_async)
+//! returns.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use horus_msgs::Message;
+
+use super::client::{lock, ClientCore};
+use super::error::CallError;
+use super::table::ClientCounter;
+use crate::Sample;
+
+/// A call in flight. Take its result with [`PendingCall::try_result`]
+/// (never blocks) or [`PendingCall::wait`]. Its timeout is in force whether
+/// or not anyone waits: once it passes, the call is withdrawn and its
+/// result is [`CallError::Timeout`]. Dropping the handle before taking the
+/// result withdraws the call (counted as `cancelled`; a response that still
+/// comes is discarded and counted as `late`).
+pub struct PendingCall<Resp> {
+    core: Arc<Mutex<ClientCore<Resp>>>,
+    id: u64,
+    deadline: Instant,
+    timeout: Duration,
+    taken: bool,
+}
+
+impl<Resp: Message> PendingCall<Resp> {
+    pub(crate) fn new(core: Arc<Mutex<ClientCore<Resp>>>, id: u64, timeout: Duration) -> Self {
+        PendingCall {
+            core,
+            id,
+            deadline: Instant::now() + timeout,
+            timeout,
+            taken: false,
+        }
+    }
+
+    /// The call's result if it is settled: the response, or why there is
+    /// none (timeout passed, server died, no server, …). `None` while the
+    /// call is still in flight. After a result was returned once, further
+    /// calls return [`CallError::Taken`].
+    pub fn try_result(&mut self) -> Option<Result<Sample<Resp>, CallError>> {
+        if self.taken {
+            return Some(Err(CallError::Taken));
+        }
+        let r = lock(&self.core).poll(self.id, self.deadline, self.timeout);
+        self.taken = r.is_some();
+        r
+    }
+
+    /// Waits at most `timeout` (from now) for the result. On expiry the
+    /// call is withdrawn: [`CallError::Timeout`].
+    pub fn wait(mut self, timeout: Duration) -> Result<Sample<Resp>, CallError> {
+        if self.taken {
+            return Err(CallError::Taken);
+        }
+        self.taken = true;
+        let deadline = Instant::now() + timeout;
+        lock(&self.core).wait(self.id, deadline, timeout)
+    }
+
+    /// The call's id (unique per client).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl<Resp> Drop for PendingCall<Resp> {
+    fn drop(&mut self) {
+        if !self.taken {
+            lock(&self.core).withdraw(self.id, ClientCounter::Cancelled);
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! A service handle: a name, a request type and a response type, and the
+//! segments they meet in. Clients and servers are made from it.
+
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+use horus_msgs::Message;
+use horus_shm::{Channel, ChannelConfig, JoinError, OpenError, SegmentError};
+
+use super::error::ServiceError;
+use super::stats::ServiceStats;
+use super::table::{Table, TableConfig};
+use super::wire::HEADER;
+use super::{Client, Server};
+use crate::publisher::tail_offset;
+use crate::{schema_record, INLINE_MAX};
+
+const DEFAULT_DEPTH: u32 = 16;
+const DEFAULT_CLIENTS: u32 = 16;
+const DEFAULT_SERVERS: u32 = 8;
+const DEFAULT_MAX_TAIL: u64 = 1 << 20;
+/// Service names leave room for the response channels' suffix.
+const MAX_NAME: usize = 180;
+
+/// Builder for a [`Service`]. Settings left alone adopt whatever the
+/// service already has (or the defaults when creating it); settings made
+/// explicitly must match an existing service ([`ServiceError::ConfigMismatch`]).
+#[derive(Clone, Debug)]
+pub struct ServiceBuilder<Req, Resp> {
+    name: String,
+    namespace: Option<String>,
+    depth: Option<u32>,
+    max_clients: Option<u32>,
+    max_servers: Option<u32>,
+    req_tail: Option<u64>,
+    resp_tail: Option<u64>,
+    _t: PhantomData<fn(Req) -> Resp>,
+}
+
+impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
+    /// Calls in flight per client: its request queue (rounded up to a power
+    /// of two, at most 1024). A call beyond it is refused with
+    /// [`CallError::Busy`](super::CallError::Busy). Default 16.
+    pub fn depth(mut self, depth: u32) -> Self {
+        self.depth = Some(depth.max(1).next_power_of_two());
+        self
+    }
+
+    /// Client places (1..=16). Default 16.
+    pub fn max_clients(mut self, n: u32) -> Self {
+        self.max_clients = Some(n);
+        self
+    }
+
+    /// Server places (1..=32). Default 8.
+    pub fn max_servers(mut self, n: u32) -> Self {
+        self.max_servers = Some(n);
+        self
+    }
+
+    /// Largest request tail (for request types with a tail). Default 1 MiB.
+    pub fn max_request_tail(mut self, bytes: usize) -> Self {
+        self.req_tail = Some(bytes as u64);
+        self
+    }
+
+    /// Largest response tail (for response types with a tail). Default
+    /// 1 MiB. A server replying with more gets
+    /// [`ReplyError::TooLarge`](super::ReplyError::TooLarge).
+    pub fn max_response_tail(mut self, bytes: usize) -> Self {
+        self.resp_tail = Some(bytes as u64);
+        self
+    }
+
+    /// Namespace (default: `HORUS_NAMESPACE`, else per user).
+    pub fn namespace(mut self, ns: &str) -> Self {
+        self.namespace = Some(ns.to_owned());
+        self
+    }
+
+    fn invalid(&self, reason: impl Into<String>) -> ServiceError {
+        ServiceError::Invalid {
+            service: self.name.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    fn wanted(&self) -> TableConfig {
+        let tail = |has: bool, v: Option<u64>| if has { v.unwrap_or(DEFAULT_MAX_TAIL) } else { 0 };
+        TableConfig {
+            max_clients: self.max_clients.unwrap_or(DEFAULT_CLIENTS),
+            max_servers: self.max_servers.unwrap_or(DEFAULT_SERVERS),
+            depth: self.depth.unwrap_or(DEFAULT_DEPTH),
+            req_tail: tail(Req::HAS_TAIL, self.req_tail),
+            resp_tail: tail(Resp::HAS_TAIL, self.resp_tail),
+            req_schema: schema_record::encode(&Req::SCHEMA),
+            resp_schema: schema_record::encode(&Resp::SCHEMA),
+        }
+    }
+
+    fn check_adopted(&self, want: &TableConfig, have: &TableConfig) -> Result<(), ServiceError> {
+        if want.req_schema != have.req_schema || want.resp_schema != have.resp_schema {
+            return Err(ServiceError::SchemaMismatch {
+                service: self.name.clone(),
+                expected_request: Req::SCHEMA.to_string(),
+                expected_response: Resp::SCHEMA.to_string(),
+                found_request: schema_record::describe(&have.req_schema),
+                found_response: schema_record::describe(&have.resp_schema),
+            });
+        }
+        let ok = self.depth.is_none_or(|_| want.depth == have.depth)
+            && self
+                .max_clients
+                .is_none_or(|_| want.max_clients == have.max_clients)
+            && self
+                .max_servers
+                .is_none_or(|_| want.max_servers == have.max_servers)
+            && self.req_tail.is_none_or(|_| want.req_tail == have.req_tail)
+            && self.resp_tail.is_none_or(|_| want.resp_tail == have.resp_tail);
+        if ok {
+            Ok(())
+        } else {
+            Err(ServiceError::ConfigMismatch {
+                service: self.name.clone(),
+                found: describe(have),
+                requested: describe(want),
+            })
+        }
+    }
+
+    /// Opens the service, creating it if it does not exist. Both types'
+    /// schemas are checked against an existing service.
+    pub fn open(self) -> Result<Service<Req, Resp>, ServiceError> {
+        for (what, align) in [
+            ("request", std::mem::align_of::<Req>()),
+            ("response", std::mem::align_of::<Resp>()),
+        ] {
+            if align > 8 {
+                return Err(self.invalid(format!("{what} alignment above 8 bytes")));
+            }
+        }
+        if self.name.len() > MAX_NAME {
+            return Err(self.invalid(format!("names are limited to {MAX_NAME} bytes")));
+        }
+        let want = self.wanted();
+        want.validate().map_err(|r| self.invalid(r))?;
+        let ns = self
+            .namespace
+            .clone()
+            .unwrap_or_else(horus_shm::name::namespace);
+        let seg = |kind: &str| {
+            horus_shm::name::segment_name(&ns, kind, &self.name)
+                .map_err(|e| self.invalid(e.to_string()))
+        };
+        let (table_name, req_name) = (seg("sv")?, seg("sq")?);
+        let segment_err = |source| ServiceError::Segment {
+            service: self.name.clone(),
+            source,
+        };
+        let table = Table::open_or_create(&table_name, &want).map_err(segment_err)?;
+        let have = *table.config();
+        self.check_adopted(&want, &have)?;
+        let layout = Layout::new::<Req, Resp>();
+        let req = Channel::open_or_create(&req_name, &layout.request_channel(&have))
+            .map_err(segment_err)?;
+        Ok(Service {
+            inner: Arc::new(ServiceInner {
+                name: self.name,
+                namespace: ns,
+                table_name,
+                req_name,
+                config: have,
+                layout,
+                shared: Mutex::new(Shared {
+                    table: Arc::new(table),
+                    req,
+                }),
+            }),
+            _t: PhantomData,
+        })
+    }
+}
+
+fn describe(c: &TableConfig) -> String {
+    format!(
+        "depth {}, {} clients, {} servers, tails {} B / {} B",
+        c.depth, c.max_clients, c.max_servers, c.req_tail, c.resp_tail
+    )
+}
+
+/// How requests and responses are laid out, fixed by the types and the
+/// service's configuration.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    pub(crate) req_size: usize,
+    pub(crate) resp_size: usize,
+    /// Requests travel inside ring slots (else in pool chunks).
+    pub(crate) req_inline: bool,
+    pub(crate) resp_inline: bool,
+    pub(crate) req_tail_offset: usize,
+    pub(crate) resp_tail_offset: usize,
+}
+
+impl Layout {
+    fn new<Req: Message, Resp: Message>() -> Layout {
+        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= INLINE_MAX;
+        Layout {
+            req_size: std::mem::size_of::<Req>(),
+            resp_size: std::mem::size_of::<Resp>(),
+            req_inline: inline(Req::HAS_TAIL, std::mem::size_of::<Req>()),
+            resp_inline: inline(Resp::HAS_TAIL, std::mem::size_of::<Resp>()),
+            req_tail_offset: tail_offset::<Req>(),
+            resp_tail_offset: tail_offset::<Resp>(),
+        }
+    }
+
+    fn channel(
+        inline: bool,
+        size: usize,
+        tail_offset: usize,
+        tail: u64,
+        depth: u32,
+    ) -> (u32, u64, u32) {
+        if inline {
+            ((HEADER + size).next_multiple_of(8) as u32, 0, 0)
+        } else {
+            // Header-only status responses still fit a slot.
+            (HEADER as u32, (HEADER + tail_offset) as u64 + tail, 2 * depth + 4)
+        }
+    }
+
+    /// The request channel: each client a publisher (its ring is its
+    /// request queue), each server a subscriber. `DropOldest`: a client
+    /// never waits on a server's cursor; it never overwrites a request that
+    /// is still in flight because it has at most `depth` of them.
+    pub(crate) fn request_channel(&self, c: &TableConfig) -> ChannelConfig {
+        let (slot_payload, chunk_size, chunks) = Self::channel(
+            self.req_inline,
+            self.req_size,
+            self.req_tail_offset,
+            c.req_tail,
+            c.depth,
+        );
+        ChannelConfig {
+            schema: c.req_schema,
+            depth: c.depth,
+            slot_payload,
+            max_publishers: c.max_clients,
+            max_subscribers: c.max_servers,
+            chunk_size,
+            chunks_per_publisher: chunks,
+            qos_code: 0,
+        }
+    }
+
+    /// A client's response channel: each server that answers it a
+    /// publisher, the client its only subscriber.
+    pub(crate) fn response_channel(&self, c: &TableConfig) -> ChannelConfig {
+        let (slot_payload, chunk_size, chunks) = Self::channel(
+            self.resp_inline,
+            self.resp_size,
+            self.resp_tail_offset,
+            c.resp_tail,
+            c.depth,
+        );
+        ChannelConfig {
+            schema: c.resp_schema,
+            depth: c.depth,
+            slot_payload,
+            max_publishers: c.max_servers,
+            max_subscribers: 1,
+            chunk_size,
+            chunks_per_publisher: chunks,
+            qos_code: 0,
+        }
+    }
+}
+
+/// The current segments of a service (replaced when the last participant
+/// closed them while this handle had no endpoint).
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) table: Arc<Table>,
+    pub(crate) req: Arc<Channel>,
+}
+
+/// What every endpoint of a service in this process shares.
+#[derive(Debug)]
+pub(crate) struct ServiceInner {
+    pub(crate) name: String,
+    pub(crate) namespace: String,
+    table_name: String,
+    req_name: String,
+    pub(crate) config: TableConfig,
+    pub(crate) layout: Layout,
+    shared: Mutex<Shared>,
+}
+
+/// Why joining failed once.
+pub(crate) enum JoinFailure {
+    /// The segment is closing: reopen and try again.
+    Closing,
+    /// A final error.
+    Fatal(ServiceError),
+}
+
+impl ServiceInner {
+    pub(crate) fn shared(&self) -> (Arc<Table>, Arc<Channel>) {
+        let s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        (Arc::clone(&s.table), Arc::clone(&s.req))
+    }
+
+    /// The segment name of the response channel of client `token`.
+    pub(crate) fn response_name(&self, token: u64) -> String {
+        horus_shm::name::segment_name(&self.namespace, "sr", &format!("{}/{token:016x}", self.name))
+            .expect("the service name was validated with room for the suffix")
+    }
+
+    pub(crate) fn full(&self, role: &'static str, max: u32) -> ServiceError {
+        ServiceError::Full {
+            service: self.name.clone(),
+            role,
+            max,
+        }
+    }
+
+    pub(crate) fn segment_error(&self, source: OpenError) -> ServiceError {
+        ServiceError::Segment {
+            service: self.name.clone(),
+            source,
+        }
+    }
+
+    pub(crate) fn join_error(&self, e: JoinError, role: &'static str) -> JoinFailure {
+        match e {
+            JoinError::Closing => JoinFailure::Closing,
+            JoinError::Full { max, .. } => JoinFailure::Fatal(self.full(role, max)),
+        }
+    }
+
+    /// Runs `join` on the current segments; if one was closing, reopens
+    /// (recreating) them with this handle's configuration and tries again.
+    pub(crate) fn join<P>(
+        &self,
+        join: impl Fn(&Arc<Table>, &Arc<Channel>) -> Result<P, JoinFailure>,
+    ) -> Result<P, ServiceError> {
+        for _ in 0..8 {
+            let (table, req) = self.shared();
+            match join(&table, &req) {
+                Ok(p) => return Ok(p),
+                Err(JoinFailure::Fatal(e)) => return Err(e),
+                Err(JoinFailure::Closing) => self.reopen()?,
+            }
+        }
+        Err(self.segment_error(OpenError::NotInitialized(self.table_name.clone())))
+    }
+
+    fn reopen(&self) -> Result<(), ServiceError> {
+        let table =
+            Table::open_or_create(&self.table_name, &self.config).map_err(|e| self.segment_error(e))?;
+        if *table.config() != self.config {
+            return Err(ServiceError::ConfigMismatch {
+                service: self.name.clone(),
+                found: describe(table.config()),
+                requested: describe(&self.config),
+            });
+        }
+        let want = self.layout.request_channel(&self.config);
+        let req = match Channel::open_existing(&self.req_name, Some(&want.schema)) {
+            Err(OpenError::Segment(SegmentError::NotFound(_))) => {
+                Channel::open_or_create(&self.req_name, &want)
+            }
+            other => other,
+        }
+        .map_err(|e| self.segment_error(e))?;
+        let mut s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        s.table = Arc::new(table);
+        s.req = req;
+        Ok(())
+    }
+}
+
+impl Drop for ServiceInner {
+    fn drop(&mut self) {
+        // Endpoints hold the ServiceInner, so this runs after all of ours
+        // are gone: unlink the segments unless another process uses them.
+        let (table, req) = self.shared();
+        table.close_if_unused();
+        req.unlink_if_unused();
+    }
+}
+
+/// A typed service: requests of type `Req` answered by responses of type
+/// `Resp`. Cheap to clone; clients and servers made from it share one
+/// mapping.
+pub struct Service<Req, Resp> {
+    pub(crate) inner: Arc<ServiceInner>,
+    _t: PhantomData<fn(Req) -> Resp>,
+}
+
+impl<Req, Resp> Clone for Service<Req, Resp> {
+    fn clone(&self) -> Self {
+        Service {
+            inner: Arc::clone(&self.inner),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<Req: Message, Resp: Message> Service<Req, Resp> {
+    /// A builder for the service `name` (`[A-Za-z0-9_./-]`, at most 180
+    /// bytes, e.g. `planner/plan_path`).
+    pub fn builder(name: &str) -> ServiceBuilder<Req, Resp> {
+        ServiceBuilder {
+            name: name.to_owned(),
+            namespace: None,
+            depth: None,
+            max_clients: None,
+            max_servers: None,
+            req_tail: None,
+            resp_tail: None,
+            _t: PhantomData,
+        }
+    }
+
+    /// Opens (or creates) `name` with default settings.
+    pub fn open(name: &str) -> Result<Service<Req, Resp>, ServiceError> {
+        Self::builder(name).open()
+    }
+
+    /// The service name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Calls in flight per client (the request queue depth).
+    pub fn depth(&self) -> u32 {
+        self.inner.config.depth
+    }
+
+    /// Creates a client.
+    pub fn client(&self) -> Result<Client<Req, Resp>, ServiceError> {
+        Client::new(Arc::clone(&self.inner))
+    }
+
+    /// Creates a server.
+    pub fn server(&self) -> Result<Server<Req, Resp>, ServiceError> {
+        Server::new(Arc::clone(&self.inner))
+    }
+
+    /// Counters of every client and server of the service, in every
+    /// process.
+    pub fn stats(&self) -> ServiceStats {
+        ServiceStats::read(&self.inner.shared().0)
+    }
+}

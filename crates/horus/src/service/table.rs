@@ -1,0 +1,503 @@
+//! The service table: one small shared-memory segment per service holding
+//! what the request and response channels do not — both types' schemas,
+//! the service's configuration, one record per client place (its token,
+//! its process, its counters and the claim word of each call slot) and one
+//! record per server place (its process, a generation, its counters).
+//!
+//! Every word is an `AtomicU64`; the segment is validated on open and
+//! every index is bounds-checked against the validated configuration, never
+//! read from shared memory. Lifetime follows the topics' rule: a membership
+//! word (bit per client and server place, plus `CLOSING`) lets the last
+//! endpoint to leave unlink the segment, and an opener that finds it closing
+//! reopens a fresh one.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use horus_shm::{OpenError, ProcessId, Segment, SegmentError, SCHEMA_BYTES};
+
+/// Largest client and server counts (bounded by the channels' places).
+pub(crate) const MAX_CLIENTS: u32 = 16;
+pub(crate) const MAX_SERVERS: u32 = 32;
+pub(crate) const MAX_DEPTH: u32 = 1024;
+
+const MAGIC: u64 = 0x4853_5643_5442_4c31; // "HSVCTBL1"
+const VERSION: u64 = 1;
+const CLOSING: u64 = 1 << 63;
+/// A place being reclaimed after its owner's death.
+const RECLAIMING: u64 = u64::MAX;
+const INIT_WAIT: Duration = Duration::from_secs(2);
+
+// Header words.
+const W_MAGIC: usize = 0;
+const W_VERSION: usize = 1;
+const W_CLIENTS: usize = 2;
+const W_SERVERS: usize = 3;
+const W_DEPTH: usize = 4;
+const W_MEMBERS: usize = 5;
+const W_REQ_TAIL: usize = 6;
+const W_RESP_TAIL: usize = 7;
+const W_REQ_SCHEMA: usize = 8;
+const W_RESP_SCHEMA: usize = W_REQ_SCHEMA + SCHEMA_BYTES / 8;
+const HEADER_WORDS: usize = 48;
+const _: () = assert!(W_RESP_SCHEMA + SCHEMA_BYTES / 8 <= HEADER_WORDS);
+
+/// Client record words (then one claim word per call slot).
+pub(crate) const C_TOKEN: usize = 0;
+pub(crate) const C_PID: usize = 1;
+/// First counter; see [`ClientCounter`].
+const C_COUNTERS: usize = 2;
+const CLIENT_FIXED: usize = 16;
+
+/// Server record words.
+const S_OWNER: usize = 0;
+const S_GEN: usize = 1;
+const S_COUNTERS: usize = 2;
+const SERVER_WORDS: usize = 16;
+
+/// A client's counters, in record order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ClientCounter {
+    Calls,
+    Responses,
+    NoServer,
+    ServerDied,
+    Busy,
+    TimedOut,
+    Cancelled,
+    Late,
+    Unanswered,
+    Failed,
+    Malformed,
+}
+pub(crate) const CLIENT_COUNTERS: usize = 11;
+const _: () = assert!(C_COUNTERS + CLIENT_COUNTERS <= CLIENT_FIXED);
+
+/// A server's counters, in record order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ServerCounter {
+    Received,
+    Replied,
+    Unanswered,
+    ClientGone,
+    Malformed,
+    ReplyFailed,
+}
+pub(crate) const SERVER_COUNTERS: usize = 6;
+const _: () = assert!(S_COUNTERS + SERVER_COUNTERS <= SERVER_WORDS);
+
+/// The service's fixed configuration, stored in the table header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TableConfig {
+    pub(crate) max_clients: u32,
+    pub(crate) max_servers: u32,
+    /// Calls in flight per client (power of two): the request queue.
+    pub(crate) depth: u32,
+    pub(crate) req_tail: u64,
+    pub(crate) resp_tail: u64,
+    pub(crate) req_schema: [u8; SCHEMA_BYTES],
+    pub(crate) resp_schema: [u8; SCHEMA_BYTES],
+}
+
+impl TableConfig {
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if self.max_clients == 0 || self.max_clients > MAX_CLIENTS {
+            return Err(format!("max_clients must be 1..={MAX_CLIENTS}"));
+        }
+        if self.max_servers == 0 || self.max_servers > MAX_SERVERS {
+            return Err(format!("max_servers must be 1..={MAX_SERVERS}"));
+        }
+        if !self.depth.is_power_of_two() || self.depth > MAX_DEPTH {
+            return Err(format!("depth must be a power of two ≤ {MAX_DEPTH}"));
+        }
+        if self.req_tail > 1 << 31 || self.resp_tail > 1 << 31 {
+            return Err("tails are limited to 2 GiB".into());
+        }
+        Ok(())
+    }
+
+    fn client_words(&self) -> usize {
+        (CLIENT_FIXED + self.depth as usize).next_multiple_of(8)
+    }
+
+    fn total_words(&self) -> usize {
+        HEADER_WORDS
+            + self.client_words() * self.max_clients as usize
+            + SERVER_WORDS * self.max_servers as usize
+    }
+}
+
+/// A mapped, validated service table.
+#[derive(Debug)]
+pub(crate) struct Table {
+    seg: Segment,
+    config: TableConfig,
+}
+
+impl Table {
+    /// Opens `name` or creates it with `config`. An existing table is
+    /// validated and returned with *its* configuration (the caller compares).
+    pub(crate) fn open_or_create(name: &str, config: &TableConfig) -> Result<Table, OpenError> {
+        let deadline = Instant::now() + INIT_WAIT;
+        for _ in 0..64 {
+            match Segment::create(name, config.total_words() * 8) {
+                Ok(seg) => return Ok(Self::initialise(seg, config)),
+                Err(SegmentError::Exists(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+            match Self::open(name, deadline) {
+                Err(OpenError::Segment(SegmentError::NotFound(_))) => continue,
+                other => return other,
+            }
+        }
+        Err(OpenError::NotInitialized(name.to_owned()))
+    }
+
+    fn initialise(seg: Segment, config: &TableConfig) -> Table {
+        let t = Table {
+            seg,
+            config: *config,
+        };
+        t.word(W_VERSION).store(VERSION, Ordering::Relaxed);
+        t.word(W_CLIENTS)
+            .store(u64::from(config.max_clients), Ordering::Relaxed);
+        t.word(W_SERVERS)
+            .store(u64::from(config.max_servers), Ordering::Relaxed);
+        t.word(W_DEPTH).store(u64::from(config.depth), Ordering::Relaxed);
+        t.word(W_REQ_TAIL).store(config.req_tail, Ordering::Relaxed);
+        t.word(W_RESP_TAIL).store(config.resp_tail, Ordering::Relaxed);
+        for (w0, bytes) in [
+            (W_REQ_SCHEMA, &config.req_schema),
+            (W_RESP_SCHEMA, &config.resp_schema),
+        ] {
+            for (i, chunk) in bytes.chunks_exact(8).enumerate() {
+                let v = u64::from_ne_bytes(chunk.try_into().expect("8 bytes"));
+                t.word(w0 + i).store(v, Ordering::Relaxed);
+            }
+        }
+        // Release: an opener that Acquire-loads the magic sees the header.
+        t.word(W_MAGIC).store(MAGIC, Ordering::Release);
+        t
+    }
+
+    fn open(name: &str, deadline: Instant) -> Result<Table, OpenError> {
+        loop {
+            let seg = match Segment::open(name, HEADER_WORDS * 8) {
+                Err(SegmentError::Truncated { .. }) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                other => other?,
+            };
+            // SAFETY: the mapping holds at least the header (checked by
+            // open), is page aligned, and is only accessed through atomics.
+            let magic = unsafe { &*seg.base().cast::<AtomicU64>() }.load(Ordering::Acquire);
+            if magic == 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+            let corrupt = |reason: String| OpenError::Corrupt {
+                name: name.to_owned(),
+                reason,
+            };
+            if magic != MAGIC {
+                return Err(corrupt(format!("bad magic {magic:#x}")));
+            }
+            // SAFETY: as above; words below HEADER_WORDS are in the mapping.
+            let w = |i: usize| unsafe { &*seg.base().cast::<AtomicU64>().add(i) }
+                .load(Ordering::Relaxed);
+            if w(W_VERSION) != VERSION {
+                return Err(corrupt(format!("version {}", w(W_VERSION))));
+            }
+            let narrow = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+            let mut config = TableConfig {
+                max_clients: narrow(w(W_CLIENTS)),
+                max_servers: narrow(w(W_SERVERS)),
+                depth: narrow(w(W_DEPTH)),
+                req_tail: w(W_REQ_TAIL),
+                resp_tail: w(W_RESP_TAIL),
+                req_schema: [0; SCHEMA_BYTES],
+                resp_schema: [0; SCHEMA_BYTES],
+            };
+            for (w0, bytes) in [
+                (W_REQ_SCHEMA, &mut config.req_schema),
+                (W_RESP_SCHEMA, &mut config.resp_schema),
+            ] {
+                for (i, chunk) in bytes.chunks_exact_mut(8).enumerate() {
+                    chunk.copy_from_slice(&w(w0 + i).to_ne_bytes());
+                }
+            }
+            config.validate().map_err(corrupt)?;
+            if seg.len() < config.total_words() * 8 {
+                return Err(corrupt(format!(
+                    "{} bytes, its configuration needs {}",
+                    seg.len(),
+                    config.total_words() * 8
+                )));
+            }
+            return Ok(Table { seg, config });
+        }
+    }
+
+    pub(crate) fn config(&self) -> &TableConfig {
+        &self.config
+    }
+
+    /// Word `i` of the table; `i` must be below the validated size.
+    fn word(&self, i: usize) -> &AtomicU64 {
+        assert!(i < self.config.total_words());
+        // SAFETY: in bounds (asserted; the mapping is at least
+        // total_words × 8 bytes, checked on open or created so), 8-aligned
+        // (page-aligned base), and only ever accessed atomically.
+        unsafe { &*self.seg.base().cast::<AtomicU64>().add(i) }
+    }
+
+    fn client_word(&self, k: usize, i: usize) -> &AtomicU64 {
+        assert!(k < self.config.max_clients as usize && i < self.config.client_words());
+        self.word(HEADER_WORDS + k * self.config.client_words() + i)
+    }
+
+    fn server_word(&self, s: usize, i: usize) -> &AtomicU64 {
+        assert!(s < self.config.max_servers as usize && i < SERVER_WORDS);
+        let base = HEADER_WORDS + self.config.client_words() * self.config.max_clients as usize;
+        self.word(base + s * SERVER_WORDS + i)
+    }
+
+    /// The claim word of call slot `id & (depth - 1)` of client `k`.
+    pub(crate) fn claim(&self, k: usize, id: u64) -> &AtomicU64 {
+        let slot = (id & u64::from(self.config.depth - 1)) as usize;
+        self.client_word(k, CLIENT_FIXED + slot)
+    }
+
+    /// The token of the client now at place `k` (0: none).
+    pub(crate) fn client_token(&self, k: usize) -> u64 {
+        // Acquire pairs with the Release store in `enter_client`.
+        self.client_word(k, C_TOKEN).load(Ordering::Acquire)
+    }
+
+    pub(crate) fn bump_client(&self, k: usize, c: ClientCounter) {
+        self.client_word(k, C_COUNTERS + c as usize)
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn client_counters(&self, k: usize) -> [u64; CLIENT_COUNTERS] {
+        std::array::from_fn(|i| self.client_word(k, C_COUNTERS + i).load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn bump_server(&self, s: usize, c: ServerCounter) {
+        self.server_word(s, S_COUNTERS + c as usize)
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn server_counters(&self, s: usize) -> [u64; SERVER_COUNTERS] {
+        std::array::from_fn(|i| self.server_word(s, S_COUNTERS + i).load(Ordering::Relaxed))
+    }
+
+    fn members(&self) -> &AtomicU64 {
+        self.word(W_MEMBERS)
+    }
+
+    fn client_bit(k: usize) -> u64 {
+        1 << k
+    }
+
+    fn server_bit(s: usize) -> u64 {
+        1 << (16 + s)
+    }
+
+    /// Server places marked active (some may belong to dead processes
+    /// not yet reclaimed).
+    pub(crate) fn server_places(&self) -> u32 {
+        ((self.members().load(Ordering::Acquire) >> 16) & 0xffff_ffff) as u32
+    }
+
+    /// Client places marked active.
+    pub(crate) fn client_places(&self) -> u32 {
+        (self.members().load(Ordering::Acquire) & 0xffff) as u32
+    }
+
+    /// The process owning server place `s` and its generation; `None` if
+    /// the place is free or being reclaimed.
+    pub(crate) fn server_owner(&self, s: usize) -> Option<(ProcessId, u64)> {
+        // Acquire pairs with the Release claim in `enter_server`.
+        let owner = self.server_word(s, S_OWNER).load(Ordering::Acquire);
+        let gen = self.server_word(s, S_GEN).load(Ordering::Acquire);
+        (owner != 0 && owner != RECLAIMING).then(|| (ProcessId::from_token(owner), gen))
+    }
+
+    /// The process of the client at place `k`, if any.
+    pub(crate) fn client_owner(&self, k: usize) -> Option<ProcessId> {
+        let pid = self.client_word(k, C_PID).load(Ordering::Acquire);
+        (pid != 0 && pid != RECLAIMING).then(|| ProcessId::from_token(pid))
+    }
+
+    /// Sets membership bit `bit` unless the table is closing.
+    fn join(&self, bit: u64) -> bool {
+        let m = self.members();
+        let mut cur = m.load(Ordering::Relaxed);
+        loop {
+            if cur & CLOSING != 0 {
+                return false;
+            }
+            // AcqRel: Release publishes the record written before joining.
+            match m.compare_exchange_weak(cur, cur | bit, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    fn leave(&self, bit: u64) -> u64 {
+        self.members().fetch_and(!bit, Ordering::AcqRel) & !bit
+    }
+
+    /// Marks the table closing if no place is active (after reclaiming
+    /// dead ones) and unlinks it. Returns whether it did.
+    pub(crate) fn close_if_unused(&self) -> bool {
+        self.reclaim_dead();
+        let closed = self
+            .members()
+            .compare_exchange(0, CLOSING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok();
+        if closed {
+            self.seg.unlink_if_same();
+        }
+        closed
+    }
+
+    /// Client place `k` (taken on the request channel, so exclusively ours)
+    /// now belongs to this process under `token`. Returns the first call
+    /// id to use (above every claim word left in the record), or `None` if
+    /// the table is closing.
+    pub(crate) fn enter_client(&self, k: usize, token: u64) -> Option<u64> {
+        // A reclaimer may be clearing a dead predecessor's record: wait for
+        // it (it does a handful of stores).
+        let pid = self.client_word(k, C_PID);
+        let me = ProcessId::current().token();
+        for _ in 0..100_000 {
+            let p = pid.load(Ordering::Acquire);
+            // A CAS, not a store: a reclaimer that read the dead owner's
+            // pid then fails its own CAS and leaves our record alone.
+            if p != RECLAIMING
+                && pid
+                    .compare_exchange(p, me, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+            {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        for i in 0..CLIENT_COUNTERS {
+            self.client_word(k, C_COUNTERS + i)
+                .store(0, Ordering::Relaxed);
+        }
+        let first = (0..self.config.depth as u64)
+            .map(|i| super::wire::claim::id_of(self.claim(k, i).load(Ordering::Acquire)))
+            .max()
+            .unwrap_or(0)
+            + 1;
+        // Release: a server that reads this token sees the record above.
+        self.client_word(k, C_TOKEN).store(token, Ordering::Release);
+        if !self.join(Self::client_bit(k)) {
+            self.leave_client(k);
+            return None;
+        }
+        Some(first)
+    }
+
+    /// Client place `k` is given up (its request port is dropped after).
+    pub(crate) fn leave_client(&self, k: usize) -> u64 {
+        self.client_word(k, C_TOKEN).store(0, Ordering::Release);
+        self.client_word(k, C_PID).store(0, Ordering::Release);
+        self.leave(Self::client_bit(k))
+    }
+
+    /// Takes a free server place; returns its index and generation.
+    /// `Err(true)` if the table is closing, `Err(false)` if all are taken.
+    pub(crate) fn enter_server(&self) -> Result<(usize, u64), bool> {
+        self.reclaim_dead();
+        let me = ProcessId::current().token();
+        for s in 0..self.config.max_servers as usize {
+            let owner = self.server_word(s, S_OWNER);
+            if owner
+                .compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+            {
+                continue;
+            }
+            for i in 0..SERVER_COUNTERS {
+                self.server_word(s, S_COUNTERS + i)
+                    .store(0, Ordering::Relaxed);
+            }
+            // Each owner of the place has its own generation, so a claim
+            // made by a dead predecessor never looks like ours.
+            let gen = self.server_word(s, S_GEN).fetch_add(1, Ordering::AcqRel) + 1;
+            if !self.join(Self::server_bit(s)) {
+                self.leave_server(s);
+                return Err(true);
+            }
+            return Ok((s, gen));
+        }
+        Err(false)
+    }
+
+    pub(crate) fn leave_server(&self, s: usize) -> u64 {
+        // The generation moves on first: a client waiting on a claim of
+        // ours sees the server as gone even if the place is taken again.
+        self.server_word(s, S_GEN).fetch_add(1, Ordering::AcqRel);
+        self.server_word(s, S_OWNER).store(0, Ordering::Release);
+        self.leave(Self::server_bit(s))
+    }
+
+    /// Frees the places of dead processes (pid + start time, zombies count
+    /// as dead). Reads `/proc` once per active place: not for hot paths.
+    pub(crate) fn reclaim_dead(&self) -> usize {
+        let mut n = 0;
+        let members = self.members().load(Ordering::Acquire);
+        for s in 0..self.config.max_servers as usize {
+            if members & Self::server_bit(s) == 0 {
+                continue;
+            }
+            let owner = self.server_word(s, S_OWNER);
+            let o = owner.load(Ordering::Acquire);
+            if o == 0 || o == RECLAIMING || ProcessId::from_token(o).is_alive() {
+                continue;
+            }
+            if owner
+                .compare_exchange(o, RECLAIMING, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.server_word(s, S_GEN).fetch_add(1, Ordering::AcqRel);
+                self.leave(Self::server_bit(s));
+                owner.store(0, Ordering::Release);
+                n += 1;
+            }
+        }
+        for k in 0..self.config.max_clients as usize {
+            if members & Self::client_bit(k) == 0 {
+                continue;
+            }
+            let pid = self.client_word(k, C_PID);
+            let p = pid.load(Ordering::Acquire);
+            if p == 0 || p == RECLAIMING || ProcessId::from_token(p).is_alive() {
+                continue;
+            }
+            if pid
+                .compare_exchange(p, RECLAIMING, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.client_word(k, C_TOKEN).store(0, Ordering::Release);
+                self.leave(Self::client_bit(k));
+                pid.store(0, Ordering::Release);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Live server places (reclaiming dead ones first).
+    pub(crate) fn live_servers(&self) -> u32 {
+        self.reclaim_dead();
+        self.server_places().count_ones()
+    }
+}

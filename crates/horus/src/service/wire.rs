@@ -1,0 +1,221 @@
+//! What travels: the 32-byte headers in front of every request and
+//! response body, and the per-call claim word.
+//!
+//! A request or response is one ring message on a horus-shm channel: a
+//! header of four 64-bit words followed by the body (the `Req`/`Resp` value,
+//! then its tail). Headers come from other processes and are validated
+//! before anything in them is used.
+
+/// Bytes of the header in front of every body (keeps the body 8-aligned).
+pub(crate) const HEADER: usize = 32;
+
+const REQ_MAGIC: u64 = 0x4853_5251; // "HSRQ"
+const RESP_MAGIC: u64 = 0x4853_5250; // "HSRP"
+
+/// Call ids stay below this so that they fit a claim word.
+pub(crate) const MAX_CALL_ID: u64 = 1 << 44;
+
+/// The response carries a body.
+pub(crate) const STATUS_OK: u64 = 0;
+/// The server dropped the request unanswered.
+pub(crate) const STATUS_UNANSWERED: u64 = 1;
+/// The server's reply failed (too large, no chunk).
+pub(crate) const STATUS_FAILED: u64 = 2;
+
+/// A request's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RequestHeader {
+    /// The client's place (its request ring and its record).
+    pub(crate) client: usize,
+    /// The client's token: names its response channel, identifies it in
+    /// its record.
+    pub(crate) token: u64,
+    /// The call id, unique per client place.
+    pub(crate) id: u64,
+    /// The client's `ProcessId` token, for the server's liveness check.
+    pub(crate) pid: u64,
+}
+
+impl RequestHeader {
+    pub(crate) fn encode(&self) -> [u64; 4] {
+        [
+            (REQ_MAGIC << 32) | self.client as u64,
+            self.token,
+            self.id,
+            self.pid,
+        ]
+    }
+
+    /// Decodes and validates a header read from shared memory.
+    pub(crate) fn decode(w: [u64; 4], max_clients: usize) -> Option<RequestHeader> {
+        let client = (w[0] & 0xffff_ffff) as usize;
+        let ok = w[0] >> 32 == REQ_MAGIC
+            && client < max_clients
+            && w[1] != 0
+            && w[2] != 0
+            && w[2] < MAX_CALL_ID;
+        ok.then_some(RequestHeader {
+            client,
+            token: w[1],
+            id: w[2],
+            pid: w[3],
+        })
+    }
+}
+
+/// A response's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ResponseHeader {
+    /// The call answered.
+    pub(crate) id: u64,
+    /// `STATUS_*`.
+    pub(crate) status: u64,
+    /// Pid of the server that answered.
+    pub(crate) server_pid: u32,
+}
+
+impl ResponseHeader {
+    pub(crate) fn encode(&self) -> [u64; 4] {
+        [
+            (RESP_MAGIC << 32) | self.status,
+            self.id,
+            u64::from(self.server_pid),
+            0,
+        ]
+    }
+
+    pub(crate) fn decode(w: [u64; 4]) -> Option<ResponseHeader> {
+        let status = w[0] & 0xffff_ffff;
+        let ok = w[0] >> 32 == RESP_MAGIC
+            && status <= STATUS_FAILED
+            && w[1] != 0
+            && w[1] < MAX_CALL_ID
+            && w[2] <= u64::from(u32::MAX);
+        ok.then_some(ResponseHeader {
+            id: w[1],
+            status,
+            server_pid: w[2] as u32,
+        })
+    }
+}
+
+/// Reads a header's four words from possibly shared, possibly concurrently
+/// written memory: a volatile copy, so validation and use see one value.
+///
+/// # Safety
+/// `ptr` must be valid for reads of 32 bytes and 8-byte aligned.
+pub(crate) unsafe fn read_header(ptr: *const u8) -> [u64; 4] {
+    debug_assert_eq!(ptr as usize % 8, 0);
+    // SAFETY: the caller guarantees 32 readable, aligned bytes; u64 is
+    // valid for any bits.
+    unsafe { std::ptr::read_volatile(ptr.cast::<[u64; 4]>()) }
+}
+
+/// The claim word of one call slot of a client record:
+/// `id << 20 | (server generation & 0x3fff) << 6 | tag`, where `tag` is
+/// `server + 1` (1..=32) for a claimed call and [`TAG_CANCELLED`] for a
+/// call the client withdrew before any server took it. A word whose id is
+/// below a call's id says nothing about that call (it is left from an
+/// earlier call in the same slot): the call is unclaimed.
+pub(crate) mod claim {
+    const ID_SHIFT: u32 = 20;
+    const GEN_SHIFT: u32 = 6;
+    const GEN_MASK: u64 = 0x3fff;
+    const TAG_MASK: u64 = 0x3f;
+    /// Withdrawn by the client.
+    pub(crate) const TAG_CANCELLED: u64 = 63;
+
+    /// What a claim word says about call `id`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum State {
+        /// No server took it (yet).
+        Unclaimed,
+        /// Taken by server place `server` of generation `gen` (low bits).
+        Claimed { server: usize, gen: u64 },
+        /// Withdrawn by the client.
+        Cancelled,
+        /// The word belongs to a later call: `id` is long settled.
+        Stale,
+    }
+
+    pub(crate) fn claimed(id: u64, server: usize, gen: u64) -> u64 {
+        debug_assert!(server < 32);
+        (id << ID_SHIFT) | ((gen & GEN_MASK) << GEN_SHIFT) | (server as u64 + 1)
+    }
+
+    pub(crate) fn cancelled(id: u64) -> u64 {
+        (id << ID_SHIFT) | TAG_CANCELLED
+    }
+
+    pub(crate) fn id_of(word: u64) -> u64 {
+        word >> ID_SHIFT
+    }
+
+    pub(crate) fn gen_matches(a: u64, b: u64) -> bool {
+        a & GEN_MASK == b & GEN_MASK
+    }
+
+    pub(crate) fn state(word: u64, id: u64) -> State {
+        let found = id_of(word);
+        if found < id {
+            return State::Unclaimed;
+        }
+        if found > id {
+            return State::Stale;
+        }
+        match word & TAG_MASK {
+            TAG_CANCELLED => State::Cancelled,
+            // Tag 0 or > 32 is no value we write: treat the call as taken
+            // by nobody we can check, i.e. withdrawn.
+            t if t == 0 || t > 32 => State::Cancelled,
+            t => State::Claimed {
+                server: (t - 1) as usize,
+                gen: (word >> GEN_SHIFT) & GEN_MASK,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_round_trip_and_reject_garbage() {
+        let h = RequestHeader {
+            client: 3,
+            token: 7,
+            id: 9,
+            pid: 11,
+        };
+        assert_eq!(RequestHeader::decode(h.encode(), 4), Some(h));
+        assert_eq!(RequestHeader::decode(h.encode(), 3), None);
+        assert_eq!(RequestHeader::decode([0; 4], 16), None);
+        assert_eq!(RequestHeader::decode([u64::MAX; 4], 16), None);
+        let r = ResponseHeader {
+            id: 5,
+            status: STATUS_UNANSWERED,
+            server_pid: 42,
+        };
+        assert_eq!(ResponseHeader::decode(r.encode()), Some(r));
+        assert_eq!(ResponseHeader::decode([u64::MAX; 4]), None);
+    }
+
+    #[test]
+    fn claim_words_describe_one_call() {
+        use claim::State;
+        let w = claim::claimed(10, 4, 0x12345);
+        assert_eq!(
+            claim::state(w, 10),
+            State::Claimed {
+                server: 4,
+                gen: 0x12345 & 0x3fff
+            }
+        );
+        assert_eq!(claim::state(w, 11), State::Unclaimed);
+        assert_eq!(claim::state(w, 9), State::Stale);
+        assert_eq!(claim::state(claim::cancelled(10), 10), State::Cancelled);
+        assert_eq!(claim::state(0, 1), State::Unclaimed);
+        assert_eq!(claim::state(10 << 20, 10), State::Cancelled);
+    }
+}

@@ -100,6 +100,10 @@ pub(crate) struct StatsPublisher {
     map: NonNull<u8>,
     len: usize,
     capacity: usize,
+    /// Protection against another process truncating the file: the cut
+    /// pages become private zero pages instead of killing the scheduler
+    /// (statistics then stop being visible; the robot runs on).
+    fault: horus_shm::fault::Registration,
 }
 
 impl StatsPublisher {
@@ -163,6 +167,7 @@ impl StatsPublisher {
             map: NonNull::new(p.cast()).expect("mmap returned null without MAP_FAILED"),
             len,
             capacity: nodes,
+            fault: horus_shm::fault::Registration::new(p.cast(), len),
         };
         publisher.init_header(scheduler, nodes);
         Ok(publisher)
@@ -232,6 +237,8 @@ impl StatsPublisher {
 
 impl Drop for StatsPublisher {
     fn drop(&mut self) {
+        // Unregister before unmapping (see horus_shm::fault).
+        self.fault.release();
         // SAFETY: `map`/`len` are exactly what mmap returned; no reference
         // into the mapping outlives `self` (all borrows are tied to it).
         unsafe { libc::munmap(self.map.as_ptr().cast(), self.len) };

@@ -90,6 +90,9 @@ pub enum ReadStatsError {
 struct Mapping {
     ptr: NonNull<u8>,
     len: usize,
+    /// A writer (or anyone) truncating the file while we read must not kill
+    /// the reader: cut pages read as zeros, and the read reports it.
+    fault: horus_shm::fault::Registration,
 }
 
 impl Mapping {
@@ -121,7 +124,8 @@ impl Mapping {
             return Err(io(std::io::Error::last_os_error()));
         }
         let ptr = NonNull::new(p.cast()).expect("mmap returned null without MAP_FAILED");
-        Ok(Mapping { ptr, len })
+        let fault = horus_shm::fault::Registration::new(p.cast(), len);
+        Ok(Mapping { ptr, len, fault })
     }
 
     fn header(&self) -> &ShmHeader {
@@ -209,6 +213,8 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
+        // Unregister before unmapping (see horus_shm::fault).
+        self.fault.release();
         // SAFETY: exactly the region mmap returned; no borrow outlives self.
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
@@ -246,6 +252,14 @@ pub fn read_stats(path: impl AsRef<Path>) -> Result<SchedulerStats, ReadStatsErr
         let node =
             decode_node(&rw).map_err(|field| ReadStatsError::BadRecord { record: i, field })?;
         nodes.push(node);
+    }
+    if map.fault.is_lost() {
+        // Truncated while we read: what we copied may be zeros.
+        let size = std::fs::metadata(path.as_ref()).map_or(0, |m| m.len());
+        return Err(ReadStatsError::TooSmall {
+            size,
+            needed: map.len as u64,
+        });
     }
     Ok(SchedulerStats {
         scheduler: decode_name(&name_words),

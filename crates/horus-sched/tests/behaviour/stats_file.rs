@@ -187,3 +187,23 @@ fn a_stale_file_is_replaced_and_a_live_one_respected() {
     );
     assert!(!path.exists());
 }
+
+/// Regression: another process truncating the live statistics file used to
+/// kill the scheduler (and a reader) with SIGBUS at the next write.
+#[test]
+fn truncating_the_live_file_kills_neither_scheduler_nor_reader() {
+    let (r, path) = with_running("file_truncated", |path| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        // Let the scheduler publish into the cut file a few times (every
+        // 10 ms); each write lands on a private zero page.
+        std::thread::sleep(Duration::from_millis(100));
+        read_stats(path).map(|_| ())
+    });
+    assert!(matches!(r, Err(ReadStatsError::TooSmall { size: 0, .. })));
+    assert!(!path.exists(), "removed on a clean stop");
+}

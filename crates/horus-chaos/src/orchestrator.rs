@@ -418,3 +418,42 @@ fn shm_leftovers(ns: &str) -> anyhow::Result<Vec<String>> {
     found.sort();
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_exited_unreaped_child_is_seen_as_a_zombie_until_reaped() {
+        let mut child = Command::new("true").spawn().expect("spawn true");
+        let pid = child.id();
+        // Bounded wait for the exit (not a timing assertion: the loop only
+        // gives the child time to run).
+        let mut seen = false;
+        for _ in 0..5000 {
+            if is_zombie(pid) {
+                seen = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(seen, "pid {pid} never showed state Z");
+        child.wait().expect("reap");
+        assert!(!is_zombie(pid));
+    }
+
+    #[test]
+    fn a_running_process_is_not_a_zombie() {
+        assert!(!is_zombie(std::process::id()));
+    }
+
+    #[test]
+    fn the_same_seed_picks_the_same_victims() {
+        let (mut a, mut b) = (Rng(42), Rng(42));
+        let xs: Vec<u64> = (0..8).map(|_| a.next()).collect();
+        let ys: Vec<u64> = (0..8).map(|_| b.next()).collect();
+        assert_eq!(xs, ys);
+        let d = Rng(7).between(Duration::from_millis(200), Duration::from_millis(1500));
+        assert!(d >= Duration::from_millis(200) && d <= Duration::from_millis(1500));
+    }
+}

@@ -107,7 +107,12 @@ impl<Resp> ClientCore<Resp> {
             // AcqRel: the CAS races with a server's claiming CAS; exactly
             // one of them wins the word.
             if word
-                .compare_exchange(cur, claim::cancelled(id), Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(
+                    cur,
+                    claim::cancelled(id),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
                 .is_ok()
             {
                 return true;
@@ -115,7 +120,6 @@ impl<Resp> ClientCore<Resp> {
         }
         false
     }
-
 }
 
 impl<Resp: Message> ClientCore<Resp> {
@@ -228,7 +232,12 @@ impl<Resp: Message> ClientCore<Resp> {
                 bytemuck::from_bytes_mut(&mut fixed[..size]),
                 &mut rest[..tail_len],
             );
-            let len = HEADER + if tail_len > 0 { tail_at + tail_len } else { size };
+            let len = HEADER
+                + if tail_len > 0 {
+                    tail_at + tail_len
+                } else {
+                    size
+                };
             self.req
                 .send_chunk(loan, len)
                 .map_err(|_| CallError::TooLarge {
@@ -236,7 +245,11 @@ impl<Resp: Message> ClientCore<Resp> {
                     max: self.max_tail(),
                 })?;
         }
-        self.next_id = if id + 1 >= wire::MAX_CALL_ID { 1 } else { id + 1 };
+        self.next_id = if id + 1 >= wire::MAX_CALL_ID {
+            1
+        } else {
+            id + 1
+        };
         self.slots[i] = Slot::Waiting(id);
         self.bump(ClientCounter::Calls);
         Ok(id)
@@ -413,7 +426,10 @@ impl<Resp: Message> ClientCore<Resp> {
     }
 
     fn in_flight(&self) -> usize {
-        self.slots.iter().filter(|s| !matches!(s, Slot::Free)).count()
+        self.slots
+            .iter()
+            .filter(|s| !matches!(s, Slot::Free))
+            .count()
     }
 }
 

@@ -144,7 +144,8 @@ impl<Req: Message, Resp: Message> Server<Req, Resp> {
     }
 
     fn malformed(&self) -> Option<Request<Req, Resp>> {
-        self.table.bump_server(self.replier.s, ServerCounter::Malformed);
+        self.table
+            .bump_server(self.replier.s, ServerCounter::Malformed);
         None
     }
 
@@ -285,7 +286,9 @@ impl<Resp: Message> Replier<Resp> {
         };
         let now = Instant::now();
         let p = &mut ports[at];
-        if p.alive_at.is_none_or(|t| now.duration_since(t) >= CLIENT_RECHECK) {
+        if p.alive_at
+            .is_none_or(|t| now.duration_since(t) >= CLIENT_RECHECK)
+        {
             if !ProcessId::from_token(h.pid).is_alive() {
                 // Dead: free its places and remove its response channel
                 // (only it used that name).
@@ -324,7 +327,11 @@ impl<Resp: Message> Replier<Resp> {
         } else {
             None
         };
-        let status = if refused.is_some() { wire::STATUS_FAILED } else { status };
+        let status = if refused.is_some() {
+            wire::STATUS_FAILED
+        } else {
+            status
+        };
         let header = ResponseHeader {
             id: h.id,
             status,
@@ -352,7 +359,12 @@ impl<Resp: Message> Replier<Resp> {
                         bytemuck::from_bytes_mut(&mut fixed[..size]),
                         &mut rest[..tail_len],
                     );
-                    let len = HEADER + if tail_len > 0 { tail_at + tail_len } else { size };
+                    let len = HEADER
+                        + if tail_len > 0 {
+                            tail_at + tail_len
+                        } else {
+                            size
+                        };
                     rp.port.send_chunk(loan, len).is_ok()
                 }
                 None => {

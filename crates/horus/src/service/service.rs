@@ -86,7 +86,13 @@ impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
     }
 
     fn wanted(&self) -> TableConfig {
-        let tail = |has: bool, v: Option<u64>| if has { v.unwrap_or(DEFAULT_MAX_TAIL) } else { 0 };
+        let tail = |has: bool, v: Option<u64>| {
+            if has {
+                v.unwrap_or(DEFAULT_MAX_TAIL)
+            } else {
+                0
+            }
+        };
         TableConfig {
             max_clients: self.max_clients.unwrap_or(DEFAULT_CLIENTS),
             max_servers: self.max_servers.unwrap_or(DEFAULT_SERVERS),
@@ -116,7 +122,9 @@ impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
                 .max_servers
                 .is_none_or(|_| want.max_servers == have.max_servers)
             && self.req_tail.is_none_or(|_| want.req_tail == have.req_tail)
-            && self.resp_tail.is_none_or(|_| want.resp_tail == have.resp_tail);
+            && self
+                .resp_tail
+                .is_none_or(|_| want.resp_tail == have.resp_tail);
         if ok {
             Ok(())
         } else {
@@ -225,7 +233,11 @@ impl Layout {
             ((HEADER + size).next_multiple_of(8) as u32, 0, 0)
         } else {
             // Header-only status responses still fit a slot.
-            (HEADER as u32, (HEADER + tail_offset) as u64 + tail, 2 * depth + 4)
+            (
+                HEADER as u32,
+                (HEADER + tail_offset) as u64 + tail,
+                2 * depth + 4,
+            )
         }
     }
 
@@ -312,8 +324,12 @@ impl ServiceInner {
 
     /// The segment name of the response channel of client `token`.
     pub(crate) fn response_name(&self, token: u64) -> String {
-        horus_shm::name::segment_name(&self.namespace, "sr", &format!("{}/{token:016x}", self.name))
-            .expect("the service name was validated with room for the suffix")
+        horus_shm::name::segment_name(
+            &self.namespace,
+            "sr",
+            &format!("{}/{token:016x}", self.name),
+        )
+        .expect("the service name was validated with room for the suffix")
     }
 
     pub(crate) fn full(&self, role: &'static str, max: u32) -> ServiceError {
@@ -356,8 +372,8 @@ impl ServiceInner {
     }
 
     fn reopen(&self) -> Result<(), ServiceError> {
-        let table =
-            Table::open_or_create(&self.table_name, &self.config).map_err(|e| self.segment_error(e))?;
+        let table = Table::open_or_create(&self.table_name, &self.config)
+            .map_err(|e| self.segment_error(e))?;
         if *table.config() != self.config {
             return Err(ServiceError::ConfigMismatch {
                 service: self.name.clone(),

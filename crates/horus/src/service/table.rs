@@ -163,9 +163,11 @@ impl Table {
             .store(u64::from(config.max_clients), Ordering::Relaxed);
         t.word(W_SERVERS)
             .store(u64::from(config.max_servers), Ordering::Relaxed);
-        t.word(W_DEPTH).store(u64::from(config.depth), Ordering::Relaxed);
+        t.word(W_DEPTH)
+            .store(u64::from(config.depth), Ordering::Relaxed);
         t.word(W_REQ_TAIL).store(config.req_tail, Ordering::Relaxed);
-        t.word(W_RESP_TAIL).store(config.resp_tail, Ordering::Relaxed);
+        t.word(W_RESP_TAIL)
+            .store(config.resp_tail, Ordering::Relaxed);
         for (w0, bytes) in [
             (W_REQ_SCHEMA, &config.req_schema),
             (W_RESP_SCHEMA, &config.resp_schema),
@@ -204,8 +206,9 @@ impl Table {
                 return Err(corrupt(format!("bad magic {magic:#x}")));
             }
             // SAFETY: as above; words below HEADER_WORDS are in the mapping.
-            let w = |i: usize| unsafe { &*seg.base().cast::<AtomicU64>().add(i) }
-                .load(Ordering::Relaxed);
+            let w = |i: usize| {
+                unsafe { &*seg.base().cast::<AtomicU64>().add(i) }.load(Ordering::Relaxed)
+            };
             if w(W_VERSION) != VERSION {
                 return Err(corrupt(format!("version {}", w(W_VERSION))));
             }

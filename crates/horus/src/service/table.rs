@@ -205,9 +205,12 @@ impl Table {
             if magic != MAGIC {
                 return Err(corrupt(format!("bad magic {magic:#x}")));
             }
-            // SAFETY: as above; words below HEADER_WORDS are in the mapping.
             let w = |i: usize| {
-                unsafe { &*seg.base().cast::<AtomicU64>().add(i) }.load(Ordering::Relaxed)
+                debug_assert!(i < HEADER_WORDS);
+                // SAFETY: as above; words below HEADER_WORDS are in the
+                // mapping (open checked its length).
+                let word = unsafe { &*seg.base().cast::<AtomicU64>().add(i) };
+                word.load(Ordering::Relaxed)
             };
             if w(W_VERSION) != VERSION {
                 return Err(corrupt(format!("version {}", w(W_VERSION))));

@@ -329,7 +329,10 @@ impl Channel {
     /// Active publisher and subscriber places.
     pub fn members(&self) -> (u32, u32) {
         let m = self.membership().load(Ordering::Acquire);
-        (self.pub_places(m).count_ones(), self.sub_places(m).count_ones())
+        (
+            self.pub_places(m).count_ones(),
+            self.sub_places(m).count_ones(),
+        )
     }
 
     /// The subscriber places a membership word shows, limited to the places

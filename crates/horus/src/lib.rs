@@ -49,12 +49,12 @@
 
 #![warn(missing_docs)]
 
+pub mod clean;
 mod error;
 mod publisher;
 mod qos;
 mod sample;
 mod sample_mut;
-pub mod clean;
 pub mod sched_glue;
 mod schema_record;
 mod service;

@@ -245,7 +245,11 @@ pub(crate) fn map_open_error(topic: &str, expected: &str, e: OpenError) -> Topic
 /// Whether a channel's capacities can carry `T` at all, whatever else was
 /// adopted: the slot or chunk must hold a whole `T`, and the policy code must
 /// be one this build knows.
-fn check_fits<T: Message>(topic: &str, seg_name: &str, have: &ChannelConfig) -> Result<(), TopicError> {
+fn check_fits<T: Message>(
+    topic: &str,
+    seg_name: &str,
+    have: &ChannelConfig,
+) -> Result<(), TopicError> {
     let size = std::mem::size_of::<T>();
     let inline = !T::HAS_TAIL && size <= INLINE_MAX;
     let reason = if Overflow::from_code(have.qos_code).is_none() {

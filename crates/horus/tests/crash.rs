@@ -360,7 +360,11 @@ fn unreaped_zombie_subscriber_is_reclaimed_and_does_not_block_the_publisher() {
     }
     let mut p = sender.join().unwrap();
     assert_eq!(p.stats().timed_out, 0);
-    assert_eq!(t.stats().subscribers(), 0, "the zombie's place was reclaimed");
+    assert_eq!(
+        t.stats().subscribers(),
+        0,
+        "the zombie's place was reclaimed"
+    );
     assert_whole_pool_usable(&t, &mut p, POOL);
     zombie.wait().unwrap();
 }

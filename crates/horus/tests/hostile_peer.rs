@@ -94,7 +94,10 @@ fn scribble(seed: u64, rounds: u32) {
         let head = rng.below(1 << 20);
         let (offset, value): (usize, u64) = match rng.below(9) {
             // Random bytes anywhere in the rings.
-            0 => (slot + 8 * rng.below(l.slot_size as u64 / 8) as usize, rng.next()),
+            0 => (
+                slot + 8 * rng.below(l.slot_size as u64 / 8) as usize,
+                rng.next(),
+            ),
             // All-ones stamp or meta.
             1 => (slot + 8 * rng.below(2) as usize, u64::MAX),
             // A committed-looking stamp far ahead of any head.
@@ -121,7 +124,8 @@ fn scribble(seed: u64, rounds: u32) {
             ),
             _ => (slot, rng.next()),
         };
-        file.write_all_at(&value.to_ne_bytes(), offset as u64).unwrap();
+        file.write_all_at(&value.to_ne_bytes(), offset as u64)
+            .unwrap();
         if rng.below(16) == 0 {
             std::thread::yield_now();
         }

@@ -46,6 +46,32 @@
 //! assert!(cloud.is_zero_copy());
 //! # Ok::<(), horus::TopicError>(())
 //! ```
+//!
+//! Tools watch a topic as *observers*: they read the same messages but never
+//! slow a `Reject`/`Block` publisher, are not counted by publishers, and
+//! count what they miss as their own overrun.
+//!
+//! ```
+//! use horus::prelude::*;
+//! # std::env::set_var("HORUS_NAMESPACE", format!("doctest-obs-{}", std::process::id()));
+//! let topic = Topic::<CmdVel>::builder("base/cmd_vel")
+//!     .depth(4)
+//!     .overflow(Overflow::Reject)
+//!     .open()?;
+//! let mut tool = topic.observer()?; // never reads: a stalled `echo`
+//! let mut driver = topic.subscriber()?;
+//! let mut publisher = topic.publisher()?;
+//! for i in 0..10 {
+//!     // The driver keeps up, so the publisher never sees the ring full,
+//!     // whatever the observer does.
+//!     assert_eq!(publisher.send(CmdVel::new(i, 0.5, 0.0)).unwrap().subscribers, 1);
+//!     assert_eq!(driver.try_recv().unwrap().stamp_ns, i);
+//! }
+//! // The observer finds the last 4 messages and counts the 6 it missed.
+//! while tool.try_recv().is_some() {}
+//! assert_eq!((tool.stats().received, tool.stats().overrun), (4, 6));
+//! # Ok::<(), horus::TopicError>(())
+//! ```
 
 #![warn(missing_docs)]
 

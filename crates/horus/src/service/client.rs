@@ -405,24 +405,26 @@ impl<Resp: Message> ClientCore<Resp> {
         self.check_liveness(id).map(Err)
     }
 
-    /// Waits for call `id` until `deadline`.
-    pub(crate) fn wait(
+    /// Waits for call `id` for one slice: until it settles, `deadline`,
+    /// or the next liveness check (at most a few milliseconds). `None` if
+    /// it is still in flight. Callers loop, releasing the client's lock
+    /// between slices so that other threads' calls proceed.
+    pub(crate) fn wait_slice(
         &mut self,
         id: u64,
         deadline: Instant,
         timeout: Duration,
-    ) -> Result<Sample<Resp>, CallError> {
-        loop {
-            if let Some(r) = self.poll(id, deadline, timeout) {
-                return r;
-            }
-            // Sleep on the response channel until something arrives, the
-            // deadline, or the next liveness check.
-            let until = deadline.min(self.next_check);
-            if let Some(r) = self.resp.receive_blocking(&mut self.buf, SPIN, Some(until)) {
-                self.route(r);
-            }
+    ) -> Option<Result<Sample<Resp>, CallError>> {
+        if let Some(r) = self.poll(id, deadline, timeout) {
+            return Some(r);
         }
+        // Sleep on the response channel until something arrives, the
+        // deadline, or the next liveness check.
+        let until = deadline.min(self.next_check);
+        if let Some(r) = self.resp.receive_blocking(&mut self.buf, SPIN, Some(until)) {
+            self.route(r);
+        }
+        None
     }
 
     fn in_flight(&self) -> usize {
@@ -456,6 +458,21 @@ pub struct Client<Req, Resp> {
     core: Arc<Mutex<ClientCore<Resp>>>,
     timeout: Duration,
     _t: PhantomData<fn(Req)>,
+}
+
+/// Waits for call `id` until it settles or `deadline` passes, taking the
+/// client's lock one slice at a time.
+pub(crate) fn wait<Resp: Message>(
+    core: &Mutex<ClientCore<Resp>>,
+    id: u64,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<Sample<Resp>, CallError> {
+    loop {
+        if let Some(r) = lock(core).wait_slice(id, deadline, timeout) {
+            return r;
+        }
+    }
 }
 
 pub(crate) fn lock<Resp>(core: &Mutex<ClientCore<Resp>>) -> MutexGuard<'_, ClientCore<Resp>> {
@@ -504,9 +521,8 @@ impl<Req: Message, Resp: Message> Client<Req, Resp> {
         timeout: Duration,
     ) -> Result<Sample<Resp>, CallError> {
         let deadline = Instant::now() + timeout;
-        let mut core = lock(&self.core);
-        let id = core.start(tail_len, fill)?;
-        core.wait(id, deadline, timeout)
+        let id = lock(&self.core).start(tail_len, fill)?;
+        wait(&self.core, id, deadline, timeout)
     }
 
     /// Sends a copy of `req` and returns at once with a handle on the

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use horus_msgs::Message;
 
-use super::client::{lock, ClientCore};
+use super::client::{lock, wait, ClientCore};
 use super::error::CallError;
 use super::table::ClientCounter;
 use crate::Sample;
@@ -57,7 +57,7 @@ impl<Resp: Message> PendingCall<Resp> {
         }
         self.taken = true;
         let deadline = Instant::now() + timeout;
-        lock(&self.core).wait(self.id, deadline, timeout)
+        wait(&self.core, self.id, deadline, timeout)
     }
 
     /// The call's id (unique per client).

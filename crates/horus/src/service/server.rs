@@ -64,6 +64,11 @@ struct ResponsePort {
 impl<Req: Message, Resp: Message> Server<Req, Resp> {
     pub(crate) fn new(svc: Arc<ServiceInner>) -> Result<Self, ServiceError> {
         let (table, port, s, gen) = svc.join(|table, req| {
+            // On the request channel first, then visible to clients: a
+            // client that sees this server sends after the subscription, so
+            // the request's ring starts this server's cursor at it.
+            let port =
+                SubscriberPort::join(req, true, false).map_err(|e| svc.join_error(e, "server"))?;
             let (s, gen) = table.enter_server().map_err(|closing| {
                 if closing {
                     JoinFailure::Closing
@@ -71,13 +76,7 @@ impl<Req: Message, Resp: Message> Server<Req, Resp> {
                     JoinFailure::Fatal(svc.full("server", svc.config.max_servers))
                 }
             })?;
-            match SubscriberPort::join(req, true, false) {
-                Ok(port) => Ok((Arc::clone(table), port, s, gen)),
-                Err(e) => {
-                    table.leave_server(s);
-                    Err(svc.join_error(e, "server"))
-                }
-            }
+            Ok((Arc::clone(table), port, s, gen))
         })?;
         let words = port.place().channel().layout().config.slot_payload as usize / 8;
         Ok(Server {

@@ -401,6 +401,11 @@ impl Table {
             .map(|i| super::wire::claim::id_of(self.claim(k, i).load(Ordering::Acquire)))
             .max()
             .unwrap_or(0)
+            // Every call of a previous owner but its last `depth` left its
+            // id in a claim word (answered, withdrawn or refused), so this
+            // is above any call of theirs still in the ring: a server's
+            // late claim on one of those never matches a call of ours.
+            + u64::from(self.config.depth)
             + 1;
         // Release: a server that reads this token sees the record above.
         self.client_word(k, C_TOKEN).store(token, Ordering::Release);

@@ -12,7 +12,8 @@
 //!
 //! 1. chunk lifecycle: claim → write → descriptor through a slot → pin →
 //!    cursor → read → release / release-last-reader → ring holds released
-//!    → reuse for a second message; nothing leaks;
+//!    → reuse for a second message; nothing leaks; and a `DropOldest`
+//!    publisher overwriting chunk descriptors under a reader;
 //! 2. membership: a subscriber joining while the publisher sends (on a
 //!    fresh place, and on a place recycled from a subscriber that just
 //!    left), a sole reader's release racing a join, a leave racing a send;
@@ -280,12 +281,27 @@ enum Got {
     Chunk { seq: u64, c: usize },
     /// Nothing to read (yet), or no start on this ring yet.
     Nothing,
+    /// Message `seq` was overwritten before we got it (only returned by
+    /// [`receive_lossy`]); the cursor moved on.
+    Lost(u64),
 }
 
 /// `SubscriberPort::receive_from` for one ring, with the port's private
 /// cursor `cursor`: every outcome but a delivered message or "nothing yet"
-/// is a loss, which in these models is always a protocol failure.
+/// is a loss, which in these models (room-checking publishers) is always a
+/// protocol failure.
 fn receive(t: &Topic, j: usize, cursor: &mut u64) -> Got {
+    receive_with(t, j, cursor, false)
+}
+
+/// [`receive`] for a `DropOldest` publisher, which may overwrite what we
+/// have not read: a lost message is [`Got::Lost`]. A lapped reader moves
+/// on to the publisher's head, as the port does in a one-slot ring.
+fn receive_lossy(t: &Topic, j: usize, cursor: &mut u64) -> Got {
+    receive_with(t, j, cursor, true)
+}
+
+fn receive_with(t: &Topic, j: usize, cursor: &mut u64, lossy: bool) -> Got {
     if *cursor == CURSOR_JOINING {
         match subscriber_start(&t.cursors[j]) {
             Some(start) => *cursor = start,
@@ -304,6 +320,9 @@ fn receive(t: &Topic, j: usize, cursor: &mut u64) -> Got {
             let pinned = acquire(state, gen, j);
             *cursor = seq + 1;
             publish_cursor(&t.cursors[j], seq + 1);
+            if !pinned && lossy {
+                return Got::Lost(seq);
+            }
             assert!(pinned, "chunk of message {seq} lost before it was pinned");
             // SAFETY: pinned: the protocol under test forbids any write
             // until we release it; loom reports it if one races.
@@ -318,6 +337,19 @@ fn receive(t: &Topic, j: usize, cursor: &mut u64) -> Got {
             Got::Inline(seq)
         }
         Err("not-ready") => Got::Nothing,
+        Err("lapped") if lossy => {
+            // Acquire: as the port's, pairs with the Release of `head`.
+            let head = t.head.load(Ordering::Acquire);
+            let next = (seq + 1).max(head.saturating_add(1).saturating_sub(t.depth()));
+            *cursor = next;
+            publish_cursor(&t.cursors[j], next);
+            Got::Lost(seq)
+        }
+        Err("torn") if lossy => {
+            *cursor = seq + 1;
+            publish_cursor(&t.cursors[j], seq + 1);
+            Got::Lost(seq)
+        }
         other => panic!("message {seq}: {other:?} (a false overrun)"),
     }
 }
@@ -326,7 +358,7 @@ fn receive(t: &Topic, j: usize, cursor: &mut u64) -> Got {
 /// that returned `got` (the publisher has noticed it by now).
 fn start_of(t: &Topic, j: usize, cursor: u64, got: &Got) -> u64 {
     match got {
-        Got::Inline(seq) | Got::Chunk { seq, .. } => *seq,
+        Got::Inline(seq) | Got::Chunk { seq, .. } | Got::Lost(seq) => *seq,
         Got::Nothing if cursor != CURSOR_JOINING => cursor,
         Got::Nothing => subscriber_start(&t.cursors[j]).expect("started once noticed"),
     }
@@ -445,6 +477,78 @@ fn chunk_lifecycle_sole_reader() {
 #[test]
 fn chunk_lifecycle_two_readers() {
     chunk_lifecycle(Some(5), true, 1);
+}
+
+/// Outcomes of the overwrite model.
+const PIN_LOST: u32 = 1;
+const DELIVERED_FIRST: u32 = 2;
+const REUSED_FIRST_CHUNK: u32 = 4;
+
+/// A `DropOldest` publisher (no room check) sends three chunk messages
+/// through a one-slot ring with two chunks, so each send overwrites the
+/// slot of the one before and drops the ring's hold on its chunk
+/// (`release_slot_hold` in `commit`), and the third reuses a chunk if one
+/// is free, while subscriber 0 reads. The subscriber may lose messages
+/// (that is the policy), but what it delivers is always the descriptor's
+/// message, it never reads a chunk being rewritten, and nothing leaks.
+#[test]
+fn chunk_overwritten_while_read() {
+    let seen = check(Some(5), || {
+        let t = Arc::new(Topic::new(1, 2, 1).joined(0));
+        let r = Arc::clone(&t);
+        let reader = loom::thread::spawn(move || {
+            let mut cursor = CURSOR_JOINING;
+            let mut seen = 0;
+            match receive_lossy(&r, 0, &mut cursor) {
+                Got::Chunk { seq, c } => {
+                    if seq == 1 {
+                        seen |= DELIVERED_FIRST;
+                    }
+                    release_pinned(&r.states[c], 0, &r.membership, &r.wake);
+                }
+                Got::Lost(_) => seen |= PIN_LOST,
+                _ => {}
+            }
+            (cursor, seen)
+        });
+
+        let mut p = Publisher::new(&t);
+        let mut chunks = Vec::new();
+        for _ in 0..3 {
+            if let Some((c, gen)) = p.loan_chunk() {
+                let seq = p.next_seq;
+                // SAFETY: claimed free: the protocol under test forbids any
+                // reader now; loom reports it if one races.
+                t.data[c as usize].with_mut(|d| unsafe { *d = seq });
+                let mut desc = [0u8; 16];
+                desc[..8].copy_from_slice(&descriptor_word(c, gen).to_ne_bytes());
+                desc[8..].copy_from_slice(&8u64.to_ne_bytes());
+                p.commit(KIND_CHUNK, &desc);
+                chunks.push(c);
+            }
+        }
+        let (mut cursor, mut seen) = reader.join().unwrap();
+        if chunks.len() == 3 && chunks[2] == chunks[0] {
+            seen |= REUSED_FIRST_CHUNK;
+        }
+        for _ in 0..3 {
+            match receive_lossy(&t, 0, &mut cursor) {
+                Got::Chunk { c, .. } => release_pinned(&t.states[c], 0, &t.membership, &t.wake),
+                Got::Nothing => break,
+                Got::Lost(_) => {}
+                got => panic!("{got:?}"),
+            }
+        }
+        assert_eq!(cursor, p.next_seq, "the drain did not reach the head");
+        p.release_consumed();
+        for s in &t.states {
+            let v = s.load(Ordering::Relaxed);
+            assert_eq!(v & HELD, 0, "chunk leaked: state {v:#x}");
+        }
+        seen
+    });
+    let all = PIN_LOST | DELIVERED_FIRST | REUSED_FIRST_CHUNK;
+    assert_eq!(seen & all, all, "outcomes reached: {seen:#b}");
 }
 
 // ------------------------------------------------------- 2. membership

@@ -672,11 +672,16 @@ fn recycled_place_without_not_member_marker() {
 /// publisher has noticed when it sends must be able to read it: if it
 /// noticed subscriber 0 first, subscriber 1 must not take
 /// `release_last_reader` (which would free the chunk under subscriber 0,
-/// and its pin would fail).
+/// and its pin would fail). Place 0's previous owner was an observer, so
+/// subscriber 1 must also not read a stale observer bit for it.
 #[test]
 fn join_racing_a_sole_readers_release() {
     let seen = check(Some(5), || {
-        let t = Arc::new(Topic::new(2, 1, 2).joined(1));
+        let t = Topic::new(2, 1, 2).joined(1);
+        t.wake
+            .observers()
+            .store(sub_member(0) as u32, Ordering::Relaxed);
+        let t = Arc::new(t);
 
         let s = Arc::clone(&t);
         let joiner = loom::thread::spawn(move || join_place(&s, 0));

@@ -56,15 +56,18 @@ fn main() -> Result<(), ServiceError> {
         .collect::<Result<_, _>>()
         .expect("sent");
     for p in pending {
-        println!("async: {}", p.wait(Duration::from_secs(1)).expect("answered").sum);
+        let response = p.wait(Duration::from_secs(1)).expect("answered");
+        println!("async: {}", response.sum);
     }
 
-    let refused = client.call(&AddRequest { a: -1, b: 0 }, Duration::from_secs(1));
-    println!("dropped request: {}", refused.err().expect("unanswered"));
-
+    // Failures are typed: here `CallError::Unanswered`, then `NoServer`.
+    if let Err(e) = client.call(&AddRequest { a: -1, b: 0 }, Duration::from_secs(1)) {
+        println!("dropped request: {e}");
+    }
     let served = worker.join().expect("server thread");
-    let e = client.call(&AddRequest { a: 1, b: 1 }, Duration::from_secs(1));
-    println!("server gone: {}", e.err().expect("no server"));
+    if let Err(e) = client.call(&AddRequest { a: 1, b: 1 }, Duration::from_secs(1)) {
+        println!("server gone: {e}");
+    }
 
     let calls = client.stats();
     println!(

@@ -34,8 +34,8 @@ const SPIN: u32 = 64;
 /// Where a call slot stands.
 enum Slot<Resp> {
     Free,
-    /// Sent, no result yet.
-    Waiting(u64),
+    /// Sent (id, when), no result yet.
+    Waiting(u64, Instant),
     /// Result arrived, not yet taken.
     Done(u64, Result<Sample<Resp>, CallError>),
 }
@@ -82,7 +82,7 @@ impl<Resp> ClientCore<Resp> {
     pub(crate) fn withdraw(&mut self, id: u64, why: ClientCounter) {
         let i = self.slot_of(id);
         match &self.slots[i] {
-            Slot::Waiting(w) if *w == id => {}
+            Slot::Waiting(w, _) if *w == id => {}
             // A result arrived but was never taken: nothing to withdraw.
             Slot::Done(d, _) if *d == id => {
                 self.slots[i] = Slot::Free;
@@ -250,7 +250,7 @@ impl<Resp: Message> ClientCore<Resp> {
         } else {
             id + 1
         };
-        self.slots[i] = Slot::Waiting(id);
+        self.slots[i] = Slot::Waiting(id, Instant::now());
         self.bump(ClientCounter::Calls);
         Ok(id)
     }
@@ -315,7 +315,7 @@ impl<Resp: Message> ClientCore<Resp> {
             return;
         };
         let i = self.slot_of(h.id);
-        if !matches!(self.slots[i], Slot::Waiting(id) if id == h.id) {
+        if !matches!(self.slots[i], Slot::Waiting(id, _) if id == h.id) {
             self.bump(ClientCounter::Late);
             return;
         }
@@ -395,12 +395,20 @@ impl<Resp: Message> ClientCore<Resp> {
             return Some(r);
         }
         let i = self.slot_of(id);
-        if !matches!(self.slots[i], Slot::Waiting(w) if w == id) {
+        let Slot::Waiting(w, sent) = self.slots[i] else {
+            return Some(Err(CallError::Taken));
+        };
+        if w != id {
             return Some(Err(CallError::Taken));
         }
         if Instant::now() >= deadline {
             self.withdraw(id, ClientCounter::TimedOut);
             return Some(Err(CallError::Timeout(timeout)));
+        }
+        // A call answered within the first check period never pays for a
+        // liveness check (it reads `/proc`).
+        if sent.elapsed() < LIVENESS_EVERY {
+            return None;
         }
         self.check_liveness(id).map(Err)
     }
@@ -420,7 +428,11 @@ impl<Resp: Message> ClientCore<Resp> {
         }
         // Sleep on the response channel until something arrives, the
         // deadline, or the next liveness check.
-        let until = deadline.min(self.next_check);
+        let first_check = match self.slots[self.slot_of(id)] {
+            Slot::Waiting(_, sent) => sent + LIVENESS_EVERY,
+            _ => Instant::now(),
+        };
+        let until = deadline.min(self.next_check.max(first_check));
         if let Some(r) = self.resp.receive_blocking(&mut self.buf, SPIN, Some(until)) {
             self.route(r);
         }

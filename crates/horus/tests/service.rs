@@ -410,3 +410,46 @@ fn stats_of_an_idle_service_are_empty() {
     assert_eq!(service.depth(), 16);
     assert_eq!(service.name(), "math/add");
 }
+
+#[test]
+fn a_corrupt_service_table_is_a_typed_error() {
+    let ns = unique_ns("svc-corrupt");
+    let name = horus_shm::name::segment_name(&ns, "sv", "math/add").unwrap();
+    let path = format!("/dev/shm{name}");
+    std::fs::write(&path, vec![0xa5u8; 4096]).unwrap();
+    let opened = Service::<Add, Sum>::builder("math/add")
+        .namespace(&ns)
+        .open();
+    std::fs::remove_file(&path).unwrap();
+    match opened {
+        Err(ServiceError::Segment {
+            source: horus_shm::OpenError::Corrupt { .. },
+            ..
+        }) => {}
+        other => panic!("expected a corrupt-segment error, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn malformed_response_records_are_counted_and_skipped() {
+    let ns = unique_ns("svc-badresp");
+    let service = add_service(&ns);
+    let server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    // A hostile process publishes garbage on the client's response channel.
+    let file = shm_files(&ns)
+        .into_iter()
+        .find(|n| n.contains(".sr."))
+        .expect("the client's response channel");
+    let chan = horus_shm::Channel::open_existing(&format!("/{file}"), None).unwrap();
+    let mut raw = horus_shm::PublisherPort::join(&chan).unwrap();
+    let payload = chan.layout().config.slot_payload as usize;
+    raw.send_inline(&vec![0xee; payload]).unwrap();
+    raw.send_inline(&[1; 16]).unwrap();
+    let worker = std::thread::spawn(move || serve(server, 1, 3));
+    let r = client.call(&Add { a: 1, b: 2 }, LONG).unwrap();
+    assert_eq!((r.sum, r.server), (3, 3));
+    worker.join().unwrap();
+    assert_eq!(client.stats().malformed, 2);
+    assert_eq!(client.stats().responses, 1);
+}

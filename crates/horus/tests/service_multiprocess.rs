@@ -302,3 +302,47 @@ fn a_late_response_to_a_timed_out_call_is_discarded_and_counted_on_both_ends() {
     }
     assert_clean(&ns);
 }
+
+#[test]
+fn servers_in_two_processes_share_the_load_each_request_served_once() {
+    let ns = unique_ns("svcmp-share");
+    {
+        let service = open(&ns, 16);
+        let mut a = Peer::spawn(&ns, "serve", &[]);
+        let mut b = Peer::spawn(&ns, "serve", &[]);
+        a.expect("ready");
+        b.expect("ready");
+        let pids = [u64::from(a.pid()), u64::from(b.pid())];
+        const CALLS: i64 = 300;
+        let mut client = service.client().unwrap();
+        let mut by = [0u64; 2];
+        // Calls in flight, so that both servers have work at once.
+        let mut i = 0;
+        while i < CALLS {
+            let batch: Vec<_> = (i..(i + 8).min(CALLS))
+                .map(|k| (k, client.call_async(&Add { a: k, b: 1 }).unwrap()))
+                .collect();
+            for (k, p) in batch {
+                let r = p.wait(LONG).unwrap();
+                assert_eq!(r.sum, k + 1);
+                let at = pids
+                    .iter()
+                    .position(|&p| p == r.server)
+                    .expect("a known server");
+                by[at] += 1;
+            }
+            i += 8;
+        }
+        let stats = client.service_stats();
+        let served: Vec<u64> = stats.servers.iter().map(|s| s.stats.received).collect();
+        println!("requests served per server process: {by:?}");
+        // Each request taken by exactly one server, as both ends count.
+        assert_eq!(by.iter().sum::<u64>(), CALLS as u64);
+        assert_eq!(served.iter().sum::<u64>(), CALLS as u64);
+        assert_eq!(stats.servers_total().replied, CALLS as u64);
+        assert_eq!(client.stats().responses, CALLS as u64);
+        a.finish();
+        b.finish();
+    }
+    assert_clean(&ns);
+}

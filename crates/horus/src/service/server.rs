@@ -339,12 +339,16 @@ impl<Resp: Message> Replier<Resp> {
         .encode();
         let layout = self.svc.layout;
         let size = layout.resp_size;
+        // Each outcome is counted *before* it is published, so a client that
+        // has the answer also sees it counted (the counter's store precedes
+        // the ring's Release publication of the message).
         let sent = match fill {
             Some(fill) if status == wire::STATUS_OK && layout.resp_inline => {
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut rp.staging);
                 let (head, body) = bytes.split_at_mut(HEADER);
                 head.copy_from_slice(bytemuck::cast_slice(&header));
                 fill(bytemuck::from_bytes_mut(&mut body[..size]), &mut []);
+                self.bump(ServerCounter::Replied);
                 rp.port.send_inline(&bytes[..HEADER + size]).is_ok()
             }
             Some(fill) if status == wire::STATUS_OK => match rp.port.loan_chunk() {
@@ -364,6 +368,7 @@ impl<Resp: Message> Replier<Resp> {
                         } else {
                             size
                         };
+                    self.bump(ServerCounter::Replied);
                     rp.port.send_chunk(loan, len).is_ok()
                 }
                 None => {
@@ -374,30 +379,25 @@ impl<Resp: Message> Replier<Resp> {
                         server_pid: ProcessId::current().pid,
                     }
                     .encode();
-                    let _ = rp.port.send_inline(bytemuck::cast_slice(&failed));
                     self.bump(ServerCounter::ReplyFailed);
+                    let _ = rp.port.send_inline(bytemuck::cast_slice(&failed));
                     return Err(ReplyError::PoolExhausted);
                 }
             },
-            _ => rp.port.send_inline(bytemuck::cast_slice(&header)).is_ok(),
-        };
-        match (refused, status, sent) {
-            (Some(e), _, _) => {
-                self.bump(ServerCounter::ReplyFailed);
-                Err(e)
-            }
-            (None, wire::STATUS_OK, true) => {
-                self.bump(ServerCounter::Replied);
-                Ok(())
-            }
-            (None, wire::STATUS_UNANSWERED, _) => {
-                self.bump(ServerCounter::Unanswered);
-                Ok(())
-            }
             _ => {
-                self.bump(ServerCounter::ReplyFailed);
-                Err(ReplyError::PoolExhausted)
+                self.bump(if refused.is_some() {
+                    ServerCounter::ReplyFailed
+                } else {
+                    ServerCounter::Unanswered
+                });
+                rp.port.send_inline(bytemuck::cast_slice(&header)).is_ok()
             }
+        };
+        // Every length above was checked against the channel's capacities.
+        debug_assert!(sent, "a checked response did not fit");
+        match refused {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 }

@@ -453,3 +453,33 @@ fn malformed_response_records_are_counted_and_skipped() {
     assert_eq!(client.stats().malformed, 2);
     assert_eq!(client.stats().responses, 1);
 }
+
+#[test]
+fn a_handle_outliving_the_segments_reopens_them() {
+    let ns = unique_ns("svc-reopen");
+    let keeper = add_service(&ns);
+    {
+        let first = add_service(&ns);
+        let server = first.server().unwrap();
+        let mut client = first.client().unwrap();
+        let worker = std::thread::spawn(move || serve(server, 1, 1));
+        assert_eq!(client.call(&Add { a: 1, b: 1 }, LONG).unwrap().sum, 2);
+        worker.join().unwrap();
+        // `keeper` has no endpoints: the last endpoint and `first` going
+        // away unlink the segments under it.
+    }
+    keeper.stats();
+    let server = keeper.server().unwrap();
+    let mut client = keeper.client().unwrap();
+    let worker = std::thread::spawn(move || serve(server, 1, 2));
+    let r = client.call(&Add { a: 2, b: 2 }, LONG).unwrap();
+    assert_eq!((r.sum, r.server), (4, 2));
+    worker.join().unwrap();
+    drop(client);
+    drop(keeper);
+    assert!(
+        shm_files(&ns).is_empty(),
+        "left behind: {:?}",
+        shm_files(&ns)
+    );
+}

@@ -365,7 +365,12 @@ impl ServiceInner {
             match join(&table, &req) {
                 Ok(p) => return Ok(p),
                 Err(JoinFailure::Fatal(e)) => return Err(e),
-                Err(JoinFailure::Closing) => self.reopen()?,
+                Err(JoinFailure::Closing) => {
+                    // The last participant is unlinking: give it a moment
+                    // so the reopen finds the name gone, not still closing.
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    self.reopen()?
+                }
             }
         }
         Err(self.segment_error(OpenError::NotInitialized(self.table_name.clone())))

@@ -465,10 +465,9 @@ impl Table {
     pub(crate) fn reclaim_dead(&self) -> usize {
         let mut n = 0;
         let members = self.members().load(Ordering::Acquire);
+        // Every owned server record, member or not: an owner that died
+        // between claiming its record and joining must not hold it for ever.
         for s in 0..self.config.max_servers as usize {
-            if members & Self::server_bit(s) == 0 {
-                continue;
-            }
             let owner = self.server_word(s, S_OWNER);
             let o = owner.load(Ordering::Acquire);
             if o == 0 || o == RECLAIMING || ProcessId::from_token(o).is_alive() {

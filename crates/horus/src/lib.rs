@@ -98,7 +98,8 @@ pub use sample::Sample;
 pub use sample_mut::SampleMut;
 pub use service::{
     CallError, Client, ClientStats, EndpointStats, PendingCall, ReplyError, Request, Server,
-    ServerStats, Service, ServiceBuilder, ServiceError, ServiceStats, DEFAULT_CALL_TIMEOUT,
+    ServerReadiness, ServerStats, Service, ServiceBuilder, ServiceError, ServiceStats,
+    DEFAULT_CALL_TIMEOUT,
 };
 pub use stats::{PublisherStats, SubscriberStats, TopicStats};
 pub use subscriber::Subscriber;

@@ -483,3 +483,23 @@ fn a_handle_outliving_the_segments_reopens_them() {
         shm_files(&ns)
     );
 }
+
+#[test]
+fn a_server_is_a_readiness_source_for_the_scheduler() {
+    use horus::sched::Readiness;
+    let ns = unique_ns("svc-ready");
+    let service = add_service(&ns);
+    let mut server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    let ready = server.readiness();
+    assert!(!ready.ready() && !server.has_pending());
+    assert!(!ready.wait(Duration::from_millis(5)));
+    let pending = client.call_async(&Add { a: 1, b: 2 }).unwrap();
+    assert!(ready.wait(LONG));
+    assert!(ready.ready() && server.has_pending());
+    let req = server.try_recv().unwrap();
+    assert!(!ready.ready(), "ready after the request was taken");
+    let sum = req.a + req.b;
+    req.reply(&Sum { sum, server: 0 }).unwrap();
+    assert_eq!(pending.wait(LONG).unwrap().sum, 3);
+}

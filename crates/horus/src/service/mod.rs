@@ -57,6 +57,7 @@
 mod client;
 mod error;
 mod pending;
+mod readiness;
 mod server;
 #[allow(clippy::module_inception)]
 mod service;
@@ -67,6 +68,7 @@ mod wire;
 pub use client::{Client, DEFAULT_CALL_TIMEOUT};
 pub use error::{CallError, ReplyError, ServiceError};
 pub use pending::PendingCall;
+pub use readiness::ServerReadiness;
 pub use server::{Request, Server};
 pub use service::{Service, ServiceBuilder};
 pub use stats::{ClientStats, EndpointStats, ServerStats, ServiceStats};

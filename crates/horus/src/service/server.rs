@@ -229,6 +229,11 @@ impl<Req: Message, Resp: Message> Server<Req, Resp> {
         false
     }
 
+    /// The request-channel port (for the readiness source).
+    pub(crate) fn port(&self) -> &SubscriberPort {
+        &self.port
+    }
+
     /// This server's counters.
     pub fn stats(&self) -> ServerStats {
         ServerStats::from_counters(self.table.server_counters(self.replier.s))

@@ -3,10 +3,11 @@
 
 use super::table::{Table, CLIENT_COUNTERS, SERVER_COUNTERS};
 
-/// Counters of one client. Every call ends in exactly one of `responses`,
-/// `no_server`, `server_died`, `busy`, `timed_out`, `cancelled`,
-/// `unanswered`, `failed` (or an error before sending: too large, no
-/// chunk).
+/// Counters of one client. Every call sent ends in `responses`,
+/// `server_died`, `timed_out`, `cancelled`, `unanswered`, `failed` or
+/// `no_server` (a server killed before taking it); `busy` and `no_server`
+/// also count calls refused before sending. (A pending call dropped after
+/// its response arrived counts in both `responses` and `cancelled`.)
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClientStats {
     /// Requests sent.

@@ -453,11 +453,15 @@ impl Table {
     }
 
     pub(crate) fn leave_server(&self, s: usize) -> u64 {
-        // The generation moves on first: a client waiting on a claim of
-        // ours sees the server as gone even if the place is taken again.
+        // The bit goes first, the owner last: a new server can only claim
+        // the place after the owner word is free, so this leave never
+        // clears the bit of the place's next owner. The generation moves on
+        // before the place is free: a client waiting on a claim of ours
+        // sees the server as gone even if the place is taken again.
+        let left = self.leave(Self::server_bit(s));
         self.server_word(s, S_GEN).fetch_add(1, Ordering::AcqRel);
         self.server_word(s, S_OWNER).store(0, Ordering::Release);
-        self.leave(Self::server_bit(s))
+        left
     }
 
     /// Frees the places of dead processes (pid + start time, zombies count

@@ -503,3 +503,46 @@ fn a_server_is_a_readiness_source_for_the_scheduler() {
     req.reply(&Sum { sum, server: 0 }).unwrap();
     assert_eq!(pending.wait(LONG).unwrap().sum, 3);
 }
+
+#[test]
+fn random_request_records_never_crash_or_reach_the_server() {
+    let ns = unique_ns("svc-random");
+    let service = add_service(&ns);
+    let mut server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    let name = horus_shm::name::segment_name(&ns, "sq", "math/add").unwrap();
+    let chan = horus_shm::Channel::open_existing(&name, None).unwrap();
+    let mut raw = horus_shm::PublisherPort::join(&chan).unwrap();
+    let payload = chan.layout().config.slot_payload as usize;
+    // xorshift: reproducible garbage, some of it with a valid magic.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut sent = 0;
+    for round in 0..200 {
+        let len = (next() as usize % payload) + 1;
+        let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if round % 2 == 0 && len >= 8 {
+            let w0 = (0x4853_5251u64 << 32) | (next() % 20);
+            bytes[..8].copy_from_slice(&w0.to_ne_bytes());
+        }
+        raw.send_inline(&bytes).unwrap();
+        sent += 1;
+        // Drain often enough that nothing is overwritten unread.
+        if sent % 8 == 0 {
+            assert!(server.try_recv().is_none());
+        }
+    }
+    assert!(server.try_recv().is_none());
+    let s = server.stats();
+    assert_eq!(s.received, 0);
+    assert_eq!(s.malformed + s.client_gone, sent);
+    drop(raw);
+    let worker = std::thread::spawn(move || serve(server, 1, 1));
+    assert_eq!(client.call(&Add { a: 1, b: 1 }, LONG).unwrap().sum, 2);
+    worker.join().unwrap();
+}

@@ -346,3 +346,39 @@ fn servers_in_two_processes_share_the_load_each_request_served_once() {
     }
     assert_clean(&ns);
 }
+
+#[test]
+fn a_request_no_surviving_server_saw_fails_fast_though_a_newer_server_runs() {
+    let ns = unique_ns("svcmp-witness");
+    {
+        let service = open(&ns, 16);
+        let mut client = service.client().unwrap();
+        // A server that sees requests but never takes one.
+        let mut a = Peer::spawn(&ns, "idle_server", &[]);
+        a.expect("ready");
+        let a_pid = a.pid();
+        let pending = client.call_async(&Add { a: 7, b: 8 }).unwrap();
+        // A server started after the request was sent never sees it.
+        let mut b = Peer::spawn(&ns, "serve", &[]);
+        b.expect("ready");
+        let killed_at = Instant::now();
+        a.kill9();
+        let (result, detected) = within(20, move || {
+            let r = pending.wait(LONG);
+            (r, killed_at.elapsed())
+        });
+        match result {
+            Err(CallError::ServerDied { pid }) => assert_eq!(pid, a_pid),
+            other => panic!("expected ServerDied, got {:?}", other.map(|s| s.sum)),
+        }
+        println!(
+            "untaken request of a dead server: failed {:.1} ms after SIGKILL",
+            detected.as_secs_f64() * 1e3
+        );
+        let r = client.call(&Add { a: 7, b: 8 }, LONG).unwrap();
+        assert_eq!((r.sum, r.server), (15, u64::from(b.pid())));
+        assert_eq!(client.stats().timed_out, 0);
+        b.finish();
+    }
+    assert_clean(&ns);
+}

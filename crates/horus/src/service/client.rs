@@ -34,10 +34,41 @@ const SPIN: u32 = 64;
 /// Where a call slot stands.
 enum Slot<Resp> {
     Free,
-    /// Sent (id, when), no result yet.
-    Waiting(u64, Instant),
+    /// Sent (id, when, which servers could see it), no result yet.
+    Waiting(u64, Instant, Witnesses),
     /// Result arrived, not yet taken.
     Done(u64, Result<Sample<Resp>, CallError>),
+}
+
+/// The servers visible when a request was sent (each sees it): their
+/// places, generations (low bits) and one pid to name in an error.
+#[derive(Clone, Copy)]
+struct Witnesses {
+    mask: u32,
+    gens: [u16; 32],
+    pid: u32,
+}
+
+impl Witnesses {
+    fn now(table: &Table) -> Witnesses {
+        let mask = table.server_places();
+        let mut w = Witnesses {
+            mask,
+            gens: [0; 32],
+            pid: 0,
+        };
+        for s in (0..32).filter(|s| mask & (1 << s) != 0) {
+            if let Some((pid, gen)) = table.server_owner(s) {
+                w.gens[s] = gen as u16;
+                if w.pid == 0 {
+                    w.pid = pid.pid;
+                }
+            } else {
+                w.mask &= !(1 << s);
+            }
+        }
+        w
+    }
 }
 
 /// The state shared by a client and its pending calls.
@@ -82,7 +113,7 @@ impl<Resp> ClientCore<Resp> {
     pub(crate) fn withdraw(&mut self, id: u64, why: ClientCounter) {
         let i = self.slot_of(id);
         match &self.slots[i] {
-            Slot::Waiting(w, _) if *w == id => {}
+            Slot::Waiting(w, ..) if *w == id => {}
             // A result arrived but was never taken: nothing to withdraw.
             Slot::Done(d, _) if *d == id => {
                 self.slots[i] = Slot::Free;
@@ -207,6 +238,10 @@ impl<Resp: Message> ClientCore<Resp> {
             pid: ProcessId::current().token(),
         }
         .encode();
+        // The servers that will see this request: those visible now (a
+        // server subscribes before it becomes visible, so each of them has
+        // its cursor started at this request).
+        let witnesses = Witnesses::now(&self.table);
         let size = self.svc.layout.req_size;
         if self.svc.layout.req_inline {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.staging);
@@ -250,7 +285,7 @@ impl<Resp: Message> ClientCore<Resp> {
         } else {
             id + 1
         };
-        self.slots[i] = Slot::Waiting(id, Instant::now());
+        self.slots[i] = Slot::Waiting(id, Instant::now(), witnesses);
         self.bump(ClientCounter::Calls);
         Ok(id)
     }
@@ -315,7 +350,7 @@ impl<Resp: Message> ClientCore<Resp> {
             return;
         };
         let i = self.slot_of(h.id);
-        if !matches!(self.slots[i], Slot::Waiting(id, _) if id == h.id) {
+        if !matches!(self.slots[i], Slot::Waiting(id, ..) if id == h.id) {
             self.bump(ClientCounter::Late);
             return;
         }
@@ -347,6 +382,36 @@ impl<Resp: Message> ClientCore<Resp> {
         None
     }
 
+    /// Why untaken call `id` can no longer be served, if so: no server is
+    /// left (`NoServer`), or every server that could see the request died
+    /// or left without taking it (`ServerDied`; a server that started
+    /// later never sees it). The call is withdrawn first; if a server took
+    /// it meanwhile, it is not a failure.
+    fn unclaimed_failure(&mut self, id: u64) -> Option<CallError> {
+        let live = self.table.live_servers();
+        let failure = if live == 0 {
+            CallError::NoServer(self.svc.name.clone())
+        } else {
+            let Slot::Waiting(_, _, w) = &self.slots[self.slot_of(id)] else {
+                return None;
+            };
+            // `live_servers` just reclaimed the dead: a place still owned
+            // with the generation we saw is a live witness.
+            let alive = (0..32).any(|s| {
+                w.mask & (1 << s) != 0
+                    && self
+                        .table
+                        .server_owner(s)
+                        .is_some_and(|(_, g)| claim::gen_matches(g, u64::from(w.gens[s])))
+            });
+            if alive {
+                return None;
+            }
+            CallError::ServerDied { pid: w.pid }
+        };
+        self.try_cancel(id).then_some(failure)
+    }
+
     /// Whether call `id` has failed for a reason other than the clock: its
     /// server died, or no server is left to take it.
     fn check_liveness(&mut self, id: u64) -> Option<CallError> {
@@ -364,8 +429,7 @@ impl<Resp: Message> ClientCore<Resp> {
                 // The place was given up or reclaimed since it took our call.
                 _ => Some(CallError::ServerDied { pid: 0 }),
             },
-            claim::State::Unclaimed => (self.table.live_servers() == 0 && self.try_cancel(id))
-                .then(|| CallError::NoServer(self.svc.name.clone())),
+            claim::State::Unclaimed => self.unclaimed_failure(id),
             claim::State::Cancelled | claim::State::Stale => {
                 Some(CallError::NoServer(self.svc.name.clone()))
             }
@@ -395,7 +459,7 @@ impl<Resp: Message> ClientCore<Resp> {
             return Some(r);
         }
         let i = self.slot_of(id);
-        let Slot::Waiting(w, sent) = self.slots[i] else {
+        let Slot::Waiting(w, sent, _) = self.slots[i] else {
             return Some(Err(CallError::Taken));
         };
         if w != id {
@@ -429,7 +493,7 @@ impl<Resp: Message> ClientCore<Resp> {
         // Sleep on the response channel until something arrives, the
         // deadline, or the next liveness check.
         let first_check = match self.slots[self.slot_of(id)] {
-            Slot::Waiting(_, sent) => sent + LIVENESS_EVERY,
+            Slot::Waiting(_, sent, _) => sent + LIVENESS_EVERY,
             _ => Instant::now(),
         };
         let until = deadline.min(self.next_check.max(first_check));

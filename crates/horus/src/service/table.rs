@@ -127,6 +127,15 @@ impl TableConfig {
     }
 }
 
+/// The `n` lowest bits set (n ≤ 32).
+fn low_bits(n: u32) -> u32 {
+    if n >= 32 {
+        u32::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
+
 /// A mapped, validated service table.
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -313,13 +322,18 @@ impl Table {
 
     /// Server places marked active (some may belong to dead processes
     /// not yet reclaimed).
+    ///
+    /// Only bits of places that exist: a hostile writer's extra bits never
+    /// become indices.
     pub(crate) fn server_places(&self) -> u32 {
-        ((self.members().load(Ordering::Acquire) >> 16) & 0xffff_ffff) as u32
+        let m = ((self.members().load(Ordering::Acquire) >> 16) & 0xffff_ffff) as u32;
+        m & low_bits(self.config.max_servers)
     }
 
-    /// Client places marked active.
+    /// Client places marked active (bounded as for servers).
     pub(crate) fn client_places(&self) -> u32 {
-        (self.members().load(Ordering::Acquire) & 0xffff) as u32
+        let m = (self.members().load(Ordering::Acquire) & 0xffff) as u32;
+        m & low_bits(self.config.max_clients)
     }
 
     /// The process owning server place `s` and its generation; `None` if

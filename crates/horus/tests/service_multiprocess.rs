@@ -77,6 +77,7 @@ fn peer() {
         "hold_then_serve" => hold_then_serve(service),
         "idle_server" => idle_server(service),
         "caller" => caller(service),
+        "idle_client" => idle_client(service),
         _ => panic!("unknown peer role {role} {args:?}"),
     }
 }
@@ -149,6 +150,15 @@ fn caller(service: Service<Add, Sum>) {
     let mut client = service.client().unwrap();
     let _pending = client.call_async(&Add { a: 20, b: 22 }).unwrap();
     report("sent");
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Makes a client, calls nothing, waits to be killed.
+fn idle_client(service: Service<Add, Sum>) {
+    let _client = service.client().unwrap();
+    report("ready");
     loop {
         std::thread::sleep(Duration::from_secs(1));
     }
@@ -379,6 +389,23 @@ fn a_request_no_surviving_server_saw_fails_fast_though_a_newer_server_runs() {
         assert_eq!((r.sum, r.server), (15, u64::from(b.pid())));
         assert_eq!(client.stats().timed_out, 0);
         b.finish();
+    }
+    assert_clean(&ns);
+}
+
+#[test]
+fn a_killed_client_leaves_nothing_behind() {
+    let ns = unique_ns("svcmp-deadclient");
+    {
+        let service = open(&ns, 16);
+        let server = service.server().unwrap();
+        let mut peer = Peer::spawn(&ns, "idle_client", &[]);
+        peer.expect("ready");
+        assert_eq!(server.service_stats().clients.len(), 1);
+        assert!(shm_files(&ns).iter().any(|f| f.contains(".sr.")));
+        peer.kill9();
+        // Its place and its response channel are reclaimed by whoever
+        // looks next (here: the last handle going away).
     }
     assert_clean(&ns);
 }

@@ -165,7 +165,9 @@ impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
             service: self.name.clone(),
             source,
         };
-        let table = Table::open_or_create(&table_name, &want).map_err(segment_err)?;
+        let table = Table::open_or_create(&table_name, &want)
+            .map_err(segment_err)?
+            .with_response_prefix(response_prefix(&ns, &self.name));
         let have = *table.config();
         self.check_adopted(&want, &have)?;
         let layout = Layout::new::<Req, Resp>();
@@ -187,6 +189,18 @@ impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
             _t: PhantomData,
         })
     }
+}
+
+/// The segment name of the response channel of client `token`.
+pub(crate) fn response_name(ns: &str, name: &str, token: u64) -> String {
+    horus_shm::name::segment_name(ns, "sr", &format!("{name}/{token:016x}"))
+        .expect("the service name was validated with room for the suffix")
+}
+
+/// [`response_name`] without the token's 16 hex digits.
+fn response_prefix(ns: &str, name: &str) -> String {
+    let full = response_name(ns, name, 0);
+    full[..full.len() - 16].to_owned()
 }
 
 fn describe(c: &TableConfig) -> String {
@@ -324,12 +338,7 @@ impl ServiceInner {
 
     /// The segment name of the response channel of client `token`.
     pub(crate) fn response_name(&self, token: u64) -> String {
-        horus_shm::name::segment_name(
-            &self.namespace,
-            "sr",
-            &format!("{}/{token:016x}", self.name),
-        )
-        .expect("the service name was validated with room for the suffix")
+        response_name(&self.namespace, &self.name, token)
     }
 
     pub(crate) fn full(&self, role: &'static str, max: u32) -> ServiceError {
@@ -378,7 +387,8 @@ impl ServiceInner {
 
     fn reopen(&self) -> Result<(), ServiceError> {
         let table = Table::open_or_create(&self.table_name, &self.config)
-            .map_err(|e| self.segment_error(e))?;
+            .map_err(|e| self.segment_error(e))?
+            .with_response_prefix(response_prefix(&self.namespace, &self.name));
         if *table.config() != self.config {
             return Err(ServiceError::ConfigMismatch {
                 service: self.name.clone(),

@@ -141,6 +141,9 @@ fn low_bits(n: u32) -> u32 {
 pub(crate) struct Table {
     seg: Segment,
     config: TableConfig,
+    /// Segment name of a client's response channel, minus its token's 16
+    /// hex digits: a dead client's is removed when its place is reclaimed.
+    resp_prefix: String,
 }
 
 impl Table {
@@ -166,6 +169,7 @@ impl Table {
         let t = Table {
             seg,
             config: *config,
+            resp_prefix: String::new(),
         };
         t.word(W_VERSION).store(VERSION, Ordering::Relaxed);
         t.word(W_CLIENTS)
@@ -250,8 +254,18 @@ impl Table {
                     config.total_words() * 8
                 )));
             }
-            return Ok(Table { seg, config });
+            return Ok(Table {
+                seg,
+                config,
+                resp_prefix: String::new(),
+            });
         }
+    }
+
+    /// Sets the response-channel name prefix (see `resp_prefix`).
+    pub(crate) fn with_response_prefix(mut self, prefix: String) -> Table {
+        self.resp_prefix = prefix;
+        self
     }
 
     pub(crate) fn config(&self) -> &TableConfig {
@@ -514,9 +528,13 @@ impl Table {
                 .compare_exchange(p, RECLAIMING, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
-                self.client_word(k, C_TOKEN).store(0, Ordering::Release);
+                let token = self.client_word(k, C_TOKEN).swap(0, Ordering::AcqRel);
                 self.leave(Self::client_bit(k));
                 pid.store(0, Ordering::Release);
+                // Only the dead client used its response channel's name.
+                if token != 0 && !self.resp_prefix.is_empty() {
+                    Segment::unlink(&format!("{}{token:016x}", self.resp_prefix));
+                }
                 n += 1;
             }
         }

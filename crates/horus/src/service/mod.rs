@@ -55,7 +55,9 @@
 //! ```
 
 mod client;
+mod client_core;
 mod error;
+mod liveness;
 mod pending;
 mod readiness;
 mod server;

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use horus_msgs::Message;
 
-use super::client::{lock, wait, ClientCore};
+use super::client::{lock, wait};
+use super::client_core::ClientCore;
 use super::error::CallError;
 use super::table::ClientCounter;
 use crate::Sample;

@@ -1,0 +1,391 @@
+//! The state behind a client and its pending calls: the call slots, the
+//! request port and the client's own response channel. Sending, routing
+//! responses to their calls, and the non-blocking and sliced waits live
+//! here; watching the serving process is in `liveness.rs`.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use horus_msgs::Message;
+use horus_shm::{Channel, ProcessId, PublisherPort, Received, SubscriberPort};
+
+use super::error::{CallError, ServiceError};
+use super::liveness::{Witnesses, LIVENESS_EVERY};
+use super::service::{JoinFailure, ServiceInner};
+use super::table::{ClientCounter, Table};
+use super::wire::{self, RequestHeader, ResponseHeader, HEADER};
+use crate::Sample;
+
+/// Polls before a waiting call sleeps on the response channel's futex.
+const SPIN: u32 = 64;
+
+/// Where a call slot stands.
+pub(super) enum Slot<Resp> {
+    Free,
+    /// Sent (id, when, which servers could see it), no result yet.
+    Waiting(u64, Instant, Witnesses),
+    /// Result arrived, not yet taken.
+    Done(u64, Result<Sample<Resp>, CallError>),
+}
+
+/// The state shared by a client and its pending calls.
+pub(crate) struct ClientCore<Resp> {
+    pub(super) svc: Arc<ServiceInner>,
+    pub(super) table: Arc<Table>,
+    pub(super) resp: SubscriberPort,
+    pub(super) req: PublisherPort,
+    pub(super) resp_name: String,
+    pub(super) k: usize,
+    pub(super) token: u64,
+    pub(super) staging: Box<[u64]>,
+    pub(super) buf: Box<[u64]>,
+    pub(super) next_id: u64,
+    pub(super) slots: Vec<Slot<Resp>>,
+    pub(super) next_check: Instant,
+    pub(super) _t: PhantomData<fn() -> Resp>,
+}
+
+fn unique_token() -> u64 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let low = N.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9e37_79b9) ^ nanos;
+    (u64::from(std::process::id()) << 32) | u64::from(low) | 1 << 63
+}
+
+impl<Resp> ClientCore<Resp> {
+    pub(super) fn bump(&self, c: ClientCounter) {
+        self.table.bump_client(self.k, c);
+    }
+
+    pub(super) fn slot_of(&self, id: u64) -> usize {
+        (id & (self.slots.len() as u64 - 1)) as usize
+    }
+
+    /// Withdraws call `id` (timed out or dropped): its slot is free again,
+    /// a server that has not taken it yet never will, and a response that
+    /// still comes is discarded as late.
+    pub(crate) fn withdraw(&mut self, id: u64, why: ClientCounter) {
+        let i = self.slot_of(id);
+        match &self.slots[i] {
+            Slot::Waiting(w, ..) if *w == id => {}
+            // A result arrived but was never taken: nothing to withdraw.
+            Slot::Done(d, _) if *d == id => {
+                self.slots[i] = Slot::Free;
+                self.bump(why);
+                return;
+            }
+            _ => return,
+        }
+        self.slots[i] = Slot::Free;
+        self.try_cancel(id);
+        self.bump(why);
+    }
+}
+
+impl<Resp: Message> ClientCore<Resp> {
+    pub(super) fn join(svc: &Arc<ServiceInner>) -> Result<Self, ServiceError> {
+        let token = unique_token();
+        let resp_name = svc.response_name(token);
+        let resp_config = svc.layout.response_channel(&svc.config);
+        let resp_chan =
+            Channel::open_or_create(&resp_name, &resp_config).map_err(|e| svc.segment_error(e))?;
+        let resp = SubscriberPort::join(&resp_chan, true, false).map_err(|_| {
+            horus_shm::Segment::unlink(&resp_name);
+            svc.full("client", 1)
+        })?;
+        let joined = svc.join(|table, req_chan| {
+            let req = PublisherPort::join(req_chan).map_err(|e| svc.join_error(e, "client"))?;
+            let k = req.place();
+            match table.enter_client(k, token) {
+                Some(first) => Ok((Arc::clone(table), req, k, first)),
+                None => Err(JoinFailure::Closing),
+            }
+        });
+        let (table, req, k, first) = match joined {
+            Ok(j) => j,
+            Err(e) => {
+                horus_shm::Segment::unlink(&resp_name);
+                return Err(e);
+            }
+        };
+        let depth = svc.config.depth as usize;
+        let staging_words = (HEADER + svc.layout.req_size).div_ceil(8).max(4);
+        let buf_words = resp_config.slot_payload as usize / 8;
+        Ok(ClientCore {
+            svc: Arc::clone(svc),
+            table,
+            resp,
+            req,
+            resp_name,
+            k,
+            token,
+            staging: vec![0; staging_words].into_boxed_slice(),
+            buf: vec![0; buf_words].into_boxed_slice(),
+            next_id: first,
+            slots: (0..depth).map(|_| Slot::Free).collect(),
+            next_check: Instant::now(),
+            _t: PhantomData,
+        })
+    }
+
+    /// Largest request tail.
+    fn max_tail(&self) -> usize {
+        self.svc.config.req_tail as usize
+    }
+
+    /// Sends a request filled in place by `fill` (the body and its tail of
+    /// `tail_len` bytes). Returns the call id.
+    pub(crate) fn start<Req: Message>(
+        &mut self,
+        tail_len: usize,
+        fill: impl FnOnce(&mut Req, &mut [u8]),
+    ) -> Result<u64, CallError> {
+        if tail_len > self.max_tail() || (tail_len > 0 && !Req::HAS_TAIL) {
+            return Err(CallError::TooLarge {
+                requested: tail_len,
+                max: self.max_tail(),
+            });
+        }
+        // No server at all: say so at once instead of waiting for a timeout.
+        // A server that died unnoticed is found while waiting.
+        if self.table.server_places() == 0 {
+            self.bump(ClientCounter::NoServer);
+            return Err(CallError::NoServer(self.svc.name.clone()));
+        }
+        let id = self.next_id;
+        let i = self.slot_of(id);
+        if !matches!(self.slots[i], Slot::Free) {
+            self.bump(ClientCounter::Busy);
+            return Err(CallError::Busy {
+                in_flight: self.svc.config.depth,
+            });
+        }
+        let header = RequestHeader {
+            client: self.k,
+            token: self.token,
+            id,
+            pid: ProcessId::current().token(),
+        }
+        .encode();
+        // The servers that will see this request: those visible now (a
+        // server subscribes before it becomes visible, so each of them has
+        // its cursor started at this request).
+        let witnesses = Witnesses::now(&self.table);
+        let size = self.svc.layout.req_size;
+        if self.svc.layout.req_inline {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.staging);
+            let (head, body) = bytes.split_at_mut(HEADER);
+            head.copy_from_slice(bytemuck::cast_slice(&header));
+            fill(bytemuck::from_bytes_mut(&mut body[..size]), &mut []);
+            self.req
+                .send_inline(&bytes[..HEADER + size])
+                .map_err(|_| CallError::TooLarge {
+                    requested: size,
+                    max: 0,
+                })?;
+        } else {
+            let Some(loan) = self.req.loan_chunk() else {
+                return Err(CallError::PoolExhausted);
+            };
+            let tail_at = self.svc.layout.req_tail_offset;
+            let bytes = self.req.chunk_bytes(&loan);
+            let (head, body) = bytes.split_at_mut(HEADER);
+            head.copy_from_slice(bytemuck::cast_slice(&header));
+            let (fixed, rest) = body.split_at_mut(tail_at);
+            fill(
+                bytemuck::from_bytes_mut(&mut fixed[..size]),
+                &mut rest[..tail_len],
+            );
+            let len = HEADER
+                + if tail_len > 0 {
+                    tail_at + tail_len
+                } else {
+                    size
+                };
+            self.req
+                .send_chunk(loan, len)
+                .map_err(|_| CallError::TooLarge {
+                    requested: tail_len,
+                    max: self.max_tail(),
+                })?;
+        }
+        self.next_id = if id + 1 >= wire::MAX_CALL_ID {
+            1
+        } else {
+            id + 1
+        };
+        self.slots[i] = Slot::Waiting(id, Instant::now(), witnesses);
+        self.bump(ClientCounter::Calls);
+        Ok(id)
+    }
+
+    /// Routes every response that arrived to its call's slot.
+    fn pump(&mut self) {
+        // Bounded: at most what the rings can hold, however fast a
+        // (possibly hostile) server writes.
+        let bound = self.slots.len() * self.svc.config.max_servers as usize + 2;
+        for _ in 0..bound {
+            match self.resp.try_receive(&mut self.buf) {
+                Some(r) => self.route(r),
+                None => return,
+            }
+        }
+    }
+
+    /// Decodes a response and files it under its call, or discards it
+    /// (counted) if its call is no longer waiting.
+    fn route(&mut self, r: Received) {
+        let size = self.svc.layout.resp_size;
+        let decoded = match r {
+            Received::Inline { len } if len >= HEADER => {
+                let words = [self.buf[0], self.buf[1], self.buf[2], self.buf[3]];
+                ResponseHeader::decode(words).and_then(|h| match h.status {
+                    wire::STATUS_OK if self.svc.layout.resp_inline && len == HEADER + size => {
+                        let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
+                        let v: Resp = bytemuck::pod_read_unaligned(&bytes[HEADER..HEADER + size]);
+                        Some((h, Some(Sample::inline(v))))
+                    }
+                    wire::STATUS_OK => None,
+                    _ => Some((h, None)),
+                })
+            }
+            Received::Inline { .. } => None,
+            Received::Chunk { pool, chunk, len } => {
+                let ptr = self.resp.chunk_ptr(pool, chunk);
+                let place = Arc::clone(self.resp.place());
+                if len < HEADER + size {
+                    place.release_chunk(pool, chunk);
+                    None
+                } else {
+                    // SAFETY: the chunk holds `len` ≥ 32 bytes (validated by
+                    // the port against the chunk size), is 8-aligned and
+                    // pinned by our receive.
+                    let words = unsafe { wire::read_header(ptr) };
+                    let body = Sample::chunk(
+                        place,
+                        pool,
+                        chunk,
+                        // SAFETY: HEADER < len, inside the chunk.
+                        unsafe { ptr.add(HEADER) },
+                        len - HEADER,
+                    );
+                    ResponseHeader::decode(words)
+                        .map(|h| (h, (h.status == wire::STATUS_OK).then_some(body)))
+                }
+            }
+        };
+        let Some((h, body)) = decoded else {
+            self.bump(ClientCounter::Malformed);
+            return;
+        };
+        let i = self.slot_of(h.id);
+        if !matches!(self.slots[i], Slot::Waiting(id, ..) if id == h.id) {
+            self.bump(ClientCounter::Late);
+            return;
+        }
+        let result = match (h.status, body) {
+            (wire::STATUS_OK, Some(s)) => {
+                self.bump(ClientCounter::Responses);
+                Ok(s)
+            }
+            (wire::STATUS_UNANSWERED, _) => {
+                self.bump(ClientCounter::Unanswered);
+                Err(CallError::Unanswered)
+            }
+            _ => {
+                self.bump(ClientCounter::Failed);
+                Err(CallError::ReplyFailed)
+            }
+        };
+        self.slots[i] = Slot::Done(h.id, result);
+    }
+
+    /// Takes call `id`'s result if it is there.
+    fn take(&mut self, id: u64) -> Option<Result<Sample<Resp>, CallError>> {
+        let i = self.slot_of(id);
+        if matches!(self.slots[i], Slot::Done(d, _) if d == id) {
+            if let Slot::Done(_, r) = std::mem::replace(&mut self.slots[i], Slot::Free) {
+                return Some(r);
+            }
+        }
+        None
+    }
+
+    /// One non-blocking look at call `id`: its result, or its failure
+    /// (deadline passed, server died, no server), or `None` while it waits.
+    pub(crate) fn poll(
+        &mut self,
+        id: u64,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Option<Result<Sample<Resp>, CallError>> {
+        self.pump();
+        if let Some(r) = self.take(id) {
+            return Some(r);
+        }
+        let i = self.slot_of(id);
+        let Slot::Waiting(w, sent, _) = self.slots[i] else {
+            return Some(Err(CallError::Taken));
+        };
+        if w != id {
+            return Some(Err(CallError::Taken));
+        }
+        if Instant::now() >= deadline {
+            self.withdraw(id, ClientCounter::TimedOut);
+            return Some(Err(CallError::Timeout(timeout)));
+        }
+        // A call answered within the first check period never pays for a
+        // liveness check (it reads `/proc`).
+        if sent.elapsed() < LIVENESS_EVERY {
+            return None;
+        }
+        self.check_liveness(id).map(Err)
+    }
+
+    /// Waits for call `id` for one slice: until it settles, `deadline`,
+    /// or the next liveness check (at most a few milliseconds). `None` if
+    /// it is still in flight. Callers loop, releasing the client's lock
+    /// between slices so that other threads' calls proceed.
+    pub(crate) fn wait_slice(
+        &mut self,
+        id: u64,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Option<Result<Sample<Resp>, CallError>> {
+        if let Some(r) = self.poll(id, deadline, timeout) {
+            return Some(r);
+        }
+        // Sleep on the response channel until something arrives, the
+        // deadline, or the next liveness check.
+        let first_check = match self.slots[self.slot_of(id)] {
+            Slot::Waiting(_, sent, _) => sent + LIVENESS_EVERY,
+            _ => Instant::now(),
+        };
+        let until = deadline.min(self.next_check.max(first_check));
+        if let Some(r) = self.resp.receive_blocking(&mut self.buf, SPIN, Some(until)) {
+            self.route(r);
+        }
+        None
+    }
+
+    pub(super) fn in_flight(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| !matches!(s, Slot::Free))
+            .count()
+    }
+}
+
+impl<Resp> Drop for ClientCore<Resp> {
+    fn drop(&mut self) {
+        self.table.leave_client(self.k);
+        // Only this client ever uses its response channel's name; servers
+        // that still map it find the client gone (token cleared) and drop
+        // their mapping.
+        horus_shm::Segment::unlink(&self.resp_name);
+    }
+}

@@ -1,0 +1,139 @@
+//! Watching a waiting call: who took it (its claim word), whether that
+//! process is alive, and whether anyone who could still take it is.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use horus_msgs::Message;
+
+use super::client_core::{ClientCore, Slot};
+use super::error::CallError;
+use super::table::{ClientCounter, Table};
+use super::wire::claim;
+
+/// How often a waiting call checks that its server is alive.
+pub(super) const LIVENESS_EVERY: Duration = Duration::from_millis(2);
+
+/// The servers visible when a request was sent (each sees it): their
+/// places, generations (low bits) and one pid to name in an error.
+#[derive(Clone, Copy)]
+pub(super) struct Witnesses {
+    pub(super) mask: u32,
+    pub(super) gens: [u16; 32],
+    pub(super) pid: u32,
+}
+
+impl Witnesses {
+    pub(super) fn now(table: &Table) -> Witnesses {
+        let mask = table.server_places();
+        let mut w = Witnesses {
+            mask,
+            gens: [0; 32],
+            pid: 0,
+        };
+        for s in (0..32).filter(|s| mask & (1 << s) != 0) {
+            if let Some((pid, gen)) = table.server_owner(s) {
+                w.gens[s] = gen as u16;
+                if w.pid == 0 {
+                    w.pid = pid.pid;
+                }
+            } else {
+                w.mask &= !(1 << s);
+            }
+        }
+        w
+    }
+}
+
+impl<Resp> ClientCore<Resp> {
+    /// Marks call `id` withdrawn unless a server took it; true if it did.
+    pub(super) fn try_cancel(&self, id: u64) -> bool {
+        let word = self.table.claim(self.k, id);
+        for _ in 0..16 {
+            let cur = word.load(Ordering::Acquire);
+            if claim::state(cur, id) != claim::State::Unclaimed {
+                return false;
+            }
+            // AcqRel: the CAS races with a server's claiming CAS; exactly
+            // one of them wins the word.
+            if word
+                .compare_exchange(
+                    cur,
+                    claim::cancelled(id),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+            {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl<Resp: Message> ClientCore<Resp> {
+    /// Why untaken call `id` can no longer be served, if so: no server is
+    /// left (`NoServer`), or every server that could see the request died
+    /// or left without taking it (`ServerDied`; a server that started
+    /// later never sees it). The call is withdrawn first; if a server took
+    /// it meanwhile, it is not a failure.
+    fn unclaimed_failure(&mut self, id: u64) -> Option<CallError> {
+        let live = self.table.live_servers();
+        let failure = if live == 0 {
+            CallError::NoServer(self.svc.name.clone())
+        } else {
+            let Slot::Waiting(_, _, w) = &self.slots[self.slot_of(id)] else {
+                return None;
+            };
+            // `live_servers` just reclaimed the dead: a place still owned
+            // with the generation we saw is a live witness.
+            let alive = (0..32).any(|s| {
+                w.mask & (1 << s) != 0
+                    && self
+                        .table
+                        .server_owner(s)
+                        .is_some_and(|(_, g)| claim::gen_matches(g, u64::from(w.gens[s])))
+            });
+            if alive {
+                return None;
+            }
+            CallError::ServerDied { pid: w.pid }
+        };
+        self.try_cancel(id).then_some(failure)
+    }
+
+    /// Whether call `id` has failed for a reason other than the clock: its
+    /// server died, or no server is left to take it.
+    pub(super) fn check_liveness(&mut self, id: u64) -> Option<CallError> {
+        let now = Instant::now();
+        if now < self.next_check {
+            return None;
+        }
+        self.next_check = now + LIVENESS_EVERY;
+        let word = self.table.claim(self.k, id).load(Ordering::Acquire);
+        let failed = match claim::state(word, id) {
+            claim::State::Claimed { server, gen } => match self.table.server_owner(server) {
+                Some((pid, g)) if claim::gen_matches(g, gen) => {
+                    (!pid.is_alive()).then_some(CallError::ServerDied { pid: pid.pid })
+                }
+                // The place was given up or reclaimed since it took our call.
+                _ => Some(CallError::ServerDied { pid: 0 }),
+            },
+            claim::State::Unclaimed => self.unclaimed_failure(id),
+            claim::State::Cancelled | claim::State::Stale => {
+                Some(CallError::NoServer(self.svc.name.clone()))
+            }
+        }?;
+        let i = self.slot_of(id);
+        self.slots[i] = Slot::Free;
+        self.bump(match failed {
+            CallError::ServerDied { .. } => {
+                self.table.reclaim_dead();
+                ClientCounter::ServerDied
+            }
+            _ => ClientCounter::NoServer,
+        });
+        Some(failed)
+    }
+}

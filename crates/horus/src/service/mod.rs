@@ -60,6 +60,8 @@ mod error;
 mod liveness;
 mod pending;
 mod readiness;
+mod replier;
+mod request;
 mod server;
 #[allow(clippy::module_inception)]
 mod service;
@@ -71,6 +73,7 @@ pub use client::{Client, DEFAULT_CALL_TIMEOUT};
 pub use error::{CallError, ReplyError, ServiceError};
 pub use pending::PendingCall;
 pub use readiness::ServerReadiness;
-pub use server::{Request, Server};
+pub use request::Request;
+pub use server::Server;
 pub use service::{Service, ServiceBuilder};
 pub use stats::{ClientStats, EndpointStats, ServerStats, ServiceStats};

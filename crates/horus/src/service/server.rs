@@ -7,27 +7,24 @@
 //! its publishers.
 
 use std::marker::PhantomData;
-use std::ops::Deref;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use horus_msgs::Message;
-use horus_shm::{Channel, ProcessId, PublisherPort, Received, SubscriberPort};
+use horus_shm::{Received, SubscriberPort};
 
-use super::error::{ReplyError, ServiceError};
+use super::error::ServiceError;
+use super::replier::Replier;
+use super::request::Request;
 use super::service::{JoinFailure, ServiceInner};
 use super::stats::{ServerStats, ServiceStats};
 use super::table::{ServerCounter, Table};
-use super::wire::{self, claim, RequestHeader, ResponseHeader, HEADER};
+use super::wire::{self, claim, RequestHeader, HEADER};
 use crate::Sample;
 
 /// Polls before a waiting `recv` sleeps on the request channel's futex.
 const SPIN: u32 = 64;
-
-/// A client that was alive this recently is not checked again before a
-/// reply (the check reads `/proc`).
-const CLIENT_RECHECK: Duration = Duration::from_millis(5);
 
 /// Serves a service: receives requests of type `Req` and answers each with
 /// a `Resp` exactly once, through the [`Request`] guard.
@@ -37,28 +34,6 @@ pub struct Server<Req, Resp> {
     buf: Box<[u64]>,
     replier: Arc<Replier<Resp>>,
     _t: PhantomData<fn() -> Req>,
-}
-
-/// What a request guard needs to answer: shared by the server and the
-/// guards it handed out (which may be answered from other threads).
-pub(crate) struct Replier<Resp> {
-    svc: Arc<ServiceInner>,
-    table: Arc<Table>,
-    s: usize,
-    gen: u64,
-    ports: Mutex<Vec<ResponsePort>>,
-    _t: PhantomData<fn(Resp)>,
-}
-
-/// This server's publisher place on one client's response channel.
-struct ResponsePort {
-    token: u64,
-    client: usize,
-    name: String,
-    port: PublisherPort,
-    /// When the client was last seen alive (`None`: never checked).
-    alive_at: Option<Instant>,
-    staging: Box<[u64]>,
 }
 
 impl<Req: Message, Resp: Message> Server<Req, Resp> {
@@ -83,14 +58,7 @@ impl<Req: Message, Resp: Message> Server<Req, Resp> {
             table: Arc::clone(&table),
             port,
             buf: vec![0; words].into_boxed_slice(),
-            replier: Arc::new(Replier {
-                svc,
-                table,
-                s,
-                gen,
-                ports: Mutex::new(Vec::new()),
-                _t: PhantomData,
-            }),
+            replier: Arc::new(Replier::new(svc, table, s, gen)),
             _t: PhantomData,
         })
     }
@@ -197,12 +165,7 @@ impl<Req: Message, Resp: Message> Server<Req, Resp> {
         }
         self.table
             .bump_server(self.replier.s, ServerCounter::Received);
-        Some(Request {
-            sample: Some(sample),
-            header,
-            replier: Arc::clone(&self.replier),
-            answered: false,
-        })
+        Some(Request::new(sample, header, Arc::clone(&self.replier)))
     }
 
     /// Takes call `h.id` for this server unless another server took it or
@@ -248,235 +211,5 @@ impl<Req: Message, Resp: Message> Server<Req, Resp> {
 impl<Req, Resp> Drop for Server<Req, Resp> {
     fn drop(&mut self) {
         self.table.leave_server(self.replier.s);
-    }
-}
-
-impl<Resp: Message> Replier<Resp> {
-    fn bump(&self, c: ServerCounter) {
-        self.table.bump_server(self.s, c);
-    }
-
-    /// The response port for the client of `h`, opened on first use; its
-    /// index in `ports`. `None` if the client is gone (left or died).
-    fn port_for(&self, ports: &mut Vec<ResponsePort>, h: &RequestHeader) -> Option<usize> {
-        if self.table.client_token(h.client) != h.token {
-            ports.retain(|p| p.token != h.token);
-            return None;
-        }
-        let at = match ports.iter().position(|p| p.token == h.token) {
-            Some(at) => at,
-            None => {
-                // Clients that left since: drop their ports.
-                ports.retain(|p| self.table.client_token(p.client) == p.token);
-                let name = self.svc.response_name(h.token);
-                let schema = self.svc.config.resp_schema;
-                let chan = Channel::open_existing(&name, Some(&schema)).ok()?;
-                let want = self.svc.layout.response_channel(&self.svc.config);
-                if chan.layout().config != want {
-                    return None;
-                }
-                let port = PublisherPort::join(&chan).ok()?;
-                let words = (HEADER + self.svc.layout.resp_size).div_ceil(8).max(4);
-                ports.push(ResponsePort {
-                    token: h.token,
-                    client: h.client,
-                    name,
-                    port,
-                    alive_at: None,
-                    staging: vec![0; words].into_boxed_slice(),
-                });
-                ports.len() - 1
-            }
-        };
-        let now = Instant::now();
-        let p = &mut ports[at];
-        if p.alive_at
-            .is_none_or(|t| now.duration_since(t) >= CLIENT_RECHECK)
-        {
-            if !ProcessId::from_token(h.pid).is_alive() {
-                // Dead: free its places and remove its response channel
-                // (only it used that name).
-                let dead = ports.swap_remove(at);
-                dead.port.channel().reclaim_dead();
-                horus_shm::Segment::unlink(&dead.name);
-                self.table.reclaim_dead();
-                return None;
-            }
-            p.alive_at = Some(now);
-        }
-        Some(at)
-    }
-
-    /// Sends the answer to the call of `h`: a body written by `fill`
-    /// (status OK) or a bare status.
-    fn send<F: FnOnce(&mut Resp, &mut [u8])>(
-        &self,
-        h: &RequestHeader,
-        status: u64,
-        tail_len: usize,
-        fill: Option<F>,
-    ) -> Result<(), ReplyError> {
-        let mut ports = self.ports.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(at) = self.port_for(&mut ports, h) else {
-            self.bump(ServerCounter::ClientGone);
-            return Err(ReplyError::ClientGone);
-        };
-        let rp = &mut ports[at];
-        let max = self.svc.config.resp_tail as usize;
-        let refused = if fill.is_some() && (tail_len > max || (tail_len > 0 && !Resp::HAS_TAIL)) {
-            Some(ReplyError::TooLarge {
-                requested: tail_len,
-                max,
-            })
-        } else {
-            None
-        };
-        let status = if refused.is_some() {
-            wire::STATUS_FAILED
-        } else {
-            status
-        };
-        let header = ResponseHeader {
-            id: h.id,
-            status,
-            server_pid: ProcessId::current().pid,
-        }
-        .encode();
-        let layout = self.svc.layout;
-        let size = layout.resp_size;
-        // Each outcome is counted *before* it is published, so a client that
-        // has the answer also sees it counted (the counter's store precedes
-        // the ring's Release publication of the message).
-        let sent = match fill {
-            Some(fill) if status == wire::STATUS_OK && layout.resp_inline => {
-                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut rp.staging);
-                let (head, body) = bytes.split_at_mut(HEADER);
-                head.copy_from_slice(bytemuck::cast_slice(&header));
-                fill(bytemuck::from_bytes_mut(&mut body[..size]), &mut []);
-                self.bump(ServerCounter::Replied);
-                rp.port.send_inline(&bytes[..HEADER + size]).is_ok()
-            }
-            Some(fill) if status == wire::STATUS_OK => match rp.port.loan_chunk() {
-                Some(loan) => {
-                    let tail_at = layout.resp_tail_offset;
-                    let bytes = rp.port.chunk_bytes(&loan);
-                    let (head, body) = bytes.split_at_mut(HEADER);
-                    head.copy_from_slice(bytemuck::cast_slice(&header));
-                    let (fixed, rest) = body.split_at_mut(tail_at);
-                    fill(
-                        bytemuck::from_bytes_mut(&mut fixed[..size]),
-                        &mut rest[..tail_len],
-                    );
-                    let len = HEADER
-                        + if tail_len > 0 {
-                            tail_at + tail_len
-                        } else {
-                            size
-                        };
-                    self.bump(ServerCounter::Replied);
-                    rp.port.send_chunk(loan, len).is_ok()
-                }
-                None => {
-                    // No chunk: tell the client instead.
-                    let failed = ResponseHeader {
-                        id: h.id,
-                        status: wire::STATUS_FAILED,
-                        server_pid: ProcessId::current().pid,
-                    }
-                    .encode();
-                    self.bump(ServerCounter::ReplyFailed);
-                    let _ = rp.port.send_inline(bytemuck::cast_slice(&failed));
-                    return Err(ReplyError::PoolExhausted);
-                }
-            },
-            _ => {
-                self.bump(if refused.is_some() {
-                    ServerCounter::ReplyFailed
-                } else {
-                    ServerCounter::Unanswered
-                });
-                rp.port.send_inline(bytemuck::cast_slice(&header)).is_ok()
-            }
-        };
-        // Every length above was checked against the channel's capacities.
-        debug_assert!(sent, "a checked response did not fit");
-        match refused {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A request taken by this server: dereferences to `Req`
-/// ([`Request::tail`] for its tail). Answer it with [`Request::reply`] or
-/// [`Request::reply_with`], which consume it; dropping it unanswered sends
-/// the client [`CallError::Unanswered`](super::CallError::Unanswered) and
-/// counts it on both ends. The guard is `Send`: it can be answered from
-/// another thread.
-pub struct Request<Req, Resp: Message> {
-    sample: Option<Sample<Req>>,
-    header: RequestHeader,
-    replier: Arc<Replier<Resp>>,
-    answered: bool,
-}
-
-impl<Req: Message, Resp: Message> Request<Req, Resp> {
-    /// Answers with a copy of `resp`.
-    pub fn reply(self, resp: &Resp) -> Result<(), ReplyError> {
-        self.reply_with(0, |r, _| *r = *resp)
-    }
-
-    /// Answers with a response written in place by `fill` (its fixed part
-    /// and a tail of `tail_len` bytes; for types with a tail, written in
-    /// shared memory: zero copy). A tail larger than the service allows is
-    /// refused ([`ReplyError::TooLarge`]) and the client told.
-    pub fn reply_with(
-        mut self,
-        tail_len: usize,
-        fill: impl FnOnce(&mut Resp, &mut [u8]),
-    ) -> Result<(), ReplyError> {
-        // Release the request's chunk before answering (a client reusing
-        // its pool right away finds it free).
-        self.sample = None;
-        self.answered = true;
-        self.replier
-            .send(&self.header, wire::STATUS_OK, tail_len, Some(fill))
-    }
-
-    /// The request's tail (empty for types without one).
-    pub fn tail(&self) -> &[u8] {
-        self.sample.as_ref().map_or(&[], |s| s.tail())
-    }
-
-    /// Whether the request is read in place in shared memory.
-    pub fn is_zero_copy(&self) -> bool {
-        self.sample.as_ref().is_some_and(Sample::is_zero_copy)
-    }
-
-    /// Process id of the calling client.
-    pub fn client_pid(&self) -> u32 {
-        ProcessId::from_token(self.header.pid).pid
-    }
-}
-
-impl<Req: Message, Resp: Message> Deref for Request<Req, Resp> {
-    type Target = Req;
-    fn deref(&self) -> &Req {
-        self.sample.as_ref().expect("present until answered")
-    }
-}
-
-impl<Req, Resp: Message> Drop for Request<Req, Resp> {
-    fn drop(&mut self) {
-        if self.answered {
-            return;
-        }
-        self.sample = None;
-        let _ = self.replier.send::<fn(&mut Resp, &mut [u8])>(
-            &self.header,
-            wire::STATUS_UNANSWERED,
-            0,
-            None,
-        );
     }
 }

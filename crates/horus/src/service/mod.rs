@@ -57,6 +57,7 @@
 mod client;
 mod client_core;
 mod error;
+mod layout;
 mod liveness;
 mod pending;
 mod readiness;

@@ -5,15 +5,14 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use horus_msgs::Message;
-use horus_shm::{Channel, ChannelConfig, JoinError, OpenError, SegmentError};
+use horus_shm::{Channel, JoinError, OpenError, SegmentError};
 
 use super::error::ServiceError;
+use super::layout::Layout;
 use super::stats::ServiceStats;
 use super::table::{Table, TableConfig};
-use super::wire::HEADER;
 use super::{Client, Server};
-use crate::publisher::tail_offset;
-use crate::{schema_record, INLINE_MAX};
+use crate::schema_record;
 
 const DEFAULT_DEPTH: u32 = 16;
 const DEFAULT_CLIENTS: u32 = 16;
@@ -208,98 +207,6 @@ fn describe(c: &TableConfig) -> String {
         "depth {}, {} clients, {} servers, tails {} B / {} B",
         c.depth, c.max_clients, c.max_servers, c.req_tail, c.resp_tail
     )
-}
-
-/// How requests and responses are laid out, fixed by the types and the
-/// service's configuration.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Layout {
-    pub(crate) req_size: usize,
-    pub(crate) resp_size: usize,
-    /// Requests travel inside ring slots (else in pool chunks).
-    pub(crate) req_inline: bool,
-    pub(crate) resp_inline: bool,
-    pub(crate) req_tail_offset: usize,
-    pub(crate) resp_tail_offset: usize,
-}
-
-impl Layout {
-    fn new<Req: Message, Resp: Message>() -> Layout {
-        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= INLINE_MAX;
-        Layout {
-            req_size: std::mem::size_of::<Req>(),
-            resp_size: std::mem::size_of::<Resp>(),
-            req_inline: inline(Req::HAS_TAIL, std::mem::size_of::<Req>()),
-            resp_inline: inline(Resp::HAS_TAIL, std::mem::size_of::<Resp>()),
-            req_tail_offset: tail_offset::<Req>(),
-            resp_tail_offset: tail_offset::<Resp>(),
-        }
-    }
-
-    fn channel(
-        inline: bool,
-        size: usize,
-        tail_offset: usize,
-        tail: u64,
-        depth: u32,
-    ) -> (u32, u64, u32) {
-        if inline {
-            ((HEADER + size).next_multiple_of(8) as u32, 0, 0)
-        } else {
-            // Header-only status responses still fit a slot.
-            (
-                HEADER as u32,
-                (HEADER + tail_offset) as u64 + tail,
-                2 * depth + 4,
-            )
-        }
-    }
-
-    /// The request channel: each client a publisher (its ring is its
-    /// request queue), each server a subscriber. `DropOldest`: a client
-    /// never waits on a server's cursor; it never overwrites a request that
-    /// is still in flight because it has at most `depth` of them.
-    pub(crate) fn request_channel(&self, c: &TableConfig) -> ChannelConfig {
-        let (slot_payload, chunk_size, chunks) = Self::channel(
-            self.req_inline,
-            self.req_size,
-            self.req_tail_offset,
-            c.req_tail,
-            c.depth,
-        );
-        ChannelConfig {
-            schema: c.req_schema,
-            depth: c.depth,
-            slot_payload,
-            max_publishers: c.max_clients,
-            max_subscribers: c.max_servers,
-            chunk_size,
-            chunks_per_publisher: chunks,
-            qos_code: 0,
-        }
-    }
-
-    /// A client's response channel: each server that answers it a
-    /// publisher, the client its only subscriber.
-    pub(crate) fn response_channel(&self, c: &TableConfig) -> ChannelConfig {
-        let (slot_payload, chunk_size, chunks) = Self::channel(
-            self.resp_inline,
-            self.resp_size,
-            self.resp_tail_offset,
-            c.resp_tail,
-            c.depth,
-        );
-        ChannelConfig {
-            schema: c.resp_schema,
-            depth: c.depth,
-            slot_payload,
-            max_publishers: c.max_servers,
-            max_subscribers: 1,
-            chunk_size,
-            chunks_per_publisher: chunks,
-            qos_code: 0,
-        }
-    }
 }
 
 /// The current segments of a service (replaced when the last participant

@@ -290,6 +290,7 @@ BENCH_RUNS := pingpong:pingpong: \
 # The Python benchmark (issue 5) runs last, against the installed package and the Rust peer.
 bench: setup py-build py-peer py-bench-deps
 	@mkdir -p $(BENCH_DIR)
+	@scripts/shm-guard.sh snapshot $(BENCH_DIR)/shm-before
 	$(CARGO) build --release -p horus-bench --bins
 	$(CARGO) build --release -p horus-sched --bin determinism --bin scheduler_scaling
 	@start=$$(date +%s); failed=""; \
@@ -303,6 +304,7 @@ bench: setup py-build py-peer py-bench-deps
 	printf '\n==> [%s] python_latency\n' "$$(date +%T)"; \
 	HORUS_PY_PEER=$(PY_PEER) $(PY) python/bench/python_latency.py --json $(BENCH_DIR)/python_latency.json \
 	  || failed="$$failed python_latency"; \
+	scripts/shm-guard.sh clean-peers $(BENCH_DIR)/shm-before; \
 	$(BENCH_BIN)/report --results $(BENCH_DIR) --out $(BENCH_DOC) --img $(BENCH_IMG); \
 	echo "make bench: $$(( $$(date +%s) - start ))s"; \
 	if [ -n "$$failed" ]; then echo "make bench: measurements failed in:$$failed" >&2; exit 1; fi

@@ -271,13 +271,23 @@ fn assert_whole_pool_usable(t: &Topic<PointCloud>, p: &mut Publisher<PointCloud>
     assert_eq!(p.loan_slice(12).err(), Some(LoanError::PoolExhausted));
 }
 
-#[test]
-fn killed_subscriber_holding_samples_does_not_block_the_publisher_forever() {
+/// How the hoarding subscriber dies in [`subscriber_killed_while_blocking_the_publisher`].
+enum Death {
+    /// SIGKILL, then reaped at once.
+    Reaped,
+    /// SIGKILL, left a zombie (state `Z`) while the publisher works.
+    Zombie,
+}
+
+/// A `Block` publisher waits on a subscriber that read 4 loaned clouds and
+/// stopped; the subscriber is killed (`death`). The publisher must reclaim
+/// it and complete every send without a timeout, and get every chunk back.
+fn subscriber_killed_while_blocking_the_publisher(tag: &str, death: Death) {
     // Pool: the dead subscriber's 4 samples + the 4-deep history + a loan,
     // with room to spare, so the publisher blocks on the ring, not the pool.
     const POOL: u32 = 12;
     const TOTAL: u64 = 20;
-    let ns = unique_ns("killsub");
+    let ns = unique_ns(tag);
     let t = cloud_topic(&ns, BLOCK, POOL);
     let mut hoarder = Peer::spawn(&ns, "hoard", &["block", &POOL.to_string(), "4"]);
     hoarder.expect("ready");
@@ -308,7 +318,13 @@ fn killed_subscriber_holding_samples_does_not_block_the_publisher_forever() {
         .head
         == 8));
     assert_eq!(sent.try_recv().ok(), None, "the 9th send waits for room");
-    hoarder.kill9();
+    let zombie = match death {
+        Death::Reaped => {
+            hoarder.kill9();
+            None
+        }
+        Death::Zombie => Some(hoarder.kill9_unreaped()),
+    };
     // The waiting publisher reclaims the dead subscriber and completes.
     while done < TOTAL {
         done = sent
@@ -317,9 +333,21 @@ fn killed_subscriber_holding_samples_does_not_block_the_publisher_forever() {
     }
     let mut p = sender.join().unwrap();
     assert_eq!(p.stats().timed_out, 0);
-    assert_eq!(t.stats().subscribers(), 0);
+    assert_eq!(
+        t.stats().subscribers(),
+        0,
+        "the dead subscriber's place was reclaimed"
+    );
     // Every chunk the dead subscriber pinned came back.
     assert_whole_pool_usable(&t, &mut p, POOL);
+    if let Some(mut zombie) = zombie {
+        zombie.wait().unwrap();
+    }
+}
+
+#[test]
+fn killed_subscriber_holding_samples_does_not_block_the_publisher_forever() {
+    subscriber_killed_while_blocking_the_publisher("killsub", Death::Reaped);
 }
 
 /// Regression: a killed subscriber that its parent had not reaped yet (a
@@ -328,45 +356,7 @@ fn killed_subscriber_holding_samples_does_not_block_the_publisher_forever() {
 /// waited on its cursor until every send timed out.
 #[test]
 fn unreaped_zombie_subscriber_is_reclaimed_and_does_not_block_the_publisher() {
-    const POOL: u32 = 12;
-    const TOTAL: u64 = 20;
-    let ns = unique_ns("zombiesub");
-    let t = cloud_topic(&ns, BLOCK, POOL);
-    let mut hoarder = Peer::spawn(&ns, "hoard", &["block", &POOL.to_string(), "4"]);
-    hoarder.expect("ready");
-    let (tx, sent) = mpsc::channel();
-    let t2 = t.clone();
-    let sender = std::thread::spawn(move || {
-        let mut p = t2.publisher().unwrap();
-        for seq in 1..=TOTAL {
-            send_cloud(&mut p, seq);
-            tx.send(seq).unwrap();
-        }
-        p
-    });
-    assert_eq!(hoarder.expect("holding"), "1 2 3 4");
-    let mut done = 0;
-    while done < 8 {
-        done = sent
-            .recv_timeout(PEER_PATIENCE)
-            .expect("sends up to the ring");
-    }
-    // Killed, never reaped while the publisher works: a zombie.
-    let mut zombie = hoarder.kill9_unreaped();
-    while done < TOTAL {
-        done = sent
-            .recv_timeout(PEER_PATIENCE)
-            .expect("blocked send completes although the zombie is not reaped");
-    }
-    let mut p = sender.join().unwrap();
-    assert_eq!(p.stats().timed_out, 0);
-    assert_eq!(
-        t.stats().subscribers(),
-        0,
-        "the zombie's place was reclaimed"
-    );
-    assert_whole_pool_usable(&t, &mut p, POOL);
-    zombie.wait().unwrap();
+    subscriber_killed_while_blocking_the_publisher("zombiesub", Death::Zombie);
 }
 
 /// Regression: chunks pinned by a subscriber that died were only given back

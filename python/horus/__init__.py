@@ -15,7 +15,9 @@ the same message layouts and schema ids, QoS and loss accounting::
 Message classes are generated from the Rust definitions (see
 ``horus.MESSAGE_TYPES``); ``TensorPool`` hands NumPy/DLPack tensors to other
 processes by descriptor without copying them; ``Scheduler`` runs Python
-nodes (``init/tick/shutdown``) on the horus scheduler.
+nodes (``init/tick/shutdown``) on the horus scheduler. ``Service`` gives
+request/response calls (clients, servers) that meet Rust's on the same
+services.
 """
 
 from __future__ import annotations
@@ -24,15 +26,19 @@ from typing import TYPE_CHECKING, Type
 
 from . import _horus
 from ._horus import (
+    BusyError,
+    CallTimeoutError,
     HistoryFullError,
     HorusError,
     InvalidTopicError,
     LoanError,
     LoanViewsAliveError,
+    NoServerError,
     PoolExhaustedError,
     PublisherStats,
     QosMismatchError,
     RecvTimeoutError,
+    ReplyFailedError,
     RustNode,
     SchemaInfo,
     SchemaMismatchError,
@@ -41,6 +47,8 @@ from ._horus import (
     SegmentLostError,
     SendError,
     SendTimeoutError,
+    ServerDiedError,
+    ServiceError,
     StaleDescriptorError,
     SubscriberStats,
     TensorPoolError,
@@ -48,9 +56,11 @@ from ._horus import (
     TopicError,
     TopicFullError,
     TopicStats,
+    UnansweredError,
 )
 from ._nodes import FnNode, rust_relay
 from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
+from ._service import SERVICE_TYPES, Client, PendingCall, Request, Server, Service
 from ._tensor import Tensor, TensorPool
 from ._topic import Loan, Overflow, Publisher, Subscriber, Topic
 
@@ -88,7 +98,11 @@ def default_namespace() -> str:
 
 __all__ = [
     "MESSAGE_TYPES",
+    "SERVICE_TYPES",
     "BatteryState",
+    "BusyError",
+    "CallTimeoutError",
+    "Client",
     "CmdVel",
     "EmergencyStop",
     "FnNode",
@@ -104,8 +118,10 @@ __all__ = [
     "LoanError",
     "LoanViewsAliveError",
     "Message",
+    "NoServerError",
     "Odometry",
     "Overflow",
+    "PendingCall",
     "PointCloud",
     "PoolExhaustedError",
     "Pose",
@@ -115,14 +131,20 @@ __all__ = [
     "QosMismatchError",
     "Quaternion",
     "RecvTimeoutError",
+    "ReplyFailedError",
+    "Request",
     "RustNode",
+    "Scheduler",
     "SchemaInfo",
     "SchemaMismatchError",
-    "Scheduler",
     "SegmentError",
     "SegmentLostError",
     "SendError",
     "SendTimeoutError",
+    "Server",
+    "ServerDiedError",
+    "Service",
+    "ServiceError",
     "StaleDescriptorError",
     "Subscriber",
     "SubscriberStats",
@@ -137,6 +159,7 @@ __all__ = [
     "TopicFullError",
     "TopicStats",
     "Twist",
+    "UnansweredError",
     "Vector3",
     "default_namespace",
     "layout_hash",

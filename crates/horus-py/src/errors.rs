@@ -211,3 +211,74 @@ pub(crate) fn pool_error(e: PoolError) -> PyErr {
         _ => TensorPoolError::new_err(e.to_string()),
     }
 }
+
+create_exception!(
+    _horus,
+    ServiceError,
+    HorusError,
+    "A service could not be opened or used, or a call produced no response. Base class of the call errors."
+);
+create_exception!(
+    _horus,
+    NoServerError,
+    ServiceError,
+    "No server is running: reported at once, nothing was sent (or the request was withdrawn before any server took it)."
+);
+create_exception!(
+    _horus,
+    ServerDiedError,
+    ServiceError,
+    "The server that took the request died before answering (`pid` names it). Retrying may reach another server."
+);
+create_exception!(
+    _horus,
+    BusyError,
+    ServiceError,
+    "The client's request queue is full of unanswered calls (`in_flight` of them): nothing was sent."
+);
+create_exception!(
+    _horus,
+    CallTimeoutError,
+    ServiceError,
+    "No response within the timeout; the call was withdrawn (a late response is discarded and counted)."
+);
+create_exception!(
+    _horus,
+    UnansweredError,
+    ServiceError,
+    "The server dropped the request without replying."
+);
+create_exception!(
+    _horus,
+    ReplyFailedError,
+    ServiceError,
+    "The server tried to reply but could not send its response."
+);
+
+/// Maps a service open or endpoint error to its exception.
+pub(crate) fn service_error(e: horus::ServiceError) -> PyErr {
+    ServiceError::new_err(e.to_string())
+}
+
+/// Maps a call error to its exception, with the details as attributes.
+pub(crate) fn call_error(py: Python<'_>, service: &str, e: horus::CallError) -> PyErr {
+    let msg = format!("service {service:?}: {e}");
+    let err = match &e {
+        horus::CallError::NoServer(_) => NoServerError::new_err(msg),
+        horus::CallError::ServerDied { pid } => {
+            let err = ServerDiedError::new_err(msg);
+            let _ = err.value(py).setattr("pid", *pid);
+            err
+        }
+        horus::CallError::Busy { in_flight } => {
+            let err = BusyError::new_err(msg);
+            let _ = err.value(py).setattr("in_flight", *in_flight);
+            err
+        }
+        horus::CallError::Timeout(_) => CallTimeoutError::new_err(msg),
+        horus::CallError::Unanswered => UnansweredError::new_err(msg),
+        horus::CallError::ReplyFailed => ReplyFailedError::new_err(msg),
+        _ => ServiceError::new_err(msg),
+    };
+    with_attrs(py, err, &[("service", service)])
+}

@@ -10,9 +10,11 @@
 //! cross-language tests.
 
 mod buffer;
+mod dyn_service;
 mod dynamic;
 mod errors;
 mod py_sched;
+mod py_service;
 mod py_topic;
 mod registry;
 mod rust_nodes;
@@ -27,13 +29,16 @@ mod _horus {
 
     #[pymodule_export]
     use crate::errors::{
-        HistoryFullError, HorusError, InvalidTopicError, LoanError, LoanViewsAliveError,
-        PoolExhaustedError, QosMismatchError, RecvTimeoutError, SchemaMismatchError, SegmentError,
-        SegmentLostError, SendError, SendTimeoutError, StaleDescriptorError, TensorPoolError,
-        TopicError, TopicFullError,
+        BusyError, CallTimeoutError, HistoryFullError, HorusError, InvalidTopicError, LoanError,
+        LoanViewsAliveError, NoServerError, PoolExhaustedError, QosMismatchError, RecvTimeoutError,
+        ReplyFailedError, SchemaMismatchError, SegmentError, SegmentLostError, SendError,
+        SendTimeoutError, ServerDiedError, ServiceError, StaleDescriptorError, TensorPoolError,
+        TopicError, TopicFullError, UnansweredError,
     };
     #[pymodule_export]
     use crate::py_sched::{Scheduler, TickInfo};
+    #[pymodule_export]
+    use crate::py_service::{Client, PendingCall, Request, Server, Service};
     #[pymodule_export]
     use crate::py_topic::{
         Loan, Publisher, PublisherStats, Sample, Subscriber, SubscriberStats, Topic, TopicStats,
@@ -63,6 +68,13 @@ mod _horus {
     #[pyfunction]
     fn image_encodings() -> Vec<(u32, &'static str, usize)> {
         crate::registry::image_encodings()
+    }
+
+    /// Schema names of the message types services can carry (fixed-size
+    /// messages: any two of them make a request/response pair).
+    #[pyfunction]
+    fn service_schemas() -> Vec<&'static str> {
+        crate::dyn_service::service_schemas()
     }
 
     /// The namespace topics and pools use by default (HORUS_NAMESPACE, else

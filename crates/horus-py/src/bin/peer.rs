@@ -10,7 +10,12 @@
 //! horus-py-peer tensor-echo IN OUT COUNT                   double each tensor in place, echo its ref
 //! horus-py-peer tensor-pub POOL TOPIC ACK                  publish one tensor, hold it until ACK
 //! horus-py-peer pong cmdvel|tensor PING PONG busy|futex     echo until stamp_ns == u64::MAX (benchmark)
+//! horus-py-peer serve answer|hold|idle SERVICE COUNT        a service server (see `service`)
+//! horus-py-peer call wait|nowait SERVICE COUNT TIMEOUT_MS   a service client (see `service`)
 //! ```
+
+#[path = "peer/service.rs"]
+mod service;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -303,6 +308,8 @@ fn main() -> Result<()> {
                 k => bail!("unknown pong kind {k}"),
             }
         }
+        ("serve", Some(mode)) => service::serve(mode, a(2)?, n(3)?),
+        ("call", Some(mode)) => service::call(mode, a(2)?, n(3)?, n(4)?),
         (cmd, kind) => bail!("unknown command {cmd} {kind:?}"),
     }
 }

@@ -55,7 +55,12 @@ impl Parameters {
         let mut out = String::new();
         for e in self.entries() {
             let d = &e.decl;
-            out.push_str(&format!("# {} ({}", d.description, d.kind()));
+            out.push_str("# ");
+            if !d.description.is_empty() {
+                out.push_str(&d.description);
+                out.push(' ');
+            }
+            out.push_str(&format!("({}", d.kind()));
             match d.range {
                 Some(crate::Range::I64 { min, max }) => out.push_str(&format!(", {min}..={max}")),
                 Some(crate::Range::F64 { min, max }) => {

@@ -195,3 +195,66 @@ fn error(resp: &mut ParamResponse, e: &ParamError) {
 fn truncate(s: &str) -> String {
     s.chars().take(64).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::ParamValue;
+
+    fn params() -> Parameters {
+        let mut p = Parameters::new();
+        p.declare(ParamDecl::new("rate", 5_i64).range(Range::I64 { min: 0, max: 9 }))
+            .unwrap();
+        p
+    }
+
+    fn set_request(kind: u32, len: u32, bytes: &[u8]) -> ParamRequest {
+        let mut req = ParamRequest::zeroed();
+        req.op = OP_SET;
+        put_str(&mut req.name, "rate");
+        req.kind = kind;
+        req.value_len = len;
+        req.value[..bytes.len()].copy_from_slice(bytes);
+        req
+    }
+
+    /// Requests come from another process: every malformed field is a
+    /// `STATUS_MALFORMED` answer, never a panic, and the value is unchanged.
+    #[test]
+    fn hostile_requests_are_malformed_answers_and_change_nothing() {
+        let mut p = params();
+        let cases = [
+            set_request(0, 8, &7_i64.to_le_bytes()),   // unknown kind
+            set_request(300, 8, &7_i64.to_le_bytes()), // kind beyond u8
+            set_request(2, 4, &7_i64.to_le_bytes()),   // truncated i64
+            set_request(2, 9, &7_i64.to_le_bytes()),   // trailing byte
+            set_request(2, u32::MAX, &[]),             // length beyond the field
+            set_request(8, 2, &[0xff, 0xff]),          // 65535 strings, no bytes
+        ];
+        for req in &cases {
+            let resp = handle(&mut p, req);
+            assert_eq!(
+                resp.status,
+                STATUS_MALFORMED,
+                "{:?}",
+                get_str(&resp.message)
+            );
+        }
+        let mut bad_op = set_request(2, 8, &7_i64.to_le_bytes());
+        bad_op.op = 99;
+        assert_eq!(handle(&mut p, &bad_op).status, STATUS_MALFORMED);
+        let mut bad_name = set_request(2, 8, &7_i64.to_le_bytes());
+        bad_name.name[0] = 0xff;
+        assert_eq!(handle(&mut p, &bad_name).status, STATUS_MALFORMED);
+        let mut past_end = ParamRequest::zeroed();
+        past_end.op = OP_DESCRIBE_INDEX;
+        past_end.index = u32::MAX;
+        assert_eq!(handle(&mut p, &past_end).status, STATUS_NOT_FOUND);
+        assert_eq!(p.get("rate").unwrap(), &ParamValue::I64(5));
+        assert!(p.take_changed().is_empty());
+        // The same request, well formed, is applied.
+        let ok = handle(&mut p, &set_request(2, 8, &7_i64.to_le_bytes()));
+        assert_eq!(ok.status, STATUS_OK);
+        assert_eq!(p.get("rate").unwrap(), &ParamValue::I64(7));
+    }
+}

@@ -154,8 +154,18 @@ fn another_process_lists_gets_and_sets_a_nodes_parameters() {
         client.get("nope"),
         Err(ParamClientError::Rejected(ParamError::NotFound { .. }))
     ));
+    // Too large for the service's value field: refused before sending.
+    let huge = ParamValue::StrArray(vec!["x".repeat(200); 8]);
+    assert!(matches!(
+        client.set("joints", &huge),
+        Err(ParamClientError::Rejected(ParamError::TooLarge { .. }))
+    ));
     assert_eq!(client.get("speed").unwrap(), ParamValue::F64(1.5));
     assert_eq!(client.get("ids").unwrap(), ParamValue::I64Array(vec![1, 2]));
+    assert_eq!(
+        client.get("joints").unwrap(),
+        ParamValue::StrArray(vec!["shoulder".into()])
+    );
 
     // Arrays and strings set live.
     let joints = ParamValue::StrArray(vec!["shoulder".into(), "elbow".into()]);

@@ -141,3 +141,12 @@ fn a_document_that_is_not_a_mapping_is_an_error() {
     let (line, column, _) = load_err("- rate\n- 5\n");
     assert_eq!((line, column), (1, 1));
 }
+
+#[test]
+fn a_missing_file_is_an_io_error() {
+    let mut p = params();
+    let err = p
+        .load_yaml_file("/nonexistent/horus-params.yaml")
+        .unwrap_err();
+    assert!(matches!(err, YamlError::Io { .. }), "{err}");
+}

@@ -133,6 +133,30 @@ def test_ctrl_c_interrupts_a_call() -> None:
     del server
 
 
+def test_ctrl_c_interrupts_a_receive() -> None:
+    server = service().server()
+    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            server.recv(timeout=60)
+    finally:
+        timer.cancel()
+    with pytest.raises(horus.RecvTimeoutError):
+        server.recv(timeout=0.01)
+
+
+def test_wait_with_its_own_timeout_withdraws_the_call() -> None:
+    svc = service()
+    server, client = svc.server(), svc.client()  # a server that never receives
+    p = client.call_async(request(0), timeout=60)
+    with pytest.raises(horus.CallTimeoutError):
+        p.wait(timeout=0.05)
+    assert p.done and client.in_flight == 0
+    assert client.stats()["cancelled"] == 1
+    del server
+
+
 # --- Python client → Rust server --------------------------------------------
 
 

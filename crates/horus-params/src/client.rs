@@ -67,8 +67,24 @@ pub const MAX_LIST: u32 = 4096;
 
 impl ParamClient {
     /// Opens the parameter service of `node`.
+    /// The namespace is `HORUS_NAMESPACE` (or horus's default), as for topics.
     pub fn open(node: &str) -> Result<Self, ParamClientError> {
-        let service = Service::<ParamRequest, ParamResponse>::open(&service_name(node))?;
+        Self::from_service(Service::open(&service_name(node))?)
+    }
+
+    /// Like [`ParamClient::open`], in namespace `namespace` (for tools
+    /// that take a `--namespace`).
+    pub fn open_in(node: &str, namespace: &str) -> Result<Self, ParamClientError> {
+        Self::from_service(
+            Service::builder(&service_name(node))
+                .namespace(namespace)
+                .open()?,
+        )
+    }
+
+    fn from_service(
+        service: Service<ParamRequest, ParamResponse>,
+    ) -> Result<Self, ParamClientError> {
         let client = service.client()?;
         Ok(ParamClient {
             client,

@@ -41,8 +41,21 @@ impl std::fmt::Debug for ParamServer {
 
 impl ParamServer {
     /// Opens (or creates) the parameter service of `node` and serves it.
+    /// The namespace is `HORUS_NAMESPACE` (or horus's default), as for topics.
     pub fn new(node: &str) -> Result<Self, ServiceError> {
-        let service = Service::<ParamRequest, ParamResponse>::open(&service_name(node))?;
+        Self::from_service(Service::open(&service_name(node))?)
+    }
+
+    /// Like [`ParamServer::new`], in namespace `namespace`.
+    pub fn new_in(node: &str, namespace: &str) -> Result<Self, ServiceError> {
+        Self::from_service(
+            Service::builder(&service_name(node))
+                .namespace(namespace)
+                .open()?,
+        )
+    }
+
+    fn from_service(service: Service<ParamRequest, ParamResponse>) -> Result<Self, ServiceError> {
         let server = service.server()?;
         Ok(ParamServer {
             server,

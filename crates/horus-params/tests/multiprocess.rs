@@ -40,6 +40,9 @@ fn declare() -> Parameters {
 /// The node: serves its parameters from its tick and prints every change.
 fn node_main() {
     let mut params = declare();
+    let file = std::env::var("HORUS_PARAMS_FILE").unwrap();
+    params.load_yaml_file(&file).unwrap();
+    params.take_changed();
     params.on_change(|name, _| println!("@@ callback {name}"));
     let mut server = ParamServer::new(NODE).unwrap();
     println!("@@ ready");
@@ -50,6 +53,7 @@ fn node_main() {
             println!("@@ changed {name} = {}", params.get(&name).unwrap());
         }
         if params.get("shutdown").unwrap() == &ParamValue::Bool(true) {
+            params.dump_yaml_file(&file).unwrap();
             return;
         }
         std::thread::sleep(Duration::from_micros(200));
@@ -64,11 +68,12 @@ fn peer() {
     }
 }
 
-fn spawn_node(ns: &str) -> (Child, impl Iterator<Item = String>) {
+fn spawn_node(ns: &str, file: &std::path::Path) -> (Child, impl Iterator<Item = String>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "peer", "--nocapture", "--test-threads=1"])
         .env("HORUS_NAMESPACE", ns)
         .env("HORUS_PARAMS_PEER", "1")
+        .env("HORUS_PARAMS_FILE", file)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -86,10 +91,12 @@ fn spawn_node(ns: &str) -> (Child, impl Iterator<Item = String>) {
 #[test]
 fn another_process_lists_gets_and_sets_a_nodes_parameters() {
     let ns = unique_ns();
-    std::env::set_var("HORUS_NAMESPACE", &ns);
-    let (mut child, mut lines) = spawn_node(&ns);
+    // The node starts from a YAML file and dumps its parameters to it when it stops.
+    let file = std::env::temp_dir().join(format!("{ns}.yaml"));
+    std::fs::write(&file, "frame: map\nids: [4, 5]\n").unwrap();
+    let (mut child, mut lines) = spawn_node(&ns, &file);
     assert_eq!(lines.next().as_deref(), Some("ready"));
-    let mut client = ParamClient::open(NODE).unwrap();
+    let mut client = ParamClient::open_in(NODE, &ns).unwrap();
     client.set_timeout(Duration::from_secs(10));
 
     // List: every declaration, in order, with default, description and range.
@@ -111,6 +118,7 @@ fn another_process_lists_gets_and_sets_a_nodes_parameters() {
 
     // Get and a valid set, which the node reports (callback, then its tick).
     assert_eq!(client.get("speed").unwrap(), ParamValue::F64(1.0));
+    assert_eq!(client.get("frame").unwrap(), ParamValue::Str("map".into()));
     assert_eq!(
         client.set("speed", &1.5.into()).unwrap(),
         ParamValue::F64(1.5)
@@ -161,7 +169,7 @@ fn another_process_lists_gets_and_sets_a_nodes_parameters() {
         Err(ParamClientError::Rejected(ParamError::TooLarge { .. }))
     ));
     assert_eq!(client.get("speed").unwrap(), ParamValue::F64(1.5));
-    assert_eq!(client.get("ids").unwrap(), ParamValue::I64Array(vec![1, 2]));
+    assert_eq!(client.get("ids").unwrap(), ParamValue::I64Array(vec![4, 5]));
     assert_eq!(
         client.get("joints").unwrap(),
         ParamValue::StrArray(vec!["shoulder".into()])
@@ -184,6 +192,19 @@ fn another_process_lists_gets_and_sets_a_nodes_parameters() {
     let rest: Vec<String> = lines.collect();
     assert_eq!(rest, ["callback shutdown", "changed shutdown = true"]);
     assert!(child.wait().unwrap().success());
+    let mut reloaded = declare();
+    reloaded.load_yaml_file(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(reloaded.get("speed").unwrap(), &ParamValue::F64(1.5));
+    assert_eq!(
+        reloaded.get("ids").unwrap(),
+        &ParamValue::I64Array(vec![4, 5])
+    );
+    assert_eq!(reloaded.get("joints").unwrap(), &joints);
+    assert_eq!(
+        reloaded.get("frame").unwrap(),
+        &ParamValue::Str("odom".into())
+    );
 
     // The node is gone: a typed NoServer, at once.
     assert!(matches!(

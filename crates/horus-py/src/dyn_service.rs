@@ -276,3 +276,35 @@ impl<Q: Message, R: Message> DynRequest for Request<Q, R> {
         std::mem::size_of::<R>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::for_each_message;
+    use crate::tensor_msg::TensorRef;
+    use horus::msgs::*;
+
+    #[test]
+    fn every_message_without_a_tail_can_be_carried() {
+        macro_rules! fixed {
+            ($($t:ident),*) => {
+                vec![$(<$t as Message>::SCHEMA.name()),*]
+                    .into_iter()
+                    .zip([$(<$t as Message>::HAS_TAIL),*])
+                    .filter(|(_, tail)| !tail)
+                    .map(|(n, _)| n)
+                    .collect::<Vec<_>>()
+            };
+        }
+        let want: Vec<&str> = for_each_message!(fixed);
+        assert_eq!(service_schemas(), want);
+    }
+
+    #[test]
+    fn unknown_or_tailed_types_are_refused() {
+        let o = ServiceOptions::default();
+        for (q, r) in [("horus/Image", "horus/CmdVel"), ("horus/CmdVel", "no/Such")] {
+            assert!(open_service(q, r, "never-opened", &o).unwrap().is_none());
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! The calling end of an action: send goals, follow their status and
+//! feedback, cancel them, wait for their results.
+
+use std::collections::{HashMap, VecDeque};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use horus::msgs::prelude::Zeroable;
+use horus::{Client, Message, Subscriber};
+
+use crate::endpoints::Endpoints;
+use crate::error::{ActionError, OpenError};
+use crate::wire::{
+    self, ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, StatusMsg,
+};
+
+/// Feedback messages kept per goal for a client that does not read them
+/// (older ones are dropped).
+pub const FEEDBACK_KEPT: usize = 64;
+
+/// Most topic messages read per pump (bounds a hostile publisher).
+const PUMP_MAX: usize = 1024;
+
+struct Tracked<F> {
+    status: GoalStatus,
+    feedback: VecDeque<F>,
+}
+
+struct Shared<F> {
+    name: String,
+    send_goal: Client<ActionRequest, ActionResponse>,
+    cancel: Client<ActionRequest, ActionResponse>,
+    get_result: Client<ActionRequest, ActionResponse>,
+    feedback: Subscriber<FeedbackMsg>,
+    status: Subscriber<StatusMsg>,
+    goals: HashMap<GoalId, Tracked<F>>,
+    _ep: Endpoints,
+}
+
+impl<F: Message> Shared<F> {
+    /// Files the status and feedback messages that arrived under their goals.
+    fn pump(&mut self) {
+        for _ in 0..PUMP_MAX {
+            let Some(m) = self.status.try_recv() else {
+                break;
+            };
+            let id = GoalId::from_parts(m.id_hi, m.id_lo);
+            if let (Some(t), Some(s)) = (self.goals.get_mut(&id), GoalStatus::from_code(m.status)) {
+                // Never step back from a final status (messages may be lost or late).
+                if !t.status.is_terminal() {
+                    t.status = s;
+                }
+            }
+        }
+        for _ in 0..PUMP_MAX {
+            let Some(m) = self.feedback.try_recv() else {
+                break;
+            };
+            let id = GoalId::from_parts(m.id_hi, m.id_lo);
+            let Some(t) = self.goals.get_mut(&id) else {
+                continue;
+            };
+            if let Some(f) = wire::get::<F>(m.schema, m.len, &m.payload) {
+                if t.feedback.len() == FEEDBACK_KEPT {
+                    t.feedback.pop_front();
+                }
+                t.feedback.push_back(f);
+            }
+        }
+    }
+}
+
+fn lock<F>(m: &Mutex<Shared<F>>) -> MutexGuard<'_, Shared<F>> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A unique high half for this client's goal ids: process id and a
+/// per-process client counter, salted with the clock.
+fn client_token() -> u64 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    // Relaxed: only uniqueness of the returned values matters.
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    (u64::from(std::process::id()) << 32) | u64::from(n.wrapping_mul(0x9e37_79b9) ^ nanos)
+}
+
+/// Sends goals of type `G` to an action and follows them (feedback `F`,
+/// results `R`).
+pub struct ActionClient<G, F, R> {
+    shared: Arc<Mutex<Shared<F>>>,
+    token: u64,
+    next: u64,
+    _t: PhantomData<fn(G) -> R>,
+}
+
+impl<G: Message, F: Message, R: Message> ActionClient<G, F, R> {
+    /// Opens action `name` in the default namespace.
+    pub fn open(name: &str) -> Result<Self, OpenError> {
+        Self::open_ns(name, None)
+    }
+
+    /// Opens action `name` in namespace `ns`.
+    pub fn open_in(name: &str, ns: &str) -> Result<Self, OpenError> {
+        Self::open_ns(name, Some(ns))
+    }
+
+    fn open_ns(name: &str, ns: Option<&str>) -> Result<Self, OpenError> {
+        crate::endpoints::check_types::<G, F, R>()?;
+        let ep = Endpoints::open(name, ns)?;
+        let shared = Shared {
+            name: name.to_owned(),
+            send_goal: ep.send_goal.client()?,
+            cancel: ep.cancel.client()?,
+            get_result: ep.get_result.client()?,
+            // Subscribed before any goal is sent: no status or feedback of
+            // this client's goals is missed.
+            feedback: ep.feedback.subscriber()?,
+            status: ep.status.subscriber()?,
+            goals: HashMap::new(),
+            _ep: ep,
+        };
+        Ok(ActionClient {
+            shared: Arc::new(Mutex::new(shared)),
+            token: client_token(),
+            next: 1,
+            _t: PhantomData,
+        })
+    }
+
+    /// Sends a goal and waits at most `timeout` for the server to accept
+    /// it. Returns its handle (status `Accepted`).
+    pub fn send_goal(
+        &mut self,
+        goal: &G,
+        timeout: Duration,
+    ) -> Result<GoalHandle<F, R>, ActionError> {
+        let id = GoalId::from_parts(self.token, self.next);
+        self.next += 1;
+        let mut req = ActionRequest::zeroed();
+        req.id_hi = id.hi();
+        req.id_lo = id.lo();
+        (req.schema, req.len) = wire::put(&mut req.payload, goal);
+        let mut sh = lock(&self.shared);
+        // Tracked before the call: status published while we wait is kept.
+        sh.goals.insert(
+            id,
+            Tracked {
+                status: GoalStatus::Accepted,
+                feedback: VecDeque::new(),
+            },
+        );
+        let r = sh.send_goal.call(&req, timeout).map(|s| *s);
+        let resp = match r {
+            Ok(resp) => resp,
+            Err(e) => {
+                sh.goals.remove(&id);
+                return Err(ActionError::from_call(e, &sh.name));
+            }
+        };
+        let err = match resp.code {
+            wire::OK => None,
+            wire::REJECTED => Some(ActionError::Rejected(id)),
+            wire::WRONG_TYPE => Some(ActionError::WrongType),
+            _ => Some(ActionError::Malformed),
+        };
+        if let Some(e) = err {
+            sh.goals.remove(&id);
+            return Err(e);
+        }
+        drop(sh);
+        Ok(GoalHandle {
+            id,
+            shared: Arc::clone(&self.shared),
+            _t: PhantomData,
+        })
+    }
+
+    /// A handle on goal `id` (for example one another handle was dropped
+    /// for): its result and cancel work; status and feedback follow from
+    /// now on.
+    pub fn handle(&self, id: GoalId) -> GoalHandle<F, R> {
+        lock(&self.shared).goals.entry(id).or_insert(Tracked {
+            status: GoalStatus::Accepted,
+            feedback: VecDeque::new(),
+        });
+        GoalHandle {
+            id,
+            shared: Arc::clone(&self.shared),
+            _t: PhantomData,
+        }
+    }
+}
+
+/// One goal sent by an [`ActionClient`]. Dropping it stops following the
+/// goal (the goal itself goes on).
+pub struct GoalHandle<F: Message, R> {
+    id: GoalId,
+    shared: Arc<Mutex<Shared<F>>>,
+    _t: PhantomData<fn() -> R>,
+}
+
+impl<F: Message, R: Message> GoalHandle<F, R> {
+    /// The goal's id.
+    pub fn id(&self) -> GoalId {
+        self.id
+    }
+
+    /// The goal's latest known status (from the status topic; never blocks).
+    pub fn status(&self) -> GoalStatus {
+        let mut sh = lock(&self.shared);
+        sh.pump();
+        sh.goals
+            .get(&self.id)
+            .map_or(GoalStatus::Accepted, |t| t.status)
+    }
+
+    /// The oldest feedback not yet read, if any (never blocks). Feedback
+    /// not read is kept, up to [`FEEDBACK_KEPT`] messages per goal.
+    pub fn feedback(&self) -> Option<F> {
+        let mut sh = lock(&self.shared);
+        sh.pump();
+        sh.goals.get_mut(&self.id)?.feedback.pop_front()
+    }
+
+    /// Asks the server to cancel the goal; waits at most `timeout` for its
+    /// acknowledgement. Returns the status then: `Canceling`, or the final
+    /// status if the goal had already finished.
+    pub fn cancel(&self, timeout: Duration) -> Result<GoalStatus, ActionError> {
+        let resp = self.call(|sh| &mut sh.cancel, timeout)?;
+        let s = GoalStatus::from_code(resp.status).ok_or(ActionError::Malformed)?;
+        self.note(s);
+        Ok(s)
+    }
+
+    /// Waits at most `timeout` for the goal to finish; returns its final
+    /// status (`Succeeded`, `Canceled` or `Aborted`) and result.
+    pub fn result(&self, timeout: Duration) -> Result<(GoalStatus, R), ActionError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ActionError::Timeout(timeout));
+            }
+            let resp = match self.call(|sh| &mut sh.get_result, left) {
+                Err(ActionError::Timeout(_)) => return Err(ActionError::Timeout(timeout)),
+                r => r?,
+            };
+            if resp.code == wire::PENDING {
+                continue; // the server let go of the call; ask again
+            }
+            let s = GoalStatus::from_code(resp.status)
+                .filter(|s| s.is_terminal())
+                .ok_or(ActionError::Malformed)?;
+            let r = wire::get::<R>(resp.schema, resp.len, &resp.payload)
+                .ok_or(ActionError::WrongType)?;
+            self.note(s);
+            return Ok((s, r));
+        }
+    }
+
+    fn note(&self, s: GoalStatus) {
+        if let Some(t) = lock(&self.shared).goals.get_mut(&self.id) {
+            if !t.status.is_terminal() {
+                t.status = s;
+            }
+        }
+    }
+
+    fn call(
+        &self,
+        which: impl FnOnce(&mut Shared<F>) -> &mut Client<ActionRequest, ActionResponse>,
+        timeout: Duration,
+    ) -> Result<ActionResponse, ActionError> {
+        let mut req = ActionRequest::zeroed();
+        req.id_hi = self.id.hi();
+        req.id_lo = self.id.lo();
+        let mut sh = lock(&self.shared);
+        let name = sh.name.clone();
+        let resp = which(&mut sh)
+            .call(&req, timeout)
+            .map(|s| *s)
+            .map_err(|e| ActionError::from_call(e, &name))?;
+        match resp.code {
+            wire::OK | wire::PENDING => Ok(resp),
+            wire::UNKNOWN => Err(ActionError::UnknownGoal(self.id)),
+            _ => Err(ActionError::Malformed),
+        }
+    }
+}
+
+impl<F: Message, R> Drop for GoalHandle<F, R> {
+    fn drop(&mut self) {
+        lock(&self.shared).goals.remove(&self.id);
+    }
+}

@@ -1,0 +1,188 @@
+//! The messages an action travels in (fixed-size POD), goal ids and the
+//! goal status model.
+//!
+//! The user's goal, feedback and result types are carried as bytes in a
+//! bounded `payload` field, tagged with their schema's layout hash so a
+//! peer with another type is refused rather than misread.
+
+use horus::{message, Message};
+
+/// Largest goal, feedback or result type, in bytes.
+pub const PAYLOAD_MAX: usize = 512;
+
+/// Reply code: done.
+pub(crate) const OK: u32 = 0;
+/// Reply code: the server rejected the goal.
+pub(crate) const REJECTED: u32 = 1;
+/// Reply code: the server does not know (or no longer keeps) the goal.
+pub(crate) const UNKNOWN: u32 = 2;
+/// Reply code: the payload's type is not the server's.
+pub(crate) const WRONG_TYPE: u32 = 3;
+/// Reply code: the goal's result is not ready yet.
+pub(crate) const PENDING: u32 = 4;
+
+message! {
+    /// A request to one of an action's services (`send_goal`, `cancel`, `get_result`).
+    pub struct ActionRequest: "horus/ActionRequest", version 1 {
+        /// Goal id, high 64 bits.
+        pub id_hi: u64,
+        /// Goal id, low 64 bits.
+        pub id_lo: u64,
+        /// Layout hash of the payload's type (0: no payload).
+        pub schema: u64,
+        /// Bytes of `payload` in use.
+        pub len: u32,
+        /// Unused, zero.
+        pub _pad: u32,
+        /// The goal (for `send_goal`).
+        pub payload: [u8; 512],
+    }
+}
+
+message! {
+    /// An action service's answer.
+    pub struct ActionResponse: "horus/ActionResponse", version 1 {
+        /// Reply code (`OK`, `REJECTED`, `UNKNOWN`, `WRONG_TYPE`, `PENDING`).
+        pub code: u32,
+        /// The goal's status code ([`GoalStatus::code`]).
+        pub status: u32,
+        /// Layout hash of the payload's type (0: no payload).
+        pub schema: u64,
+        /// Bytes of `payload` in use.
+        pub len: u32,
+        /// Unused, zero.
+        pub _pad: u32,
+        /// The result (for `get_result`).
+        pub payload: [u8; 512],
+    }
+}
+
+message! {
+    /// One feedback message of one goal (topic `<action>/feedback`).
+    pub struct FeedbackMsg: "horus/ActionFeedback", version 1 {
+        /// Goal id, high 64 bits.
+        pub id_hi: u64,
+        /// Goal id, low 64 bits.
+        pub id_lo: u64,
+        /// Layout hash of the payload's type.
+        pub schema: u64,
+        /// Bytes of `payload` in use.
+        pub len: u32,
+        /// Unused, zero.
+        pub _pad: u32,
+        /// The feedback.
+        pub payload: [u8; 512],
+    }
+}
+
+message! {
+    /// A goal's new status (topic `<action>/status`), sent on every change.
+    pub struct StatusMsg: "horus/ActionStatus", version 1 {
+        /// Goal id, high 64 bits.
+        pub id_hi: u64,
+        /// Goal id, low 64 bits.
+        pub id_lo: u64,
+        /// [`GoalStatus::code`].
+        pub status: u32,
+        /// Unused, zero.
+        pub _pad: u32,
+    }
+}
+
+/// A goal's id: unique per client process and goal (the client's token in
+/// the high half, a counter in the low half).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GoalId(pub u128);
+
+impl GoalId {
+    pub(crate) fn from_parts(hi: u64, lo: u64) -> Self {
+        GoalId((u128::from(hi) << 64) | u128::from(lo))
+    }
+    pub(crate) fn hi(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+    pub(crate) fn lo(self) -> u64 {
+        self.0 as u64
+    }
+}
+
+impl std::fmt::Display for GoalId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
+}
+
+/// Where a goal stands (ROS 2's goal status model).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GoalStatus {
+    /// Accepted, not yet executing.
+    Accepted,
+    /// Executing.
+    Executing,
+    /// A cancel was requested and acknowledged; the server is winding down.
+    Canceling,
+    /// Finished with a result.
+    Succeeded,
+    /// Canceled, with a (partial) result.
+    Canceled,
+    /// The server gave up, with a result.
+    Aborted,
+}
+
+impl GoalStatus {
+    /// Its wire code.
+    pub fn code(self) -> u32 {
+        match self {
+            GoalStatus::Accepted => 1,
+            GoalStatus::Executing => 2,
+            GoalStatus::Canceling => 3,
+            GoalStatus::Succeeded => 4,
+            GoalStatus::Canceled => 5,
+            GoalStatus::Aborted => 6,
+        }
+    }
+
+    /// The status of a wire code (`None`: not a status).
+    pub fn from_code(code: u32) -> Option<Self> {
+        Some(match code {
+            1 => GoalStatus::Accepted,
+            2 => GoalStatus::Executing,
+            3 => GoalStatus::Canceling,
+            4 => GoalStatus::Succeeded,
+            5 => GoalStatus::Canceled,
+            6 => GoalStatus::Aborted,
+            _ => return None,
+        })
+    }
+
+    /// Whether the goal has finished (succeeded, canceled or aborted).
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            GoalStatus::Succeeded | GoalStatus::Canceled | GoalStatus::Aborted
+        )
+    }
+}
+
+/// Copies `value` into `payload`; returns (schema hash, length).
+/// Callers check `size_of::<T>() <= PAYLOAD_MAX` first.
+pub(crate) fn put<T: Message>(payload: &mut [u8; PAYLOAD_MAX], value: &T) -> (u64, u32) {
+    let bytes = bytemuck::bytes_of(value);
+    payload[..bytes.len()].copy_from_slice(bytes);
+    (T::SCHEMA.layout_hash(), bytes.len() as u32)
+}
+
+/// Reads a `T` from an untrusted payload: `None` unless the schema and
+/// length are exactly `T`'s.
+pub(crate) fn get<T: Message>(schema: u64, len: u32, payload: &[u8; PAYLOAD_MAX]) -> Option<T> {
+    let n = std::mem::size_of::<T>();
+    if schema != T::SCHEMA.layout_hash() || len as usize != n || n > PAYLOAD_MAX {
+        return None;
+    }
+    Some(bytemuck::pod_read_unaligned(&payload[..n]))
+}
+
+/// Whether `T` fits in a payload.
+pub(crate) fn fits<T: Message>() -> bool {
+    std::mem::size_of::<T>() <= PAYLOAD_MAX && !T::HAS_TAIL
+}

@@ -153,12 +153,17 @@ impl<G: Message, F: Message, R: Message> ActionClient<G, F, R> {
                 feedback: VecDeque::new(),
             },
         );
-        let r = sh.send_goal.call(&req, timeout).map(|s| *s);
+        let name = sh.name.clone();
+        // Waited for without the lock: other handles stay usable meanwhile.
+        let r = sh.send_goal.call_async(&req);
+        drop(sh);
+        let r = r.and_then(|p| p.wait(timeout)).map(|s| *s);
+        let mut sh = lock(&self.shared);
         let resp = match r {
             Ok(resp) => resp,
             Err(e) => {
                 sh.goals.remove(&id);
-                return Err(ActionError::from_call(e, &sh.name));
+                return Err(ActionError::from_call(e, &name));
             }
         };
         let err = match resp.code {
@@ -280,8 +285,12 @@ impl<F: Message, R: Message> GoalHandle<F, R> {
         req.id_lo = self.id.lo();
         let mut sh = lock(&self.shared);
         let name = sh.name.clone();
-        let resp = which(&mut sh)
-            .call(&req, timeout)
+        let pending = which(&mut sh).call_async(&req);
+        // Waited for without the lock: a `result` blocking on one goal
+        // leaves the client's other handles usable from other threads.
+        drop(sh);
+        let resp = pending
+            .and_then(|p| p.wait(timeout))
             .map(|s| *s)
             .map_err(|e| ActionError::from_call(e, &name))?;
         match resp.code {

@@ -151,6 +151,9 @@ fn result_waits_for_the_goal_to_finish() {
     assert_eq!(next(&ev), Ev::Goal(g.id(), 2));
     let id = g.id();
     let waiter = thread::spawn(move || g.result(T));
+    // While one handle waits for its result, the client sends another goal.
+    let g = client.send_goal(&Count { to: 1 }, T).unwrap();
+    assert_eq!(next(&ev), Ev::Goal(g.id(), 1));
     run(&cmd, &ev, Cmd::Execute(id));
     run(&cmd, &ev, Cmd::Succeed(id, 2));
     assert_eq!(
@@ -158,8 +161,6 @@ fn result_waits_for_the_goal_to_finish() {
         (GoalStatus::Succeeded, At { n: 2 })
     );
     // Not finished in time: a typed timeout.
-    let g = client.send_goal(&Count { to: 1 }, T).unwrap();
-    assert_eq!(next(&ev), Ev::Goal(g.id(), 1));
     assert_eq!(
         g.result(Duration::from_millis(20)),
         Err(ActionError::Timeout(Duration::from_millis(20)))
@@ -235,4 +236,17 @@ fn no_server_is_reported_at_once() {
         client.send_goal(&Count { to: 1 }, T).err(),
         Some(ActionError::NoServer("count".into()))
     );
+}
+
+#[test]
+fn a_goal_of_another_type_is_refused() {
+    let ns = ns("wrongtype");
+    let (cmd, _ev, h) = node(ns.clone(), Duration::from_secs(60));
+    let mut client = ActionClient::<At, At, At>::open_in("count", &ns).unwrap();
+    assert_eq!(
+        client.send_goal(&At { n: 1 }, T).err(),
+        Some(ActionError::WrongType)
+    );
+    cmd.send(Cmd::Stop).unwrap();
+    h.join().unwrap();
 }

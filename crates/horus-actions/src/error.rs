@@ -36,6 +36,13 @@ pub enum ActionError {
     /// The server's goal, feedback or result type is not this client's.
     #[error("the server's message types differ from the client's")]
     WrongType,
+    /// The server process died while holding the call (retrying may reach
+    /// another server; the goal itself is lost with its server).
+    #[error("the action server (pid {pid}) died")]
+    ServerDied {
+        /// Process id of the dead server.
+        pid: u32,
+    },
     /// No answer within the timeout.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
@@ -52,6 +59,7 @@ impl ActionError {
         match e {
             CallError::NoServer(_) => ActionError::NoServer(action.to_owned()),
             CallError::Timeout(t) => ActionError::Timeout(t),
+            CallError::ServerDied { pid } => ActionError::ServerDied { pid },
             e => ActionError::Call(e),
         }
     }

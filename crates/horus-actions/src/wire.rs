@@ -186,3 +186,41 @@ pub(crate) fn get<T: Message>(schema: u64, len: u32, payload: &[u8; PAYLOAD_MAX]
 pub(crate) fn fits<T: Message>() -> bool {
     std::mem::size_of::<T>() <= PAYLOAD_MAX && !T::HAS_TAIL
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus::msgs::prelude::Zeroable;
+
+    #[test]
+    fn status_codes_round_trip_and_others_are_refused() {
+        use GoalStatus::*;
+        for s in [Accepted, Executing, Canceling, Succeeded, Canceled, Aborted] {
+            assert_eq!(GoalStatus::from_code(s.code()), Some(s));
+        }
+        assert_eq!(GoalStatus::from_code(0), None);
+        assert_eq!(GoalStatus::from_code(u32::MAX), None);
+        assert!(!Canceling.is_terminal() && Canceled.is_terminal());
+    }
+
+    #[test]
+    fn payloads_decode_only_with_their_own_schema_and_length() {
+        let mut m = StatusMsg::zeroed();
+        m.status = 3;
+        let mut p = [0u8; PAYLOAD_MAX];
+        let (schema, len) = put(&mut p, &m);
+        assert_eq!(get::<StatusMsg>(schema, len, &p), Some(m));
+        // Another type, a wrong or hostile length: refused, never misread.
+        assert_eq!(get::<FeedbackMsg>(schema, len, &p), None);
+        assert_eq!(get::<StatusMsg>(schema, len + 1, &p), None);
+        assert_eq!(get::<StatusMsg>(schema, u32::MAX, &p), None);
+        assert_eq!(get::<StatusMsg>(schema ^ 1, len, &p), None);
+    }
+
+    #[test]
+    fn goal_ids_split_into_halves() {
+        let id = GoalId::from_parts(0x1234, 0x5678);
+        assert_eq!((id.hi(), id.lo()), (0x1234, 0x5678));
+        assert_eq!(id.to_string(), format!("{:016x}{:016x}", 0x1234, 0x5678));
+    }
+}

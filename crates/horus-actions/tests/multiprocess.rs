@@ -60,21 +60,47 @@ fn peer() {
     }
 }
 
-#[test]
-fn another_process_serves_goals_with_feedback_success_and_cancel() {
-    let ns = ns("mp");
+fn spawn_server(ns: &str) -> (std::process::Child, impl Iterator<Item = String>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "peer", "--nocapture", "--test-threads=1"])
-        .env("HORUS_ACTIONS_NS", &ns)
+        .env("HORUS_ACTIONS_NS", ns)
         .env("HORUS_ACTIONS_PEER", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap())
+    let lines = BufReader::new(child.stdout.take().unwrap())
         .lines()
         .map_while(Result::ok)
         .filter_map(|l| l.find("@@ ").map(|i| l[i + 3..].to_owned()));
+    (child, lines)
+}
+
+#[test]
+fn a_server_that_dies_is_reported_not_waited_for() {
+    let ns = ns("died");
+    let (mut child, mut lines) = spawn_server(&ns);
+    assert_eq!(lines.next().as_deref(), Some("ready"));
+    let mut client = ActionClient::<Count, At, At>::open_in("count", &ns).unwrap();
+    let g = client.send_goal(&Count { to: u64::MAX }, T).unwrap();
+    let pid = child.id();
+    let waiter = std::thread::spawn(move || g.result(T));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Typed and before the timeout: the server died holding the call, or
+    // (killed before it took the call) there is no server left.
+    let r = waiter.join().unwrap();
+    assert!(
+        matches!(r, Err(ActionError::ServerDied { pid: p }) if p == pid)
+            || matches!(r, Err(ActionError::NoServer(_))),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn another_process_serves_goals_with_feedback_success_and_cancel() {
+    let ns = ns("mp");
+    let (mut child, mut lines) = spawn_server(&ns);
     assert_eq!(lines.next().as_deref(), Some("ready"));
     let mut client = ActionClient::<Count, At, At>::open_in("count", &ns).unwrap();
 

@@ -51,7 +51,10 @@ struct Goal {
 ///
 /// Poll it from a tick: [`ActionServer::next_goal`] takes new goals (which
 /// also answers cancel and result requests and drops expired results);
-/// [`ActionServer::poll`] does the latter alone.
+/// [`ActionServer::poll`] does the latter alone. Cancel requests are
+/// acknowledged (`Canceling`) by that poll, whatever the goal's work is
+/// doing. Run one server per action: goals live in the server that
+/// accepted them, so a second server would not know them.
 pub struct ActionServer<G, F, R> {
     name: String,
     send_goal: Server<ActionRequest, ActionResponse>,
@@ -126,8 +129,8 @@ impl<G: Message, F: Message, R: Message> ActionServer<G, F, R> {
     }
 
     /// The next goal sent by a client, if any (after [`ActionServer::poll`]).
-    /// A goal of another type is refused here and counted as malformed by
-    /// nobody: the client is told `WrongType`.
+    /// A goal of another type, or with an id this server already keeps, is
+    /// refused here (the client gets `WrongType` or `Rejected`).
     pub fn next_goal(&mut self) -> Option<NewGoal<G>> {
         self.poll();
         while let Some(req) = self.send_goal.try_recv() {

@@ -111,6 +111,12 @@ impl<G: Message, F: Message, R: Message> ActionServer<G, F, R> {
         self.retention = retention;
     }
 
+    /// Whether a goal, cancel or result request is waiting (for a
+    /// scheduler's readiness check; copies nothing, moves nothing).
+    pub fn has_pending(&self) -> bool {
+        self.send_goal.has_pending() || self.cancel.has_pending() || self.get_result.has_pending()
+    }
+
     /// Answers cancel and result requests and drops expired results.
     /// Bounded by the services' queue depths.
     pub fn poll(&mut self) {

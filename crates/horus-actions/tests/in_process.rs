@@ -250,3 +250,23 @@ fn a_goal_of_another_type_is_refused() {
     cmd.send(Cmd::Stop).unwrap();
     h.join().unwrap();
 }
+
+#[test]
+fn has_pending_sees_a_waiting_goal() {
+    let ns = ns("pending");
+    let mut server = Server::new_in("count", &ns).unwrap();
+    let mut client = Client::open_in("count", &ns).unwrap();
+    assert!(!server.has_pending());
+    let sender = thread::spawn(move || client.send_goal(&Count { to: 4 }, T).map(|g| g.id()));
+    let deadline = std::time::Instant::now() + T;
+    while !server.has_pending() {
+        assert!(std::time::Instant::now() < deadline, "goal never arrived");
+        thread::yield_now();
+    }
+    let g = server.next_goal().expect("the waiting goal");
+    assert_eq!(g.goal().to, 4);
+    let id = server.accept(g);
+    assert_eq!(sender.join().unwrap(), Ok(id));
+    assert_eq!(server.status(id), Some(GoalStatus::Accepted));
+    assert_eq!(server.active_goals(), [id]);
+}

@@ -40,6 +40,12 @@ horus::message! {
 
 const LONG: Duration = Duration::from_secs(30);
 
+/// Asserts that nothing of namespace `ns` is left in /dev/shm.
+fn assert_nothing_left(ns: &str) {
+    let left = shm_files(ns);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 fn add_service(ns: &str) -> Service<Add, Sum> {
     Service::<Add, Sum>::builder("math/add")
         .namespace(ns)
@@ -94,11 +100,7 @@ fn a_call_is_answered_and_counted_on_both_ends() {
         assert_eq!(from_client.clients_total().responses, 2);
         assert_eq!(from_client.servers_total().replied, 2);
     }
-    assert!(
-        shm_files(&ns).is_empty(),
-        "left behind: {:?}",
-        shm_files(&ns)
-    );
+    assert_nothing_left(&ns);
 }
 
 #[test]
@@ -477,11 +479,7 @@ fn a_handle_outliving_the_segments_reopens_them() {
     worker.join().unwrap();
     drop(client);
     drop(keeper);
-    assert!(
-        shm_files(&ns).is_empty(),
-        "left behind: {:?}",
-        shm_files(&ns)
-    );
+    assert_nothing_left(&ns);
 }
 
 #[test]

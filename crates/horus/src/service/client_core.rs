@@ -193,19 +193,7 @@ impl<Resp: Message> ClientCore<Resp> {
             };
             let tail_at = self.svc.layout.req_tail_offset;
             let bytes = self.req.chunk_bytes(&loan);
-            let (head, body) = bytes.split_at_mut(HEADER);
-            head.copy_from_slice(bytemuck::cast_slice(&header));
-            let (fixed, rest) = body.split_at_mut(tail_at);
-            fill(
-                bytemuck::from_bytes_mut(&mut fixed[..size]),
-                &mut rest[..tail_len],
-            );
-            let len = HEADER
-                + if tail_len > 0 {
-                    tail_at + tail_len
-                } else {
-                    size
-                };
+            let len = wire::write_chunk_record(bytes, &header, size, tail_at, tail_len, fill);
             self.req
                 .send_chunk(loan, len)
                 .map_err(|_| CallError::TooLarge {

@@ -162,19 +162,8 @@ impl<Resp: Message> Replier<Resp> {
                 Some(loan) => {
                     let tail_at = layout.resp_tail_offset;
                     let bytes = rp.port.chunk_bytes(&loan);
-                    let (head, body) = bytes.split_at_mut(HEADER);
-                    head.copy_from_slice(bytemuck::cast_slice(&header));
-                    let (fixed, rest) = body.split_at_mut(tail_at);
-                    fill(
-                        bytemuck::from_bytes_mut(&mut fixed[..size]),
-                        &mut rest[..tail_len],
-                    );
-                    let len = HEADER
-                        + if tail_len > 0 {
-                            tail_at + tail_len
-                        } else {
-                            size
-                        };
+                    let len =
+                        wire::write_chunk_record(bytes, &header, size, tail_at, tail_len, fill);
                     self.bump(ServerCounter::Replied);
                     rp.port.send_chunk(loan, len).is_ok()
                 }

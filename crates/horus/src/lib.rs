@@ -90,6 +90,8 @@ mod topic;
 
 pub use error::{LoanError, RecvError, SendError, TopicError};
 pub use horus_msgs as msgs;
+/// The namespace in force for this process (`HORUS_NAMESPACE`, else one per user).
+pub use horus_shm::name::namespace;
 pub use horus_msgs::{message, Message, SchemaId};
 pub use horus_sched as sched;
 pub use publisher::{Delivery, Publisher};

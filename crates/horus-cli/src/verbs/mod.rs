@@ -1,15 +1,21 @@
 //! The verbs of `horus`, one module each.
 
+mod clean;
+
 use crate::output::Output;
 use clap::Subcommand;
 use std::process::ExitCode;
 
 /// Every verb `horus` knows.
 #[derive(Debug, Subcommand)]
-pub(crate) enum Verb {}
+pub(crate) enum Verb {
+    /// Remove stale shared memory left by dead processes.
+    Clean(clean::Clean),
+}
 
 /// Runs one verb.
 pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
-    let _ = out;
-    match verb {}
+    match verb {
+        Verb::Clean(args) => clean::run(args, out),
+    }
 }

@@ -1,0 +1,73 @@
+//! `horus clean`: remove what dead processes left in `/dev/shm`.
+//!
+//! Only segments and statistics tables whose every owner is dead are removed; anything a live
+//! process uses is kept and listed.
+
+use crate::output::Output;
+use clap::Args;
+use horus::clean::{SegmentFate, StatsFate};
+use serde_json::json;
+use std::process::ExitCode;
+
+/// Remove stale topic segments and scheduler statistics tables of a namespace.
+#[derive(Debug, Args)]
+pub(crate) struct Clean {
+    /// Namespace to clean (default: `HORUS_NAMESPACE`, else one per user).
+    #[arg(long)]
+    namespace: Option<String>,
+}
+
+pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
+    let ns = args.namespace.unwrap_or_else(horus::namespace);
+    let report = horus::clean::clean_stale(&ns)?;
+    let topics: Vec<_> = report
+        .topics
+        .iter()
+        .map(|r| (r.path.display().to_string(), segment_fate(&r.fate)))
+        .collect();
+    let schedulers: Vec<_> = report
+        .schedulers
+        .iter()
+        .map(|(p, f)| (p.display().to_string(), stats_fate(f)))
+        .collect();
+    if out.is_json() {
+        let list = |v: &[(String, String)]| {
+            v.iter()
+                .map(|(path, fate)| json!({ "path": path, "fate": fate }))
+                .collect::<Vec<_>>()
+        };
+        out.json_line(&json!({
+            "namespace": ns,
+            "removed": report.removed(),
+            "segments": list(&topics),
+            "schedulers": list(&schedulers),
+        }));
+    } else {
+        for (path, fate) in topics.iter().chain(&schedulers) {
+            println!("{fate:<24} {path}");
+        }
+        println!("namespace {ns}: removed {}", report.removed());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn segment_fate(f: &SegmentFate) -> String {
+    match f {
+        SegmentFate::Removed => "removed".into(),
+        SegmentFate::RemovedUninitialised => "removed (uninitialised)".into(),
+        SegmentFate::Live {
+            publishers,
+            subscribers,
+        } => format!("live ({publishers} pub, {subscribers} sub)"),
+        SegmentFate::Initialising => "kept (initialising)".into(),
+        SegmentFate::Unreadable(why) => format!("kept (unreadable: {why})"),
+    }
+}
+
+fn stats_fate(f: &StatsFate) -> String {
+    match f {
+        StatsFate::Removed => "removed".into(),
+        StatsFate::Live { pid } => format!("live (pid {pid})"),
+        StatsFate::Error(e) => format!("kept ({e})"),
+    }
+}

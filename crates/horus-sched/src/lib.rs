@@ -117,7 +117,9 @@ pub use scheduler::{RunError, Scheduler};
 pub use stats::{
     LoopStats, NodeState, NodeStats, Percentiles, SchedulerStats, StatsHandle, STATS_WINDOW,
 };
-pub use stats_file::{namespace, remove_stale_stats, stats_path, StatsFileError, STATS_DIR};
+pub use stats_file::{
+    namespace, remove_stale_stats, stats_path, stats_writer_alive, StatsFileError, STATS_DIR,
+};
 pub use stats_reader::{read_stats, ReadStatsError};
 
 /// The names most programs need.

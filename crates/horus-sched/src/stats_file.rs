@@ -253,6 +253,14 @@ pub fn remove_stale_stats(path: &Path) -> Result<(), StatsFileError> {
     remove_if_stale(path)
 }
 
+/// Whether the scheduler writing the statistics file at `path` is alive
+/// (pid + process start time, so a reused pid is not mistaken for it; an
+/// unreaped zombie is dead). Read-only: for tools such as `horus node list`.
+pub fn stats_writer_alive(path: &Path) -> Result<bool, crate::ReadStatsError> {
+    let (pid, start) = crate::stats_reader::read_owner(path)?;
+    Ok(process_alive(pid, start))
+}
+
 /// An existing file: remove it if its writer is dead (or it is garbage older
 /// than a second); otherwise report who owns it.
 fn remove_if_stale(path: &Path) -> Result<(), StatsFileError> {
@@ -287,5 +295,20 @@ fn remove_if_stale(path: &Path) -> Result<(), StatsFileError> {
             path: path.to_owned(),
             source,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writer_of_a_live_table_is_alive_and_a_missing_table_is_an_error() {
+        let ns = format!("sched-alive-{}", std::process::id());
+        let publisher = StatsPublisher::create(&ns, "s", 1).unwrap();
+        let path = stats_path(&ns, "s");
+        assert!(stats_writer_alive(&path).unwrap());
+        drop(publisher);
+        assert!(stats_writer_alive(&path).is_err());
     }
 }

@@ -96,11 +96,25 @@ impl Channel {
     /// schema ([`OpenError::SchemaMismatch`]) and configuration
     /// ([`OpenError::ConfigMismatch`]).
     pub fn open_or_create(name: &str, config: &ChannelConfig) -> Result<Arc<Channel>, OpenError> {
-        let layout = Layout::new(*config).map_err(OpenError::Config)?;
+        Self::open_or_create_described(name, config, &[])
+    }
+
+    /// As [`open_or_create`](Self::open_or_create); a channel this call
+    /// creates carries `description` (opaque bytes, at most
+    /// [`MAX_DESCRIPTION`](crate::layout::MAX_DESCRIPTION), for tools: see
+    /// [`description`](Self::description)). An existing channel keeps the
+    /// description its creator wrote: the schema, compared on open, is what
+    /// says two endpoints agree.
+    pub fn open_or_create_described(
+        name: &str,
+        config: &ChannelConfig,
+        description: &[u8],
+    ) -> Result<Arc<Channel>, OpenError> {
+        let layout = Layout::described(*config, description.len()).map_err(OpenError::Config)?;
         let deadline = Instant::now() + INIT_WAIT;
         loop {
             match Segment::create(name, layout.total) {
-                Ok(seg) => return Ok(Arc::new(Self::initialise(seg, layout))),
+                Ok(seg) => return Ok(Arc::new(Self::initialise(seg, layout, description))),
                 Err(SegmentError::Exists(_)) => {}
                 Err(e) => return Err(e.into()),
             }
@@ -153,12 +167,24 @@ impl Channel {
         Self::open_validated(name, Instant::now()).map(Arc::new)
     }
 
-    fn initialise(seg: Segment, layout: Layout) -> Channel {
+    fn initialise(seg: Segment, layout: Layout, description: &[u8]) -> Channel {
         let header = RawHeader::for_layout(&layout);
+        debug_assert_eq!(description.len(), layout.description_len);
         // SAFETY: the segment was just created by us (O_EXCL), is at least
         // `layout.total` ≥ 384 bytes, page aligned, and nobody else writes it
         // before the magic is published below. RawHeader is plain data.
         unsafe { std::ptr::write(seg.base().cast::<RawHeader>(), header) };
+        // SAFETY: as above (nobody else reads or writes the segment before
+        // the magic is published); the region [description,
+        // description + description_len) lies before `rings` ≤ total by
+        // construction of the layout, and the source is a distinct slice.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                description.as_ptr(),
+                seg.base().add(layout.description),
+                layout.description_len,
+            )
+        };
         let chan = Channel { seg, layout };
         // Release: the header written above is visible to any opener that
         // Acquire-loads a non-zero magic.
@@ -193,6 +219,26 @@ impl Channel {
             let layout = header.validate(name, seg.len() as u64)?;
             return Ok(Channel { seg, layout });
         }
+    }
+
+    /// A copy of the description the channel's creator wrote (empty when
+    /// it wrote none). The bytes come from shared memory any peer can
+    /// write: parse them as untrusted input.
+    pub fn description(&self) -> Vec<u8> {
+        let (start, len) = (self.layout.description, self.layout.description_len);
+        let words = len.div_ceil(8);
+        let mut out = Vec::with_capacity(words * 8);
+        for w in 0..words {
+            // SAFETY: the region starts 64-byte aligned and spans
+            // round_up(len, 8) ≤ rings − start bytes (the layout rounds the
+            // rings up past it), inside the validated mapping, so every word
+            // is an aligned AtomicU64. Atomic loads: a peer may write the
+            // region concurrently, which must not be a data race.
+            let word = unsafe { &*self.seg.base().add(start + 8 * w).cast::<AtomicU64>() };
+            out.extend_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
+        }
+        out.truncate(len);
+        out
     }
 
     /// The validated layout.

@@ -6,6 +6,8 @@
 //! 320    wake words (notify, blocking, waiting, observers)   own cache line
 //! 384    publisher records  [max_publishers × 128 B]
 //!        subscriber records [max_subscribers × sub_record_size]
+//!        description        [description_len, rounded up to 64 B] (opaque to
+//!                           this crate: the payload's field table, for tools)
 //!        rings              [max_publishers × depth × slot_size]
 //!        pools              [max_publishers × (states + chunks × chunk_stride)]
 //! ```
@@ -19,8 +21,13 @@ use crate::error::OpenError;
 /// First 8 bytes of every channel segment.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"HORUSCH1");
 /// Layout version this build reads and writes. 2: subscriber cursors start
-/// as `CURSOR_JOINING`, wake words are bitmasks, observer set.
-pub const LAYOUT_VERSION: u32 = 2;
+/// as `CURSOR_JOINING`, wake words are bitmasks, observer set. 3: a
+/// description region before the rings, and a bytes-sent counter in each
+/// publisher record.
+pub const LAYOUT_VERSION: u32 = 3;
+/// Largest description a segment may carry (a header claiming more is
+/// corrupt).
+pub const MAX_DESCRIPTION: usize = 64 * 1024;
 /// Bytes reserved for the payload schema (opaque to this crate).
 pub const SCHEMA_BYTES: usize = 128;
 /// Most publishers a channel can hold (bits 32..48 of the membership word).
@@ -98,6 +105,10 @@ pub struct Layout {
     pub pub_records: usize,
     /// Offset of subscriber record 0.
     pub sub_records: usize,
+    /// Offset of the description region.
+    pub description: usize,
+    /// Bytes of description the region holds (opaque to this crate).
+    pub description_len: usize,
     /// Offset of ring 0.
     pub rings: usize,
     /// Offset of pool 0.
@@ -113,8 +124,20 @@ const fn round_up(x: usize, to: usize) -> usize {
 }
 
 impl Layout {
-    /// Validates a configuration and derives its layout.
+    /// Validates a configuration and derives its layout, without a
+    /// description.
     pub fn new(config: ChannelConfig) -> Result<Layout, String> {
+        Self::described(config, 0)
+    }
+
+    /// Validates a configuration and derives its layout, with room for a
+    /// description of `description_len` bytes (at most [`MAX_DESCRIPTION`]).
+    pub fn described(config: ChannelConfig, description_len: usize) -> Result<Layout, String> {
+        if description_len > MAX_DESCRIPTION {
+            return Err(format!(
+                "description of {description_len} bytes exceeds {MAX_DESCRIPTION}"
+            ));
+        }
         let c = &config;
         if !c.depth.is_power_of_two() || c.depth > MAX_DEPTH {
             return Err(format!(
@@ -158,10 +181,11 @@ impl Layout {
         let pool_states_size = round_up(8 * c.chunks_per_publisher as usize, 4096);
         let pub_records = HEADER_SIZE;
         let sub_records = pub_records + PUB_RECORD_SIZE * c.max_publishers as usize;
-        let rings = round_up(
+        let description = round_up(
             sub_records + sub_record_size * c.max_subscribers as usize,
-            4096,
+            CACHE_LINE,
         );
+        let rings = round_up(description + description_len, 4096);
         let ring_bytes = slot_size
             .checked_mul(c.depth as usize)
             .and_then(|r| r.checked_mul(c.max_publishers as usize))
@@ -190,6 +214,8 @@ impl Layout {
             pool_states_size,
             pub_records,
             sub_records,
+            description,
+            description_len,
             rings,
             pools,
             pool_size,
@@ -252,7 +278,8 @@ pub(crate) struct RawHeader {
     pub(crate) qos_code: u32,
     pub(crate) rings_offset: u64,
     pub(crate) pools_offset: u64,
-    pub(crate) _reserved: [u8; 56],
+    pub(crate) description_len: u32,
+    pub(crate) _reserved: [u8; 52],
     pub(crate) schema: [u8; SCHEMA_BYTES],
 }
 
@@ -281,7 +308,8 @@ impl RawHeader {
             qos_code: c.qos_code,
             rings_offset: layout.rings as u64,
             pools_offset: layout.pools as u64,
-            _reserved: [0; 56],
+            description_len: layout.description_len as u32,
+            _reserved: [0; 52],
             schema: c.schema,
         }
     }
@@ -319,7 +347,7 @@ impl RawHeader {
             chunks_per_publisher: self.chunks_per_publisher,
             qos_code: self.qos_code,
         };
-        let layout = Layout::new(config).map_err(corrupt)?;
+        let layout = Layout::described(config, self.description_len as usize).map_err(corrupt)?;
         if layout.total as u64 != self.segment_size
             || layout.rings as u64 != self.rings_offset
             || layout.pools as u64 != self.pools_offset

@@ -21,6 +21,8 @@ mod sync;
 
 #[cfg(not(loom))]
 mod channel;
+#[cfg(all(test, not(loom)))]
+mod channel_description_tests;
 #[cfg(not(loom))]
 mod clean;
 #[cfg(not(loom))]

@@ -190,7 +190,7 @@ impl PublisherPort {
                 place: "slot",
             });
         }
-        Ok(self.commit(KIND_INLINE, payload))
+        Ok(self.commit(KIND_INLINE, payload, payload.len()))
     }
 
     /// Loans a free chunk from the pool, or `None` if every chunk is in use
@@ -268,7 +268,7 @@ impl PublisherPort {
         let mut desc = [0u8; 16];
         desc[..8].copy_from_slice(&descriptor_word(loan.chunk, loan.gen).to_ne_bytes());
         desc[8..].copy_from_slice(&(len as u64).to_ne_bytes());
-        Ok(self.commit(KIND_CHUNK, &desc))
+        Ok(self.commit(KIND_CHUNK, &desc, len))
     }
 
     /// Gives a loaned chunk back unsent.
@@ -279,7 +279,7 @@ impl PublisherPort {
     }
 
     #[inline]
-    fn commit(&mut self, kind: u32, payload: &[u8]) -> u32 {
+    fn commit(&mut self, kind: u32, payload: &[u8], bytes: usize) -> u32 {
         // Acquire, as in `has_space`. A changed word means a subscriber
         // joined or left: start the new one's cursor at this message
         // (every policy: DropOldest publishers never look at cursors
@@ -309,6 +309,12 @@ impl PublisherPort {
         rec.head.store(seq, Ordering::Release);
         self.sent = self.sent.wrapping_add(1);
         rec.sent.store(self.sent, Ordering::Relaxed);
+        // Only this port writes its record's counters (single writer), so
+        // a load and a store need no read-modify-write; Relaxed: a counter
+        // for tools, ordered with nothing.
+        let total = rec.bytes_sent.load(Ordering::Relaxed);
+        rec.bytes_sent
+            .store(total.wrapping_add(bytes as u64), Ordering::Relaxed);
         self.wake_sleepers();
         self.reliable.count_ones()
     }

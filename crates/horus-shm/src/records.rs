@@ -104,7 +104,9 @@ pub(crate) struct PubRecord {
     pub(crate) timed_out: AtomicU64,
     pub(crate) loan_failures: AtomicU64,
     pub(crate) undelivered: AtomicU64,
-    _pad1: [u64; 2],
+    /// Payload bytes of every message sent (for `topic bw`), wrapping.
+    pub(crate) bytes_sent: AtomicU64,
+    _pad1: u64,
 }
 
 /// The fixed part of a subscriber's record; one cursor word per publisher

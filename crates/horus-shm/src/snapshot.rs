@@ -16,6 +16,8 @@ pub struct PublisherSnapshot {
     pub pid: u32,
     /// Messages published from this place (all owners).
     pub sent: u64,
+    /// Payload bytes of the messages published from this place (wrapping).
+    pub bytes_sent: u64,
     /// Messages handed back because the ring was full (`Reject`).
     pub rejected: u64,
     /// Messages handed back after waiting for room (`Block`).
@@ -87,6 +89,7 @@ impl Channel {
                 place: k,
                 pid: ProcessId::from_token(r.owner.load(Ordering::Relaxed)).pid,
                 sent: r.sent.load(Ordering::Relaxed),
+                bytes_sent: r.bytes_sent.load(Ordering::Relaxed),
                 rejected: r.rejected.load(Ordering::Relaxed),
                 timed_out: r.timed_out.load(Ordering::Relaxed),
                 loan_failures: r.loan_failures.load(Ordering::Relaxed),

@@ -12,7 +12,8 @@ use horus::{Client, Message, Subscriber};
 use crate::endpoints::Endpoints;
 use crate::error::{ActionError, OpenError};
 use crate::wire::{
-    self, ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, StatusMsg,
+    self, ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, Payload, RawPayload,
+    RawSpec, StatusMsg,
 };
 
 /// Feedback messages kept per goal for a client that does not read them
@@ -27,8 +28,9 @@ struct Tracked<F> {
     feedback: VecDeque<F>,
 }
 
-struct Shared<F> {
+struct Shared<F: Payload> {
     name: String,
+    feedback_spec: F::Spec,
     send_goal: Client<ActionRequest, ActionResponse>,
     cancel: Client<ActionRequest, ActionResponse>,
     get_result: Client<ActionRequest, ActionResponse>,
@@ -38,7 +40,7 @@ struct Shared<F> {
     _ep: Endpoints,
 }
 
-impl<F: Message> Shared<F> {
+impl<F: Payload> Shared<F> {
     /// Files the status and feedback messages that arrived under their goals.
     fn pump(&mut self) {
         for _ in 0..PUMP_MAX {
@@ -61,7 +63,7 @@ impl<F: Message> Shared<F> {
             let Some(t) = self.goals.get_mut(&id) else {
                 continue;
             };
-            if let Some(f) = wire::get::<F>(m.schema, m.len, &m.payload) {
+            if let Some(f) = F::get(&self.feedback_spec, m.schema, m.len, &m.payload) {
                 if t.feedback.len() == FEEDBACK_KEPT {
                     t.feedback.pop_front();
                 }
@@ -71,7 +73,7 @@ impl<F: Message> Shared<F> {
     }
 }
 
-fn lock<F>(m: &Mutex<Shared<F>>) -> MutexGuard<'_, Shared<F>> {
+fn lock<F: Payload>(m: &Mutex<Shared<F>>) -> MutexGuard<'_, Shared<F>> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -90,8 +92,10 @@ fn client_token() -> u64 {
 
 /// Sends goals of type `G` to an action and follows them (feedback `F`,
 /// results `R`).
-pub struct ActionClient<G, F, R> {
+pub struct ActionClient<G: Payload, F: Payload, R: Payload> {
     shared: Arc<Mutex<Shared<F>>>,
+    goal_spec: G::Spec,
+    result_spec: R::Spec,
     token: u64,
     next: u64,
     _t: PhantomData<fn(G) -> R>,
@@ -100,19 +104,41 @@ pub struct ActionClient<G, F, R> {
 impl<G: Message, F: Message, R: Message> ActionClient<G, F, R> {
     /// Opens action `name` in the default namespace.
     pub fn open(name: &str) -> Result<Self, OpenError> {
-        Self::open_ns(name, None)
+        Self::open_ns(name, None, ((), (), ()))
     }
 
     /// Opens action `name` in namespace `ns`.
     pub fn open_in(name: &str, ns: &str) -> Result<Self, OpenError> {
-        Self::open_ns(name, Some(ns))
+        Self::open_ns(name, Some(ns), ((), (), ()))
     }
+}
 
-    fn open_ns(name: &str, ns: Option<&str>) -> Result<Self, OpenError> {
-        crate::endpoints::check_types::<G, F, R>()?;
+impl ActionClient<RawPayload, RawPayload, RawPayload> {
+    /// Opens action `name` (in namespace `ns`, else the default) with goal,
+    /// feedback and result types named at run time (`specs`: goal,
+    /// feedback, result), for bindings. Same wire and semantics as a typed
+    /// client: it meets typed servers of the same types.
+    pub fn open_raw(
+        name: &str,
+        ns: Option<&str>,
+        specs: (RawSpec, RawSpec, RawSpec),
+    ) -> Result<Self, OpenError> {
+        Self::open_ns(name, ns, specs)
+    }
+}
+
+impl<G: Payload, F: Payload, R: Payload> ActionClient<G, F, R> {
+    fn open_ns(
+        name: &str,
+        ns: Option<&str>,
+        specs: (G::Spec, F::Spec, R::Spec),
+    ) -> Result<Self, OpenError> {
+        crate::endpoints::check_types::<G, F, R>(&specs)?;
+        let (goal_spec, feedback_spec, result_spec) = specs;
         let ep = Endpoints::open(name, ns)?;
         let shared = Shared {
             name: name.to_owned(),
+            feedback_spec,
             send_goal: ep.send_goal.client()?,
             cancel: ep.cancel.client()?,
             get_result: ep.get_result.client()?,
@@ -125,6 +151,8 @@ impl<G: Message, F: Message, R: Message> ActionClient<G, F, R> {
         };
         Ok(ActionClient {
             shared: Arc::new(Mutex::new(shared)),
+            goal_spec,
+            result_spec,
             token: client_token(),
             next: 1,
             _t: PhantomData,
@@ -143,7 +171,7 @@ impl<G: Message, F: Message, R: Message> ActionClient<G, F, R> {
         let mut req = ActionRequest::zeroed();
         req.id_hi = id.hi();
         req.id_lo = id.lo();
-        (req.schema, req.len) = wire::put(&mut req.payload, goal);
+        (req.schema, req.len) = goal.put(&self.goal_spec, &mut req.payload);
         let mut sh = lock(&self.shared);
         // Tracked before the call: status published while we wait is kept.
         sh.goals.insert(
@@ -180,6 +208,7 @@ impl<G: Message, F: Message, R: Message> ActionClient<G, F, R> {
         Ok(GoalHandle {
             id,
             shared: Arc::clone(&self.shared),
+            result_spec: self.result_spec.clone(),
             _t: PhantomData,
         })
     }
@@ -195,6 +224,7 @@ impl<G: Message, F: Message, R: Message> ActionClient<G, F, R> {
         GoalHandle {
             id,
             shared: Arc::clone(&self.shared),
+            result_spec: self.result_spec.clone(),
             _t: PhantomData,
         }
     }
@@ -202,13 +232,14 @@ impl<G: Message, F: Message, R: Message> ActionClient<G, F, R> {
 
 /// One goal sent by an [`ActionClient`]. Dropping it stops following the
 /// goal (the goal itself goes on).
-pub struct GoalHandle<F: Message, R> {
+pub struct GoalHandle<F: Payload, R: Payload> {
     id: GoalId,
     shared: Arc<Mutex<Shared<F>>>,
+    result_spec: R::Spec,
     _t: PhantomData<fn() -> R>,
 }
 
-impl<F: Message, R: Message> GoalHandle<F, R> {
+impl<F: Payload, R: Payload> GoalHandle<F, R> {
     /// The goal's id.
     pub fn id(&self) -> GoalId {
         self.id
@@ -260,7 +291,7 @@ impl<F: Message, R: Message> GoalHandle<F, R> {
             let s = GoalStatus::from_code(resp.status)
                 .filter(|s| s.is_terminal())
                 .ok_or(ActionError::Malformed)?;
-            let r = wire::get::<R>(resp.schema, resp.len, &resp.payload)
+            let r = R::get(&self.result_spec, resp.schema, resp.len, &resp.payload)
                 .ok_or(ActionError::WrongType)?;
             self.note(s);
             return Ok((s, r));
@@ -301,7 +332,7 @@ impl<F: Message, R: Message> GoalHandle<F, R> {
     }
 }
 
-impl<F: Message, R> Drop for GoalHandle<F, R> {
+impl<F: Payload, R: Payload> Drop for GoalHandle<F, R> {
     fn drop(&mut self) {
         lock(&self.shared).goals.remove(&self.id);
     }

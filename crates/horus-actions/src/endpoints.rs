@@ -1,9 +1,9 @@
 //! The services and topics one action is built from.
 
-use horus::{Message, Service, Topic};
+use horus::{Service, Topic};
 
 use crate::error::OpenError;
-use crate::wire::{self, ActionRequest, ActionResponse, FeedbackMsg, StatusMsg};
+use crate::wire::{ActionRequest, ActionResponse, FeedbackMsg, Payload, StatusMsg};
 
 /// Depth of the feedback and status topics.
 const TOPIC_DEPTH: u32 = 64;
@@ -56,15 +56,11 @@ impl Endpoints {
 }
 
 /// Checks that the goal, feedback and result types fit a payload.
-pub(crate) fn check_types<G: Message, F: Message, R: Message>() -> Result<(), OpenError> {
-    for (fits, name) in [
-        (wire::fits::<G>(), G::SCHEMA.name()),
-        (wire::fits::<F>(), F::SCHEMA.name()),
-        (wire::fits::<R>(), R::SCHEMA.name()),
-    ] {
-        if !fits {
-            return Err(OpenError::TooLarge(name));
-        }
-    }
+pub(crate) fn check_types<G: Payload, F: Payload, R: Payload>(
+    specs: &(G::Spec, F::Spec, R::Spec),
+) -> Result<(), OpenError> {
+    G::check(&specs.0).map_err(OpenError::TooLarge)?;
+    F::check(&specs.1).map_err(OpenError::TooLarge)?;
+    R::check(&specs.2).map_err(OpenError::TooLarge)?;
     Ok(())
 }

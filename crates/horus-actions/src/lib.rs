@@ -58,5 +58,6 @@ pub use client::{ActionClient, GoalHandle, FEEDBACK_KEPT};
 pub use error::{ActionError, GoalError, OpenError};
 pub use server::{ActionServer, NewGoal, DEFAULT_RETENTION};
 pub use wire::{
-    ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, StatusMsg, PAYLOAD_MAX,
+    ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, Payload, RawPayload, RawSpec,
+    StatusMsg, PAYLOAD_MAX,
 };

@@ -10,7 +10,8 @@ use horus::{Message, Publisher, Request, Server};
 use crate::endpoints::Endpoints;
 use crate::error::{GoalError, OpenError};
 use crate::wire::{
-    self, ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, StatusMsg,
+    self, ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, Payload, RawPayload,
+    RawSpec, StatusMsg,
 };
 
 /// How long a finished goal's result is kept unless configured.
@@ -55,8 +56,9 @@ struct Goal {
 /// acknowledged (`Canceling`) by that poll, whatever the goal's work is
 /// doing. Run one server per action: goals live in the server that
 /// accepted them, so a second server would not know them.
-pub struct ActionServer<G, F, R> {
+pub struct ActionServer<G: Payload, F: Payload, R: Payload> {
     name: String,
+    specs: (G::Spec, F::Spec, R::Spec),
     send_goal: Server<ActionRequest, ActionResponse>,
     cancel: Server<ActionRequest, ActionResponse>,
     get_result: Server<ActionRequest, ActionResponse>,
@@ -73,19 +75,40 @@ pub struct ActionServer<G, F, R> {
 impl<G: Message, F: Message, R: Message> ActionServer<G, F, R> {
     /// Serves action `name` in the default namespace.
     pub fn new(name: &str) -> Result<Self, OpenError> {
-        Self::open(name, None)
+        Self::open(name, None, ((), (), ()))
     }
 
     /// Serves action `name` in namespace `ns`.
     pub fn new_in(name: &str, ns: &str) -> Result<Self, OpenError> {
-        Self::open(name, Some(ns))
+        Self::open(name, Some(ns), ((), (), ()))
     }
+}
 
-    fn open(name: &str, ns: Option<&str>) -> Result<Self, OpenError> {
-        crate::endpoints::check_types::<G, F, R>()?;
+impl ActionServer<RawPayload, RawPayload, RawPayload> {
+    /// Serves action `name` (in namespace `ns`, else the default) with
+    /// goal, feedback and result types named at run time (`specs`: goal,
+    /// feedback, result), for bindings. Same wire and semantics as a typed
+    /// server: typed clients of the same types reach it.
+    pub fn new_raw(
+        name: &str,
+        ns: Option<&str>,
+        specs: (RawSpec, RawSpec, RawSpec),
+    ) -> Result<Self, OpenError> {
+        Self::open(name, ns, specs)
+    }
+}
+
+impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
+    fn open(
+        name: &str,
+        ns: Option<&str>,
+        specs: (G::Spec, F::Spec, R::Spec),
+    ) -> Result<Self, OpenError> {
+        crate::endpoints::check_types::<G, F, R>(&specs)?;
         let ep = Endpoints::open(name, ns)?;
         Ok(ActionServer {
             name: name.to_owned(),
+            specs,
             send_goal: ep.send_goal.server()?,
             cancel: ep.cancel.server()?,
             get_result: ep.get_result.server()?,
@@ -141,7 +164,7 @@ impl<G: Message, F: Message, R: Message> ActionServer<G, F, R> {
         self.poll();
         while let Some(req) = self.send_goal.try_recv() {
             let id = GoalId::from_parts(req.id_hi, req.id_lo);
-            let Some(goal) = wire::get::<G>(req.schema, req.len, &req.payload) else {
+            let Some(goal) = G::get(&self.specs.0, req.schema, req.len, &req.payload) else {
                 let _ = req.reply(&answer(wire::WRONG_TYPE, None));
                 continue;
             };
@@ -223,7 +246,7 @@ impl<G: Message, F: Message, R: Message> ActionServer<G, F, R> {
         let mut m = FeedbackMsg::zeroed();
         m.id_hi = id.hi();
         m.id_lo = id.lo();
-        (m.schema, m.len) = wire::put(&mut m.payload, feedback);
+        (m.schema, m.len) = feedback.put(&self.specs.1, &mut m.payload);
         // DropOldest topic: a slow client loses old feedback, never blocks us.
         let _ = self.feedback.send_ref(&m);
         Ok(())
@@ -251,7 +274,7 @@ impl<G: Message, F: Message, R: Message> ActionServer<G, F, R> {
         };
         self.transition(id, to, ok)?;
         let mut resp = answer(wire::OK, Some(to));
-        (resp.schema, resp.len) = wire::put(&mut resp.payload, result);
+        (resp.schema, resp.len) = result.put(&self.specs.2, &mut resp.payload);
         if let Some(g) = self.goals.get_mut(&id) {
             g.done = Some((resp, Instant::now()));
         }

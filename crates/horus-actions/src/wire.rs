@@ -164,9 +164,107 @@ impl GoalStatus {
     }
 }
 
+/// A goal, feedback or result type as an action carries it: every
+/// fixed-size [`Message`] (its type known at compile time), or
+/// [`RawPayload`] (the bytes of a type named at run time, for bindings
+/// such as Python's: one code path for every type, no monomorphization per
+/// type triple).
+pub trait Payload: Sized {
+    /// What a client or server must know of the type at run time (`()` for
+    /// a [`Message`], a [`RawSpec`] for [`RawPayload`]).
+    type Spec: Clone + Send + Sync + 'static;
+
+    /// `Err(type name)` if the type does not fit a payload.
+    fn check(spec: &Self::Spec) -> Result<(), &'static str>;
+
+    /// Copies the value into `payload`; returns (schema hash, length).
+    fn put(&self, spec: &Self::Spec, payload: &mut [u8; PAYLOAD_MAX]) -> (u64, u32);
+
+    /// Reads a value from an untrusted payload: `None` unless the schema
+    /// and length are exactly the type's.
+    fn get(spec: &Self::Spec, schema: u64, len: u32, payload: &[u8; PAYLOAD_MAX]) -> Option<Self>;
+}
+
+impl<T: Message> Payload for T {
+    type Spec = ();
+
+    fn check(_: &()) -> Result<(), &'static str> {
+        if fits::<T>() {
+            Ok(())
+        } else {
+            Err(T::SCHEMA.name())
+        }
+    }
+
+    fn put(&self, _: &(), payload: &mut [u8; PAYLOAD_MAX]) -> (u64, u32) {
+        put(payload, self)
+    }
+
+    fn get(_: &(), schema: u64, len: u32, payload: &[u8; PAYLOAD_MAX]) -> Option<Self> {
+        get::<T>(schema, len, payload)
+    }
+}
+
+/// A message type named at run time: what [`RawPayload`] carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawSpec {
+    /// Schema name (for errors).
+    pub name: &'static str,
+    /// Layout hash of the schema (what the wire tags payloads with).
+    pub layout_hash: u64,
+    /// Size of the type's bytes.
+    pub size: usize,
+}
+
+impl RawSpec {
+    /// The spec of message type `T` (what a [`RawPayload`] peer of a typed
+    /// endpoint uses).
+    pub fn of<T: Message>() -> Self {
+        RawSpec {
+            name: T::SCHEMA.name(),
+            layout_hash: T::SCHEMA.layout_hash(),
+            size: std::mem::size_of::<T>(),
+        }
+    }
+}
+
+/// The bytes of one value of the type a [`RawSpec`] names. Bytes beyond
+/// the spec's size are cut, missing ones are zeros: callers pass exactly
+/// `size` bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawPayload(pub Vec<u8>);
+
+impl Payload for RawPayload {
+    type Spec = RawSpec;
+
+    fn check(spec: &RawSpec) -> Result<(), &'static str> {
+        if spec.size <= PAYLOAD_MAX {
+            Ok(())
+        } else {
+            Err(spec.name)
+        }
+    }
+
+    fn put(&self, spec: &RawSpec, payload: &mut [u8; PAYLOAD_MAX]) -> (u64, u32) {
+        let n = spec.size.min(PAYLOAD_MAX);
+        let m = self.0.len().min(n);
+        payload[..m].copy_from_slice(&self.0[..m]);
+        payload[m..n].fill(0);
+        (spec.layout_hash, n as u32)
+    }
+
+    fn get(spec: &RawSpec, schema: u64, len: u32, payload: &[u8; PAYLOAD_MAX]) -> Option<Self> {
+        let n = spec.size;
+        if schema != spec.layout_hash || len as usize != n || n > PAYLOAD_MAX {
+            return None;
+        }
+        Some(RawPayload(payload[..n].to_vec()))
+    }
+}
+
 /// Copies `value` into `payload`; returns (schema hash, length).
 /// Callers check `size_of::<T>() <= PAYLOAD_MAX` first.
-pub(crate) fn put<T: Message>(payload: &mut [u8; PAYLOAD_MAX], value: &T) -> (u64, u32) {
+fn put<T: Message>(payload: &mut [u8; PAYLOAD_MAX], value: &T) -> (u64, u32) {
     let bytes = bytemuck::bytes_of(value);
     payload[..bytes.len()].copy_from_slice(bytes);
     (T::SCHEMA.layout_hash(), bytes.len() as u32)
@@ -174,7 +272,7 @@ pub(crate) fn put<T: Message>(payload: &mut [u8; PAYLOAD_MAX], value: &T) -> (u6
 
 /// Reads a `T` from an untrusted payload: `None` unless the schema and
 /// length are exactly `T`'s.
-pub(crate) fn get<T: Message>(schema: u64, len: u32, payload: &[u8; PAYLOAD_MAX]) -> Option<T> {
+fn get<T: Message>(schema: u64, len: u32, payload: &[u8; PAYLOAD_MAX]) -> Option<T> {
     let n = std::mem::size_of::<T>();
     if schema != T::SCHEMA.layout_hash() || len as usize != n || n > PAYLOAD_MAX {
         return None;
@@ -183,7 +281,7 @@ pub(crate) fn get<T: Message>(schema: u64, len: u32, payload: &[u8; PAYLOAD_MAX]
 }
 
 /// Whether `T` fits in a payload.
-pub(crate) fn fits<T: Message>() -> bool {
+fn fits<T: Message>() -> bool {
     std::mem::size_of::<T>() <= PAYLOAD_MAX && !T::HAS_TAIL
 }
 
@@ -215,6 +313,35 @@ mod tests {
         assert_eq!(get::<StatusMsg>(schema, len + 1, &p), None);
         assert_eq!(get::<StatusMsg>(schema, u32::MAX, &p), None);
         assert_eq!(get::<StatusMsg>(schema ^ 1, len, &p), None);
+    }
+
+    #[test]
+    fn raw_payloads_read_what_typed_ones_write_and_the_other_way() {
+        let spec = RawSpec::of::<StatusMsg>();
+        let mut m = StatusMsg::zeroed();
+        m.status = 5;
+        let mut p = [0u8; PAYLOAD_MAX];
+        let (schema, len) = Payload::put(&m, &(), &mut p);
+        let raw = RawPayload::get(&spec, schema, len, &p).expect("same type");
+        assert_eq!(raw.0, bytemuck::bytes_of(&m));
+        let mut q = [0xffu8; PAYLOAD_MAX];
+        let (schema, len) = raw.put(&spec, &mut q);
+        assert_eq!(<StatusMsg as Payload>::get(&(), schema, len, &q), Some(m));
+        // Another type's spec, a hostile length, an oversized spec: refused.
+        assert_eq!(
+            RawPayload::get(&RawSpec::of::<FeedbackMsg>(), schema, len, &q),
+            None
+        );
+        assert_eq!(RawPayload::get(&spec, schema, u32::MAX, &q), None);
+        let huge = RawSpec {
+            size: PAYLOAD_MAX + 1,
+            ..spec
+        };
+        assert_eq!(RawPayload::check(&huge), Err(spec.name));
+        assert_eq!(RawPayload::get(&huge, schema, huge.size as u32, &q), None);
+        // Short input is padded with zeros, never read past.
+        let (_, len) = RawPayload(vec![1]).put(&spec, &mut q);
+        assert_eq!((len as usize, q[0], q[1]), (spec.size, 1, 0));
     }
 
     #[test]

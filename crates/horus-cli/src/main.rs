@@ -5,6 +5,7 @@
 //! usage error (clap's convention).
 
 mod output;
+mod table;
 mod verbs;
 
 use clap::Parser;

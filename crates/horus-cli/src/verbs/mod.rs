@@ -1,6 +1,7 @@
 //! The verbs of `horus`, one module each.
 
 mod clean;
+mod node;
 
 use crate::output::Output;
 use clap::Subcommand;
@@ -11,11 +12,14 @@ use std::process::ExitCode;
 pub(crate) enum Verb {
     /// Remove stale shared memory left by dead processes.
     Clean(clean::Clean),
+    /// Nodes of the running schedulers: rates, jitter, execution times, misses.
+    Node(node::NodeCmd),
 }
 
 /// Runs one verb.
 pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
     match verb {
         Verb::Clean(args) => clean::run(args, out),
+        Verb::Node(args) => node::run(args, out),
     }
 }

@@ -76,6 +76,7 @@ mod macros;
 
 mod battery;
 mod control;
+mod describe;
 mod fixed_str;
 mod geometry;
 mod header;
@@ -93,6 +94,10 @@ pub use bytemuck as __bytemuck;
 
 pub use battery::{BatteryState, BATTERY_MAX_CELLS};
 pub use control::{CmdVel, EmergencyStop, ESTOP_SOURCE_LEN};
+pub use describe::{
+    DescriptionError, FieldDescription, FieldKind, FieldType, MessageDescription, Scalar,
+    TypeCollector, TypeDescription,
+};
 pub use fixed_str::FixedStrError;
 pub use geometry::{Pose, Pose2D, Quaternion, Twist, Vector3};
 pub use header::{Header, Time, FRAME_ID_LEN};

@@ -45,6 +45,9 @@
 ///   [`LayoutHasher`] over the schema name, version, every field's name, type (as written),
 ///   offset and size, the total size, the alignment and the tail flag.
 /// * `Message::FIELDS`, one [`FieldInfo`] per field, offsets from `core::mem::offset_of!`.
+/// * [`FieldType`](crate::FieldType), so the message can be nested in another, and what
+///   [`MessageDescription::of`](crate::MessageDescription::of) needs to describe it at run time.
+///   Every field type must be a scalar, an array, or another `message!` type.
 ///
 /// The type is hashed *as written* (ASCII whitespace ignored), so `Vector3` and
 /// `horus_msgs::Vector3` hash differently, as do `[u8; 32]` and `[u8; LEN]`. Pick one spelling
@@ -169,6 +172,20 @@ macro_rules! message {
             ];
 
             const HAS_TAIL: bool = $crate::message!(@has_tail $($tail)?);
+
+            fn field_kinds(types: &mut $crate::TypeCollector) -> ::std::vec::Vec<$crate::FieldKind> {
+                let _ = &types;
+                ::std::vec![$( <$field_ty as $crate::FieldType>::field_kind(types) ),*]
+            }
+        }
+
+        impl $crate::FieldType for $name {
+            fn field_kind(types: &mut $crate::TypeCollector) -> $crate::FieldKind {
+                types.add::<$name>();
+                $crate::FieldKind::Message(
+                    <$name as $crate::Message>::SCHEMA.name().into(),
+                )
+            }
         }
     };
 }

@@ -1,5 +1,6 @@
 //! The [`Message`] trait: what a type must provide to travel over a horus topic.
 
+use crate::describe::{FieldKind, TypeCollector};
 use crate::schema::{FieldInfo, SchemaId};
 
 /// A fixed-layout message that travels over shared memory as raw bytes.
@@ -24,4 +25,9 @@ pub trait Message: bytemuck::Pod + Send + Sync + 'static {
     /// The tail is not part of the struct. The transport guarantees that it starts at an
     /// 8-byte-aligned address.
     const HAS_TAIL: bool = false;
+
+    /// The kind of each field, in [`FIELDS`](Message::FIELDS) order, registering nested
+    /// messages (see [`MessageDescription`](crate::MessageDescription)).
+    #[doc(hidden)]
+    fn field_kinds(types: &mut TypeCollector) -> Vec<FieldKind>;
 }

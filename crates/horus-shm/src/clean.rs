@@ -67,8 +67,15 @@ pub enum CleanError {
 
 /// The `/dev/shm` file-name prefix of `namespace`'s channel segments.
 pub fn channel_prefix(namespace: &str) -> Result<String, crate::NameError> {
-    // segment_name validates both parts; "x" is a placeholder topic.
-    let full = crate::name::segment_name(namespace, "t", "x")?;
+    segment_prefix(namespace, "t")
+}
+
+/// The `/dev/shm` file-name prefix of `namespace`'s segments of kind `kind`
+/// (`t` topics; `sv`, `sq`, `sr` a service's table, request channel and
+/// response channels): `horus.<namespace>.<kind>.`.
+pub fn segment_prefix(namespace: &str, kind: &str) -> Result<String, crate::NameError> {
+    // segment_name validates both parts; "x" is a placeholder name.
+    let full = crate::name::segment_name(namespace, kind, "x")?;
     Ok(full
         .trim_start_matches('/')
         .trim_end_matches('x')
@@ -78,7 +85,17 @@ pub fn channel_prefix(namespace: &str) -> Result<String, crate::NameError> {
 /// Removes the channel segments of `namespace` whose participants are all
 /// dead, and reports every channel segment of the namespace with its fate.
 pub fn remove_stale_channels(namespace: &str) -> Result<Vec<SegmentReport>, CleanError> {
-    let prefix = channel_prefix(namespace)?;
+    remove_stale_channels_of_kind(namespace, "t")
+}
+
+/// Like [`remove_stale_channels`], for the channels of kind `kind` (a
+/// service's request channels `sq` and response channels `sr` are channels
+/// too: clients and servers are their publishers and subscribers).
+pub fn remove_stale_channels_of_kind(
+    namespace: &str,
+    kind: &str,
+) -> Result<Vec<SegmentReport>, CleanError> {
+    let prefix = segment_prefix(namespace, kind)?;
     let mut reports = Vec::new();
     let entries = std::fs::read_dir(SHM_DIR).map_err(CleanError::List)?;
     let mut names: Vec<String> = entries

@@ -58,7 +58,10 @@ mod ring;
 #[cfg(not(loom))]
 pub use channel::Channel;
 #[cfg(not(loom))]
-pub use clean::{channel_prefix, remove_stale_channels, CleanError, SegmentFate, SegmentReport};
+pub use clean::{
+    channel_prefix, remove_stale_channels, remove_stale_channels_of_kind, segment_prefix,
+    CleanError, SegmentFate, SegmentReport,
+};
 #[cfg(not(loom))]
 pub use error::{JoinError, NameError, OpenError, PayloadError, SegmentError};
 #[cfg(not(loom))]

@@ -1,10 +1,11 @@
 //! Removing what dead processes left behind in `/dev/shm` (the library side
 //! of `horus clean`).
 //!
-//! Topic segments are normally unlinked by their last endpoint and a
-//! scheduler's statistics table by its scheduler; when every owner was
-//! killed, nobody is left to do it. [`clean_stale`] removes those of one
-//! namespace and never touches a segment or table a live process uses.
+//! Topic segments and service segments are normally unlinked by their last
+//! endpoint and a scheduler's statistics table by its scheduler; when every
+//! owner was killed, nobody is left to do it. [`clean_stale`] removes those
+//! of one namespace and never touches a segment or table a live process
+//! uses.
 
 use std::path::PathBuf;
 
@@ -29,6 +30,12 @@ pub enum StatsFate {
 pub struct CleanReport {
     /// Every topic segment of the namespace, with its fate.
     pub topics: Vec<SegmentReport>,
+    /// Every service segment of the namespace, with its fate: tables
+    /// (`horus.<ns>.sv.<service>`; when live, `publishers` counts clients
+    /// and `subscribers` servers), request channels (`sq`: clients publish,
+    /// servers subscribe) and response channels (`sr`, one per client:
+    /// servers publish, the client subscribes).
+    pub services: Vec<SegmentReport>,
     /// Every scheduler statistics table of the namespace, with its fate.
     pub schedulers: Vec<(PathBuf, StatsFate)>,
 }
@@ -39,6 +46,7 @@ impl CleanReport {
         let topics = self
             .topics
             .iter()
+            .chain(&self.services)
             .filter(|r| {
                 matches!(
                     r.fate,
@@ -55,10 +63,18 @@ impl CleanReport {
     }
 }
 
-/// Removes the topic segments and scheduler statistics tables of
-/// `namespace` whose owners are all dead; reports everything it found.
+/// Removes the topic segments, service segments and scheduler statistics
+/// tables of `namespace` whose owners are all dead; reports everything it
+/// found.
 pub fn clean_stale(namespace: &str) -> Result<CleanReport, CleanError> {
     let topics = horus_shm::remove_stale_channels(namespace)?;
+    // Tables first: reclaiming a dead client's place also removes its
+    // response channel. Then the request channels, then response channels
+    // left without a table.
+    let mut services = crate::service::clean::clean_tables(namespace)?;
+    for kind in ["sq", "sr"] {
+        services.extend(horus_shm::remove_stale_channels_of_kind(namespace, kind)?);
+    }
     let prefix = format!("horus.{namespace}.sched.");
     let dir = horus_sched::STATS_DIR;
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -79,5 +95,9 @@ pub fn clean_stale(namespace: &str) -> Result<CleanReport, CleanError> {
             (path, fate)
         })
         .collect();
-    Ok(CleanReport { topics, schedulers })
+    Ok(CleanReport {
+        topics,
+        services,
+        schedulers,
+    })
 }

@@ -99,8 +99,9 @@ pub use qos::{Overflow, WaitMode};
 pub use sample::Sample;
 pub use sample_mut::SampleMut;
 pub use service::{
-    CallError, Client, ClientStats, EndpointStats, PendingCall, ReplyError, Request, Server,
-    ServerReadiness, ServerStats, Service, ServiceBuilder, ServiceError, ServiceStats,
+    list_services, CallError, Client, ClientStats, EndpointSnapshot, EndpointStats,
+    ListServicesError, PendingCall, ReplyError, Request, Server, ServerReadiness, ServerStats,
+    Service, ServiceBuilder, ServiceError, ServiceListing, ServiceSnapshot, ServiceStats,
     DEFAULT_CALL_TIMEOUT,
 };
 pub use stats::{PublisherStats, SubscriberStats, TopicStats};

@@ -54,6 +54,7 @@
 //! # Ok::<(), horus::ServiceError>(())
 //! ```
 
+pub(crate) mod clean;
 mod client;
 mod client_core;
 mod error;
@@ -66,6 +67,7 @@ mod request;
 mod server;
 #[allow(clippy::module_inception)]
 mod service;
+mod snapshot;
 mod stats;
 mod table;
 mod wire;
@@ -77,4 +79,7 @@ pub use readiness::ServerReadiness;
 pub use request::Request;
 pub use server::Server;
 pub use service::{Service, ServiceBuilder};
+pub use snapshot::{
+    list_services, EndpointSnapshot, ListServicesError, ServiceListing, ServiceSnapshot,
+};
 pub use stats::{ClientStats, EndpointStats, ServerStats, ServiceStats};

@@ -207,9 +207,14 @@ impl Table {
             // SAFETY: the mapping holds at least the header (checked by
             // open), is page aligned, and is only accessed through atomics.
             let magic = unsafe { &*seg.base().cast::<AtomicU64>() }.load(Ordering::Acquire);
-            if magic == 0 && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-                continue;
+            if magic == 0 {
+                if Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                // Its creator has not published the header (yet, or died
+                // before it could).
+                return Err(OpenError::NotInitialized(name.to_owned()));
             }
             let corrupt = |reason: String| OpenError::Corrupt {
                 name: name.to_owned(),
@@ -260,6 +265,13 @@ impl Table {
                 resp_prefix: String::new(),
             });
         }
+    }
+
+    /// Opens an existing table without waiting for a creator that has not
+    /// published its header yet ([`OpenError::NotInitialized`] at once).
+    /// For tools: snapshots and `horus clean`.
+    pub(crate) fn open_now(name: &str) -> Result<Table, OpenError> {
+        Self::open(name, Instant::now())
     }
 
     /// Sets the response-channel name prefix (see `resp_prefix`).

@@ -1,0 +1,83 @@
+//! Removing service tables whose every client and server is dead (the
+//! service part of [`crate::clean::clean_stale`]).
+//!
+//! A table is closed exactly as its last endpoint would close it: the
+//! places of dead processes are reclaimed (which also removes each dead
+//! client's response channel), then, if no place is left, the membership
+//! word is set to `CLOSING` and the name unlinked — so a process opening
+//! the service at that moment sees the table closing and creates a fresh
+//! one. A table with any live client or server is never touched beyond
+//! reclaiming its dead places (what any joining endpoint does).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use horus_shm::{CleanError, OpenError, Segment, SegmentError, SegmentFate, SegmentReport};
+
+use super::table::Table;
+
+const SHM_DIR: &str = "/dev/shm";
+
+/// A table whose creator has not published its header is left alone this
+/// long (it may still be initialising it), as for topic segments.
+const INIT_GRACE: Duration = Duration::from_secs(5);
+
+/// Cleans every service table of `namespace`; reports each with its fate
+/// (for a live table, `publishers` counts clients and `subscribers`
+/// servers, as on the request channel).
+pub(crate) fn clean_tables(namespace: &str) -> Result<Vec<SegmentReport>, CleanError> {
+    let prefix = horus_shm::segment_prefix(namespace, "sv")?;
+    let resp_prefix = horus_shm::segment_prefix(namespace, "sr")?;
+    let mut files: Vec<String> = std::fs::read_dir(SHM_DIR)
+        .map_err(CleanError::List)?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&prefix) && n.len() > prefix.len())
+        .collect();
+    files.sort();
+    Ok(files
+        .into_iter()
+        .map(|file| {
+            let path = PathBuf::from(SHM_DIR).join(&file);
+            // A client's response channel is `sr.<service>~<token>`.
+            let responses = format!("/{resp_prefix}{}~", &file[prefix.len()..]);
+            let fate = clean_one(&format!("/{file}"), &path, responses);
+            SegmentReport { path, fate }
+        })
+        .collect())
+}
+
+fn clean_one(shm_name: &str, path: &Path, responses: String) -> SegmentFate {
+    match Table::open_now(shm_name) {
+        Ok(table) => {
+            let table = table.with_response_prefix(responses);
+            if table.close_if_unused() {
+                SegmentFate::Removed
+            } else {
+                SegmentFate::Live {
+                    publishers: table.client_places().count_ones(),
+                    subscribers: table.server_places().count_ones(),
+                }
+            }
+        }
+        Err(OpenError::NotInitialized(_))
+        | Err(OpenError::Segment(SegmentError::Truncated { .. }))
+            if young(path) =>
+        {
+            SegmentFate::Initialising
+        }
+        Err(OpenError::NotInitialized(_)) => {
+            Segment::unlink(shm_name);
+            SegmentFate::RemovedUninitialised
+        }
+        Err(OpenError::Segment(SegmentError::NotFound(_))) => SegmentFate::Removed,
+        Err(e) => SegmentFate::Unreadable(e.to_string()),
+    }
+}
+
+fn young(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < INIT_GRACE)
+}

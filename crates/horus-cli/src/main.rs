@@ -4,6 +4,7 @@
 //! or JSON Lines for streams) and exits 0 on success, 1 on a failure the verb reports, 2 on a
 //! usage error (clap's convention).
 
+mod launch;
 mod output;
 mod table;
 mod verbs;

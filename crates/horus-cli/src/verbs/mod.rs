@@ -1,6 +1,7 @@
 //! The verbs of `horus`, one module each.
 
 mod clean;
+mod launch;
 mod node;
 
 use crate::output::Output;
@@ -12,6 +13,8 @@ use std::process::ExitCode;
 pub(crate) enum Verb {
     /// Remove stale shared memory left by dead processes.
     Clean(clean::Clean),
+    /// Start a system of processes from a launch file; stop it in order on Ctrl-C.
+    Launch(launch::Launch),
     /// Nodes of the running schedulers: rates, jitter, execution times, misses.
     Node(node::NodeCmd),
 }
@@ -20,6 +23,7 @@ pub(crate) enum Verb {
 pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
     match verb {
         Verb::Clean(args) => clean::run(args, out),
+        Verb::Launch(args) => launch::run(args, out),
         Verb::Node(args) => node::run(args, out),
     }
 }

@@ -1,0 +1,52 @@
+//! SIGINT and SIGTERM to `horus launch`: counted by an async-signal-safe handler, read by
+//! the supervisor's loop. The first asks for an orderly shutdown; a second one during the
+//! shutdown kills what is left at once.
+
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+
+/// Signals received so far.
+static COUNT: AtomicU32 = AtomicU32::new(0);
+/// The last one received.
+static LAST: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // Only atomics: async-signal-safe. Relaxed: the values are independent flags that the
+    // supervisor polls; nothing else is published through them.
+    LAST.store(sig, Ordering::Relaxed);
+    COUNT.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Installs the handler for SIGINT and SIGTERM.
+pub(crate) fn install() -> std::io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid value (no flags, empty mask) that we then
+        // fill in; sa_sigaction holds a plain `extern "C" fn(c_int)` handler, which is what
+        // the kernel calls without SA_SIGINFO; sigemptyset and sigaction get valid
+        // pointers to that local struct. The handler only touches atomics.
+        let rc = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// How many SIGINT/SIGTERM have arrived.
+pub(crate) fn count() -> u32 {
+    COUNT.load(Ordering::Relaxed)
+}
+
+/// Name of the last signal received (`SIGINT`, `SIGTERM`).
+pub(crate) fn last_name() -> &'static str {
+    match LAST.load(Ordering::Relaxed) {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}

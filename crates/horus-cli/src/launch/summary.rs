@@ -1,0 +1,196 @@
+//! How each process ended, whether that is clean, and the launch's exit status:
+//! 0 when every process ended cleanly, 1 otherwise.
+//!
+//! Clean: exit status 0; or, after the SIGTERM of the shutdown, death by that SIGTERM (or
+//! exit status 143, a shell's way of saying so), since a program without a handler is
+//! meant to die of it; or never started because the launch was already stopping.
+//! Not clean: any other exit status or signal, a SIGKILL after the grace period, a
+//! process that could not be started or gave up restarting.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+
+use serde_json::json;
+
+/// How one process ended (its last run).
+#[derive(Clone, Debug)]
+pub(crate) struct Ending {
+    /// Exit code, if it exited.
+    pub(crate) code: Option<i32>,
+    /// Signal that killed it, if one did.
+    pub(crate) signal: Option<i32>,
+    /// The shutdown sent it SIGTERM.
+    pub(crate) term_sent: bool,
+    /// The shutdown SIGKILLed it.
+    pub(crate) killed: bool,
+    /// Never started, could not start, gave up restarting.
+    pub(crate) problem: Option<String>,
+}
+
+impl Ending {
+    pub(crate) fn of(
+        status: Option<ExitStatus>,
+        term_sent: bool,
+        killed: bool,
+        problem: Option<String>,
+    ) -> Ending {
+        Ending {
+            code: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+            term_sent,
+            killed,
+            problem,
+        }
+    }
+
+    /// Whether this counts as a clean end (see the module docs).
+    pub(crate) fn clean(&self) -> bool {
+        if self.killed {
+            return false;
+        }
+        match (self.code, self.signal, &self.problem) {
+            (_, _, Some(p)) if p.starts_with("not started: the launch was stopping") => true,
+            (_, _, Some(_)) => false,
+            (Some(0), _, _) => true,
+            (Some(143), _, _) | (_, Some(libc::SIGTERM), _) => self.term_sent,
+            _ => false,
+        }
+    }
+
+    /// One phrase: `exit 0`, `killed by SIGKILL after the grace period`, ...
+    pub(crate) fn describe(&self) -> String {
+        let mut s = match (self.code, self.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (_, Some(sig)) => format!("killed by {}", signal_name(sig)),
+            _ => String::new(),
+        };
+        if self.killed {
+            s += " (SIGKILLed: did not stop within its grace period)";
+        } else if self.term_sent && self.clean() {
+            s += " after SIGTERM";
+        }
+        if let Some(p) = &self.problem {
+            if !s.is_empty() {
+                s += "; ";
+            }
+            s += p;
+        }
+        s
+    }
+}
+
+fn signal_name(sig: i32) -> String {
+    match sig {
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// One process in the summary.
+#[derive(Clone, Debug)]
+pub(crate) struct ProcessReport {
+    pub(crate) name: String,
+    /// Pid of its last run.
+    pub(crate) pid: Option<u32>,
+    pub(crate) starts: u32,
+    pub(crate) restarts: u32,
+    /// Its restart policy, as shown.
+    pub(crate) restart: String,
+    pub(crate) ending: Ending,
+}
+
+/// Everything `horus launch` reports at the end.
+#[derive(Clone, Debug)]
+pub(crate) struct Summary {
+    pub(crate) reason: String,
+    pub(crate) processes: Vec<ProcessReport>,
+    pub(crate) clean: bool,
+}
+
+impl Summary {
+    pub(crate) fn new(
+        reason: String,
+        processes: Vec<ProcessReport>,
+        failed_to_start: bool,
+    ) -> Self {
+        let clean = !failed_to_start && processes.iter().all(|p| p.ending.clean());
+        Summary {
+            reason,
+            processes,
+            clean,
+        }
+    }
+
+    /// The exit status of `horus launch`.
+    pub(crate) fn exit_code(&self) -> u8 {
+        if self.clean {
+            0
+        } else {
+            1
+        }
+    }
+
+    /// The table printed at the end.
+    pub(crate) fn text(&self) -> String {
+        let w = self
+            .processes
+            .iter()
+            .map(|p| p.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(7);
+        let mut s = format!(
+            "launch summary ({}):\n  {:<w$}  {:>8}  {:>8}  status\n",
+            self.reason, "process", "pid", "restarts"
+        );
+        for p in &self.processes {
+            let pid = p.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
+            s += &format!(
+                "  {:<w$}  {pid:>8}  {:>8}  {}{}\n",
+                p.name,
+                p.restarts,
+                p.ending.describe(),
+                if p.ending.clean() {
+                    ""
+                } else {
+                    "  [not clean]"
+                }
+            );
+        }
+        s += &if self.clean {
+            "every process ended cleanly: exit status 0".to_owned()
+        } else {
+            "not every process ended cleanly: exit status 1".to_owned()
+        };
+        s
+    }
+
+    /// The `--json` document.
+    pub(crate) fn json(&self, file: &str) -> serde_json::Value {
+        json!({
+            "file": file,
+            "reason": self.reason,
+            "clean": self.clean,
+            "exit_code": self.exit_code(),
+            "processes": self.processes.iter().map(|p| json!({
+                "name": p.name,
+                "pid": p.pid,
+                "starts": p.starts,
+                "restarts": p.restarts,
+                "restart_policy": p.restart,
+                "exit_code": p.ending.code,
+                "signal": p.ending.signal,
+                "sigterm_sent": p.ending.term_sent,
+                "sigkilled": p.ending.killed,
+                "problem": p.ending.problem,
+                "status": p.ending.describe(),
+                "clean": p.ending.clean(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+}

@@ -76,6 +76,8 @@
 #![warn(missing_docs)]
 
 pub mod clean;
+pub mod description;
+pub mod inspect;
 mod error;
 mod publisher;
 mod qos;

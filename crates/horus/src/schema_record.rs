@@ -25,6 +25,26 @@ pub(crate) fn encode(id: &SchemaId) -> [u8; SCHEMA_BYTES] {
     b
 }
 
+/// Decodes a stored schema; `None` for bytes that are not a schema record.
+pub(crate) fn decode(b: &[u8; SCHEMA_BYTES]) -> Option<crate::description::SchemaRecord> {
+    if &b[..4] != TAG {
+        return None;
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
+    let n = u32_at(24) as usize;
+    if n > NAME_MAX {
+        return None;
+    }
+    let name = std::str::from_utf8(&b[NAME_OFFSET..NAME_OFFSET + n]).ok()?;
+    Some(crate::description::SchemaRecord {
+        name: name.to_owned(),
+        version: u32_at(4),
+        size: u32_at(8),
+        align: u32_at(12),
+        layout_hash: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+    })
+}
+
 /// Describes a stored schema for humans, tolerating garbage.
 pub(crate) fn describe(b: &[u8; SCHEMA_BYTES]) -> String {
     if &b[..4] != TAG {
@@ -50,6 +70,17 @@ mod tests {
     fn describe_matches_display() {
         let b = encode(&CmdVel::SCHEMA);
         assert_eq!(describe(&b), CmdVel::SCHEMA.to_string());
+    }
+
+    #[test]
+    fn decode_round_trips_and_refuses_garbage() {
+        let r = decode(&encode(&CmdVel::SCHEMA)).unwrap();
+        assert!(r.is(&CmdVel::SCHEMA));
+        assert_eq!(r.to_string(), CmdVel::SCHEMA.to_string());
+        assert!(decode(&[0xff; SCHEMA_BYTES]).is_none());
+        let mut b = encode(&CmdVel::SCHEMA);
+        b[24..28].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode(&b).is_none());
     }
 
     #[test]

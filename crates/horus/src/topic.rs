@@ -175,7 +175,8 @@ impl<T: Message> TopicBuilder<T> {
             .unwrap_or_else(horus_shm::name::namespace);
         let seg_name = horus_shm::name::segment_name(&ns, "t", &self.name)
             .map_err(|e| self.invalid(e.to_string()))?;
-        let chan = self.open_channel(&seg_name, &want)?;
+        let description = crate::description::encode::<T>();
+        let chan = self.open_channel(&seg_name, &want, &description)?;
         let have = chan.layout().config;
         self.check_adopted(&seg_name, &want, &have)?;
         // An explicit policy matched the stored code (check_adopted); an
@@ -191,6 +192,7 @@ impl<T: Message> TopicBuilder<T> {
                 adopted: have,
                 inline,
                 overflow,
+                description,
                 chan: std::sync::Mutex::new(chan),
             }),
             _t: PhantomData,
@@ -201,19 +203,22 @@ impl<T: Message> TopicBuilder<T> {
         &self,
         seg_name: &str,
         want: &ChannelConfig,
+        description: &[u8],
     ) -> Result<Arc<Channel>, TopicError> {
         let map = |e: OpenError| map_open_error(&self.name, &T::SCHEMA.to_string(), e);
         match Channel::open_existing(seg_name, Some(&want.schema)) {
             Ok(chan) => Ok(chan),
             Err(OpenError::Segment(SegmentError::NotFound(_))) => {
-                Channel::open_or_create(seg_name, want).or_else(|e| match e {
-                    // Someone else created it first with other (default) settings:
-                    // adopt it if compatible, checked by the caller.
-                    OpenError::ConfigMismatch { .. } => {
-                        Channel::open_existing(seg_name, Some(&want.schema)).map_err(map)
-                    }
-                    e => Err(map(e)),
-                })
+                Channel::open_or_create_described(seg_name, want, description).or_else(
+                    |e| match e {
+                        // Someone else created it first with other (default) settings:
+                        // adopt it if compatible, checked by the caller.
+                        OpenError::ConfigMismatch { .. } => {
+                            Channel::open_existing(seg_name, Some(&want.schema)).map_err(map)
+                        }
+                        e => Err(map(e)),
+                    },
+                )
             }
             Err(e) => Err(map(e)),
         }
@@ -299,6 +304,9 @@ pub(crate) struct TopicInner {
     adopted: ChannelConfig,
     pub(crate) inline: bool,
     pub(crate) overflow: Overflow,
+    /// The JSON description of the message type, written into segments this
+    /// handle creates.
+    description: Arc<[u8]>,
     /// The current mapping. Replaced when the last participant of the old
     /// segment unlinked it while this handle had no endpoints.
     chan: std::sync::Mutex<Arc<Channel>>,
@@ -336,7 +344,11 @@ impl TopicInner {
                     let fresh =
                         match Channel::open_existing(&self.seg_name, Some(&self.adopted.schema)) {
                             Err(OpenError::Segment(SegmentError::NotFound(_))) => {
-                                Channel::open_or_create(&self.seg_name, &self.adopted)
+                                Channel::open_or_create_described(
+                                    &self.seg_name,
+                                    &self.adopted,
+                                    &self.description,
+                                )
                             }
                             other => other,
                         }

@@ -1,0 +1,103 @@
+//! The message description a topic's segment carries, as JSON: written by the segment's
+//! creator, read back by tools as untrusted input.
+//!
+//! The format is the serde form of [`MessageDescription`](horus_msgs::MessageDescription)
+//! (documented in docs/cli.md), so any language with a JSON parser can decode a topic.
+
+use horus_msgs::{DescriptionError, Message, MessageDescription, SchemaId};
+use std::sync::Arc;
+
+/// Why a segment's description could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DescriptionReadError {
+    /// The segment carries no description (made by a tool that wrote none).
+    #[error("the segment carries no description")]
+    Missing,
+    /// Not JSON of the expected shape.
+    #[error("the description is not valid JSON: {0}")]
+    Json(String),
+    /// JSON, but inconsistent (see [`DescriptionError`]).
+    #[error("the description is inconsistent: {0}")]
+    Invalid(#[from] DescriptionError),
+    /// Consistent, but not the type the segment's schema names.
+    #[error("the description is of {described}, the segment's schema is {schema}")]
+    SchemaMismatch {
+        /// What the description's root says.
+        described: String,
+        /// What the header's schema says.
+        schema: String,
+    },
+}
+
+/// The JSON description of `T`, as written into segments.
+pub(crate) fn encode<T: Message>() -> Arc<[u8]> {
+    let d = MessageDescription::of::<T>();
+    // A description of a compiled type always serialises: plain strings and integers.
+    serde_json::to_vec(&d)
+        .expect("a message description serialises")
+        .into()
+}
+
+/// Parses and validates a description read from a segment whose header names `schema`.
+pub fn decode(
+    bytes: &[u8],
+    schema: &SchemaRecord,
+) -> Result<MessageDescription, DescriptionReadError> {
+    if bytes.is_empty() {
+        return Err(DescriptionReadError::Missing);
+    }
+    let d: MessageDescription =
+        serde_json::from_slice(bytes).map_err(|e| DescriptionReadError::Json(e.to_string()))?;
+    d.validate()?;
+    let root = d.root();
+    if root.name != schema.name
+        || root.version != schema.version
+        || root.size as u64 != u64::from(schema.size)
+        || root.layout_hash != schema.layout_hash
+    {
+        return Err(DescriptionReadError::SchemaMismatch {
+            described: format!(
+                "{} v{} ({} B, layout {:#018x})",
+                root.name, root.version, root.size, root.layout_hash
+            ),
+            schema: schema.to_string(),
+        });
+    }
+    Ok(d)
+}
+
+/// A schema as stored in a segment header, decoded (see [`SchemaId`] for the compiled form).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaRecord {
+    /// Schema name.
+    pub name: String,
+    /// Schema version.
+    pub version: u32,
+    /// Size of the fixed part, bytes.
+    pub size: u32,
+    /// Alignment, bytes.
+    pub align: u32,
+    /// Layout hash.
+    pub layout_hash: u64,
+}
+
+impl SchemaRecord {
+    /// Whether this is the record of `id`.
+    pub fn is(&self, id: &SchemaId) -> bool {
+        self.name == id.name()
+            && self.version == id.version()
+            && self.size == id.size()
+            && self.align == id.align()
+            && self.layout_hash == id.layout_hash()
+    }
+}
+
+impl std::fmt::Display for SchemaRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} v{} ({} B, layout {:#018x})",
+            self.name, self.version, self.size, self.layout_hash
+        )
+    }
+}

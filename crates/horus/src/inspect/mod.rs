@@ -1,0 +1,17 @@
+//! Looking at a running system from outside: what tools (`horus topic …`, the recorder, the
+//! bridge) use to find topics, read their description and counters, and observe their
+//! messages as bytes, without having been compiled with the message types.
+//!
+//! Everything here is read-only towards the robot: a [`RawObserver`] is an observer (never in
+//! a publisher's room check, never counted by publishers), and a [`TopicView`] only maps the
+//! segment.
+
+mod decode;
+mod encode;
+mod raw_observer;
+mod topic_view;
+
+pub use decode::{decode_message, DecodeError};
+pub use encode::{encode_message, EncodeError};
+pub use raw_observer::{RawMessage, RawObserver};
+pub use topic_view::{list_topics, InspectError, QosInfo, TopicView};

@@ -1,0 +1,176 @@
+//! [`TopicView`]: one topic's segment, opened without knowing its type.
+
+use std::sync::Arc;
+
+use horus_msgs::MessageDescription;
+use horus_shm::{Channel, ChannelSnapshot, OpenError, SegmentError};
+
+use super::RawObserver;
+use crate::description::{DescriptionReadError, SchemaRecord};
+use crate::qos::Overflow;
+
+/// Why a topic could not be looked at.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    /// The namespace or topic name is not valid.
+    #[error("invalid name: {0}")]
+    Name(String),
+    /// `/dev/shm` could not be listed.
+    #[error("cannot list /dev/shm: {0}")]
+    List(std::io::Error),
+    /// No such topic in the namespace.
+    #[error("no topic {topic} in namespace {namespace}")]
+    NotFound {
+        /// The topic.
+        topic: String,
+        /// The namespace searched.
+        namespace: String,
+    },
+    /// The segment exists but could not be opened (corrupt, other layout version…).
+    #[error("topic {topic}: {source}")]
+    Open {
+        /// The topic.
+        topic: String,
+        /// Why.
+        source: OpenError,
+    },
+    /// No observer place was free, or the segment is closing.
+    #[error("topic {topic}: cannot observe: {source}")]
+    Join {
+        /// The topic.
+        topic: String,
+        /// Why.
+        source: horus_shm::JoinError,
+    },
+}
+
+/// The names of every topic with a segment in `namespace`, sorted.
+pub fn list_topics(namespace: &str) -> Result<Vec<String>, InspectError> {
+    let prefix =
+        horus_shm::channel_prefix(namespace).map_err(|e| InspectError::Name(e.to_string()))?;
+    let mut names: Vec<String> = std::fs::read_dir("/dev/shm")
+        .map_err(InspectError::List)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix(&prefix))
+                // Segment names spell `/` as `~` (horus_shm::name::segment_name).
+                .map(|n| n.replace('~', "/"))
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// A topic's delivery settings, as its segment states them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QosInfo {
+    /// Messages kept per publisher.
+    pub depth: u32,
+    /// What a publisher does when a subscriber lags (`None`: an unknown code).
+    pub overflow: Option<Overflow>,
+    /// Publisher places.
+    pub max_publishers: u32,
+    /// Subscriber places (observers included).
+    pub max_subscribers: u32,
+    /// Bytes a message may carry inline in the ring.
+    pub inline_bytes: u32,
+    /// Bytes per loaned chunk (0: no loans).
+    pub chunk_bytes: u64,
+    /// Chunks per publisher.
+    pub chunks_per_publisher: u32,
+}
+
+/// One topic's segment, opened by name whatever its type.
+pub struct TopicView {
+    name: String,
+    chan: Arc<Channel>,
+}
+
+impl TopicView {
+    /// Opens the topic `topic` of `namespace`.
+    pub fn open(namespace: &str, topic: &str) -> Result<TopicView, InspectError> {
+        let seg = horus_shm::name::segment_name(namespace, "t", topic)
+            .map_err(|e| InspectError::Name(e.to_string()))?;
+        let chan = Channel::open_existing(&seg, None).map_err(|e| match e {
+            OpenError::Segment(SegmentError::NotFound(_)) => InspectError::NotFound {
+                topic: topic.to_owned(),
+                namespace: namespace.to_owned(),
+            },
+            source => InspectError::Open {
+                topic: topic.to_owned(),
+                source,
+            },
+        })?;
+        Ok(TopicView {
+            name: topic.to_owned(),
+            chan,
+        })
+    }
+
+    /// The topic's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The schema the segment's header names (`None`: not a horus schema record).
+    pub fn schema(&self) -> Option<SchemaRecord> {
+        crate::schema_record::decode(&self.chan.layout().config.schema)
+    }
+
+    /// The schema for humans, whatever the header holds.
+    pub fn schema_text(&self) -> String {
+        crate::schema_record::describe(&self.chan.layout().config.schema)
+    }
+
+    /// The message description the segment carries, validated and checked against the
+    /// header's schema.
+    pub fn description(&self) -> Result<MessageDescription, DescriptionReadError> {
+        let schema = self
+            .schema()
+            .ok_or_else(|| DescriptionReadError::SchemaMismatch {
+                described: "?".into(),
+                schema: self.schema_text(),
+            })?;
+        crate::description::decode(&self.chan.description(), &schema)
+    }
+
+    /// The raw JSON description bytes (for tools that pass it on, e.g. into a recording).
+    pub fn description_bytes(&self) -> Vec<u8> {
+        self.chan.description()
+    }
+
+    /// The delivery settings.
+    pub fn qos(&self) -> QosInfo {
+        let c = self.chan.layout().config;
+        QosInfo {
+            depth: c.depth,
+            overflow: Overflow::from_code(c.qos_code),
+            max_publishers: c.max_publishers,
+            max_subscribers: c.max_subscribers,
+            inline_bytes: c.slot_payload,
+            chunk_bytes: c.chunk_size,
+            chunks_per_publisher: c.chunks_per_publisher,
+        }
+    }
+
+    /// Every endpoint's counters, read now.
+    pub fn snapshot(&self) -> ChannelSnapshot {
+        self.chan.snapshot()
+    }
+
+    /// Whether the segment was truncated under us (then open the topic again).
+    pub fn is_lost(&self) -> bool {
+        self.chan.is_lost()
+    }
+
+    /// An observer of the topic's messages, as bytes. `blocking` observers sleep on the
+    /// topic's futex in [`RawObserver::recv_timeout`] instead of polling.
+    pub fn observer(&self, blocking: bool) -> Result<RawObserver, InspectError> {
+        RawObserver::join(&self.chan, blocking).map_err(|source| InspectError::Join {
+            topic: self.name.clone(),
+            source,
+        })
+    }
+}

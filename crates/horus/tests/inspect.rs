@@ -1,0 +1,140 @@
+//! Tools' view of a topic: listing, the description in the segment, raw observation, and
+//! JSON decoding/encoding that round-trips.
+
+use horus::description::DescriptionReadError;
+use horus::inspect::{decode_message, encode_message, list_topics, InspectError, TopicView};
+use horus::msgs::{Imu, MessageDescription, Odometry, PointCloud};
+use horus::{Message, Topic};
+use serde_json::json;
+
+fn ns(tag: &str) -> String {
+    format!("inspect-{}-{tag}", std::process::id())
+}
+
+#[test]
+fn a_topic_is_listed_described_and_observed_as_json() {
+    let ns = ns("odom");
+    let topic = Topic::<Odometry>::builder("robot/odom")
+        .namespace(&ns)
+        .open()
+        .unwrap();
+    let mut publisher = topic.publisher().unwrap();
+    assert_eq!(list_topics(&ns).unwrap(), vec!["robot/odom".to_owned()]);
+
+    let view = TopicView::open(&ns, "robot/odom").unwrap();
+    assert!(view.schema().unwrap().is(&Odometry::SCHEMA));
+    let desc = view.description().unwrap();
+    assert_eq!(desc, MessageDescription::of::<Odometry>());
+
+    let mut obs = view.observer(false).unwrap();
+    let mut m = bytemuck::Zeroable::zeroed();
+    let msg: &mut Odometry = &mut m;
+    msg.stamp_ns = 42;
+    msg.set_frame_id("odom").unwrap();
+    msg.pose.position.x = 0.1;
+    msg.twist.linear.y = -2.5;
+    msg.pose_covariance[35] = f64::NAN;
+    let d = publisher.send(m).unwrap();
+    assert_eq!(
+        d.subscribers, 0,
+        "an observer is not counted by the publisher"
+    );
+
+    let raw = obs.try_recv().expect("the observer sees the message");
+    assert_eq!(raw.bytes, bytemuck::bytes_of(&m));
+    let v = decode_message(&desc, &raw.bytes).unwrap();
+    assert_eq!(v["stamp_ns"], json!(42));
+    assert_eq!(v["frame_id"], json!("odom"));
+    assert_eq!(v["pose"]["position"]["x"], json!(0.1));
+    assert_eq!(v["twist"]["linear"]["y"], json!(-2.5));
+    assert_eq!(v["pose_covariance"][35], json!("NaN"));
+    // Field order is the message's.
+    let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+    let fields: Vec<_> = Odometry::FIELDS.iter().map(|f| f.name.to_owned()).collect();
+    assert_eq!(keys, fields);
+
+    // What decode prints, encode accepts back: the same bytes.
+    let text = serde_json::to_string(&v).unwrap();
+    let back = encode_message(&desc, &serde_json::from_str(&text).unwrap()).unwrap();
+    assert_eq!(back, raw.bytes);
+    assert_eq!(obs.counts(), (1, 0, 0));
+}
+
+#[test]
+fn f32_fields_print_their_shortest_form_and_round_trip() {
+    let desc = MessageDescription::of::<horus::msgs::CmdVel>();
+    let v = json!({"stamp_ns": 7, "linear": 0.1, "angular": -1e-7});
+    let bytes = encode_message(&desc, &v).unwrap();
+    assert_eq!(decode_message(&desc, &bytes).unwrap(), v);
+}
+
+#[test]
+fn bad_json_for_a_message_is_a_typed_error_naming_the_field() {
+    let desc = MessageDescription::of::<Imu>();
+    let cases = [
+        (json!({"stamp_ns": -1}), "stamp_ns"),
+        (json!({"stamp_ns": 1.5}), "stamp_ns"),
+        (json!({"nope": 1}), "nope"),
+        (json!({"orientation": [1, 2, 3, 4, 5]}), "orientation"),
+        (json!({"orientation": [1, "x"]}), "orientation.1"),
+        (json!([1, 2]), "message"),
+    ];
+    for (v, path) in cases {
+        let e = encode_message(&desc, &v).unwrap_err();
+        assert_eq!(e.path, path, "{v}: {e}");
+    }
+    // Left-out fields are zero.
+    let bytes = encode_message(&desc, &json!({})).unwrap();
+    assert!(bytes.iter().all(|&b| b == 0));
+    assert_eq!(bytes.len(), std::mem::size_of::<Imu>());
+}
+
+#[test]
+fn tails_are_summarised_and_short_messages_refused() {
+    let desc = MessageDescription::of::<PointCloud>();
+    let mut bytes = vec![0u8; std::mem::size_of::<PointCloud>() + 160];
+    bytes[0] = 1;
+    let v = decode_message(&desc, &bytes).unwrap();
+    assert_eq!(v["_tail"], json!({"bytes": 160}));
+    assert!(decode_message(&desc, &bytes[..10]).is_err());
+    let imu = MessageDescription::of::<Imu>();
+    assert!(decode_message(&imu, &vec![0u8; std::mem::size_of::<Imu>() + 8]).is_err());
+}
+
+#[test]
+fn a_missing_topic_is_not_found_and_a_hostile_description_is_refused() {
+    let ns = ns("hostile");
+    assert!(matches!(
+        TopicView::open(&ns, "nope"),
+        Err(InspectError::NotFound { .. })
+    ));
+    // A topic created by a typed endpoint, then its description overwritten by a hostile peer.
+    let topic = Topic::<Imu>::builder("imu").namespace(&ns).open().unwrap();
+    let _p = topic.publisher().unwrap();
+    let path = format!("/dev/shm/horus.{ns}.t.imu");
+    let view = TopicView::open(&ns, "imu").unwrap();
+    let good = view.description_bytes();
+    let bytes = std::fs::read(&path).unwrap();
+    let at = bytes
+        .windows(good.len())
+        .position(|w| w == good.as_slice())
+        .expect("the description is in the segment");
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    use std::os::unix::fs::FileExt;
+    // Same length, a field renamed: the recomputed hash no longer matches.
+    let forged =
+        String::from_utf8(good.clone())
+            .unwrap()
+            .replacen("\"stamp_ns\"", "\"stamp_nz\"", 1);
+    file.write_all_at(forged.as_bytes(), at as u64).unwrap();
+    assert!(matches!(
+        view.description(),
+        Err(DescriptionReadError::Invalid(_))
+    ));
+    file.write_all_at(&vec![b'{'; good.len()], at as u64)
+        .unwrap();
+    assert!(matches!(
+        view.description(),
+        Err(DescriptionReadError::Json(_))
+    ));
+}

@@ -1,7 +1,8 @@
 //! `horus clean`: remove what dead processes left in `/dev/shm`.
 //!
 //! Only segments and statistics tables whose every owner is dead are removed; anything a live
-//! process uses is kept and listed.
+//! process uses is kept and listed. Covers topic segments, service segments (tables, request
+//! and response channels) and scheduler statistics tables.
 
 use crate::output::Output;
 use clap::Args;
@@ -9,7 +10,7 @@ use horus::clean::{SegmentFate, StatsFate};
 use serde_json::json;
 use std::process::ExitCode;
 
-/// Remove stale topic segments and scheduler statistics tables of a namespace.
+/// Remove stale topic segments, service segments and scheduler statistics tables of a namespace.
 #[derive(Debug, Args)]
 pub(crate) struct Clean {
     /// Namespace to clean (default: `HORUS_NAMESPACE`, else one per user).
@@ -24,6 +25,11 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
         .topics
         .iter()
         .map(|r| (r.path.display().to_string(), segment_fate(&r.fate)))
+        .collect();
+    let services: Vec<_> = report
+        .services
+        .iter()
+        .map(|r| (r.path.display().to_string(), service_fate(&ns, r)))
         .collect();
     let schedulers: Vec<_> = report
         .schedulers
@@ -40,10 +46,11 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
             "namespace": ns,
             "removed": report.removed(),
             "segments": list(&topics),
+            "services": list(&services),
             "schedulers": list(&schedulers),
         }));
     } else {
-        for (path, fate) in topics.iter().chain(&schedulers) {
+        for (path, fate) in topics.iter().chain(&services).chain(&schedulers) {
             println!("{fate:<24} {path}");
         }
         println!("namespace {ns}: removed {}", report.removed());
@@ -61,6 +68,28 @@ fn segment_fate(f: &SegmentFate) -> String {
         } => format!("live ({publishers} pub, {subscribers} sub)"),
         SegmentFate::Initialising => "kept (initialising)".into(),
         SegmentFate::Unreadable(why) => format!("kept (unreadable: {why})"),
+    }
+}
+
+/// A service segment's fate; a live one names its clients and servers (a table, the request
+/// channel) or its servers and client (a response channel).
+fn service_fate(ns: &str, r: &horus::clean::SegmentReport) -> String {
+    // Segment file names map `/` to `~`: `horus.<ns>.sr.<service>~<client>`.
+    let response = format!("horus.{}.sr.", ns.trim_matches('/').replace('/', "~"));
+    let is_response = r
+        .path
+        .file_name()
+        .is_some_and(|f| f.to_string_lossy().starts_with(&response));
+    match &r.fate {
+        SegmentFate::Live {
+            publishers,
+            subscribers,
+        } if is_response => format!("live ({publishers} server, {subscribers} client)"),
+        SegmentFate::Live {
+            publishers,
+            subscribers,
+        } => format!("live ({publishers} client, {subscribers} server)"),
+        other => segment_fate(other),
     }
 }
 

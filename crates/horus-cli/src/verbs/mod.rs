@@ -3,6 +3,8 @@
 mod clean;
 mod launch;
 mod node;
+mod param;
+mod service;
 
 use crate::output::Output;
 use clap::Subcommand;
@@ -17,6 +19,10 @@ pub(crate) enum Verb {
     Launch(launch::Launch),
     /// Nodes of the running schedulers: rates, jitter, execution times, misses.
     Node(node::NodeCmd),
+    /// Services of a namespace: types, servers, clients, counters.
+    Service(service::ServiceCmd),
+    /// A running node's parameters: list, get, set, dump, load.
+    Param(param::ParamCmd),
 }
 
 /// Runs one verb.
@@ -25,5 +31,7 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Clean(args) => clean::run(args, out),
         Verb::Launch(args) => launch::run(args, out),
         Verb::Node(args) => node::run(args, out),
+        Verb::Service(args) => service::run(args, out),
+        Verb::Param(args) => param::run(args, out),
     }
 }

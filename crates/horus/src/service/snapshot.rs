@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use horus_shm::OpenError;
 
-use super::stats::{ClientStats, ServerStats};
+use super::stats::{ClientStats, EndpointStats, ServerStats, ServiceStats};
 use super::table::Table;
 use crate::schema_record;
 
@@ -56,6 +56,26 @@ pub struct ServiceSnapshot {
     pub clients: Vec<EndpointSnapshot<ClientStats>>,
     /// Active server places.
     pub servers: Vec<EndpointSnapshot<ServerStats>>,
+}
+
+impl ServiceSnapshot {
+    /// The counters as [`ServiceStats`] (what [`Service::stats`](super::Service::stats)
+    /// returns), for its totals.
+    pub fn stats(&self) -> ServiceStats {
+        fn plain<S: Clone>(v: &[EndpointSnapshot<S>]) -> Vec<EndpointStats<S>> {
+            v.iter()
+                .map(|e| EndpointStats {
+                    place: e.place,
+                    pid: e.pid,
+                    stats: e.stats.clone(),
+                })
+                .collect()
+        }
+        ServiceStats {
+            clients: plain(&self.clients),
+            servers: plain(&self.servers),
+        }
+    }
 }
 
 /// One service table found in a namespace.

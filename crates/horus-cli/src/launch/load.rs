@@ -310,7 +310,7 @@ fn process(
             format!("process name {name:?}: use 1 to 64 of A-Z a-z 0-9 _ - ."),
         ));
     }
-    let argv = command(src, p, at)?;
+    let argv = command(src, p, &name, at)?;
     let mut env = here.env.clone();
     for (k, v) in &p.env {
         let value = src.sub(&v.0, &child(&at_key("env"), key(k)))?;
@@ -360,7 +360,12 @@ fn process(
 }
 
 /// The program and arguments of exactly one of `command`, `module`, `script`, `shell`.
-fn command(src: &Source<'_>, p: &RawProcess, at: &[Step]) -> Result<Vec<String>, LoadError> {
+fn command(
+    src: &Source<'_>,
+    p: &RawProcess,
+    name: &str,
+    at: &[Step],
+) -> Result<Vec<String>, LoadError> {
     let at_key = |k: &str| child(at, key(k));
     let given: Vec<&str> = [
         ("command", p.command.is_some()),
@@ -376,8 +381,7 @@ fn command(src: &Source<'_>, p: &RawProcess, at: &[Step]) -> Result<Vec<String>,
             return Err(src.error(
                 at,
                 format!(
-                    "process `{}`: missing command: give one of `command`, `module`, `script` or `shell`",
-                    p.name
+                    "process `{name}`: missing command: give one of `command`, `module`, `script` or `shell`"
                 ),
             ))
         }
@@ -426,7 +430,7 @@ fn command(src: &Source<'_>, p: &RawProcess, at: &[Step]) -> Result<Vec<String>,
         argv.extend([python()?, "-u".into(), script.display().to_string()]);
     } else if let Some(line) = &p.shell {
         let line = src.sub(line, &at_key("shell"))?;
-        argv.extend(["sh".into(), "-c".into(), line, p.name.clone()]);
+        argv.extend(["sh".into(), "-c".into(), line, name.to_owned()]);
     }
     for (j, a) in p.args.iter().enumerate() {
         argv.push(src.sub(&a.0, &child(&at_key("args"), Step::Index(j)))?);

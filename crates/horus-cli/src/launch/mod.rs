@@ -12,7 +12,7 @@ mod locate;
 mod model;
 mod output;
 mod restart;
-mod signals;
+pub(crate) mod signals;
 mod spec;
 mod subst;
 mod summary;

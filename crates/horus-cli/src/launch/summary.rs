@@ -3,14 +3,19 @@
 //!
 //! Clean: exit status 0; or, after the SIGTERM of the shutdown, death by that SIGTERM (or
 //! exit status 143, a shell's way of saying so), since a program without a handler is
-//! meant to die of it; or never started because the launch was already stopping.
+//! meant to die of it; or never started because the launch was already stopping. The
+//! last run decides: a process that crashed, was restarted and then stopped cleanly is
+//! clean (its restarts are reported).
 //! Not clean: any other exit status or signal, a SIGKILL after the grace period, a
-//! process that could not be started or gave up restarting.
+//! process that could not be started.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
 use serde_json::json;
+
+/// Why a process that never ran is clean.
+pub(crate) const NOT_STARTED_STOPPING: &str = "not started: the launch was stopping";
 
 /// How one process ended (its last run).
 #[derive(Clone, Debug)]
@@ -48,12 +53,15 @@ impl Ending {
         if self.killed {
             return false;
         }
-        match (self.code, self.signal, &self.problem) {
-            (_, _, Some(p)) if p.starts_with("not started: the launch was stopping") => true,
-            (_, _, Some(_)) => false,
-            (Some(0), _, _) => true,
-            (Some(143), _, _) | (_, Some(libc::SIGTERM), _) => self.term_sent,
-            _ => false,
+        match (self.code, self.signal) {
+            (Some(0), _) => true,
+            (Some(143), _) | (_, Some(libc::SIGTERM)) => self.term_sent,
+            (Some(_), _) | (_, Some(_)) => false,
+            // Never ran: clean only if the launch was stopping before its turn.
+            (None, None) => self
+                .problem
+                .as_deref()
+                .is_some_and(|p| p.starts_with(NOT_STARTED_STOPPING)),
         }
     }
 

@@ -13,7 +13,7 @@ use super::output::{event, Label, Sink};
 use super::restart::Decision;
 use super::signals;
 use super::spec::{Plan, ProcessSpec};
-use super::summary::{Ending, ProcessReport, Summary};
+use super::summary::{Ending, ProcessReport, Summary, NOT_STARTED_STOPPING};
 use super::topic_wait::has_live_publisher;
 
 /// How often the loop looks at everything.
@@ -305,7 +305,7 @@ impl Supervisor {
         for p in &mut self.procs {
             match p.state {
                 State::Waiting { .. } => {
-                    p.problem = Some("not started: the launch was stopping".into());
+                    p.problem = Some(NOT_STARTED_STOPPING.into());
                     p.state = State::Ended;
                 }
                 State::Backoff { .. } => p.state = State::Ended,

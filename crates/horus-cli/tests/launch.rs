@@ -1,0 +1,674 @@
+//! `horus launch` against real processes (`sh -c` lines): restart policies, start order,
+//! ordered shutdown on SIGINT/SIGTERM with SIGKILL after the grace period, includes with
+//! arguments, and every kind of malformed file rejected with its position before anything
+//! starts. Waits are bounded only so that a broken build fails instead of hanging; no test
+//! asserts a duration.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use horus::prelude::*;
+use serde_json::Value;
+
+/// Longest any wait in these tests may take before the test fails.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// A scratch directory, removed at the end.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(tag: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("horus-launch-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn horus() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_horus"));
+    c.stdin(Stdio::null());
+    c
+}
+
+/// Runs `horus launch FILE ARGS... --json` to its end (it must end on its own).
+fn launch_json(file: &Path, args: &[&str]) -> (ExitStatus, Value, String) {
+    let mut cmd = horus();
+    cmd.arg("launch").arg(file).args(args).arg("--json");
+    let out = output_bounded(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let doc: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}):\n{stdout}\n{stderr}"));
+    (out.status, doc, stderr)
+}
+
+/// Output of `cmd`, killed if it has not ended within [`BOUND`].
+fn output_bounded(mut cmd: Command) -> Output {
+    let live = Live::spawn(&mut cmd);
+    live.finish()
+}
+
+/// A running `horus launch` whose output is collected as it comes.
+struct Live {
+    child: Child,
+    out: Arc<Mutex<String>>,
+    err: Arc<Mutex<String>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Live {
+    fn spawn(cmd: &mut Command) -> Live {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting horus");
+        let out = Arc::new(Mutex::new(String::new()));
+        let err = Arc::new(Mutex::new(String::new()));
+        let mut readers = Vec::new();
+        for (stream, buf) in [
+            (
+                Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+                &out,
+            ),
+            (
+                Box::new(child.stderr.take().unwrap()) as Box<dyn Read + Send>,
+                &err,
+            ),
+        ] {
+            let buf = Arc::clone(buf);
+            readers.push(std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut chunk = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    buf.lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&chunk[..n]));
+                }
+            }));
+        }
+        Live {
+            child,
+            out,
+            err,
+            readers,
+        }
+    }
+
+    fn text(&self) -> (String, String) {
+        (
+            self.out.lock().unwrap().clone(),
+            self.err.lock().unwrap().clone(),
+        )
+    }
+
+    /// Waits until `cond(stdout, stderr)` holds.
+    fn wait_for(&self, what: &str, cond: impl Fn(&str, &str) -> bool) {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let (o, e) = self.text();
+            if cond(&o, &e) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "never saw {what}:\n{o}\n{e}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: kill takes no pointers; the pid is our own unreaped child.
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+        assert_eq!(rc, 0);
+    }
+
+    fn finish(mut self) -> Output {
+        let deadline = Instant::now() + BOUND;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                let (o, e) = self.text();
+                panic!("horus launch did not end:\n{o}\n{e}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        for r in self.readers.drain(..) {
+            r.join().unwrap();
+        }
+        let (o, e) = self.text();
+        Output {
+            status,
+            stdout: o.into_bytes(),
+            stderr: e.into_bytes(),
+        }
+    }
+}
+
+fn process<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no process {name} in {doc}"))
+}
+
+/// Position of the first occurrence of `needle` in `hay` (which must contain it).
+fn pos(hay: &str, needle: &str) -> usize {
+    hay.find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} not in:\n{hay}"))
+}
+
+#[test]
+fn on_failure_restarts_up_to_the_maximum_and_counts_the_restarts() {
+    let d = Dir::new("on-failure");
+    let f = d.write(
+        "l.yaml",
+        r#"
+processes:
+  - name: crasher
+    shell: 'echo crasher runs; exit 3'
+    restart: on-failure
+    max_restarts: 3
+    backoff: 0.01
+  - name: fine
+    shell: 'echo fine runs; exit 0'
+    restart: on-failure
+"#,
+    );
+    let (status, doc, stderr) = launch_json(&f, &[]);
+    assert_eq!(status.code(), Some(1), "{doc}\n{stderr}");
+    let c = process(&doc, "crasher");
+    assert_eq!(c["starts"], 4, "{doc}");
+    assert_eq!(c["restarts"], 3, "{doc}");
+    assert_eq!(c["exit_code"], 3, "{doc}");
+    assert_eq!(c["clean"], false, "{doc}");
+    assert_eq!(
+        stderr.matches("crasher | crasher runs").count(),
+        4,
+        "{stderr}"
+    );
+    assert!(stderr.contains("all 3 restarts used"), "{stderr}");
+    // A clean exit is not a failure: not restarted.
+    let fine = process(&doc, "fine");
+    assert_eq!(
+        (fine["starts"].as_u64(), fine["clean"].as_bool()),
+        (Some(1), Some(true))
+    );
+    assert_eq!(doc["reason"], "every process has ended", "{doc}");
+}
+
+#[test]
+fn always_restarts_even_clean_exits_and_never_restarts_nothing() {
+    let d = Dir::new("always-never");
+    let f = d.write(
+        "l.yaml",
+        r#"
+processes:
+  - name: again
+    shell: 'echo again runs'
+    restart: always
+    max_restarts: 2
+    backoff: 0.01
+  - name: once
+    shell: 'echo once runs; exit 4'
+    restart: never
+"#,
+    );
+    let (status, doc, stderr) = launch_json(&f, &[]);
+    let again = process(&doc, "again");
+    assert_eq!(
+        (again["starts"].as_u64(), again["restarts"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(again["clean"], true, "{doc}");
+    assert_eq!(stderr.matches("again | again runs").count(), 3, "{stderr}");
+    let once = process(&doc, "once");
+    assert_eq!(
+        (once["starts"].as_u64(), once["restarts"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(once["exit_code"], 4);
+    assert_eq!(status.code(), Some(1), "`once` failed: {doc}");
+}
+
+/// A process that says `NAME up`, and on SIGTERM `NAME got TERM` before exiting 0.
+fn polite(name: &str) -> String {
+    format!(
+        r#"'trap "echo {name} got TERM; exit 0" TERM; echo {name} up; while :; do sleep 0.05; done'"#
+    )
+}
+
+#[test]
+fn sigint_stops_in_reverse_start_order_and_kills_a_process_ignoring_sigterm() {
+    let d = Dir::new("sigint");
+    // Listed out of order: `after:` decides the start order (first, second, stubborn).
+    let f = d.write(
+        "l.yaml",
+        &format!(
+            r#"
+stop_grace: 20
+processes:
+  - name: stubborn
+    after: second
+    shell: 'trap "" TERM; echo stubborn up; while :; do sleep 0.05; done'
+    stop_grace: 0.3
+  - name: second
+    after: [first]
+    shell: {}
+  - name: first
+    shell: {}
+"#,
+            polite("second"),
+            polite("first")
+        ),
+    );
+    let live = Live::spawn(horus().arg("launch").arg(&f));
+    live.wait_for("every process up", |o, _| {
+        ["first up", "second up", "stubborn up"]
+            .iter()
+            .all(|s| o.contains(s))
+    });
+    live.signal(libc::SIGINT);
+    let out = live.finish();
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stubborn was SIGKILLed:\n{o}\n{e}"
+    );
+    // Started in `after:` order, stopped in reverse.
+    assert!(pos(&e, "started first") < pos(&e, "started second"), "{e}");
+    assert!(
+        pos(&e, "started second") < pos(&e, "started stubborn"),
+        "{e}"
+    );
+    assert!(
+        pos(&e, "SIGTERM to stubborn") < pos(&e, "SIGTERM to second"),
+        "{e}"
+    );
+    assert!(
+        pos(&e, "SIGTERM to second") < pos(&e, "SIGTERM to first"),
+        "{e}"
+    );
+    assert!(
+        pos(&e, "stubborn did not stop within") < pos(&e, "SIGTERM to second"),
+        "{e}"
+    );
+    // Output is prefixed by process name; each polite one ran its handler, in order.
+    assert!(
+        pos(&o, "| second got TERM") < pos(&o, "| first got TERM"),
+        "{o}"
+    );
+    assert!(o.contains("stubborn | stubborn up"), "{o}");
+    // The summary.
+    let summary = &o[pos(&o, "launch summary (SIGINT received)")..];
+    let line = |name: &str| {
+        summary
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} line:\n{summary}"))
+    };
+    assert!(line("first").contains("exit 0 after SIGTERM"), "{summary}");
+    assert!(line("second").contains("exit 0 after SIGTERM"), "{summary}");
+    assert!(line("stubborn").contains("SIGKILL"), "{summary}");
+    assert!(line("stubborn").contains("not clean"), "{summary}");
+    assert!(summary.contains("exit status 1"), "{summary}");
+}
+
+#[test]
+fn sigterm_stops_everything_cleanly_with_a_json_summary() {
+    let d = Dir::new("sigterm");
+    let f = d.write(
+        "l.yaml",
+        &format!(
+            r#"
+processes:
+  - name: a
+    shell: {}
+  - name: b
+    after: a
+    command: [sleep, "1000"]
+"#,
+            polite("a")
+        ),
+    );
+    let live = Live::spawn(horus().arg("launch").arg(&f).arg("--json"));
+    live.wait_for("both started", |_, e| {
+        e.contains("a up") && e.contains("started b")
+    });
+    live.signal(libc::SIGTERM);
+    let out = live.finish();
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(out.status.code(), Some(0), "{doc}");
+    assert_eq!(doc["reason"], "SIGTERM received");
+    assert_eq!(doc["clean"], true);
+    let a = process(&doc, "a");
+    assert_eq!(
+        (a["exit_code"].as_i64(), a["sigterm_sent"].as_bool()),
+        (Some(0), Some(true))
+    );
+    // `sleep` has no handler: it dies of the SIGTERM it was sent, which is clean.
+    let b = process(&doc, "b");
+    assert_eq!(b["signal"], libc::SIGTERM, "{doc}");
+    assert_eq!(b["clean"], true, "{doc}");
+}
+
+#[test]
+fn after_topic_waits_for_a_live_publisher() {
+    let d = Dir::new("after-topic");
+    let ns = format!("test-launch-topic-{}", std::process::id());
+    let f = d.write(
+        "l.yaml",
+        r#"
+args:
+  ns: null
+namespace: $(arg ns)
+processes:
+  - name: sentinel
+    shell: 'echo sentinel up; exec sleep 1000'
+  - name: listener
+    after_topic: robot/cmd
+    shell: 'echo listener up in $HORUS_NAMESPACE; exec sleep 1000'
+"#,
+    );
+    let live = Live::spawn(horus().arg("launch").arg(&f).arg(format!("ns:={ns}")));
+    live.wait_for("the sentinel", |o, _| o.contains("sentinel up"));
+    // Give a wrong implementation time to start the listener: it must not.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !live.text().1.contains("started listener"),
+        "{:?}",
+        live.text()
+    );
+    let topic = Topic::<CmdVel>::builder("robot/cmd")
+        .namespace(&ns)
+        .open()
+        .unwrap();
+    let publisher = topic.publisher().unwrap();
+    live.wait_for("the listener", |o, _| {
+        o.contains(&format!("listener up in {ns}"))
+    });
+    live.signal(libc::SIGINT);
+    let out = live.finish();
+    assert!(out.status.success(), "{:?}", out);
+    drop(publisher);
+    drop(topic);
+    let left: Vec<String> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(&ns))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn after_topic_timeout_fails_the_launch_and_stops_the_rest() {
+    let d = Dir::new("after-topic-timeout");
+    let ns = format!("test-launch-timeout-{}", std::process::id());
+    let f = d.write(
+        "l.yaml",
+        &format!(
+            r#"
+namespace: {ns}
+processes:
+  - name: sentinel
+    command: [sleep, "1000"]
+  - name: listener
+    after_topic: nobody/publishes
+    after_topic_timeout: 0.2
+    shell: 'echo listener up'
+"#
+        ),
+    );
+    let (status, doc, stderr) = launch_json(&f, &[]);
+    assert_eq!(status.code(), Some(1), "{doc}");
+    assert_eq!(doc["reason"], "listener could not start");
+    let l = process(&doc, "listener");
+    assert_eq!(l["starts"], 0);
+    assert!(
+        l["problem"]
+            .as_str()
+            .unwrap()
+            .contains("no live publisher on nobody/publishes"),
+        "{doc}"
+    );
+    assert!(!stderr.contains("listener up"), "{stderr}");
+    assert_eq!(process(&doc, "sentinel")["clean"], true, "{doc}");
+}
+
+#[test]
+fn include_passes_arguments_and_namespace() {
+    let d = Dir::new("include");
+    d.write(
+        "part.yaml",
+        r#"
+args:
+  word: null
+  name: part
+processes:
+  - name: $(arg name)
+    shell: 'echo "$0: $(arg word) in $HORUS_NAMESPACE with $GREETING_ENV"'
+    args: ["$(arg name)"]
+"#,
+    );
+    let main = d.write(
+        "main.yaml",
+        r#"
+args:
+  greeting: hi
+env:
+  GREETING_ENV: from-main
+include:
+  - file: part.yaml
+    args: { word: "$(arg greeting)", name: one }
+    namespace: space-one
+  - file: $(dirname)/part.yaml
+    args: { word: plain, name: two }
+processes:
+  - name: own
+    shell: 'echo own in ${HORUS_NAMESPACE:-inherited}'
+    namespace: space-own
+"#,
+    );
+    let (status, doc, stderr) = launch_json(&main, &["greeting:=hello"]);
+    assert_eq!(status.code(), Some(0), "{doc}\n{stderr}");
+    assert!(
+        stderr.contains("one | one: hello in space-one with from-main"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("two | two: plain in"), "{stderr}");
+    assert!(stderr.contains("own | own in space-own"), "{stderr}");
+    let names: Vec<&str> = doc["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["one", "two", "own"]);
+}
+
+/// `horus launch FILE` must refuse the file with `FILE:LINE:COLUMN: ...message...`, exit 2
+/// and start nothing (the file's first process would create `started`).
+fn rejected(tag: &str, body: &str, line: usize, column: usize, message: &str) {
+    let d = Dir::new(&format!("bad-{tag}"));
+    let marker = d.path("started");
+    let text = format!(
+        "processes:\n  - name: witness\n    command: [touch, {}]\n{body}",
+        marker.display()
+    );
+    let f = d.write("bad.yaml", &text);
+    let mut cmd = horus();
+    cmd.arg("launch").arg(&f);
+    let out = output_bounded(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{tag}: {stderr}");
+    let want = format!("{}:{line}:{column}: ", f.display());
+    assert!(
+        stderr.contains(&want) && stderr.contains(message),
+        "{tag}: expected {want}...{message}, got:\n{stderr}\n--- file:\n{text}"
+    );
+    assert!(stderr.contains("nothing was started"), "{stderr}");
+    assert!(!marker.exists(), "{tag}: a process was started");
+}
+
+#[test]
+fn malformed_files_are_rejected_with_their_position_before_anything_starts() {
+    // Line 1-3 are the witness process (see `rejected`).
+    rejected(
+        "unknown-key",
+        "  - name: b\n    shell: x\n    restrat: always\n",
+        6,
+        5,
+        "unknown field `restrat`",
+    );
+    rejected(
+        "wrong-type",
+        "  - name: b\n    shell: x\n    restart: sometimes\n",
+        6,
+        14,
+        "unknown variant `sometimes`",
+    );
+    rejected(
+        "wrong-type-number",
+        "  - name: b\n    shell: x\n    max_restarts: [1]\n    restart: always\n",
+        6,
+        19,
+        "invalid type: sequence, expected u32",
+    );
+    rejected(
+        "missing-command",
+        "  - name: b\n    after: witness\n",
+        4,
+        5,
+        "missing command",
+    );
+    rejected(
+        "missing-name",
+        "  - shell: x\n",
+        4,
+        5,
+        "missing field `name`",
+    );
+    rejected(
+        "duplicate-name",
+        "  - name: c\n    shell: x\n  - name: witness\n    shell: y\n",
+        6,
+        11,
+        "duplicate process name `witness` (first defined at",
+    );
+    rejected(
+        "cycle",
+        "  - name: a\n    shell: x\n    after: b\n  - name: b\n    shell: x\n    after: [c]\n  - name: c\n    shell: x\n    after: [a]\n",
+        12,
+        13,
+        "cycle in `after:`",
+    );
+    rejected(
+        "unknown-after",
+        "  - name: a\n    shell: x\n    after: [witness, ghost]\n",
+        6,
+        22,
+        "no process is named `ghost`",
+    );
+    rejected(
+        "two-commands",
+        "  - name: a\n    shell: x\n    module: y\n",
+        5,
+        12,
+        "give only one command",
+    );
+    rejected(
+        "include-not-found",
+        "include:\n  - file: nowhere.yaml\n",
+        5,
+        11,
+        "included file not found",
+    );
+    rejected(
+        "undeclared-arg",
+        "  - name: a\n    shell: 'echo $(arg speed)'\n",
+        5,
+        12,
+        "no argument `speed` is declared",
+    );
+    rejected(
+        "yaml-syntax",
+        "  - name: a\n  shell: x\n",
+        5,
+        3,
+        "did not find expected '-' indicator",
+    );
+}
+
+#[test]
+fn a_bad_argument_of_an_included_file_is_reported_at_the_include() {
+    let d = Dir::new("bad-include-arg");
+    d.write("part.yaml", "args:\n  word: null\nprocesses: []\n");
+    let f = d.write(
+        "main.yaml",
+        "include:\n  - file: part.yaml\n    args: {wrd: x}\n",
+    );
+    let (status, doc, _) = launch_json(&f, &[]);
+    assert_eq!(status.code(), Some(2), "{doc}");
+    assert_eq!(
+        (doc["line"].as_u64(), doc["column"].as_u64()),
+        (Some(2), Some(5)),
+        "{doc}"
+    );
+    assert!(
+        doc["message"]
+            .as_str()
+            .unwrap()
+            .contains("argument `wrd` is not declared"),
+        "{doc}"
+    );
+    // A required argument left out is reported at its declaration.
+    let f = d.write("main2.yaml", "include:\n  - file: part.yaml\n");
+    let (status, doc, _) = launch_json(&f, &[]);
+    assert_eq!(status.code(), Some(2), "{doc}");
+    assert!(
+        doc["file"].as_str().unwrap().ends_with("part.yaml"),
+        "{doc}"
+    );
+    assert_eq!(
+        (doc["line"].as_u64(), doc["column"].as_u64()),
+        (Some(2), Some(9)),
+        "{doc}"
+    );
+    assert!(
+        doc["message"]
+            .as_str()
+            .unwrap()
+            .contains("by the include at"),
+        "{doc}"
+    );
+}

@@ -1,6 +1,7 @@
 //! The verbs of `horus`, one module each.
 
 mod clean;
+mod doctor;
 mod launch;
 mod node;
 mod param;
@@ -15,6 +16,8 @@ use std::process::ExitCode;
 pub(crate) enum Verb {
     /// Remove stale shared memory left by dead processes.
     Clean(clean::Clean),
+    /// What is in /dev/shm (live or stale), other namespaces, limits; exit 1 if something is wrong.
+    Doctor(doctor::Doctor),
     /// Start a system of processes from a launch file; stop it in order on Ctrl-C.
     Launch(launch::Launch),
     /// Nodes of the running schedulers: rates, jitter, execution times, misses.
@@ -29,6 +32,7 @@ pub(crate) enum Verb {
 pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
     match verb {
         Verb::Clean(args) => clean::run(args, out),
+        Verb::Doctor(args) => doctor::run(args, out),
         Verb::Launch(args) => launch::run(args, out),
         Verb::Node(args) => node::run(args, out),
         Verb::Service(args) => service::run(args, out),

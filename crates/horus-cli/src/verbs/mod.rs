@@ -6,6 +6,7 @@ mod launch;
 mod node;
 mod param;
 mod service;
+mod topic;
 
 use crate::output::Output;
 use clap::Subcommand;
@@ -14,6 +15,8 @@ use std::process::ExitCode;
 /// Every verb `horus` knows.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Verb {
+    /// Topics: list, info, echo, hz, bw, pub (decoded from each topic's own description).
+    Topic(topic::TopicCmd),
     /// Remove stale shared memory left by dead processes.
     Clean(clean::Clean),
     /// What is in /dev/shm (live or stale), other namespaces, limits; exit 1 if something is wrong.
@@ -31,6 +34,7 @@ pub(crate) enum Verb {
 /// Runs one verb.
 pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
     match verb {
+        Verb::Topic(args) => topic::run(args, out),
         Verb::Clean(args) => clean::run(args, out),
         Verb::Doctor(args) => doctor::run(args, out),
         Verb::Launch(args) => launch::run(args, out),

@@ -9,9 +9,11 @@
 mod decode;
 mod encode;
 mod raw_observer;
+mod raw_publisher;
 mod topic_view;
 
 pub use decode::{decode_message, DecodeError};
 pub use encode::{encode_message, EncodeError};
 pub use raw_observer::{RawMessage, RawObserver};
+pub use raw_publisher::{RawPublisher, RawSendError};
 pub use topic_view::{list_topics, InspectError, QosInfo, TopicView};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use horus_msgs::MessageDescription;
 use horus_shm::{Channel, ChannelSnapshot, OpenError, SegmentError};
 
-use super::RawObserver;
+use super::{RawObserver, RawPublisher};
 use crate::description::{DescriptionReadError, SchemaRecord};
 use crate::qos::Overflow;
 
@@ -163,6 +163,16 @@ impl TopicView {
     /// Whether the segment was truncated under us (then open the topic again).
     pub fn is_lost(&self) -> bool {
         self.chan.is_lost()
+    }
+
+    /// A publisher on the topic for messages of `message_size` bytes (the described type's
+    /// size), following the topic's overflow policy.
+    pub fn publisher(&self, message_size: usize) -> Result<RawPublisher, InspectError> {
+        let overflow = self.qos().overflow.unwrap_or(Overflow::DropOldest);
+        RawPublisher::join(&self.chan, message_size, overflow).map_err(|source| InspectError::Join {
+            topic: self.name.clone(),
+            source,
+        })
     }
 
     /// An observer of the topic's messages, as bytes. `blocking` observers sleep on the

@@ -1,0 +1,124 @@
+//! [`RawPublisher`]: publishes bytes on a topic whose type this process learned from the
+//! topic's description (for `horus topic pub`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use horus_shm::{Channel, JoinError, PayloadError, PublisherPort};
+
+use crate::qos::Overflow;
+
+/// Why a raw send published nothing. Every refusal is counted in the publisher's record, as
+/// for typed publishers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RawSendError {
+    /// `Reject` policy and a subscriber's history is full.
+    #[error("a subscriber's history is full (Reject policy)")]
+    Full,
+    /// `Block` policy and no room appeared within the topic's timeout.
+    #[error("no room within {0:?} (Block policy)")]
+    Timeout(Duration),
+    /// The bytes are not one message of the topic's type.
+    #[error("{got} bytes, the topic's messages have {expected}")]
+    WrongSize {
+        /// Bytes given.
+        got: usize,
+        /// Size of the topic's message.
+        expected: usize,
+    },
+    /// Larger than the topic's slot or chunk.
+    #[error("{len} bytes exceed the topic's capacity of {capacity}")]
+    TooLarge {
+        /// Bytes given.
+        len: usize,
+        /// Capacity.
+        capacity: usize,
+    },
+    /// Every chunk of this publisher's pool is in use.
+    #[error("every chunk of the publisher's pool is in use")]
+    PoolExhausted,
+    /// The segment was truncated under us.
+    #[error("the topic's segment was truncated")]
+    SegmentLost,
+}
+
+/// A publisher place on an existing topic, sending bytes checked only for their size.
+pub struct RawPublisher {
+    port: PublisherPort,
+    message_size: usize,
+    overflow: Overflow,
+}
+
+impl RawPublisher {
+    pub(crate) fn join(
+        chan: &Arc<Channel>,
+        message_size: usize,
+        overflow: Overflow,
+    ) -> Result<RawPublisher, JoinError> {
+        Ok(RawPublisher {
+            port: PublisherPort::join(chan)?,
+            message_size,
+            overflow,
+        })
+    }
+
+    /// Publishes one message (exactly the type's size; no tail). Returns how many
+    /// subscribers it was delivered to (observers not counted).
+    pub fn send(&mut self, bytes: &[u8]) -> Result<u32, RawSendError> {
+        if bytes.len() != self.message_size {
+            return Err(RawSendError::WrongSize {
+                got: bytes.len(),
+                expected: self.message_size,
+            });
+        }
+        if self.port.channel().is_lost() {
+            return Err(RawSendError::SegmentLost);
+        }
+        match self.overflow {
+            Overflow::DropOldest => {}
+            Overflow::Reject => {
+                if !self.port.has_space() {
+                    self.port.count_rejected();
+                    return Err(RawSendError::Full);
+                }
+            }
+            Overflow::Block { timeout } => {
+                let deadline = Instant::now() + timeout;
+                while !self.port.has_space() {
+                    if Instant::now() >= deadline {
+                        self.port.count_timed_out();
+                        return Err(RawSendError::Timeout(timeout));
+                    }
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+            }
+        }
+        let config = self.port.channel().layout().config;
+        let sent = if bytes.len() <= config.slot_payload as usize {
+            self.port.send_inline(bytes)
+        } else {
+            let loan = self
+                .port
+                .loan_chunk()
+                .ok_or(RawSendError::PoolExhausted)?;
+            let room = self.port.chunk_bytes(&loan);
+            if room.len() < bytes.len() {
+                let capacity = room.len();
+                self.port.abandon(loan);
+                return Err(RawSendError::TooLarge {
+                    len: bytes.len(),
+                    capacity,
+                });
+            }
+            room[..bytes.len()].copy_from_slice(bytes);
+            self.port.send_chunk(loan, bytes.len())
+        };
+        let subscribers = sent.map_err(|e| match e {
+            PayloadError::TooLarge { len, capacity, .. } => RawSendError::TooLarge { len, capacity },
+        })?;
+        if subscribers == 0 {
+            self.port.count_undelivered();
+        }
+        Ok(subscribers)
+    }
+}

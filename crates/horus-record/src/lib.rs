@@ -1,0 +1,1 @@
+//! Recording horus topics to MCAP and reading them back.

@@ -137,7 +137,8 @@ fn clean_removes_the_segments_of_a_killed_service_and_keeps_a_live_one() {
         assert!(!f.exists(), "{} left behind", f.display());
     }
     assert!(table_path(&ns, "live/add").exists());
-    assert!(report.removed() >= 2, "{report:?}");
+    // Table, request channel and the dead client's response channel.
+    assert_eq!(report.removed(), 3, "{report:?}");
 
     // A fresh service of the same name works afterwards.
     let again = open(&ns, "orphan/add");

@@ -24,7 +24,8 @@ const INIT_GRACE: Duration = Duration::from_secs(5);
 
 /// Cleans every service table of `namespace`; reports each with its fate
 /// (for a live table, `publishers` counts clients and `subscribers`
-/// servers, as on the request channel).
+/// servers, as on the request channel), followed by the response channels
+/// of dead clients its cleaning removed.
 pub(crate) fn clean_tables(namespace: &str) -> Result<Vec<SegmentReport>, CleanError> {
     let prefix = horus_shm::segment_prefix(namespace, "sv")?;
     let resp_prefix = horus_shm::segment_prefix(namespace, "sr")?;
@@ -34,16 +35,40 @@ pub(crate) fn clean_tables(namespace: &str) -> Result<Vec<SegmentReport>, CleanE
         .filter(|n| n.starts_with(&prefix) && n.len() > prefix.len())
         .collect();
     files.sort();
-    Ok(files
-        .into_iter()
-        .map(|file| {
-            let path = PathBuf::from(SHM_DIR).join(&file);
-            // A client's response channel is `sr.<service>~<token>`.
-            let responses = format!("/{resp_prefix}{}~", &file[prefix.len()..]);
-            let fate = clean_one(&format!("/{file}"), &path, responses);
-            SegmentReport { path, fate }
-        })
-        .collect())
+    let mut reports = Vec::new();
+    for file in files {
+        let path = PathBuf::from(SHM_DIR).join(&file);
+        // A client's response channel is `sr.<service>~<token>`.
+        let responses = format!("{resp_prefix}{}~", &file[prefix.len()..]);
+        let before = response_channels(&responses);
+        let fate = clean_one(&format!("/{file}"), &path, format!("/{responses}"));
+        reports.push(SegmentReport { path, fate });
+        // Reclaiming a dead client's place removed its response channel: report it.
+        reports.extend(
+            before
+                .into_iter()
+                .filter(|p| !p.exists())
+                .map(|path| SegmentReport {
+                    path,
+                    fate: SegmentFate::Removed,
+                }),
+        );
+    }
+    Ok(reports)
+}
+
+/// The response channels in `/dev/shm` whose file names start with `prefix`.
+fn response_channels(prefix: &str) -> Vec<PathBuf> {
+    let Ok(dir) = std::fs::read_dir(SHM_DIR) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = dir
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
 }
 
 fn clean_one(shm_name: &str, path: &Path, responses: String) -> SegmentFate {

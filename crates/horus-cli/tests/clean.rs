@@ -1,0 +1,86 @@
+//! `horus clean` against real processes: a killed robot's topic, service and scheduler files
+//! are removed; a running robot's are kept and it keeps working.
+
+mod common;
+
+use common::{horus, horus_json, poll_json, shm_files, unique_ns, Fixture};
+use serde_json::Value;
+
+/// The fixture process's body; does nothing in a normal test run.
+#[test]
+fn fixture() {
+    common::fixture_main();
+}
+
+fn fates(doc: &Value, key: &str) -> Vec<String> {
+    doc[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["fate"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn clean_removes_everything_a_killed_robot_left() {
+    let ns = unique_ns("cleankilled");
+    let mut robot = Fixture::robot(&ns);
+    // Wait for the call, so its response channel exists too.
+    poll_json(&ns, &["service", "list"], |d| {
+        d["services"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["totals"]["clients"]["responses"] == 1))
+    });
+    robot.kill9();
+    let left = shm_files(&ns);
+    for kind in [".t.", ".sv.", ".sq.", ".sr.", ".sched."] {
+        assert!(left.iter().any(|f| f.contains(kind)), "{kind} in {left:?}");
+    }
+    assert_eq!(horus_json(&ns, &["doctor"]).0, 1);
+
+    let (code, doc) = horus_json(&ns, &["clean"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["removed"], left.len(), "{doc}");
+    for key in ["segments", "services", "schedulers"] {
+        let f = fates(&doc, key);
+        assert!(
+            !f.is_empty() && f.iter().all(|f| f == "removed"),
+            "{key}: {doc}"
+        );
+    }
+    assert!(shm_files(&ns).is_empty(), "{:?}", shm_files(&ns));
+    let (code, doc) = horus_json(&ns, &["doctor"]);
+    assert!(doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["check"] != "stale files"));
+    assert_eq!(code, i32::from(doc["ok"] == false));
+}
+
+#[test]
+fn clean_keeps_a_running_robot_and_it_keeps_working() {
+    let ns = unique_ns("cleanlive");
+    let _robot = Fixture::robot(&ns);
+    poll_json(&ns, &["service", "list"], |d| {
+        d["services"].as_array().is_some_and(|s| s.len() == 2)
+    });
+    let before = shm_files(&ns);
+    let (code, doc) = horus_json(&ns, &["clean"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["removed"], 0, "{doc}");
+    for key in ["segments", "services", "schedulers"] {
+        let f = fates(&doc, key);
+        assert!(
+            !f.is_empty() && f.iter().all(|f| f.starts_with("live")),
+            "{key}: {doc}"
+        );
+    }
+    assert_eq!(shm_files(&ns), before);
+    // The node still answers.
+    let (code, text, _) = horus(&ns, &["param", "get", "base", "rate_hz"]);
+    assert_eq!((code, text.trim()), (0, "50"));
+    let (code, text, _) = horus(&ns, &["clean"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("live (1 server, 1 client)"), "{text}");
+}

@@ -38,6 +38,42 @@ pub(crate) fn encode<T: Message>() -> Arc<[u8]> {
         .into()
 }
 
+/// What a service's request channel carries: both types.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ServiceDescription {
+    /// The request type.
+    pub request: MessageDescription,
+    /// The response type.
+    pub response: MessageDescription,
+}
+
+/// The JSON description of a service of `Req` and `Resp`.
+pub(crate) fn encode_service<Req: Message, Resp: Message>() -> Arc<[u8]> {
+    let d = ServiceDescription {
+        request: MessageDescription::of::<Req>(),
+        response: MessageDescription::of::<Resp>(),
+    };
+    serde_json::to_vec(&d)
+        .expect("a message description serialises")
+        .into()
+}
+
+/// Parses and validates a service description against the schemas of the service's table.
+pub fn decode_service(
+    bytes: &[u8],
+    request: &SchemaRecord,
+    response: &SchemaRecord,
+) -> Result<ServiceDescription, DescriptionReadError> {
+    if bytes.is_empty() {
+        return Err(DescriptionReadError::Missing);
+    }
+    let d: ServiceDescription =
+        serde_json::from_slice(bytes).map_err(|e| DescriptionReadError::Json(e.to_string()))?;
+    check(&d.request, request)?;
+    check(&d.response, response)?;
+    Ok(d)
+}
+
 /// Parses and validates a description read from a segment whose header names `schema`.
 pub fn decode(
     bytes: &[u8],
@@ -48,6 +84,12 @@ pub fn decode(
     }
     let d: MessageDescription =
         serde_json::from_slice(bytes).map_err(|e| DescriptionReadError::Json(e.to_string()))?;
+    check(&d, schema)?;
+    Ok(d)
+}
+
+/// Validates `d` and checks that its root is the type `schema` names.
+fn check(d: &MessageDescription, schema: &SchemaRecord) -> Result<(), DescriptionReadError> {
     d.validate()?;
     let root = d.root();
     if root.name != schema.name
@@ -63,7 +105,7 @@ pub fn decode(
             schema: schema.to_string(),
         });
     }
-    Ok(d)
+    Ok(())
 }
 
 /// A schema as stored in a segment header, decoded (see [`SchemaId`] for the compiled form).

@@ -77,8 +77,8 @@
 
 pub mod clean;
 pub mod description;
-pub mod inspect;
 mod error;
+pub mod inspect;
 mod publisher;
 mod qos;
 mod sample;
@@ -92,19 +92,19 @@ mod topic;
 
 pub use error::{LoanError, RecvError, SendError, TopicError};
 pub use horus_msgs as msgs;
-/// The namespace in force for this process (`HORUS_NAMESPACE`, else one per user).
-pub use horus_shm::name::namespace;
 pub use horus_msgs::{message, Message, SchemaId};
 pub use horus_sched as sched;
+/// The namespace in force for this process (`HORUS_NAMESPACE`, else one per user).
+pub use horus_shm::name::namespace;
 pub use publisher::{Delivery, Publisher};
 pub use qos::{Overflow, WaitMode};
 pub use sample::Sample;
 pub use sample_mut::SampleMut;
 pub use service::{
     list_services, CallError, Client, ClientStats, EndpointSnapshot, EndpointStats,
-    ListServicesError, PendingCall, ReplyError, Request, Server, ServerReadiness, ServerStats,
-    Service, ServiceBuilder, ServiceError, ServiceListing, ServiceSnapshot, ServiceStats,
-    DEFAULT_CALL_TIMEOUT,
+    ListServicesError, PendingCall, RawClient, ReplyError, Request, Server, ServerReadiness,
+    ServerStats, Service, ServiceBuilder, ServiceError, ServiceListing, ServiceSnapshot,
+    ServiceStats, DEFAULT_CALL_TIMEOUT,
 };
 pub use stats::{PublisherStats, SubscriberStats, TopicStats};
 pub use subscriber::Subscriber;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use horus_msgs::Message;
 
-use super::client_core::ClientCore;
+use super::client_core::{self, ClientCore};
 use super::error::{CallError, ServiceError};
 use super::pending::PendingCall;
 use super::service::ServiceInner;
@@ -31,19 +31,19 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(1);
 /// in flight ([`Client::call_async`]). It is `Send`; pending calls share
 /// it and can be waited for from any thread.
 pub struct Client<Req, Resp> {
-    core: Arc<Mutex<ClientCore<Resp>>>,
+    core: Arc<Mutex<ClientCore<Sample<Resp>>>>,
     timeout: Duration,
     _t: PhantomData<fn(Req)>,
 }
 
 /// Waits for call `id` until it settles or `deadline` passes, taking the
 /// client's lock one slice at a time.
-pub(crate) fn wait<Resp: Message>(
-    core: &Mutex<ClientCore<Resp>>,
+pub(crate) fn wait<Out>(
+    core: &Mutex<ClientCore<Out>>,
     id: u64,
     deadline: Instant,
     timeout: Duration,
-) -> Result<Sample<Resp>, CallError> {
+) -> Result<Out, CallError> {
     loop {
         if let Some(r) = lock(core).wait_slice(id, deadline, timeout) {
             return r;
@@ -58,7 +58,10 @@ pub(crate) fn lock<Resp>(core: &Mutex<ClientCore<Resp>>) -> MutexGuard<'_, Clien
 impl<Req: Message, Resp: Message> Client<Req, Resp> {
     pub(crate) fn new(svc: Arc<ServiceInner>) -> Result<Self, ServiceError> {
         Ok(Client {
-            core: Arc::new(Mutex::new(ClientCore::join(&svc)?)),
+            core: Arc::new(Mutex::new(ClientCore::join(
+                &svc,
+                client_core::typed::<Resp>,
+            )?)),
             timeout: DEFAULT_CALL_TIMEOUT,
             _t: PhantomData,
         })

@@ -3,12 +3,11 @@
 //! responses to their calls, and the non-blocking and sliced waits live
 //! here; watching the serving process is in `liveness.rs`.
 
-use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use horus_msgs::Message;
-use horus_shm::{Channel, ProcessId, PublisherPort, Received, SubscriberPort};
+use horus_shm::{Channel, ProcessId, PublisherPort, Received, SubPlace, SubscriberPort};
 
 use super::error::{CallError, ServiceError};
 use super::liveness::{Witnesses, LIVENESS_EVERY};
@@ -20,13 +19,46 @@ use crate::Sample;
 /// Polls before a waiting call sleeps on the response channel's futex.
 const SPIN: u32 = 64;
 
+/// A response's body as received, before it becomes the client's result type.
+pub(crate) enum ResponseBody<'a> {
+    /// Copied out of a ring slot.
+    Inline(&'a [u8]),
+    /// In a pool chunk pinned for us: whoever takes it releases it.
+    Chunk {
+        place: Arc<SubPlace>,
+        pool: usize,
+        chunk: usize,
+        /// First byte of the body (after the record header), `len` bytes.
+        ptr: *const u8,
+        len: usize,
+    },
+}
+
+/// Turns a response body into the client's result: a typed [`Sample`], or
+/// bytes for a client that learned the types at run time.
+pub(crate) type Decoder<Out> = fn(ResponseBody<'_>) -> Out;
+
+/// The typed decoder: zero copy for chunks.
+pub(crate) fn typed<Resp: Message>(b: ResponseBody<'_>) -> Sample<Resp> {
+    match b {
+        ResponseBody::Inline(bytes) => Sample::inline(bytemuck::pod_read_unaligned(bytes)),
+        ResponseBody::Chunk {
+            place,
+            pool,
+            chunk,
+            ptr,
+            len,
+        } => Sample::chunk(place, pool, chunk, ptr, len),
+    }
+}
+
 /// Where a call slot stands.
 pub(super) enum Slot<Resp> {
     Free,
     /// Sent (id, when, which servers could see it), no result yet.
     Waiting(u64, Instant, Witnesses),
     /// Result arrived, not yet taken.
-    Done(u64, Result<Sample<Resp>, CallError>),
+    Done(u64, Result<Resp, CallError>),
 }
 
 /// The state shared by a client and its pending calls.
@@ -43,7 +75,7 @@ pub(crate) struct ClientCore<Resp> {
     pub(super) next_id: u64,
     pub(super) slots: Vec<Slot<Resp>>,
     pub(super) next_check: Instant,
-    pub(super) _t: PhantomData<fn() -> Resp>,
+    decode: Decoder<Resp>,
 }
 
 fn unique_token() -> u64 {
@@ -86,8 +118,11 @@ impl<Resp> ClientCore<Resp> {
     }
 }
 
-impl<Resp: Message> ClientCore<Resp> {
-    pub(super) fn join(svc: &Arc<ServiceInner>) -> Result<Self, ServiceError> {
+impl<Resp> ClientCore<Resp> {
+    pub(super) fn join(
+        svc: &Arc<ServiceInner>,
+        decode: Decoder<Resp>,
+    ) -> Result<Self, ServiceError> {
         let token = unique_token();
         let resp_name = svc.response_name(token);
         let resp_config = svc.layout.response_channel(&svc.config);
@@ -128,7 +163,7 @@ impl<Resp: Message> ClientCore<Resp> {
             next_id: first,
             slots: (0..depth).map(|_| Slot::Free).collect(),
             next_check: Instant::now(),
-            _t: PhantomData,
+            decode,
         })
     }
 
@@ -144,7 +179,20 @@ impl<Resp: Message> ClientCore<Resp> {
         tail_len: usize,
         fill: impl FnOnce(&mut Req, &mut [u8]),
     ) -> Result<u64, CallError> {
-        if tail_len > self.max_tail() || (tail_len > 0 && !Req::HAS_TAIL) {
+        self.start_bytes(tail_len, Req::HAS_TAIL, |body, tail| {
+            fill(bytemuck::from_bytes_mut(body), tail)
+        })
+    }
+
+    /// [`start`](Self::start) for a request given as bytes: `fill` writes
+    /// the fixed part (exactly the request type's size) and the tail.
+    pub(crate) fn start_bytes(
+        &mut self,
+        tail_len: usize,
+        has_tail: bool,
+        fill: impl FnOnce(&mut [u8], &mut [u8]),
+    ) -> Result<u64, CallError> {
+        if tail_len > self.max_tail() || (tail_len > 0 && !has_tail) {
             return Err(CallError::TooLarge {
                 requested: tail_len,
                 max: self.max_tail(),
@@ -180,7 +228,7 @@ impl<Resp: Message> ClientCore<Resp> {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.staging);
             let (head, body) = bytes.split_at_mut(HEADER);
             head.copy_from_slice(bytemuck::cast_slice(&header));
-            fill(bytemuck::from_bytes_mut(&mut body[..size]), &mut []);
+            fill(&mut body[..size], &mut []);
             self.req
                 .send_inline(&bytes[..HEADER + size])
                 .map_err(|_| CallError::TooLarge {
@@ -234,8 +282,8 @@ impl<Resp: Message> ClientCore<Resp> {
                 ResponseHeader::decode(words).and_then(|h| match h.status {
                     wire::STATUS_OK if self.svc.layout.resp_inline && len == HEADER + size => {
                         let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
-                        let v: Resp = bytemuck::pod_read_unaligned(&bytes[HEADER..HEADER + size]);
-                        Some((h, Some(Sample::inline(v))))
+                        let body = ResponseBody::Inline(&bytes[HEADER..HEADER + size]);
+                        Some((h, Some((self.decode)(body))))
                     }
                     wire::STATUS_OK => None,
                     _ => Some((h, None)),
@@ -253,14 +301,14 @@ impl<Resp: Message> ClientCore<Resp> {
                     // the port against the chunk size), is 8-aligned and
                     // pinned by our receive.
                     let words = unsafe { wire::read_header(ptr) };
-                    let body = Sample::chunk(
+                    let body = (self.decode)(ResponseBody::Chunk {
                         place,
                         pool,
                         chunk,
                         // SAFETY: HEADER < len, inside the chunk.
-                        unsafe { ptr.add(HEADER) },
-                        len - HEADER,
-                    );
+                        ptr: unsafe { ptr.add(HEADER) },
+                        len: len - HEADER,
+                    });
                     ResponseHeader::decode(words)
                         .map(|h| (h, (h.status == wire::STATUS_OK).then_some(body)))
                 }
@@ -293,7 +341,7 @@ impl<Resp: Message> ClientCore<Resp> {
     }
 
     /// Takes call `id`'s result if it is there.
-    fn take(&mut self, id: u64) -> Option<Result<Sample<Resp>, CallError>> {
+    fn take(&mut self, id: u64) -> Option<Result<Resp, CallError>> {
         let i = self.slot_of(id);
         if matches!(self.slots[i], Slot::Done(d, _) if d == id) {
             if let Slot::Done(_, r) = std::mem::replace(&mut self.slots[i], Slot::Free) {
@@ -310,7 +358,7 @@ impl<Resp: Message> ClientCore<Resp> {
         id: u64,
         deadline: Instant,
         timeout: Duration,
-    ) -> Option<Result<Sample<Resp>, CallError>> {
+    ) -> Option<Result<Resp, CallError>> {
         self.pump();
         if let Some(r) = self.take(id) {
             return Some(r);
@@ -343,7 +391,7 @@ impl<Resp: Message> ClientCore<Resp> {
         id: u64,
         deadline: Instant,
         timeout: Duration,
-    ) -> Option<Result<Sample<Resp>, CallError>> {
+    ) -> Option<Result<Resp, CallError>> {
         if let Some(r) = self.poll(id, deadline, timeout) {
             return Some(r);
         }

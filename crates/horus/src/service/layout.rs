@@ -1,7 +1,7 @@
 //! How requests and responses are laid out on the service's channels,
 //! fixed by the two types and the service's configuration.
 
-use horus_msgs::Message;
+use horus_msgs::{Message, TypeDescription};
 use horus_shm::ChannelConfig;
 
 use super::table::TableConfig;
@@ -32,6 +32,21 @@ impl Layout {
             resp_inline: inline(Resp::HAS_TAIL, std::mem::size_of::<Resp>()),
             req_tail_offset: tail_offset::<Req>(),
             resp_tail_offset: tail_offset::<Resp>(),
+        }
+    }
+
+    /// The layout of a service whose types were learned at run time (from
+    /// the descriptions its request channel carries): the same rule as
+    /// [`Layout::new`].
+    pub(crate) fn described(req: &TypeDescription, resp: &TypeDescription) -> Layout {
+        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= INLINE_MAX;
+        Layout {
+            req_size: req.size,
+            resp_size: resp.size,
+            req_inline: inline(req.has_tail, req.size),
+            resp_inline: inline(resp.has_tail, resp.size),
+            req_tail_offset: req.size.next_multiple_of(8),
+            resp_tail_offset: resp.size.next_multiple_of(8),
         }
     }
 

@@ -4,8 +4,6 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use horus_msgs::Message;
-
 use super::client_core::{ClientCore, Slot};
 use super::error::CallError;
 use super::table::{ClientCounter, Table};
@@ -72,7 +70,7 @@ impl<Resp> ClientCore<Resp> {
     }
 }
 
-impl<Resp: Message> ClientCore<Resp> {
+impl<Resp> ClientCore<Resp> {
     /// Why untaken call `id` can no longer be served, if so: no server is
     /// left (`NoServer`), or every server that could see the request died
     /// or left without taking it (`ServerDied`; a server that started

@@ -19,7 +19,7 @@ use crate::Sample;
 /// result withdraws the call (counted as `cancelled`; a response that still
 /// comes is discarded and counted as `late`).
 pub struct PendingCall<Resp> {
-    core: Arc<Mutex<ClientCore<Resp>>>,
+    core: Arc<Mutex<ClientCore<Sample<Resp>>>>,
     id: u64,
     deadline: Instant,
     timeout: Duration,
@@ -27,7 +27,11 @@ pub struct PendingCall<Resp> {
 }
 
 impl<Resp: Message> PendingCall<Resp> {
-    pub(crate) fn new(core: Arc<Mutex<ClientCore<Resp>>>, id: u64, timeout: Duration) -> Self {
+    pub(crate) fn new(
+        core: Arc<Mutex<ClientCore<Sample<Resp>>>>,
+        id: u64,
+        timeout: Duration,
+    ) -> Self {
         PendingCall {
             core,
             id,

@@ -162,8 +162,14 @@ impl<Resp: Message> Replier<Resp> {
                 Some(loan) => {
                     let tail_at = layout.resp_tail_offset;
                     let bytes = rp.port.chunk_bytes(&loan);
-                    let len =
-                        wire::write_chunk_record(bytes, &header, size, tail_at, tail_len, fill);
+                    let len = wire::write_chunk_record(
+                        bytes,
+                        &header,
+                        size,
+                        tail_at,
+                        tail_len,
+                        |b, t| fill(bytemuck::from_bytes_mut(b), t),
+                    );
                     self.bump(ServerCounter::Replied);
                     rp.port.send_chunk(loan, len).is_ok()
                 }

@@ -170,8 +170,13 @@ impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
         let have = *table.config();
         self.check_adopted(&want, &have)?;
         let layout = Layout::new::<Req, Resp>();
-        let req = Channel::open_or_create(&req_name, &layout.request_channel(&have))
-            .map_err(segment_err)?;
+        let description = crate::description::encode_service::<Req, Resp>();
+        let req = Channel::open_or_create_described(
+            &req_name,
+            &layout.request_channel(&have),
+            &description,
+        )
+        .map_err(segment_err)?;
         Ok(Service {
             inner: Arc::new(ServiceInner {
                 name: self.name,
@@ -180,6 +185,7 @@ impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
                 req_name,
                 config: have,
                 layout,
+                description,
                 shared: Mutex::new(Shared {
                     table: Arc::new(table),
                     req,
@@ -197,7 +203,7 @@ pub(crate) fn response_name(ns: &str, name: &str, token: u64) -> String {
 }
 
 /// [`response_name`] without the token's 16 hex digits.
-fn response_prefix(ns: &str, name: &str) -> String {
+pub(crate) fn response_prefix(ns: &str, name: &str) -> String {
     let full = response_name(ns, name, 0);
     full[..full.len() - 16].to_owned()
 }
@@ -226,6 +232,9 @@ pub(crate) struct ServiceInner {
     req_name: String,
     pub(crate) config: TableConfig,
     pub(crate) layout: Layout,
+    /// The JSON description of both types, written into a request channel
+    /// this process creates (for tools: `horus service call`).
+    pub(crate) description: Arc<[u8]>,
     shared: Mutex<Shared>,
 }
 
@@ -238,6 +247,34 @@ pub(crate) enum JoinFailure {
 }
 
 impl ServiceInner {
+    /// A service handle made from parts already opened and checked (by
+    /// [`RawClient::open`](super::RawClient::open)).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        name: String,
+        namespace: String,
+        table_name: String,
+        req_name: String,
+        layout: Layout,
+        description: Arc<[u8]>,
+        table: Table,
+        req: Arc<Channel>,
+    ) -> ServiceInner {
+        ServiceInner {
+            name,
+            namespace,
+            table_name,
+            req_name,
+            config: *table.config(),
+            layout,
+            description,
+            shared: Mutex::new(Shared {
+                table: Arc::new(table),
+                req,
+            }),
+        }
+    }
+
     pub(crate) fn shared(&self) -> (Arc<Table>, Arc<Channel>) {
         let s = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         (Arc::clone(&s.table), Arc::clone(&s.req))
@@ -306,7 +343,7 @@ impl ServiceInner {
         let want = self.layout.request_channel(&self.config);
         let req = match Channel::open_existing(&self.req_name, Some(&want.schema)) {
             Err(OpenError::Segment(SegmentError::NotFound(_))) => {
-                Channel::open_or_create(&self.req_name, &want)
+                Channel::open_or_create_described(&self.req_name, &want, &self.description)
             }
             other => other,
         }

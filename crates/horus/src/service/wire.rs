@@ -180,21 +180,18 @@ pub(crate) mod claim {
 /// of `T` (`size` bytes, filled in place by `fill`) and, at `tail_at`, a tail
 /// of `tail_len` bytes (also filled in place). Returns the record's length.
 /// Requests and responses share this layout.
-pub(crate) fn write_chunk_record<T: bytemuck::Pod>(
+pub(crate) fn write_chunk_record(
     bytes: &mut [u8],
     header: &[u64; 4],
     size: usize,
     tail_at: usize,
     tail_len: usize,
-    fill: impl FnOnce(&mut T, &mut [u8]),
+    fill: impl FnOnce(&mut [u8], &mut [u8]),
 ) -> usize {
     let (head, body) = bytes.split_at_mut(HEADER);
     head.copy_from_slice(bytemuck::cast_slice(header));
     let (fixed, rest) = body.split_at_mut(tail_at);
-    fill(
-        bytemuck::from_bytes_mut(&mut fixed[..size]),
-        &mut rest[..tail_len],
-    );
+    fill(&mut fixed[..size], &mut rest[..tail_len]);
     HEADER
         + if tail_len > 0 {
             tail_at + tail_len

@@ -1,0 +1,123 @@
+//! A client of a service whose types this process learns at run time, from the description
+//! the service's request channel carries (for `horus service call` and bindings).
+//!
+//! Same protocol, counters and failure semantics as [`Client`](super::Client): it is the same
+//! client core with a decoder that copies the response out as bytes.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use horus_shm::{Channel, OpenError, SegmentError};
+
+use super::client::{lock, wait};
+use super::client_core::{ClientCore, ResponseBody};
+use super::error::{CallError, ServiceError};
+use super::layout::Layout;
+use super::service::{response_prefix, ServiceInner};
+use super::stats::ClientStats;
+use super::table::Table;
+use crate::description::{decode_service, ServiceDescription};
+use crate::schema_record;
+
+/// Calls an existing service with requests given as bytes.
+pub struct RawClient {
+    core: Arc<Mutex<ClientCore<Vec<u8>>>>,
+    description: ServiceDescription,
+}
+
+/// Copies a response body out (and releases its chunk).
+fn copy_out(b: ResponseBody<'_>) -> Vec<u8> {
+    match b {
+        ResponseBody::Inline(bytes) => bytes.to_vec(),
+        ResponseBody::Chunk {
+            place,
+            pool,
+            chunk,
+            ptr,
+            len,
+        } => {
+            let mut out = vec![0u8; len];
+            // SAFETY: the client core validated the record (len within the chunk, pinned for
+            // us by the receive) before handing the body over; `ptr` is its first byte.
+            unsafe { std::ptr::copy_nonoverlapping(ptr, out.as_mut_ptr(), len) };
+            place.release_chunk(pool, chunk);
+            out
+        }
+    }
+}
+
+impl RawClient {
+    /// Opens the existing service `name` of `namespace` as a client. The service's types are
+    /// taken from its description, checked against the schemas its table holds.
+    pub fn open(namespace: &str, name: &str) -> Result<RawClient, ServiceError> {
+        let invalid = |reason: String| ServiceError::Invalid {
+            service: name.to_owned(),
+            reason,
+        };
+        let seg = |kind: &str| {
+            horus_shm::name::segment_name(namespace, kind, name).map_err(|e| invalid(e.to_string()))
+        };
+        let (table_name, req_name) = (seg("sv")?, seg("sq")?);
+        let segment_err = |source| ServiceError::Segment {
+            service: name.to_owned(),
+            source,
+        };
+        let table = Table::open_now(&table_name).map_err(|e| match e {
+            OpenError::Segment(SegmentError::NotFound(_)) => {
+                invalid(format!("no such service in namespace {namespace}"))
+            }
+            e => segment_err(e),
+        })?;
+        let config = *table.config();
+        let req =
+            Channel::open_existing(&req_name, Some(&config.req_schema)).map_err(segment_err)?;
+        let request = schema_record::decode(&config.req_schema)
+            .ok_or_else(|| invalid("the request schema is not readable".into()))?;
+        let response = schema_record::decode(&config.resp_schema)
+            .ok_or_else(|| invalid("the response schema is not readable".into()))?;
+        let bytes = req.description();
+        let description = decode_service(&bytes, &request, &response)
+            .map_err(|e| invalid(format!("cannot learn its types: {e}")))?;
+        let layout = Layout::described(description.request.root(), description.response.root());
+        let svc = Arc::new(ServiceInner::from_parts(
+            name.to_owned(),
+            namespace.to_owned(),
+            table_name,
+            req_name,
+            layout,
+            bytes.into(),
+            table.with_response_prefix(response_prefix(namespace, name)),
+            req,
+        ));
+        Ok(RawClient {
+            core: Arc::new(Mutex::new(ClientCore::join(&svc, copy_out)?)),
+            description,
+        })
+    }
+
+    /// Both types of the service.
+    pub fn description(&self) -> &ServiceDescription {
+        &self.description
+    }
+
+    /// Calls the service with `request` (exactly the request type's size; no tail) and waits
+    /// at most `timeout` for the response's bytes (the fixed part and any tail).
+    pub fn call(&mut self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, CallError> {
+        let size = self.description.request.root().size;
+        if request.len() != size {
+            return Err(CallError::TooLarge {
+                requested: request.len(),
+                max: size,
+            });
+        }
+        let deadline = Instant::now() + timeout;
+        let id = lock(&self.core).start_bytes(0, false, |body, _| body.copy_from_slice(request))?;
+        wait(&self.core, id, deadline, timeout)
+    }
+
+    /// This client's counters.
+    pub fn stats(&self) -> ClientStats {
+        let core = lock(&self.core);
+        ClientStats::from_counters(core.table.client_counters(core.k))
+    }
+}

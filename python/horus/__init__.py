@@ -17,7 +17,9 @@ Message classes are generated from the Rust definitions (see
 processes by descriptor without copying them; ``Scheduler`` runs Python
 nodes (``init/tick/shutdown``) on the horus scheduler. ``Service`` gives
 request/response calls (clients, servers) that meet Rust's on the same
-services.
+services; ``ActionClient`` / ``ActionServer`` long-running goals with
+feedback, result and cancel; ``Parameters`` / ``ParamServer`` /
+``ParamClient`` typed node parameters served on ``<node>/params``.
 """
 
 from __future__ import annotations
@@ -26,14 +28,28 @@ from typing import TYPE_CHECKING, Type
 
 from . import _horus
 from ._horus import (
+    ActionError,
+    ActionNoServerError,
+    ActionServerDiedError,
+    ActionTimeoutError,
+    ActionTypeError,
     BusyError,
     CallTimeoutError,
     HistoryFullError,
+    GoalRejectedError,
     HorusError,
     InvalidTopicError,
+    InvalidTransitionError,
     LoanError,
     LoanViewsAliveError,
     NoServerError,
+    ParamDeclarationError,
+    ParamError,
+    ParamNotFoundError,
+    ParamRangeError,
+    ParamTooLargeError,
+    ParamTypeError,
+    ParamYamlError,
     PoolExhaustedError,
     PublisherStats,
     QosMismatchError,
@@ -57,8 +73,11 @@ from ._horus import (
     TopicFullError,
     TopicStats,
     UnansweredError,
+    UnknownGoalError,
 )
+from ._action import ActionClient, ActionServer, GoalHandle, GoalResult, GoalStatus, NewGoal
 from ._nodes import FnNode, rust_relay
+from ._params import ParamClient, ParamInfo, Parameters, ParamServer, ParamValue
 from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
 from ._service import SERVICE_TYPES, Client, PendingCall, Request, Server, Service
 from ._tensor import Tensor, TensorPool
@@ -99,6 +118,13 @@ def default_namespace() -> str:
 __all__ = [
     "MESSAGE_TYPES",
     "SERVICE_TYPES",
+    "ActionClient",
+    "ActionError",
+    "ActionNoServerError",
+    "ActionServer",
+    "ActionServerDiedError",
+    "ActionTimeoutError",
+    "ActionTypeError",
     "BatteryState",
     "BusyError",
     "CallTimeoutError",
@@ -106,21 +132,39 @@ __all__ = [
     "CmdVel",
     "EmergencyStop",
     "FnNode",
+    "GoalHandle",
+    "GoalRejectedError",
+    "GoalResult",
+    "GoalStatus",
     "Header",
     "HistoryFullError",
     "HorusError",
     "Image",
     "Imu",
     "InvalidTopicError",
+    "InvalidTransitionError",
     "JointState",
     "LaserScan",
     "Loan",
     "LoanError",
     "LoanViewsAliveError",
     "Message",
+    "NewGoal",
     "NoServerError",
     "Odometry",
     "Overflow",
+    "ParamClient",
+    "ParamDeclarationError",
+    "ParamError",
+    "ParamInfo",
+    "ParamNotFoundError",
+    "ParamRangeError",
+    "ParamServer",
+    "ParamTooLargeError",
+    "ParamTypeError",
+    "ParamValue",
+    "ParamYamlError",
+    "Parameters",
     "PendingCall",
     "PointCloud",
     "PoolExhaustedError",
@@ -160,6 +204,7 @@ __all__ = [
     "TopicStats",
     "Twist",
     "UnansweredError",
+    "UnknownGoalError",
     "Vector3",
     "default_namespace",
     "layout_hash",

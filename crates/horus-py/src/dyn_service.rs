@@ -129,6 +129,23 @@ pub(crate) fn service_schemas() -> Vec<&'static str> {
     for_each_fixed_message!(names)
 }
 
+/// The run-time description of the fixed-size message type named
+/// `schema` (actions from Python carry these as raw payloads: one code path
+/// for every type, no instantiation per type triple). `None` for others.
+pub(crate) fn raw_spec(schema: &str) -> Option<horus_actions::RawSpec> {
+    macro_rules! find {
+        ($($t:ident),*) => {
+            $(
+                if schema == <types::$t as Message>::SCHEMA.name() {
+                    return Some(horus_actions::RawSpec::of::<types::$t>());
+                }
+            )*
+        };
+    }
+    for_each_fixed_message!(find);
+    None
+}
+
 /// Opens the service `name` with requests of schema `req` and responses of
 /// schema `resp`. `Ok(None)` if either is not a fixed-size message type.
 pub(crate) fn open_service(

@@ -9,10 +9,15 @@
 //! The crate also builds `horus-py-peer`, the Rust endpoint of the
 //! cross-language tests.
 
+mod action_errors;
 mod buffer;
 mod dyn_service;
 mod dynamic;
 mod errors;
+mod param_errors;
+mod param_value;
+mod py_action;
+mod py_params;
 mod py_sched;
 mod py_service;
 mod py_topic;
@@ -28,6 +33,11 @@ mod _horus {
     use pyo3::prelude::*;
 
     #[pymodule_export]
+    use crate::action_errors::{
+        ActionError, ActionNoServerError, ActionServerDiedError, ActionTimeoutError,
+        ActionTypeError, GoalRejectedError, InvalidTransitionError, UnknownGoalError,
+    };
+    #[pymodule_export]
     use crate::errors::{
         BusyError, CallTimeoutError, HistoryFullError, HorusError, InvalidTopicError, LoanError,
         LoanViewsAliveError, NoServerError, PoolExhaustedError, QosMismatchError, RecvTimeoutError,
@@ -35,6 +45,15 @@ mod _horus {
         SendTimeoutError, ServerDiedError, ServiceError, StaleDescriptorError, TensorPoolError,
         TopicError, TopicFullError, UnansweredError,
     };
+    #[pymodule_export]
+    use crate::param_errors::{
+        ParamDeclarationError, ParamError, ParamNotFoundError, ParamRangeError, ParamTooLargeError,
+        ParamTypeError, ParamYamlError,
+    };
+    #[pymodule_export]
+    use crate::py_action::{ActionClient, ActionServer, GoalHandle, NewGoal};
+    #[pymodule_export]
+    use crate::py_params::{ParamClient, ParamServer, Parameters};
     #[pymodule_export]
     use crate::py_sched::{Scheduler, TickInfo};
     #[pymodule_export]

@@ -12,8 +12,16 @@
 //! horus-py-peer pong cmdvel|tensor PING PONG busy|futex     echo until stamp_ns == u64::MAX (benchmark)
 //! horus-py-peer serve answer|hold|idle SERVICE COUNT        a service server (see `service`)
 //! horus-py-peer call wait|nowait SERVICE COUNT TIMEOUT_MS   a service client (see `service`)
+//! horus-py-peer action-serve NAME SECONDS                   an action server (see `action`)
+//! horus-py-peer action-call NAME X MODE                     an action client (see `action`)
+//! horus-py-peer param-serve NODE SECONDS                    a node's parameters (see `params`)
+//! horus-py-peer param-call NODE                             a parameter client (see `params`)
 //! ```
 
+#[path = "peer/action.rs"]
+mod action;
+#[path = "peer/params.rs"]
+mod params;
 #[path = "peer/service.rs"]
 mod service;
 
@@ -310,6 +318,10 @@ fn main() -> Result<()> {
         }
         ("serve", Some(mode)) => service::serve(mode, a(2)?, n(3)?),
         ("call", Some(mode)) => service::call(mode, a(2)?, n(3)?, n(4)?),
+        ("action-serve", _) => action::serve(a(1)?, n(2)?),
+        ("action-call", _) => action::call(a(1)?, a(2)?.parse()?, a(3)?.parse()?),
+        ("param-serve", _) => params::serve(a(1)?, n(2)?),
+        ("param-call", _) => params::call(a(1)?),
         (cmd, kind) => bail!("unknown command {cmd} {kind:?}"),
     }
 }

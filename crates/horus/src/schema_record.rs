@@ -25,6 +25,24 @@ pub(crate) fn encode(id: &SchemaId) -> [u8; SCHEMA_BYTES] {
     b
 }
 
+/// Encodes a schema known only at run time (e.g. read from a recording); `None` when the
+/// name does not fit the header.
+pub(crate) fn encode_record(r: &crate::description::SchemaRecord) -> Option<[u8; SCHEMA_BYTES]> {
+    let name = r.name.as_bytes();
+    if name.len() > NAME_MAX {
+        return None;
+    }
+    let mut b = [0u8; SCHEMA_BYTES];
+    b[..4].copy_from_slice(TAG);
+    b[4..8].copy_from_slice(&r.version.to_le_bytes());
+    b[8..12].copy_from_slice(&r.size.to_le_bytes());
+    b[12..16].copy_from_slice(&r.align.to_le_bytes());
+    b[16..24].copy_from_slice(&r.layout_hash.to_le_bytes());
+    b[24..28].copy_from_slice(&(name.len() as u32).to_le_bytes());
+    b[NAME_OFFSET..NAME_OFFSET + name.len()].copy_from_slice(name);
+    Some(b)
+}
+
 /// Decodes a stored schema; `None` for bytes that are not a schema record.
 pub(crate) fn decode(b: &[u8; SCHEMA_BYTES]) -> Option<crate::description::SchemaRecord> {
     if &b[..4] != TAG {
@@ -78,6 +96,7 @@ mod tests {
         assert!(r.is(&CmdVel::SCHEMA));
         assert_eq!(r.to_string(), CmdVel::SCHEMA.to_string());
         assert!(decode(&[0xff; SCHEMA_BYTES]).is_none());
+        assert_eq!(encode_record(&r), Some(encode(&CmdVel::SCHEMA)));
         let mut b = encode(&CmdVel::SCHEMA);
         b[24..28].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(decode(&b).is_none());

@@ -6,12 +6,14 @@
 //! a publisher's room check, never counted by publishers), and a [`TopicView`] only maps the
 //! segment.
 
+mod create;
 mod decode;
 mod encode;
 mod raw_observer;
 mod raw_publisher;
 mod topic_view;
 
+pub use create::{open_or_create_topic, CreateError};
 pub use decode::{decode_message, DecodeError};
 pub use encode::{encode_message, EncodeError};
 pub use raw_observer::{RawMessage, RawObserver};

@@ -46,6 +46,8 @@ pub enum RawSendError {
 pub struct RawPublisher {
     port: PublisherPort,
     message_size: usize,
+    /// Whether a tail may follow the fixed part.
+    tail: bool,
     overflow: Overflow,
 }
 
@@ -53,19 +55,26 @@ impl RawPublisher {
     pub(crate) fn join(
         chan: &Arc<Channel>,
         message_size: usize,
+        tail: bool,
         overflow: Overflow,
     ) -> Result<RawPublisher, JoinError> {
         Ok(RawPublisher {
             port: PublisherPort::join(chan)?,
             message_size,
+            tail,
             overflow,
         })
     }
 
-    /// Publishes one message (exactly the type's size; no tail). Returns how many
-    /// subscribers it was delivered to (observers not counted).
+    /// Publishes one message (exactly the type's size, plus the tail for a type with one).
+    /// Returns how many subscribers it was delivered to (observers not counted).
     pub fn send(&mut self, bytes: &[u8]) -> Result<u32, RawSendError> {
-        if bytes.len() != self.message_size {
+        let fits = if self.tail {
+            bytes.len() >= self.message_size
+        } else {
+            bytes.len() == self.message_size
+        };
+        if !fits {
             return Err(RawSendError::WrongSize {
                 got: bytes.len(),
                 expected: self.message_size,
@@ -97,10 +106,7 @@ impl RawPublisher {
         let sent = if bytes.len() <= config.slot_payload as usize {
             self.port.send_inline(bytes)
         } else {
-            let loan = self
-                .port
-                .loan_chunk()
-                .ok_or(RawSendError::PoolExhausted)?;
+            let loan = self.port.loan_chunk().ok_or(RawSendError::PoolExhausted)?;
             let room = self.port.chunk_bytes(&loan);
             if room.len() < bytes.len() {
                 let capacity = room.len();
@@ -114,7 +120,9 @@ impl RawPublisher {
             self.port.send_chunk(loan, bytes.len())
         };
         let subscribers = sent.map_err(|e| match e {
-            PayloadError::TooLarge { len, capacity, .. } => RawSendError::TooLarge { len, capacity },
+            PayloadError::TooLarge { len, capacity, .. } => {
+                RawSendError::TooLarge { len, capacity }
+            }
         })?;
         if subscribers == 0 {
             self.port.count_undelivered();

@@ -109,6 +109,14 @@ impl TopicView {
         })
     }
 
+    /// A view of a channel this crate opened or created.
+    pub(crate) fn from_channel(topic: &str, chan: Arc<Channel>) -> TopicView {
+        TopicView {
+            name: topic.to_owned(),
+            chan,
+        }
+    }
+
     /// The topic's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -166,12 +174,16 @@ impl TopicView {
     }
 
     /// A publisher on the topic for messages of `message_size` bytes (the described type's
-    /// size), following the topic's overflow policy.
+    /// size; followed by a tail of any length when the description says the type has one),
+    /// following the topic's overflow policy.
     pub fn publisher(&self, message_size: usize) -> Result<RawPublisher, InspectError> {
         let overflow = self.qos().overflow.unwrap_or(Overflow::DropOldest);
-        RawPublisher::join(&self.chan, message_size, overflow).map_err(|source| InspectError::Join {
-            topic: self.name.clone(),
-            source,
+        let tail = self.description().is_ok_and(|d| d.root().has_tail);
+        RawPublisher::join(&self.chan, message_size, tail, overflow).map_err(|source| {
+            InspectError::Join {
+                topic: self.name.clone(),
+                source,
+            }
         })
     }
 

@@ -78,7 +78,7 @@ fn clean_keeps_a_running_robot_and_it_keeps_working() {
     }
     assert_eq!(shm_files(&ns), before);
     // The node still answers.
-    let (code, text, _) = horus(&ns, &["param", "get", "base", "rate_hz"]);
+    let (code, text, _) = horus(&ns, &["param", "get", "base", "rate_hz", "--timeout", "30"]);
     assert_eq!((code, text.trim()), (0, "50"));
     let (code, text, _) = horus(&ns, &["clean"]);
     assert_eq!(code, 0);

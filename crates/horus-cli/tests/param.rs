@@ -2,13 +2,26 @@
 
 mod common;
 
-use common::{horus, horus_json, unique_ns, Fixture};
+use common::{unique_ns, Fixture};
 use serde_json::{json, Value};
 
 /// The fixture process's body; does nothing in a normal test run.
 #[test]
 fn fixture() {
     common::fixture_main();
+}
+
+/// A generous answer timeout: a loaded machine must not turn into a failed test.
+const TIMEOUT: [&str; 2] = ["--timeout", "30"];
+
+/// `horus param ...` (text).
+fn horus(ns: &str, args: &[&str]) -> (i32, String, String) {
+    common::horus(ns, &[args, &TIMEOUT[..]].concat())
+}
+
+/// `horus --json param ...`.
+fn horus_json(ns: &str, args: &[&str]) -> (i32, Value) {
+    common::horus_json(ns, &[args, &TIMEOUT[..]].concat())
 }
 
 fn get(ns: &str, name: &str) -> Value {
@@ -64,6 +77,10 @@ fn set_changes_the_value_and_rejections_leave_it_unchanged() {
     assert_eq!(code, 1);
     assert_eq!(doc["kind"], "out_of_range", "{doc}");
     assert!(doc["error"].as_str().unwrap().contains("outside"), "{doc}");
+    assert_eq!(get(&ns, "max_speed"), 1.5);
+    // A negative value is a value, not an option.
+    let (code, doc) = horus_json(&ns, &["param", "set", "base", "max_speed", "-1"]);
+    assert_eq!((code, &doc["kind"]), (1, &json!("out_of_range")), "{doc}");
     assert_eq!(get(&ns, "max_speed"), 1.5);
     // Wrong type.
     let (code, doc) = horus_json(&ns, &["param", "set", "base", "rate_hz", "fast"]);

@@ -72,9 +72,8 @@ pub fn clean_stale(namespace: &str) -> Result<CleanReport, CleanError> {
     // response channel. Then the request channels, then response channels
     // left without a table.
     let mut services = crate::service::clean::clean_tables(namespace)?;
-    for kind in ["sq", "sr"] {
-        services.extend(horus_shm::remove_stale_channels_of_kind(namespace, kind)?);
-    }
+    services.extend(horus_shm::remove_stale_channels_of_kind(namespace, "sq")?);
+    services.extend(crate::service::clean::clean_response_channels(namespace)?);
     let prefix = format!("horus.{namespace}.sched.");
     let dir = horus_sched::STATS_DIR;
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -169,3 +169,36 @@ fn clean_reports_a_garbage_service_table_without_removing_it() {
     assert_eq!(listed.len(), 1);
     assert!(listed[0].snapshot.is_err());
 }
+
+/// Regression guard: a client creates its response channel before it subscribes to it and
+/// does not retry if the channel is closed in between, so clean must not remove a young empty
+/// response channel (its client may be joining); an old empty one is a dead client's.
+#[test]
+fn a_young_empty_response_channel_is_kept_and_an_old_one_removed() {
+    let ns = unique_ns("cleansvcresp");
+    let shm = horus_shm::name::segment_name(&ns, "sr", "math/add/00000000000000ff").unwrap();
+    let path = PathBuf::from(format!("/dev/shm{shm}"));
+    let config = horus_shm::ChannelConfig {
+        schema: [7; horus_shm::SCHEMA_BYTES],
+        depth: 4,
+        slot_payload: 64,
+        max_publishers: 2,
+        max_subscribers: 1,
+        chunk_size: 0,
+        chunks_per_publisher: 0,
+        qos_code: 0,
+    };
+    let chan = horus_shm::Channel::open_or_create(&shm, &config).unwrap();
+    drop(chan);
+    let report = clean_stale(&ns).unwrap();
+    assert_eq!(report.services.len(), 1, "{report:?}");
+    assert_eq!(report.services[0].fate, SegmentFate::Initialising);
+    assert!(path.exists());
+
+    let f = std::fs::File::options().write(true).open(&path).unwrap();
+    f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+    let report = clean_stale(&ns).unwrap();
+    assert_eq!(report.services[0].fate, SegmentFate::Removed, "{report:?}");
+    assert!(!path.exists());
+}

@@ -12,7 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use horus_shm::{CleanError, OpenError, Segment, SegmentError, SegmentFate, SegmentReport};
+use horus_shm::{
+    Channel, CleanError, OpenError, Segment, SegmentError, SegmentFate, SegmentReport,
+};
 
 use super::table::Table;
 
@@ -81,6 +83,58 @@ fn clean_one(shm_name: &str, path: &Path, responses: String) -> SegmentFate {
                 SegmentFate::Live {
                     publishers: table.client_places().count_ones(),
                     subscribers: table.server_places().count_ones(),
+                }
+            }
+        }
+        Err(OpenError::NotInitialized(_))
+        | Err(OpenError::Segment(SegmentError::Truncated { .. }))
+            if young(path) =>
+        {
+            SegmentFate::Initialising
+        }
+        Err(OpenError::NotInitialized(_)) => {
+            Segment::unlink(shm_name);
+            SegmentFate::RemovedUninitialised
+        }
+        Err(OpenError::Segment(SegmentError::NotFound(_))) => SegmentFate::Removed,
+        Err(e) => SegmentFate::Unreadable(e.to_string()),
+    }
+}
+
+/// Cleans the response channels (`sr`) of `namespace` left without a live
+/// member. Unlike topics and request channels, a client creates its
+/// response channel *before* subscribing to it and does not retry if the
+/// channel is closed in between, so an empty response channel younger
+/// than the grace period is kept: its client may be joining right now.
+/// (An older empty one belonged to a client that died; a client's response
+/// channel of a table that still exists is removed when the table reclaims
+/// the client's place, see [`clean_tables`].)
+pub(crate) fn clean_response_channels(namespace: &str) -> Result<Vec<SegmentReport>, CleanError> {
+    let prefix = horus_shm::segment_prefix(namespace, "sr")?;
+    Ok(response_channels(&prefix)
+        .into_iter()
+        .map(|path| {
+            let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
+            let fate = clean_response(&format!("/{}", file.unwrap_or_default()), &path);
+            SegmentReport { path, fate }
+        })
+        .collect())
+}
+
+fn clean_response(shm_name: &str, path: &Path) -> SegmentFate {
+    match Channel::open_existing(shm_name, None) {
+        Ok(chan) => {
+            chan.reclaim_dead();
+            let (publishers, subscribers) = chan.members();
+            if publishers + subscribers == 0 && young(path) {
+                SegmentFate::Initialising
+            } else if chan.unlink_if_unused() {
+                SegmentFate::Removed
+            } else {
+                let (publishers, subscribers) = chan.members();
+                SegmentFate::Live {
+                    publishers,
+                    subscribers,
                 }
             }
         }

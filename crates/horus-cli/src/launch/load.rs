@@ -258,7 +258,14 @@ fn arguments(
     for (name, default) in declared {
         let value = match (given.args.get(name), default) {
             (Some(v), _) => v.clone(),
-            (None, Some(d)) => d.0.clone(),
+            // Defaults may use $(env ...) and $(dirname), not other arguments.
+            (None, Some(d)) => {
+                let scope = Scope {
+                    args: &BTreeMap::new(),
+                    dir: &src.dir,
+                };
+                substitute(&d.0, &scope).map_err(|m| src.error(&[key("args"), key(name)], m))?
+            }
             (None, None) => {
                 let by = match &given.from {
                     Some(o) => format!("by the include at {o}"),

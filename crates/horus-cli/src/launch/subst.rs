@@ -8,6 +8,7 @@
 //! - `$$`: a literal `$`.
 //!
 //! A value is substituted once: what a substitution produces is not scanned again.
+//! Argument defaults may use `$(env ...)` and `$(dirname)` but not `$(arg ...)`.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -23,6 +23,9 @@
 //! stops the robot with SIGTERM and checks every process exited 0 and
 //! nothing was left in /dev/shm.
 //!
+//! With `--observe`, it is only the monitor of a robot that `horus launch` started
+//! (`make demo` runs `launch/demo.yaml`; see `monitor/observe.rs`).
+//!
 //! Namespace: `HORUS_NAMESPACE` if set, else `demo-<pid>` (so parallel runs
 //! never collide); the children get it through their environment.
 
@@ -41,12 +44,23 @@ use child::Role;
 const USAGE: &str = "\
 usage: horus-demo [--seconds N]     run the demo robot for N seconds (default 5)
        horus-demo --role ROLE       run one robot process (ROLE: sensors, control, motor);
-                                    the monitor starts these itself";
+                                    the monitor starts these itself
+       horus-demo --observe SCHEDS [--seconds N]
+                                    only the monitor, for a robot started by `horus launch`
+                                    (launch/demo.yaml): SCHEDS lists the robot's schedulers
+                                    (e.g. sensors,control,motor,python); when done it asks
+                                    horus launch (HORUS_LAUNCH_PID) to stop everything";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
 enum Mode {
-    Monitor { seconds: u64 },
+    Monitor {
+        seconds: u64,
+    },
+    Observe {
+        seconds: u64,
+        schedulers: Vec<String>,
+    },
     Child(Role),
     Help,
 }
@@ -54,6 +68,7 @@ enum Mode {
 fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Mode> {
     let mut seconds = 5;
     let mut role = None;
+    let mut observe = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -69,13 +84,32 @@ fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Mode> {
                 let v = args.next().context("--role needs a value")?;
                 role = Some(Role::parse(&v).with_context(|| format!("unknown role {v:?}"))?);
             }
+            "--observe" => {
+                let v = args
+                    .next()
+                    .context("--observe needs a list of schedulers")?;
+                let list: Vec<String> = v
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                if list.is_empty() {
+                    bail!("--observe: no scheduler named");
+                }
+                observe = Some(list);
+            }
             "-h" | "--help" => return Ok(Mode::Help),
             other => bail!("unexpected argument {other:?}"),
         }
     }
-    Ok(match role {
-        Some(role) => Mode::Child(role),
-        None => Mode::Monitor { seconds },
+    Ok(match (role, observe) {
+        (Some(_), Some(_)) => bail!("--role and --observe exclude each other"),
+        (Some(role), None) => Mode::Child(role),
+        (None, Some(schedulers)) => Mode::Observe {
+            seconds,
+            schedulers,
+        },
+        (None, None) => Mode::Monitor { seconds },
     })
 }
 
@@ -86,6 +120,13 @@ fn main() {
             0
         }
         Ok(Mode::Monitor { seconds }) => monitor::run(seconds).unwrap_or_else(|e| {
+            eprintln!("horus-demo: {e:#}");
+            1
+        }),
+        Ok(Mode::Observe {
+            seconds,
+            schedulers,
+        }) => monitor::observe(seconds, schedulers).unwrap_or_else(|e| {
             eprintln!("horus-demo: {e:#}");
             1
         }),
@@ -120,6 +161,15 @@ mod tests {
             parse(args("--role motor")).unwrap(),
             Mode::Child(Role::Motor)
         );
+        assert_eq!(
+            parse(args("--observe sensors,python --seconds 3")).unwrap(),
+            Mode::Observe {
+                seconds: 3,
+                schedulers: vec!["sensors".into(), "python".into()]
+            }
+        );
+        assert!(parse(args("--observe sensors --role motor")).is_err());
+        assert!(parse(args("--observe ,")).is_err());
         assert!(parse(args("--seconds 0")).is_err());
         assert!(parse(args("--role wheel")).is_err());
         assert!(parse(args("--frobnicate")).is_err());

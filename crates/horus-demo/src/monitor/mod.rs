@@ -4,8 +4,11 @@
 //! that every process exited cleanly and that nothing was left in /dev/shm.
 
 mod children;
+mod observe;
 mod probe;
 mod report;
+
+pub(crate) use observe::run as observe;
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -116,21 +119,35 @@ pub(crate) fn run(seconds: u64) -> anyhow::Result<i32> {
     let pids: Vec<(String, u32)> = running.iter().map(|r| (r.name.clone(), r.pid())).collect();
     println!("{}", report::header(&ns, seconds, &pids));
     if with_python {
-        println!(
-            "python    the obstacle detector is a Python node (horus.Scheduler, python -m\n\
-             \x20         horus.demo.obstacle_detector): it reads {} with latest() and publishes a\n\
-             \x20         stop flag on {} (EmergencyStop, engaged while an obstacle is < 1 m\n\
-             \x20         ahead) for every scan; the controller commands no forward speed while\n\
-             \x20         it is engaged.\n",
-            topics::SCAN,
-            topics::STOP
-        );
+        print_python_note();
     }
 
-    let outcome = wait_until_running(&ns, &mut running)
-        .and_then(|()| report_loop(&ns, seconds, &watch, with_python, &stop, &mut running));
-
     let schedulers: Vec<String> = running.iter().filter_map(|r| r.scheduler.clone()).collect();
+    let outcome = wait_until_running(&ns, &mut running).and_then(|()| {
+        // A robot process that exits is an error, unless it is Ctrl-C (which the robot's
+        // processes get too, and may act on before our own scheduler notices it).
+        let mut check = |stop: &StopHandle| -> anyhow::Result<bool> {
+            for r in running.iter_mut() {
+                if let Some(status) = r.exited() {
+                    if stopped_soon(stop) {
+                        return Ok(true);
+                    }
+                    bail!("the {} process exited unexpectedly ({status})", r.name);
+                }
+            }
+            Ok(false)
+        };
+        report_loop(
+            &ns,
+            seconds,
+            &watch,
+            with_python,
+            &stop,
+            &schedulers,
+            &mut check,
+        )
+    });
+
     // Stop the robot: SIGTERM to every process, then reap them all.
     let names: Vec<String> = running
         .iter()
@@ -175,6 +192,19 @@ pub(crate) fn run(seconds: u64) -> anyhow::Result<i32> {
             Ok(1)
         }
     }
+}
+
+/// What the Python node does (printed after the header).
+fn print_python_note() {
+    println!(
+        "python    the obstacle detector is a Python node (horus.Scheduler, python -m\n\
+         \x20         horus.demo.obstacle_detector): it reads {} with latest() and publishes a\n\
+         \x20         stop flag on {} (EmergencyStop, engaged while an obstacle is < 1 m\n\
+         \x20         ahead) for every scan; the controller commands no forward speed while\n\
+         \x20         it is engaged.\n",
+        topics::SCAN,
+        topics::STOP
+    );
 }
 
 type SchedThread = std::thread::JoinHandle<anyhow::Result<()>>;
@@ -246,14 +276,20 @@ fn wait_until_running(ns: &str, running: &mut [Running]) -> anyhow::Result<()> {
     }
 }
 
-/// Prints one block a second for `seconds` (fewer if interrupted).
+/// Checks on the robot's processes between reports: `Ok(true)` ends the reports early
+/// (the robot is being stopped), `Err` fails the run.
+pub(crate) type Check<'a> = dyn FnMut(&StopHandle) -> anyhow::Result<bool> + 'a;
+
+/// Prints one block a second for `seconds` (fewer if interrupted), with the nodes of
+/// `schedulers`.
 fn report_loop(
     ns: &str,
     seconds: u64,
     watch: &Watch,
     with_python: bool,
     stop: &StopHandle,
-    running: &mut [Running],
+    schedulers: &[String],
+    check: &mut Check<'_>,
 ) -> anyhow::Result<()> {
     // Start the first window now: what arrived during start-up is dropped.
     watch.scan.window.take();
@@ -269,16 +305,9 @@ fn report_loop(
                 println!("interrupted after {} s", second - 1);
                 return Ok(());
             }
-            for r in running.iter_mut() {
-                if let Some(status) = r.exited() {
-                    // Ctrl-C reaches the robot's processes too, and they may
-                    // stop before our own scheduler notices the signal.
-                    if stopped_soon(stop) {
-                        println!("interrupted after {} s", second - 1);
-                        return Ok(());
-                    }
-                    bail!("the {} process exited unexpectedly ({status})", r.name);
-                }
+            if check(stop)? {
+                println!("interrupted after {} s", second - 1);
+                return Ok(());
             }
             std::thread::sleep(
                 Duration::from_millis(10).min(due.saturating_duration_since(Instant::now())),
@@ -295,9 +324,9 @@ fn report_loop(
         if with_python {
             rows.push(watch.stop.row("EmergencyStop", elapsed));
         }
-        let nodes: Vec<_> = running
+        let nodes: Vec<_> = schedulers
             .iter()
-            .filter_map(|r| r.scheduler.clone())
+            .cloned()
             .map(|s| {
                 let stats = read_stats(stats_path(ns, &s)).map_err(|e| e.to_string());
                 (s, stats)

@@ -168,6 +168,9 @@ fn channel_state(shm_name: &str, path: &Path) -> State {
             let (pubs, subs) = (snap.publishers.len(), snap.subscribers.len());
             if live > 0 {
                 State::Live(format!("{pubs} pub, {subs} sub"))
+            } else if pids.is_empty() && young(path) {
+                // Just opened; its endpoints are joining.
+                State::Initialising
             } else if pids.is_empty() {
                 State::Stale("no endpoint".into())
             } else {

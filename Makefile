@@ -74,8 +74,16 @@ setup-python: setup py-setup
 # ---------------------------------------------------------------------------
 # Demo
 
+# The demo robot through its launch file (launch/demo.yaml, docs/launch.md): `horus launch`
+# starts the monitor and the robot's processes (Rust and Python), prefixes their output,
+# and stops them in reverse order when the monitor's DEMO_SECONDS are up; it exits 0 only
+# if every process exited cleanly, and the monitor checks /dev/shm. One namespace per run.
+DEMO_SECONDS ?= 5
+
 demo: setup py-build
-	HORUS_PYTHON=$(abspath $(PY)) $(CARGO) run --release -p horus-demo --bin horus-demo
+	$(CARGO) build --release -p horus-demo -p horus-cli
+	HORUS_PYTHON=$(abspath $(PY)) $(CARGO_TARGET_DIR)/release/horus launch launch/demo.yaml \
+	  demo:=$(CARGO_TARGET_DIR)/release/horus-demo seconds:=$(DEMO_SECONDS) namespace:=demo-$$$$
 
 # ---------------------------------------------------------------------------
 # Tests. Each phase is its own target (`make test-loom` runs just that one);

@@ -672,3 +672,28 @@ fn a_bad_argument_of_an_included_file_is_reported_at_the_include() {
         "{doc}"
     );
 }
+
+#[test]
+fn a_process_can_stop_the_whole_launch_through_horus_launch_pid() {
+    let d = Dir::new("launch-pid");
+    let f = d.write(
+        "l.yaml",
+        &format!(
+            r#"
+processes:
+  - name: worker
+    shell: {}
+  - name: stopper
+    after: worker
+    shell: 'echo stopper in $HORUS_LAUNCH_NAME; kill -TERM $HORUS_LAUNCH_PID; exec sleep 1000'
+"#,
+            polite("worker")
+        ),
+    );
+    let (status, doc, stderr) = launch_json(&f, &[]);
+    assert_eq!(status.code(), Some(0), "{doc}\n{stderr}");
+    let reason = doc["reason"].as_str().unwrap();
+    assert!(reason.starts_with("SIGTERM from stopper (pid "), "{doc}");
+    assert!(stderr.contains("stopper | stopper in stopper"), "{stderr}");
+    assert_eq!(process(&doc, "worker")["clean"], true, "{doc}");
+}

@@ -8,11 +8,22 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 static COUNT: AtomicU32 = AtomicU32::new(0);
 /// The last one received.
 static LAST: AtomicI32 = AtomicI32::new(0);
+/// Who sent it (0: the kernel, e.g. the terminal's Ctrl-C).
+static SENDER: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_signal(sig: libc::c_int) {
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    let sender = if info.is_null() {
+        0
+    } else {
+        // SAFETY: with SA_SIGINFO the kernel passes a valid siginfo_t for the duration of
+        // the handler (not null: checked); si_pid reads the sender field, set for
+        // SIGINT/SIGTERM sent by kill() and 0 for ones the kernel generates.
+        unsafe { (*info).si_pid() }
+    };
     // Only atomics: async-signal-safe. Relaxed: the values are independent flags that the
     // supervisor polls; nothing else is published through them.
     LAST.store(sig, Ordering::Relaxed);
+    SENDER.store(sender, Ordering::Relaxed);
     COUNT.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -20,13 +31,16 @@ extern "C" fn on_signal(sig: libc::c_int) {
 pub(crate) fn install() -> std::io::Result<()> {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid value (no flags, empty mask) that we then
-        // fill in; sa_sigaction holds a plain `extern "C" fn(c_int)` handler, which is what
-        // the kernel calls without SA_SIGINFO; sigemptyset and sigaction get valid
-        // pointers to that local struct. The handler only touches atomics.
+        // fill in; sa_sigaction holds an `extern "C" fn(c_int, *mut siginfo_t, *mut
+        // c_void)` handler, which is what the kernel calls with SA_SIGINFO; sigemptyset
+        // and sigaction get valid pointers to that local struct. The handler only reads
+        // its siginfo and touches atomics.
         let rc = unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
+            action.sa_sigaction = on_signal
+                as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(sig, &action, std::ptr::null_mut())
         };
@@ -49,4 +63,11 @@ pub(crate) fn last_name() -> &'static str {
         libc::SIGTERM => "SIGTERM",
         _ => "a signal",
     }
+}
+
+/// The pid that sent the last signal (`None`: the kernel, e.g. a terminal's Ctrl-C).
+pub(crate) fn last_sender() -> Option<u32> {
+    u32::try_from(SENDER.load(Ordering::Relaxed))
+        .ok()
+        .filter(|&p| p != 0)
 }

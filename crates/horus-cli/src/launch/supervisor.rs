@@ -119,7 +119,22 @@ impl Supervisor {
     fn supervise(&mut self) -> String {
         loop {
             if signals::count() > 0 {
-                return format!("{} received", signals::last_name());
+                let sig = signals::last_name();
+                // One of our processes asking for the stop (the demo's monitor does).
+                let by = signals::last_sender().and_then(|pid| {
+                    self.procs.iter().find(|p| match &p.state {
+                        State::Running(run) => run.pid() == pid,
+                        _ => false,
+                    })
+                });
+                return match by {
+                    Some(p) => format!(
+                        "{sig} from {} (pid {})",
+                        p.spec.name,
+                        p.last_pid.unwrap_or(0)
+                    ),
+                    None => format!("{sig} received"),
+                };
             }
             for i in 0..self.procs.len() {
                 if let Some(reason) = self.reap(i, false) {

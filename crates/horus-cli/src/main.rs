@@ -24,6 +24,10 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // `horus topic echo | head`: die quietly on a closed pipe, as command-line tools do,
+    // instead of panicking in println!.
+    // SAFETY: signal() with SIG_DFL installs no handler code; called before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     let out = output::Output::new(cli.json);
     match verbs::run(cli.verb, &out) {

@@ -1,0 +1,441 @@
+//! [`RecordingWriter`]: messages of horus topics into chunked, indexed MCAP files, split by
+//! size or duration.
+//!
+//! Each topic becomes one MCAP channel (message encoding `cdr`) with a `ros2msg` schema
+//! generated from its description, and the horus identity and QoS in the channel metadata
+//! ([`crate::meta`]). Chunks are compressed (zstd or lz4) and flushed at least every
+//! [`WriterOptions::flush_every`], so a recorder killed with SIGKILL loses at most that much:
+//! everything up to the last complete chunk stays readable. On [`finish`](RecordingWriter::finish)
+//! each file gets its losses as a metadata record, then statistics, chunk and message indexes
+//! and the summary (the `mcap` crate's defaults).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use horus::inspect::QosInfo;
+use horus::msgs::MessageDescription;
+use mcap::records::{MessageHeader, Metadata};
+
+use crate::cdr::{CdrError, CdrPlan, PlanError};
+use crate::meta;
+use crate::ros2msg::{self, Ros2Schema};
+
+/// Chunk compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Uncompressed chunks.
+    None,
+    /// zstd (smaller files).
+    Zstd,
+    /// lz4 (cheaper to write).
+    Lz4,
+}
+
+impl std::str::FromStr for Compression {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Compression::None),
+            "zstd" => Ok(Compression::Zstd),
+            "lz4" => Ok(Compression::Lz4),
+            other => Err(format!("unknown compression {other:?} (none, zstd, lz4)")),
+        }
+    }
+}
+
+/// How recordings are written.
+#[derive(Clone, Debug)]
+pub struct WriterOptions {
+    /// Chunk compression.
+    pub compression: Compression,
+    /// Uncompressed bytes per chunk before it is compressed and written.
+    pub chunk_size: u64,
+    /// Start a new file once the current one reaches this many bytes.
+    pub max_size: Option<u64>,
+    /// Start a new file once the current one spans this much log time.
+    pub max_duration: Option<Duration>,
+    /// Close the open chunk at least this often (what a SIGKILL can lose).
+    pub flush_every: Duration,
+    /// Written as the `horus.session` metadata record of every file.
+    pub session: BTreeMap<String, String>,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            compression: Compression::Zstd,
+            chunk_size: 1 << 20,
+            max_size: None,
+            max_duration: None,
+            flush_every: Duration::from_secs(1),
+            session: BTreeMap::new(),
+        }
+    }
+}
+
+/// Why recording failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The file could not be created or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The MCAP writer refused.
+    #[error("{path}: {source}")]
+    Mcap {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: mcap::McapError,
+    },
+    /// The topic's description cannot be recorded byte for byte.
+    #[error("topic {topic}: {source}")]
+    Plan {
+        /// The topic.
+        topic: String,
+        /// Why.
+        source: PlanError,
+    },
+    /// A message does not match its topic's description.
+    #[error("topic {topic}: {source}")]
+    Encode {
+        /// The topic.
+        topic: String,
+        /// Why.
+        source: CdrError,
+    },
+    /// Too many channels for one recording (MCAP ids are 16 bits).
+    #[error("more than 65535 channels")]
+    TooManyChannels,
+}
+
+/// A channel of a [`RecordingWriter`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChannelId(usize);
+
+/// What was recorded on one channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelTotals {
+    /// The topic.
+    pub topic: String,
+    /// The horus schema name.
+    pub schema: String,
+    /// Messages written.
+    pub messages: u64,
+    /// Messages the recorder missed (reported with [`RecordingWriter::add_missed`]).
+    pub missed: u64,
+    /// Message bytes (horus bytes, before CDR and compression).
+    pub bytes: u64,
+}
+
+/// What a finished recording holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordingTotals {
+    /// The files written, in order.
+    pub files: Vec<PathBuf>,
+    /// Per channel, in the order channels were added.
+    pub channels: Vec<ChannelTotals>,
+}
+
+struct ChannelState {
+    topic: String,
+    schema: Ros2Schema,
+    metadata: BTreeMap<String, String>,
+    plan: CdrPlan,
+    sequence: u32,
+    totals: ChannelTotals,
+    missed_in_file: u64,
+}
+
+struct OpenFile {
+    path: PathBuf,
+    writer: mcap::Writer<BufWriter<File>>,
+    /// The same file, to read its size.
+    file: File,
+    /// MCAP channel id of each of our channels added to this file.
+    ids: HashMap<usize, u16>,
+    /// Log time of the file's first message.
+    first: Option<u64>,
+    last_flush: Instant,
+    unflushed_bytes: u64,
+}
+
+/// Writes horus messages into MCAP.
+pub struct RecordingWriter {
+    base: PathBuf,
+    opts: WriterOptions,
+    split: bool,
+    files: Vec<PathBuf>,
+    current: Option<OpenFile>,
+    channels: Vec<ChannelState>,
+    cdr: Vec<u8>,
+}
+
+impl RecordingWriter {
+    /// Starts a recording at `path` (with `--max-size`/`--max-duration`, files
+    /// `<stem>_0.mcap`, `<stem>_1.mcap`, …).
+    pub fn create(path: &Path, opts: WriterOptions) -> Result<RecordingWriter, WriteError> {
+        let split = opts.max_size.is_some() || opts.max_duration.is_some();
+        let mut w = RecordingWriter {
+            base: path.to_owned(),
+            opts,
+            split,
+            files: Vec::new(),
+            current: None,
+            channels: Vec::new(),
+            cdr: Vec::new(),
+        };
+        w.open_next()?;
+        Ok(w)
+    }
+
+    fn next_path(&self) -> PathBuf {
+        if !self.split {
+            return self.base.clone();
+        }
+        let stem = self
+            .base
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "recording".into());
+        let ext = self
+            .base
+            .extension()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "mcap".into());
+        self.base
+            .with_file_name(format!("{stem}_{}.{ext}", self.files.len()))
+    }
+
+    fn open_next(&mut self) -> Result<(), WriteError> {
+        let path = self.next_path();
+        let io = |source| WriteError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = File::create(&path).map_err(io)?;
+        let size_handle = file.try_clone().map_err(io)?;
+        let compression = match self.opts.compression {
+            Compression::None => None,
+            Compression::Zstd => Some(mcap::Compression::Zstd),
+            Compression::Lz4 => Some(mcap::Compression::Lz4),
+        };
+        let mut writer = mcap::WriteOptions::new()
+            .profile("ros2")
+            .library(concat!("horus-record/", env!("CARGO_PKG_VERSION")))
+            .compression(compression)
+            .chunk_size(Some(self.opts.chunk_size))
+            // The recorder's own thread only: compression must not take cores from the robot.
+            .compression_threads(0)
+            .create(BufWriter::new(file))
+            .map_err(|source| WriteError::Mcap {
+                path: path.clone(),
+                source,
+            })?;
+        if !self.opts.session.is_empty() {
+            writer
+                .write_metadata(&Metadata {
+                    name: meta::SESSION.into(),
+                    metadata: self.opts.session.clone(),
+                })
+                .map_err(|source| WriteError::Mcap {
+                    path: path.clone(),
+                    source,
+                })?;
+        }
+        self.files.push(path.clone());
+        self.current = Some(OpenFile {
+            path,
+            writer,
+            file: size_handle,
+            ids: HashMap::new(),
+            first: None,
+            last_flush: Instant::now(),
+            unflushed_bytes: 0,
+        });
+        Ok(())
+    }
+
+    /// Adds a topic. Fails when its description cannot be reproduced byte for byte.
+    pub fn add_channel(
+        &mut self,
+        topic: &str,
+        description: &MessageDescription,
+        qos: &QosInfo,
+    ) -> Result<ChannelId, WriteError> {
+        if self.channels.len() >= u16::MAX as usize {
+            return Err(WriteError::TooManyChannels);
+        }
+        let plan = CdrPlan::new(description).map_err(|source| WriteError::Plan {
+            topic: topic.to_owned(),
+            source,
+        })?;
+        self.channels.push(ChannelState {
+            topic: topic.to_owned(),
+            schema: ros2msg::generate(description),
+            metadata: meta::to_metadata(description, qos),
+            plan,
+            sequence: 0,
+            totals: ChannelTotals {
+                topic: topic.to_owned(),
+                schema: description.root().name.clone(),
+                messages: 0,
+                missed: 0,
+                bytes: 0,
+            },
+            missed_in_file: 0,
+        });
+        Ok(ChannelId(self.channels.len() - 1))
+    }
+
+    /// Counts `n` messages of `ch` the recorder missed.
+    pub fn add_missed(&mut self, ch: ChannelId, n: u64) {
+        if let Some(c) = self.channels.get_mut(ch.0) {
+            c.totals.missed += n;
+            c.missed_in_file += n;
+        }
+    }
+
+    /// Writes one message (the horus bytes, fixed part and tail) received at `log_time_ns`
+    /// (nanoseconds since the Unix epoch; non-decreasing).
+    pub fn write(
+        &mut self,
+        ch: ChannelId,
+        log_time_ns: u64,
+        bytes: &[u8],
+    ) -> Result<(), WriteError> {
+        self.maybe_split(log_time_ns)?;
+        let c = &mut self.channels[ch.0];
+        c.plan
+            .encode(bytes, &mut self.cdr)
+            .map_err(|source| WriteError::Encode {
+                topic: c.topic.clone(),
+                source,
+            })?;
+        let f = self.current.as_mut().expect("a file is open between calls");
+        let mcap_err = |path: &Path, source| WriteError::Mcap {
+            path: path.to_owned(),
+            source,
+        };
+        let id = match f.ids.get(&ch.0) {
+            Some(&id) => id,
+            None => {
+                let schema = f
+                    .writer
+                    .add_schema(&c.schema.name, ros2msg::ENCODING, c.schema.text.as_bytes())
+                    .map_err(|e| mcap_err(&f.path, e))?;
+                let id = f
+                    .writer
+                    .add_channel(schema, &c.topic, "cdr", &c.metadata)
+                    .map_err(|e| mcap_err(&f.path, e))?;
+                f.ids.insert(ch.0, id);
+                id
+            }
+        };
+        let header = MessageHeader {
+            channel_id: id,
+            sequence: c.sequence,
+            log_time: log_time_ns,
+            // The observer sees no publish stamp: the receive time stands in for it.
+            publish_time: log_time_ns,
+        };
+        f.writer
+            .write_to_known_channel(&header, &self.cdr)
+            .map_err(|e| mcap_err(&f.path, e))?;
+        c.sequence = c.sequence.wrapping_add(1);
+        c.totals.messages += 1;
+        c.totals.bytes += bytes.len() as u64;
+        f.first.get_or_insert(log_time_ns);
+        f.unflushed_bytes += self.cdr.len() as u64;
+        Ok(())
+    }
+
+    /// Closes the open chunk if [`WriterOptions::flush_every`] has passed; call it also when
+    /// idle so that a quiet recording still reaches the disk.
+    pub fn tick(&mut self) -> Result<(), WriteError> {
+        let f = self.current.as_mut().expect("a file is open between calls");
+        if f.unflushed_bytes > 0 && f.last_flush.elapsed() >= self.opts.flush_every {
+            f.writer.flush().map_err(|source| WriteError::Mcap {
+                path: f.path.clone(),
+                source,
+            })?;
+            f.unflushed_bytes = 0;
+            f.last_flush = Instant::now();
+        }
+        Ok(())
+    }
+
+    fn maybe_split(&mut self, log_time_ns: u64) -> Result<(), WriteError> {
+        let f = self.current.as_ref().expect("a file is open between calls");
+        let Some(first) = f.first else {
+            return Ok(());
+        };
+        let by_time = self
+            .opts
+            .max_duration
+            .is_some_and(|d| log_time_ns.saturating_sub(first) >= d.as_nanos() as u64);
+        let by_size = self.opts.max_size.is_some_and(|max| {
+            // The file's size lags by the open chunk: count what is buffered too.
+            f.file.metadata().map(|m| m.len()).unwrap_or(0) + f.unflushed_bytes >= max
+        });
+        if by_time || by_size {
+            self.close_current()?;
+            self.open_next()?;
+        }
+        Ok(())
+    }
+
+    fn close_current(&mut self) -> Result<(), WriteError> {
+        let Some(mut f) = self.current.take() else {
+            return Ok(());
+        };
+        let mcap_err = |source| WriteError::Mcap {
+            path: f.path.clone(),
+            source,
+        };
+        let losses: BTreeMap<String, String> = self
+            .channels
+            .iter_mut()
+            .map(|c| {
+                let n = std::mem::take(&mut c.missed_in_file);
+                (c.topic.clone(), n.to_string())
+            })
+            .collect();
+        f.writer
+            .write_metadata(&Metadata {
+                name: meta::LOSSES.into(),
+                metadata: losses,
+            })
+            .map_err(mcap_err)?;
+        f.writer.finish().map_err(mcap_err)?;
+        f.writer
+            .into_inner()
+            .into_inner()
+            .map_err(|e| WriteError::Io {
+                path: f.path.clone(),
+                source: e.into_error(),
+            })?
+            .sync_all()
+            .map_err(|source| WriteError::Io {
+                path: f.path.clone(),
+                source,
+            })?;
+        Ok(())
+    }
+
+    /// Writes the losses, indexes and summary of the last file and closes it.
+    pub fn finish(mut self) -> Result<RecordingTotals, WriteError> {
+        self.close_current()?;
+        Ok(RecordingTotals {
+            files: std::mem::take(&mut self.files),
+            channels: self.channels.iter().map(|c| c.totals.clone()).collect(),
+        })
+    }
+}

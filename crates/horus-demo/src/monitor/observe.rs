@@ -40,6 +40,10 @@ pub(crate) fn run(seconds: u64, schedulers: Vec<String>) -> anyhow::Result<i32> 
     let (stop, sched_thread, watch) = start_probes(&ns)?;
     let with_python = schedulers.iter().any(|s| s == super::children::PYTHON);
 
+    // Set when a robot scheduler is found gone: `horus launch` is already stopping the
+    // robot (Ctrl-C, or a required process ended), and a second signal would make it
+    // SIGKILL everything.
+    let robot_stopping = std::cell::Cell::new(false);
     let outcome = wait_for(&ns, &schedulers, &stop).and_then(|pids| {
         let Some(pids) = pids else {
             println!("interrupted during start-up");
@@ -55,6 +59,7 @@ pub(crate) fn run(seconds: u64, schedulers: Vec<String>) -> anyhow::Result<i32> 
             for s in &schedulers {
                 if !stats_writer_alive(&stats_path(&ns, s)).unwrap_or(false) {
                     println!("the {s} scheduler is gone: the robot is stopping");
+                    robot_stopping.set(true);
                     return Ok(true);
                 }
             }
@@ -72,7 +77,7 @@ pub(crate) fn run(seconds: u64, schedulers: Vec<String>) -> anyhow::Result<i32> 
     });
 
     let mut ok = true;
-    if !stop.is_stopped() {
+    if !stop.is_stopped() && !robot_stopping.get() {
         println!(
             "stopping: SIGTERM to horus launch (pid {launch_pid}): it stops the robot's \
              processes in reverse start order, then this monitor"
@@ -85,7 +90,7 @@ pub(crate) fn run(seconds: u64, schedulers: Vec<String>) -> anyhow::Result<i32> 
     while !stop.is_stopped() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    if !stop.is_stopped() {
+    if !stop.is_stopped() && !robot_stopping.get() {
         println!("horus launch did not stop this monitor within {STOP_WAIT:?}");
         ok = false;
         stop.request_stop();

@@ -52,12 +52,12 @@ type Rx = Subscriber<ipc::Service, [u8], ()>;
 type Loan = SampleMut<ipc::Service, [u8], ()>;
 
 /// Sets iceoryx2's log level to warnings (overridable with `IOX2_LOG_LEVEL`).
-fn quiet_logs() {
+pub(crate) fn quiet_logs() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| set_log_level_from_env_or(LogLevel::Warn));
 }
 
-fn node() -> anyhow::Result<Node<ipc::Service>> {
+pub(crate) fn node() -> anyhow::Result<Node<ipc::Service>> {
     // An explicit default config: results do not depend on a user's iceoryx2 config
     // file, and no "no config file found" warning is printed.
     NodeBuilder::new()

@@ -17,6 +17,8 @@
 //!   and the cross-process clock and CPU accounting;
 //! * [`interleaved`] — horus and each peer back to back over several rounds, and
 //!   the per-round ratios every "faster" claim is drawn from;
+//! * [`rpc`] — request/response calls: horus services beside iceoryx2, Zenoh
+//!   queryables and gRPC (the `rpc` binary);
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
 //!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries;
 //!   [`markdown`], [`plot`] — `docs/benchmarks.md` and its figures.
@@ -50,6 +52,7 @@ pub mod ratios;
 pub mod report;
 pub mod robotics;
 pub mod rows;
+pub mod rpc;
 pub mod stats;
 pub mod suite;
 pub mod sysclock;

@@ -186,6 +186,11 @@ impl<R: Serialize> Run<R> {
         &self.doc.rows
     }
 
+    /// The failed measurements so far (`what: error`).
+    pub fn errors(&self) -> &[String] {
+        &self.doc.errors
+    }
+
     /// Prints `table`, writes the JSON, and fails if anything failed.
     pub fn finish(self, table: &str) -> anyhow::Result<ExitCode> {
         println!("{table}");

@@ -148,7 +148,11 @@ pub fn loopback_config(
     ]
 }
 
-fn open(listen: Option<&str>, connect: Option<&str>, shm: bool) -> anyhow::Result<Session> {
+pub(crate) fn open(
+    listen: Option<&str>,
+    connect: Option<&str>,
+    shm: bool,
+) -> anyhow::Result<Session> {
     let mut config = zenoh::Config::default();
     for (key, value) in loopback_config(listen, connect, shm) {
         config
@@ -161,7 +165,7 @@ fn open(listen: Option<&str>, connect: Option<&str>, shm: bool) -> anyhow::Resul
 }
 
 /// A free TCP port on 127.0.0.1 (bound, read, released).
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     let l = TcpListener::bind("127.0.0.1:0").context("finding a free loopback port")?;
     Ok(l.local_addr()?.port())
 }

@@ -159,7 +159,7 @@ export CHECK_JSON
 
 # The benchmark binaries are built once (one cargo invocation, all of them) and then run.
 BENCH_BIN   := $(CARGO_TARGET_DIR)/release
-SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers interleaved
+SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers interleaved rpc
 CHECK_SUITE := $(PYTHON) crates/horus-bench/scripts/check_suite_json.py
 
 test-bench-smoke:
@@ -295,7 +295,7 @@ BENCH_RUNS := pingpong:pingpong: \
               pingpong_touch:pingpong:--touch=--pinned-only=--only=ref,horus=--sizes=16,1048576 \
               robotics_messages:robotics_messages: payload_sweep:payload_sweep: \
               all_paths:all_paths: scalability:scalability: peers:peers: \
-              interleaved:interleaved:--rounds=5 \
+              interleaved:interleaved:--rounds=5 rpc:rpc:--rounds=3 \
               determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling:
 
 # The Python benchmark (issue 5) runs last, against the installed package and the Rust peer.

@@ -169,6 +169,49 @@ def check_interleaved(doc):
                     fail(f"round {k} size {n}: order does not alternate {group}")
 
 
+# rpc: every round, pinned (and unpinned unless --pinned-only), every system at every size.
+RPC_SYSTEMS = ["horus", "horus-blocking", "iceoryx2", "zenoh", "grpc-tcp", "grpc-uds"]
+RPC_SIZES = [64, 512, 1024, 2048, 4096, 65536, 1048576]
+RPC_IN_FLIGHT = [1, 2, 4, 8]
+RPC_ROUNDS_QUICK = 1
+RPC_ROUNDS_FULL = 3
+
+
+def check_rpc(doc):
+    rows = doc["rows"]
+    least = RPC_ROUNDS_QUICK if doc.get("quick") else RPC_ROUNDS_FULL
+    rounds = max([least] + [r["round"] + 1 for r in rows])
+    pinnings = sorted({r["pinned"] for r in rows})
+    if True not in pinnings:
+        fail("no pinned rows")
+    have = sorted((r["round"], r["pinned"], r["kind"], r["system"], r["size"], r["in_flight"],
+                   r["touch"]) for r in rows)
+    want = []
+    for k in range(rounds):
+        for p in pinnings:
+            for s in RPC_SYSTEMS:
+                for n in RPC_SIZES:
+                    want.append((k, p, "latency", s, n, 1, "full"))
+                    want.append((k, p, "stress", s, n, 8, "full"))
+                for f in RPC_IN_FLIGHT:
+                    want.append((k, p, "in-flight", s, 64, f, "full"))
+            for n in [64, 1048576]:
+                want.append((k, p, "latency", "horus", n, 1, "touch"))
+            want.append((k, p, "topic", "horus-topic", 16, 1, "full"))
+            want.append((k, p, "wake", "ref:wake", 0, 1, "full"))
+    want.sort()
+    if have != want:
+        fail(f"missing rows {sorted(map(str, set(want) - set(have)))[:10]}, "
+             f"unexpected {sorted(map(str, set(have) - set(want)))[:10]}")
+    for r in rows:
+        what = f"round {r['round']} {r['kind']} {r['system']} {r['size']} x{r['in_flight']}"
+        if r["kind"] == "stress":
+            if number(r.get("calls_per_sec"), f"{what}.calls_per_sec") and r["calls_per_sec"] <= 0:
+                fail(f"{what}: no calls")
+        else:
+            summary(r.get("rtt"), what)
+
+
 CHECKS = {
     "robotics_messages": check_robotics,
     "payload_sweep": check_sweep,
@@ -176,6 +219,7 @@ CHECKS = {
     "scalability": check_scalability,
     "peers": check_peers,
     "interleaved": check_interleaved,
+    "rpc": check_rpc,
 }
 
 

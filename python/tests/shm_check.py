@@ -1,11 +1,13 @@
-"""Checks that a test left nothing of its namespace in /dev/shm."""
+"""Helpers of the action and parameter tests: nothing of a namespace left in
+/dev/shm, and a peer's remaining output."""
 
 from __future__ import annotations
 
 import gc
+import json
 import os
 import time
-from typing import List
+from typing import Any, Dict, List
 
 
 def leftovers(ns: str, wait: float = 3.0) -> List[str]:
@@ -18,3 +20,15 @@ def leftovers(ns: str, wait: float = 3.0) -> List[str]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
+
+
+def rest(peer: Any, timeout: float = 30.0) -> List[Dict[str, Any]]:
+    """The JSON lines a peer prints until it exits (status 0 required).
+    Unlike ``Proc.finish``, reads through the text buffer that ``Proc``'s
+    first ``readline`` may already have filled with later lines."""
+    out: List[Dict[str, Any]] = []
+    while text := peer.p.stdout.readline():
+        if text.strip():
+            out.append(json.loads(text))
+    assert peer.p.wait(timeout=timeout) == 0, peer.p.stderr.read()
+    return out

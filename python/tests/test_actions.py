@@ -21,7 +21,7 @@ import pytest
 
 import horus
 from horus import GoalStatus
-from shm_check import leftovers
+from shm_check import leftovers, rest
 
 T = 10.0
 
@@ -292,7 +292,7 @@ def test_python_client_rust_server_timeout(rust: Any) -> None:
 
 def run_rust_client(rust: Any, x: float, mode: float) -> List[Any]:
     peer = rust("action-call", "drive", str(x), str(mode))
-    out: List[Any] = peer.finish()
+    out: List[Any] = rest(peer)
     return out
 
 

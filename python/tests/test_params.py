@@ -16,7 +16,7 @@ from typing import Any, Iterator, List, Tuple
 import pytest
 
 import horus
-from shm_check import leftovers
+from shm_check import leftovers, rest
 
 T = 10.0
 
@@ -215,7 +215,7 @@ def test_no_node() -> None:
 
 
 def test_rust_client_python_node(rust: Any, node: Node) -> None:
-    out = rust("param-call", "base").finish()
+    out = rest(rust("param-call", "base"))
     assert out == [
         {"list": ["max_speed:f64", "enabled:bool", "label:string", "gains:f64[]", "retries:i64"]},
         {"ok": "1.0"},
@@ -257,4 +257,26 @@ def test_python_client_rust_node(rust: Any) -> None:
 
 
 def test_rust_client_no_node(rust: Any) -> None:
-    assert rust("param-call", "nobody").finish() == [{"err": "NoServer"}]
+    assert rest(rust("param-call", "nobody")) == [{"err": "NoServer"}]
+
+
+def test_module_level_node_with_a_callback_leaves_nothing_at_exit(ns: str) -> None:
+    """Regression: a change callback over module globals that hold the
+    registry is a reference cycle; unseen by the garbage collector it kept
+    the parameter service's segments alive at exit."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import horus
+        params = horus.Parameters()
+        params.declare("x", 1)
+        params.on_change(lambda name, value: print(params, name, value))
+        server = horus.ParamServer("leak")
+        params.set("x", 2)
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30, capture_output=True)
+    assert leftovers(ns, wait=0.5) == []

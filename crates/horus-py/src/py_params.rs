@@ -14,6 +14,7 @@ use horus_params::{ParamDecl, ParamKind, ParamValue};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::param_errors::{client_error, param_error, yaml_error};
 use crate::param_value::{info_dict, kind_from_name, remote_info_dict, to_py, to_range, to_value};
@@ -143,6 +144,26 @@ impl Parameters {
             d.description_text(),
             d.range_bounds(),
         )
+    }
+
+    /// Lets the garbage collector see the callbacks: a callback that
+    /// reaches the registry back (a lambda over module globals holding it)
+    /// is a cycle, which would otherwise keep the node's segments alive at
+    /// exit.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // Never blocks: a registry in use by another thread is skipped this
+        // round (the collector only misses a cycle until its next pass).
+        if let Ok(cbs) = self.callbacks.try_lock() {
+            for cb in cbs.iter() {
+                visit.call(cb)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        let taken = std::mem::take(&mut *self.callbacks.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(taken);
     }
 
     /// Every name, in declaration order.

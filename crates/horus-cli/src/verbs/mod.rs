@@ -1,10 +1,13 @@
 //! The verbs of `horus`, one module each.
 
+mod bag;
 mod clean;
 mod doctor;
 mod launch;
 mod node;
 mod param;
+mod play;
+mod record;
 mod service;
 mod topic;
 
@@ -29,6 +32,12 @@ pub(crate) enum Verb {
     Service(service::ServiceCmd),
     /// A running node's parameters: list, get, set, dump, load.
     Param(param::ParamCmd),
+    /// Record topics to MCAP (CDR + ros2msg: Foxglove, mcap and rosbags read it).
+    Record(record::Record),
+    /// Publish a recording with its original timing.
+    Play(play::Play),
+    /// Recordings: info.
+    Bag(bag::BagCmd),
 }
 
 /// Runs one verb.
@@ -41,5 +50,8 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Node(args) => node::run(args, out),
         Verb::Service(args) => service::run(args, out),
         Verb::Param(args) => param::run(args, out),
+        Verb::Record(args) => record::run(args, out),
+        Verb::Play(args) => play::run(args, out),
+        Verb::Bag(args) => bag::run(args, out),
     }
 }

@@ -1,0 +1,303 @@
+//! `horus record`: every topic of a namespace (or a selection) into MCAP files that Foxglove,
+//! the `mcap` Python library and `rosbags` read (library: `horus-record`).
+//!
+//! The recorder is an observer on every topic it records: it polls, never takes part in a
+//! publisher's room check and never registers a wake-up, so attaching it changes nothing the
+//! robot observes. What it misses (overwritten before it read them) is counted per topic,
+//! written into each file's `horus.losses` metadata and printed at the end. New topics are
+//! picked up while it runs; it stops on Ctrl-C, SIGTERM or `--duration`.
+
+mod select;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context as _;
+use clap::Args;
+use horus::inspect::{list_topics, RawObserver, TopicView};
+use horus_record::{ChannelId, Compression, RecordingWriter, WriterOptions};
+use serde_json::json;
+
+use crate::launch::signals;
+use crate::output::Output;
+use crate::table::Table;
+
+/// How often the namespace is listed for new topics.
+const DISCOVER_EVERY: Duration = Duration::from_millis(200);
+/// Sleep when no topic had a message.
+const IDLE: Duration = Duration::from_micros(200);
+/// Most messages taken from one topic before the next topic gets its turn.
+const BATCH: usize = 256;
+
+/// Record topics to MCAP.
+#[derive(Debug, Args)]
+pub(crate) struct Record {
+    /// Output file (with --max-size/--max-duration: <stem>_0.mcap, <stem>_1.mcap, …).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Record only these topics (comma-separated or repeated).
+    #[arg(long, value_delimiter = ',')]
+    topics: Vec<String>,
+    /// Record only topics whose name matches this regular expression.
+    #[arg(long)]
+    regex: Option<String>,
+    /// Leave out topics whose name matches this regular expression (repeatable).
+    #[arg(long)]
+    exclude: Vec<String>,
+    /// Namespace (default: `HORUS_NAMESPACE`, else one per user).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Chunk compression: zstd, lz4 or none.
+    #[arg(long, default_value = "zstd")]
+    compression: Compression,
+    /// Start a new file past this size (bytes; suffixes K, M, G).
+    #[arg(long, value_parser = select::parse_size)]
+    max_size: Option<u64>,
+    /// Start a new file after this many seconds.
+    #[arg(long)]
+    max_duration: Option<f64>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Uncompressed bytes per chunk (suffixes K, M, G).
+    #[arg(long, default_value = "1M", value_parser = select::parse_size)]
+    chunk_size: u64,
+}
+
+struct Recorded {
+    view: TopicView,
+    obs: RawObserver,
+    ch: ChannelId,
+    /// Observer's missed + malformed count already reported to the writer.
+    missed_seen: u64,
+}
+
+/// Receive times: the wall clock at start plus monotonic time since, so log times never go
+/// backwards even if the wall clock is stepped.
+struct Clock {
+    base_ns: u64,
+    start: Instant,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        let base_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        Clock {
+            base_ns,
+            start: Instant::now(),
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.base_ns + self.start.elapsed().as_nanos() as u64
+    }
+}
+
+fn seconds(name: &str, v: Option<f64>) -> anyhow::Result<Option<Duration>> {
+    v.map(Duration::try_from_secs_f64)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--{name}: {e}"))
+}
+
+pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
+    signals::install()?;
+    let ns = a.namespace.clone().unwrap_or_else(horus::namespace);
+    let filter = select::Filter::new(&a.topics, a.regex.as_deref(), &a.exclude)?;
+    let duration = seconds("duration", a.duration)?;
+    let path = a.output.clone().unwrap_or_else(|| {
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        PathBuf::from(format!("horus-{secs}.mcap"))
+    });
+    let mut session = BTreeMap::new();
+    session.insert(
+        "recorder".into(),
+        format!("horus {}", env!("CARGO_PKG_VERSION")),
+    );
+    session.insert("namespace".into(), ns.clone());
+    let opts = WriterOptions {
+        compression: a.compression,
+        chunk_size: a.chunk_size,
+        max_size: a.max_size,
+        max_duration: seconds("max-duration", a.max_duration)?,
+        session,
+        ..WriterOptions::default()
+    };
+    let mut writer = RecordingWriter::create(&path, opts)?;
+    let clock = Clock::new();
+    let started = Instant::now();
+    let mut live: Vec<Recorded> = Vec::new();
+    // Channels by topic (kept when a topic's segment goes away, reused if it returns).
+    let mut channels: HashMap<String, ChannelId> = HashMap::new();
+    // Topics that cannot be recorded, reported once.
+    let mut refused: HashMap<String, String> = HashMap::new();
+    let mut last_discovery: Option<Instant> = None;
+    while signals::count() == 0 && duration.is_none_or(|d| started.elapsed() < d) {
+        if last_discovery.is_none_or(|t| t.elapsed() >= DISCOVER_EVERY) {
+            last_discovery = Some(Instant::now());
+            discover(
+                &ns,
+                &filter,
+                &mut writer,
+                &mut live,
+                &mut channels,
+                &mut refused,
+            )?;
+        }
+        let got = drain(&mut writer, &mut live, &clock)?;
+        writer.tick()?;
+        if got == 0 {
+            std::thread::sleep(IDLE);
+        }
+    }
+    drain(&mut writer, &mut live, &clock)?;
+    let totals = writer.finish()?;
+    report(out, &totals, started.elapsed(), &refused);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens every matching topic not yet recorded.
+fn discover(
+    ns: &str,
+    filter: &select::Filter,
+    writer: &mut RecordingWriter,
+    live: &mut Vec<Recorded>,
+    channels: &mut HashMap<String, ChannelId>,
+    refused: &mut HashMap<String, String>,
+) -> anyhow::Result<()> {
+    for topic in list_topics(ns)? {
+        if !filter.matches(&topic)
+            || refused.contains_key(&topic)
+            || live.iter().any(|r| r.view.name() == topic)
+        {
+            continue;
+        }
+        let view = match TopicView::open(ns, &topic) {
+            Ok(v) => v,
+            // Gone again, or being created: try at the next discovery.
+            Err(_) => continue,
+        };
+        let description = match view.description() {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("horus record: not recording {topic}: {e}");
+                refused.insert(topic, e.to_string());
+                continue;
+            }
+        };
+        let ch = match channels.get(&topic) {
+            Some(&ch) => ch,
+            None => match writer.add_channel(&topic, &description, &view.qos()) {
+                Ok(ch) => {
+                    channels.insert(topic.clone(), ch);
+                    ch
+                }
+                Err(e) => {
+                    eprintln!("horus record: not recording {topic}: {e}");
+                    refused.insert(topic, e.to_string());
+                    continue;
+                }
+            },
+        };
+        let obs = match view.observer(false) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("horus record: cannot observe {topic} yet: {e}");
+                continue;
+            }
+        };
+        eprintln!(
+            "horus record: recording {topic} ({})",
+            description.root().name
+        );
+        live.push(Recorded {
+            view,
+            obs,
+            ch,
+            missed_seen: 0,
+        });
+    }
+    Ok(())
+}
+
+/// Takes what every topic has ready; returns how many messages were written.
+fn drain(
+    writer: &mut RecordingWriter,
+    live: &mut Vec<Recorded>,
+    clock: &Clock,
+) -> anyhow::Result<usize> {
+    let mut got = 0;
+    for r in live.iter_mut() {
+        for _ in 0..BATCH {
+            let Some(msg) = r.obs.try_recv() else { break };
+            writer
+                .write(r.ch, clock.now_ns(), &msg.bytes)
+                .with_context(|| format!("recording {}", r.view.name()))?;
+            got += 1;
+        }
+        let (_, overrun, malformed) = r.obs.counts();
+        let missed = overrun + malformed;
+        if missed > r.missed_seen {
+            writer.add_missed(r.ch, missed - r.missed_seen);
+            r.missed_seen = missed;
+        }
+    }
+    // A truncated segment: let go, so a recreated topic is found again.
+    live.retain(|r| !r.view.is_lost());
+    Ok(got)
+}
+
+fn report(
+    out: &Output,
+    totals: &horus_record::RecordingTotals,
+    elapsed: Duration,
+    refused: &HashMap<String, String>,
+) {
+    let files: Vec<String> = totals
+        .files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    if out.is_json() {
+        out.json_line(&json!({
+            "files": files,
+            "seconds": elapsed.as_secs_f64(),
+            "topics": totals.channels.iter().map(|c| json!({
+                "topic": c.topic,
+                "type": c.schema,
+                "messages": c.messages,
+                "missed": c.missed,
+                "bytes": c.bytes,
+            })).collect::<Vec<_>>(),
+            "not_recorded": refused,
+        }));
+        return;
+    }
+    let mut t = Table::new(&["topic", "type", ">messages", ">missed", ">bytes"]);
+    for c in &totals.channels {
+        t.row(vec![
+            c.topic.clone(),
+            c.schema.clone(),
+            c.messages.to_string(),
+            c.missed.to_string(),
+            c.bytes.to_string(),
+        ]);
+    }
+    println!(
+        "recorded {:.1} s into {}",
+        elapsed.as_secs_f64(),
+        files.join(", ")
+    );
+    print!("{}", t.render());
+    let missed: u64 = totals.channels.iter().map(|c| c.missed).sum();
+    if missed > 0 {
+        println!("{missed} messages missed (overwritten before the recorder read them)");
+    }
+}

@@ -157,7 +157,8 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
             std::thread::sleep(IDLE);
         }
     }
-    drain(&mut writer, &mut live, &clock)?;
+    // What is still in the rings when asked to stop is recorded too.
+    while drain(&mut writer, &mut live, &clock)? > 0 {}
     let totals = writer.finish()?;
     report(out, &totals, started.elapsed(), &refused);
     Ok(ExitCode::SUCCESS)

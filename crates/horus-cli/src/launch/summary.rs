@@ -68,14 +68,14 @@ impl Ending {
     /// One phrase: `exit 0`, `killed by SIGKILL after the grace period`, ...
     pub(crate) fn describe(&self) -> String {
         let mut s = match (self.code, self.signal) {
+            (Some(c), _) if self.term_sent && !self.killed => format!("exit {c} after SIGTERM"),
             (Some(c), _) => format!("exit {c}"),
+            (_, Some(libc::SIGTERM)) if self.term_sent => "ended by the shutdown's SIGTERM".into(),
             (_, Some(sig)) => format!("killed by {}", signal_name(sig)),
             _ => String::new(),
         };
         if self.killed {
             s += " (SIGKILLed: did not stop within its grace period)";
-        } else if self.term_sent && self.clean() {
-            s += " after SIGTERM";
         }
         if let Some(p) = &self.problem {
             if !s.is_empty() {

@@ -18,9 +18,13 @@ PY_VENV    ?= $(or $(VENV),.venv)
 PY         := $(PY_VENV)/bin/python
 PY_WHEELS  := $(CARGO_TARGET_DIR)/wheels-horus
 PY_PEER    := $(CARGO_TARGET_DIR)/release/horus-py-peer
+# The `horus` binary and the user-message publisher the recording tests run (debug builds:
+# the unit-test phase has built them already).
+PY_HORUS_BIN       := $(CARGO_TARGET_DIR)/debug/horus
+PY_USER_PUBLISHER  := $(CARGO_TARGET_DIR)/debug/examples/user_publisher
 PY_SOURCES := $(shell find crates/horus-py crates/horus crates/horus-shm crates/horus-msgs crates/horus-sched python/horus python/pyproject.toml -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name '*.toml' \) 2>/dev/null)
 
-.PHONY: py-setup py-build py-peer py-test py-bench py-bench-deps
+.PHONY: py-setup py-build py-peer py-record-tools py-test py-bench py-bench-deps
 
 py-setup: $(PY_VENV)/.horus-dev
 
@@ -40,8 +44,13 @@ $(PY_VENV)/.horus-installed: $(PY_VENV)/.horus-dev $(PY_SOURCES)
 py-peer:
 	cargo build --release -p horus-py --bin horus-py-peer
 
-py-test: py-build py-peer
-	cd python/tests && HORUS_PY_PEER=$(PY_PEER) ../../$(PY) -m pytest -q
+py-record-tools:
+	cargo build -p horus-cli --bin horus
+	cargo build -p horus-record --example user_publisher
+
+py-test: py-build py-peer py-record-tools
+	cd python/tests && HORUS_PY_PEER=$(PY_PEER) HORUS_BIN=$(PY_HORUS_BIN) \
+	  HORUS_USER_PUBLISHER=$(PY_USER_PUBLISHER) ../../$(PY) -m pytest -q
 	cd python/tests && ../../$(PY) -m mypy.stubtest horus._horus --allowlist ../stubtest-allowlist.txt
 	cd python/tests && ../../$(PY) -m mypy --strict -p horus
 

@@ -330,6 +330,24 @@ fn damaged_recordings_are_errors_naming_the_file_and_offset() {
             "{err}"
         );
     }
+    // Repair keeps every message of the complete chunks, in order, in a finished file.
+    let fixed = d.join("fixed.mcap");
+    let out = horus(&ns)
+        .args(["bag", "repair"])
+        .arg(&cut)
+        .arg("-o")
+        .arg(&fixed)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let info = horus_record::RecordingInfo::read(&fixed).unwrap();
+    assert!(info.from_summary && info.messages > 0 && info.messages < 200);
+    let kept = &by_topic(&fixed)["d/cmd"];
+    assert_eq!(kept[..], by_topic(&file)["d/cmd"][..kept.len()]);
     let junk = d.join("junk.mcap");
     std::fs::write(&junk, b"not an mcap file at all").unwrap();
     let out = horus(&ns)

@@ -51,6 +51,18 @@ pub enum ReadError {
         /// Bytes left in the file.
         available: u64,
     },
+    /// The file ends in a chunk the writer had started but not finished (a recorder killed
+    /// or a disk filled while recording): everything before `offset` is complete.
+    #[error(
+        "{path}: interrupted at offset {offset}: a chunk still being written when the recording \
+         stopped (`horus bag repair` copies everything before it into a finished file)"
+    )]
+    Unfinished {
+        /// The file.
+        path: PathBuf,
+        /// Where the unfinished chunk starts.
+        offset: u64,
+    },
     /// A record is malformed (bad length, bad CRC, bad compression, unknown channel…).
     #[error("{path}: corrupt record at offset {offset}: {reason}")]
     Corrupt {
@@ -190,6 +202,13 @@ impl RecordingReader {
             })?;
         let op = head[0];
         let body_len = u64::from_le_bytes(head[1..9].try_into().expect("8 bytes"));
+        if op == OP_CHUNK && body_len == u64::MAX {
+            // The `mcap` writer's placeholder length, patched when the chunk is finished.
+            return Err(ReadError::Unfinished {
+                path: self.path.clone(),
+                offset: at,
+            });
+        }
         if body_len > left - 9 {
             return Err(truncated(body_len.saturating_add(9)));
         }

@@ -23,6 +23,7 @@ use horus_bench::interleaved::{self, RoundRow};
 use horus_bench::plot::{self, Chart, Series};
 use horus_bench::report::{Machine, Row};
 use horus_bench::rows::{PathRow, RoboticsRow, ScaleRow, ScaleSweep, SweepRow};
+use horus_bench::rpc::{self, rows::RpcRow};
 use horus_bench::suite::Doc;
 use horus_bench::tables;
 
@@ -102,6 +103,8 @@ struct Results {
     scheduler_scaling: Option<Value>,
     /// `python/bench/python_latency.py --json` (issue 5's benchmark).
     python: Option<Value>,
+    /// `rpc` (issue 9's benchmark).
+    rpc: Option<Doc<RpcRow>>,
     missing: Vec<String>,
 }
 
@@ -139,6 +142,7 @@ impl Results {
             determinism: load(dir, "determinism", m)?,
             scheduler_scaling: load(dir, "scheduler_scaling", m)?,
             python: load(dir, "python_latency", m)?,
+            rpc: load(dir, "rpc", m)?,
             missing,
         })
     }
@@ -166,6 +170,7 @@ impl Results {
         v.extend(of("payload_sweep", &self.sweep));
         v.extend(of("all_paths", &self.paths));
         v.extend(of("scalability", &self.scale));
+        v.extend(of("rpc", &self.rpc));
         if let Some(py) = &self.python {
             v.extend(
                 tables::python_failures(py)
@@ -466,6 +471,7 @@ fn run(a: &Args) -> anyhow::Result<()> {
             )
         }),
     );
+    rpc_keys(&r.rpc, &mut keys);
     let errors = r.errors();
     keys.insert(
         "errors",
@@ -486,6 +492,40 @@ fn run(a: &Args) -> anyhow::Result<()> {
         println!("wrote {}", png.display());
     }
     Ok(())
+}
+
+/// The `rpc` section: the three tables (pinned), the ratios, the targets, the
+/// unpinned latency table and the method; failed systems are marked in the cells.
+fn rpc_keys(d: &Option<Doc<RpcRow>>, keys: &mut BTreeMap<&str, String>) {
+    type Render = fn(&Doc<RpcRow>, &[rpc::System]) -> String;
+    let entries: [(&str, Render); 6] = [
+        ("rpc.latency", |d, s| {
+            rpc::tables::latency(&d.rows, s, &d.errors, true).to_markdown()
+        }),
+        ("rpc.stress", |d, s| {
+            rpc::tables::stress(&d.rows, s, &d.errors, true).to_markdown()
+        }),
+        ("rpc.in_flight", |d, s| {
+            rpc::tables::in_flight(&d.rows, s, &d.errors, true).to_markdown()
+        }),
+        ("rpc.ratios", |d, s| {
+            rpc::tables::ratios(&d.rows, s, true).to_markdown()
+        }),
+        ("rpc.latency_unpinned", |d, s| {
+            if d.rows.iter().any(|r| !r.pinned) {
+                rpc::tables::latency(&d.rows, s, &d.errors, false).to_markdown()
+            } else {
+                "*No unpinned pass in this run (`--pinned-only`).*\n".to_owned()
+            }
+        }),
+        ("rpc.targets", |d, _| {
+            rpc::targets::table(&rpc::targets::targets(&d.rows)).to_markdown()
+        }),
+    ];
+    for (key, render) in entries {
+        keys.insert(key, section(d, "rpc", |d| render(d, &rpc::System::ALL)));
+    }
+    keys.insert("rpc.method", section(d, "rpc", |d| bullets(&d.method)));
 }
 
 /// The method statement of an issue-4 JSON (a string), as a paragraph.

@@ -144,7 +144,7 @@ pub fn stress(rows: &[RpcRow], systems: &[System], errors: &[String], pinned: bo
 
 /// Table 3: latency versus calls in flight at the fixed call rate.
 pub fn in_flight(rows: &[RpcRow], systems: &[System], errors: &[String], pinned: bool) -> Table {
-    let mut t = Table::new(["in flight", "system", "average", "p99", "max"]).left(1);
+    let mut t = Table::new(["in flight", "system", "average", "p99", "max", "median"]).left(1);
     for &k in IN_FLIGHT {
         for &s in systems {
             let key = key(pinned, Kind::InFlight, s.name(), super::IN_FLIGHT_SIZE, k);
@@ -157,6 +157,7 @@ pub fn in_flight(rows: &[RpcRow], systems: &[System], errors: &[String], pinned:
                         ns_spread(avg),
                         cell(rows::p99),
                         cell(rows::max),
+                        cell(rows::median_ns),
                     ]);
                 }
                 None => t.row([k.to_string(), s.label().to_owned(), missing(s, errors)]),

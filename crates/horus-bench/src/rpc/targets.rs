@@ -118,7 +118,7 @@ pub fn targets(rows: &[RpcRow]) -> Vec<Target> {
         ),
         target(
             rows,
-            "horus blocking 64 B call ≤ 1.2 × the futex wake reference (ref:wake)",
+            "horus blocking 64 B call ≤ 1.2 × the futex wake reference (ref:wake); horus blocking spins 64 polls before its futex sleep",
             key(Kind::Latency, System::HorusBlocking.name(), 64, full),
             key(Kind::Wake, WAKE, 0, full),
             true,

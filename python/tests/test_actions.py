@@ -7,7 +7,9 @@ The action is "drive": goal Pose2D, feedback Vector3, result Pose2D. The
 Rust side is `horus-py-peer action-serve|action-call` (crates/horus-py/src/
 bin/peer/action.rs); `DriveNode` below behaves like its server: a goal with
 x < 0 is rejected, else mode y = 0 sends feedback 1..x then succeeds with
-x, mode 1 runs until canceled (result x = 0.5), mode 2 aborts (x = -1).
+x, mode 1 (or 3) runs until canceled (result x = 0.5), mode 2 aborts
+(x = -1). The Rust client cancels a goal of mode 1 at once, and waits for
+the result of the others.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ class DriveNode:
                     gid = s.accept(g)
                     s.execute(gid)
                     mode = int(g.goal.y)
-                    if mode == 1:
+                    if mode in (1, 3):
                         self.slow.append(gid)
                     elif mode == 2:
                         s.abort(gid, horus.Pose2D(x=-1.0))
@@ -313,6 +315,26 @@ def test_rust_client_python_server(rust: Any, node: DriveNode) -> None:
 
 def test_rust_client_no_server(rust: Any) -> None:
     assert run_rust_client(rust, 1.0, 0.0) == [{"send_err": "NoServer"}]
+
+
+def test_rust_client_python_server_killed_while_result_awaited(rust: Any, python: Any) -> None:
+    server = python(
+        """
+        import horus
+        s = horus.ActionServer(horus.Pose2D, horus.Vector3, horus.Pose2D, "drive")
+        print("ready", flush=True)
+        while True:
+            g = s.next_goal(timeout=0.05)
+            if g is not None:
+                s.execute(s.accept(g))
+                print('{"goal": %s}' % g.goal.x, flush=True)
+        """
+    )
+    client = rust("action-call", "drive", "1.0", "3.0")
+    assert client.line() == {"accepted": True}
+    assert server.line() == {"goal": 1.0}
+    os.kill(server.p.pid, signal.SIGKILL)
+    assert rest(client) == [{"result_err": "ServerDied"}]
 
 
 def test_rust_client_python_server_of_other_types(rust: Any) -> None:

@@ -41,7 +41,7 @@ pub(crate) fn serve(name: &str, seconds: u64) -> Result<()> {
             let id = s.accept(g);
             s.execute(id)?;
             match goal.y as i64 {
-                1 => slow.push(id),
+                1 | 3 => slow.push(id),
                 2 => s.abort(id, &Pose2D::new(-1.0, 0.0, 0.0))?,
                 _ => {
                     for k in 1..=(goal.x as u64).min(60) {

@@ -36,15 +36,25 @@ SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && echo 
 TEST_PHASES := test-fmt test-clippy test-unit test-loom test-bench-smoke test-sched-smoke \
                test-demo-smoke test-chaos-smoke test-python test-fuzz
 
-.PHONY: help setup setup-python demo chaos test bench fmt lint clean setup-fuzz fuzz-build fuzz $(TEST_PHASES)
+.PHONY: help setup setup-python demo cli chaos test bench fmt lint clean setup-fuzz fuzz-build fuzz $(TEST_PHASES)
 
 help:
 	@echo "make demo    run the demo robot"
+	@echo "make cli     install the horus command line (~/.cargo/bin, and the Python venv if present)"
 	@echo "make test    fmt, clippy, tests, loom models, benchmark/demo smoke, Python tests, fuzz smoke"
 	@echo "make bench   full benchmark suite -> $(BENCH_DIR)/*.json, docs/benchmarks.md, docs/img/"
 	@echo "make fuzz    every fuzz target FUZZ_SECONDS (default 60) each, see docs/fuzzing.md"
 	@echo "make fmt | lint | clean | setup | setup-python"
 	@echo "(build dir: $(CARGO_TARGET_DIR))"
+
+# ---------------------------------------------------------------------------
+# The `horus` command line (docs/cli.md): installed into ~/.cargo/bin (on the PATH of a
+# rustup install) and linked into the Python venv's bin/ when the venv exists, so it is
+# there after `. .venv/bin/activate` too.
+cli: setup
+	$(CARGO) install --locked --path crates/horus-cli --bin horus --force --quiet
+	@if [ -d $(VENV)/bin ]; then ln -sf "$$($(CARGO) install --list >/dev/null; command -v horus || echo $(HOME)/.cargo/bin/horus)" $(VENV)/bin/horus; fi
+	@echo "horus installed: $$(command -v horus || echo $(HOME)/.cargo/bin/horus)"
 
 # ---------------------------------------------------------------------------
 # Setup: idempotent and silent when everything is already there.

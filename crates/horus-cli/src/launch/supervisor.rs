@@ -165,6 +165,8 @@ impl Supervisor {
         let State::Running(run) = std::mem::replace(&mut p.state, State::Ended) else {
             unreachable!("matched above");
         };
+        // Finished pumps are dropped (a process restarted for ever must not pile them up).
+        p.pumps.retain(|h| !h.is_finished());
         p.pumps.extend(run.pumps);
         p.last_status = Some(status);
         let name = p.spec.name.clone();

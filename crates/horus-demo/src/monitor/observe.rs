@@ -55,7 +55,14 @@ pub(crate) fn run(seconds: u64, schedulers: Vec<String>) -> anyhow::Result<i32> 
         }
         // A scheduler that is gone means the robot is being stopped (or a process died:
         // `horus launch` reports its exit status and stops the rest).
+        // Checked every 100 ms, not at every 10 ms step of the report loop: each check
+        // opens the statistics files.
+        let mut last_check = Instant::now();
         let mut check = |_: &StopHandle| -> anyhow::Result<bool> {
+            if last_check.elapsed() < Duration::from_millis(100) {
+                return Ok(false);
+            }
+            last_check = Instant::now();
             for s in &schedulers {
                 if !stats_writer_alive(&stats_path(&ns, s)).unwrap_or(false) {
                     println!("the {s} scheduler is gone: the robot is stopping");

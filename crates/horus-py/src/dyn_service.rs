@@ -324,4 +324,19 @@ mod tests {
             assert!(open_service(q, r, "never-opened", &o).unwrap().is_none());
         }
     }
+
+    #[test]
+    fn actions_carry_the_same_types_as_services_with_their_sizes() {
+        for name in service_schemas() {
+            let spec = raw_spec(name).expect("every service type");
+            assert_eq!(spec.name, name);
+            assert!(spec.size > 0);
+        }
+        assert_eq!(
+            raw_spec("horus/CmdVel"),
+            Some(horus_actions::RawSpec::of::<CmdVel>())
+        );
+        assert_eq!(raw_spec("horus/PointCloud"), None);
+        assert_eq!(raw_spec("no/Such"), None);
+    }
 }

@@ -213,3 +213,32 @@ pub fn run_all(plan: &Plan, run: &mut Run<RpcRow>) {
 pub fn default_sizes() -> Vec<usize> {
     SIZES.to_vec()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_session_is_an_error_with_its_message() {
+        let e = guarded::<()>(|| panic!("peer library gave up")).unwrap_err();
+        assert!(e.to_string().contains("peer library gave up"), "{e}");
+        assert_eq!(guarded(|| Ok(7)).unwrap(), 7);
+    }
+
+    #[test]
+    fn only_the_in_flight_size_has_paced_calls_and_touch_mode_only_latency() {
+        let plan = Plan {
+            rounds: 1,
+            pinnings: vec![true],
+            systems: System::ALL.to_vec(),
+            sizes: default_sizes(),
+            cpus: [0, 1],
+            quick: true,
+        };
+        assert!(plan.spec(IN_FLIGHT_SIZE, Touch::Full).paced_calls > 0);
+        assert_eq!(plan.spec(1048576, Touch::Full).paced_calls, 0);
+        let touch = plan.spec(64, Touch::Ends);
+        assert_eq!((touch.stress_calls, touch.paced_calls), (0, 0));
+        assert!(plan.describe().contains("pinned only"));
+    }
+}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pathlib
 import threading
-from typing import Any, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -111,7 +111,7 @@ def test_wrong_type_and_out_of_range_leave_the_value() -> None:
     with pytest.raises(horus.ParamNotFoundError):
         p.set("nope", 1)
     with pytest.raises(TypeError):
-        p.set("gains", [1.0, "x"])
+        p.set("gains", [1.0, "x"])  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         p.set("label", {"a": 1})  # type: ignore[arg-type]
     assert (p["max_speed"], p["retries"], p["gains"]) == (1.0, 3, [1.0, 2.0])
@@ -122,14 +122,15 @@ def test_wrong_type_and_out_of_range_leave_the_value() -> None:
 
 def test_invalid_declarations() -> None:
     p = params()
-    for args, kw in [
+    bad: List[Tuple[Tuple[Any, ...], Dict[str, Any]]] = [
         (("max_speed", 1.0), {}),  # twice
         (("", 1), {}),
         (("x" * 65, 1), {}),
         (("a", 5.0), {"range": (0.0, 2.0)}),  # default outside
         (("b", "s"), {"range": (0, 1)}),  # range on a string
         (("c", 1), {"range": (0.0, 1.0)}),  # float bounds for an int
-    ]:
+    ]
+    for args, kw in bad:
         with pytest.raises((horus.ParamDeclarationError, TypeError)):
             p.declare(*args, **kw)
     with pytest.raises(TypeError, match="empty list"):

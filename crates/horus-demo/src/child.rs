@@ -89,7 +89,7 @@ pub(crate) fn run(role: Role) -> anyhow::Result<i32> {
             let cmds = topics::cmd_vel(&ns)?.publisher()?;
             let flags = topics::stop_flag(&ns)?.subscriber_with(WaitMode::BusyPoll)?;
             sched.add(
-                Controller::new(scans, imu, cmds, flags),
+                Controller::new(scans, imu, cmds, flags)?,
                 watchdog(NodeConfig::new().rate(100.hz())),
             )?;
         }

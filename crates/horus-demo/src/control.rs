@@ -2,12 +2,13 @@
 //! velocity command, 100 times a second.
 
 use horus::prelude::*;
+use horus_params::{ParamDecl, ParamServer, Parameters, Range};
 
 use crate::topics::now_ns;
 
-/// Cruise speed with a clear path, m/s.
+/// Cruise speed with a clear path, m/s (default of the `cruise_speed` parameter).
 const CRUISE: f32 = 0.5;
-/// Closer than this ahead: stop and turn in place, m.
+/// Closer than this ahead: stop and turn in place, m (default of `stop_distance`).
 const STOP_AT: f32 = 0.6;
 /// Closer than this ahead: slow down proportionally, m.
 const SLOW_AT: f32 = 1.5;
@@ -31,9 +32,34 @@ pub(crate) struct Decision {
     pub(crate) angular: f32,
 }
 
+/// The controller's live-tunable settings (parameters `cruise_speed` and
+/// `stop_distance`, set with `horus param set controller …`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Tuning {
+    /// Speed with a clear path, m/s.
+    pub(crate) cruise: f32,
+    /// Closer than this ahead: stop and turn, m.
+    pub(crate) stop_at: f32,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            cruise: CRUISE,
+            stop_at: STOP_AT,
+        }
+    }
+}
+
 /// Slow down as the nearest obstacle ahead gets closer; stop and turn
 /// towards the side with more room when it is too close.
 pub(crate) fn decide(scan: &LaserScan) -> Decision {
+    decide_with(scan, Tuning::default())
+}
+
+/// [`decide`] with the given tuning.
+pub(crate) fn decide_with(scan: &LaserScan, t: Tuning) -> Decision {
+    let (cruise, stop_at) = (t.cruise, t.stop_at.min(SLOW_AT - 0.1));
     let mut nearest = f32::INFINITY;
     let (mut left, mut right) = (0.0_f32, 0.0_f32);
     for (i, &r) in scan.valid_ranges().iter().enumerate() {
@@ -52,13 +78,13 @@ pub(crate) fn decide(scan: &LaserScan) -> Decision {
         }
     }
     let away = if left >= right { TURN } else { -TURN };
-    let (linear, angular) = if nearest <= STOP_AT {
+    let (linear, angular) = if nearest <= stop_at {
         (0.0, away)
     } else if nearest < SLOW_AT {
-        let k = (nearest - STOP_AT) / (SLOW_AT - STOP_AT);
-        (CRUISE * k, away * (1.0 - k))
+        let k = (nearest - stop_at) / (SLOW_AT - stop_at);
+        (cruise * k, away * (1.0 - k))
     } else {
-        (CRUISE, 0.0)
+        (cruise, 0.0)
     };
     Decision {
         nearest_ahead: nearest,
@@ -80,6 +106,26 @@ pub(crate) struct Controller {
     sent: u64,
     stops: u64,
     flag_stops: u64,
+    /// Declared parameters, served on `controller/params`.
+    params: Parameters,
+    param_server: ParamServer,
+    tuning: Tuning,
+}
+
+/// The controller's parameters.
+fn declare() -> Result<Parameters, horus_params::ParamError> {
+    let mut p = Parameters::new();
+    p.declare(
+        ParamDecl::new("cruise_speed", f64::from(CRUISE))
+            .description("speed with a clear path, m/s")
+            .range(Range::F64 { min: 0.0, max: 1.0 }),
+    )?;
+    p.declare(
+        ParamDecl::new("stop_distance", f64::from(STOP_AT))
+            .description("closer than this ahead: stop and turn in place, m")
+            .range(Range::F64 { min: 0.2, max: 1.4 }),
+    )?;
+    Ok(p)
 }
 
 impl Controller {
@@ -88,8 +134,8 @@ impl Controller {
         imu: Subscriber<Imu>,
         commands: Publisher<CmdVel>,
         flags: Subscriber<EmergencyStop>,
-    ) -> Controller {
-        Controller {
+    ) -> anyhow::Result<Controller> {
+        Ok(Controller {
             scans,
             imu,
             commands,
@@ -100,7 +146,33 @@ impl Controller {
             sent: 0,
             stops: 0,
             flag_stops: 0,
+            params: declare()?,
+            param_server: ParamServer::new("controller")?,
+            tuning: Tuning::default(),
+        })
+    }
+
+    /// Answers parameter requests and applies changed values.
+    fn update_params(&mut self) {
+        self.param_server.serve_pending(&mut self.params);
+        if self.params.take_changed().is_empty() {
+            return;
         }
+        let f = |name: &str, default: f32| {
+            self.params
+                .get(name)
+                .ok()
+                .and_then(|v| v.as_f64())
+                .map_or(default, |v| v as f32)
+        };
+        self.tuning = Tuning {
+            cruise: f("cruise_speed", CRUISE),
+            stop_at: f("stop_distance", STOP_AT),
+        };
+        println!(
+            "controller: cruise_speed {} m/s, stop_distance {} m",
+            self.tuning.cruise, self.tuning.stop_at
+        );
     }
 }
 
@@ -116,6 +188,7 @@ impl Node for Controller {
     }
 
     fn tick(&mut self, _ctx: &TickContext<'_>) -> Result<(), NodeError> {
+        self.update_params();
         // `latest` skips to the newest message: older ones are counted as
         // skipped (on purpose), not lost.
         if let Some(scan) = self.scans.latest() {
@@ -130,7 +203,7 @@ impl Node for Controller {
         // No scan yet: nothing is known about the surroundings; stand still.
         let (mut linear, angular) = match &self.scan {
             Some(scan) => {
-                let d = decide(scan);
+                let d = decide_with(scan, self.tuning);
                 if d.linear == 0.0 {
                     self.stops += 1;
                 }

@@ -112,16 +112,17 @@ pub(crate) struct Controller {
     tuning: Tuning,
 }
 
-/// The controller's parameters.
+/// The controller's parameters (defaults [`CRUISE`] and [`STOP_AT`], as f64 literals so they
+/// print as written).
 fn declare() -> Result<Parameters, horus_params::ParamError> {
     let mut p = Parameters::new();
     p.declare(
-        ParamDecl::new("cruise_speed", f64::from(CRUISE))
+        ParamDecl::new("cruise_speed", 0.5)
             .description("speed with a clear path, m/s")
             .range(Range::F64 { min: 0.0, max: 1.0 }),
     )?;
     p.declare(
-        ParamDecl::new("stop_distance", f64::from(STOP_AT))
+        ParamDecl::new("stop_distance", 0.6)
             .description("closer than this ahead: stop and turn in place, m")
             .range(Range::F64 { min: 0.2, max: 1.4 }),
     )?;

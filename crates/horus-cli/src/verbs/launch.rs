@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::json;
 
@@ -37,15 +36,17 @@ pub(crate) fn run(args: Launch, out: &Output) -> anyhow::Result<ExitCode> {
     let mut values = BTreeMap::new();
     for a in &args.args {
         let Some((name, value)) = a.split_once(":=") else {
-            bail!("argument {a:?}: expected NAME:=VALUE");
+            let e = launch::LoadError::Plain(format!("argument {a:?}: expected NAME:=VALUE"));
+            rejected(&e, out);
+            return Ok(ExitCode::from(2));
         };
         values.insert(name.to_owned(), value.to_owned());
     }
-    let grace = args
-        .stop_grace
-        .map(Duration::try_from_secs_f64)
-        .transpose()
-        .context("--stop-grace: a number of seconds ≥ 0")?;
+    let Ok(grace) = args.stop_grace.map(Duration::try_from_secs_f64).transpose() else {
+        let e = launch::LoadError::Plain("--stop-grace: a number of seconds ≥ 0".into());
+        rejected(&e, out);
+        return Ok(ExitCode::from(2));
+    };
     let plan = match launch::load(&args.file, &values, grace) {
         Ok(plan) => plan,
         Err(e) => {

@@ -697,3 +697,74 @@ processes:
     assert!(stderr.contains("stopper | stopper in stopper"), "{stderr}");
     assert_eq!(process(&doc, "worker")["clean"], true, "{doc}");
 }
+
+#[test]
+fn python_modules_and_scripts_run_in_their_directory_with_their_environment() {
+    let d = Dir::new("python");
+    d.write(
+        "greeter.py",
+        "import os, sys\nprint('module', sys.argv[1:], os.getcwd() == os.environ['WANT_CWD'], os.environ['HORUS_NAMESPACE'])\n",
+    );
+    d.write(
+        "hello.py",
+        "import os, sys\nprint('script', sys.argv[1:], os.environ['GREETING'])\n",
+    );
+    let cwd = d.0.canonicalize().unwrap();
+    let f = d.write(
+        "l.yaml",
+        &format!(
+            r#"
+namespace: ns-py
+env:
+  GREETING: from-file
+processes:
+  - name: mod
+    module: greeter
+    python: python3
+    cwd: .
+    args: [a, "1"]
+    env: {{ WANT_CWD: "{}" }}
+  - name: script
+    script: hello.py
+    python: python3
+    args: [--x]
+"#,
+            cwd.display()
+        ),
+    );
+    let (status, doc, stderr) = launch_json(&f, &[]);
+    assert_eq!(status.code(), Some(0), "{doc}\n{stderr}");
+    assert!(
+        stderr.contains("mod    | module ['a', '1'] True ns-py"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("script | script ['--x'] from-file"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_required_process_that_ends_stops_the_launch() {
+    let d = Dir::new("required");
+    let f = d.write(
+        "l.yaml",
+        &format!(
+            r#"
+processes:
+  - name: long
+    shell: {}
+  - name: short
+    after: long
+    shell: 'echo short done'
+    required: true
+"#,
+            polite("long")
+        ),
+    );
+    let (status, doc, stderr) = launch_json(&f, &[]);
+    assert_eq!(status.code(), Some(0), "{doc}\n{stderr}");
+    assert_eq!(doc["reason"], "required process short has ended", "{doc}");
+    assert_eq!(process(&doc, "long")["sigterm_sent"], true, "{doc}");
+    assert_eq!(process(&doc, "long")["clean"], true, "{doc}");
+}

@@ -144,39 +144,50 @@ pub fn run(
     transport: Transport,
     cpus: Option<[usize; 2]>,
 ) -> anyhow::Result<Measured> {
-    run_on_cpu(cpus.map(|c| c[0]), || {
-        let system = match transport {
-            Transport::Tcp => System::GrpcTcp,
-            Transport::Uds => System::GrpcUds,
-        };
-        let address = address(transport)?;
-        let mut child = ServeArgs::new(system, address.clone(), spec, cpus).spawn()?;
-        let rt = runtime()?;
-        let channel = rt
-            .block_on(connect(&address))
-            .with_context(|| format!("connecting to the gRPC server at {address}"))?;
-        let grpc = tonic::client::Grpc::new(channel)
-            .max_decoding_message_size(MAX_MESSAGE)
-            .max_encoding_message_size(MAX_MESSAGE);
-        let mut caller = GrpcCaller {
-            rt,
-            grpc,
-            flight: VecDeque::new(),
-            size: spec.size,
-            touch: spec.touch,
-            child: &mut child,
-        };
-        let measured = measure_all(&mut caller, spec);
-        // Dropping the runtime closes the connection: the server's graceful
-        // shutdown then completes.
-        drop(caller);
-        let measured = measured?;
-        child.finish()?;
-        if let Some(path) = address.strip_prefix("uds ") {
-            let _ = std::fs::remove_file(path);
-        }
-        Ok(measured)
-    })
+    let address = address(transport)?;
+    let result = run_on_cpu(cpus.map(|c| c[0]), || {
+        session(spec, transport, cpus, &address)
+    });
+    // The socket file goes whether the session worked or not.
+    if let Some(path) = address.strip_prefix("uds ") {
+        let _ = std::fs::remove_file(path);
+    }
+    result
+}
+
+fn session(
+    spec: &Spec,
+    transport: Transport,
+    cpus: Option<[usize; 2]>,
+    address: &str,
+) -> anyhow::Result<Measured> {
+    let system = match transport {
+        Transport::Tcp => System::GrpcTcp,
+        Transport::Uds => System::GrpcUds,
+    };
+    let mut child = ServeArgs::new(system, address.to_owned(), spec, cpus).spawn()?;
+    let rt = runtime()?;
+    let channel = rt
+        .block_on(connect(address))
+        .with_context(|| format!("connecting to the gRPC server at {address}"))?;
+    let grpc = tonic::client::Grpc::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE)
+        .max_encoding_message_size(MAX_MESSAGE);
+    let mut caller = GrpcCaller {
+        rt,
+        grpc,
+        flight: VecDeque::new(),
+        size: spec.size,
+        touch: spec.touch,
+        child: &mut child,
+    };
+    let measured = measure_all(&mut caller, spec);
+    // Dropping the runtime closes the connection: the server's graceful
+    // shutdown then completes.
+    drop(caller);
+    let measured = measured?;
+    child.finish()?;
+    Ok(measured)
 }
 
 /// Server child of [`run`]: `a.id` is the address.

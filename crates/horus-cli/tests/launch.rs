@@ -768,3 +768,80 @@ processes:
     assert_eq!(process(&doc, "long")["sigterm_sent"], true, "{doc}");
     assert_eq!(process(&doc, "long")["clean"], true, "{doc}");
 }
+
+#[test]
+fn prefixes_are_coloured_on_a_terminal_and_plain_otherwise() {
+    use std::os::fd::FromRawFd;
+    let d = Dir::new("colour");
+    let f = d.write(
+        "l.yaml",
+        "processes:\n  - name: one\n    shell: 'echo to-out; echo to-err >&2'\n",
+    );
+    let (mut master, mut slave): (libc::c_int, libc::c_int) = (-1, -1);
+    // SAFETY: openpty writes two descriptors into the given integers; the name, termios
+    // and window-size pointers may be null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened by openpty and are owned by nobody else.
+    let (mut master, slave) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    };
+    let mut cmd = horus();
+    cmd.arg("launch")
+        .arg(&f)
+        .stdout(Stdio::from(slave))
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // Our copy of the terminal's slave end must be closed for reads to end at exit.
+    drop(cmd);
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        // Ends with EIO once every slave descriptor is closed.
+        let _ = master.read_to_end(&mut s);
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let out = output_of(child);
+    let tty = reader.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{tty}\n{stderr}");
+    assert!(tty.contains("\x1b[36mone\x1b[0m | to-out"), "{tty:?}");
+    assert!(stderr.contains("one | to-err"), "{stderr:?}");
+    assert!(!stderr.contains('\x1b'), "{stderr:?}");
+}
+
+/// Waits (bounded) for `child` and collects its stderr.
+fn output_of(mut child: Child) -> Output {
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let deadline = Instant::now() + BOUND;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("horus launch did not end");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: Vec::new(),
+        stderr: reader.join().unwrap(),
+    }
+}

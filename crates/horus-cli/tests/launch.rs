@@ -323,11 +323,20 @@ processes:
         pos(&e, "stubborn did not stop within") < pos(&e, "SIGTERM to second"),
         "{e}"
     );
-    // Output is prefixed by process name; each polite one ran its handler, in order.
-    assert!(
-        pos(&o, "| second got TERM") < pos(&o, "| first got TERM"),
-        "{o}"
-    );
+    // Each is waited for before the next gets its SIGTERM.
+    let ended = |name: &str| {
+        let at = e
+            .lines()
+            .position(|l| l.starts_with(&format!("launch: {name} (pid")) && l.contains("ended"))
+            .unwrap_or_else(|| panic!("{name} never ended:\n{e}"));
+        e.lines().take(at).map(|l| l.len() + 1).sum::<usize>()
+    };
+    assert!(ended("stubborn") < pos(&e, "SIGTERM to second"), "{e}");
+    assert!(ended("second") < pos(&e, "SIGTERM to first"), "{e}");
+    // Output is prefixed by process name; each polite one ran its handler. (The order of
+    // lines of different processes is not asserted: each has its own pipe and reader.)
+    assert!(o.contains("second   | second got TERM"), "{o}");
+    assert!(o.contains("first    | first got TERM"), "{o}");
     assert!(o.contains("stubborn | stubborn up"), "{o}");
     // The summary.
     let summary = &o[pos(&o, "launch summary (SIGINT received)")..];

@@ -8,17 +8,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::locate::{child, locate_nearest, Step};
-use super::model::{RawFile, RawInclude, RawProcess, RestartKind, Scalar};
-use super::restart::{Backoff, Policy};
+use super::model::{RawFile, RawInclude, Scalar};
 use super::spec::{LoadError, Origin, Plan, ProcessSpec};
 use super::subst::{substitute, Scope};
 
 /// Defaults of what neither the file nor the command line sets.
 pub(crate) const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(5);
 pub(crate) const DEFAULT_AFTER_TOPIC_TIMEOUT: Duration = Duration::from_secs(30);
-const DEFAULT_BACKOFF: Duration = Duration::from_millis(100);
-const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(5);
-const DEFAULT_MAX_RESTARTS: u32 = 5;
 
 /// Loads `path` with the command line's `NAME:=VALUE` arguments; `stop_grace` is the
 /// command line's default grace (processes and files that set one keep theirs).
@@ -53,11 +49,11 @@ pub(crate) fn load(
 
 /// What a file passes down to the files it includes.
 #[derive(Clone)]
-struct Inherited {
-    namespace: Option<String>,
-    env: Vec<(String, String)>,
-    stop_grace: Duration,
-    after_topic_timeout: Duration,
+pub(super) struct Inherited {
+    pub(super) namespace: Option<String>,
+    pub(super) env: Vec<(String, String)>,
+    pub(super) stop_grace: Duration,
+    pub(super) after_topic_timeout: Duration,
 }
 
 /// What the includer gives a file.
@@ -76,7 +72,7 @@ struct Loader {
 }
 
 /// One file being read: its text (to locate nodes), directory and substitution scope.
-struct Source<'a> {
+pub(super) struct Source<'a> {
     file: &'a Path,
     text: &'a str,
     dir: PathBuf,
@@ -84,7 +80,7 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    fn origin(&self, path: &[Step]) -> Origin {
+    pub(super) fn origin(&self, path: &[Step]) -> Origin {
         let (line, column) = locate_nearest(self.text, path);
         Origin {
             file: self.file.to_owned(),
@@ -93,7 +89,7 @@ impl Source<'_> {
         }
     }
 
-    fn error(&self, path: &[Step], message: impl Into<String>) -> LoadError {
+    pub(super) fn error(&self, path: &[Step], message: impl Into<String>) -> LoadError {
         LoadError::At {
             origin: self.origin(path),
             message: message.into(),
@@ -101,7 +97,7 @@ impl Source<'_> {
     }
 
     /// `s` with its substitutions done; an error points at `path`.
-    fn sub(&self, s: &str, path: &[Step]) -> Result<String, LoadError> {
+    pub(super) fn sub(&self, s: &str, path: &[Step]) -> Result<String, LoadError> {
         let scope = Scope {
             args: &self.args,
             dir: &self.dir,
@@ -110,7 +106,11 @@ impl Source<'_> {
     }
 
     /// A number of seconds as a duration; an error points at `path`.
-    fn seconds(&self, v: Option<f64>, path: &[Step]) -> Result<Option<Duration>, LoadError> {
+    pub(super) fn seconds(
+        &self,
+        v: Option<f64>,
+        path: &[Step],
+    ) -> Result<Option<Duration>, LoadError> {
         v.map(|s| {
             Duration::try_from_secs_f64(s)
                 .map_err(|_| self.error(path, format!("{s} is not a number of seconds ≥ 0")))
@@ -119,7 +119,7 @@ impl Source<'_> {
     }
 
     /// A path relative to this file's directory.
-    fn relative(&self, p: &str) -> PathBuf {
+    pub(super) fn relative(&self, p: &str) -> PathBuf {
         let p = Path::new(p);
         if p.is_absolute() {
             p.to_owned()
@@ -129,7 +129,7 @@ impl Source<'_> {
     }
 }
 
-fn key(k: &str) -> Step {
+pub(super) fn key(k: &str) -> Step {
     Step::Key(k.to_owned())
 }
 
@@ -167,7 +167,7 @@ impl Loader {
         }
         for (k, v) in &raw.env {
             let value = src.sub(&v.0, &[key("env"), key(k)])?;
-            set(&mut here.env, k, value);
+            super::process::set(&mut here.env, k, value);
         }
         if let Some(d) = src.seconds(raw.stop_grace, &[key("stop_grace")])? {
             here.stop_grace = d;
@@ -180,7 +180,8 @@ impl Loader {
             self.include(&src, inc, &[key("include"), Step::Index(k)], &here)?;
         }
         for (i, p) in raw.processes.iter().enumerate() {
-            let spec = process(&src, p, &[key("processes"), Step::Index(i)], &here)?;
+            let spec =
+                super::process::process(&src, p, &[key("processes"), Step::Index(i)], &here)?;
             self.processes.push(spec);
         }
         self.stack.pop();
@@ -283,203 +284,10 @@ fn arguments(
 }
 
 /// A substituted, valid namespace.
-fn namespace(src: &Source<'_>, ns: &str, at: &[Step]) -> Result<String, LoadError> {
+pub(super) fn namespace(src: &Source<'_>, ns: &str, at: &[Step]) -> Result<String, LoadError> {
     let ns = src.sub(ns, at)?;
     horus_shm::name::validate(&ns).map_err(|e| src.error(at, format!("namespace: {e}")))?;
     Ok(ns)
-}
-
-fn set(env: &mut Vec<(String, String)>, k: &str, v: String) {
-    env.retain(|(key, _)| key != k);
-    env.push((k.to_owned(), v));
-}
-
-/// Whether `name` is a valid process name.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-}
-
-fn process(
-    src: &Source<'_>,
-    p: &RawProcess,
-    at: &[Step],
-    here: &Inherited,
-) -> Result<ProcessSpec, LoadError> {
-    let at_key = |k: &str| child(at, key(k));
-    let name = src.sub(&p.name, &at_key("name"))?;
-    if !valid_name(&name) {
-        return Err(src.error(
-            &at_key("name"),
-            format!("process name {name:?}: use 1 to 64 of A-Z a-z 0-9 _ - ."),
-        ));
-    }
-    let argv = command(src, p, &name, at)?;
-    let mut env = here.env.clone();
-    for (k, v) in &p.env {
-        let value = src.sub(&v.0, &child(&at_key("env"), key(k)))?;
-        set(&mut env, k, value);
-    }
-    let ns = match &p.namespace {
-        Some(ns) => Some(namespace(src, ns, &at_key("namespace"))?),
-        None => here.namespace.clone(),
-    };
-    let cwd = match &p.cwd {
-        Some(c) => Some(src.relative(&src.sub(c, &at_key("cwd"))?)),
-        None => None,
-    };
-    let mut after = Vec::new();
-    for (j, a) in p.after.0.iter().enumerate() {
-        // For `after: x` (a scalar, not a list) the nearest node is the key's value.
-        let path = child(&at_key("after"), Step::Index(j));
-        after.push((src.sub(&a.0, &path)?, src.origin(&path)));
-    }
-    let mut after_topic = Vec::new();
-    for t in &p.after_topic.0 {
-        let topic = src.sub(&t.0, &at_key("after_topic"))?;
-        horus_shm::name::validate(&topic)
-            .map_err(|e| src.error(&at_key("after_topic"), format!("after_topic: {e}")))?;
-        after_topic.push(topic);
-    }
-    let restart = policy(src, p, at)?;
-    Ok(ProcessSpec {
-        name,
-        argv,
-        env,
-        namespace: ns,
-        cwd,
-        after,
-        after_topic,
-        after_topic_timeout: src
-            .seconds(p.after_topic_timeout, &at_key("after_topic_timeout"))?
-            .unwrap_or(here.after_topic_timeout),
-        restart,
-        stop_grace: src
-            .seconds(p.stop_grace, &at_key("stop_grace"))?
-            .unwrap_or(here.stop_grace),
-        required: p.required,
-        origin: src.origin(at),
-        name_origin: src.origin(&at_key("name")),
-    })
-}
-
-/// The program and arguments of exactly one of `command`, `module`, `script`, `shell`.
-fn command(
-    src: &Source<'_>,
-    p: &RawProcess,
-    name: &str,
-    at: &[Step],
-) -> Result<Vec<String>, LoadError> {
-    let at_key = |k: &str| child(at, key(k));
-    let given: Vec<&str> = [
-        ("command", p.command.is_some()),
-        ("module", p.module.is_some()),
-        ("script", p.script.is_some()),
-        ("shell", p.shell.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(k, set)| set.then_some(k))
-    .collect();
-    match given.as_slice() {
-        [] => {
-            return Err(src.error(
-                at,
-                format!(
-                    "process `{name}`: missing command: give one of `command`, `module`, `script` or `shell`"
-                ),
-            ))
-        }
-        [_] => {}
-        [first, second, ..] => {
-            return Err(src.error(
-                &at_key(second),
-                format!("`{second}` and `{first}`: give only one command"),
-            ))
-        }
-    }
-    if p.python.is_some() && p.module.is_none() && p.script.is_none() {
-        return Err(src.error(
-            &at_key("python"),
-            "`python` only goes with `module` or `script`",
-        ));
-    }
-    let python = || -> Result<String, LoadError> {
-        match &p.python {
-            Some(py) => src.sub(py, &at_key("python")),
-            None => Ok(std::env::var("HORUS_PYTHON")
-                .ok()
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "python3".to_owned())),
-        }
-    };
-    let mut argv = Vec::new();
-    if let Some(cmd) = &p.command {
-        if cmd.0.is_empty() {
-            return Err(src.error(&at_key("command"), "`command` is an empty list"));
-        }
-        for (j, part) in cmd.0.iter().enumerate() {
-            let s = src.sub(&part.0, &child(&at_key("command"), Step::Index(j)))?;
-            // A program given as a relative path is relative to the launch file.
-            argv.push(if j == 0 && s.contains('/') {
-                src.relative(&s).display().to_string()
-            } else {
-                s
-            });
-        }
-    } else if let Some(module) = &p.module {
-        let module = src.sub(module, &at_key("module"))?;
-        argv.extend([python()?, "-u".into(), "-m".into(), module]);
-    } else if let Some(script) = &p.script {
-        let script = src.relative(&src.sub(script, &at_key("script"))?);
-        argv.extend([python()?, "-u".into(), script.display().to_string()]);
-    } else if let Some(line) = &p.shell {
-        let line = src.sub(line, &at_key("shell"))?;
-        argv.extend(["sh".into(), "-c".into(), line, name.to_owned()]);
-    }
-    for (j, a) in p.args.iter().enumerate() {
-        argv.push(src.sub(&a.0, &child(&at_key("args"), Step::Index(j)))?);
-    }
-    Ok(argv)
-}
-
-fn policy(src: &Source<'_>, p: &RawProcess, at: &[Step]) -> Result<Policy, LoadError> {
-    let at_key = |k: &str| child(at, key(k));
-    let backoff = Backoff {
-        initial: src
-            .seconds(p.backoff, &at_key("backoff"))?
-            .unwrap_or(DEFAULT_BACKOFF),
-        max: src
-            .seconds(p.backoff_max, &at_key("backoff_max"))?
-            .unwrap_or(DEFAULT_BACKOFF_MAX),
-    };
-    Ok(match p.restart {
-        RestartKind::Never => {
-            for (k, set) in [
-                ("max_restarts", p.max_restarts.is_some()),
-                ("backoff", p.backoff.is_some()),
-                ("backoff_max", p.backoff_max.is_some()),
-            ] {
-                if set {
-                    return Err(src.error(
-                        &at_key(k),
-                        format!("`{k}` needs `restart: on-failure` or `restart: always`"),
-                    ));
-                }
-            }
-            Policy::Never
-        }
-        RestartKind::OnFailure => Policy::OnFailure {
-            max: p.max_restarts.unwrap_or(DEFAULT_MAX_RESTARTS),
-            backoff,
-        },
-        RestartKind::Always => Policy::Always {
-            max: p.max_restarts,
-            backoff,
-        },
-    })
 }
 
 /// A serde_yaml error as `file:line:column: message`.

@@ -1,7 +1,7 @@
 //! `horus launch`: a system of processes from a YAML file (format: `docs/launch.md`).
 //!
 //! - `model`: the file as written (serde, unknown keys refused);
-//! - `locate`, `subst`, `load`, `validate`: from text to a checked [`spec::Plan`], every
+//! - `locate`, `subst`, `load`, `process`, `validate`: from text to a checked [`spec::Plan`], every
 //!   error with its file, line and column, before anything starts;
 //! - `child`, `output`, `topic_wait`, `restart`, `signals`, `supervisor`: running it;
 //! - `summary`: how each process ended and the exit status.
@@ -11,6 +11,7 @@ mod load;
 mod locate;
 mod model;
 mod output;
+mod process;
 mod restart;
 pub(crate) mod signals;
 mod spec;

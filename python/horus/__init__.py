@@ -76,6 +76,7 @@ from ._horus import (
     UnknownGoalError,
 )
 from ._action import ActionClient, ActionServer, GoalHandle, GoalResult, GoalStatus, NewGoal
+from ._inspect import describe_topic, list_topics
 from ._nodes import FnNode, rust_relay
 from ._params import ParamClient, ParamInfo, Parameters, ParamServer, ParamValue
 from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
@@ -116,6 +117,8 @@ def default_namespace() -> str:
 
 
 __all__ = [
+    "describe_topic",
+    "list_topics",
     "MESSAGE_TYPES",
     "SERVICE_TYPES",
     "ActionClient",

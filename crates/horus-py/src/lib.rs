@@ -17,6 +17,7 @@ mod errors;
 mod param_errors;
 mod param_value;
 mod py_action;
+mod py_inspect;
 mod py_params;
 mod py_sched;
 mod py_service;
@@ -52,6 +53,8 @@ mod _horus {
     };
     #[pymodule_export]
     use crate::py_action::{ActionClient, ActionServer, GoalHandle, NewGoal};
+    #[pymodule_export]
+    use crate::py_inspect::{list_topics, topic_description};
     #[pymodule_export]
     use crate::py_params::{ParamClient, ParamServer, Parameters};
     #[pymodule_export]

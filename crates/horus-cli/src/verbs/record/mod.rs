@@ -8,17 +8,18 @@
 //! picked up while it runs; it stops on Ctrl-C, SIGTERM or `--duration`.
 
 mod select;
+mod sink;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::Context as _;
 use clap::Args;
 use horus::inspect::{list_topics, RawObserver, TopicView};
-use horus_record::{ChannelId, Compression, RecordingWriter, WriterOptions};
+use horus_record::{Compression, RecordingWriter, WriterOptions};
 use serde_json::json;
+use sink::Sink;
 
 use crate::launch::signals;
 use crate::output::Output;
@@ -69,7 +70,10 @@ pub(crate) struct Record {
 struct Recorded {
     view: TopicView,
     obs: RawObserver,
-    ch: ChannelId,
+    /// The channel's index in the sink.
+    ch: usize,
+    /// Messages dropped because the writer fell too far behind (already reported).
+    dropped: u64,
     /// Observer's missed + malformed count already reported to the writer.
     missed_seen: u64,
 }
@@ -130,12 +134,12 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
         session,
         ..WriterOptions::default()
     };
-    let mut writer = RecordingWriter::create(&path, opts)?;
+    let mut sink = Sink::start(RecordingWriter::create(&path, opts)?);
     let clock = Clock::new();
     let started = Instant::now();
     let mut live: Vec<Recorded> = Vec::new();
     // Channels by topic (kept when a topic's segment goes away, reused if it returns).
-    let mut channels: HashMap<String, ChannelId> = HashMap::new();
+    let mut channels: HashMap<String, usize> = HashMap::new();
     // Topics that cannot be recorded, reported once.
     let mut refused: HashMap<String, String> = HashMap::new();
     let mut last_discovery: Option<Instant> = None;
@@ -145,21 +149,20 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
             discover(
                 &ns,
                 &filter,
-                &mut writer,
+                &mut sink,
                 &mut live,
                 &mut channels,
                 &mut refused,
             )?;
         }
-        let got = drain(&mut writer, &mut live, &clock)?;
-        writer.tick()?;
+        let got = drain(&mut sink, &mut live, &clock)?;
         if got == 0 {
             std::thread::sleep(IDLE);
         }
     }
     // What is still in the rings when asked to stop is recorded too.
-    while drain(&mut writer, &mut live, &clock)? > 0 {}
-    let totals = writer.finish()?;
+    while drain(&mut sink, &mut live, &clock)? > 0 {}
+    let totals = sink.join()?;
     report(out, &totals, started.elapsed(), &refused);
     Ok(ExitCode::SUCCESS)
 }
@@ -168,9 +171,9 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
 fn discover(
     ns: &str,
     filter: &select::Filter,
-    writer: &mut RecordingWriter,
+    sink: &mut Sink,
     live: &mut Vec<Recorded>,
-    channels: &mut HashMap<String, ChannelId>,
+    channels: &mut HashMap<String, usize>,
     refused: &mut HashMap<String, String>,
 ) -> anyhow::Result<()> {
     for topic in list_topics(ns)? {
@@ -195,17 +198,17 @@ fn discover(
         };
         let ch = match channels.get(&topic) {
             Some(&ch) => ch,
-            None => match writer.add_channel(&topic, &description, &view.qos()) {
-                Ok(ch) => {
-                    channels.insert(topic.clone(), ch);
-                    ch
-                }
-                Err(e) => {
+            None => {
+                // Refused here, before observing, if it cannot be recorded byte for byte.
+                if let Err(e) = horus_record::cdr::CdrPlan::new(&description) {
                     eprintln!("horus record: not recording {topic}: {e}");
                     refused.insert(topic, e.to_string());
                     continue;
                 }
-            },
+                let ch = sink.channel(&topic, &description, &view.qos())?;
+                channels.insert(topic.clone(), ch);
+                ch
+            }
         };
         let obs = match view.observer(false) {
             Ok(o) => o,
@@ -222,34 +225,32 @@ fn discover(
             view,
             obs,
             ch,
+            dropped: 0,
             missed_seen: 0,
         });
     }
     Ok(())
 }
 
-/// Takes what every topic has ready; returns how many messages were written.
-fn drain(
-    writer: &mut RecordingWriter,
-    live: &mut Vec<Recorded>,
-    clock: &Clock,
-) -> anyhow::Result<usize> {
+/// Takes what every topic has ready; returns how many messages were taken.
+fn drain(sink: &mut Sink, live: &mut Vec<Recorded>, clock: &Clock) -> anyhow::Result<usize> {
     let mut got = 0;
     for r in live.iter_mut() {
         for _ in 0..BATCH {
             let Some(msg) = r.obs.try_recv() else { break };
-            writer
-                .write(r.ch, clock.now_ns(), &msg.bytes)
-                .with_context(|| format!("recording {}", r.view.name()))?;
+            if !sink.message(r.ch, clock.now_ns(), msg.bytes)? {
+                r.dropped += 1;
+            }
             got += 1;
         }
         let (_, overrun, malformed) = r.obs.counts();
-        let missed = overrun + malformed;
+        let missed = overrun + malformed + r.dropped;
         if missed > r.missed_seen {
-            writer.add_missed(r.ch, missed - r.missed_seen);
+            sink.missed(r.ch, missed - r.missed_seen);
             r.missed_seen = missed;
         }
     }
+    sink.flush()?;
     // A truncated segment: let go, so a recreated topic is found again.
     live.retain(|r| !r.view.is_lost());
     Ok(got)

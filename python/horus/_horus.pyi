@@ -85,10 +85,12 @@ __all__ = [
     "attach_view",
     "default_namespace",
     "image_encodings",
+    "list_topics",
     "message_constants",
     "message_schemas",
     "release_attached",
     "service_schemas",
+    "topic_description",
 ]
 
 class HorusError(Exception): ...

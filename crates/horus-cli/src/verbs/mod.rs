@@ -4,12 +4,13 @@ mod bag;
 mod clean;
 mod doctor;
 mod launch;
-mod node;
+mod monitor;
+pub(crate) mod node;
 mod param;
 mod play;
 mod record;
 mod service;
-mod topic;
+pub(crate) mod topic;
 
 use crate::output::Output;
 use clap::Subcommand;
@@ -38,6 +39,8 @@ pub(crate) enum Verb {
     Play(play::Play),
     /// Recordings: info.
     Bag(bag::BagCmd),
+    /// Live terminal view of every topic and node (rates, latency, losses, jitter, misses).
+    Monitor(monitor::Monitor),
 }
 
 /// Runs one verb.
@@ -53,5 +56,6 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Record(args) => record::run(args, out),
         Verb::Play(args) => play::run(args, out),
         Verb::Bag(args) => bag::run(args, out),
+        Verb::Monitor(args) => monitor::run(args, out),
     }
 }

@@ -26,8 +26,9 @@ VENV             ?= .venv
 # is missing: a C compiler and libc headers (the `cc` crate builds C), python3 (JSON checks),
 # and a font for the benchmark plots.
 # fonts-dejavu-core: the TrueType font the benchmark report draws its plot labels with (no
-# command of that name exists, so the dpkg check decides).
-APT_NEEDS := cc:build-essential python3:python3 fonts-dejavu-core:fonts-dejavu-core
+# command of that name exists, so the dpkg check decides). tmux: the `horus monitor` test drives
+# the terminal UI in it (send-keys, capture-pane).
+APT_NEEDS := cc:build-essential python3:python3 fonts-dejavu-core:fonts-dejavu-core tmux:tmux
 
 # sudo only when not root and sudo exists (root needs none).
 SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)

@@ -1,0 +1,2 @@
+//! The Foxglove WebSocket bridge (work in progress).
+#![warn(missing_docs)]

@@ -1,0 +1,2 @@
+//! horus-log: logging into a per-process shared-memory ring.
+#![warn(missing_docs)]

@@ -186,7 +186,7 @@ fn session(
     // shutdown then completes.
     drop(caller);
     let measured = measured?;
-    child.finish()?;
+    super::release(child)?;
     Ok(measured)
 }
 
@@ -231,5 +231,6 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
             }
         }
         anyhow::Ok(())
-    })
+    })?;
+    super::await_release()
 }

@@ -178,7 +178,7 @@ fn run_as<T: Body>(spec: &Spec, wait: Wait, cpus: Option<[usize; 2]>) -> anyhow:
     };
     let measured = measure_all(&mut caller, spec)?;
     drop(caller);
-    child.finish()?;
+    super::release(child)?;
     Ok(measured)
 }
 
@@ -211,7 +211,7 @@ fn serve_as<T: Body>(a: &ServeArgs, wait: Wait) -> anyhow::Result<()> {
             })
             .context("horus reply")?;
         if seq == END {
-            return Ok(());
+            return super::await_release();
         }
     }
 }

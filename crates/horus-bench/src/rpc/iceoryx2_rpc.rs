@@ -110,7 +110,7 @@ pub fn run(spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
         };
         let measured = measure_all(&mut caller, spec)?;
         drop(caller);
-        child.finish()?;
+        super::release(child)?;
         Ok(measured)
     })
 }
@@ -144,7 +144,7 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
         response.send()?;
         drop(request);
         if seq == super::END {
-            return Ok(());
+            return super::await_release();
         }
     }
 }

@@ -197,11 +197,30 @@ impl ServeArgs {
 
     /// Starts the server process and waits until it serves.
     pub fn spawn(&self) -> anyhow::Result<crate::child::ChildProcess> {
-        let mut child =
-            crate::child::ChildProcess::spawn(SERVE_ROLE, &[serde_json::to_string(self)?])?;
+        let mut child = crate::child::ChildProcess::spawn_controlled(
+            SERVE_ROLE,
+            &[serde_json::to_string(self)?],
+        )?;
         child.wait_ready()?;
         Ok(child)
     }
+}
+
+/// What the client tells a server once it has the answer to the [`END`] call.
+pub const EXIT: &str = "exit";
+
+/// Client side, after the [`END`] call: lets the server go and waits for it to
+/// exit cleanly. A server leaves only when told, never right after answering
+/// the END call, so that its leaving can never race with the client reading
+/// that answer.
+pub fn release(mut child: crate::child::ChildProcess) -> anyhow::Result<()> {
+    child.send_line(EXIT)?;
+    child.finish()
+}
+
+/// Server side, after answering the [`END`] call: waits for [`release`].
+pub fn await_release() -> anyhow::Result<()> {
+    crate::child::wait_for_parent(EXIT)
 }
 
 /// Child entry point of [`SERVE_ROLE`].

@@ -173,8 +173,9 @@ pub fn in_flight(rows: &[RpcRow], systems: &[System], errors: &[String], pinned:
     t
 }
 
-/// horus ÷ each peer, per round, of the average latency (table 1) and of calls
-/// per second (table 2); each peer against the horus row that waits the same way.
+/// horus ÷ each peer, per round, of the median latency (table 1; the average is
+/// dominated by the VM's millisecond outliers) and of calls per second (table
+/// 2); each peer against the horus row that waits the same way.
 pub fn ratios(rows: &[RpcRow], systems: &[System], pinned: bool) -> Table {
     let (_, sizes) = present(rows);
     let peers: Vec<System> = systems
@@ -185,7 +186,7 @@ pub fn ratios(rows: &[RpcRow], systems: &[System], pinned: bool) -> Table {
     let mut header = vec!["payload".to_owned()];
     for p in &peers {
         header.push(format!(
-            "latency {} ÷ {}",
+            "median latency {} ÷ {}",
             p.horus_pair().label(),
             p.label()
         ));
@@ -197,7 +198,11 @@ pub fn ratios(rows: &[RpcRow], systems: &[System], pinned: bool) -> Table {
     for &bytes in &sizes {
         let mut cells = vec![size(bytes)];
         for (kind, f, n) in [
-            (Kind::Latency, rows::mean as fn(&RpcRow) -> Option<f64>, 1),
+            (
+                Kind::Latency,
+                rows::median_ns as fn(&RpcRow) -> Option<f64>,
+                1,
+            ),
             (Kind::Stress, rows::rate, STRESS_WINDOW),
         ] {
             for p in &peers {
@@ -211,8 +216,9 @@ pub fn ratios(rows: &[RpcRow], systems: &[System], pinned: bool) -> Table {
     t.note(
         "horus ÷ peer per round (same round, same size), median [min–max] over rounds; each \
          peer against the horus row that waits the way it does (iceoryx2 against busy-poll \
-         horus; Zenoh and gRPC, which block, against blocking horus). Latency: below 1 horus \
-         was faster; calls/s: above 1 horus made more calls per second.",
+         horus; Zenoh and gRPC, which block, against blocking horus). Median latency of one \
+         call in flight: below 1 horus was faster; calls/s: above 1 horus made more calls \
+         per second.",
     );
     t
 }

@@ -123,7 +123,7 @@ pub fn run(spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
     };
     let measured = run_on_cpu(cpus.map(|c| c[0]), || measure_all(&mut caller, spec))?;
     drop(caller);
-    child.finish()?;
+    super::release(child)?;
     session
         .close()
         .wait()
@@ -172,8 +172,10 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
     let result = done_rx
         .recv()
         .map_err(|_| anyhow!("zenoh dropped the queryable"))?;
-    // Let the last reply leave before the session closes.
-    std::thread::sleep(Duration::from_millis(20));
+    // The last reply has reached the client once it releases this server.
+    if result.is_ok() {
+        super::await_release()?;
+    }
     drop(queryable);
     session
         .close()

@@ -360,3 +360,63 @@ fn damaged_recordings_are_errors_naming_the_file_and_offset() {
     assert!(leftover(&ns).is_empty());
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn play_selects_topics_offset_and_duration_in_recorded_time() {
+    use horus::inspect::QosInfo;
+    use horus::msgs::MessageDescription;
+    use horus_record::{RecordingWriter, WriterOptions};
+
+    let ns = ns("select");
+    let d = dir("select");
+    let file = d.join("grid.mcap");
+    // Two topics, a message every 10 ms of log time for 1 s.
+    let qos = QosInfo {
+        depth: 128,
+        overflow: Some(horus::Overflow::DropOldest),
+        max_publishers: 2,
+        max_subscribers: 4,
+        inline_bytes: 16,
+        chunk_bytes: 0,
+        chunks_per_publisher: 0,
+    };
+    let desc = MessageDescription::of::<CmdVel>();
+    let mut w = RecordingWriter::create(&file, WriterOptions::default()).unwrap();
+    let a = w.add_channel("g/a", &desc, &qos).unwrap();
+    let b = w.add_channel("g/b", &desc, &qos).unwrap();
+    for i in 0..=100u64 {
+        let t = 1_000_000_000_000 + i * 10_000_000;
+        let m = CmdVel::new(i, 0.0, 0.0);
+        w.write(a, t, bytemuck::bytes_of(&m)).unwrap();
+        w.write(b, t, bytemuck::bytes_of(&m)).unwrap();
+    }
+    w.finish().unwrap();
+
+    // From 205 ms to 505 ms of recorded time (messages at 210 … 500 ms: 30), topic g/a only,
+    // ten times as fast; the topic does not exist and is created from the file.
+    let out = horus(&ns)
+        .args(["--json", "play", "--no-keys", "--topics", "g/a"])
+        .args([
+            "--start-offset",
+            "0.205",
+            "--duration",
+            "0.3",
+            "--rate",
+            "10",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let topics = report["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), 1, "{report}");
+    assert_eq!(topics[0]["topic"], "g/a");
+    assert_eq!(topics[0]["published"], 30, "{report}");
+    assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
+    std::fs::remove_dir_all(d).unwrap();
+}

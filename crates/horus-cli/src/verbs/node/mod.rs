@@ -40,23 +40,23 @@ pub(crate) fn run(cmd: NodeCmd, out: &Output) -> anyhow::Result<ExitCode> {
 
 /// One scheduler's statistics table, as read.
 #[derive(Debug)]
-pub(super) struct SchedulerTable {
-    pub(super) path: PathBuf,
+pub(crate) struct SchedulerTable {
+    pub(crate) path: PathBuf,
     /// The scheduler's name (from the table, else from the file name).
-    pub(super) scheduler: String,
+    pub(crate) scheduler: String,
     /// Its process (0 when the table could not be read).
-    pub(super) pid: u32,
+    pub(crate) pid: u32,
     /// Whether that process is still running (pid + start time).
-    pub(super) alive: bool,
+    pub(crate) alive: bool,
     /// Seconds it had been running when it last wrote the table.
-    pub(super) uptime_s: f64,
-    pub(super) nodes: Vec<NodeStats>,
+    pub(crate) uptime_s: f64,
+    pub(crate) nodes: Vec<NodeStats>,
     /// Why the table could not be read, if it could not.
-    pub(super) error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 /// Reads every statistics table of `namespace`, sorted by file name.
-pub(super) fn read_all(namespace: &str) -> anyhow::Result<Vec<SchedulerTable>> {
+pub(crate) fn read_all(namespace: &str) -> anyhow::Result<Vec<SchedulerTable>> {
     let prefix = format!("horus.{namespace}.sched.");
     let dir = horus::sched::STATS_DIR;
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -99,7 +99,7 @@ fn read_one(path: PathBuf, fallback_name: String) -> SchedulerTable {
     }
 }
 
-pub(super) fn class_text(c: ExecClass) -> String {
+pub(crate) fn class_text(c: ExecClass) -> String {
     match c {
         ExecClass::Main => "main".into(),
         ExecClass::RealTime { priority } => format!("realtime({priority})"),
@@ -108,7 +108,7 @@ pub(super) fn class_text(c: ExecClass) -> String {
     }
 }
 
-pub(super) fn state_text(s: NodeState) -> &'static str {
+pub(crate) fn state_text(s: NodeState) -> &'static str {
     match s {
         NodeState::Created => "created",
         NodeState::Running => "running",
@@ -120,7 +120,7 @@ pub(super) fn state_text(s: NodeState) -> &'static str {
     }
 }
 
-pub(super) fn rt_text(m: RtMode) -> String {
+pub(crate) fn rt_text(m: RtMode) -> String {
     match m {
         RtMode::NotRequested => "none".into(),
         RtMode::Fifo { priority } => format!("SCHED_FIFO {priority}"),
@@ -129,7 +129,7 @@ pub(super) fn rt_text(m: RtMode) -> String {
 }
 
 /// A process as a table cell: `1234` or `1234 (dead)`.
-pub(super) fn process_text(t: &SchedulerTable) -> String {
+pub(crate) fn process_text(t: &SchedulerTable) -> String {
     if t.alive {
         t.pid.to_string()
     } else {
@@ -154,7 +154,7 @@ fn percentiles_json(p: &Percentiles) -> Value {
 }
 
 /// One node of one scheduler as JSON (the same object in `list` and `info`).
-pub(super) fn node_json(t: &SchedulerTable, n: &NodeStats) -> Value {
+pub(crate) fn node_json(t: &SchedulerTable, n: &NodeStats) -> Value {
     json!({
         "name": n.name,
         "scheduler": t.scheduler,

@@ -11,7 +11,7 @@ mod info;
 mod list;
 mod publish;
 mod rate;
-mod sampler;
+pub(crate) mod sampler;
 
 use std::process::ExitCode;
 
@@ -79,7 +79,7 @@ impl TopicArg {
 }
 
 /// The topic's validated description, or an error saying why the topic cannot be decoded.
-pub(super) fn description(view: &TopicView) -> anyhow::Result<MessageDescription> {
+pub(crate) fn description(view: &TopicView) -> anyhow::Result<MessageDescription> {
     view.description().map_err(|e| {
         anyhow::anyhow!(
             "topic {} ({}) cannot be decoded: {e}",
@@ -90,7 +90,7 @@ pub(super) fn description(view: &TopicView) -> anyhow::Result<MessageDescription
 }
 
 /// Publisher, subscriber and observer counts.
-pub(super) fn endpoint_counts(s: &ChannelSnapshot) -> (usize, usize, usize) {
+pub(crate) fn endpoint_counts(s: &ChannelSnapshot) -> (usize, usize, usize) {
     let observers = s.subscribers.iter().filter(|x| x.observer).count();
     (
         s.publishers.len(),
@@ -100,7 +100,7 @@ pub(super) fn endpoint_counts(s: &ChannelSnapshot) -> (usize, usize, usize) {
 }
 
 /// The overflow policy as text (`drop-oldest`, `reject`, `block(10ms)`).
-pub(super) fn overflow_text(o: Option<Overflow>) -> String {
+pub(crate) fn overflow_text(o: Option<Overflow>) -> String {
     match o {
         Some(Overflow::DropOldest) => "drop-oldest".into(),
         Some(Overflow::Reject) => "reject".into(),
@@ -122,12 +122,12 @@ pub(super) fn qos_json(q: &QosInfo) -> Value {
 }
 
 /// Whether process `pid` exists (tools only report; liveness proper is the library's).
-pub(super) fn process_alive(pid: u32) -> bool {
+pub(crate) fn process_alive(pid: u32) -> bool {
     pid != 0 && std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The command name of process `pid` (`/proc/<pid>/comm`), if readable.
-pub(super) fn process_name(pid: u32) -> Option<String> {
+pub(crate) fn process_name(pid: u32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .ok()
         .map(|s| s.trim().to_owned())

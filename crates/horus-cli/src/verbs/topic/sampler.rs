@@ -4,23 +4,26 @@
 use std::time::Instant;
 
 use horus::inspect::TopicView;
+use horus_shm::ChannelSnapshot;
 
 /// Publisher places a segment can have (horus_shm::layout::MAX_PUBLISHERS).
 const PLACES: usize = 16;
 
 /// The running totals, and when they last changed.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Mark {
+pub(crate) struct Mark {
     /// When the change was seen.
-    pub(super) at: Instant,
+    pub(crate) at: Instant,
     /// Messages sent on the topic since the sampler started.
-    pub(super) messages: u64,
+    pub(crate) messages: u64,
     /// Payload bytes sent since the sampler started.
-    pub(super) bytes: u64,
+    pub(crate) bytes: u64,
 }
 
-pub(super) struct Sampler<'a> {
-    view: &'a TopicView,
+/// Messages and bytes sent on a topic, accumulated from successive snapshots of its
+/// publisher records (for callers that take the snapshot themselves, e.g. `horus monitor`).
+#[derive(Debug)]
+pub(crate) struct PublisherTotals {
     /// Last counters seen per publisher place (they are cumulative per place, across owners).
     last: [Option<(u64, u64)>; PLACES],
     messages: u64,
@@ -28,25 +31,24 @@ pub(super) struct Sampler<'a> {
     publishers: usize,
 }
 
-impl<'a> Sampler<'a> {
-    pub(super) fn new(view: &'a TopicView) -> Sampler<'a> {
-        let mut s = Sampler {
-            view,
+impl PublisherTotals {
+    /// Totals counted from `snap` on (what was sent before is not counted).
+    pub(crate) fn new(snap: &ChannelSnapshot) -> PublisherTotals {
+        let mut t = PublisherTotals {
             last: [None; PLACES],
             messages: 0,
             bytes: 0,
             publishers: 0,
         };
-        s.poll(Instant::now());
+        t.update(snap, Instant::now());
         // What was sent before we started is not ours to count.
-        s.messages = 0;
-        s.bytes = 0;
-        s
+        t.messages = 0;
+        t.bytes = 0;
+        t
     }
 
-    /// Reads the counters; returns the new totals if any publisher sent since the last poll.
-    pub(super) fn poll(&mut self, now: Instant) -> Option<Mark> {
-        let snap = self.view.snapshot();
+    /// Adds what was sent since the last snapshot; returns the new totals if anything was.
+    pub(crate) fn update(&mut self, snap: &ChannelSnapshot, now: Instant) -> Option<Mark> {
         self.publishers = snap.publishers.len();
         let mut changed = false;
         for p in &snap.publishers {
@@ -71,8 +73,32 @@ impl<'a> Sampler<'a> {
         })
     }
 
+    /// Live publishers at the last update.
+    pub(crate) fn publishers(&self) -> usize {
+        self.publishers
+    }
+}
+
+pub(super) struct Sampler<'a> {
+    view: &'a TopicView,
+    totals: PublisherTotals,
+}
+
+impl<'a> Sampler<'a> {
+    pub(super) fn new(view: &'a TopicView) -> Sampler<'a> {
+        Sampler {
+            view,
+            totals: PublisherTotals::new(&view.snapshot()),
+        }
+    }
+
+    /// Reads the counters; returns the new totals if any publisher sent since the last poll.
+    pub(super) fn poll(&mut self, now: Instant) -> Option<Mark> {
+        self.totals.update(&self.view.snapshot(), now)
+    }
+
     /// Live publishers at the last poll.
     pub(super) fn publishers(&self) -> usize {
-        self.publishers
+        self.totals.publishers()
     }
 }

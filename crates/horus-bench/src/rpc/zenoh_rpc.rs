@@ -38,7 +38,9 @@ pub const SETTINGS: &str = "peer mode over tcp/127.0.0.1 (client listens, server
     scouting off, shared memory off); querier with CongestionControl::Block, express(true), \
     QueryTarget::BestMatching, ConsolidationMode::None; one get per call (default FIFO handler, \
     blocking recv); queryable answers from its callback with an express reply; request and \
-    response are Vec<u8> payloads; pinned: only the client's measuring thread";
+    response are Vec<u8> payloads; pinned: only the client's measuring thread; Zenoh's \
+    transport/unicast/lowlatency mode is not used: it cannot fragment, so it cannot carry the \
+    64 KiB and 1 MiB payloads";
 
 struct ZenohCaller<'c> {
     querier: Querier<'static>,

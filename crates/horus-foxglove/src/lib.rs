@@ -1,2 +1,39 @@
-//! The Foxglove WebSocket bridge (work in progress).
+//! The Foxglove WebSocket bridge: every topic of a horus namespace, live in Foxglove.
+//!
+//! [`Bridge::start`] listens for Foxglove clients (WebSocket subprotocol
+//! `foxglove.websocket.v1`), advertises every topic of the namespace (new ones as they appear,
+//! removed ones unadvertised) and streams those a client subscribes to. Standard messages map
+//! to Foxglove's built-in schemas (JSON); every other type goes as CDR with the `ros2msg`
+//! schema `horus-record` generates, which Foxglove decodes natively ([`schemas`]).
+//!
+//! The bridge is an observer: it never slows a publisher. A client that falls behind loses
+//! messages from its own bounded queue, counted per client and topic ([`Bridge::stats`]).
+//!
+//! Why not the `foxglove` crate (Foxglove's SDK): it brings an async runtime (tokio), protobuf
+//! code generation and a WebSocket stack of its own — a large cold compile for what is a
+//! handful of JSON messages and one binary frame type. This speaks the protocol over
+//! `tungstenite` (synchronous, small), and writes data frames itself so that a payload is
+//! never copied per client. See docs/foxglove.md.
+//!
+//! ```no_run
+//! use horus_foxglove::{Bridge, BridgeOptions};
+//! let bridge = Bridge::start(BridgeOptions {
+//!     address: "127.0.0.1:8765".parse().unwrap(),
+//!     namespace: "demo".into(),
+//!     topics: None,
+//! })?;
+//! println!("open ws://{} in Foxglove", bridge.local_addr());
+//! # Ok::<(), horus_foxglove::StartError>(())
+//! ```
+
 #![warn(missing_docs)]
+
+mod client;
+pub mod discovery;
+pub mod protocol;
+pub mod schemas;
+mod send;
+mod server;
+
+pub use send::{MAX_QUEUED_BYTES, MAX_QUEUED_MESSAGES};
+pub use server::{Bridge, BridgeOptions, BridgeStats, ClientStats, Event, StartError};

@@ -1,0 +1,353 @@
+//! Per-type mapping of horus messages to what a Foxglove client decodes.
+//!
+//! Standard messages with a Foxglove built-in schema are sent as JSON (`json` encoding, a
+//! `jsonschema` schema named after the Foxglove type, so the 3-D and image panels show them):
+//!
+//! | horus            | Foxglove               | notes                                          |
+//! |------------------|------------------------|------------------------------------------------|
+//! | `LaserScan`      | `foxglove.LaserScan`   | frame `base_link` (the message has no frame)   |
+//! | `PointCloud`     | `foxglove.PointCloud`  | points packed as in horus (x,y,z[,intensity])  |
+//! | `Image`          | `foxglove.RawImage`    | pixels as sent, `step` kept                    |
+//! | `Odometry`       | `foxglove.PoseInFrame` | pose of `child_frame_id` in `frame_id`         |
+//! | `Pose`           | `foxglove.PoseInFrame` | frame `world`, stamped with the receive time   |
+//!
+//! A type is recognised only when the topic's description is exactly the standard one (same
+//! fields, offsets and sizes), so its bytes can be read as the struct. Everything else goes
+//! through the generic path: the `ros2msg` schema generated from the description and the exact
+//! CDR encoding of `horus-record`, which Foxglove decodes natively (`cdr` encoding). A
+//! description CDR cannot express is sent as JSON decoded by
+//! [`decode_message`](horus::inspect::decode_message).
+
+use std::io::Write as _;
+
+use base64::Engine as _;
+use horus::inspect::decode_message;
+use horus::msgs::{Image, LaserScan, MessageDescription, Odometry, PointCloud, Pose};
+use horus_record::{cdr::CdrPlan, ros2msg};
+
+const TIME: &str =
+    r#"{"type":"object","properties":{"sec":{"type":"integer"},"nsec":{"type":"integer"}}}"#;
+const VEC3: &str = r#"{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}}"#;
+const QUAT: &str = r#"{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"},"w":{"type":"number"}}}"#;
+
+fn pose_schema() -> String {
+    format!(r#"{{"type":"object","properties":{{"position":{VEC3},"orientation":{QUAT}}}}}"#)
+}
+
+fn object(title: &str, props: &[(&str, String)]) -> String {
+    let body: Vec<String> = props.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+    format!(
+        r#"{{"title":"{title}","type":"object","properties":{{{}}}}}"#,
+        body.join(",")
+    )
+}
+
+const NUM: &str = r#"{"type":"number"}"#;
+const INT: &str = r#"{"type":"integer"}"#;
+const STR: &str = r#"{"type":"string"}"#;
+const BYTES: &str = r#"{"type":"string","contentEncoding":"base64"}"#;
+const NUMS: &str = r#"{"type":"array","items":{"type":"number"}}"#;
+
+/// How one topic's messages reach a client.
+pub enum Mapping {
+    /// `horus/LaserScan` → `foxglove.LaserScan`.
+    LaserScan,
+    /// `horus/PointCloud` → `foxglove.PointCloud`.
+    PointCloud,
+    /// `horus/Image` → `foxglove.RawImage`.
+    Image,
+    /// `horus/Odometry` → `foxglove.PoseInFrame`.
+    Odometry,
+    /// `horus/Pose` → `foxglove.PoseInFrame`.
+    Pose,
+    /// Any other type: `ros2msg` schema, CDR bytes.
+    Cdr(CdrPlan),
+    /// A type CDR cannot express: JSON as `horus topic echo` prints it.
+    Json(Box<MessageDescription>),
+}
+
+/// What a channel advertisement states about its messages.
+pub struct ChannelSchema {
+    /// Message encoding (`json` or `cdr`).
+    pub encoding: &'static str,
+    /// Schema name (`foxglove.LaserScan`, `horus/msg/CmdVel`, …).
+    pub name: String,
+    /// Schema encoding (`jsonschema` or `ros2msg`).
+    pub schema_encoding: &'static str,
+    /// The schema text.
+    pub text: String,
+}
+
+/// Why a message could not be encoded for Foxglove.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    /// The bytes do not have the size the description states.
+    #[error("message of {got} bytes, the type needs {need}")]
+    Size {
+        /// Bytes received.
+        got: usize,
+        /// Bytes the type needs (at least, with a tail).
+        need: usize,
+    },
+    /// The generic CDR encoder refused the bytes.
+    #[error("cdr: {0}")]
+    Cdr(#[from] horus_record::cdr::CdrError),
+    /// The JSON decoder refused the bytes.
+    #[error("decode: {0}")]
+    Decode(#[from] horus::inspect::DecodeError),
+}
+
+fn fixed<M: bytemuck::Pod>(bytes: &[u8], tail: bool) -> Result<M, EncodeError> {
+    let need = std::mem::size_of::<M>();
+    if bytes.len() < need || (!tail && bytes.len() != need) {
+        return Err(EncodeError::Size {
+            got: bytes.len(),
+            need,
+        });
+    }
+    Ok(bytemuck::pod_read_unaligned(&bytes[..need]))
+}
+
+fn time(ns: u64) -> String {
+    format!(
+        r#"{{"sec":{},"nsec":{}}}"#,
+        ns / 1_000_000_000,
+        ns % 1_000_000_000
+    )
+}
+
+/// A finite float as JSON (non-finite values, which JSON cannot hold, as `null`).
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        "null".into()
+    }
+}
+
+/// Frame name from NUL-padded bytes (lossy: a bad peer's bytes never fail the message).
+fn frame(b: &[u8]) -> String {
+    let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+    serde_json::Value::String(String::from_utf8_lossy(&b[..end]).into_owned()).to_string()
+}
+
+fn pose_json(p: &Pose) -> String {
+    format!(
+        r#"{{"position":{{"x":{},"y":{},"z":{}}},"orientation":{{"x":{},"y":{},"z":{},"w":{}}}}}"#,
+        num(p.position.x),
+        num(p.position.y),
+        num(p.position.z),
+        num(p.orientation.x),
+        num(p.orientation.y),
+        num(p.orientation.z),
+        num(p.orientation.w)
+    )
+}
+
+/// Appends `data` as base64 to `out` (encoded in place: no intermediate string).
+fn base64_into(out: &mut Vec<u8>, data: &[u8]) {
+    let start = out.len();
+    out.resize(start + data.len().div_ceil(3) * 4, 0);
+    let n = base64::engine::general_purpose::STANDARD
+        .encode_slice(data, &mut out[start..])
+        .expect("sized for the padded encoding");
+    out.truncate(start + n);
+}
+
+impl Mapping {
+    /// The mapping for a validated description.
+    pub fn for_description(d: &MessageDescription) -> Mapping {
+        if *d == MessageDescription::of::<LaserScan>() {
+            Mapping::LaserScan
+        } else if *d == MessageDescription::of::<PointCloud>() {
+            Mapping::PointCloud
+        } else if *d == MessageDescription::of::<Image>() {
+            Mapping::Image
+        } else if *d == MessageDescription::of::<Odometry>() {
+            Mapping::Odometry
+        } else if *d == MessageDescription::of::<Pose>() {
+            Mapping::Pose
+        } else {
+            match CdrPlan::new(d) {
+                Ok(plan) => Mapping::Cdr(plan),
+                Err(_) => Mapping::Json(Box::new(d.clone())),
+            }
+        }
+    }
+
+    /// What the advertisement says; `d` is the description the mapping was made from.
+    pub fn schema(&self, d: &MessageDescription) -> ChannelSchema {
+        let json = |name: &str, text: String| ChannelSchema {
+            encoding: "json",
+            name: name.into(),
+            schema_encoding: "jsonschema",
+            text,
+        };
+        fn stamped(extra: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+            let mut v = vec![("timestamp", TIME.to_owned()), ("frame_id", STR.to_owned())];
+            v.extend(extra.iter().cloned());
+            v
+        }
+        match self {
+            Mapping::LaserScan => json(
+                "foxglove.LaserScan",
+                object(
+                    "foxglove.LaserScan",
+                    &stamped(&[
+                        ("pose", pose_schema()),
+                        ("start_angle", NUM.into()),
+                        ("end_angle", NUM.into()),
+                        ("ranges", NUMS.into()),
+                        ("intensities", NUMS.into()),
+                    ]),
+                ),
+            ),
+            Mapping::PointCloud => {
+                let field = object(
+                    "foxglove.PackedElementField",
+                    &[
+                        ("name", STR.into()),
+                        ("offset", INT.into()),
+                        ("type", INT.into()),
+                    ],
+                );
+                json(
+                    "foxglove.PointCloud",
+                    object(
+                        "foxglove.PointCloud",
+                        &stamped(&[
+                            ("pose", pose_schema()),
+                            ("point_stride", INT.into()),
+                            ("fields", format!(r#"{{"type":"array","items":{field}}}"#)),
+                            ("data", BYTES.into()),
+                        ]),
+                    ),
+                )
+            }
+            Mapping::Image => json(
+                "foxglove.RawImage",
+                object(
+                    "foxglove.RawImage",
+                    &stamped(&[
+                        ("width", INT.into()),
+                        ("height", INT.into()),
+                        ("encoding", STR.into()),
+                        ("step", INT.into()),
+                        ("data", BYTES.into()),
+                    ]),
+                ),
+            ),
+            Mapping::Odometry | Mapping::Pose => json(
+                "foxglove.PoseInFrame",
+                object("foxglove.PoseInFrame", &stamped(&[("pose", pose_schema())])),
+            ),
+            Mapping::Cdr(_) => {
+                let s = ros2msg::generate(d);
+                ChannelSchema {
+                    encoding: "cdr",
+                    name: s.name,
+                    schema_encoding: ros2msg::ENCODING,
+                    text: s.text,
+                }
+            }
+            Mapping::Json(_) => json(&d.root().name, r#"{"type":"object"}"#.into()),
+        }
+    }
+
+    /// Encodes one message (`bytes`: fixed part and tail, as received) into `out`;
+    /// `recv_ns` stamps messages that carry no stamp of their own.
+    pub fn encode(&self, bytes: &[u8], recv_ns: u64, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        out.clear();
+        match self {
+            Mapping::LaserScan => {
+                let s: LaserScan = fixed(bytes, false)?;
+                let ranges: Vec<String> = s.valid_ranges().iter().map(|&r| num(r.into())).collect();
+                let _ = write!(
+                    out,
+                    r#"{{"timestamp":{},"frame_id":"base_link","pose":{},"start_angle":{},"end_angle":{},"ranges":[{}],"intensities":[]}}"#,
+                    time(s.stamp_ns),
+                    pose_json(&Pose::IDENTITY),
+                    num(s.angle_min.into()),
+                    num(s.angle_max.into()),
+                    ranges.join(",")
+                );
+            }
+            Mapping::PointCloud => {
+                let c: PointCloud = fixed(bytes, true)?;
+                let tail = &bytes[std::mem::size_of::<PointCloud>()..];
+                let data = &tail[..c.tail_len().min(tail.len())];
+                // foxglove.NumericType FLOAT32 = 7.
+                let mut fields = String::from(
+                    r#"{"name":"x","offset":0,"type":7},{"name":"y","offset":4,"type":7},{"name":"z","offset":8,"type":7}"#,
+                );
+                if c.has_intensity() {
+                    fields.push_str(r#",{"name":"intensity","offset":12,"type":7}"#);
+                }
+                let _ = write!(
+                    out,
+                    r#"{{"timestamp":{},"frame_id":{},"pose":{},"point_stride":{},"fields":[{}],"data":""#,
+                    time(c.stamp_ns),
+                    frame(&c.frame_id),
+                    pose_json(&Pose::IDENTITY),
+                    c.point_step,
+                    fields
+                );
+                base64_into(out, data);
+                out.extend_from_slice(b"\"}");
+            }
+            Mapping::Image => {
+                let im: Image = fixed(bytes, true)?;
+                let tail = &bytes[std::mem::size_of::<Image>()..];
+                let want = (im.step as usize).saturating_mul(im.height as usize);
+                let data = &tail[..want.min(tail.len())];
+                let enc = match im.encoding {
+                    Image::MONO8 => "mono8",
+                    Image::MONO16 => "mono16",
+                    Image::RGB8 => "rgb8",
+                    Image::BGR8 => "bgr8",
+                    Image::RGBA8 => "rgba8",
+                    Image::BGRA8 => "bgra8",
+                    Image::YUYV => "yuyv",
+                    Image::DEPTH32F => "32FC1",
+                    _ => "unknown",
+                };
+                let _ = write!(
+                    out,
+                    r#"{{"timestamp":{},"frame_id":{},"width":{},"height":{},"encoding":"{enc}","step":{},"data":""#,
+                    time(im.stamp_ns),
+                    frame(&im.frame_id),
+                    im.width,
+                    im.height,
+                    im.step
+                );
+                base64_into(out, data);
+                out.extend_from_slice(b"\"}");
+            }
+            Mapping::Odometry => {
+                let o: Odometry = fixed(bytes, false)?;
+                let _ = write!(
+                    out,
+                    r#"{{"timestamp":{},"frame_id":{},"pose":{}}}"#,
+                    time(o.stamp_ns),
+                    frame(&o.frame_id),
+                    pose_json(&o.pose)
+                );
+            }
+            Mapping::Pose => {
+                let p: Pose = fixed(bytes, false)?;
+                let _ = write!(
+                    out,
+                    r#"{{"timestamp":{},"frame_id":"world","pose":{}}}"#,
+                    time(recv_ns),
+                    pose_json(&p)
+                );
+            }
+            Mapping::Cdr(plan) => plan.encode(bytes, out)?,
+            Mapping::Json(d) => {
+                let v = decode_message(d, bytes)?;
+                serde_json::to_writer(&mut *out, &v).expect("writing JSON to a Vec never fails");
+            }
+        }
+        Ok(())
+    }
+}

@@ -3,6 +3,7 @@
 mod bag;
 mod clean;
 mod doctor;
+mod foxglove;
 mod launch;
 mod monitor;
 pub(crate) mod node;
@@ -41,6 +42,8 @@ pub(crate) enum Verb {
     Bag(bag::BagCmd),
     /// Live terminal view of every topic and node (rates, latency, losses, jitter, misses).
     Monitor(monitor::Monitor),
+    /// Foxglove WebSocket server: every topic live in Foxglove (ws://127.0.0.1:8765).
+    Foxglove(foxglove::Foxglove),
 }
 
 /// Runs one verb.
@@ -57,5 +60,6 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Play(args) => play::run(args, out),
         Verb::Bag(args) => bag::run(args, out),
         Verb::Monitor(args) => monitor::run(args, out),
+        Verb::Foxglove(args) => foxglove::run(args, out),
     }
 }

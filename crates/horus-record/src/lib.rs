@@ -7,7 +7,9 @@
 //!   per-file losses record;
 //! - [`RecordingWriter`]: chunked, compressed, indexed MCAP, split by size or duration;
 //! - [`RecordingReader`]: messages in file order with errors naming the file and offset;
-//! - [`RecordingInfo`]: topics, counts, rates and losses from the summary section.
+//! - [`RecordingInfo`]: topics, counts, rates and losses from the summary section;
+//! - [`replay`]: recorded messages fed to a scheduler on its simulated clock, for
+//!   deterministic re-execution of nodes.
 //!
 //! The format is documented in docs/recording.md.
 //!
@@ -39,6 +41,7 @@ pub mod cdr;
 mod info;
 pub mod meta;
 mod reader;
+pub mod replay;
 pub mod ros2msg;
 mod writer;
 

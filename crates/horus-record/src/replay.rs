@@ -1,0 +1,169 @@
+//! Deterministic re-execution: a recording's messages fed into a scheduler running on its
+//! simulated clock, each published at the tick where the simulated time reaches its recorded
+//! time (relative to the recording's first message).
+//!
+//! [`RecordedInputs::load`] reads the chosen topics into memory; [`RecordedInputs::into_node`]
+//! makes a [`ReplayNode`] that publishes them (exact bytes, on topics created from the
+//! recorded descriptions when missing). Add it to a `Scheduler::new().deterministic(true)`
+//! ahead of the nodes under test (a lower `order`, or added first): on every run the nodes see
+//! the same messages at the same ticks, so nodes that depend only on their inputs and the
+//! scheduler's clock produce the same outputs, byte for byte.
+
+use std::path::Path;
+use std::time::Duration;
+
+use horus::inspect::{open_or_create_topic, RawPublisher, TopicView};
+use horus::sched::{Node, NodeError, TickContext};
+
+use crate::meta::ChannelMeta;
+use crate::reader::{ReadError, RecordingReader};
+
+/// Why recorded inputs could not be loaded or published.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The file could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// A requested topic is not in the recording.
+    #[error("{path}: no topic {topic}")]
+    NoTopic {
+        /// The file.
+        path: String,
+        /// The topic.
+        topic: String,
+    },
+    /// A topic has no usable horus description or its messages do not decode.
+    #[error("topic {topic}: {reason}")]
+    Channel {
+        /// The topic.
+        topic: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Messages of some topics of a recording, in recorded order, with their time since the
+/// recording's first message.
+pub struct RecordedInputs {
+    topics: Vec<(String, ChannelMeta)>,
+    messages: Vec<(Duration, usize, Vec<u8>)>,
+}
+
+impl RecordedInputs {
+    /// Loads every message of `topics` from `path`.
+    pub fn load(path: &Path, topics: &[&str]) -> Result<RecordedInputs, ReplayError> {
+        let mut r = RecordingReader::open(path)?;
+        let mut out = RecordedInputs {
+            topics: Vec::new(),
+            messages: Vec::new(),
+        };
+        let mut first: Option<u64> = None;
+        let mut bytes = Vec::new();
+        while let Some(m) = r.next_message()? {
+            let t0 = *first.get_or_insert(m.log_time);
+            let ch = r
+                .channel(m.channel)
+                .expect("messages only on known channels");
+            if !topics.contains(&ch.topic.as_str()) {
+                continue;
+            }
+            let bad = |reason: String| ReplayError::Channel {
+                topic: ch.topic.clone(),
+                reason,
+            };
+            let idx = match out.topics.iter().position(|(t, _)| *t == ch.topic) {
+                Some(i) => i,
+                None => {
+                    let meta = ch.meta.clone().map_err(|e| bad(e.to_string()))?;
+                    out.topics.push((ch.topic.clone(), meta));
+                    out.topics.len() - 1
+                }
+            };
+            match r.horus_bytes(&m, &mut bytes) {
+                Some(Ok(())) => {}
+                Some(Err(e)) => return Err(bad(e.to_string())),
+                None => return Err(bad("no horus description".into())),
+            }
+            let at = Duration::from_nanos(m.log_time.saturating_sub(t0));
+            out.messages.push((at, idx, bytes.clone()));
+        }
+        if let Some(t) = topics
+            .iter()
+            .find(|t| !out.topics.iter().any(|(n, _)| n == *t))
+        {
+            return Err(ReplayError::NoTopic {
+                path: path.display().to_string(),
+                topic: (*t).to_owned(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Every loaded message: time since the recording's start, topic, bytes.
+    pub fn messages(&self) -> impl Iterator<Item = (Duration, &str, &[u8])> {
+        self.messages
+            .iter()
+            .map(|(at, i, b)| (*at, self.topics[*i].0.as_str(), b.as_slice()))
+    }
+
+    /// A node publishing the messages on their topics in `namespace` as the scheduler's
+    /// clock reaches them.
+    pub fn into_node(self, namespace: &str) -> Result<ReplayNode, ReplayError> {
+        let mut outlets = Vec::new();
+        for (topic, meta) in &self.topics {
+            let bad = |reason: String| ReplayError::Channel {
+                topic: topic.clone(),
+                reason,
+            };
+            let view = open_or_create_topic(namespace, topic, &meta.description, &meta.qos)
+                .map_err(|e| bad(e.to_string()))?;
+            let publisher = view
+                .publisher(meta.description.root().size)
+                .map_err(|e| bad(e.to_string()))?;
+            outlets.push((view, publisher));
+        }
+        Ok(ReplayNode {
+            outlets,
+            messages: self.messages,
+            next: 0,
+            topics: self.topics.into_iter().map(|(t, _)| t).collect(),
+        })
+    }
+}
+
+/// Publishes recorded messages when the scheduler's clock reaches their recorded time.
+pub struct ReplayNode {
+    /// Views keep the segments open while publishing.
+    outlets: Vec<(TopicView, RawPublisher)>,
+    messages: Vec<(Duration, usize, Vec<u8>)>,
+    next: usize,
+    topics: Vec<String>,
+}
+
+impl ReplayNode {
+    /// Whether every message has been published.
+    pub fn is_done(&self) -> bool {
+        self.next >= self.messages.len()
+    }
+}
+
+impl Node for ReplayNode {
+    fn name(&self) -> &str {
+        "replay"
+    }
+
+    fn tick(&mut self, ctx: &TickContext<'_>) -> Result<(), NodeError> {
+        let now = ctx.now();
+        while let Some((at, i, bytes)) = self.messages.get(self.next) {
+            if *at > now {
+                break;
+            }
+            self.outlets[*i]
+                .1
+                .send(bytes)
+                .map_err(|e| NodeError::msg(format!("replaying {}: {e}", self.topics[*i])))?;
+            self.next += 1;
+        }
+        Ok(())
+    }
+}

@@ -420,3 +420,111 @@ fn play_selects_topics_offset_and_duration_in_recorded_time() {
     assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn play_on_a_terminal_pauses_and_steps_one_message_per_key() {
+    use std::io::Write as _;
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    use horus::inspect::QosInfo;
+    use horus::msgs::MessageDescription;
+    use horus_record::{RecordingWriter, WriterOptions};
+
+    let ns = ns("keys");
+    let d = dir("keys");
+    let file = d.join("keys.mcap");
+    // One message at t = 0 on another topic, then the played topic from t = 60 s: the player
+    // waits, so the keys reach it before anything is due.
+    let qos = QosInfo {
+        depth: 16,
+        overflow: Some(horus::Overflow::DropOldest),
+        max_publishers: 2,
+        max_subscribers: 4,
+        inline_bytes: 16,
+        chunk_bytes: 0,
+        chunks_per_publisher: 0,
+    };
+    let desc = MessageDescription::of::<CmdVel>();
+    let mut w = RecordingWriter::create(&file, WriterOptions::default()).unwrap();
+    let start = w.add_channel("k/start", &desc, &qos).unwrap();
+    let data = w.add_channel("k/data", &desc, &qos).unwrap();
+    let t0 = 1_000_000_000_000u64;
+    w.write(start, t0, bytemuck::bytes_of(&CmdVel::new(0, 0.0, 0.0)))
+        .unwrap();
+    for i in 0..10u64 {
+        let m = CmdVel::new(i, 1.0, 0.0);
+        w.write(
+            data,
+            t0 + 60_000_000_000 + i * 1_000_000,
+            bytemuck::bytes_of(&m),
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors into the locals; the other arguments may be
+    // null (no name, default terminal settings and size).
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both descriptors were just opened by openpty and are owned by nobody else.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut keys = std::fs::File::from(master);
+    let mut child = horus(&ns)
+        .args(["play", "--topics", "k/data"])
+        .arg(&file)
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let expect = |what: &str| loop {
+        let l = lines.recv_timeout(PATIENCE).expect("player went quiet");
+        if l.contains(what) {
+            break;
+        }
+    };
+    expect("space pauses/resumes");
+    keys.write_all(b" ").unwrap();
+    expect("horus play: paused");
+    keys.write_all(b"sss").unwrap();
+    // Each step publishes one message (created from the file): wait until the third is out.
+    let end = Instant::now() + PATIENCE;
+    loop {
+        let published = horus::inspect::TopicView::open(&ns, "k/data")
+            .map(|v| v.snapshot().publishers.iter().map(|p| p.sent).sum::<u64>())
+            .unwrap_or(0);
+        if published == 3 {
+            break;
+        }
+        assert!(
+            published < 3 && Instant::now() < end,
+            "{published} published"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let report = String::from_utf8_lossy(&out.stdout);
+    let row = report.lines().find(|l| l.starts_with("k/data")).unwrap();
+    assert_eq!(row.split_whitespace().nth(1), Some("3"), "{report}");
+    assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
+    std::fs::remove_dir_all(d).unwrap();
+}

@@ -5,6 +5,7 @@ mod clean;
 mod doctor;
 mod foxglove;
 mod launch;
+mod log;
 mod monitor;
 pub(crate) mod node;
 mod param;
@@ -40,6 +41,8 @@ pub(crate) enum Verb {
     Play(play::Play),
     /// Recordings: info.
     Bag(bag::BagCmd),
+    /// Log records of every process (also dead ones): tail, follow, filter.
+    Log(log::Log),
     /// Live terminal view of every topic and node (rates, latency, losses, jitter, misses).
     Monitor(monitor::Monitor),
     /// Foxglove WebSocket server: every topic live in Foxglove (ws://127.0.0.1:8765).
@@ -59,6 +62,7 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Record(args) => record::run(args, out),
         Verb::Play(args) => play::run(args, out),
         Verb::Bag(args) => bag::run(args, out),
+        Verb::Log(args) => log::run(args, out),
         Verb::Monitor(args) => monitor::run(args, out),
         Verb::Foxglove(args) => foxglove::run(args, out),
     }

@@ -1,0 +1,154 @@
+//! The reservation protocol of the log ring: many writers (threads of one process), one
+//! consumer (the process's drain thread) and any number of observers (`horus log`, other
+//! processes, possibly after this one died).
+//!
+//! The ring is `cap` cells (a power of two) of [`crate::layout::CELL`] bytes, addressed by
+//! *positions*: a position is a cell count since the ring was created, never wrapping
+//! (2^64 cells), and lives in cell `position % cap`. Three words steer it:
+//!
+//! * `head` — the next free position. A writer reserves `n` cells for a record with a CAS
+//!   `head → head + n` (lock-free: a failed CAS means another writer made progress). The
+//!   design is the bounded multi-producer byte ring of e.g. the Linux `perf` ring or
+//!   LMAX's disruptor claim, with commit stamps in a side table instead of a commit cursor,
+//!   so a writer never waits for a slower one.
+//! * `tail` — the first position the drain has not consumed. A reservation that would
+//!   reach `tail + cap` would overwrite unconsumed records: it is refused and the record
+//!   is dropped (and counted by the caller). Writers never block.
+//! * `stamp[cell]` — one word per cell: `position + 1` of the last record that *started*
+//!   in that cell, stored with Release once the record is written (its commit). A cell in
+//!   the middle of a record keeps an older stamp, from an earlier lap, which never equals
+//!   `position + 1` for the position being read: so a reader finds record starts without
+//!   trusting any length it has not validated.
+//!
+//! Observers do not consume; they copy a record and then check that no writer has since
+//! reserved a position on the record's cells ([`intact`]): a seqlock whose sequence is the
+//! reservation counter.
+
+use crate::sync::{fence, AtomicU64, Ordering};
+
+/// Reserves `cells` cells; `None` when the ring has no room (the caller counts a drop).
+/// `cells` must be in `1..=cap`.
+#[inline]
+pub(crate) fn reserve(head: &AtomicU64, tail: &AtomicU64, cap: u64, cells: u64) -> Option<u64> {
+    debug_assert!((1..=cap).contains(&cells));
+    // Relaxed: the value only seeds the CAS, which re-checks it.
+    let mut pos = head.load(Ordering::Relaxed);
+    loop {
+        // Acquire pairs with the drain's Release store of `tail` in `consume`: the drain's
+        // reads of the cells it gives back happen-before our writes into them.
+        let free_from = tail.load(Ordering::Acquire);
+        if pos.wrapping_add(cells).wrapping_sub(free_from) > cap {
+            return None;
+        }
+        // Relaxed on success: ordering of our later data writes against observers comes
+        // from the Release fence below; against the drain, from the stamp's Release store.
+        match head.compare_exchange_weak(pos, pos + cells, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(now) => pos = now,
+        }
+    }
+    // Release fence before the data writes: an observer that reads any byte we write next
+    // and then issues its Acquire fence (in `intact`) is guaranteed to see our new `head`,
+    // and so rejects its copy as overwritten.
+    fence(Ordering::Release);
+    Some(pos)
+}
+
+/// Publishes the record written at `pos`: its data happens-before any Acquire load that
+/// sees the stamp.
+#[inline]
+pub(crate) fn commit(stamp: &AtomicU64, pos: u64) {
+    stamp.store(pos + 1, Ordering::Release);
+}
+
+/// Whether a committed record starts at `pos` (Acquire: its bytes are then visible).
+#[inline]
+pub(crate) fn committed(stamp: &AtomicU64, pos: u64) -> bool {
+    stamp.load(Ordering::Acquire) == pos.wrapping_add(1)
+}
+
+/// After copying the record at `pos..pos + cells`: whether no writer reserved any of its
+/// cells in a later lap while we copied (then the copy is not torn).
+#[inline]
+pub(crate) fn intact(head: &AtomicU64, cap: u64, pos: u64, cells: u64) -> bool {
+    // Acquire fence after the data reads, paired with the writer's Release fence in
+    // `reserve`: if we read a byte of a newer record, its reservation is visible below.
+    fence(Ordering::Acquire);
+    let reserved = head.load(Ordering::Relaxed);
+    reserved <= pos.wrapping_add(cap) && cells <= cap
+}
+
+/// The drain gives back the cells before `pos` (it has read everything before it).
+#[inline]
+pub(crate) fn consume(tail: &AtomicU64, pos: u64) {
+    // Release: pairs with the Acquire load in `reserve` (see there).
+    tail.store(pos, Ordering::Release);
+}
+
+/// The heap-backed ring the loom model drives (`tests/loom_log.rs`): the same protocol
+/// functions over atomics instead of shared memory, one data word per cell.
+#[cfg(loom)]
+pub mod model {
+    use super::*;
+    use loom::sync::atomic::AtomicU64 as Word;
+
+    /// A ring of `cap` one-word cells; a record is `cells` copies of one value.
+    #[derive(Debug)]
+    pub struct ModelRing {
+        head: AtomicU64,
+        tail: AtomicU64,
+        cap: u64,
+        stamps: Vec<AtomicU64>,
+        data: Vec<Word>,
+    }
+
+    impl ModelRing {
+        /// An empty ring of `cap` cells.
+        pub fn new(cap: u64) -> Self {
+            ModelRing {
+                head: AtomicU64::new(0),
+                tail: AtomicU64::new(0),
+                cap,
+                stamps: (0..cap).map(|_| AtomicU64::new(0)).collect(),
+                data: (0..cap).map(|_| Word::new(0)).collect(),
+            }
+        }
+
+        /// Writes a record of `cells` cells holding `value`; false if dropped (full).
+        pub fn write(&self, cells: u64, value: u64) -> bool {
+            let Some(pos) = reserve(&self.head, &self.tail, self.cap, cells) else {
+                return false;
+            };
+            for i in 0..cells {
+                let cell = ((pos + i) % self.cap) as usize;
+                // Relaxed: data words are ordered by the fence in `reserve` and the stamp.
+                self.data[cell].store(value, Ordering::Relaxed);
+            }
+            commit(&self.stamps[(pos % self.cap) as usize], pos);
+            true
+        }
+
+        /// Observer: reads the record at `pos` (of `cells` cells) if committed and intact.
+        pub fn observe(&self, pos: u64, cells: u64) -> Option<Vec<u64>> {
+            if !committed(&self.stamps[(pos % self.cap) as usize], pos) {
+                return None;
+            }
+            let v: Vec<u64> = (0..cells)
+                .map(|i| self.data[((pos + i) % self.cap) as usize].load(Ordering::Relaxed))
+                .collect();
+            intact(&self.head, self.cap, pos, cells).then_some(v)
+        }
+
+        /// Drain: consumes the record at `pos` if committed; returns its data.
+        pub fn drain(&self, pos: u64, cells: u64) -> Option<Vec<u64>> {
+            if !committed(&self.stamps[(pos % self.cap) as usize], pos) {
+                return None;
+            }
+            let v: Vec<u64> = (0..cells)
+                .map(|i| self.data[((pos + i) % self.cap) as usize].load(Ordering::Relaxed))
+                .collect();
+            consume(&self.tail, pos + cells);
+            Some(v)
+        }
+    }
+}

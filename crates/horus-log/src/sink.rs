@@ -1,0 +1,163 @@
+//! The drain thread: consumes this process's ring, formats each record and prints it
+//! (stderr by default). It is the ring's only consumer; it runs even with the console
+//! off, so that the ring keeps room and holds the latest records for `horus log`.
+
+use std::fmt;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crate::record::{self, ClockParams, LogRecord, Sites};
+use crate::ring;
+use crate::view::{Step, View};
+
+/// How long the drain sleeps when the ring is empty.
+const IDLE: Duration = Duration::from_millis(2);
+/// Records handled per batch before `tail` is given back.
+const BATCH: usize = 256;
+
+/// Where the drain thread prints records.
+pub enum Console {
+    /// Human lines on stderr (the default).
+    Stderr,
+    /// Nowhere: records stay in the ring for `horus log` (and are counted as consumed).
+    Off,
+    /// Human lines into this writer.
+    Writer(Box<dyn Write + Send>),
+    /// Each record to this function (e.g. tests, or another sink).
+    Func(Box<dyn FnMut(&LogRecord) + Send>),
+}
+
+impl fmt::Debug for Console {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Console::Stderr => "Stderr",
+            Console::Off => "Off",
+            Console::Writer(_) => "Writer(..)",
+            Console::Func(_) => "Func(..)",
+        })
+    }
+}
+
+pub(crate) struct Drain {
+    view: View,
+    console: Console,
+    sites: Sites,
+    process: String,
+    pid: u32,
+}
+
+impl Drain {
+    pub(crate) fn new(view: View, console: Console, process: String, pid: u32) -> Drain {
+        Drain {
+            view,
+            console,
+            sites: Sites::default(),
+            process,
+            pid,
+        }
+    }
+
+    fn clock(&self) -> ClockParams {
+        let h = self.view.header();
+        ClockParams {
+            base: h.clock_base,
+            unix_base: h.unix_base_ns,
+            // Relaxed: an f64 parameter written only by this thread.
+            period: f64::from_bits(h.ns_per_tick.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Runs until `stopping()` and the ring is empty.
+    pub(crate) fn run(mut self, stopping: impl Fn() -> bool) {
+        let mut idle_rounds = 0u32;
+        loop {
+            let stop = stopping();
+            if self.drain_once() {
+                idle_rounds = 0;
+                continue;
+            }
+            if stop {
+                break;
+            }
+            idle_rounds = idle_rounds.wrapping_add(1);
+            if idle_rounds % 500 == 1 {
+                self.refine_clock();
+            }
+            std::thread::sleep(IDLE);
+        }
+        self.flush();
+    }
+
+    fn refine_clock(&self) {
+        let h = self.view.header();
+        if let Some(p) = crate::clock::period_since(h.clock_base, h.unix_base_ns) {
+            // Relaxed: readers take whichever period they see; both are close.
+            h.ns_per_tick.store(p.to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    /// Handles up to a batch of records; whether any was there.
+    fn drain_once(&mut self) -> bool {
+        let view = self.view;
+        let h = view.header();
+        // Relaxed: this thread is the only one that stores `tail`.
+        let start = h.tail.load(Ordering::Relaxed);
+        let mut pos = start;
+        let clock = self.clock();
+        for _ in 0..BATCH {
+            match view.step(pos) {
+                Step::Record { bytes, cells } => {
+                    let rec = record::decode(
+                        &view,
+                        &mut self.sites,
+                        clock,
+                        &bytes,
+                        pos,
+                        (self.pid, &self.process),
+                    );
+                    if let Ok(rec) = rec {
+                        self.print(&rec);
+                    }
+                    pos += cells;
+                }
+                Step::Uncommitted => break,
+                // Not possible for the consumer (writers never pass `tail`); skip a cell.
+                Step::Overwritten | Step::Malformed => pos += 1,
+            }
+        }
+        if pos != start {
+            ring::consume(&h.tail, pos);
+            self.flush();
+        }
+        pos != start
+    }
+
+    fn print(&mut self, rec: &LogRecord) {
+        let line = || {
+            format!(
+                "{} {:<5} {}: {}\n",
+                record::format_time(rec.unix_ns),
+                rec.level.name(),
+                rec.target,
+                rec.message_with_fields()
+            )
+        };
+        match &mut self.console {
+            Console::Off => {}
+            Console::Stderr => {
+                let _ = std::io::stderr().lock().write_all(line().as_bytes());
+            }
+            Console::Writer(w) => {
+                let _ = w.write_all(line().as_bytes());
+            }
+            Console::Func(f) => f(rec),
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Console::Writer(w) = &mut self.console {
+            let _ = w.flush();
+        }
+    }
+}

@@ -91,10 +91,17 @@ setup-python: setup py-setup
 # if every process exited cleanly, and the monitor checks /dev/shm. One namespace per run.
 DEMO_SECONDS ?= 5
 
+# The run is recorded (DEMO_RECORDING), then the controller is re-executed from the
+# recording twice on the simulated clock: both runs and the live commands must be identical.
+DEMO_RECORDING ?= $(CARGO_TARGET_DIR)/demo.mcap
+
 demo: setup py-build
 	$(CARGO) build --release -p horus-demo -p horus-cli
 	HORUS_PYTHON=$(abspath $(PY)) $(CARGO_TARGET_DIR)/release/horus launch launch/demo.yaml \
-	  demo:=$(CARGO_TARGET_DIR)/release/horus-demo seconds:=$(DEMO_SECONDS) namespace:=demo-$$$$
+	  demo:=$(CARGO_TARGET_DIR)/release/horus-demo horus:=$(CARGO_TARGET_DIR)/release/horus \
+	  recording:=$(DEMO_RECORDING) seconds:=$(DEMO_SECONDS) namespace:=demo-$$$$
+	$(CARGO_TARGET_DIR)/release/horus bag info $(DEMO_RECORDING)
+	$(CARGO_TARGET_DIR)/release/horus-demo --replay $(DEMO_RECORDING)
 
 # ---------------------------------------------------------------------------
 # Tests. Each phase is its own target (`make test-loom` runs just that one);

@@ -88,8 +88,10 @@ pub(crate) fn run(role: Role) -> anyhow::Result<i32> {
             let imu = topics::imu(&ns)?.subscriber_with(WaitMode::BusyPoll)?;
             let cmds = topics::cmd_vel(&ns)?.publisher()?;
             let flags = topics::stop_flag(&ns)?.subscriber_with(WaitMode::BusyPoll)?;
+            let traces = topics::control_trace(&ns)?.publisher()?;
+            let source = crate::control::live_source()?;
             sched.add(
-                Controller::new(scans, imu, cmds, flags)?,
+                Controller::new(scans, imu, cmds, flags, traces, source),
                 watchdog(NodeConfig::new().rate(100.hz())),
             )?;
         }

@@ -4,7 +4,10 @@
 use horus::prelude::*;
 use horus_params::{ParamDecl, ParamServer, Parameters, Range};
 
-use crate::topics::now_ns;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::topics::{now_ns, ControlTrace};
 
 /// Cruise speed with a clear path, m/s (default of the `cruise_speed` parameter).
 const CRUISE: f32 = 0.5;
@@ -93,6 +96,35 @@ pub(crate) fn decide_with(scan: &LaserScan, t: Tuning) -> Decision {
     }
 }
 
+/// Where a tick's time and tuning come from.
+pub(crate) enum TickSource {
+    /// Live: the wall clock, and the node's parameters.
+    Live {
+        params: Box<Parameters>,
+        server: Box<ParamServer>,
+    },
+    /// Re-execution from a recording: set by the replay before each tick.
+    Replay(Arc<ReplayTick>),
+}
+
+/// The time and tuning of the next replayed tick (written by the replay's feeder node, read
+/// by the controller in the same thread: Relaxed).
+#[derive(Debug, Default)]
+pub(crate) struct ReplayTick {
+    pub(crate) tick_ns: AtomicU64,
+    pub(crate) cruise: AtomicU32,
+    pub(crate) stop_at: AtomicU32,
+}
+
+impl ReplayTick {
+    /// Sets the next tick from a trace record.
+    pub(crate) fn set(&self, t: &ControlTrace) {
+        self.tick_ns.store(t.tick_ns, Ordering::Relaxed);
+        self.cruise.store(t.cruise.to_bits(), Ordering::Relaxed);
+        self.stop_at.store(t.stop_at.to_bits(), Ordering::Relaxed);
+    }
+}
+
 /// The controller node.
 pub(crate) struct Controller {
     scans: Subscriber<LaserScan>,
@@ -106,10 +138,15 @@ pub(crate) struct Controller {
     sent: u64,
     stops: u64,
     flag_stops: u64,
-    /// Declared parameters, served on `controller/params`.
-    params: Parameters,
-    param_server: ParamServer,
+    /// Time and tuning: live (wall clock, parameters served on `controller/params`) or
+    /// replayed.
+    source: TickSource,
     tuning: Tuning,
+    /// One [`ControlTrace`] per tick.
+    traces: Publisher<ControlTrace>,
+    /// Stamps of the inputs held (0: none yet).
+    scan_stamp: u64,
+    imu_stamp: u64,
 }
 
 /// The controller's parameters (defaults [`CRUISE`] and [`STOP_AT`], as f64 literals so they
@@ -129,14 +166,24 @@ fn declare() -> Result<Parameters, horus_params::ParamError> {
     Ok(p)
 }
 
+/// The controller's parameters served live on `controller/params`.
+pub(crate) fn live_source() -> anyhow::Result<TickSource> {
+    Ok(TickSource::Live {
+        params: Box::new(declare()?),
+        server: Box::new(ParamServer::new("controller")?),
+    })
+}
+
 impl Controller {
     pub(crate) fn new(
         scans: Subscriber<LaserScan>,
         imu: Subscriber<Imu>,
         commands: Publisher<CmdVel>,
         flags: Subscriber<EmergencyStop>,
-    ) -> anyhow::Result<Controller> {
-        Ok(Controller {
+        traces: Publisher<ControlTrace>,
+        source: TickSource,
+    ) -> Controller {
+        Controller {
             scans,
             imu,
             commands,
@@ -147,33 +194,46 @@ impl Controller {
             sent: 0,
             stops: 0,
             flag_stops: 0,
-            params: declare()?,
-            param_server: ParamServer::new("controller")?,
+            source,
             tuning: Tuning::default(),
-        })
+            traces,
+            scan_stamp: 0,
+            imu_stamp: 0,
+        }
     }
 
-    /// Answers parameter requests and applies changed values.
-    fn update_params(&mut self) {
-        self.param_server.serve_pending(&mut self.params);
-        if self.params.take_changed().is_empty() {
-            return;
+    /// This tick's time; applies changed parameters (live) or the replayed tuning.
+    fn begin_tick(&mut self) -> u64 {
+        match &mut self.source {
+            TickSource::Live { params, server } => {
+                server.serve_pending(params);
+                if !params.take_changed().is_empty() {
+                    let f = |name: &str, default: f32| {
+                        params
+                            .get(name)
+                            .ok()
+                            .and_then(|v| v.as_f64())
+                            .map_or(default, |v| v as f32)
+                    };
+                    self.tuning = Tuning {
+                        cruise: f("cruise_speed", CRUISE),
+                        stop_at: f("stop_distance", STOP_AT),
+                    };
+                    println!(
+                        "controller: cruise_speed {} m/s, stop_distance {} m",
+                        self.tuning.cruise, self.tuning.stop_at
+                    );
+                }
+                now_ns()
+            }
+            TickSource::Replay(tick) => {
+                self.tuning = Tuning {
+                    cruise: f32::from_bits(tick.cruise.load(Ordering::Relaxed)),
+                    stop_at: f32::from_bits(tick.stop_at.load(Ordering::Relaxed)),
+                };
+                tick.tick_ns.load(Ordering::Relaxed)
+            }
         }
-        let f = |name: &str, default: f32| {
-            self.params
-                .get(name)
-                .ok()
-                .and_then(|v| v.as_f64())
-                .map_or(default, |v| v as f32)
-        };
-        self.tuning = Tuning {
-            cruise: f("cruise_speed", CRUISE),
-            stop_at: f("stop_distance", STOP_AT),
-        };
-        println!(
-            "controller: cruise_speed {} m/s, stop_distance {} m",
-            self.tuning.cruise, self.tuning.stop_at
-        );
     }
 }
 
@@ -189,13 +249,17 @@ impl Node for Controller {
     }
 
     fn tick(&mut self, _ctx: &TickContext<'_>) -> Result<(), NodeError> {
-        self.update_params();
+        // The tick's time is taken before the inputs are read: every input it uses was
+        // published before it.
+        let now = self.begin_tick();
         // `latest` skips to the newest message: older ones are counted as
         // skipped (on purpose), not lost.
         if let Some(scan) = self.scans.latest() {
+            self.scan_stamp = scan.stamp_ns;
             self.scan = Some(*scan);
         }
         if let Some(imu) = self.imu.latest() {
+            self.imu_stamp = imu.stamp_ns;
             self.yaw_rate = imu.angular_velocity[2] as f32;
         }
         if let Some(flag) = self.flags.latest() {
@@ -214,11 +278,19 @@ impl Node for Controller {
         };
         // The detector's stop flag overrides the forward speed (turning in
         // place is still allowed: it is how the robot gets clear).
-        if linear != 0.0 && flag_says_stop(self.flag.as_ref(), now_ns()) {
+        if linear != 0.0 && flag_says_stop(self.flag.as_ref(), now) {
             linear = 0.0;
             self.flag_stops += 1;
         }
-        let _ = self.commands.send(CmdVel::new(now_ns(), linear, angular));
+        let _ = self.commands.send(CmdVel::new(now, linear, angular));
+        let _ = self.traces.send(ControlTrace {
+            tick_ns: now,
+            scan_stamp_ns: self.scan_stamp,
+            imu_stamp_ns: self.imu_stamp,
+            flag_stamp_ns: self.flag.map_or(0, |f| f.stamp_ns),
+            cruise: self.tuning.cruise,
+            stop_at: self.tuning.stop_at,
+        });
         self.sent += 1;
         Ok(())
     }

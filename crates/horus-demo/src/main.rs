@@ -33,6 +33,7 @@ mod child;
 mod control;
 mod monitor;
 mod motor;
+mod replay;
 mod sensors;
 mod topics;
 mod world;
@@ -49,7 +50,11 @@ usage: horus-demo [--seconds N]     run the demo robot for N seconds (default 5)
                                     only the monitor, for a robot started by `horus launch`
                                     (launch/demo.yaml): SCHEDS lists the robot's schedulers
                                     (e.g. sensors,control,motor,python); when done it asks
-                                    horus launch (HORUS_LAUNCH_PID) to stop everything";
+                                    horus launch (HORUS_LAUNCH_PID) to stop everything
+       horus-demo --replay FILE.mcap
+                                    re-run the controller twice on the simulated clock from
+                                    a recording of the demo; exit 1 unless both runs and the
+                                    recorded commands are identical, byte for byte";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -62,6 +67,7 @@ enum Mode {
         schedulers: Vec<String>,
     },
     Child(Role),
+    Replay(std::path::PathBuf),
     Help,
 }
 
@@ -69,6 +75,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Mode> {
     let mut seconds = 5;
     let mut role = None;
     let mut observe = None;
+    let mut replay = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -98,9 +105,18 @@ fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Mode> {
                 }
                 observe = Some(list);
             }
+            "--replay" => {
+                replay = Some(args.next().context("--replay needs a recording")?.into());
+            }
             "-h" | "--help" => return Ok(Mode::Help),
             other => bail!("unexpected argument {other:?}"),
         }
+    }
+    if let Some(path) = replay {
+        if role.is_some() || observe.is_some() {
+            bail!("--replay runs alone");
+        }
+        return Ok(Mode::Replay(path));
     }
     Ok(match (role, observe) {
         (Some(_), Some(_)) => bail!("--role and --observe exclude each other"),
@@ -130,6 +146,13 @@ fn main() {
             eprintln!("horus-demo: {e:#}");
             1
         }),
+        Ok(Mode::Replay(path)) => match replay::run(&path) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("horus-demo: {e:#}");
+                1
+            }
+        },
         Ok(Mode::Child(role)) => child::run(role).unwrap_or_else(|e| {
             eprintln!("horus-demo[{}]: {e:#}", role.name());
             1

@@ -17,6 +17,34 @@ pub(crate) const ESTOP: &str = "demo/estop";
 /// The controller honours it. Not the robot-wide emergency stop.
 pub(crate) const STOP: &str = "demo/stop";
 
+/// What the controller decided from, one record per tick (see [`ControlTrace`]).
+pub(crate) const CONTROL_TRACE: &str = "demo/control_trace";
+
+horus::message! {
+    /// The inputs behind one controller tick: which scan, IMU reading and stop flag (by their
+    /// `stamp_ns`; 0 when none had arrived yet) and which tuning produced the command stamped
+    /// `tick_ns`. With it, `horus-demo --replay` feeds the controller exactly what it saw.
+    pub struct ControlTrace: "horus-demo/ControlTrace", version 1 {
+        /// The tick's time, the command's `stamp_ns` (wall clock, ns since the epoch).
+        pub tick_ns: u64,
+        /// `stamp_ns` of the scan decided from.
+        pub scan_stamp_ns: u64,
+        /// `stamp_ns` of the IMU reading whose yaw rate was damped.
+        pub imu_stamp_ns: u64,
+        /// `stamp_ns` of the detector's stop flag considered.
+        pub flag_stamp_ns: u64,
+        /// Cruise speed in force, m/s.
+        pub cruise: f32,
+        /// Stop distance in force, m.
+        pub stop_at: f32,
+    }
+}
+
+/// `demo/control_trace`: one per controller tick.
+pub(crate) fn control_trace(ns: &str) -> Result<Topic<ControlTrace>, TopicError> {
+    open(ns, CONTROL_TRACE, 16)
+}
+
 /// Opens `name` in namespace `ns` with the demo's QoS: `DropOldest`
 /// (sensor-style: the newest reading matters; every overwrite is counted as
 /// lost) and a history of `depth` messages per publisher.

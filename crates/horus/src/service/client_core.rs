@@ -260,7 +260,7 @@ impl<Resp> ClientCore<Resp> {
     }
 
     /// Routes every response that arrived to its call's slot.
-    fn pump(&mut self) {
+    pub(super) fn pump(&mut self) {
         // Bounded: at most what the rings can hold, however fast a
         // (possibly hostile) server writes.
         let bound = self.slots.len() * self.svc.config.max_servers as usize + 2;

@@ -124,6 +124,13 @@ impl<Resp> ClientCore<Resp> {
             }
         }?;
         let i = self.slot_of(id);
+        // A server that answered and then exited (or gave up its place) between the caller's
+        // look at the response channel and this check: its response is already there and
+        // wins (found by the rpc benchmark: `ServerDied` instead of the answer).
+        self.pump();
+        if matches!(self.slots[i], Slot::Done(d, _) if d == id) {
+            return None;
+        }
         self.slots[i] = Slot::Free;
         self.bump(match failed {
             CallError::ServerDied { .. } => {

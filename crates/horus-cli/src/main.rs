@@ -5,6 +5,7 @@
 //! usage error (clap's convention).
 
 mod launch;
+mod monitor;
 mod output;
 mod table;
 mod verbs;

@@ -181,7 +181,7 @@ pub(crate) fn node_json(t: &SchedulerTable, n: &NodeStats) -> Value {
 }
 
 /// A table's own facts as JSON.
-pub(super) fn scheduler_json(t: &SchedulerTable) -> Value {
+pub(crate) fn scheduler_json(t: &SchedulerTable) -> Value {
     json!({
         "scheduler": t.scheduler,
         "path": t.path.display().to_string(),

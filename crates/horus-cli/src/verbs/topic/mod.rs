@@ -10,7 +10,7 @@ mod fields;
 mod info;
 mod list;
 mod publish;
-mod rate;
+pub(crate) mod rate;
 pub(crate) mod sampler;
 
 use std::process::ExitCode;

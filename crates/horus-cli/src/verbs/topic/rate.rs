@@ -174,7 +174,7 @@ fn measure(a: &RateArgs, mut report: impl FnMut(&Window)) -> anyhow::Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
-fn human_bytes(b: f64) -> String {
+pub(crate) fn human_bytes(b: f64) -> String {
     if b >= 1024.0 * 1024.0 {
         format!("{:.2} MiB", b / (1024.0 * 1024.0))
     } else if b >= 1024.0 {
@@ -184,6 +184,6 @@ fn human_bytes(b: f64) -> String {
     }
 }
 
-fn human_rate(b: f64) -> String {
+pub(crate) fn human_rate(b: f64) -> String {
     format!("{}/s", human_bytes(b))
 }

@@ -1,0 +1,293 @@
+//! The main screen: a title line, the topics table, the nodes table, the latest log lines
+//! and a key legend.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
+use ratatui::Frame;
+
+use super::app::{App, Focus};
+use super::format::{bandwidth, dur_us, hz, short_type, us};
+use super::model::Snapshot;
+use super::sort::{NodeCol, TopicCol};
+
+/// Draws the tables screen.
+pub(crate) fn draw(f: &mut Frame<'_>, app: &App, s: &Snapshot) {
+    let topics_h = (s.topics.len() + s.unreadable.len()).max(1) as u16 + 3;
+    let nodes_h = s.nodes().len().max(1) as u16 + 3;
+    let [title, topics, nodes, logs, keys] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Max(topics_h),
+        Constraint::Max(nodes_h),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(f.area());
+    f.render_widget(title_line(s), title);
+    draw_topics(f, topics, app, s);
+    draw_nodes(f, nodes, app, s);
+    draw_logs(f, logs, s);
+    let sort = match app.focus {
+        Focus::Topics => app.topic_sort.label(),
+        Focus::Nodes => app.node_sort.label(),
+    };
+    f.render_widget(
+        Paragraph::new(format!(
+            " tab: other table   ↑/↓: select   enter: details   s: sort (by {sort})   q/esc: quit"
+        ))
+        .style(Style::new().add_modifier(Modifier::REVERSED)),
+        keys,
+    );
+}
+
+fn title_line(s: &Snapshot) -> Paragraph<'static> {
+    Paragraph::new(Line::from(vec![
+        Span::from(" horus monitor ").bold(),
+        Span::from(format!(
+            " namespace {} · {} topics · {} nodes · rates and latencies over {:.1} s · latency = stamp → read by the monitor (polls every {} ms)",
+            s.namespace,
+            s.topics.len(),
+            s.nodes().len(),
+            s.window_s,
+            super::sampler::POLL.as_millis()
+        )),
+    ]))
+}
+
+/// The block of a table, its title marked when it has the focus.
+fn block(title: String, focused: bool) -> Block<'static> {
+    let b = Block::new().borders(Borders::ALL).title(title);
+    if focused {
+        b.border_style(Style::new().fg(Color::Cyan))
+    } else {
+        b
+    }
+}
+
+/// Header cells, the sorted column(s) marked with ▲ (names) or ▼ (figures).
+fn header<'a>(cols: &[(&'a str, bool)]) -> Row<'a> {
+    Row::new(cols.iter().map(|(label, sorted)| {
+        if *sorted {
+            // Names sort ascending, figures descending (the largest first).
+            let arrow = if ["topic", "type", "node", "process", "state"].contains(label) {
+                '▲'
+            } else {
+                '▼'
+            };
+            Cell::from(format!("{label}{arrow}")).add_modifier(Modifier::UNDERLINED)
+        } else {
+            Cell::from(*label)
+        }
+    }))
+    .bold()
+}
+
+fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
+    let by = app.topic_sort;
+    let cols = [
+        ("topic", by == TopicCol::Name),
+        ("type", by == TopicCol::Type),
+        ("rate Hz", by == TopicCol::Rate),
+        ("bandwidth", by == TopicCol::Bandwidth),
+        ("lat p50 µs", by == TopicCol::LatencyP50),
+        ("lat p99 µs", by == TopicCol::LatencyP99),
+        ("pub", by == TopicCol::Endpoints),
+        ("sub", by == TopicCol::Endpoints),
+        ("overrun", by == TopicCol::Losses),
+        ("rejected", by == TopicCol::Losses),
+        ("timed out", by == TopicCol::Losses),
+        ("undelivered", by == TopicCol::Losses),
+        ("malformed", by == TopicCol::Losses),
+    ];
+    let topics = app.topics(s);
+    let name_w = topics
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let type_w = topics
+        .iter()
+        .map(|t| {
+            short_type(t.type_name.as_deref(), &t.schema)
+                .chars()
+                .count()
+        })
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let loss = |n: u64| {
+        let c = Cell::from(n.to_string());
+        if n > 0 {
+            c.fg(Color::Red)
+        } else {
+            c
+        }
+    };
+    let mut rows: Vec<Row<'_>> = topics
+        .iter()
+        .map(|t| {
+            let l = &t.losses;
+            Row::new(vec![
+                Cell::from(t.name.clone()),
+                Cell::from(short_type(t.type_name.as_deref(), &t.schema)),
+                Cell::from(hz(t.rate_hz)),
+                Cell::from(bandwidth(t.bytes_per_s)),
+                Cell::from(us(t.latency.as_ref().map(|l| l.p50_us))),
+                Cell::from(us(t.latency.as_ref().map(|l| l.p99_us))),
+                Cell::from(t.publishers.len().to_string()),
+                Cell::from(t.subscriber_count().to_string()),
+                loss(l.overrun),
+                loss(l.rejected),
+                loss(l.timed_out),
+                loss(l.undelivered),
+                loss(l.malformed),
+            ])
+        })
+        .collect();
+    rows.extend(s.unreadable.iter().map(|(n, e)| {
+        Row::new(vec![
+            Cell::from(n.clone()),
+            Cell::from(format!("unreadable: {e}")),
+        ])
+        .fg(Color::Red)
+    }));
+    let widths = [
+        Constraint::Length(name_w as u16),
+        Constraint::Length(type_w as u16),
+        Constraint::Length(9),
+        Constraint::Length(12),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(3),
+        Constraint::Length(3),
+        Constraint::Length(7),
+        Constraint::Length(8),
+        Constraint::Length(9),
+        Constraint::Length(11),
+        Constraint::Length(9),
+    ];
+    let focused = app.focus == Focus::Topics;
+    let table = Table::new(rows, widths)
+        .header(header(&cols))
+        .block(block(format!(" Topics ({}) ", topics.len()), focused))
+        .row_highlight_style(if focused {
+            Style::new().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::new()
+        });
+    let mut state = TableState::default().with_selected(app.topic_index(s));
+    f.render_stateful_widget(table, area, &mut state);
+}
+
+fn draw_nodes(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
+    let by = app.node_sort;
+    let cols = [
+        ("node", by == NodeCol::Name),
+        ("process", by == NodeCol::Process),
+        ("state", by == NodeCol::State),
+        ("target Hz", false),
+        ("rate Hz", by == NodeCol::Rate),
+        ("jitter p50 µs", by == NodeCol::JitterP50),
+        ("jitter p99 µs", by == NodeCol::JitterP99),
+        ("exec p99 µs", by == NodeCol::ExecP99),
+        ("misses 1s/all", by == NodeCol::Misses),
+        ("restarts", by == NodeCol::Restarts),
+    ];
+    let nodes = app.nodes(s);
+    let name_w = nodes
+        .iter()
+        .map(|n| n.node.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let proc_w = nodes
+        .iter()
+        .map(|n| process(n).chars().count())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let rows: Vec<Row<'_>> = nodes
+        .iter()
+        .map(|n| {
+            let st = &n.node;
+            let state = if n.table.alive {
+                crate::verbs::node::state_text(st.state).to_owned()
+            } else {
+                "dead".to_owned()
+            };
+            let row = Row::new(vec![
+                Cell::from(st.name.clone()),
+                Cell::from(process(n)),
+                Cell::from(state),
+                Cell::from(st.target_hz.map_or("-".into(), |h| format!("{h:.0}"))),
+                Cell::from(hz(n.rate_hz())),
+                Cell::from(dur_us(st.jitter.p50)),
+                Cell::from(dur_us(st.jitter.p99)),
+                Cell::from(dur_us(st.exec.p99)),
+                Cell::from(format!(
+                    "{}/{}",
+                    st.window_deadline_misses, st.deadline_misses
+                )),
+                Cell::from(st.restarts.to_string()),
+            ]);
+            if n.alive() {
+                row
+            } else {
+                row.fg(Color::Red)
+            }
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(name_w as u16),
+        Constraint::Length(proc_w as u16),
+        Constraint::Length(10),
+        Constraint::Length(9),
+        Constraint::Length(8),
+        Constraint::Length(13),
+        Constraint::Length(13),
+        Constraint::Length(11),
+        Constraint::Length(13),
+        Constraint::Length(8),
+    ];
+    let focused = app.focus == Focus::Nodes;
+    let mut title = format!(" Nodes ({}) ", nodes.len());
+    if let Some(e) = &s.schedulers_error {
+        title = format!(" Nodes: {e} ");
+    }
+    let table = Table::new(rows, widths)
+        .header(header(&cols))
+        .block(block(title, focused))
+        .row_highlight_style(if focused {
+            Style::new().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::new()
+        });
+    let mut state = TableState::default().with_selected(app.node_index(s));
+    f.render_stateful_widget(table, area, &mut state);
+}
+
+/// `scheduler (pid)`.
+pub(crate) fn process(n: &super::model::NodeRef<'_>) -> String {
+    format!("{} ({})", n.table.scheduler, n.table.pid)
+}
+
+fn draw_logs(f: &mut Frame<'_>, area: Rect, s: &Snapshot) {
+    let lines: Vec<Line<'_>> = match &s.logs {
+        Ok(lines) => {
+            // The newest lines that fit.
+            let room = area.height.saturating_sub(2) as usize;
+            lines
+                .iter()
+                .skip(lines.len().saturating_sub(room))
+                .map(|l| Line::from(l.as_str()))
+                .collect()
+        }
+        Err(why) => vec![Line::from(why.as_str()).italic()],
+    };
+    f.render_widget(
+        Paragraph::new(lines).block(Block::new().borders(Borders::ALL).title(" Log ")),
+        area,
+    );
+}

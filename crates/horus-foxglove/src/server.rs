@@ -25,6 +25,9 @@ use crate::send::Outgoing;
 const DISCOVER_EVERY: Duration = Duration::from_millis(200);
 /// Sleep of the pump when no subscribed topic had a message.
 const IDLE: Duration = Duration::from_micros(500);
+/// Sleep of the pump when no client subscribes to anything (greeting a new client waits
+/// at most this long).
+const UNSUBSCRIBED: Duration = Duration::from_millis(20);
 /// Most messages taken from one topic before the next topic gets its turn.
 const BATCH: usize = 64;
 
@@ -381,7 +384,11 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
             }
         }
         if !any {
-            std::thread::sleep(IDLE);
+            std::thread::sleep(if observers.is_empty() {
+                UNSUBSCRIBED
+            } else {
+                IDLE
+            });
         }
     }
 }

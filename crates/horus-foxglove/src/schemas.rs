@@ -351,3 +351,68 @@ impl Mapping {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn encode<M: horus::msgs::Message>(m: &M, tail: &[u8]) -> Value {
+        let d = MessageDescription::of::<M>();
+        let mut bytes = bytemuck::bytes_of(m).to_vec();
+        bytes.extend_from_slice(tail);
+        let mut out = Vec::new();
+        Mapping::for_description(&d)
+            .encode(&bytes, 99, &mut out)
+            .unwrap();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn image_becomes_raw_image_with_its_pixels() {
+        let mut im: Image = bytemuck::Zeroable::zeroed();
+        (im.width, im.height, im.step, im.encoding) = (2, 2, 6, Image::RGB8);
+        im.stamp_ns = 3_000_000_005;
+        im.frame_id[..3].copy_from_slice(b"cam");
+        let px: Vec<u8> = (0..12).collect();
+        let v = encode(&im, &px);
+        assert_eq!(v["encoding"], "rgb8");
+        assert_eq!(
+            (v["width"].as_u64(), v["step"].as_u64()),
+            (Some(2), Some(6))
+        );
+        assert_eq!(v["frame_id"], "cam");
+        assert_eq!(v["timestamp"], serde_json::json!({"sec": 3, "nsec": 5}));
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(v["data"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(data, px);
+    }
+
+    #[test]
+    fn odometry_and_pose_become_pose_in_frame() {
+        let mut o: Odometry = bytemuck::Zeroable::zeroed();
+        o.set_frame_id("odom").unwrap();
+        o.pose.position.x = 1.5;
+        o.pose.orientation.w = 1.0;
+        let v = encode(&o, &[]);
+        assert_eq!(v["frame_id"], "odom");
+        assert_eq!(v["pose"]["position"]["x"], 1.5);
+        assert_eq!(v["pose"]["orientation"]["w"], 1.0);
+        let v = encode(&Pose::IDENTITY, &[]);
+        assert_eq!(v["frame_id"], "world");
+        assert_eq!(v["timestamp"]["nsec"], 99, "stamped with the receive time");
+    }
+
+    #[test]
+    fn non_finite_ranges_are_null_and_sizes_are_checked() {
+        let mut s: LaserScan = bytemuck::Zeroable::zeroed();
+        s.num_ranges = 2;
+        s.ranges[0] = f32::NAN;
+        s.ranges[1] = 0.25;
+        let v = encode(&s, &[]);
+        assert_eq!(v["ranges"], serde_json::json!([null, 0.25]));
+        let mut out = Vec::new();
+        assert!(Mapping::LaserScan.encode(&[0u8; 10], 0, &mut out).is_err());
+    }
+}

@@ -3,9 +3,12 @@
 //!
 //! The observer never registers a wake-up (publishers never make a system call for it), is
 //! never in a publisher's room check and is not counted by publishers: attaching it changes
-//! nothing the robot's endpoints observe. It joins only while the robot has an endpoint on
-//! the topic, and leaves when the robot's last one has (so that the monitor is never what
-//! keeps a finished robot's segment in /dev/shm).
+//! nothing the robot's endpoints observe. It is attached only while the topic has a
+//! publisher (there is nothing to read otherwise): a segment is removed by its last
+//! participant, and a robot whose publishers stopped first and whose subscribers then leave
+//! must find its segment gone, not kept by the monitor. (A process that drops its publisher
+//! and its subscriber together can still leave the monitor last; it then removes the
+//! segment at its next poll.)
 
 use std::time::{Duration, Instant};
 
@@ -72,9 +75,12 @@ impl TopicProbe {
         if let Some(m) = self.totals.update(&self.snapshot, now) {
             self.rate.push(m);
         }
-        if !self.robot_present() {
+        if self.snapshot.publishers.is_empty() {
             self.leave();
             return;
+        }
+        if self.observer.is_none() && self.observer_error.is_none() {
+            self.join();
         }
         let (Some(stamp), Some(obs)) = (&self.stamp, self.observer.as_mut()) else {
             return;
@@ -96,10 +102,16 @@ impl TopicProbe {
         }
     }
 
-    /// Joins the observer if one is wanted and missing (called at each discovery round, so a
-    /// refused join is retried at that pace, not at every poll).
-    pub(crate) fn join_if_wanted(&mut self) {
-        if self.observer.is_some() || self.stamp.is_none() || !self.robot_present() {
+    /// Retries a refused join (called at each discovery round, so a refused join is retried
+    /// at that pace, not at every poll).
+    pub(crate) fn retry_join(&mut self) {
+        self.observer_error = None;
+        self.join();
+    }
+
+    /// Joins the observer if one is wanted (a stamp to read, a publisher to read from).
+    fn join(&mut self) {
+        if self.observer.is_some() || self.stamp.is_none() || self.snapshot.publishers.is_empty() {
             return;
         }
         match self.view.observer(false) {
@@ -118,13 +130,6 @@ impl TopicProbe {
             self.past_counts.1 += m;
             self.past_counts.2 += x;
         }
-    }
-
-    /// Whether any endpoint of the robot (a publisher, or a subscriber that is not an
-    /// observer) is on the topic.
-    pub(crate) fn robot_present(&self) -> bool {
-        !self.snapshot.publishers.is_empty()
-            || self.snapshot.subscribers.iter().any(|s| !s.observer)
     }
 
     /// Whether nobody at all is on the topic any more (its segment is being removed, or a

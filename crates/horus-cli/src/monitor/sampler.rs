@@ -149,7 +149,7 @@ fn discover(ns: &str, st: &mut State) -> anyhow::Result<()> {
         }
     }
     for p in st.probes.values_mut() {
-        p.join_if_wanted();
+        p.retry_join();
     }
     Ok(())
 }

@@ -35,5 +35,5 @@ pub mod schemas;
 mod send;
 mod server;
 
-pub use send::{MAX_QUEUED_BYTES, MAX_QUEUED_MESSAGES};
+pub use send::{MAX_QUEUED_BYTES, MAX_QUEUED_CONTROL, MAX_QUEUED_MESSAGES};
 pub use server::{Bridge, BridgeOptions, BridgeStats, ClientStats, Event, StartError};

@@ -20,6 +20,9 @@ use crate::protocol::{message_data_header, MESSAGE_DATA_HEADER};
 pub const MAX_QUEUED_MESSAGES: usize = 64;
 /// Most payload bytes waiting for one client (one larger message is still let through).
 pub const MAX_QUEUED_BYTES: usize = 32 << 20;
+/// Most control messages waiting for one client; past this the client is disconnected (it
+/// has not read thousands of advertisements: dropping one would leave it unable to decode).
+pub const MAX_QUEUED_CONTROL: usize = 4096;
 
 /// One message for one client.
 pub(crate) struct Outgoing {
@@ -47,7 +50,8 @@ struct State {
 }
 
 /// One client's queue. Control messages (advertisements) are never dropped: there are few of
-/// them and a client that misses one cannot decode what follows.
+/// them and a client that misses one cannot decode what follows; a client that lets
+/// [`MAX_QUEUED_CONTROL`] of them pile up is disconnected instead.
 pub(crate) struct SendQueue {
     state: Mutex<State>,
     /// Written (one byte) when the queue goes from empty to not empty: the client's thread
@@ -77,6 +81,15 @@ impl SendQueue {
     pub(crate) fn push_text(&self, text: String) {
         let mut s = self.lock();
         if s.closed {
+            return;
+        }
+        if s.control.len() >= MAX_QUEUED_CONTROL {
+            s.closed = true;
+            s.control.clear();
+            s.data.clear();
+            s.data_bytes = 0;
+            drop(s);
+            self.notify(true);
             return;
         }
         let was_empty = s.control.is_empty() && s.data.is_empty();
@@ -250,6 +263,19 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, MAX_QUEUED_MESSAGES);
+    }
+
+    #[test]
+    fn a_client_that_lets_control_messages_pile_up_is_closed() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let q = SendQueue::new(a);
+        for _ in 0..MAX_QUEUED_CONTROL {
+            q.push_text("advertise".into());
+        }
+        assert!(!q.is_closed());
+        q.push_text("one too many".into());
+        assert!(q.is_closed() && q.pop().is_none());
     }
 
     #[test]

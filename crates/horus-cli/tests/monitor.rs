@@ -397,3 +397,38 @@ fn the_terminal_ui_lists_topics_and_nodes_and_answers_its_keys() {
         "an observer was counted as a subscriber"
     );
 }
+
+#[test]
+fn the_latest_log_lines_are_in_the_snapshot() {
+    let ns = unique_ns("monitor-log");
+    let guard = horus_log::Builder::new()
+        .namespace(&ns)
+        .console(horus_log::Console::Off)
+        .name("monitor-test")
+        .init()
+        .unwrap();
+    horus_log::info!("monitor test line {}", 42u32; answer = true);
+    horus_log::warn!("second line");
+    let doc = poll_json(&ns, &["monitor", "--once", "--window", "0.1"], |d| {
+        d["logs"]["lines"].as_array().is_some_and(|l| l.len() >= 2)
+    });
+    let logs = &doc["logs"];
+    assert_eq!(logs["processes"], 1, "{logs}");
+    let lines: Vec<&str> = logs["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let first = lines
+        .iter()
+        .position(|l| l.contains("monitor test line 42") && l.contains("answer=true"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    let second = lines
+        .iter()
+        .position(|l| l.contains("second line") && l.contains("WARN"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert!(first < second, "oldest first: {lines:?}");
+    drop(guard);
+    assert_eq!(shm_files(&ns), Vec::<String>::new());
+}

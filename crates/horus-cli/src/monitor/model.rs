@@ -6,6 +6,7 @@ use horus::sched::{NodeStats, STATS_WINDOW};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::logs::LogLines;
 use crate::verbs::node::{node_json, SchedulerTable};
 
 /// Every topic and node of a namespace at one moment.
@@ -20,8 +21,8 @@ pub(crate) struct Snapshot {
     pub(crate) schedulers: Vec<SchedulerTable>,
     /// Why the schedulers' tables could not be listed, if they could not.
     pub(crate) schedulers_error: Option<String>,
-    /// The latest log lines, oldest first, or why there are none.
-    pub(crate) logs: Result<Vec<String>, String>,
+    /// The latest log lines, or why they cannot be read.
+    pub(crate) logs: Result<LogLines, String>,
 }
 
 /// One topic.
@@ -263,8 +264,13 @@ impl Snapshot {
             "schedulers": self.schedulers.iter().map(crate::verbs::node::scheduler_json).collect::<Vec<_>>(),
             "schedulers_error": self.schedulers_error,
             "logs": match &self.logs {
-                Ok(lines) => json!({ "lines": lines }),
-                Err(why) => json!({ "unavailable": why }),
+                Ok(l) => json!({
+                    "lines": l.lines,
+                    "processes": l.processes,
+                    "dropped": l.dropped,
+                    "missed": l.missed,
+                }),
+                Err(why) => json!({ "error": why }),
             },
         })
     }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use horus::inspect::{list_topics, TopicView};
 
+use super::logs::LogTail;
 use super::model::{
     field_rows, LatencyRow, Losses, OwnCounts, PublisherRow, Snapshot, SubscriberRow, TopicRow,
 };
@@ -34,6 +35,8 @@ struct State {
 /// The sampling thread; stopped and joined on drop.
 pub(crate) struct Sampler {
     namespace: String,
+    /// Read on the caller's thread, at each snapshot.
+    logs: Mutex<LogTail>,
     state: Arc<Mutex<State>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -53,6 +56,7 @@ impl Sampler {
         };
         Ok(Sampler {
             namespace: namespace.to_owned(),
+            logs: Mutex::new(LogTail::new(namespace, LOG_LINES)),
             state,
             stop,
             thread: Some(thread),
@@ -88,7 +92,7 @@ impl Sampler {
             unreadable,
             schedulers,
             schedulers_error,
-            logs: super::logs::latest(&self.namespace, LOG_LINES),
+            logs: self.logs.lock().unwrap_or_else(|p| p.into_inner()).poll(),
         }
     }
 }

@@ -274,20 +274,41 @@ pub(crate) fn process(n: &super::model::NodeRef<'_>) -> String {
 }
 
 fn draw_logs(f: &mut Frame<'_>, area: Rect, s: &Snapshot) {
-    let lines: Vec<Line<'_>> = match &s.logs {
-        Ok(lines) => {
+    let (title, lines): (String, Vec<Line<'_>>) = match &s.logs {
+        Ok(l) if l.processes == 0 => (
+            " Log ".into(),
+            vec![Line::from(format!(
+                "no process of namespace {} logs through horus-log",
+                s.namespace
+            ))
+            .italic()],
+        ),
+        Ok(l) => {
             // The newest lines that fit.
             let room = area.height.saturating_sub(2) as usize;
-            lines
+            let mut title = format!(" Log ({} processes", l.processes);
+            if l.dropped > 0 {
+                title.push_str(&format!(", {} records dropped by writers", l.dropped));
+            }
+            if l.missed > 0 {
+                title.push_str(&format!(", {} missed by the monitor", l.missed));
+            }
+            title.push_str(") ");
+            let lines = l
+                .lines
                 .iter()
-                .skip(lines.len().saturating_sub(room))
-                .map(|l| Line::from(l.as_str()))
-                .collect()
+                .skip(l.lines.len().saturating_sub(room))
+                .map(|x| Line::from(x.as_str()))
+                .collect();
+            (title, lines)
         }
-        Err(why) => vec![Line::from(why.as_str()).italic()],
+        Err(why) => (
+            " Log ".into(),
+            vec![Line::from(format!("log unavailable: {why}")).italic()],
+        ),
     };
     f.render_widget(
-        Paragraph::new(lines).block(Block::new().borders(Borders::ALL).title(" Log ")),
+        Paragraph::new(lines).block(Block::new().borders(Borders::ALL).title(title)),
         area,
     );
 }

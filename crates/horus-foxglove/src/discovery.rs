@@ -1,5 +1,9 @@
 //! Advertising: which topics of the namespace are channels, found by listing the namespace
 //! again and again (new topics are advertised, topics whose segment is gone are unadvertised).
+//!
+//! A topic is one channel of the same name, except an `Odometry` topic, which also gets a
+//! derived channel `<topic>/tf` carrying the same messages as `foxglove.FrameTransform`
+//! (so Foxglove's 3-D panel can place the robot's frame).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,8 +17,10 @@ use crate::schemas::{ChannelSchema, Mapping};
 pub struct Channel {
     /// The channel id clients subscribe to (never reused while the bridge runs).
     pub id: u32,
-    /// The topic's name.
+    /// The channel's topic as advertised (the horus topic, or `<topic>/tf` for a derived one).
     pub topic: String,
+    /// The horus topic its messages come from.
+    pub source: String,
     /// The topic's segment.
     pub view: TopicView,
     /// How its messages are encoded.
@@ -86,13 +92,13 @@ impl Discovery {
             .collect();
         // Gone: no segment of that name any more, or the segment was truncated under us.
         self.channels.retain(|id, c| {
-            let keep = names.contains(&c.topic) && !c.view.is_lost();
+            let keep = names.contains(&c.source) && !c.view.is_lost();
             if !keep {
                 change.removed.push(*id);
             }
             keep
         });
-        let known: BTreeSet<&str> = self.channels.values().map(|c| c.topic.as_str()).collect();
+        let known: BTreeSet<&str> = self.channels.values().map(|c| c.source.as_str()).collect();
         let new: Vec<String> = names
             .iter()
             .filter(|n| !known.contains(n.as_str()))
@@ -108,20 +114,16 @@ impl Discovery {
             match opened {
                 Ok((view, d)) => {
                     let mapping = Mapping::for_description(&d);
-                    let schema = mapping.schema(&d);
-                    let id = self.next_id;
-                    self.next_id += 1;
                     self.skipped.remove(&topic);
-                    self.channels.insert(
-                        id,
-                        Channel {
-                            id,
-                            topic,
-                            view,
-                            mapping,
-                            schema,
-                        },
-                    );
+                    if matches!(mapping, Mapping::Odometry) {
+                        // Its own view: each channel observes on its own.
+                        if let Ok(tf_view) = TopicView::open(&self.namespace, &topic) {
+                            let tf = Mapping::OdometryTransform;
+                            let id = self.add(format!("{topic}/tf"), &topic, tf_view, tf, &d);
+                            change.added.push(id);
+                        }
+                    }
+                    let id = self.add(topic.clone(), &topic, view, mapping, &d);
                     change.added.push(id);
                 }
                 Err(why) => {
@@ -131,6 +133,32 @@ impl Discovery {
                 }
             }
         }
+        change.added.sort_unstable();
         Ok(change)
+    }
+
+    fn add(
+        &mut self,
+        topic: String,
+        source: &str,
+        view: TopicView,
+        mapping: Mapping,
+        d: &horus::msgs::MessageDescription,
+    ) -> u32 {
+        let schema = mapping.schema(d);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.channels.insert(
+            id,
+            Channel {
+                id,
+                topic,
+                source: source.to_owned(),
+                view,
+                mapping,
+                schema,
+            },
+        );
+        id
     }
 }

@@ -9,6 +9,7 @@
 //! | `PointCloud`     | `foxglove.PointCloud`  | points packed as in horus (x,y,z[,intensity])  |
 //! | `Image`          | `foxglove.RawImage`    | pixels as sent, `step` kept                    |
 //! | `Odometry`       | `foxglove.PoseInFrame` | pose of `child_frame_id` in `frame_id`         |
+//! | `Odometry`       | `foxglove.FrameTransform` | on a second channel `<topic>/tf`: `frame_id` → `child_frame_id` |
 //! | `Pose`           | `foxglove.PoseInFrame` | frame `world`, stamped with the receive time   |
 //!
 //! A type is recognised only when the topic's description is exactly the standard one (same
@@ -58,6 +59,8 @@ pub enum Mapping {
     Image,
     /// `horus/Odometry` → `foxglove.PoseInFrame`.
     Odometry,
+    /// `horus/Odometry` → `foxglove.FrameTransform` (the derived `<topic>/tf` channel).
+    OdometryTransform,
     /// `horus/Pose` → `foxglove.PoseInFrame`.
     Pose,
     /// Any other type: `ros2msg` schema, CDR bytes.
@@ -237,6 +240,19 @@ impl Mapping {
                     ]),
                 ),
             ),
+            Mapping::OdometryTransform => json(
+                "foxglove.FrameTransform",
+                object(
+                    "foxglove.FrameTransform",
+                    &[
+                        ("timestamp", TIME.to_owned()),
+                        ("parent_frame_id", STR.to_owned()),
+                        ("child_frame_id", STR.to_owned()),
+                        ("translation", VEC3.to_owned()),
+                        ("rotation", QUAT.to_owned()),
+                    ],
+                ),
+            ),
             Mapping::Odometry | Mapping::Pose => json(
                 "foxglove.PoseInFrame",
                 object("foxglove.PoseInFrame", &stamped(&[("pose", pose_schema())])),
@@ -333,6 +349,24 @@ impl Mapping {
                     pose_json(&o.pose)
                 );
             }
+            Mapping::OdometryTransform => {
+                let o: Odometry = fixed(bytes, false)?;
+                let p = &o.pose;
+                let _ = write!(
+                    out,
+                    r#"{{"timestamp":{},"parent_frame_id":{},"child_frame_id":{},"translation":{{"x":{},"y":{},"z":{}}},"rotation":{{"x":{},"y":{},"z":{},"w":{}}}}}"#,
+                    time(o.stamp_ns),
+                    frame(&o.frame_id),
+                    frame(&o.child_frame_id),
+                    num(p.position.x),
+                    num(p.position.y),
+                    num(p.position.z),
+                    num(p.orientation.x),
+                    num(p.orientation.y),
+                    num(p.orientation.z),
+                    num(p.orientation.w)
+                );
+            }
             Mapping::Pose => {
                 let p: Pose = fixed(bytes, false)?;
                 let _ = write!(
@@ -399,6 +433,18 @@ mod tests {
         assert_eq!(v["frame_id"], "odom");
         assert_eq!(v["pose"]["position"]["x"], 1.5);
         assert_eq!(v["pose"]["orientation"]["w"], 1.0);
+        let d = MessageDescription::of::<Odometry>();
+        o.set_child_frame_id("base_link").unwrap();
+        let mut out = Vec::new();
+        let tf = Mapping::OdometryTransform;
+        tf.encode(bytemuck::bytes_of(&o), 0, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(tf.schema(&d).name, "foxglove.FrameTransform");
+        assert_eq!(
+            (v["parent_frame_id"].as_str(), v["child_frame_id"].as_str()),
+            (Some("odom"), Some("base_link"))
+        );
+        assert_eq!(v["translation"]["x"], 1.5);
         let v = encode(&Pose::IDENTITY, &[]);
         assert_eq!(v["frame_id"], "world");
         assert_eq!(v["timestamp"]["nsec"], 99, "stamped with the receive time");

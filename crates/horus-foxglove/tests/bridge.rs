@@ -253,3 +253,37 @@ fn a_client_that_never_reads_drops_for_itself_only() {
     drop(lazy);
     bridge.stop();
 }
+
+#[test]
+fn odometry_is_a_pose_and_a_frame_transform() {
+    let ns = unique_ns("odom");
+    let t = Topic::<horus::msgs::Odometry>::builder("fx/odom")
+        .namespace(&ns)
+        .open()
+        .unwrap();
+    let mut publ = t.publisher().unwrap();
+    let bridge = start(&ns);
+    let mut ws = connect(&bridge);
+    let chans = advertised(&mut ws, &["fx/odom", "fx/odom/tf"]);
+    assert_eq!(chans[0]["schemaName"], "foxglove.PoseInFrame");
+    assert_eq!(chans[1]["schemaName"], "foxglove.FrameTransform");
+    subscribe(&mut ws, 3, &chans[1]);
+    let mut odom: horus::msgs::Odometry = bytemuck::Zeroable::zeroed();
+    odom.set_frame_id("odom").unwrap();
+    odom.set_child_frame_id("base_link").unwrap();
+    odom.pose.position.y = -2.0;
+    odom.pose.orientation.w = 1.0;
+    let t0 = Instant::now();
+    let tf = loop {
+        assert!(t0.elapsed() < PATIENCE, "no transform arrived");
+        publ.send(odom).unwrap();
+        if let Some(Message::Binary(b)) = next(&mut ws) {
+            break serde_json::from_slice::<Value>(&b[13..]).unwrap();
+        }
+    };
+    assert_eq!(tf["parent_frame_id"], "odom");
+    assert_eq!(tf["child_frame_id"], "base_link");
+    assert_eq!(tf["translation"]["y"], -2.0);
+    drop(ws);
+    bridge.stop();
+}

@@ -9,9 +9,9 @@
 //! The bridge is an observer: it never slows a publisher. A client that falls behind loses
 //! messages from its own bounded queue, counted per client and topic ([`Bridge::stats`]).
 //!
-//! Why not the `foxglove` crate (Foxglove's SDK): it brings an async runtime (tokio), protobuf
-//! code generation and a WebSocket stack of its own — a large cold compile for what is a
-//! handful of JSON messages and one binary frame type. This speaks the protocol over
+//! Why not the `foxglove` crate (Foxglove's SDK, 0.30): its WebSocket server brings an async
+//! runtime (tokio, tokio-tungstenite, flume) and the crate always depends on protobuf (prost)
+//! — a large cold compile for what is a handful of JSON messages and one binary frame type. This speaks the protocol over
 //! `tungstenite` (synchronous, small), and writes data frames itself so that a payload is
 //! never copied per client. See docs/foxglove.md.
 //!

@@ -34,10 +34,11 @@ pub(crate) fn bandwidth(v: f64) -> String {
     }
 }
 
-/// The type's short name: `horus/Imu` → `Imu`, others whole.
+/// The type's short name, without its package: `horus/Imu` → `Imu` (the detail view and
+/// the JSON give it whole).
 pub(crate) fn short_type(t: Option<&str>, schema: &str) -> String {
     match t {
-        Some(t) => t.strip_prefix("horus/").unwrap_or(t).to_owned(),
+        Some(t) => t.rsplit('/').next().unwrap_or(t).to_owned(),
         None => schema.to_owned(),
     }
 }
@@ -55,6 +56,7 @@ mod tests {
         assert_eq!(bandwidth(0.0), "-");
         assert_eq!(bandwidth(2048.0), "2.00 KiB/s");
         assert_eq!(short_type(Some("horus/Imu"), "x"), "Imu");
-        assert_eq!(short_type(Some("me/Thing"), "x"), "me/Thing");
+        assert_eq!(short_type(Some("me/Thing"), "x"), "Thing");
+        assert_eq!(short_type(None, "raw"), "raw");
     }
 }

@@ -1,7 +1,7 @@
 //! The main screen: a title line, the topics table, the nodes table, the latest log lines
 //! and a key legend.
 
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
@@ -45,7 +45,7 @@ fn title_line(s: &Snapshot) -> Paragraph<'static> {
     Paragraph::new(Line::from(vec![
         Span::from(" horus monitor ").bold(),
         Span::from(format!(
-            " namespace {} · {} topics · {} nodes · rates and latencies over {:.1} s · latency = stamp → read by the monitor (polls every {} ms)",
+            " namespace {} · {} topics · {} nodes · window {:.1} s · times in µs · latency: stamp → read by the monitor (polls every {} ms)",
             s.namespace,
             s.topics.len(),
             s.nodes().len(),
@@ -65,22 +65,33 @@ fn block(title: String, focused: bool) -> Block<'static> {
     }
 }
 
-/// Header cells, the sorted column(s) marked with ▲ (names) or ▼ (figures).
+/// Header cells, the sorted column(s) marked with ▲ (names) or ▼ (figures); a label
+/// starting with `>` is a right-aligned (numeric) column.
 fn header<'a>(cols: &[(&'a str, bool)]) -> Row<'a> {
     Row::new(cols.iter().map(|(label, sorted)| {
-        if *sorted {
+        let (text, right) = match label.strip_prefix('>') {
+            Some(l) => (l, true),
+            None => (*label, false),
+        };
+        let text = if *sorted {
             // Names sort ascending, figures descending (the largest first).
-            let arrow = if ["topic", "type", "node", "process", "state"].contains(label) {
-                '▲'
-            } else {
-                '▼'
-            };
-            Cell::from(format!("{label}{arrow}")).add_modifier(Modifier::UNDERLINED)
+            format!("{text}{}", if right { '▼' } else { '▲' })
         } else {
-            Cell::from(*label)
+            text.to_owned()
+        };
+        let cell = if right { num(text) } else { Cell::from(text) };
+        if *sorted {
+            cell.add_modifier(Modifier::UNDERLINED)
+        } else {
+            cell
         }
     }))
     .bold()
+}
+
+/// A right-aligned cell.
+fn num<'a>(s: String) -> Cell<'a> {
+    Cell::from(Line::from(s).alignment(Alignment::Right))
 }
 
 fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
@@ -88,17 +99,16 @@ fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
     let cols = [
         ("topic", by == TopicCol::Name),
         ("type", by == TopicCol::Type),
-        ("rate Hz", by == TopicCol::Rate),
-        ("bandwidth", by == TopicCol::Bandwidth),
-        ("lat p50 µs", by == TopicCol::LatencyP50),
-        ("lat p99 µs", by == TopicCol::LatencyP99),
-        ("pub", by == TopicCol::Endpoints),
-        ("sub", by == TopicCol::Endpoints),
-        ("overrun", by == TopicCol::Losses),
-        ("rejected", by == TopicCol::Losses),
-        ("timed out", by == TopicCol::Losses),
-        ("undelivered", by == TopicCol::Losses),
-        ("malformed", by == TopicCol::Losses),
+        (">Hz", by == TopicCol::Rate),
+        (">bandwidth", by == TopicCol::Bandwidth),
+        (">lat p50", by == TopicCol::LatencyP50),
+        (">lat p99", by == TopicCol::LatencyP99),
+        (">pub/sub", by == TopicCol::Endpoints),
+        (">overrun", by == TopicCol::Losses),
+        (">rejected", by == TopicCol::Losses),
+        (">timeout", by == TopicCol::Losses),
+        (">undeliv", by == TopicCol::Losses),
+        (">malformed", by == TopicCol::Losses),
     ];
     let topics = app.topics(s);
     let name_w = topics
@@ -118,7 +128,7 @@ fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
         .unwrap_or(4)
         .max(4);
     let loss = |n: u64| {
-        let c = Cell::from(n.to_string());
+        let c = num(n.to_string());
         if n > 0 {
             c.fg(Color::Red)
         } else {
@@ -132,12 +142,11 @@ fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
             Row::new(vec![
                 Cell::from(t.name.clone()),
                 Cell::from(short_type(t.type_name.as_deref(), &t.schema)),
-                Cell::from(hz(t.rate_hz)),
-                Cell::from(bandwidth(t.bytes_per_s)),
-                Cell::from(us(t.latency.as_ref().map(|l| l.p50_us))),
-                Cell::from(us(t.latency.as_ref().map(|l| l.p99_us))),
-                Cell::from(t.publishers.len().to_string()),
-                Cell::from(t.subscriber_count().to_string()),
+                num(hz(t.rate_hz)),
+                num(bandwidth(t.bytes_per_s)),
+                num(us(t.latency.as_ref().map(|l| l.p50_us))),
+                num(us(t.latency.as_ref().map(|l| l.p99_us))),
+                num(format!("{}/{}", t.publishers.len(), t.subscriber_count())),
                 loss(l.overrun),
                 loss(l.rejected),
                 loss(l.timed_out),
@@ -156,17 +165,16 @@ fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
     let widths = [
         Constraint::Length(name_w as u16),
         Constraint::Length(type_w as u16),
-        Constraint::Length(9),
-        Constraint::Length(12),
-        Constraint::Length(10),
-        Constraint::Length(10),
-        Constraint::Length(3),
-        Constraint::Length(3),
         Constraint::Length(7),
+        Constraint::Length(11),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(8),
         Constraint::Length(8),
         Constraint::Length(9),
-        Constraint::Length(11),
-        Constraint::Length(9),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(10),
     ];
     let focused = app.focus == Focus::Topics;
     let table = Table::new(rows, widths)
@@ -187,13 +195,13 @@ fn draw_nodes(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
         ("node", by == NodeCol::Name),
         ("process", by == NodeCol::Process),
         ("state", by == NodeCol::State),
-        ("target Hz", false),
-        ("rate Hz", by == NodeCol::Rate),
-        ("jitter p50 µs", by == NodeCol::JitterP50),
-        ("jitter p99 µs", by == NodeCol::JitterP99),
-        ("exec p99 µs", by == NodeCol::ExecP99),
-        ("misses 1s/all", by == NodeCol::Misses),
-        ("restarts", by == NodeCol::Restarts),
+        (">target", false),
+        (">Hz", by == NodeCol::Rate),
+        (">jit p50", by == NodeCol::JitterP50),
+        (">jit p99", by == NodeCol::JitterP99),
+        (">exec p99", by == NodeCol::ExecP99),
+        (">misses 1s/all", by == NodeCol::Misses),
+        (">restarts", by == NodeCol::Restarts),
     ];
     let nodes = app.nodes(s);
     let name_w = nodes
@@ -221,16 +229,16 @@ fn draw_nodes(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
                 Cell::from(st.name.clone()),
                 Cell::from(process(n)),
                 Cell::from(state),
-                Cell::from(st.target_hz.map_or("-".into(), |h| format!("{h:.0}"))),
-                Cell::from(hz(n.rate_hz())),
-                Cell::from(dur_us(st.jitter.p50)),
-                Cell::from(dur_us(st.jitter.p99)),
-                Cell::from(dur_us(st.exec.p99)),
-                Cell::from(format!(
+                num(st.target_hz.map_or("-".into(), |h| format!("{h:.0}"))),
+                num(hz(n.rate_hz())),
+                num(dur_us(st.jitter.p50)),
+                num(dur_us(st.jitter.p99)),
+                num(dur_us(st.exec.p99)),
+                num(format!(
                     "{}/{}",
                     st.window_deadline_misses, st.deadline_misses
                 )),
-                Cell::from(st.restarts.to_string()),
+                num(st.restarts.to_string()),
             ]);
             if n.alive() {
                 row
@@ -243,13 +251,13 @@ fn draw_nodes(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
         Constraint::Length(name_w as u16),
         Constraint::Length(proc_w as u16),
         Constraint::Length(10),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(8),
+        Constraint::Length(8),
         Constraint::Length(9),
-        Constraint::Length(8),
-        Constraint::Length(13),
-        Constraint::Length(13),
-        Constraint::Length(11),
-        Constraint::Length(13),
-        Constraint::Length(8),
+        Constraint::Length(14),
+        Constraint::Length(9),
     ];
     let focused = app.focus == Focus::Nodes;
     let mut title = format!(" Nodes ({}) ", nodes.len());

@@ -358,7 +358,7 @@ impl Builder {
         let drain = Drain::new(view, self.console, process, pid);
         let handle = std::thread::Builder::new()
             .name("horus-log".into())
-            .spawn(move || drain.run(|| logger_stopping()))
+            .spawn(move || drain.run(logger_stopping))
             .map_err(LogError::Thread)?;
         *logger.drain.lock().expect("fresh mutex") = Some(handle);
         Ok(logger)

@@ -55,10 +55,10 @@ impl Sites {
         if id == 0 {
             return None;
         }
-        if !self.0.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.0.entry(id) {
             // SAFETY: the view's site table is inside its live mapping.
             let info = unsafe { callsite::read_entry(view.sites, view.site_capacity, id - 1) }?;
-            self.0.insert(id, info);
+            e.insert(info);
         }
         self.0.get(&id)
     }
@@ -163,9 +163,9 @@ pub fn render(format: &str, args: &[Val]) -> String {
             rest = &tail[2..];
             continue;
         }
-        if tail.starts_with('}') {
+        if let Some(after) = tail.strip_prefix('}') {
             out.push('}');
-            rest = &tail[1..];
+            rest = after;
             continue;
         }
         let Some(close) = tail.find('}') else {
@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(format_time(0), "1970-01-01T00:00:00.000000Z");
         assert_eq!(
             format_time(1_795_370_542_487_252_185),
-            "2026-11-22T14:02:22.487252Z"
+            "2026-11-22T18:02:22.487252Z"
         );
     }
 }

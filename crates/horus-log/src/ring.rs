@@ -88,7 +88,7 @@ pub(crate) fn consume(tail: &AtomicU64, pos: u64) {
 /// The heap-backed ring the loom model drives (`tests/loom_log.rs`): the same protocol
 /// functions over atomics instead of shared memory, one data word per cell.
 #[cfg(loom)]
-pub mod model {
+pub(crate) mod model {
     use super::*;
     use loom::sync::atomic::AtomicU64 as Word;
 

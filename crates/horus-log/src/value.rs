@@ -312,3 +312,15 @@ pub(crate) fn decode(b: &[u8]) -> Option<(Val, usize)> {
         _ => return None,
     })
 }
+
+impl fmt::Display for Captured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.buf[..self.len]))
+    }
+}
+
+impl fmt::Debug for Captured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}

@@ -10,7 +10,9 @@
 //!
 //! * `RING` — the publisher holds it: loaned, or referenced by a ring slot.
 //! * subscriber bit `j` — subscriber place `j` holds a read guard on it.
-//! * free ⇔ `RING` and all subscriber bits are clear.
+//! * free ⇔ `RING` and all subscriber bits are clear. A free chunk keeps its
+//!   generation until the publisher claims it again, so a reader holding a
+//!   descriptor of that generation can still pin it (see [`acquire`]).
 //!
 //! The ring slot carries a descriptor `(chunk index, generation, length)`.
 //! A subscriber takes a reference by setting its bit with a CAS that also
@@ -83,13 +85,22 @@ pub(crate) fn release_ring(state: &AtomicU64, gen: u32) {
 }
 
 /// Subscriber place `j`: takes a read reference on generation `gen`.
-/// Fails if the chunk was freed or reused since the descriptor was written
-/// (the message is gone: the caller counts it as lost).
+/// Fails if the chunk was reused since the descriptor was written (the
+/// message is gone: the caller counts it as lost).
+///
+/// A chunk that is free but still of generation `gen` still holds the
+/// message: its last reliable reader released it (`release_last_reader`
+/// frees it at once, whatever observers there are) and the publisher has
+/// not claimed it again (claiming bumps the generation in the same CAS).
+/// Pinning it then is what lets an observer — `topic echo`, the recorder,
+/// the bridge — read large messages that the robot's own subscriber
+/// consumed first; the publisher's `try_claim` skips a chunk with any
+/// reader bit, so it never writes the chunk while it is pinned.
 pub(crate) fn acquire(state: &AtomicU64, gen: u32, j: usize) -> bool {
     let bit = sub_bit(j);
     let mut v = state.load(Ordering::Relaxed);
     loop {
-        if generation(v) != gen || v & (RING | SUBS) == 0 {
+        if generation(v) != gen {
             return false;
         }
         if v & bit != 0 {
@@ -99,7 +110,9 @@ pub(crate) fn acquire(state: &AtomicU64, gen: u32, j: usize) -> bool {
             return true;
         }
         // Acquire: pairs with the publisher's Release in `release_ring`/the
-        // slot publish, so the chunk contents are visible to our reads.
+        // slot publish, so the chunk contents are visible to our reads (for
+        // a freed chunk, with the last reader's Release, which itself
+        // acquired the publisher's writes).
         match state.compare_exchange_weak(v, v | bit, Ordering::Acquire, Ordering::Relaxed) {
             Ok(_) => return true,
             Err(now) => v = now,
@@ -151,8 +164,12 @@ mod tests {
         assert!(try_claim(&s).is_none(), "held by subscriber 3");
         assert!(!acquire(&s, g + 1, 4), "wrong generation");
         release(&s, 3);
-        assert!(!acquire(&s, g, 4), "free chunk cannot be acquired");
+        // Free but not reused: the message is intact and may be pinned.
+        assert!(acquire(&s, g, 4), "a free chunk of the same generation");
+        assert!(try_claim(&s).is_none(), "held by subscriber 4");
+        release(&s, 4);
         assert_eq!(try_claim(&s), Some(2));
+        assert!(!acquire(&s, g, 4), "reused: the old generation is gone");
     }
 
     #[test]

@@ -254,6 +254,40 @@ fn stalled_observer_changes_nothing_for_loaned_messages() {
     assert_eq!(run(true), run(false));
 }
 
+/// Regression (found by the Foxglove bridge): an observer read none of a large-message topic's
+/// messages when the topic's only subscriber consumed each at once — that subscriber frees the
+/// chunk immediately, and a free chunk could not be pinned. A free chunk that was not yet
+/// reused still holds its message; the observer now reads every one.
+#[test]
+fn observer_reads_loaned_messages_the_only_subscriber_consumed_first() {
+    let ns = unique_ns("obsfreed");
+    let t = Topic::<PointCloud>::builder("cloud")
+        .namespace(&ns)
+        .depth(4)
+        .max_tail_bytes(256)
+        .open()
+        .unwrap();
+    let mut tool = t.observer_with(WaitMode::BusyPoll).unwrap();
+    let mut s = t.subscriber_with(WaitMode::BusyPoll).unwrap();
+    let mut p = t.publisher().unwrap();
+    for seq in 1..=50u64 {
+        let mut cloud = PointCloud::new(1, false);
+        cloud.stamp_ns = seq;
+        p.send_with_tail(&cloud, &[seq as u8; 16]).unwrap();
+        // The robot's subscriber reads and drops it first (freeing the chunk) ...
+        assert_eq!(s.try_recv().unwrap().stamp_ns, seq);
+        // ... and the tool still gets the intact message.
+        let seen = tool
+            .try_recv()
+            .expect("the observer reads the consumed message");
+        assert_eq!(seen.stamp_ns, seq);
+        assert_eq!(seen.tail(), &[seq as u8; 16]);
+    }
+    assert_eq!(tool.stats().overrun, 0);
+    assert_eq!(tool.stats().received, 50);
+    assert_eq!(p.stats().pool_exhausted, 0);
+}
+
 #[test]
 fn observer_is_not_counted_as_a_subscriber_by_publishers() {
     let ns = unique_ns("obscount");

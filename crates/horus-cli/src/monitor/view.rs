@@ -45,7 +45,7 @@ fn title_line(s: &Snapshot) -> Paragraph<'static> {
     Paragraph::new(Line::from(vec![
         Span::from(" horus monitor ").bold(),
         Span::from(format!(
-            " namespace {} · {} topics · {} nodes · window {:.1} s · times in µs · latency: stamp → read by the monitor (polls every {} ms)",
+            " namespace {} · {} topics · {} nodes · over {:.1} s · times in µs · latency = stamp → monitor's read ({} ms polls)",
             s.namespace,
             s.topics.len(),
             s.nodes().len(),
@@ -162,18 +162,19 @@ fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
         ])
         .fg(Color::Red)
     }));
+    // Figures fit their widths (a right-aligned cell too narrow would lose its left end).
     let widths = [
         Constraint::Length(name_w as u16),
         Constraint::Length(type_w as u16),
         Constraint::Length(7),
-        Constraint::Length(11),
+        Constraint::Length(12),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(7),
         Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(9),
-        Constraint::Length(8),
-        Constraint::Length(8),
+        Constraint::Length(7),
+        Constraint::Length(7),
         Constraint::Length(10),
     ];
     let focused = app.focus == Focus::Topics;

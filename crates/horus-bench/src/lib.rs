@@ -44,6 +44,7 @@ pub mod horus_peer;
 pub mod horus_wire;
 pub mod iceoryx2_peer;
 pub mod interleaved;
+pub mod logging;
 pub mod markdown;
 pub mod payload;
 pub mod plot;

@@ -1,0 +1,182 @@
+//! The `logging` benchmark: the cost of one log call on the calling thread, for horus-log
+//! beside `tracing` (with `tracing-appender`'s non-blocking writer) and `log` +
+//! `env_logger`, at message sizes 32 B … 8 KiB, in interleaved rounds.
+//!
+//! [`systems`] sets the loggers up and measures; this file holds the rows, the tables and
+//! the issue 12 targets.
+
+pub mod systems;
+
+use serde::{Deserialize, Serialize};
+
+use crate::markdown::Table;
+
+/// Message sizes of the reference report's table.
+pub const SIZES: [usize; 9] = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
+/// Issue 12's targets at 32 B: median and p99 per call, ns.
+pub const TARGET_MEDIAN_NS: u64 = 25;
+/// See [`TARGET_MEDIAN_NS`].
+pub const TARGET_P99_NS: u64 = 100;
+
+/// One system at one size in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LogRow {
+    /// `horus`, `tracing`, `env_logger`.
+    pub system: String,
+    /// Message bytes.
+    pub size: usize,
+    /// Round (0-based).
+    pub round: usize,
+    /// Calls measured (each of the two passes).
+    pub calls: u64,
+    /// Untimed pass: wall time of all calls / calls, ns.
+    pub avg_ns: f64,
+    /// Timed pass: per-call median, ns (one timer read included).
+    pub median_ns: u64,
+    /// Timed pass: per-call 99th percentile, ns.
+    pub p99_ns: u64,
+    /// Timed pass: slowest call, ns.
+    pub max_ns: u64,
+    /// Cost of the timer pair inside every timed sample (the clock's calibration), ns.
+    #[serde(default)]
+    pub timer_pair_ns: f64,
+    /// Records the system dropped during both passes (ring or channel full); `None`
+    /// when it does not count them.
+    pub dropped: Option<u64>,
+}
+
+/// Median of `v` with its range, as a cell.
+fn cell(mut v: Vec<f64>) -> String {
+    if v.is_empty() {
+        return "—".into();
+    }
+    v.sort_by(f64::total_cmp);
+    let med = v[v.len() / 2];
+    if v.len() == 1 {
+        format!("{med:.0}")
+    } else {
+        format!("{med:.0} [{:.0}–{:.0}]", v[0], v[v.len() - 1])
+    }
+}
+
+fn values(rows: &[LogRow], system: &str, size: usize, f: fn(&LogRow) -> f64) -> Vec<f64> {
+    rows.iter()
+        .filter(|r| r.system == system && r.size == size)
+        .map(f)
+        .collect()
+}
+
+/// The systems present in `rows`, in first-seen order.
+pub fn systems_of(rows: &[LogRow]) -> Vec<String> {
+    let mut s: Vec<String> = Vec::new();
+    for r in rows {
+        if !s.contains(&r.system) {
+            s.push(r.system.clone());
+        }
+    }
+    s
+}
+
+/// One table: a row per system, a column per size, the statistic `f` as the median over
+/// rounds with its [min–max].
+pub fn table(rows: &[LogRow], f: fn(&LogRow) -> f64) -> Table {
+    let sizes: Vec<usize> = SIZES
+        .into_iter()
+        .filter(|s| rows.iter().any(|r| r.size == *s))
+        .collect();
+    let mut t = Table::new(
+        std::iter::once("system".to_owned()).chain(sizes.iter().map(|s| format!("{s} B"))),
+    );
+    for sys in systems_of(rows) {
+        t.row(
+            std::iter::once(sys.clone())
+                .chain(sizes.iter().map(|&s| cell(values(rows, &sys, s, f)))),
+        );
+    }
+    t
+}
+
+/// The four tables and the drops: `(title, table)`.
+pub fn tables(rows: &[LogRow]) -> Vec<(&'static str, Table)> {
+    vec![
+        (
+            "average ns per call (untimed loop of calls: wall time / calls)",
+            table(rows, |r| r.avg_ns),
+        ),
+        (
+            "median ns per call (each call timed)",
+            table(rows, |r| r.median_ns as f64),
+        ),
+        ("p99 ns per call", table(rows, |r| r.p99_ns as f64)),
+        ("max ns per call", table(rows, |r| r.max_ns as f64)),
+        (
+            "records dropped per round (ring or channel full; — = not counted by the system)",
+            drops(rows),
+        ),
+    ]
+}
+
+fn drops(rows: &[LogRow]) -> Table {
+    let sizes: Vec<usize> = SIZES
+        .into_iter()
+        .filter(|s| rows.iter().any(|r| r.size == *s))
+        .collect();
+    let mut t = Table::new(
+        std::iter::once("system".to_owned()).chain(sizes.iter().map(|s| format!("{s} B"))),
+    );
+    for sys in systems_of(rows) {
+        t.row(std::iter::once(sys.clone()).chain(sizes.iter().map(|&s| {
+            let d: Vec<u64> = rows
+                .iter()
+                .filter(|r| r.system == sys && r.size == s)
+                .filter_map(|r| r.dropped)
+                .collect();
+            if d.is_empty() {
+                "—".to_owned()
+            } else {
+                format!("{}", d.iter().max().copied().unwrap_or(0))
+            }
+        })));
+    }
+    t
+}
+
+/// Issue 12's targets for horus at 32 B (median over rounds): PASS/MISS, judged on the
+/// per-call time net of the timer pair inside each sample (both shown).
+pub fn targets(rows: &[LogRow]) -> Table {
+    let mut t = Table::new(["target", "measured (raw)", "timer pair", "net", "verdict"]).left(4);
+    let med = |f: fn(&LogRow) -> f64| {
+        let mut v = values(rows, "horus", 32, f);
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    };
+    let timer = med(|r| r.timer_pair_ns).unwrap_or(0.0);
+    for (what, limit, got) in [
+        (
+            "median per call at 32 B ≤ 25 ns",
+            TARGET_MEDIAN_NS,
+            med(|r| r.median_ns as f64),
+        ),
+        (
+            "p99 per call at 32 B ≤ 100 ns",
+            TARGET_P99_NS,
+            med(|r| r.p99_ns as f64),
+        ),
+    ] {
+        match got {
+            Some(g) => {
+                let net = (g - timer).max(0.0);
+                t.row([
+                    what.to_owned(),
+                    format!("{g:.0} ns"),
+                    format!("{timer:.0} ns"),
+                    format!("{net:.0} ns"),
+                    if net <= limit as f64 { "PASS" } else { "MISS" }.to_owned(),
+                ])
+            }
+            None => t.row([what.to_owned(), "not measured".to_owned()]),
+        }
+    }
+    t.note("net = raw − the timer pair each sample contains; the untimed average is in the first table");
+    t
+}

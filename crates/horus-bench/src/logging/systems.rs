@@ -1,0 +1,158 @@
+//! The loggers under test, set up once per process, and the measurement of one system
+//! at one size: a warm-up, an untimed pass (wall time / calls) and a timed pass (every
+//! call between two timer reads).
+//!
+//! Every system writes the same message (`info` level, the message as the one `{}`
+//! argument) to `/dev/null` through its normal path: horus-log into its shared-memory
+//! ring, formatted by its drain thread; `tracing` formatted on the calling thread by
+//! `tracing_subscriber::fmt` and handed to `tracing-appender`'s non-blocking writer
+//! (a channel to a worker thread doing the write); `env_logger` formatting and writing on
+//! the calling thread.
+
+use std::fs::File;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::clock::Clock;
+use crate::stats::Summary;
+
+/// horus-log's ring for the benchmark: 16 MiB (2048 records of 8 KiB).
+pub const HORUS_RING: usize = 16 << 20;
+
+/// Which logger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum System {
+    /// horus-log macros.
+    Horus,
+    /// `tracing` + `tracing-subscriber` fmt + `tracing-appender` non-blocking.
+    Tracing,
+    /// `log` + `env_logger`.
+    EnvLogger,
+}
+
+impl System {
+    /// All, in the order of round 0.
+    pub const ALL: [System; 3] = [System::Horus, System::Tracing, System::EnvLogger];
+
+    /// Name in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            System::Horus => "horus",
+            System::Tracing => "tracing",
+            System::EnvLogger => "env_logger",
+        }
+    }
+}
+
+/// The loggers, installed once.
+pub struct Loggers {
+    _horus: horus_log::LogGuard,
+    tracing: tracing::Dispatch,
+    tracing_errors: tracing_appender::non_blocking::ErrorCounter,
+    _tracing_guard: tracing_appender::non_blocking::WorkerGuard,
+}
+
+fn dev_null() -> anyhow::Result<File> {
+    File::options()
+        .write(true)
+        .open("/dev/null")
+        .context("opening /dev/null")
+}
+
+impl Loggers {
+    /// Installs all three (before any thread is pinned: their background threads must not
+    /// inherit the measuring thread's CPU).
+    pub fn install(namespace: &str) -> anyhow::Result<Loggers> {
+        let horus = horus_log::Builder::new()
+            .namespace(namespace)
+            .ring_bytes(HORUS_RING)
+            .console(horus_log::Console::Writer(Box::new(dev_null()?)))
+            .name("bench-logging")
+            .init()?;
+        let (nb, guard) = tracing_appender::non_blocking(dev_null()?);
+        let tracing_errors = nb.error_counter();
+        let sub = tracing_subscriber::fmt()
+            .with_writer(nb)
+            .with_max_level(tracing::Level::INFO)
+            .finish();
+        let env = env_logger::Builder::new()
+            .filter_level(log::LevelFilter::Info)
+            .target(env_logger::Target::Pipe(Box::new(dev_null()?)))
+            .build();
+        log::set_boxed_logger(Box::new(env)).context("installing env_logger")?;
+        log::set_max_level(log::LevelFilter::Info);
+        Ok(Loggers {
+            _horus: horus,
+            tracing: tracing::Dispatch::new(sub),
+            tracing_errors,
+            _tracing_guard: guard,
+        })
+    }
+
+    fn dropped(&self, s: System) -> Option<u64> {
+        match s {
+            System::Horus => Some(horus_log::dropped()),
+            System::Tracing => Some(self.tracing_errors.dropped_lines() as u64),
+            System::EnvLogger => None,
+        }
+    }
+
+    /// Writes 32 MiB through horus's ring once, so its pages are mapped before timing.
+    pub fn prefault(&self) {
+        let msg = "p".repeat(8000);
+        for _ in 0..(2 * HORUS_RING / 8192) {
+            horus_log::info!("{}", msg.as_str());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// One measurement: `(avg_ns, summary, dropped during it)`.
+pub fn measure(
+    l: &Loggers,
+    s: System,
+    msg: &str,
+    warmup: u64,
+    calls: u64,
+) -> (f64, Summary, Option<u64>) {
+    let before = l.dropped(s);
+    let run = |f: &dyn Fn(&str)| {
+        for _ in 0..warmup {
+            f(msg);
+        }
+        let t0 = Clock::now();
+        for _ in 0..calls {
+            f(std::hint::black_box(msg));
+        }
+        let avg = Clock::elapsed_ns(t0, Clock::now()) as f64 / calls as f64;
+        let mut samples = Vec::with_capacity(calls as usize);
+        let w0 = Clock::now();
+        for _ in 0..calls {
+            let a = Clock::now();
+            f(std::hint::black_box(msg));
+            let b = Clock::now();
+            samples.push(b.wrapping_sub(a));
+        }
+        let wall = Clock::elapsed_ns(w0, Clock::now());
+        let ns: Vec<u64> = samples
+            .into_iter()
+            .map(|t| Clock::elapsed_ns(0, t))
+            .collect();
+        (avg, Summary::from_samples(ns, wall).expect("calls > 0"))
+    };
+    let (avg, summary) = match s {
+        System::Horus => run(&|m| horus_log::info!("{}", m)),
+        System::Tracing => {
+            tracing::dispatcher::with_default(&l.tracing, || run(&|m| tracing::info!("{}", m)))
+        }
+        System::EnvLogger => run(&|m| log::info!("{}", m)),
+    };
+    let dropped = match (before, l.dropped(s)) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    // Let the background threads catch up before the next system runs.
+    std::thread::sleep(Duration::from_millis(50));
+    (avg, summary, dropped)
+}

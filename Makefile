@@ -155,6 +155,8 @@ test-loom:
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
 	  $(CARGO) test -p horus-shm --release --test loom_ring --test loom_pool \
 	  --test loom_protocol
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
+	  $(CARGO) test -p horus-log --release --test loom_log
 
 # Benchmark smoke: each binary in --quick mode, then its JSON must parse, have rows and no errors
 # (the suite binaries: every row their run promises, see scripts/check_suite_json.py), and the
@@ -186,6 +188,8 @@ test-bench-smoke:
 	$(CARGO) build --release -p horus-bench --bins
 	$(BENCH_BIN)/pingpong --quick --json $(SMOKE_DIR)/pingpong.json
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/pingpong.json
+	$(BENCH_BIN)/logging --quick --json $(SMOKE_DIR)/logging.json
+	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/logging.json
 	@for b in $(SUITE_BINS); do \
 	  echo "+ $(BENCH_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json"; \
 	  $(BENCH_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json || exit 1; \
@@ -313,7 +317,7 @@ BENCH_RUNS := pingpong:pingpong: \
               pingpong_touch:pingpong:--touch=--pinned-only=--only=ref,horus=--sizes=16,1048576 \
               robotics_messages:robotics_messages: payload_sweep:payload_sweep: \
               all_paths:all_paths: scalability:scalability: peers:peers: \
-              interleaved:interleaved:--rounds=5 rpc:rpc:--rounds=3 \
+              interleaved:interleaved:--rounds=5 rpc:rpc:--rounds=3 logging:logging: \
               determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling:
 
 # The Python benchmark (issue 5) runs last, against the installed package and the Rust peer.

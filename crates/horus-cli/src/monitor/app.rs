@@ -165,3 +165,92 @@ fn next<T: Copy + PartialEq>(all: &[T], cur: T) -> T {
     let i = all.iter().position(|c| *c == cur).unwrap_or(0);
     all[(i + 1) % all.len()]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::model::{Losses, OwnCounts};
+
+    fn topic(name: &str, ty: &str, hz: f64) -> TopicRow {
+        TopicRow {
+            name: name.into(),
+            type_name: Some(ty.into()),
+            schema: ty.into(),
+            qos: String::new(),
+            rate_hz: hz,
+            bytes_per_s: 0.0,
+            latency: None,
+            latency_note: None,
+            losses: Losses::default(),
+            publishers: Vec::new(),
+            subscribers: Vec::new(),
+            monitor: OwnCounts::default(),
+            fields: Vec::new(),
+        }
+    }
+
+    fn snapshot() -> Snapshot {
+        Snapshot {
+            namespace: "ns".into(),
+            window_s: 1.0,
+            topics: vec![
+                topic("a/imu", "horus/Imu", 1000.0),
+                topic("b/scan", "horus/LaserScan", 10.0),
+                topic("c/cmd", "horus/CmdVel", 100.0),
+            ],
+            unreadable: Vec::new(),
+            schedulers: Vec::new(),
+            schedulers_error: None,
+            logs: Err("none".into()),
+        }
+    }
+
+    fn names(app: &App, s: &Snapshot) -> Vec<String> {
+        app.topics(s).iter().map(|t| t.name.clone()).collect()
+    }
+
+    #[test]
+    fn sort_cycles_and_the_selection_follows_its_row() {
+        let s = snapshot();
+        let mut app = App::new();
+        assert_eq!(names(&app, &s), ["a/imu", "b/scan", "c/cmd"]);
+        assert_eq!(app.apply(Command::Down, &s), Outcome::Redraw);
+        assert_eq!(app.topic.as_deref(), Some("b/scan"));
+        app.apply(Command::NextSort, &s); // type
+        assert_eq!(names(&app, &s), ["c/cmd", "a/imu", "b/scan"]);
+        app.apply(Command::NextSort, &s); // rate, largest first
+        assert_eq!(app.topic_sort, TopicCol::Rate);
+        assert_eq!(names(&app, &s), ["a/imu", "c/cmd", "b/scan"]);
+        // The selection is still b/scan, now the last row.
+        assert_eq!(app.topic_index(&s), Some(2));
+        app.apply(Command::Down, &s);
+        assert_eq!(
+            app.topic.as_deref(),
+            Some("b/scan"),
+            "stays on the last row"
+        );
+        app.apply(Command::First, &s);
+        assert_eq!(app.topic.as_deref(), Some("a/imu"));
+    }
+
+    #[test]
+    fn enter_opens_the_detail_escape_goes_back_then_quits() {
+        let s = snapshot();
+        let mut app = App::new();
+        app.apply(Command::Last, &s);
+        app.apply(Command::Enter, &s);
+        assert_eq!(app.screen, Screen::Topic("c/cmd".into()));
+        // Table keys do nothing in a detail view.
+        app.apply(Command::SwitchTable, &s);
+        assert_eq!(app.focus, Focus::Topics);
+        assert_eq!(app.apply(Command::Escape, &s), Outcome::Redraw);
+        assert_eq!(app.screen, Screen::Tables);
+        app.apply(Command::SwitchTable, &s);
+        assert_eq!(app.focus, Focus::Nodes);
+        // No node: enter stays on the tables.
+        app.apply(Command::Enter, &s);
+        assert_eq!(app.screen, Screen::Tables);
+        assert_eq!(app.apply(Command::Escape, &s), Outcome::Quit);
+        assert_eq!(App::new().apply(Command::Quit, &s), Outcome::Quit);
+    }
+}

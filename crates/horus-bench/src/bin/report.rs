@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use horus_bench::harness::Mode;
 use horus_bench::interleaved::{self, RoundRow};
+use horus_bench::logging::{self, LogRow};
 use horus_bench::plot::{self, Chart, Series};
 use horus_bench::report::{Machine, Row};
 use horus_bench::rows::{PathRow, RoboticsRow, ScaleRow, ScaleSweep, SweepRow};
@@ -105,6 +106,8 @@ struct Results {
     python: Option<Value>,
     /// `rpc` (issue 9's benchmark).
     rpc: Option<Doc<RpcRow>>,
+    /// `logging` (issue 12's benchmark).
+    logging: Option<Doc<LogRow>>,
     missing: Vec<String>,
 }
 
@@ -143,6 +146,7 @@ impl Results {
             scheduler_scaling: load(dir, "scheduler_scaling", m)?,
             python: load(dir, "python_latency", m)?,
             rpc: load(dir, "rpc", m)?,
+            logging: load(dir, "logging", m)?,
             missing,
         })
     }
@@ -171,6 +175,7 @@ impl Results {
         v.extend(of("all_paths", &self.paths));
         v.extend(of("scalability", &self.scale));
         v.extend(of("rpc", &self.rpc));
+        v.extend(of("logging", &self.logging));
         if let Some(py) = &self.python {
             v.extend(
                 tables::python_failures(py)
@@ -472,6 +477,7 @@ fn run(a: &Args) -> anyhow::Result<()> {
         }),
     );
     rpc_keys(&r.rpc, &mut keys);
+    logging_keys(&r.logging, &mut keys);
     let errors = r.errors();
     keys.insert(
         "errors",
@@ -526,6 +532,27 @@ fn rpc_keys(d: &Option<Doc<RpcRow>>, keys: &mut BTreeMap<&str, String>) {
         keys.insert(key, section(d, "rpc", |d| render(d, &rpc::System::ALL)));
     }
     keys.insert("rpc.method", section(d, "rpc", |d| bullets(&d.method)));
+}
+
+/// The `logging` section: the targets, the four statistics tables with drops, the method.
+fn logging_keys(d: &Option<Doc<LogRow>>, keys: &mut BTreeMap<&str, String>) {
+    keys.insert(
+        "logging.targets",
+        section(d, "logging", |d| logging::targets(&d.rows).to_markdown()),
+    );
+    keys.insert(
+        "logging.tables",
+        section(d, "logging", |d| {
+            logging::tables(&d.rows)
+                .into_iter()
+                .map(|(title, t)| format!("#### {title}\n\n{}\n", t.to_markdown()))
+                .collect()
+        }),
+    );
+    keys.insert(
+        "logging.method",
+        section(d, "logging", |d| bullets(&d.method)),
+    );
 }
 
 /// The method statement of an issue-4 JSON (a string), as a paragraph.

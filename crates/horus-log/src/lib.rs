@@ -67,7 +67,7 @@ pub use record::{format_time, render, DecodeError, LogRecord};
 #[cfg(not(loom))]
 pub use sink::Console;
 #[cfg(not(loom))]
-pub use value::{debug, display, Captured, Out, Val, Value, CAPTURE_LEN};
+pub use value::{debug, display, Captured, Out, Val, Value, Values, CAPTURE_LEN};
 
 /// Internals the macros and bindings use.
 #[cfg(not(loom))]

@@ -11,7 +11,7 @@ use crate::callsite::{self, CallSite, Meta, DYNAMIC};
 use crate::layout::{self, Geometry, Header, CELL, MAGIC};
 use crate::ring;
 use crate::sink::{Console, Drain};
-use crate::value::{Out, Value};
+use crate::value::{Out, Value, Values};
 use crate::view::{View, RECORD_HEAD};
 use crate::{Level, LogError};
 
@@ -105,7 +105,7 @@ impl Logger {
     /// Writes one record: the write path of every macro. Never allocates, formats, locks
     /// or blocks; a full ring drops the record and counts it.
     #[inline]
-    pub(crate) fn write(&self, site: &CallSite, flags: u16, values: &[&dyn Value]) {
+    pub(crate) fn write<V: Values + ?Sized>(&self, site: &CallSite, flags: u16, values: &V) {
         let mut id = site.id();
         if id == 0 {
             id = self.register(site);
@@ -113,13 +113,11 @@ impl Logger {
                 return self.drop_one();
             }
         }
-        let mut len = RECORD_HEAD;
-        for v in values {
-            len += v.encoded_len();
-        }
+        let len = RECORD_HEAD + values.encoded_len();
+        let count = values.count();
         let cap = self.view.cap;
         let cells = len.div_ceil(CELL) as u64;
-        if cells > cap || values.len() > u16::MAX as usize {
+        if cells > cap || count > u16::MAX as usize {
             return self.drop_one();
         }
         let h = self.header();
@@ -136,15 +134,13 @@ impl Logger {
         head[4..8].copy_from_slice(&(len as u32).to_ne_bytes());
         head[8..16].copy_from_slice(&crate::clock::now().to_ne_bytes());
         head[16..20].copy_from_slice(&tid().to_ne_bytes());
-        head[20..22].copy_from_slice(&(values.len() as u16).to_ne_bytes());
+        head[20..22].copy_from_slice(&(count as u16).to_ne_bytes());
         head[22..24].copy_from_slice(&flags.to_ne_bytes());
         out.put(&head);
-        for v in values {
-            v.encode(&mut out);
-            if v.truncated() {
-                // Relaxed: a statistic.
-                h.truncated.fetch_add(1, Ordering::Relaxed);
-            }
+        let cut = values.encode_all(&mut out);
+        if cut > 0 {
+            // Relaxed: a statistic.
+            h.truncated.fetch_add(cut, Ordering::Relaxed);
         }
         debug_assert_eq!(out.off - (pos as usize).wrapping_mul(CELL), len);
         ring::commit(self.view.stamp(pos), pos);
@@ -217,7 +213,7 @@ pub(crate) fn write_dynamic(
         values.push(k);
         values.push(*v);
     }
-    l.write(&SITES[level as usize], DYNAMIC, &values);
+    l.write(&SITES[level as usize], DYNAMIC, &values[..]);
 }
 
 /// How the logger is set up: ring size, level, console output, process name.
@@ -433,10 +429,10 @@ pub fn dropped() -> u64 {
 /// The macros' entry point.
 #[doc(hidden)]
 #[inline(always)]
-pub fn __write(site: &'static CallSite, values: &[&dyn Value]) {
+pub fn __write<V: Values>(site: &'static CallSite, values: V) {
     if let Some(l) = logger() {
         if l.enabled(site.meta.level) {
-            l.write(site, 0, values);
+            l.write(site, 0, &values);
         }
     }
 }

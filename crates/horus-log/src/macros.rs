@@ -24,7 +24,7 @@ macro_rules! log {
         }
         $crate::__private::__write(
             &__SITE,
-            &[$(&$arg as &dyn $crate::Value,)* $($(&$v as &dyn $crate::Value),*)?],
+            $crate::__values!($($arg,)* $($($v,)*)?),
         );
     }};
     ($lvl:expr, $fmt:literal $(, $arg:expr)* $(,)? $(; $($k:ident = $v:expr),* $(,)?)?) => {
@@ -60,4 +60,12 @@ macro_rules! warn {
 #[macro_export]
 macro_rules! error {
     ($($t:tt)*) => { $crate::log!($crate::Level::Error, $($t)*) };
+}
+
+/// `(&a, (&b, ()))`: a record's values as a nested tuple (static dispatch).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __values {
+    () => { () };
+    ($head:expr, $($rest:expr,)*) => { (&$head, $crate::__values!($($rest,)*)) };
 }

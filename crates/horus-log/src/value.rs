@@ -324,3 +324,62 @@ impl fmt::Debug for Captured {
         fmt::Display::fmt(self, f)
     }
 }
+
+/// The values of one record, statically dispatched: the macros build a nested tuple
+/// `(&a, (&b, (&c, ())))`, so computing the length and encoding inline into the caller.
+pub trait Values {
+    /// Number of values.
+    fn count(&self) -> usize;
+    /// Bytes they encode to.
+    fn encoded_len(&self) -> usize;
+    /// Encodes them in order; returns how many were cut to fit.
+    fn encode_all(&self, out: &mut Out) -> u64;
+}
+
+impl Values for () {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        0
+    }
+    #[inline(always)]
+    fn encoded_len(&self) -> usize {
+        0
+    }
+    #[inline(always)]
+    fn encode_all(&self, _: &mut Out) -> u64 {
+        0
+    }
+}
+
+impl<H: Value, T: Values> Values for (H, T) {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        1 + self.1.count()
+    }
+    #[inline(always)]
+    fn encoded_len(&self) -> usize {
+        self.0.encoded_len() + self.1.encoded_len()
+    }
+    #[inline(always)]
+    fn encode_all(&self, out: &mut Out) -> u64 {
+        self.0.encode(out);
+        u64::from(self.0.truncated()) + self.1.encode_all(out)
+    }
+}
+
+impl Values for [&dyn Value] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn encoded_len(&self) -> usize {
+        self.iter().map(|v| v.encoded_len()).sum()
+    }
+    fn encode_all(&self, out: &mut Out) -> u64 {
+        let mut cut = 0;
+        for v in self {
+            v.encode(out);
+            cut += u64::from(v.truncated());
+        }
+        cut
+    }
+}

@@ -65,7 +65,7 @@ fn method(rounds: usize, calls: u64, warmup: u64, cpu: usize) -> Vec<String> {
          added to keep the cold build light)"
             .to_owned(),
     ];
-    m.extend(suite::method_common());
+    m.push(format!("timer: {}", horus_bench::clock::Clock::describe()));
     m
 }
 

@@ -177,6 +177,24 @@ pub fn targets(rows: &[LogRow]) -> Table {
             None => t.row([what.to_owned(), "not measured".to_owned()]),
         }
     }
-    t.note("net = raw − the timer pair each sample contains; the untimed average is in the first table");
+    if let Some(avg) = med(|r| r.avg_ns) {
+        t.row([
+            "average per call at 32 B ≤ 25 ns (untimed loop; no timer inside)".to_owned(),
+            format!("{avg:.0} ns"),
+            "—".to_owned(),
+            format!("{avg:.0} ns"),
+            if avg <= TARGET_MEDIAN_NS as f64 {
+                "PASS"
+            } else {
+                "MISS"
+            }
+            .to_owned(),
+        ]);
+    }
+    t.note(
+        "net = raw − the timer pair each sample contains; the lfence-ordered timer also stops \
+         the CPU from overlapping the call with its neighbours, so the per-call figures are \
+         upper bounds; the untimed average has no timer inside",
+    );
     t
 }

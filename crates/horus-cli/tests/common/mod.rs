@@ -177,8 +177,17 @@ impl Drop for Fixture {
             unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
             let _ = c.wait();
         }
-        // Whatever a failing test left (a killed fixture): nothing stays in /dev/shm.
-        let _ = horus::clean::clean_stale(&self.ns);
+        // Whatever a failing test left (a killed fixture): nothing stays in /dev/shm. `clean`
+        // keeps a dead client's response channel for its first seconds (its client might
+        // still be subscribing), so retry until it is old enough (bounded).
+        let end = Instant::now() + PATIENCE;
+        loop {
+            let _ = horus::clean::clean_stale(&self.ns);
+            if shm_files(&self.ns).is_empty() || Instant::now() >= end {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 }
 

@@ -14,7 +14,10 @@ const CLOUD_TAIL: usize = 1 << 20;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    anyhow::ensure!(args.len() >= 3, "usage: rate_source TYPE RATE_HZ SECONDS [TOPIC]");
+    anyhow::ensure!(
+        args.len() >= 3,
+        "usage: rate_source TYPE RATE_HZ SECONDS [TOPIC]"
+    );
     let rate: f64 = args[1].parse()?;
     let seconds: f64 = args[2].parse()?;
     let topic = args.get(3).cloned().unwrap_or_else(|| "rate_source".into());

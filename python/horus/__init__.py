@@ -77,6 +77,7 @@ from ._horus import (
 )
 from ._action import ActionClient, ActionServer, GoalHandle, GoalResult, GoalStatus, NewGoal
 from ._inspect import describe_topic, list_topics
+from ._log import HorusHandler, log_segment_name
 from ._nodes import FnNode, rust_relay
 from ._params import ParamClient, ParamInfo, Parameters, ParamServer, ParamValue
 from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
@@ -119,6 +120,8 @@ def default_namespace() -> str:
 __all__ = [
     "describe_topic",
     "list_topics",
+    "log_segment_name",
+    "HorusHandler",
     "MESSAGE_TYPES",
     "SERVICE_TYPES",
     "ActionClient",

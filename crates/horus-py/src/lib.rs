@@ -18,6 +18,7 @@ mod param_errors;
 mod param_value;
 mod py_action;
 mod py_inspect;
+mod py_log;
 mod py_params;
 mod py_sched;
 mod py_service;
@@ -55,6 +56,8 @@ mod _horus {
     use crate::py_action::{ActionClient, ActionServer, GoalHandle, NewGoal};
     #[pymodule_export]
     use crate::py_inspect::{list_topics, topic_description};
+    #[pymodule_export]
+    use crate::py_log::{log_record, log_segment_name, log_shutdown};
     #[pymodule_export]
     use crate::py_params::{ParamClient, ParamServer, Parameters};
     #[pymodule_export]

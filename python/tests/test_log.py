@@ -1,0 +1,112 @@
+"""Python's logging into horus's log ring: records written through HorusHandler are read
+back by `horus log` (the Rust reader) with level, logger name, file, line and message; a
+clean exit removes the segment, a killed process leaves its last records."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any, Dict, List
+
+CHILD = textwrap.dedent(
+    """
+    import logging, sys
+    import horus
+    log = logging.getLogger("py.node")
+    log.setLevel(logging.DEBUG)
+    log.addHandler(horus.HorusHandler())
+    log.debug("debug %d", 1)
+    log.info("speed %.1f m/s", 0.5)
+    log.warning("obstacle")
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        log.exception("failed")
+    print(horus.log_segment_name(), flush=True)
+    sys.stdin.readline()
+    """
+)
+
+
+def horus_bin() -> str:
+    path = os.environ.get("HORUS_BIN")
+    if not path:
+        target = os.environ.get("CARGO_TARGET_DIR", "/root/.cache/horus-target")
+        path = os.path.join(target, "debug", "horus")
+    return path
+
+
+def read_log(pid: int) -> List[Dict[str, Any]]:
+    out = subprocess.run(
+        [horus_bin(), "--json", "log", "--pid", str(pid)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def shm_files(ns: str) -> List[str]:
+    return [f for f in os.listdir("/dev/shm") if f.startswith(f"horus.{ns}.")]
+
+
+def spawn() -> "subprocess.Popen[str]":
+    env = dict(os.environ, HORUS_LOG_CONSOLE="0", HORUS_LOG="debug")
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_python_records_reach_horus_log_and_exit_removes_the_segment(ns: str) -> None:
+    p = spawn()
+    try:
+        check_and_exit(p, ns)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for f in (p.stdin, p.stdout):
+            if f is not None:
+                f.close()
+
+
+def check_and_exit(p: "subprocess.Popen[str]", ns: str) -> None:
+    assert p.stdout is not None and p.stdin is not None
+    name = p.stdout.readline().strip()
+    assert name == f"/horus.{ns}.log.{p.pid}"
+    docs = read_log(p.pid)
+    records = [d for d in docs if "message" in d]
+    assert [r["level"] for r in records] == ["DEBUG", "INFO", "WARN", "ERROR"]
+    assert records[1]["message"] == "speed 0.5 m/s"
+    assert records[1]["target"] == "py.node"
+    assert records[1]["pid"] == p.pid
+    assert records[1]["line"] > 0
+    assert "ZeroDivisionError" in records[3]["message"]
+    status = [d["status"] for d in docs if "status" in d]
+    assert status[0]["state"] == "running" and status[0]["dropped"] == 0
+    p.stdin.write("\n")
+    p.stdin.flush()
+    assert p.wait(timeout=30) == 0
+    assert shm_files(ns) == []
+
+
+def test_killed_python_process_leaves_its_last_records(ns: str) -> None:
+    p = spawn()
+    assert p.stdout is not None and p.stdin is not None
+    p.stdout.readline()
+    p.kill()
+    p.wait()
+    p.stdout.close()
+    p.stdin.close()
+    docs = read_log(p.pid)
+    assert [d["message"] for d in docs if "message" in d][-2] == "obstacle"
+    assert [d["status"]["state"] for d in docs if "status" in d] == ["dead (last records kept)"]
+    subprocess.run([horus_bin(), "log", "--clean"], check=True, capture_output=True)
+    assert shm_files(ns) == []

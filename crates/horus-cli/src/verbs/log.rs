@@ -7,7 +7,7 @@
 //! skipped and counted. Per process, the records the writer dropped (ring full) and the
 //! ones this reader missed (overwritten before it read them) are printed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -103,9 +103,10 @@ pub(crate) fn run(a: Log, out: &Output) -> anyhow::Result<ExitCode> {
         signals::install()?;
     }
     let mut open: BTreeMap<u32, Followed> = BTreeMap::new();
+    let mut skipped: BTreeSet<String> = BTreeSet::new();
     let mut first = true;
     loop {
-        discover(&ns, a.pid, &mut open, out)?;
+        discover(&ns, a.pid, &mut open, &mut skipped, out)?;
         for f in open.values_mut() {
             let batch = f.seg.read_from(f.next, a.follow);
             f.next = batch.next;
@@ -142,15 +143,18 @@ pub(crate) fn run(a: Log, out: &Output) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Opens segments that appeared since the last look (and reports the invalid ones once).
+/// Opens segments that appeared since the last look (and reports the invalid ones once:
+/// `skipped` remembers them).
 fn discover(
     ns: &str,
     pid: Option<u32>,
     open: &mut BTreeMap<u32, Followed>,
+    skipped: &mut BTreeSet<String>,
     out: &Output,
 ) -> anyhow::Result<()> {
     for e in horus_log::segments(ns)? {
-        if pid.is_some_and(|p| p != e.pid) || open.contains_key(&e.pid) {
+        if pid.is_some_and(|p| p != e.pid) || open.contains_key(&e.pid) || skipped.contains(&e.name)
+        {
             continue;
         }
         match LogSegment::open(&e.name) {
@@ -175,9 +179,7 @@ fn discover(
                 } else {
                     eprintln!("horus log: {msg}");
                 }
-                // Never looked at again: a placeholder would need a segment; remember it
-                // by keeping it out of `open` and filtering on the next pass is not worth
-                // a second map, so hostile files are reported once per run at most.
+                skipped.insert(e.name);
             }
         }
     }

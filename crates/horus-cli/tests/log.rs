@@ -171,6 +171,12 @@ fn killed_process_is_shown_with_its_last_records_and_filters_apply() {
     let (code, _, err) = horus(&ns, &["log", "--grep", "("]);
     assert_ne!(code, 0, "a bad regex is an error");
     assert!(err.contains("regex"), "{err}");
+    // `horus clean` removes a dead process's log segment too.
+    let (code, out, err) = horus(&ns, &["--json", "clean"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(doc["logs"].as_array().map(Vec::len), Some(1), "{doc}");
+    assert_eq!(doc["removed"], 1, "{doc}");
     clean(&ns);
 }
 

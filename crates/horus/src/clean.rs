@@ -38,6 +38,9 @@ pub struct CleanReport {
     pub services: Vec<SegmentReport>,
     /// Every scheduler statistics table of the namespace, with its fate.
     pub schedulers: Vec<(PathBuf, StatsFate)>,
+    /// Log segments (`horus.<ns>.log.<pid>`, horus-log) of dead processes, removed
+    /// (their last records go with them; `horus log` shows them until then).
+    pub logs: Vec<PathBuf>,
 }
 
 impl CleanReport {
@@ -59,7 +62,7 @@ impl CleanReport {
             .iter()
             .filter(|(_, f)| *f == StatsFate::Removed)
             .count();
-        topics + schedulers
+        topics + schedulers + self.logs.len()
     }
 }
 
@@ -94,9 +97,19 @@ pub fn clean_stale(namespace: &str) -> Result<CleanReport, CleanError> {
             (path, fate)
         })
         .collect();
+    let logs = match horus_log::remove_dead(namespace) {
+        Ok(names) => names
+            .into_iter()
+            .map(|n| PathBuf::from(format!("/dev/shm{n}")))
+            .collect(),
+        Err(horus_log::LogError::List(e)) => return Err(CleanError::List(e)),
+        // The namespace was validated by the channel scan above.
+        Err(_) => Vec::new(),
+    };
     Ok(CleanReport {
         topics,
         services,
         schedulers,
+        logs,
     })
 }

@@ -48,10 +48,14 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
             "segments": list(&topics),
             "services": list(&services),
             "schedulers": list(&schedulers),
+            "logs": report.logs,
         }));
     } else {
         for (path, fate) in topics.iter().chain(&services).chain(&schedulers) {
             println!("{fate:<24} {path}");
+        }
+        for path in &report.logs {
+            println!("{:<24} {}", "removed (dead log)", path.display());
         }
         println!("namespace {ns}: removed {}", report.removed());
     }

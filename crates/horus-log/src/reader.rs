@@ -157,11 +157,14 @@ impl LogSegment {
                 }
                 Step::Uncommitted if synced && wait_at_gap => break,
                 Step::Uncommitted => pos += 1,
-                Step::Overwritten => {
-                    // Lapped while reading: restart at the oldest position now.
+                Step::Overwritten { cells } => {
+                    // Lapped while reading: restart at the oldest position now, and at
+                    // least past the lost record (each copy advances by what it copied, so
+                    // a writer lapping us on purpose cannot make the loop quadratic).
                     let oldest_now = self.counters().head.saturating_sub(cap);
-                    batch.missed_cells += oldest_now.saturating_sub(pos);
-                    pos = oldest_now.max(pos + 1);
+                    let next = oldest_now.max(pos + cells.max(1));
+                    batch.missed_cells += next - pos;
+                    pos = next;
                     synced = false;
                 }
                 Step::Malformed => {

@@ -123,7 +123,7 @@ impl Drain {
                 }
                 Step::Uncommitted => break,
                 // Not possible for the consumer (writers never pass `tail`); skip a cell.
-                Step::Overwritten | Step::Malformed => pos += 1,
+                Step::Overwritten { .. } | Step::Malformed => pos += 1,
             }
         }
         if pos != start {

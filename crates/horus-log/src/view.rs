@@ -35,8 +35,9 @@ pub(crate) enum Step {
     Uncommitted,
     /// A record of `cells` cells, copied out intact.
     Record { bytes: Vec<u8>, cells: u64 },
-    /// A record started here but was overwritten while (or before) we copied it.
-    Overwritten,
+    /// A record of (claimed) `cells` cells started here but was overwritten while (or
+    /// before) we copied it.
+    Overwritten { cells: u64 },
     /// A stamp says a record starts here but its length is impossible.
     Malformed,
 }
@@ -106,7 +107,7 @@ impl View {
             return if ring::intact(&self.header().head, self.cap, pos, 1) {
                 Step::Malformed
             } else {
-                Step::Overwritten
+                Step::Overwritten { cells: 1 }
             };
         }
         let cells = len.div_ceil(CELL as u64);
@@ -115,7 +116,7 @@ impl View {
         if ring::intact(&self.header().head, self.cap, pos, cells) {
             Step::Record { bytes, cells }
         } else {
-            Step::Overwritten
+            Step::Overwritten { cells }
         }
     }
 }

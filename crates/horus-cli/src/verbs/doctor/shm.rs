@@ -17,13 +17,14 @@ pub(super) const SHM_DIR: &str = "/dev/shm";
 const INIT_GRACE: Duration = Duration::from_secs(5);
 
 /// The kinds of horus file, by the kind part of `horus.<ns>.<kind>.<name>`.
-const KINDS: [(&str, &str); 6] = [
+const KINDS: [(&str, &str); 7] = [
     ("t", "topic"),
     ("sv", "service"),
     ("sq", "service requests"),
     ("sr", "service responses"),
     ("sched", "scheduler"),
     ("tp", "tensor pool"),
+    ("log", "log"),
 ];
 
 /// What a file's owners say about it.
@@ -136,6 +137,7 @@ pub(super) fn survey(
                 None => State::Stale("gone while looking".into()),
             },
             "scheduler" => scheduler_state(&path),
+            "log" => log_state(file),
             _ => State::NotJudged,
         };
         entries.push(Entry {
@@ -215,6 +217,19 @@ fn table_state(snapshot: &Result<horus::ServiceSnapshot, OpenError>, path: &Path
         Err(OpenError::NotInitialized(_)) => {
             State::Stale("its creator never initialised it".into())
         }
+        Err(e) => State::Unreadable(e.to_string()),
+    }
+}
+
+/// A process's log segment (horus-log): live while its process runs.
+fn log_state(file: &str) -> State {
+    match horus_log::LogSegment::open(&format!("/{file}")) {
+        Ok(s) if s.is_alive() => State::Live(format!("pid {} ({})", s.pid(), s.process())),
+        Ok(s) => State::Stale(format!(
+            "its process {} ({}) is dead; `horus log` shows its last records",
+            s.pid(),
+            s.process()
+        )),
         Err(e) => State::Unreadable(e.to_string()),
     }
 }

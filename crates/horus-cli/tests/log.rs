@@ -171,7 +171,16 @@ fn killed_process_is_shown_with_its_last_records_and_filters_apply() {
     let (code, _, err) = horus(&ns, &["log", "--grep", "("]);
     assert_ne!(code, 0, "a bad regex is an error");
     assert!(err.contains("regex"), "{err}");
-    // `horus clean` removes a dead process's log segment too.
+    // `horus doctor` reports the dead process's segment as stale ...
+    let (_, out, _) = horus(&ns, &["--json", "doctor"]);
+    let doc: Value = serde_json::from_str(out.trim()).unwrap();
+    let files = doc["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{doc}");
+    assert_eq!(
+        (&files[0]["kind"], &files[0]["state"]),
+        (&"log".into(), &"stale".into())
+    );
+    // ... and `horus clean` removes it.
     let (code, out, err) = horus(&ns, &["--json", "clean"]);
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(out.trim()).unwrap();

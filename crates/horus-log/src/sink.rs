@@ -70,10 +70,15 @@ impl Drain {
 
     /// Runs until `stopping()` and the ring is empty.
     pub(crate) fn run(mut self, stopping: impl Fn() -> bool) {
-        let mut idle_rounds = 0u32;
+        let (mut idle_rounds, mut busy_rounds) = (0u32, 0u32);
         loop {
             let stop = stopping();
             if self.drain_once() {
+                // Busy: refine the clock now and then all the same.
+                busy_rounds = busy_rounds.wrapping_add(1);
+                if busy_rounds % 4096 == 0 {
+                    self.refine_clock();
+                }
                 idle_rounds = 0;
                 continue;
             }

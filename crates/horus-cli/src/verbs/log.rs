@@ -108,7 +108,8 @@ pub(crate) fn run(a: Log, out: &Output) -> anyhow::Result<ExitCode> {
     loop {
         discover(&ns, a.pid, &mut open, &mut skipped, out)?;
         for f in open.values_mut() {
-            let batch = f.seg.read_from(f.next, a.follow);
+            // Wait at a record still being written only while its writer can finish it.
+            let batch = f.seg.read_from(f.next, a.follow && f.seg.is_alive());
             f.next = batch.next;
             f.malformed += batch.malformed;
             f.missed += batch.missed_cells;

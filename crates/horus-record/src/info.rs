@@ -8,8 +8,8 @@ use std::path::Path;
 
 use mcap::records::Record;
 
-use crate::meta;
 use crate::reader::{read_at, read_tail, ReadError, RecordingReader};
+use crate::{foxlog, meta};
 
 /// One channel of a recording.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -246,6 +246,11 @@ impl RecordingInfo {
             info.absorb(md);
         }
         for c in r.channels() {
+            let (schema_encoding, message_encoding) = if c.schema_name == foxlog::SCHEMA_NAME {
+                (foxlog::SCHEMA_ENCODING, foxlog::MESSAGE_ENCODING)
+            } else {
+                (crate::ros2msg::ENCODING, "cdr")
+            };
             info.channels.push(ChannelInfo {
                 topic: c.topic.clone(),
                 horus_schema: c
@@ -254,8 +259,8 @@ impl RecordingInfo {
                     .ok()
                     .map(|m| m.description.root().name.clone()),
                 schema: c.schema_name.clone(),
-                schema_encoding: crate::ros2msg::ENCODING.into(),
-                message_encoding: "cdr".into(),
+                schema_encoding: schema_encoding.into(),
+                message_encoding: message_encoding.into(),
                 messages: counts.get(&c.id).copied().unwrap_or(0),
                 rate_hz: 0.0,
                 missed: 0,

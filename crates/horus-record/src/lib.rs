@@ -5,6 +5,7 @@
 //! - [`cdr`]: horus bytes ⇄ CDR (XCDR1 little-endian), exact in both directions;
 //! - [`meta`]: channel metadata (horus schema, layout hash, description, QoS) and the
 //!   per-file losses record;
+//! - [`foxlog`]: log records as `foxglove.Log` JSON, and a tap on a namespace's log rings;
 //! - [`RecordingWriter`]: chunked, compressed, indexed MCAP, split by size or duration;
 //! - [`RecordingReader`]: messages in file order with errors naming the file and offset;
 //! - [`RecordingInfo`]: topics, counts, rates and losses from the summary section;
@@ -38,6 +39,7 @@
 #![warn(missing_docs)]
 
 pub mod cdr;
+pub mod foxlog;
 mod info;
 pub mod meta;
 mod reader;
@@ -48,6 +50,6 @@ mod writer;
 pub use info::{ChannelInfo, RecordingInfo};
 pub use reader::{ReadChannel, ReadError, RecordedMessage, RecordingReader};
 pub use writer::{
-    ChannelId, ChannelTotals, Compression, RecordingTotals, RecordingWriter, WriteError,
+    ChannelId, ChannelTotals, Compression, RawSchema, RecordingTotals, RecordingWriter, WriteError,
     WriterOptions,
 };

@@ -116,6 +116,19 @@ pub enum WriteError {
     TooManyChannels,
 }
 
+/// The schema of a channel added with [`RecordingWriter::add_raw_channel`].
+#[derive(Clone, Copy, Debug)]
+pub struct RawSchema<'a> {
+    /// Schema name (`foxglove.Log`).
+    pub name: &'a str,
+    /// Schema encoding (`jsonschema`).
+    pub schema_encoding: &'a str,
+    /// Schema text.
+    pub text: &'a str,
+    /// Message encoding (`json`).
+    pub message_encoding: &'a str,
+}
+
 /// A channel of a [`RecordingWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ChannelId(usize);
@@ -144,11 +157,21 @@ pub struct RecordingTotals {
     pub channels: Vec<ChannelTotals>,
 }
 
+/// How a channel's messages are stored.
+enum Encoder {
+    /// horus bytes → CDR.
+    Cdr(CdrPlan),
+    /// Written as given (already in the channel's message encoding, e.g. JSON).
+    Raw,
+}
+
 struct ChannelState {
     topic: String,
     schema: Ros2Schema,
+    schema_encoding: String,
+    message_encoding: String,
     metadata: BTreeMap<String, String>,
-    plan: CdrPlan,
+    encoder: Encoder,
     sequence: u32,
     totals: ChannelTotals,
     missed_in_file: u64,
@@ -280,12 +303,48 @@ impl RecordingWriter {
         self.channels.push(ChannelState {
             topic: topic.to_owned(),
             schema: ros2msg::generate(description),
+            schema_encoding: ros2msg::ENCODING.into(),
+            message_encoding: "cdr".into(),
             metadata: meta::to_metadata(description, qos),
-            plan,
+            encoder: Encoder::Cdr(plan),
             sequence: 0,
             totals: ChannelTotals {
                 topic: topic.to_owned(),
                 schema: description.root().name.clone(),
+                messages: 0,
+                missed: 0,
+                bytes: 0,
+            },
+            missed_in_file: 0,
+        });
+        Ok(ChannelId(self.channels.len() - 1))
+    }
+
+    /// Adds a channel whose messages are written as given (no horus description: `horus
+    /// play` does not publish it), e.g. log records as `foxglove.Log` JSON.
+    pub fn add_raw_channel(
+        &mut self,
+        topic: &str,
+        schema: RawSchema<'_>,
+        metadata: BTreeMap<String, String>,
+    ) -> Result<ChannelId, WriteError> {
+        if self.channels.len() >= u16::MAX as usize {
+            return Err(WriteError::TooManyChannels);
+        }
+        self.channels.push(ChannelState {
+            topic: topic.to_owned(),
+            schema: Ros2Schema {
+                name: schema.name.to_owned(),
+                text: schema.text.to_owned(),
+            },
+            schema_encoding: schema.schema_encoding.to_owned(),
+            message_encoding: schema.message_encoding.to_owned(),
+            metadata,
+            encoder: Encoder::Raw,
+            sequence: 0,
+            totals: ChannelTotals {
+                topic: topic.to_owned(),
+                schema: schema.name.to_owned(),
                 messages: 0,
                 missed: 0,
                 bytes: 0,
@@ -313,12 +372,19 @@ impl RecordingWriter {
     ) -> Result<(), WriteError> {
         self.maybe_split(log_time_ns)?;
         let c = &mut self.channels[ch.0];
-        c.plan
-            .encode(bytes, &mut self.cdr)
-            .map_err(|source| WriteError::Encode {
-                topic: c.topic.clone(),
-                source,
-            })?;
+        match &c.encoder {
+            Encoder::Cdr(plan) => {
+                plan.encode(bytes, &mut self.cdr)
+                    .map_err(|source| WriteError::Encode {
+                        topic: c.topic.clone(),
+                        source,
+                    })?
+            }
+            Encoder::Raw => {
+                self.cdr.clear();
+                self.cdr.extend_from_slice(bytes);
+            }
+        }
         let f = self.current.as_mut().expect("a file is open between calls");
         let mcap_err = |path: &Path, source| WriteError::Mcap {
             path: path.to_owned(),
@@ -329,11 +395,11 @@ impl RecordingWriter {
             None => {
                 let schema = f
                     .writer
-                    .add_schema(&c.schema.name, ros2msg::ENCODING, c.schema.text.as_bytes())
+                    .add_schema(&c.schema.name, &c.schema_encoding, c.schema.text.as_bytes())
                     .map_err(|e| mcap_err(&f.path, e))?;
                 let id = f
                     .writer
-                    .add_channel(schema, &c.topic, "cdr", &c.metadata)
+                    .add_channel(schema, &c.topic, &c.message_encoding, &c.metadata)
                     .map_err(|e| mcap_err(&f.path, e))?;
                 f.ids.insert(ch.0, id);
                 id

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use horus_record::{ReadError, RecordingInfo, RecordingReader, RecordingWriter, WriterOptions};
+use horus_record::{
+    foxlog, ReadError, RecordingInfo, RecordingReader, RecordingWriter, WriterOptions,
+};
 
 use crate::output::Output;
 use crate::table::Table;
@@ -81,6 +83,21 @@ fn repair(
             Err(e) => return Err(e.into()),
         };
         let ch = r.channel(m.channel).expect("known channel");
+        if ch.schema_name == foxlog::SCHEMA_NAME {
+            // Log records (`foxglove.Log` JSON): copied as they are.
+            let id = match ids.get(&m.channel) {
+                Some(&id) => id,
+                None => {
+                    let id =
+                        w.add_raw_channel(&ch.topic, foxlog::raw_schema(), Default::default())?;
+                    ids.insert(m.channel, id);
+                    id
+                }
+            };
+            w.write(id, m.log_time, &m.cdr)?;
+            copied += 1;
+            continue;
+        }
         let meta = ch
             .meta
             .as_ref()

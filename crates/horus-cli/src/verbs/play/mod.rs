@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use horus::inspect::{open_or_create_topic, RawPublisher, TopicView};
 use horus::msgs::Time;
-use horus_record::{RecordedMessage, RecordingReader};
+use horus_record::{foxlog, RecordedMessage, RecordingReader};
 use serde_json::json;
 
 use crate::launch::signals;
@@ -216,6 +216,13 @@ fn play_once(
         let Some(m) = r.next_message()? else {
             break;
         };
+        // Log records (`/log`, `foxglove.Log`) are not a topic: not published, and their
+        // times (when each process wrote them) do not move the playback's start.
+        if r.channel(m.channel)
+            .is_some_and(|c| c.schema_name == foxlog::SCHEMA_NAME)
+        {
+            continue;
+        }
         let from = *t0.get_or_insert(m.log_time) + offset_ns;
         if m.log_time < from {
             continue;

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use horus::inspect::{list_topics, RawObserver, TopicView};
+use horus_record::foxlog::{self, LogTap};
 use horus_record::{Compression, RecordingWriter, WriterOptions};
 use serde_json::json;
 use sink::Sink;
@@ -65,6 +66,16 @@ pub(crate) struct Record {
     /// Uncompressed bytes per chunk (suffixes K, M, G).
     #[arg(long, default_value = "1M", value_parser = select::parse_size)]
     chunk_size: u64,
+    /// Do not record the namespace's log records (by default they go to `/log` as
+    /// `foxglove.Log` JSON).
+    #[arg(long)]
+    no_logs: bool,
+}
+
+/// The namespace's log rings, recorded into the `/log` channel.
+struct Logs {
+    tap: LogTap,
+    ch: usize,
 }
 
 struct Recorded {
@@ -143,6 +154,20 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
     // Topics that cannot be recorded, reported once.
     let mut refused: HashMap<String, String> = HashMap::new();
     let mut last_discovery: Option<Instant> = None;
+    let mut logs = if a.no_logs {
+        None
+    } else {
+        let logs = Logs {
+            tap: LogTap::start(&ns),
+            ch: sink.log_channel()?,
+        };
+        eprintln!(
+            "horus record: recording {} ({})",
+            foxlog::TOPIC,
+            foxlog::SCHEMA_NAME
+        );
+        Some(logs)
+    };
     while signals::count() == 0 && duration.is_none_or(|d| started.elapsed() < d) {
         if last_discovery.is_none_or(|t| t.elapsed() >= DISCOVER_EVERY) {
             last_discovery = Some(Instant::now());
@@ -155,13 +180,17 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
                 &mut refused,
             )?;
         }
-        let got = drain(&mut sink, &mut live, &clock)?;
+        let got = drain(&mut sink, &mut live, &clock)? + drain_logs(&mut sink, logs.as_mut())?;
         if got == 0 {
             std::thread::sleep(IDLE);
         }
     }
-    // What is still in the rings when asked to stop is recorded too.
-    while drain(&mut sink, &mut live, &clock)? > 0 {}
+    // What is still in the rings when asked to stop is recorded too (also the log records
+    // of processes that appeared since the last look).
+    if let Some(l) = logs.as_mut() {
+        l.tap.look_again();
+    }
+    while drain(&mut sink, &mut live, &clock)? + drain_logs(&mut sink, logs.as_mut())? > 0 {}
     let totals = sink.join()?;
     report(out, &totals, started.elapsed(), &refused);
     Ok(ExitCode::SUCCESS)
@@ -254,6 +283,25 @@ fn drain(sink: &mut Sink, live: &mut Vec<Recorded>, clock: &Clock) -> anyhow::Re
     // A truncated segment: let go, so a recreated topic is found again.
     live.retain(|r| !r.view.is_lost());
     Ok(got)
+}
+
+/// Takes the new log records of every process; returns how many were taken.
+fn drain_logs(sink: &mut Sink, logs: Option<&mut Logs>) -> anyhow::Result<usize> {
+    let Some(logs) = logs else { return Ok(0) };
+    let batch = logs.tap.poll();
+    let mut missed = batch.missed;
+    for r in &batch.records {
+        // Log time: when the record was written (the process's clock, calibrated).
+        // Dropped when the writer fell too far behind: missed, like a topic's message.
+        if !sink.message(logs.ch, r.unix_ns, foxlog::to_json(r))? {
+            missed += 1;
+        }
+    }
+    if missed > 0 {
+        sink.missed(logs.ch, missed);
+    }
+    sink.flush()?;
+    Ok(batch.records.len())
 }
 
 fn report(

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use horus::inspect::QosInfo;
 use horus::msgs::MessageDescription;
-use horus_record::{ChannelId, RecordingTotals, RecordingWriter, WriteError};
+use horus_record::{foxlog, ChannelId, RecordingTotals, RecordingWriter, WriteError};
 
 /// Most message bytes queued for the writer thread.
 pub(super) const MAX_IN_FLIGHT: u64 = 512 << 20;
@@ -27,6 +27,8 @@ enum Event {
         description: Box<MessageDescription>,
         qos: QosInfo,
     },
+    /// The `/log` channel (`foxglove.Log` JSON).
+    LogChannel,
     Message {
         channel: usize,
         log_time: u64,
@@ -116,6 +118,13 @@ impl Sink {
         Ok(self.channels - 1)
     }
 
+    /// Adds the `/log` channel (log records as `foxglove.Log` JSON); returns its index.
+    pub(super) fn log_channel(&mut self) -> anyhow::Result<usize> {
+        self.send(Event::LogChannel)?;
+        self.channels += 1;
+        Ok(self.channels - 1)
+    }
+
     /// Queues a message; `false` when the queue is over its byte budget (the message is
     /// dropped: count it as missed).
     pub(super) fn message(
@@ -183,6 +192,11 @@ fn apply(
             description,
             qos,
         } => ids.push(writer.add_channel(&topic, &description, &qos)?),
+        Event::LogChannel => {
+            let mut metadata = std::collections::BTreeMap::new();
+            metadata.insert("horus.kind".to_owned(), "log".to_owned());
+            ids.push(writer.add_raw_channel(foxlog::TOPIC, foxlog::raw_schema(), metadata)?)
+        }
         Event::Message {
             channel,
             log_time,

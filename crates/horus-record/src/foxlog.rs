@@ -1,0 +1,207 @@
+//! Log records as `foxglove.Log` messages (JSON, with the `foxglove.Log` JSON schema), and
+//! [`LogTap`]: every log ring of a namespace followed as a reader.
+//!
+//! `horus record` writes them into a `/log` channel and the Foxglove bridge streams them on
+//! one, so Foxglove's Log panel shows the robot's logs next to its topics.
+//!
+//! The tap never consumes: it copies records out of each process's ring the way `horus log`
+//! does, so the process's own drain thread (its console) sees everything it would without
+//! it. Records the tap could not read (overwritten first, malformed) and those the writer
+//! dropped (ring full) while the tap followed are counted as missed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use horus_log::{Level, LogRecord, LogSegment, Val};
+use serde_json::{json, Value};
+
+/// How often the namespace is listed for new log segments.
+const DISCOVER_EVERY: Duration = Duration::from_millis(200);
+
+/// The channel log records are recorded and streamed on.
+pub const TOPIC: &str = "/log";
+
+/// Schema name.
+pub const SCHEMA_NAME: &str = "foxglove.Log";
+
+/// Schema encoding of [`SCHEMA`].
+pub const SCHEMA_ENCODING: &str = "jsonschema";
+
+/// Message encoding.
+pub const MESSAGE_ENCODING: &str = "json";
+
+/// The `foxglove.Log` JSON schema.
+pub const SCHEMA: &str = r#"{"title":"foxglove.Log","description":"A log message","type":"object","properties":{"timestamp":{"type":"object","title":"time","properties":{"sec":{"type":"integer","minimum":0},"nsec":{"type":"integer","minimum":0,"maximum":999999999}},"description":"Timestamp of log message"},"level":{"title":"foxglove.LogLevel","description":"Log level","oneOf":[{"title":"UNKNOWN","const":0},{"title":"DEBUG","const":1},{"title":"INFO","const":2},{"title":"WARNING","const":3},{"title":"ERROR","const":4},{"title":"FATAL","const":5}]},"message":{"type":"string","description":"Log message"},"name":{"type":"string","description":"Process or node name"},"file":{"type":"string","description":"Filename"},"line":{"type":"integer","minimum":0,"description":"Line number in the file"}}}"#;
+
+/// The `/log` channel's schema, for [`crate::RecordingWriter::add_raw_channel`].
+pub fn raw_schema() -> crate::RawSchema<'static> {
+    crate::RawSchema {
+        name: SCHEMA_NAME,
+        schema_encoding: SCHEMA_ENCODING,
+        text: SCHEMA,
+        message_encoding: MESSAGE_ENCODING,
+    }
+}
+
+/// The `foxglove.LogLevel` of a horus level (trace and debug are DEBUG).
+pub fn level(l: Level) -> u8 {
+    match l {
+        Level::Trace | Level::Debug => 1,
+        Level::Info => 2,
+        Level::Warn => 3,
+        Level::Error => 4,
+    }
+}
+
+/// The `foxglove.Log` JSON of one record: the message with its `key=value` fields, the name
+/// `<target> (<process>[<pid>])`.
+pub fn to_json(r: &LogRecord) -> Vec<u8> {
+    let v: Value = json!({
+        "timestamp": {
+            "sec": r.unix_ns / 1_000_000_000,
+            "nsec": r.unix_ns % 1_000_000_000,
+        },
+        "level": level(r.level),
+        "message": r.message_with_fields(),
+        "name": format!("{} ({}[{}])", r.target, r.process, r.pid),
+        "file": r.file,
+        "line": r.line,
+    });
+    v.to_string().into_bytes()
+}
+
+/// A field value as JSON (for callers that want them structured).
+pub fn value_json(v: &Val) -> Value {
+    match v {
+        Val::I64(x) => json!(x),
+        Val::U64(x) => json!(x),
+        Val::F64(x) => json!(x),
+        Val::F32(x) => json!(x),
+        Val::Bool(x) => json!(x),
+        Val::Char(c) => json!(c.to_string()),
+        Val::Str(s) | Val::Text(s, _) => json!(s),
+    }
+}
+
+/// One followed segment.
+struct Followed {
+    seg: LogSegment,
+    next: u64,
+    /// The writer's dropped count when we started following (drops before are not ours).
+    dropped_base: u64,
+    dropped_seen: u64,
+}
+
+/// What one [`LogTap::poll`] found.
+#[derive(Debug, Default)]
+pub struct TapBatch {
+    /// New records, per process in order.
+    pub records: Vec<LogRecord>,
+    /// Records lost since the last poll: overwritten before read (cells), malformed, and
+    /// dropped by a writer whose ring was full.
+    pub missed: u64,
+}
+
+/// Every log segment of a namespace: those present at [`LogTap::start`] from their records
+/// written since, those that appear later (new processes, picked up at each
+/// [`poll`](LogTap::poll)) from their first record.
+pub struct LogTap {
+    namespace: String,
+    open: BTreeMap<u32, Followed>,
+    /// Segments that are not valid log segments (tried once).
+    skipped: BTreeSet<String>,
+    last_discovery: Option<Instant>,
+}
+
+impl LogTap {
+    /// A tap on `namespace`'s log segments; the segments there now are opened here and
+    /// followed from their current end (what they held before is not this tap's).
+    pub fn start(namespace: &str) -> LogTap {
+        let mut tap = LogTap {
+            namespace: namespace.to_owned(),
+            open: BTreeMap::new(),
+            skipped: BTreeSet::new(),
+            last_discovery: Some(Instant::now()),
+        };
+        tap.discover();
+        for f in tap.open.values_mut() {
+            f.next = f.seg.counters().head;
+        }
+        tap
+    }
+
+    /// Looks for new segments (at most every 200 ms), then reads what every followed segment has committed.
+    /// A segment that is removed stays mapped (its records are still read); a new segment
+    /// of the same pid (pid reused) replaces it.
+    pub fn poll(&mut self) -> TapBatch {
+        if self
+            .last_discovery
+            .is_none_or(|t| t.elapsed() >= DISCOVER_EVERY)
+        {
+            self.last_discovery = Some(Instant::now());
+            self.discover();
+        }
+        let mut batch = TapBatch::default();
+        for f in self.open.values_mut() {
+            // Wait at a record being written only while its writer can finish it.
+            let alive = f.seg.is_alive();
+            let b = f.seg.read_from(f.next, alive);
+            f.next = b.next;
+            batch.missed += b.missed_cells + b.malformed;
+            batch.records.extend(b.records);
+            let dropped = f.seg.counters().dropped.saturating_sub(f.dropped_base);
+            if dropped > f.dropped_seen {
+                batch.missed += dropped - f.dropped_seen;
+                f.dropped_seen = dropped;
+            }
+        }
+        batch
+    }
+
+    /// Makes the next [`poll`](LogTap::poll) look for new segments whenever the last look
+    /// was (a last poll before stopping sees every process that exists now).
+    pub fn look_again(&mut self) {
+        self.last_discovery = None;
+    }
+
+    fn discover(&mut self) {
+        let Ok(entries) = horus_log::segments(&self.namespace) else {
+            return;
+        };
+        for e in entries {
+            if self.skipped.contains(&e.name) {
+                continue;
+            }
+            if let Some(f) = self.open.get(&e.pid) {
+                // Same segment still (its name resolves to our mapping) or a dead process's
+                // segment we keep reading: nothing new.
+                if f.seg.is_alive() || !pid_reused(&f.seg, &e.name) {
+                    continue;
+                }
+            }
+            match LogSegment::open(&e.name) {
+                Ok(seg) => {
+                    let dropped_base = seg.counters().dropped;
+                    self.open.insert(
+                        e.pid,
+                        Followed {
+                            seg,
+                            next: 0,
+                            dropped_base,
+                            dropped_seen: 0,
+                        },
+                    );
+                }
+                Err(horus_log::LogError::Segment(_)) => {}
+                Err(_) => {
+                    self.skipped.insert(e.name);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `name` is now a different (newer, live) segment than the dead one we follow.
+fn pid_reused(old: &LogSegment, name: &str) -> bool {
+    LogSegment::open(name).is_ok_and(|s| s.is_alive() && !old.is_alive())
+}

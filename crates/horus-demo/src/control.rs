@@ -144,6 +144,8 @@ pub(crate) struct Controller {
     tuning: Tuning,
     /// One [`ControlTrace`] per tick.
     traces: Publisher<ControlTrace>,
+    /// Whether the last tick stopped on the detector's flag (logged on the change).
+    flag_stopping: bool,
     /// Stamps of the inputs held (0: none yet).
     scan_stamp: u64,
     imu_stamp: u64,
@@ -197,6 +199,7 @@ impl Controller {
             source,
             tuning: Tuning::default(),
             traces,
+            flag_stopping: false,
             scan_stamp: 0,
             imu_stamp: 0,
         }
@@ -219,9 +222,10 @@ impl Controller {
                         cruise: f("cruise_speed", CRUISE),
                         stop_at: f("stop_distance", STOP_AT),
                     };
-                    println!(
-                        "controller: cruise_speed {} m/s, stop_distance {} m",
-                        self.tuning.cruise, self.tuning.stop_at
+                    horus_log::info!(
+                        "new tuning: cruise_speed {} m/s, stop_distance {} m",
+                        self.tuning.cruise, self.tuning.stop_at;
+                        node = "controller"
                     );
                 }
                 now_ns()
@@ -281,6 +285,19 @@ impl Node for Controller {
         if linear != 0.0 && flag_says_stop(self.flag.as_ref(), now) {
             linear = 0.0;
             self.flag_stops += 1;
+            if !self.flag_stopping {
+                let nearest = self
+                    .scan
+                    .as_ref()
+                    .map_or(f32::INFINITY, |s| decide_with(s, self.tuning).nearest_ahead);
+                horus_log::warn!(
+                    "stopping on the detector's flag, obstacle {:.2} m ahead", nearest;
+                    node = "controller", reason = self.flag.map_or(0, |f| f.reason)
+                );
+            }
+            self.flag_stopping = true;
+        } else {
+            self.flag_stopping = false;
         }
         let _ = self.commands.send(CmdVel::new(now, linear, angular));
         let _ = self.traces.send(ControlTrace {

@@ -129,6 +129,22 @@ fn parse(args: impl IntoIterator<Item = String>) -> anyhow::Result<Mode> {
     })
 }
 
+/// Runs `f` with horus-log set up (records in this process's log ring, read by `horus log`,
+/// the monitor and the recorder; printed on stderr too); the ring is removed when `f`
+/// returns (before `process::exit`, which runs no destructors).
+fn with_log(f: impl FnOnce() -> i32) -> i32 {
+    let guard = match horus_log::Builder::new().init() {
+        Ok(g) => Some(g),
+        Err(e) => {
+            eprintln!("horus-demo: logging unavailable: {e}");
+            None
+        }
+    };
+    let code = f();
+    drop(guard);
+    code
+}
+
 fn main() {
     let code = match parse(std::env::args().skip(1)) {
         Ok(Mode::Help) => {
@@ -146,16 +162,18 @@ fn main() {
             eprintln!("horus-demo: {e:#}");
             1
         }),
-        Ok(Mode::Replay(path)) => match replay::run(&path) {
+        Ok(Mode::Replay(path)) => with_log(|| match replay::run(&path) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("horus-demo: {e:#}");
                 1
             }
-        },
-        Ok(Mode::Child(role)) => child::run(role).unwrap_or_else(|e| {
-            eprintln!("horus-demo[{}]: {e:#}", role.name());
-            1
+        }),
+        Ok(Mode::Child(role)) => with_log(|| {
+            child::run(role).unwrap_or_else(|e| {
+                eprintln!("horus-demo[{}]: {e:#}", role.name());
+                1
+            })
         }),
         Err(e) => {
             eprintln!("horus-demo: {e:#}\n{USAGE}");

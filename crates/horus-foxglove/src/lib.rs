@@ -36,4 +36,4 @@ mod send;
 mod server;
 
 pub use send::{MAX_QUEUED_BYTES, MAX_QUEUED_CONTROL, MAX_QUEUED_MESSAGES};
-pub use server::{Bridge, BridgeOptions, BridgeStats, ClientStats, Event, StartError};
+pub use server::{Bridge, BridgeOptions, BridgeStats, ClientStats, Event, StartError, LOG_CHANNEL};

@@ -15,10 +15,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use horus::inspect::RawObserver;
+use horus_record::foxlog::{self, LogTap};
 
 use crate::client::{self, ClientShared};
 use crate::discovery::Discovery;
 use crate::protocol;
+use crate::schemas::ChannelSchema;
 use crate::send::Outgoing;
 
 /// How often the namespace is listed for new and removed topics.
@@ -30,8 +32,12 @@ const IDLE: Duration = Duration::from_micros(500);
 const UNSUBSCRIBED: Duration = Duration::from_millis(20);
 /// Most messages taken from one topic before the next topic gets its turn.
 const BATCH: usize = 64;
+/// Channel id of `/log` (topic channels count up from 1).
+pub const LOG_CHANNEL: u32 = u32::MAX;
 
-/// What the bridge serves.
+/// What the bridge serves: the namespace's topics and, on the `/log` channel
+/// (`foxglove.Log`, JSON), the log records of its processes (unless `topics` leaves `/log`
+/// out).
 #[derive(Clone, Debug)]
 pub struct BridgeOptions {
     /// Address to listen on (port 0: any free port, see [`Bridge::local_addr`]).
@@ -306,9 +312,83 @@ fn serve_client(
     });
 }
 
+/// The `/log` channel as advertised.
+fn log_advertisement() -> serde_json::Value {
+    protocol::channel_json(
+        LOG_CHANNEL,
+        foxlog::TOPIC,
+        &ChannelSchema {
+            encoding: foxlog::MESSAGE_ENCODING,
+            name: foxlog::SCHEMA_NAME.into(),
+            schema_encoding: foxlog::SCHEMA_ENCODING,
+            text: foxlog::SCHEMA.into(),
+        },
+    )
+}
+
+/// The log rings while someone subscribes to `/log`.
+struct LogFeed {
+    tap: LogTap,
+    /// Whether someone subscribed at the last pass (a new subscription starts at the
+    /// records written from then on).
+    streaming: bool,
+    missed: u64,
+}
+
+impl LogFeed {
+    /// Reads new records and hands them to the subscribed clients; returns how many.
+    fn pass(&mut self, wanted: bool, clients: &[Arc<ClientShared>], shared: &Shared) -> usize {
+        if !wanted {
+            self.streaming = false;
+            return 0;
+        }
+        if !self.streaming {
+            self.streaming = true;
+            self.tap.skip_to_end();
+        }
+        let batch = self.tap.poll();
+        for r in &batch.records {
+            let payload = Arc::new(foxlog::to_json(r));
+            for c in clients {
+                if let Some(sub) = c.subscription(LOG_CHANNEL) {
+                    c.queue.push_data(Outgoing {
+                        channel: LOG_CHANNEL,
+                        subscription: sub,
+                        log_time_ns: r.unix_ns,
+                        payload: payload.clone(),
+                    });
+                }
+            }
+        }
+        if batch.missed > 0 {
+            self.missed += batch.missed;
+            lock(&shared.missed).insert(foxlog::TOPIC.to_owned(), self.missed);
+        }
+        batch.records.len()
+    }
+}
+
 /// The pump: discovery, observers of subscribed channels, encoding, fan-out.
 fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
     let mut disc = Discovery::new(&opts.namespace, opts.topics.clone());
+    let mut logs = opts
+        .topics
+        .as_ref()
+        .is_none_or(|t| t.contains(foxlog::TOPIC))
+        .then(|| LogFeed {
+            tap: LogTap::start(&opts.namespace),
+            streaming: false,
+            missed: 0,
+        });
+    if logs.is_some() {
+        lock(&shared.topics).insert(LOG_CHANNEL, foxlog::TOPIC.to_owned());
+        let _ = events.send(Event::Advertised {
+            id: LOG_CHANNEL,
+            topic: foxlog::TOPIC.to_owned(),
+            schema: foxlog::SCHEMA_NAME.to_owned(),
+            encoding: foxlog::MESSAGE_ENCODING.to_owned(),
+        });
+    }
     let mut observers: HashMap<u32, RawObserver> = HashMap::new();
     let mut next_discover = Instant::now();
     let mut scratch = Vec::new();
@@ -320,7 +400,10 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
         // Greet new clients: serverInfo and every channel, in order with later changes.
         let fresh: Vec<_> = lock(&shared.pending).drain(..).collect();
         if !fresh.is_empty() {
-            let ads: Vec<_> = disc.channels().map(|c| c.advertisement()).collect();
+            let mut ads: Vec<_> = disc.channels().map(|c| c.advertisement()).collect();
+            if logs.is_some() {
+                ads.push(log_advertisement());
+            }
             for c in &fresh {
                 c.queue.push_text(protocol::server_info(&opts.namespace));
                 if !ads.is_empty() {
@@ -356,6 +439,9 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
             }
         }
         let mut any = false;
+        if let Some(l) = logs.as_mut() {
+            any |= l.pass(wanted.contains(&LOG_CHANNEL), &clients, &shared) > 0;
+        }
         for (id, obs) in observers.iter_mut() {
             let Some(ch) = disc.get(*id) else { continue };
             for _ in 0..BATCH {
@@ -384,7 +470,8 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
             }
         }
         if !any {
-            std::thread::sleep(if observers.is_empty() {
+            let log_streaming = logs.as_ref().is_some_and(|l| l.streaming);
+            std::thread::sleep(if observers.is_empty() && !log_streaming {
                 UNSUBSCRIBED
             } else {
                 IDLE

@@ -124,9 +124,7 @@ impl LogTap {
             last_discovery: Some(Instant::now()),
         };
         tap.discover();
-        for f in tap.open.values_mut() {
-            f.next = f.seg.counters().head;
-        }
+        tap.skip_to_end();
         tap
     }
 
@@ -156,6 +154,16 @@ impl LogTap {
             }
         }
         batch
+    }
+
+    /// Follows every open segment from what is committed now on (what they hold is not
+    /// read); segments found later are still read from their first record.
+    pub fn skip_to_end(&mut self) {
+        for f in self.open.values_mut() {
+            f.next = f.seg.counters().head;
+            f.dropped_base = f.seg.counters().dropped;
+            f.dropped_seen = 0;
+        }
     }
 
     /// Makes the next [`poll`](LogTap::poll) look for new segments whenever the last look

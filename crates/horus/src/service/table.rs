@@ -22,7 +22,8 @@ pub(crate) const MAX_SERVERS: u32 = 32;
 pub(crate) const MAX_DEPTH: u32 = 1024;
 
 const MAGIC: u64 = 0x4853_5643_5442_4c31; // "HSVCTBL1"
-const VERSION: u64 = 1;
+/// 2: counters on cache lines of their own, away from the identity words the peer reads.
+const VERSION: u64 = 2;
 const CLOSING: u64 = 1 << 63;
 /// A place being reclaimed after its owner's death.
 const RECLAIMING: u64 = u64::MAX;
@@ -42,17 +43,21 @@ const W_RESP_SCHEMA: usize = W_REQ_SCHEMA + SCHEMA_BYTES / 8;
 const HEADER_WORDS: usize = 48;
 const _: () = assert!(W_RESP_SCHEMA + SCHEMA_BYTES / 8 <= HEADER_WORDS);
 
-/// Client record words (then one claim word per call slot).
+/// Client record words (then one claim word per call slot). The identity words (token, pid),
+/// which servers read on every reply, are on a cache line of their own; the counters, which
+/// the client bumps on every call, start on the next one — sharing a line made it bounce
+/// between the two processes twice per call.
 pub(crate) const C_TOKEN: usize = 0;
 pub(crate) const C_PID: usize = 1;
 /// First counter; see [`ClientCounter`].
-const C_COUNTERS: usize = 2;
-const CLIENT_FIXED: usize = 16;
+const C_COUNTERS: usize = 8;
+const CLIENT_FIXED: usize = 24;
 
-/// Server record words.
+/// Server record words: identity (owner, generation; read by clients for every call's
+/// witnesses) on one cache line, the counters (bumped by the server per call) on the next.
 const S_OWNER: usize = 0;
 const S_GEN: usize = 1;
-const S_COUNTERS: usize = 2;
+const S_COUNTERS: usize = 8;
 const SERVER_WORDS: usize = 16;
 
 /// A client's counters, in record order.

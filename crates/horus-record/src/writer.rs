@@ -466,12 +466,16 @@ impl RecordingWriter {
             path: f.path.clone(),
             source,
         };
+        // Every topic; a raw channel (`/log`) only if it is in this file or missed something.
         let losses: BTreeMap<String, String> = self
             .channels
             .iter_mut()
-            .map(|c| {
+            .enumerate()
+            .filter_map(|(i, c)| {
                 let n = std::mem::take(&mut c.missed_in_file);
-                (c.topic.clone(), n.to_string())
+                let listed =
+                    matches!(c.encoder, Encoder::Cdr(_)) || n > 0 || f.ids.contains_key(&i);
+                listed.then(|| (c.topic.clone(), n.to_string()))
             })
             .collect();
         f.writer

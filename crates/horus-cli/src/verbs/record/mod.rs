@@ -310,6 +310,12 @@ fn report(
     elapsed: Duration,
     refused: &HashMap<String, String>,
 ) {
+    // `/log` is listed only when some process logged (or a record was missed).
+    let mut totals = totals.clone();
+    totals
+        .channels
+        .retain(|c| c.topic != foxlog::TOPIC || c.messages > 0 || c.missed > 0);
+    let totals = &totals;
     let files: Vec<String> = totals
         .files
         .iter()

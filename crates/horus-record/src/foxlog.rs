@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use horus_log::{Level, LogRecord, LogSegment, Val};
+use horus_log::{Level, LogRecord, LogSegment};
 use serde_json::{json, Value};
 
 /// How often the namespace is listed for new log segments.
@@ -70,19 +70,6 @@ pub fn to_json(r: &LogRecord) -> Vec<u8> {
     v.to_string().into_bytes()
 }
 
-/// A field value as JSON (for callers that want them structured).
-pub fn value_json(v: &Val) -> Value {
-    match v {
-        Val::I64(x) => json!(x),
-        Val::U64(x) => json!(x),
-        Val::F64(x) => json!(x),
-        Val::F32(x) => json!(x),
-        Val::Bool(x) => json!(x),
-        Val::Char(c) => json!(c.to_string()),
-        Val::Str(s) | Val::Text(s, _) => json!(s),
-    }
-}
-
 /// One followed segment.
 struct Followed {
     seg: LogSegment,
@@ -90,6 +77,8 @@ struct Followed {
     /// The writer's dropped count when we started following (drops before are not ours).
     dropped_base: u64,
     dropped_seen: u64,
+    /// Whether its name was in /dev/shm at the last look.
+    listed: bool,
 }
 
 /// What one [`LogTap::poll`] found.
@@ -153,6 +142,9 @@ impl LogTap {
                 f.dropped_seen = dropped;
             }
         }
+        // Let go of a segment whose name is gone once its process is dead and it was read a
+        // last time (above): the mapping would keep its memory alive.
+        self.open.retain(|_, f| f.listed || f.seg.is_alive());
         batch
     }
 
@@ -176,11 +168,15 @@ impl LogTap {
         let Ok(entries) = horus_log::segments(&self.namespace) else {
             return;
         };
+        for f in self.open.values_mut() {
+            f.listed = false;
+        }
         for e in entries {
             if self.skipped.contains(&e.name) {
                 continue;
             }
-            if let Some(f) = self.open.get(&e.pid) {
+            if let Some(f) = self.open.get_mut(&e.pid) {
+                f.listed = true;
                 // Same segment still (its name resolves to our mapping) or a dead process's
                 // segment we keep reading: nothing new.
                 if f.seg.is_alive() || !pid_reused(&f.seg, &e.name) {
@@ -197,6 +193,7 @@ impl LogTap {
                             next: 0,
                             dropped_base,
                             dropped_seen: 0,
+                            listed: true,
                         },
                     );
                 }
@@ -212,4 +209,58 @@ impl LogTap {
 /// Whether `name` is now a different (newer, live) segment than the dead one we follow.
 fn pid_reused(old: &LogSegment, name: &str) -> bool {
     LogSegment::open(name).is_ok_and(|s| s.is_alive() && !old.is_alive())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus_log::Val;
+
+    #[test]
+    fn a_record_becomes_foxglove_log_json() {
+        let r = LogRecord {
+            position: 0,
+            pid: 42,
+            process: "demo".into(),
+            tid: 43,
+            unix_ns: 1_700_000_000_123_456_789,
+            level: Level::Warn,
+            target: "nav/planner".into(),
+            file: "src/nav.rs".into(),
+            line: 17,
+            message: "obstacle at 1.2 m".into(),
+            fields: vec![("code".into(), Val::U64(7)), ("ok".into(), Val::Bool(true))],
+        };
+        let v: Value = serde_json::from_slice(&to_json(&r)).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "timestamp": {"sec": 1_700_000_000u64, "nsec": 123_456_789u64},
+                "level": 3,
+                "message": "obstacle at 1.2 m code=7 ok=true",
+                "name": "nav/planner (demo[42])",
+                "file": "src/nav.rs",
+                "line": 17,
+            })
+        );
+        let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+        let props = schema["properties"].as_object().unwrap();
+        assert_eq!(props.len(), v.as_object().unwrap().len());
+        assert!(v.as_object().unwrap().keys().all(|k| props.contains_key(k)));
+    }
+
+    #[test]
+    fn levels_map_to_foxglove_log_levels() {
+        let got: Vec<u8> = [
+            Level::Trace,
+            Level::Debug,
+            Level::Info,
+            Level::Warn,
+            Level::Error,
+        ]
+        .into_iter()
+        .map(level)
+        .collect();
+        assert_eq!(got, [1, 1, 2, 3, 4]);
+    }
 }

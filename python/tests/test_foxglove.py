@@ -5,7 +5,8 @@ the recording tests) observing topics this test publishes on. Clients speak
 the `foxglove.websocket.v1` protocol with the `websockets` package (and, for
 the client that never reads, over a raw socket): serverInfo, advertisements,
 subscribe, binary messageData frames decoded and compared with what was
-published. Nothing here asserts a time.
+published; a child process's log records on the `/log` channel
+(foxglove.Log). Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import queue
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -334,3 +336,59 @@ def test_a_client_that_never_reads_drops_for_itself_and_never_slows_the_publishe
     lazy.close()
     del pub, sub, t
     gc.collect()
+
+
+LOG_CHILD = """
+import logging, sys, threading, time
+import horus
+log = logging.getLogger("py.fox")
+log.setLevel(logging.INFO)
+log.addHandler(horus.HorusHandler())
+done = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.readline(), done.set()), daemon=True).start()
+print("ready", flush=True)
+i = 0
+while not done.is_set():
+    log.warning("beat %d", i)
+    i += 1
+    time.sleep(0.01)
+"""
+
+
+def test_a_client_subscribed_to_log_receives_what_a_child_process_logs(bridge: Bridge, ns: str) -> None:
+    with open_client(bridge) as ws:
+        ch = Channels(ws)
+        ch.until(lambda: "/log" in ch.by_topic)
+        c = ch.by_topic["/log"]
+        assert (c["schemaName"], c["encoding"], c["schemaEncoding"]) == ("foxglove.Log", "json", "jsonschema")
+        props = json.loads(c["schema"])["properties"]
+        subscribe(ws, [(9, c["id"])])
+        env = dict(os.environ, HORUS_LOG_CONSOLE="0")
+        child = subprocess.Popen(
+            [sys.executable, "-c", LOG_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+            frame = None
+            deadline = time.monotonic() + PATIENCE
+            while frame is None:
+                assert time.monotonic() < deadline, "no log record arrived"
+                try:
+                    frame = ch.take(ws.recv(timeout=0.1))
+                except TimeoutError:
+                    pass
+            sub, log_time, payload = message_data(frame)
+            assert sub == 9
+            m = json.loads(payload)
+            assert set(m) == set(props)
+            assert m["message"].startswith("beat ")
+            assert m["level"] == 3  # WARNING
+            assert m["name"].startswith("py.fox (") and m["name"].endswith(f"[{child.pid}])")
+            assert log_time == m["timestamp"]["sec"] * 1_000_000_000 + m["timestamp"]["nsec"]
+        finally:
+            assert child.stdin is not None
+            child.stdin.close()
+            child.wait(timeout=PATIENCE)
+            if child.stdout is not None:
+                child.stdout.close()
+    assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"horus.{ns}.log.")]

@@ -18,6 +18,10 @@ use serde_json::{json, Value};
 /// How often the namespace is listed for new log segments.
 const DISCOVER_EVERY: Duration = Duration::from_millis(200);
 
+/// Least time between two reads of the rings (a poll sooner returns nothing): logs are
+/// not latency-critical, and the rings hold far more than this much logging.
+const READ_EVERY: Duration = Duration::from_millis(5);
+
 /// The channel log records are recorded and streamed on.
 pub const TOPIC: &str = "/log";
 
@@ -79,6 +83,9 @@ struct Followed {
     dropped_seen: u64,
     /// Whether its name was in /dev/shm at the last look.
     listed: bool,
+    /// Whether its process was running at the last look (checked only then: it reads
+    /// /proc).
+    alive: bool,
 }
 
 /// What one [`LogTap::poll`] found.
@@ -100,6 +107,7 @@ pub struct LogTap {
     /// Segments that are not valid log segments (tried once).
     skipped: BTreeSet<String>,
     last_discovery: Option<Instant>,
+    last_read: Option<Instant>,
 }
 
 impl LogTap {
@@ -111,15 +119,17 @@ impl LogTap {
             open: BTreeMap::new(),
             skipped: BTreeSet::new(),
             last_discovery: Some(Instant::now()),
+            last_read: None,
         };
         tap.discover();
         tap.skip_to_end();
         tap
     }
 
-    /// Looks for new segments (at most every 200 ms), then reads what every followed segment has committed.
-    /// A segment that is removed stays mapped (its records are still read); a new segment
-    /// of the same pid (pid reused) replaces it.
+    /// Looks for new segments (at most every 200 ms), then reads what every followed
+    /// segment has committed (at most every 5 ms: a poll sooner finds nothing).
+    /// A segment whose name is removed is read a last time and let go once its process is
+    /// dead; a new segment of the same pid (pid reused) replaces a dead one.
     pub fn poll(&mut self) -> TapBatch {
         if self
             .last_discovery
@@ -129,10 +139,13 @@ impl LogTap {
             self.discover();
         }
         let mut batch = TapBatch::default();
+        if self.last_read.is_some_and(|t| t.elapsed() < READ_EVERY) {
+            return batch;
+        }
+        self.last_read = Some(Instant::now());
         for f in self.open.values_mut() {
             // Wait at a record being written only while its writer can finish it.
-            let alive = f.seg.is_alive();
-            let b = f.seg.read_from(f.next, alive);
+            let b = f.seg.read_from(f.next, f.alive);
             f.next = b.next;
             batch.missed += b.missed_cells + b.malformed;
             batch.records.extend(b.records);
@@ -144,7 +157,7 @@ impl LogTap {
         }
         // Let go of a segment whose name is gone once its process is dead and it was read a
         // last time (above): the mapping would keep its memory alive.
-        self.open.retain(|_, f| f.listed || f.seg.is_alive());
+        self.open.retain(|_, f| f.listed || f.alive);
         batch
     }
 
@@ -162,6 +175,7 @@ impl LogTap {
     /// was (a last poll before stopping sees every process that exists now).
     pub fn look_again(&mut self) {
         self.last_discovery = None;
+        self.last_read = None;
     }
 
     fn discover(&mut self) {
@@ -170,6 +184,7 @@ impl LogTap {
         };
         for f in self.open.values_mut() {
             f.listed = false;
+            f.alive = f.seg.is_alive();
         }
         for e in entries {
             if self.skipped.contains(&e.name) {
@@ -179,13 +194,14 @@ impl LogTap {
                 f.listed = true;
                 // Same segment still (its name resolves to our mapping) or a dead process's
                 // segment we keep reading: nothing new.
-                if f.seg.is_alive() || !pid_reused(&f.seg, &e.name) {
+                if f.alive || !pid_reused(&f.seg, &e.name) {
                     continue;
                 }
             }
             match LogSegment::open(&e.name) {
                 Ok(seg) => {
                     let dropped_base = seg.counters().dropped;
+                    let alive = seg.is_alive();
                     self.open.insert(
                         e.pid,
                         Followed {
@@ -194,6 +210,7 @@ impl LogTap {
                             dropped_base,
                             dropped_seen: 0,
                             listed: true,
+                            alive,
                         },
                     );
                 }

@@ -1,7 +1,7 @@
 //! `horus record` records the namespace's log records: a child process logs through
 //! horus-log while the recorder runs; the file has a `/log` channel (`foxglove.Log`, JSON)
-//! with each record's level, text, fields, name, file and line; `bag info` lists it, `play`
-//! skips it, `--no-logs` leaves it out.
+//! with each record's level, text, fields, name, file and line; `bag info` lists it, `bag
+//! repair` copies it, `play` skips it, `--no-logs` leaves it out.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -229,6 +229,22 @@ fn log_records_of_a_new_process_are_recorded_as_foxglove_log() {
     assert_eq!(ch["schema_encoding"], "jsonschema");
     assert_eq!(ch["message_encoding"], "json");
     assert_eq!(ch["messages"], 5);
+
+    // bag repair copies the log channel as it is.
+    let repaired = d.join("repaired.mcap");
+    let out = horus(&ns)
+        .args(["--json", "bag", "repair"])
+        .arg(&with)
+        .arg("-o")
+        .arg(&repaired)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(log_messages(&repaired), msgs);
 
     // play skips the log channel: nothing published, no failure.
     let out = horus(&ns)

@@ -13,12 +13,32 @@ use horus_record::RecordingReader;
 use serde_json::Value;
 
 const PATIENCE: Duration = Duration::from_secs(60);
+/// Records the burst fixture writes.
+const BURST: u64 = 20_000;
 
 /// The logging process (this test binary, re-run with `HORUS_RECORD_LOG_FIXTURE`): logs,
 /// says "ready", and exits in order (removing its segment) when its stdin closes.
 #[test]
 fn fixture() {
-    if std::env::var("HORUS_RECORD_LOG_FIXTURE").is_err() {
+    let Ok(mode) = std::env::var("HORUS_RECORD_LOG_FIXTURE") else {
+        return;
+    };
+    if mode == "burst" {
+        // A small ring and a burst: the process drops some, the recorder may miss some.
+        let guard = horus_log::Builder::new()
+            .ring_bytes(4096)
+            .console(horus_log::Console::Off)
+            .name("burst")
+            .init()
+            .unwrap();
+        for i in 0..BURST {
+            horus_log::info!("burst {}", i; pad = "some text to fill the ring");
+        }
+        println!("dropped {}", horus_log::dropped());
+        println!("ready");
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+        drop(guard);
         return;
     }
     let guard = horus_log::Builder::new()
@@ -48,21 +68,25 @@ impl Drop for Kid {
     }
 }
 
-fn spawn_fixture(ns: &str) -> Kid {
+/// Spawns the fixture in `mode`; returns it and the lines it printed before "ready".
+fn spawn_fixture(ns: &str, mode: &str) -> (Kid, Vec<String>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "fixture", "--nocapture", "--test-threads=1"])
-        .env("HORUS_RECORD_LOG_FIXTURE", "1")
+        .env("HORUS_RECORD_LOG_FIXTURE", mode)
         .env("HORUS_NAMESPACE", ns)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert!(
-        lines.any(|l| l.is_ok_and(|l| l.ends_with("ready"))),
-        "fixture never became ready"
-    );
-    Kid(child)
+    let mut before = Vec::new();
+    for l in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let l = l.unwrap();
+        if l.ends_with("ready") {
+            return (Kid(child), before);
+        }
+        before.push(l);
+    }
+    panic!("fixture never became ready: {before:?}");
 }
 
 fn horus(ns: &str) -> Command {
@@ -147,7 +171,7 @@ fn log_records_of_a_new_process_are_recorded_as_foxglove_log() {
     let without = d.join("without.mcap");
     let rec = Recorder::start(&ns, &with, &["--json"], true);
     let quiet = Recorder::start(&ns, &without, &["--json", "--no-logs"], false);
-    let mut kid = spawn_fixture(&ns);
+    let (mut kid, _) = spawn_fixture(&ns, "calm");
     let pid = kid.0.id();
     let report = rec.stop();
     quiet.stop();
@@ -263,6 +287,55 @@ fn log_records_of_a_new_process_are_recorded_as_foxglove_log() {
         "{played}"
     );
 
+    assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn every_record_of_a_burst_is_recorded_or_counted_as_missed() {
+    let ns = format!("cli-reclog-burst-{}", std::process::id());
+    let d = std::env::temp_dir().join(format!("horus-cli-reclog-burst-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let file = d.join("burst.mcap");
+    let rec = Recorder::start(&ns, &file, &["--json"], true);
+    let (mut kid, printed) = spawn_fixture(&ns, "burst");
+    let report = rec.stop();
+    drop(kid.0.stdin.take());
+    let _ = kid.0.wait();
+    let dropped: u64 = printed
+        .iter()
+        .find_map(|l| l.split("dropped ").nth(1)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{printed:?}"));
+    let log = report["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["topic"] == "/log")
+        .unwrap_or_else(|| panic!("{report}"));
+    let recorded = log["messages"].as_u64().unwrap();
+    let missed = log["missed"].as_u64().unwrap();
+    eprintln!("burst: {recorded} recorded, {missed} missed, {dropped} dropped by the process");
+    assert_eq!(recorded, log_messages(&file).len() as u64);
+    // Records the process dropped are all counted; whatever was overwritten before the
+    // recorder read it is counted in cells (at least one per record).
+    assert!(missed >= dropped, "{report} dropped {dropped}");
+    assert!(recorded + dropped <= BURST, "{report} dropped {dropped}");
+    assert!(recorded + missed >= BURST, "{report} dropped {dropped}");
+    // The file's losses record says the same.
+    let out = horus(&ns)
+        .args(["--json", "bag", "info"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ch = info["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["topic"] == "/log")
+        .unwrap_or_else(|| panic!("{info}"));
+    assert_eq!(ch["missed"], missed);
     assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
     std::fs::remove_dir_all(d).unwrap();
 }

@@ -6,8 +6,9 @@
 //!
 //! The tap never consumes: it copies records out of each process's ring the way `horus log`
 //! does, so the process's own drain thread (its console) sees everything it would without
-//! it. Records the tap could not read (overwritten first, malformed) and those the writer
-//! dropped (ring full) while the tap followed are counted as missed.
+//! it. Records the tap could not read (overwritten first: counted in 32-byte ring cells, as
+//! the reader reports them; malformed) and those the writer dropped (ring full) while the
+//! tap followed are counted as missed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -78,7 +79,8 @@ pub fn to_json(r: &LogRecord) -> Vec<u8> {
 struct Followed {
     seg: LogSegment,
     next: u64,
-    /// The writer's dropped count when we started following (drops before are not ours).
+    /// The writer's dropped count before what we follow (0 for a segment found after the
+    /// start: its drops are the recording's).
     dropped_base: u64,
     dropped_seen: u64,
     /// Whether its name was in /dev/shm at the last look.
@@ -146,6 +148,11 @@ impl LogTap {
         for f in self.open.values_mut() {
             // Wait at a record being written only while its writer can finish it.
             let b = f.seg.read_from(f.next, f.alive);
+            if f.next == 0 {
+                // First read of a segment from its beginning: what was overwritten before
+                // its oldest readable record is lost too (cells).
+                batch.missed += b.records.first().map_or(0, |r| r.position);
+            }
             f.next = b.next;
             batch.missed += b.missed_cells + b.malformed;
             batch.records.extend(b.records);
@@ -200,14 +207,13 @@ impl LogTap {
             }
             match LogSegment::open(&e.name) {
                 Ok(seg) => {
-                    let dropped_base = seg.counters().dropped;
                     let alive = seg.is_alive();
                     self.open.insert(
                         e.pid,
                         Followed {
                             seg,
                             next: 0,
-                            dropped_base,
+                            dropped_base: 0,
                             dropped_seen: 0,
                             listed: true,
                             alive,

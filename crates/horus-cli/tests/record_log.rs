@@ -70,19 +70,20 @@ impl Drop for Kid {
 
 /// Spawns the fixture in `mode`; returns it and the lines it printed before "ready".
 fn spawn_fixture(ns: &str, mode: &str) -> (Kid, Vec<String>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let mut kid = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "fixture", "--nocapture", "--test-threads=1"])
         .env("HORUS_RECORD_LOG_FIXTURE", mode)
         .env("HORUS_NAMESPACE", ns)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
+        .map(Kid)
         .unwrap();
     let mut before = Vec::new();
-    for l in BufReader::new(child.stdout.take().unwrap()).lines() {
+    for l in BufReader::new(kid.0.stdout.take().unwrap()).lines() {
         let l = l.unwrap();
         if l.ends_with("ready") {
-            return (Kid(child), before);
+            return (kid, before);
         }
         before.push(l);
     }

@@ -60,10 +60,15 @@ impl RecordedInputs {
         let mut first: Option<u64> = None;
         let mut bytes = Vec::new();
         while let Some(m) = r.next_message()? {
-            let t0 = *first.get_or_insert(m.log_time);
             let ch = r
                 .channel(m.channel)
                 .expect("messages only on known channels");
+            // Log records (`/log`) are not inputs, and their times (when each process wrote
+            // them) must not move the start.
+            if ch.schema_name == crate::foxlog::SCHEMA_NAME {
+                continue;
+            }
+            let t0 = *first.get_or_insert(m.log_time);
             if !topics.contains(&ch.topic.as_str()) {
                 continue;
             }

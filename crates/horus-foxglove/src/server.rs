@@ -344,7 +344,7 @@ impl LogFeed {
         }
         if !self.streaming {
             self.streaming = true;
-            self.tap.skip_to_end();
+            self.tap.from_now();
         }
         let batch = self.tap.poll();
         for r in &batch.records {

@@ -120,12 +120,24 @@ impl LogTap {
             namespace: namespace.to_owned(),
             open: BTreeMap::new(),
             skipped: BTreeSet::new(),
-            last_discovery: Some(Instant::now()),
+            last_discovery: None,
             last_read: None,
         };
-        tap.discover();
-        tap.skip_to_end();
+        tap.from_now();
         tap
+    }
+
+    /// Lists the namespace now and follows every segment there from what is committed now
+    /// on (what they hold is not read); segments found later are read from their first
+    /// record. (The bridge calls it when a client subscribes after nobody did.)
+    pub fn from_now(&mut self) {
+        self.last_discovery = Some(Instant::now());
+        self.discover();
+        for f in self.open.values_mut() {
+            f.next = f.seg.counters().head;
+            f.dropped_base = f.seg.counters().dropped;
+            f.dropped_seen = 0;
+        }
     }
 
     /// Looks for new segments (at most every 200 ms), then reads what every followed
@@ -166,16 +178,6 @@ impl LogTap {
         // last time (above): the mapping would keep its memory alive.
         self.open.retain(|_, f| f.listed || f.alive);
         batch
-    }
-
-    /// Follows every open segment from what is committed now on (what they hold is not
-    /// read); segments found later are still read from their first record.
-    pub fn skip_to_end(&mut self) {
-        for f in self.open.values_mut() {
-            f.next = f.seg.counters().head;
-            f.dropped_base = f.seg.counters().dropped;
-            f.dropped_seen = 0;
-        }
     }
 
     /// Makes the next [`poll`](LogTap::poll) look for new segments whenever the last look

@@ -28,7 +28,8 @@ pub(crate) struct Foxglove {
     /// Address to listen on (0.0.0.0 for other machines).
     #[arg(long, default_value = "127.0.0.1")]
     address: IpAddr,
-    /// Serve only these topics (comma-separated or repeated; default: every topic).
+    /// Serve only these topics (comma-separated or repeated; default: every topic and the
+    /// `/log` channel of log records, which is served with a list only if it names `/log`).
     #[arg(long, value_delimiter = ',')]
     topics: Vec<String>,
     /// Namespace (default: `HORUS_NAMESPACE`, else one per user).

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,11 @@ import pytest
 import horus
 
 _counter = itertools.count()
+
+# A shell without job control (a script running `make test &`, some CI runners) starts
+# background commands with SIGINT ignored, and Python then installs no KeyboardInterrupt
+# handler: the Ctrl-C tests would test the shell, not horus. Ctrl-C behaves as in a terminal.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:

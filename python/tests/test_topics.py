@@ -129,7 +129,10 @@ def test_blocking_recv_releases_the_gil() -> None:
 def test_ctrl_c_interrupts_blocking_recv() -> None:
     code = textwrap.dedent(
         """
+        import signal
         import horus
+        # As in a terminal, even when started from a shell that ignores SIGINT.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         sub = horus.Topic(horus.CmdVel, "sigint").subscriber()
         print("ready", flush=True)
         try:

@@ -179,26 +179,28 @@ export CHECK_JSON
 
 # The benchmark binaries are built once (one cargo invocation, all of them) and then run.
 BENCH_BIN   := $(CARGO_TARGET_DIR)/release
+# The smoke phase's build (profile bench-smoke in Cargo.toml: quick to compile).
+SMOKE_BIN   := $(CARGO_TARGET_DIR)/bench-smoke
 SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers interleaved rpc
 CHECK_SUITE := $(PYTHON) crates/horus-bench/scripts/check_suite_json.py
 
 test-bench-smoke:
 	@mkdir -p $(SMOKE_DIR)
 	@scripts/shm-guard.sh snapshot $(SMOKE_DIR)/shm-before
-	$(CARGO) build --release -p horus-bench --bins
-	$(BENCH_BIN)/pingpong --quick --json $(SMOKE_DIR)/pingpong.json
+	$(CARGO) build --profile bench-smoke -p horus-bench --bins
+	$(SMOKE_BIN)/pingpong --quick --json $(SMOKE_DIR)/pingpong.json
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/pingpong.json
-	$(BENCH_BIN)/logging --quick --json $(SMOKE_DIR)/logging.json
+	$(SMOKE_BIN)/logging --quick --json $(SMOKE_DIR)/logging.json
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/logging.json
 	@for b in $(SUITE_BINS); do \
-	  echo "+ $(BENCH_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json"; \
-	  $(BENCH_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json || exit 1; \
+	  echo "+ $(SMOKE_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json"; \
+	  $(SMOKE_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json || exit 1; \
 	  $(CHECK_SUITE) $$b $(SMOKE_DIR)/$$b.json || exit 1; \
 	done
 	@scripts/shm-guard.sh clean-peers $(SMOKE_DIR)/shm-before
 	@# The report renders from whatever JSON is there (the scheduler's come in a later phase).
 	@rm -rf $(SMOKE_DIR)/img $(SMOKE_DIR)/benchmarks.md
-	$(BENCH_BIN)/report --results $(SMOKE_DIR) --out $(SMOKE_DIR)/benchmarks.md --img $(SMOKE_DIR)/img --allow-missing
+	$(SMOKE_BIN)/report --results $(SMOKE_DIR) --out $(SMOKE_DIR)/benchmarks.md --img $(SMOKE_DIR)/img --allow-missing
 	@for f in benchmarks.md img/latency_vs_payload.png img/payload_sweep.png img/fanout.png img/topics.png; do \
 	  test -s $(SMOKE_DIR)/$$f || { echo "report did not write $$f" >&2; exit 1; }; \
 	done; \

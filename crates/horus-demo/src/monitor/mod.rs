@@ -168,8 +168,21 @@ pub(crate) fn run(seconds: u64) -> anyhow::Result<i32> {
         .join()
         .map_err(|_| anyhow!("the monitor's scheduler panicked"))??;
 
-    let mut ok = summarize(&ended);
-    if let Some(e) = estops.filter(|e| e.is_engaged()) {
+    let ok = summarize(&ended);
+    finish(&ns, &schedulers, estops, ok, outcome)
+}
+
+/// The monitor's last checks, shared by both modes: no emergency stop was engaged and nothing
+/// of the namespace is left in /dev/shm; the exit status (0 only if those and `ok` hold and
+/// the run itself succeeded).
+pub(crate) fn finish(
+    ns: &str,
+    schedulers: &[String],
+    estop: Option<EmergencyStop>,
+    mut ok: bool,
+    outcome: anyhow::Result<()>,
+) -> anyhow::Result<i32> {
+    if let Some(e) = estop.filter(|e| e.is_engaged()) {
         println!(
             "emergency stop seen on {}: from {:?}",
             topics::ESTOP,
@@ -177,7 +190,7 @@ pub(crate) fn run(seconds: u64) -> anyhow::Result<i32> {
         );
         ok = false;
     }
-    let left = leftovers(&ns, &schedulers);
+    let left = leftovers(ns, schedulers);
     if left.is_empty() {
         println!("/dev/shm: nothing of namespace {ns:?} left behind");
     } else {

@@ -12,10 +12,8 @@ use anyhow::{anyhow, bail, Context};
 use horus::sched::{read_stats, stats_path, stats_writer_alive, StopHandle};
 
 use super::{
-    leftovers, namespace, print_python_note, report, report_loop, start_probes, Check,
-    STARTUP_TIMEOUT,
+    namespace, print_python_note, report, report_loop, start_probes, Check, STARTUP_TIMEOUT,
 };
-use crate::topics;
 
 /// How long, after asking `horus launch` to stop, the monitor waits for its own SIGTERM
 /// (it comes after every robot process has stopped, each within its grace period).
@@ -108,29 +106,7 @@ pub(crate) fn run(seconds: u64, schedulers: Vec<String>) -> anyhow::Result<i32> 
         .join()
         .map_err(|_| anyhow!("the monitor's scheduler panicked"))??;
 
-    if let Some(e) = estops.filter(|e| e.is_engaged()) {
-        println!(
-            "emergency stop seen on {}: from {:?}",
-            topics::ESTOP,
-            e.source_str().unwrap_or("?")
-        );
-        ok = false;
-    }
-    let left = leftovers(&ns, &schedulers);
-    if left.is_empty() {
-        println!("/dev/shm: nothing of namespace {ns:?} left behind");
-    } else {
-        println!("/dev/shm: left behind: {}", left.join(", "));
-        ok = false;
-    }
-    match outcome {
-        Ok(()) if ok => Ok(0),
-        Ok(()) => Ok(1),
-        Err(e) => {
-            eprintln!("horus-demo: {e:#}");
-            Ok(1)
-        }
-    }
+    super::finish(&ns, &schedulers, estops, ok, outcome)
 }
 
 /// Waits until every scheduler of `schedulers` publishes statistics; returns their

@@ -27,8 +27,10 @@ VENV             ?= .venv
 # and a font for the benchmark plots.
 # fonts-dejavu-core: the TrueType font the benchmark report draws its plot labels with (no
 # command of that name exists, so the dpkg check decides). tmux: the `horus monitor` test drives
-# the terminal UI in it (send-keys, capture-pane).
-APT_NEEDS := cc:build-essential python3:python3 fonts-dejavu-core:fonts-dejavu-core tmux:tmux
+# the terminal UI in it (send-keys, capture-pane). iproute2 (`ip`, `tc`) and nftables (`nft`):
+# the multi-host tests and benchmark make two network namespaces joined by a veth pair and
+# impair the link (packet loss with nftables, a bandwidth cap with tc tbf).
+APT_NEEDS := cc:build-essential python3:python3 fonts-dejavu-core:fonts-dejavu-core tmux:tmux ip:iproute2 nft:nftables
 
 # sudo only when not root and sudo exists (root needs none).
 SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && echo sudo)

@@ -38,7 +38,9 @@ pub(crate) fn encode<T: Message>() -> Arc<[u8]> {
         .into()
 }
 
-/// What a service's request channel carries: both types.
+/// What a service's request channel carries: both types. Serialisable (serde) so that it
+/// can travel, e.g. to another host's bridge; what arrives is untrusted: check it with
+/// [`ServiceDescription::validate`].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ServiceDescription {
     /// The request type.
@@ -47,15 +49,49 @@ pub struct ServiceDescription {
     pub response: MessageDescription,
 }
 
-/// The JSON description of a service of `Req` and `Resp`.
-pub(crate) fn encode_service<Req: Message, Resp: Message>() -> Arc<[u8]> {
-    let d = ServiceDescription {
-        request: MessageDescription::of::<Req>(),
-        response: MessageDescription::of::<Resp>(),
-    };
-    serde_json::to_vec(&d)
+/// Why a service description is inconsistent: which of its two types, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceDescriptionError {
+    /// The request type's description is inconsistent.
+    #[error("request type: {0}")]
+    Request(DescriptionError),
+    /// The response type's description is inconsistent.
+    #[error("response type: {0}")]
+    Response(DescriptionError),
+}
+
+impl ServiceDescription {
+    /// The description of a service of `Req` and `Resp`.
+    pub fn of<Req: Message, Resp: Message>() -> ServiceDescription {
+        ServiceDescription {
+            request: MessageDescription::of::<Req>(),
+            response: MessageDescription::of::<Resp>(),
+        }
+    }
+
+    /// Checks a description that may come from an untrusted peer: both types' descriptions
+    /// (see [`MessageDescription::validate`]).
+    pub fn validate(&self) -> Result<(), ServiceDescriptionError> {
+        self.request
+            .validate()
+            .map_err(ServiceDescriptionError::Request)?;
+        self.response
+            .validate()
+            .map_err(ServiceDescriptionError::Response)
+    }
+}
+
+/// The JSON description of a service, as written into its request channel.
+pub(crate) fn encode_service_description(d: &ServiceDescription) -> Arc<[u8]> {
+    // Plain strings and integers: always serialises.
+    serde_json::to_vec(d)
         .expect("a message description serialises")
         .into()
+}
+
+/// The JSON description of a service of `Req` and `Resp`.
+pub(crate) fn encode_service<Req: Message, Resp: Message>() -> Arc<[u8]> {
+    encode_service_description(&ServiceDescription::of::<Req, Resp>())
 }
 
 /// Parses and validates a service description against the schemas of the service's table.
@@ -69,6 +105,7 @@ pub fn decode_service(
     }
     let d: ServiceDescription =
         serde_json::from_slice(bytes).map_err(|e| DescriptionReadError::Json(e.to_string()))?;
+    // `check` validates each type before comparing it with its schema.
     check(&d.request, request)?;
     check(&d.response, response)?;
     Ok(d)

@@ -102,9 +102,9 @@ pub use sample::Sample;
 pub use sample_mut::SampleMut;
 pub use service::{
     list_services, CallError, Client, ClientStats, EndpointSnapshot, EndpointStats,
-    ListServicesError, PendingCall, RawClient, ReplyError, Request, Server, ServerReadiness,
-    ServerStats, Service, ServiceBuilder, ServiceError, ServiceListing, ServiceSnapshot,
-    ServiceStats, DEFAULT_CALL_TIMEOUT,
+    ListServicesError, PendingCall, RawClient, RawRequest, RawServer, RemoteFailure, ReplyError,
+    Request, Server, ServerReadiness, ServerStats, Service, ServiceBuilder, ServiceError,
+    ServiceListing, ServiceSnapshot, ServiceStats, DEFAULT_CALL_TIMEOUT,
 };
 pub use stats::{PublisherStats, SubscriberStats, TopicStats};
 pub use subscriber::Subscriber;

@@ -332,6 +332,14 @@ impl<Resp> ClientCore<Resp> {
                 self.bump(ClientCounter::Unanswered);
                 Err(CallError::Unanswered)
             }
+            (wire::STATUS_NO_SERVER, _) => {
+                self.bump(ClientCounter::NoServer);
+                Err(CallError::NoServer(self.svc.name.clone()))
+            }
+            (wire::STATUS_SERVER_DIED, _) => {
+                self.bump(ClientCounter::ServerDied);
+                Err(CallError::ServerDied { pid: h.server_pid })
+            }
             _ => {
                 self.bump(ClientCounter::Failed);
                 Err(CallError::ReplyFailed)

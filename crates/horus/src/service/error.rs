@@ -133,4 +133,14 @@ pub enum ReplyError {
     /// Every response chunk for this client is in use; the client is told.
     #[error("response loan pool exhausted")]
     PoolExhausted,
+    /// A raw reply's length fits no response of the service's type
+    /// (shorter than its fixed part, or longer when the type has no tail);
+    /// the client is told (`CallError::ReplyFailed`).
+    #[error("a response of {len} bytes does not fit the {size}-byte response type")]
+    WrongSize {
+        /// Bytes given.
+        len: usize,
+        /// Size of the response type's fixed part.
+        size: usize,
+    },
 }

@@ -20,6 +20,9 @@ pub(crate) struct Layout {
     pub(crate) resp_inline: bool,
     pub(crate) req_tail_offset: usize,
     pub(crate) resp_tail_offset: usize,
+    /// The types have a tail.
+    pub(crate) req_has_tail: bool,
+    pub(crate) resp_has_tail: bool,
 }
 
 impl Layout {
@@ -32,6 +35,8 @@ impl Layout {
             resp_inline: inline(Resp::HAS_TAIL, std::mem::size_of::<Resp>()),
             req_tail_offset: tail_offset::<Req>(),
             resp_tail_offset: tail_offset::<Resp>(),
+            req_has_tail: Req::HAS_TAIL,
+            resp_has_tail: Resp::HAS_TAIL,
         }
     }
 
@@ -47,6 +52,8 @@ impl Layout {
             resp_inline: inline(resp.has_tail, resp.size),
             req_tail_offset: req.size.next_multiple_of(8),
             resp_tail_offset: resp.size.next_multiple_of(8),
+            req_has_tail: req.has_tail,
+            resp_has_tail: resp.has_tail,
         }
     }
 

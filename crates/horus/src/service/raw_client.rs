@@ -25,8 +25,9 @@ pub struct RawClient {
     description: ServiceDescription,
 }
 
-/// Copies a response body out (and releases its chunk).
-fn copy_out(b: ResponseBody<'_>) -> Vec<u8> {
+/// Copies a record's body out (and releases its chunk): a response here, a
+/// request in a raw server.
+pub(super) fn copy_out(b: ResponseBody<'_>) -> Vec<u8> {
     match b {
         ResponseBody::Inline(bytes) => bytes.to_vec(),
         ResponseBody::Chunk {

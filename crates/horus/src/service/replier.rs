@@ -2,11 +2,9 @@
 //! channels, the client checks before a reply, and writing the reply (by
 //! copy or in place in a loaned chunk) or a bare status.
 
-use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use horus_msgs::Message;
 use horus_shm::{Channel, ProcessId, PublisherPort};
 
 use super::error::ReplyError;
@@ -19,14 +17,30 @@ use super::wire::{self, RequestHeader, ResponseHeader, HEADER};
 const CLIENT_RECHECK: Duration = Duration::from_millis(5);
 
 /// What a request guard needs to answer: shared by the server and the
-/// guards it handed out (which may be answered from other threads).
-pub(crate) struct Replier<Resp> {
+/// guards it handed out (which may be answered from other threads). The
+/// response's layout is the service's, so typed and raw servers share it.
+pub(crate) struct Replier {
     pub(super) svc: Arc<ServiceInner>,
     pub(super) table: Arc<Table>,
     pub(super) s: usize,
     pub(super) gen: u64,
     ports: Mutex<Vec<ResponsePort>>,
-    _t: PhantomData<fn(Resp)>,
+}
+
+/// How a call is answered.
+pub(super) enum Answer<F> {
+    /// A response body: its fixed part (the response type's size) and a
+    /// tail of `tail_len` bytes, written in place by `fill`.
+    Body { tail_len: usize, fill: F },
+    /// The server dropped the request unanswered.
+    Unanswered,
+    /// The server could not form a reply (e.g. a raw reply of the wrong
+    /// size): the client sees `ReplyFailed`.
+    Failed,
+    /// Forwarded for another host's service: it has no server.
+    NoServer,
+    /// Forwarded likewise: its server (this pid, on its host) died.
+    ServerDied(u32),
 }
 
 /// This server's publisher place on one client's response channel.
@@ -40,7 +54,7 @@ struct ResponsePort {
     staging: Box<[u64]>,
 }
 
-impl<Resp> Replier<Resp> {
+impl Replier {
     pub(super) fn new(svc: Arc<ServiceInner>, table: Arc<Table>, s: usize, gen: u64) -> Self {
         Replier {
             svc,
@@ -48,12 +62,9 @@ impl<Resp> Replier<Resp> {
             s,
             gen,
             ports: Mutex::new(Vec::new()),
-            _t: PhantomData,
         }
     }
-}
 
-impl<Resp: Message> Replier<Resp> {
     fn bump(&self, c: ServerCounter) {
         self.table.bump_server(self.s, c);
     }
@@ -109,14 +120,12 @@ impl<Resp: Message> Replier<Resp> {
         Some(at)
     }
 
-    /// Sends the answer to the call of `h`: a body written by `fill`
-    /// (status OK) or a bare status.
-    pub(super) fn send<F: FnOnce(&mut Resp, &mut [u8])>(
+    /// Sends the answer to the call of `h`: a body written in place by
+    /// `fill` (its fixed part, then its tail) or a bare status.
+    pub(super) fn send<F: FnOnce(&mut [u8], &mut [u8])>(
         &self,
         h: &RequestHeader,
-        status: u64,
-        tail_len: usize,
-        fill: Option<F>,
+        answer: Answer<F>,
     ) -> Result<(), ReplyError> {
         let mut ports = self.ports.lock().unwrap_or_else(|e| e.into_inner());
         let Some(at) = self.port_for(&mut ports, h) else {
@@ -125,23 +134,30 @@ impl<Resp: Message> Replier<Resp> {
         };
         let rp = &mut ports[at];
         let max = self.svc.config.resp_tail as usize;
-        let refused = if fill.is_some() && (tail_len > max || (tail_len > 0 && !Resp::HAS_TAIL)) {
-            Some(ReplyError::TooLarge {
-                requested: tail_len,
-                max,
-            })
-        } else {
-            None
-        };
-        let status = if refused.is_some() {
-            wire::STATUS_FAILED
-        } else {
-            status
+        let has_tail = self.svc.layout.resp_has_tail;
+        let mut server_pid = ProcessId::current().pid;
+        let (status, fill, refused) = match answer {
+            Answer::Body { tail_len, .. } if tail_len > max || (tail_len > 0 && !has_tail) => (
+                wire::STATUS_FAILED,
+                None,
+                Some(ReplyError::TooLarge {
+                    requested: tail_len,
+                    max,
+                }),
+            ),
+            Answer::Body { tail_len, fill } => (wire::STATUS_OK, Some((tail_len, fill)), None),
+            Answer::Unanswered => (wire::STATUS_UNANSWERED, None, None),
+            Answer::Failed => (wire::STATUS_FAILED, None, None),
+            Answer::NoServer => (wire::STATUS_NO_SERVER, None, None),
+            Answer::ServerDied(pid) => {
+                server_pid = pid;
+                (wire::STATUS_SERVER_DIED, None, None)
+            }
         };
         let header = ResponseHeader {
             id: h.id,
             status,
-            server_pid: ProcessId::current().pid,
+            server_pid,
         }
         .encode();
         let layout = self.svc.layout;
@@ -150,26 +166,20 @@ impl<Resp: Message> Replier<Resp> {
         // has the answer also sees it counted (the counter's store precedes
         // the ring's Release publication of the message).
         let sent = match fill {
-            Some(fill) if status == wire::STATUS_OK && layout.resp_inline => {
+            Some((_, fill)) if layout.resp_inline => {
                 let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut rp.staging);
                 let (head, body) = bytes.split_at_mut(HEADER);
                 head.copy_from_slice(bytemuck::cast_slice(&header));
-                fill(bytemuck::from_bytes_mut(&mut body[..size]), &mut []);
+                fill(&mut body[..size], &mut []);
                 self.bump(ServerCounter::Replied);
                 rp.port.send_inline(&bytes[..HEADER + size]).is_ok()
             }
-            Some(fill) if status == wire::STATUS_OK => match rp.port.loan_chunk() {
+            Some((tail_len, fill)) => match rp.port.loan_chunk() {
                 Some(loan) => {
                     let tail_at = layout.resp_tail_offset;
                     let bytes = rp.port.chunk_bytes(&loan);
-                    let len = wire::write_chunk_record(
-                        bytes,
-                        &header,
-                        size,
-                        tail_at,
-                        tail_len,
-                        |b, t| fill(bytemuck::from_bytes_mut(b), t),
-                    );
+                    let len =
+                        wire::write_chunk_record(bytes, &header, size, tail_at, tail_len, fill);
                     self.bump(ServerCounter::Replied);
                     rp.port.send_chunk(loan, len).is_ok()
                 }
@@ -186,11 +196,13 @@ impl<Resp: Message> Replier<Resp> {
                     return Err(ReplyError::PoolExhausted);
                 }
             },
-            _ => {
-                self.bump(if refused.is_some() {
-                    ServerCounter::ReplyFailed
-                } else {
-                    ServerCounter::Unanswered
+            None => {
+                // A forwarded outcome counts as replied: this server did
+                // answer, with what the remote service said.
+                self.bump(match status {
+                    wire::STATUS_UNANSWERED => ServerCounter::Unanswered,
+                    wire::STATUS_FAILED => ServerCounter::ReplyFailed,
+                    _ => ServerCounter::Replied,
                 });
                 rp.port.send_inline(bytemuck::cast_slice(&header)).is_ok()
             }

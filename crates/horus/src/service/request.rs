@@ -1,5 +1,6 @@
 //! A request taken by a server: the guard that must be answered once.
 
+use std::marker::PhantomData;
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -7,8 +8,8 @@ use horus_msgs::Message;
 use horus_shm::ProcessId;
 
 use super::error::ReplyError;
-use super::replier::Replier;
-use super::wire::{self, RequestHeader};
+use super::replier::{Answer, Replier};
+use super::wire::RequestHeader;
 use crate::Sample;
 
 /// A request taken by this server: dereferences to `Req`
@@ -20,21 +21,19 @@ use crate::Sample;
 pub struct Request<Req, Resp: Message> {
     sample: Option<Sample<Req>>,
     header: RequestHeader,
-    replier: Arc<Replier<Resp>>,
+    replier: Arc<Replier>,
     answered: bool,
+    _t: PhantomData<fn(Resp)>,
 }
 
 impl<Req: Message, Resp: Message> Request<Req, Resp> {
-    pub(super) fn new(
-        sample: Sample<Req>,
-        header: RequestHeader,
-        replier: Arc<Replier<Resp>>,
-    ) -> Self {
+    pub(super) fn new(sample: Sample<Req>, header: RequestHeader, replier: Arc<Replier>) -> Self {
         Request {
             sample: Some(sample),
             header,
             replier,
             answered: false,
+            _t: PhantomData,
         }
     }
 
@@ -56,8 +55,13 @@ impl<Req: Message, Resp: Message> Request<Req, Resp> {
         // its pool right away finds it free).
         self.sample = None;
         self.answered = true;
-        self.replier
-            .send(&self.header, wire::STATUS_OK, tail_len, Some(fill))
+        self.replier.send(
+            &self.header,
+            Answer::Body {
+                tail_len,
+                fill: |b: &mut [u8], t: &mut [u8]| fill(bytemuck::from_bytes_mut(b), t),
+            },
+        )
     }
 
     /// The request's tail (empty for types without one).
@@ -89,11 +93,8 @@ impl<Req, Resp: Message> Drop for Request<Req, Resp> {
             return;
         }
         self.sample = None;
-        let _ = self.replier.send::<fn(&mut Resp, &mut [u8])>(
-            &self.header,
-            wire::STATUS_UNANSWERED,
-            0,
-            None,
-        );
+        let _ = self
+            .replier
+            .send::<fn(&mut [u8], &mut [u8])>(&self.header, Answer::Unanswered);
     }
 }

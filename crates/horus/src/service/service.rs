@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use horus_msgs::Message;
-use horus_shm::{Channel, JoinError, OpenError, SegmentError};
+use horus_shm::{Channel, JoinError, OpenError, SegmentError, SCHEMA_BYTES};
 
 use super::error::ServiceError;
 use super::layout::Layout;
@@ -85,34 +85,26 @@ impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
     }
 
     fn wanted(&self) -> TableConfig {
-        let tail = |has: bool, v: Option<u64>| {
-            if has {
-                v.unwrap_or(DEFAULT_MAX_TAIL)
-            } else {
-                0
-            }
-        };
+        let d = default_config(
+            Req::HAS_TAIL,
+            Resp::HAS_TAIL,
+            schema_record::encode(&Req::SCHEMA),
+            schema_record::encode(&Resp::SCHEMA),
+        );
+        let tail =
+            |default: u64, v: Option<u64>| if default > 0 { v.unwrap_or(default) } else { 0 };
         TableConfig {
-            max_clients: self.max_clients.unwrap_or(DEFAULT_CLIENTS),
-            max_servers: self.max_servers.unwrap_or(DEFAULT_SERVERS),
-            depth: self.depth.unwrap_or(DEFAULT_DEPTH),
-            req_tail: tail(Req::HAS_TAIL, self.req_tail),
-            resp_tail: tail(Resp::HAS_TAIL, self.resp_tail),
-            req_schema: schema_record::encode(&Req::SCHEMA),
-            resp_schema: schema_record::encode(&Resp::SCHEMA),
+            max_clients: self.max_clients.unwrap_or(d.max_clients),
+            max_servers: self.max_servers.unwrap_or(d.max_servers),
+            depth: self.depth.unwrap_or(d.depth),
+            req_tail: tail(d.req_tail, self.req_tail),
+            resp_tail: tail(d.resp_tail, self.resp_tail),
+            ..d
         }
     }
 
+    /// Checks the settings made explicitly against an existing service's.
     fn check_adopted(&self, want: &TableConfig, have: &TableConfig) -> Result<(), ServiceError> {
-        if want.req_schema != have.req_schema || want.resp_schema != have.resp_schema {
-            return Err(ServiceError::SchemaMismatch {
-                service: self.name.clone(),
-                expected_request: Req::SCHEMA.to_string(),
-                expected_response: Resp::SCHEMA.to_string(),
-                found_request: schema_record::describe(&have.req_schema),
-                found_response: schema_record::describe(&have.resp_schema),
-            });
-        }
         let ok = self.depth.is_none_or(|_| want.depth == have.depth)
             && self
                 .max_clients
@@ -146,54 +138,98 @@ impl<Req: Message, Resp: Message> ServiceBuilder<Req, Resp> {
                 return Err(self.invalid(format!("{what} alignment above 8 bytes")));
             }
         }
-        if self.name.len() > MAX_NAME {
-            return Err(self.invalid(format!("names are limited to {MAX_NAME} bytes")));
-        }
         let want = self.wanted();
-        want.validate().map_err(|r| self.invalid(r))?;
-        let ns = self
-            .namespace
-            .clone()
-            .unwrap_or_else(horus_shm::name::namespace);
-        let seg = |kind: &str| {
-            horus_shm::name::segment_name(&ns, kind, &self.name)
-                .map_err(|e| self.invalid(e.to_string()))
-        };
-        let (table_name, req_name) = (seg("sv")?, seg("sq")?);
-        let segment_err = |source| ServiceError::Segment {
-            service: self.name.clone(),
-            source,
-        };
-        let table = Table::open_or_create(&table_name, &want)
-            .map_err(segment_err)?
-            .with_response_prefix(response_prefix(&ns, &self.name));
-        let have = *table.config();
-        self.check_adopted(&want, &have)?;
-        let layout = Layout::new::<Req, Resp>();
-        let description = crate::description::encode_service::<Req, Resp>();
-        let req = Channel::open_or_create_described(
-            &req_name,
-            &layout.request_channel(&have),
-            &description,
-        )
-        .map_err(segment_err)?;
+        let inner = open_inner(
+            &self.name,
+            self.namespace.clone(),
+            &want,
+            Layout::new::<Req, Resp>(),
+            crate::description::encode_service::<Req, Resp>(),
+            |have| self.check_adopted(&want, have),
+        )?;
         Ok(Service {
-            inner: Arc::new(ServiceInner {
-                name: self.name,
-                namespace: ns,
-                table_name,
-                req_name,
-                config: have,
-                layout,
-                description,
-                shared: Mutex::new(Shared {
-                    table: Arc::new(table),
-                    req,
-                }),
-            }),
+            inner: Arc::new(inner),
             _t: PhantomData,
         })
     }
+}
+
+/// The configuration of a service created with default settings, for types
+/// with (or without) tails and of these schemas.
+pub(crate) fn default_config(
+    req_has_tail: bool,
+    resp_has_tail: bool,
+    req_schema: [u8; SCHEMA_BYTES],
+    resp_schema: [u8; SCHEMA_BYTES],
+) -> TableConfig {
+    let tail = |has: bool| if has { DEFAULT_MAX_TAIL } else { 0 };
+    TableConfig {
+        max_clients: DEFAULT_CLIENTS,
+        max_servers: DEFAULT_SERVERS,
+        depth: DEFAULT_DEPTH,
+        req_tail: tail(req_has_tail),
+        resp_tail: tail(resp_has_tail),
+        req_schema,
+        resp_schema,
+    }
+}
+
+/// Opens service `name` (in `namespace`, default: the process's), creating
+/// its table and request channel with `want` when it does not exist. An
+/// existing service must carry `want`'s schemas; `adopt` then checks the
+/// rest of its configuration. Typed and raw servers open services here.
+pub(crate) fn open_inner(
+    name: &str,
+    namespace: Option<String>,
+    want: &TableConfig,
+    layout: Layout,
+    description: Arc<[u8]>,
+    adopt: impl FnOnce(&TableConfig) -> Result<(), ServiceError>,
+) -> Result<ServiceInner, ServiceError> {
+    let invalid = |reason: String| ServiceError::Invalid {
+        service: name.to_owned(),
+        reason,
+    };
+    if name.len() > MAX_NAME {
+        return Err(invalid(format!("names are limited to {MAX_NAME} bytes")));
+    }
+    want.validate().map_err(invalid)?;
+    let ns = namespace.unwrap_or_else(horus_shm::name::namespace);
+    let seg = |kind: &str| {
+        horus_shm::name::segment_name(&ns, kind, name).map_err(|e| invalid(e.to_string()))
+    };
+    let (table_name, req_name) = (seg("sv")?, seg("sq")?);
+    let segment_err = |source| ServiceError::Segment {
+        service: name.to_owned(),
+        source,
+    };
+    let table = Table::open_or_create(&table_name, want)
+        .map_err(segment_err)?
+        .with_response_prefix(response_prefix(&ns, name));
+    let have = *table.config();
+    if want.req_schema != have.req_schema || want.resp_schema != have.resp_schema {
+        return Err(ServiceError::SchemaMismatch {
+            service: name.to_owned(),
+            expected_request: schema_record::describe(&want.req_schema),
+            expected_response: schema_record::describe(&want.resp_schema),
+            found_request: schema_record::describe(&have.req_schema),
+            found_response: schema_record::describe(&have.resp_schema),
+        });
+    }
+    adopt(&have)?;
+    let req =
+        Channel::open_or_create_described(&req_name, &layout.request_channel(&have), &description)
+            .map_err(segment_err)?;
+    Ok(ServiceInner::from_parts(
+        name.to_owned(),
+        ns,
+        table_name,
+        req_name,
+        layout,
+        description,
+        table,
+        req,
+    ))
 }
 
 /// The segment name of the response channel of client `token`.
@@ -248,7 +284,7 @@ pub(crate) enum JoinFailure {
 
 impl ServiceInner {
     /// A service handle made from parts already opened and checked (by
-    /// [`RawClient::open`](super::RawClient::open)).
+    /// [`open_inner`] or [`RawClient::open`](super::RawClient::open)).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn from_parts(
         name: String,

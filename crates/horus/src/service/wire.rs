@@ -19,8 +19,14 @@ pub(crate) const MAX_CALL_ID: u64 = 1 << 44;
 pub(crate) const STATUS_OK: u64 = 0;
 /// The server dropped the request unanswered.
 pub(crate) const STATUS_UNANSWERED: u64 = 1;
-/// The server's reply failed (too large, no chunk).
+/// The server's reply failed (too large, wrong size, no chunk).
 pub(crate) const STATUS_FAILED: u64 = 2;
+/// Forwarded by a server acting for another host's service (a bridge's
+/// raw server): that service has no server.
+pub(crate) const STATUS_NO_SERVER: u64 = 3;
+/// Forwarded likewise: the remote server died holding the request; the
+/// header's pid is the dead server's.
+pub(crate) const STATUS_SERVER_DIED: u64 = 4;
 
 /// A request's header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +76,8 @@ pub(crate) struct ResponseHeader {
     pub(crate) id: u64,
     /// `STATUS_*`.
     pub(crate) status: u64,
-    /// Pid of the server that answered.
+    /// Pid of the server that answered (for [`STATUS_SERVER_DIED`]: of the
+    /// remote server that died).
     pub(crate) server_pid: u32,
 }
 
@@ -87,7 +94,7 @@ impl ResponseHeader {
     pub(crate) fn decode(w: [u64; 4]) -> Option<ResponseHeader> {
         let status = w[0] & 0xffff_ffff;
         let ok = w[0] >> 32 == RESP_MAGIC
-            && status <= STATUS_FAILED
+            && status <= STATUS_SERVER_DIED
             && w[1] != 0
             && w[1] < MAX_CALL_ID
             && w[2] <= u64::from(u32::MAX);
@@ -223,6 +230,15 @@ mod tests {
         };
         assert_eq!(ResponseHeader::decode(r.encode()), Some(r));
         assert_eq!(ResponseHeader::decode([u64::MAX; 4]), None);
+        let died = ResponseHeader {
+            id: 6,
+            status: STATUS_SERVER_DIED,
+            server_pid: 77,
+        };
+        assert_eq!(ResponseHeader::decode(died.encode()), Some(died));
+        let mut w = died.encode();
+        w[0] = (w[0] & !0xffff_ffff) | (STATUS_SERVER_DIED + 1);
+        assert_eq!(ResponseHeader::decode(w), None);
     }
 
     #[test]

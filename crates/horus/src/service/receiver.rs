@@ -1,0 +1,224 @@
+//! A server's receiving end, shared by typed and raw servers: its place on
+//! the request channel and in the table, the bounded receive, the validation
+//! of request records and the claim that takes a call.
+//!
+//! What a request's body becomes (a typed sample, or bytes) is the caller's
+//! [`Decoder`]; the body is decoded only once the call is taken, so a server
+//! never copies a request another server took.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use horus_shm::{Received, SubscriberPort};
+
+use super::client_core::{Decoder, ResponseBody};
+use super::error::ServiceError;
+use super::replier::Replier;
+use super::service::{JoinFailure, ServiceInner};
+use super::stats::{ServerStats, ServiceStats};
+use super::table::{ServerCounter, Table};
+use super::wire::{self, claim, RequestHeader, HEADER};
+
+/// Polls before a waiting receive sleeps on the request channel's futex.
+const SPIN: u32 = 64;
+
+/// A server place on a service and its request port.
+pub(crate) struct Receiver {
+    table: Arc<Table>,
+    port: SubscriberPort,
+    buf: Box<[u64]>,
+    pub(super) replier: Arc<Replier>,
+}
+
+impl Receiver {
+    /// Joins the service as a server.
+    pub(super) fn join(svc: Arc<ServiceInner>) -> Result<Receiver, ServiceError> {
+        let (table, port, s, gen) = svc.join(|table, req| {
+            // On the request channel first, then visible to clients: a
+            // client that sees this server sends after the subscription, so
+            // the request's ring starts this server's cursor at it.
+            let port =
+                SubscriberPort::join(req, true, false).map_err(|e| svc.join_error(e, "server"))?;
+            let (s, gen) = table.enter_server().map_err(|closing| {
+                if closing {
+                    JoinFailure::Closing
+                } else {
+                    JoinFailure::Fatal(svc.full("server", svc.config.max_servers))
+                }
+            })?;
+            Ok((Arc::clone(table), port, s, gen))
+        })?;
+        let words = port.place().channel().layout().config.slot_payload as usize / 8;
+        Ok(Receiver {
+            table: Arc::clone(&table),
+            port,
+            buf: vec![0; words].into_boxed_slice(),
+            replier: Arc::new(Replier::new(svc, table, s, gen)),
+        })
+    }
+
+    /// The next request taken, if one is waiting. Never blocks; bounded
+    /// however many records (honest or not) the clients wrote.
+    pub(super) fn try_recv<T>(&mut self, decode: Decoder<T>) -> Option<(RequestHeader, T)> {
+        let c = &self.replier.svc.config;
+        let bound = c.depth as usize * c.max_clients as usize + 2;
+        for _ in 0..bound {
+            let r = self.port.try_receive(&mut self.buf)?;
+            if let Some(req) = self.accept(r, decode) {
+                return Some(req);
+            }
+        }
+        None
+    }
+
+    /// Waits until `deadline` (forever if `None`) for the next request
+    /// (futex sleep while idle).
+    pub(super) fn wait<T>(
+        &mut self,
+        deadline: Option<Instant>,
+        decode: Decoder<T>,
+    ) -> Option<(RequestHeader, T)> {
+        loop {
+            if let Some(r) = self.try_recv(decode) {
+                return Some(r);
+            }
+            let r = self.port.receive_blocking(&mut self.buf, SPIN, deadline)?;
+            if let Some(req) = self.accept(r, decode) {
+                return Some(req);
+            }
+        }
+    }
+
+    /// Whether a request record is waiting.
+    pub(super) fn has_pending(&self) -> bool {
+        self.port.has_pending()
+    }
+
+    fn malformed<T>(&self) -> Option<T> {
+        self.table
+            .bump_server(self.replier.s, ServerCounter::Malformed);
+        None
+    }
+
+    /// Validates a request record, tries to take the call and, if taken,
+    /// decodes its body.
+    fn accept<T>(&mut self, r: Received, decode: Decoder<T>) -> Option<(RequestHeader, T)> {
+        let layout = self.replier.svc.layout;
+        let max_clients = self.replier.svc.config.max_clients as usize;
+        let size = layout.req_size;
+        match r {
+            Received::Inline { len } => {
+                if !layout.req_inline || len != HEADER + size {
+                    return self.malformed();
+                }
+                let words = [self.buf[0], self.buf[1], self.buf[2], self.buf[3]];
+                let Some(h) = RequestHeader::decode(words, max_clients) else {
+                    return self.malformed();
+                };
+                if !self.take(&h) {
+                    return None;
+                }
+                let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
+                Some((
+                    h,
+                    decode(ResponseBody::Inline(&bytes[HEADER..HEADER + size])),
+                ))
+            }
+            Received::Chunk { pool, chunk, len } => {
+                let place = Arc::clone(self.port.place());
+                if layout.req_inline || len < HEADER + size {
+                    place.release_chunk(pool, chunk);
+                    return self.malformed();
+                }
+                let ptr = self.port.chunk_ptr(pool, chunk);
+                // SAFETY: the chunk holds `len` ≥ 32 bytes (the port checked
+                // `len` against the chunk size), is 8-aligned and pinned.
+                let words = unsafe { wire::read_header(ptr) };
+                let h = match RequestHeader::decode(words, max_clients) {
+                    Some(h) if h.client == pool => h,
+                    _ => {
+                        place.release_chunk(pool, chunk);
+                        return self.malformed();
+                    }
+                };
+                if !self.take(&h) {
+                    place.release_chunk(pool, chunk);
+                    return None;
+                }
+                let body = ResponseBody::Chunk {
+                    place,
+                    pool,
+                    chunk,
+                    // SAFETY: HEADER < len: inside the chunk.
+                    ptr: unsafe { ptr.add(HEADER) },
+                    len: len - HEADER,
+                };
+                Some((h, decode(body)))
+            }
+        }
+    }
+
+    /// Takes the call of `h` unless its client is gone, another server took
+    /// it or the client withdrew it; counts it received.
+    fn take(&self, h: &RequestHeader) -> bool {
+        // A request of a client that left or died (its place now empty or
+        // someone else's): nobody would read the answer.
+        if self.table.client_token(h.client) != h.token {
+            self.table
+                .bump_server(self.replier.s, ServerCounter::ClientGone);
+            return false;
+        }
+        if !self.claim(h) {
+            return false;
+        }
+        self.table
+            .bump_server(self.replier.s, ServerCounter::Received);
+        true
+    }
+
+    /// Takes call `h.id` for this server unless another server took it or
+    /// the client withdrew it.
+    fn claim(&self, h: &RequestHeader) -> bool {
+        let word = self.table.claim(h.client, h.id);
+        let mine = claim::claimed(h.id, self.replier.s, self.replier.gen);
+        // Bounded: each failed CAS means another party changed the word;
+        // only an honest race (a few parties) or a hostile writer can.
+        for _ in 0..64 {
+            let cur = word.load(Ordering::Acquire);
+            if claim::state(cur, h.id) != claim::State::Unclaimed {
+                return false;
+            }
+            // AcqRel: exactly one of the servers' and the client's CASes on
+            // this word wins; the winner's later reads see the others' state.
+            if word
+                .compare_exchange(cur, mine, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The request-channel port (for the readiness source).
+    pub(super) fn port(&self) -> &SubscriberPort {
+        &self.port
+    }
+
+    /// This server's counters.
+    pub(super) fn stats(&self) -> ServerStats {
+        ServerStats::from_counters(self.table.server_counters(self.replier.s))
+    }
+
+    /// Counters of every client and server of the service.
+    pub(super) fn service_stats(&self) -> ServiceStats {
+        ServiceStats::read(&self.table)
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.table.leave_server(self.replier.s);
+    }
+}

@@ -1,0 +1,284 @@
+//! A server that learns a service's types at run time (`RawServer`, for bridges serving a
+//! service of another host) meets typed clients and raw clients, forwards remote failures,
+//! and refuses what does not fit.
+
+use std::time::Duration;
+
+use horus::description::ServiceDescription;
+use horus::msgs::{CmdVel, MessageDescription};
+use horus::{
+    CallError, RawClient, RawRequest, RawServer, RemoteFailure, ReplyError, Service, ServiceError,
+};
+
+horus::message! {
+    /// Two numbers to add.
+    pub struct AddRequest: "test/RawAddRequest", version 1 {
+        /// First term.
+        pub a: i64,
+        /// Second term.
+        pub b: i64,
+    }
+}
+horus::message! {
+    /// Their sum.
+    pub struct AddResponse: "test/RawAddResponse", version 1 {
+        /// a + b.
+        pub sum: i64,
+    }
+}
+horus::message! {
+    /// A 4-byte fixed part and a tail (which starts 4 bytes of padding later).
+    pub struct Blob: "test/RawBlob", version 1, tail {
+        /// A tag.
+        pub tag: u32,
+    }
+}
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn ns(tag: &str) -> String {
+    format!("raw-server-{}-{tag}", std::process::id())
+}
+
+/// Asserts that nothing of namespace `ns` is left in /dev/shm.
+fn assert_nothing_left(ns: &str) {
+    let left: Vec<String> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(&format!(".{ns}.")))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn add_description() -> ServiceDescription {
+    ServiceDescription::of::<AddRequest, AddResponse>()
+}
+
+/// Waits for the next request (the client is calling concurrently).
+fn next(server: &mut RawServer) -> RawRequest {
+    server
+        .recv_timeout(LONG)
+        .expect("a request within the timeout")
+}
+
+/// Answers one add request given as bytes.
+fn answer_add(server: &mut RawServer) {
+    let r = next(server);
+    assert_eq!(r.client_pid(), std::process::id());
+    let req: AddRequest = bytemuck::pod_read_unaligned(r.bytes());
+    let sum = AddResponse { sum: req.a + req.b };
+    r.reply(bytemuck::bytes_of(&sum)).unwrap();
+}
+
+#[test]
+fn a_typed_client_calls_a_raw_server() {
+    let ns = ns("typed");
+    {
+        // The raw server creates the service; the typed handle adopts it.
+        let mut server = RawServer::create(&ns, "math/add", &add_description()).unwrap();
+        assert_eq!(server.description(), &add_description());
+        let service = Service::<AddRequest, AddResponse>::builder("math/add")
+            .namespace(&ns)
+            .open()
+            .unwrap();
+        let mut client = service.client().unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..2 {
+                    answer_add(&mut server);
+                }
+            });
+            for (a, b) in [(2, 3), (-7, 100)] {
+                let resp = client.call(&AddRequest { a, b }, LONG).unwrap();
+                assert_eq!(resp.sum, a + b);
+            }
+        });
+        assert_eq!(server.stats().replied, 2);
+        assert_eq!(client.stats().responses, 2);
+    }
+    assert_nothing_left(&ns);
+}
+
+#[test]
+fn tails_travel_both_ways_without_padding() {
+    let ns = ns("tail");
+    {
+        let service = Service::<Blob, Blob>::builder("blob/echo")
+            .namespace(&ns)
+            .open()
+            .unwrap();
+        // The typed service exists first: the raw server opens it.
+        let d = ServiceDescription::of::<Blob, Blob>();
+        let mut server = RawServer::create(&ns, "blob/echo", &d).unwrap();
+        let mut client = service.client().unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let r = next(&mut server);
+                let mut expected = 7u32.to_ne_bytes().to_vec();
+                expected.extend_from_slice(b"hello");
+                assert_eq!(r.bytes(), &expected[..], "fixed part, then the tail");
+                let mut resp = 9u32.to_ne_bytes().to_vec();
+                resp.extend_from_slice(b"world!");
+                r.reply(&resp).unwrap();
+            });
+            let resp = client
+                .call_with(
+                    5,
+                    |b, t| {
+                        b.tag = 7;
+                        t.copy_from_slice(b"hello");
+                    },
+                    LONG,
+                )
+                .unwrap();
+            assert_eq!(resp.tag, 9);
+            assert_eq!(resp.tail(), b"world!");
+        });
+    }
+    assert_nothing_left(&ns);
+}
+
+#[test]
+fn a_raw_client_calls_a_raw_server() {
+    let ns = ns("rawraw");
+    {
+        let mut server = RawServer::create(&ns, "math/add", &add_description()).unwrap();
+        let mut client = RawClient::open(&ns, "math/add").unwrap();
+        assert_eq!(client.description(), &add_description());
+        std::thread::scope(|s| {
+            s.spawn(|| answer_add(&mut server));
+            let req = AddRequest { a: 40, b: 2 };
+            let resp = client.call(bytemuck::bytes_of(&req), LONG).unwrap();
+            let resp: AddResponse = bytemuck::pod_read_unaligned(&resp);
+            assert_eq!(resp.sum, 42);
+        });
+    }
+    assert_nothing_left(&ns);
+}
+
+#[test]
+fn remote_failures_reach_the_client_as_their_errors() {
+    let ns = ns("fail");
+    {
+        let mut server = RawServer::create(&ns, "math/add", &add_description()).unwrap();
+        let service = Service::<AddRequest, AddResponse>::builder("math/add")
+            .namespace(&ns)
+            .open()
+            .unwrap();
+        let mut client = service.client().unwrap();
+        let req = AddRequest { a: 1, b: 1 };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                next(&mut server).fail(RemoteFailure::NoServer);
+                next(&mut server).fail(RemoteFailure::ServerDied { pid: 4242 });
+                drop(next(&mut server));
+            });
+            assert_eq!(
+                client.call(&req, LONG).err(),
+                Some(CallError::NoServer("math/add".into()))
+            );
+            assert_eq!(
+                client.call(&req, LONG).err(),
+                Some(CallError::ServerDied { pid: 4242 })
+            );
+            assert_eq!(client.call(&req, LONG).err(), Some(CallError::Unanswered));
+        });
+        let stats = client.stats();
+        assert_eq!(
+            (stats.no_server, stats.server_died, stats.unanswered),
+            (1, 1, 1)
+        );
+        assert_eq!(server.stats().unanswered, 1);
+    }
+    assert_nothing_left(&ns);
+}
+
+#[test]
+fn a_reply_of_the_wrong_size_is_refused_and_the_client_told() {
+    let ns = ns("size");
+    {
+        let mut server = RawServer::create(&ns, "math/add", &add_description()).unwrap();
+        let mut client = RawClient::open(&ns, "math/add").unwrap();
+        let req = AddRequest { a: 1, b: 2 };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                assert_eq!(
+                    next(&mut server).reply(&[0u8; 3]),
+                    Err(ReplyError::WrongSize { len: 3, size: 8 })
+                );
+                // No tail in the response type: longer is wrong too.
+                assert_eq!(
+                    next(&mut server).reply(&[0u8; 9]),
+                    Err(ReplyError::WrongSize { len: 9, size: 8 })
+                );
+            });
+            for _ in 0..2 {
+                assert_eq!(
+                    client.call(bytemuck::bytes_of(&req), LONG).err(),
+                    Some(CallError::ReplyFailed)
+                );
+            }
+        });
+        assert_eq!(server.stats().reply_failed, 2);
+    }
+    assert_nothing_left(&ns);
+}
+
+#[test]
+fn a_service_of_other_types_is_refused() {
+    let ns = ns("schema");
+    {
+        let _service = Service::<AddRequest, AddResponse>::builder("math/add")
+            .namespace(&ns)
+            .open()
+            .unwrap();
+        let other = ServiceDescription::of::<AddRequest, CmdVel>();
+        assert!(matches!(
+            RawServer::create(&ns, "math/add", &other),
+            Err(ServiceError::SchemaMismatch { .. })
+        ));
+        // And the other way round: a raw server's service refuses other typed handles.
+        let _raw = RawServer::create(&ns, "blob", &ServiceDescription::of::<Blob, Blob>()).unwrap();
+        assert!(matches!(
+            Service::<AddRequest, Blob>::builder("blob")
+                .namespace(&ns)
+                .open(),
+            Err(ServiceError::SchemaMismatch { .. })
+        ));
+    }
+    assert_nothing_left(&ns);
+}
+
+#[test]
+fn hostile_descriptions_are_refused_before_anything_is_created() {
+    let ns = ns("hostile");
+    let invalid = |d: &ServiceDescription| {
+        matches!(
+            RawServer::create(&ns, "math/add", d),
+            Err(ServiceError::Invalid { .. })
+        )
+    };
+    // A layout hash that does not match the fields.
+    let mut d = add_description();
+    d.response.types[0].layout_hash ^= 1;
+    assert!(invalid(&d));
+    // A field outside its type.
+    let mut d = add_description();
+    d.request.types[0].size = 4;
+    assert!(invalid(&d));
+    // No types at all.
+    let mut d = add_description();
+    d.request.types.clear();
+    assert!(invalid(&d));
+    // A schema name the segment header cannot hold.
+    let mut d = add_description();
+    d.request = MessageDescription::of::<AddRequest>();
+    d.request.types[0].name = "x".repeat(4096);
+    assert!(invalid(&d));
+    // What arrives over the network is JSON of this shape; garbage never parses.
+    let json = serde_json::to_vec(&add_description()).unwrap();
+    let back: ServiceDescription = serde_json::from_slice(&json).unwrap();
+    assert_eq!(back, add_description());
+    assert!(serde_json::from_slice::<ServiceDescription>(b"{\"request\":1}").is_err());
+    assert_nothing_left(&ns);
+}

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use horus::description::ServiceDescription;
-use horus::msgs::{CmdVel, MessageDescription};
+use horus::msgs::CmdVel;
 use horus::{
     CallError, RawClient, RawRequest, RawServer, RemoteFailure, ReplyError, Service, ServiceError,
 };
@@ -252,29 +252,33 @@ fn a_service_of_other_types_is_refused() {
 #[test]
 fn hostile_descriptions_are_refused_before_anything_is_created() {
     let ns = ns("hostile");
-    let invalid = |d: &ServiceDescription| {
-        matches!(
-            RawServer::create(&ns, "math/add", d),
-            Err(ServiceError::Invalid { .. })
-        )
+    let invalid = |d: &ServiceDescription| match RawServer::create(&ns, "math/add", d) {
+        Err(ServiceError::Invalid { reason, .. }) => reason,
+        Err(e) => panic!("not refused as invalid: {e}"),
+        Ok(_) => panic!("a hostile description was accepted"),
     };
     // A layout hash that does not match the fields.
     let mut d = add_description();
     d.response.types[0].layout_hash ^= 1;
-    assert!(invalid(&d));
+    assert!(invalid(&d).contains("hash"));
     // A field outside its type.
     let mut d = add_description();
     d.request.types[0].size = 4;
-    assert!(invalid(&d));
+    assert!(invalid(&d).contains("outside"));
     // No types at all.
     let mut d = add_description();
     d.request.types.clear();
-    assert!(invalid(&d));
-    // A schema name the segment header cannot hold.
+    assert!(invalid(&d).contains("no types"));
+    // Consistent descriptions (hashes recomputed, as a hostile peer can) of what the
+    // segments cannot hold: a schema name longer than the header's, an alignment above 8.
     let mut d = add_description();
-    d.request = MessageDescription::of::<AddRequest>();
     d.request.types[0].name = "x".repeat(4096);
-    assert!(invalid(&d));
+    d.request.types[0].layout_hash = d.request.types[0].computed_hash();
+    assert!(invalid(&d).contains("too long"), "{}", invalid(&d));
+    let mut d = add_description();
+    d.response.types[0].align = 16;
+    d.response.types[0].layout_hash = d.response.types[0].computed_hash();
+    assert!(invalid(&d).contains("align"), "{}", invalid(&d));
     // What arrives over the network is JSON of this shape; garbage never parses.
     let json = serde_json::to_vec(&add_description()).unwrap();
     let back: ServiceDescription = serde_json::from_slice(&json).unwrap();

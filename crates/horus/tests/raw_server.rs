@@ -7,7 +7,8 @@ use std::time::Duration;
 use horus::description::ServiceDescription;
 use horus::msgs::CmdVel;
 use horus::{
-    CallError, RawClient, RawRequest, RawServer, RemoteFailure, ReplyError, Service, ServiceError,
+    CallError, Client, RawClient, RawRequest, RawServer, RemoteFailure, ReplyError, Sample,
+    Service, ServiceError,
 };
 
 horus::message! {
@@ -99,8 +100,25 @@ fn a_typed_client_calls_a_raw_server() {
     assert_nothing_left(&ns);
 }
 
+/// `tag` and a tail laid out as on the wire: the tail at the next multiple of 8.
+fn blob_bytes(tag: u32, tail: &[u8]) -> Vec<u8> {
+    let mut b = tag.to_ne_bytes().to_vec();
+    b.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(tail);
+    b
+}
+
+/// Calls a Blob service with `tag` and `tail`.
+fn call_blob(client: &mut Client<Blob, Blob>, tag: u32, tail: &[u8]) -> Sample<Blob> {
+    let fill = |b: &mut Blob, t: &mut [u8]| {
+        b.tag = tag;
+        t.copy_from_slice(tail);
+    };
+    client.call_with(tail.len(), fill, LONG).unwrap()
+}
+
 #[test]
-fn tails_travel_both_ways_without_padding() {
+fn tails_travel_both_ways_laid_out_as_on_the_wire() {
     let ns = ns("tail");
     {
         let service = Service::<Blob, Blob>::builder("blob/echo")
@@ -114,28 +132,70 @@ fn tails_travel_both_ways_without_padding() {
         std::thread::scope(|s| {
             s.spawn(|| {
                 let r = next(&mut server);
-                let mut expected = 7u32.to_ne_bytes().to_vec();
-                expected.extend_from_slice(b"hello");
-                assert_eq!(r.bytes(), &expected[..], "fixed part, then the tail");
-                let mut resp = 9u32.to_ne_bytes().to_vec();
-                resp.extend_from_slice(b"world!");
-                r.reply(&resp).unwrap();
+                assert_eq!(r.bytes(), &blob_bytes(7, b"hello")[..]);
+                r.reply(&blob_bytes(9, b"world!")).unwrap();
+                // Without a tail: the fixed part alone.
+                let r = next(&mut server);
+                assert_eq!(r.bytes(), &8u32.to_ne_bytes()[..]);
+                // A length ending in the padding fits no Blob.
+                assert_eq!(
+                    r.reply(&[0u8; 6]),
+                    Err(ReplyError::WrongSize { len: 6, size: 4 })
+                );
             });
-            let resp = client
-                .call_with(
-                    5,
-                    |b, t| {
-                        b.tag = 7;
-                        t.copy_from_slice(b"hello");
-                    },
-                    LONG,
-                )
-                .unwrap();
+            let resp = call_blob(&mut client, 7, b"hello");
             assert_eq!(resp.tag, 9);
             assert_eq!(resp.tail(), b"world!");
+            assert_eq!(
+                client.call(&Blob { tag: 8 }, LONG).err(),
+                Some(CallError::ReplyFailed)
+            );
         });
     }
     assert_nothing_left(&ns);
+}
+
+#[test]
+fn a_bridge_chain_forwards_requests_and_responses_unchanged() {
+    // What the Zenoh bridge does across hosts, here across namespaces: a raw server stands
+    // in (namespace `here`) for the typed server of namespace `there`, which a raw client calls.
+    let (here, there) = (ns("chain-here"), ns("chain-there"));
+    {
+        let remote = Service::<Blob, Blob>::builder("blob/echo")
+            .namespace(&there)
+            .open()
+            .unwrap();
+        let mut typed_server = remote.server().unwrap();
+        let mut forwarder = RawClient::open(&there, "blob/echo").unwrap();
+        let mut stand_in = RawServer::create(&here, "blob/echo", forwarder.description()).unwrap();
+        let local = Service::<Blob, Blob>::builder("blob/echo")
+            .namespace(&here)
+            .open()
+            .unwrap();
+        let mut client = local.client().unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let r = typed_server.recv_timeout(LONG).unwrap();
+                let mut tail = r.tail().to_vec();
+                tail.reverse();
+                let tag = r.tag + 1;
+                r.reply_with(tail.len(), |b, t| {
+                    b.tag = tag;
+                    t.copy_from_slice(&tail);
+                })
+                .unwrap();
+            });
+            s.spawn(|| {
+                let r = next(&mut stand_in);
+                let resp = forwarder.call(r.bytes(), LONG).unwrap();
+                r.reply(&resp).unwrap();
+            });
+            let resp = call_blob(&mut client, 41, b"abc");
+            assert_eq!((resp.tag, resp.tail()), (42, &b"cba"[..]));
+        });
+    }
+    assert_nothing_left(&here);
+    assert_nothing_left(&there);
 }
 
 #[test]

@@ -16,6 +16,7 @@ use super::layout::Layout;
 use super::service::{response_prefix, ServiceInner};
 use super::stats::ClientStats;
 use super::table::Table;
+use super::wire;
 use crate::description::{decode_service, ServiceDescription};
 use crate::schema_record;
 
@@ -101,18 +102,24 @@ impl RawClient {
         &self.description
     }
 
-    /// Calls the service with `request` (exactly the request type's size; no tail) and waits
-    /// at most `timeout` for the response's bytes (the fixed part and any tail).
+    /// Calls the service with `request` and waits at most `timeout` for the response's bytes.
+    /// Both are laid out as on the wire: the fixed part and, for a type with a tail, the tail
+    /// at the next multiple of 8 (as [`RawRequest::bytes`](super::RawRequest::bytes)); a
+    /// request of a length the type cannot have is refused before anything is sent.
     pub fn call(&mut self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, CallError> {
-        let size = self.description.request.root().size;
-        if request.len() != size {
+        let root = self.description.request.root();
+        let (size, tail_at) = (root.size, root.size.next_multiple_of(8));
+        let Some((fixed, tail)) = wire::split_body(request, size, tail_at, root.has_tail) else {
             return Err(CallError::TooLarge {
                 requested: request.len(),
                 max: size,
             });
-        }
+        };
         let deadline = Instant::now() + timeout;
-        let id = lock(&self.core).start_bytes(0, false, |body, _| body.copy_from_slice(request))?;
+        let id = lock(&self.core).start_bytes(tail.len(), root.has_tail, |body, t| {
+            body.copy_from_slice(fixed);
+            t.copy_from_slice(tail);
+        })?;
         wait(&self.core, id, deadline, timeout)
     }
 

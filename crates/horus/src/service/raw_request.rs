@@ -8,7 +8,7 @@ use horus_shm::ProcessId;
 
 use super::error::ReplyError;
 use super::replier::{Answer, Replier};
-use super::wire::RequestHeader;
+use super::wire::{self, RequestHeader};
 
 /// The filler type of answers without a body.
 type NoFill = fn(&mut [u8], &mut [u8]);
@@ -42,8 +42,7 @@ pub struct RawRequest {
 }
 
 impl RawRequest {
-    /// A request whose body (as on the wire: the fixed part, then, for a
-    /// type with a tail, the tail at the next multiple of 8) is `body`.
+    /// A request whose body, copied out of its record, is `body`.
     pub(super) fn new(mut body: Vec<u8>, header: RequestHeader, replier: Arc<Replier>) -> Self {
         let layout = replier.svc.layout;
         let (size, tail_at) = (layout.req_size, layout.req_tail_offset);
@@ -52,7 +51,8 @@ impl RawRequest {
         if !layout.req_has_tail || body.len() <= tail_at {
             body.truncate(size);
         } else {
-            body.drain(size..tail_at);
+            // The padding is whatever was in the chunk: never pass it on.
+            body[size..tail_at].fill(0);
         }
         RawRequest {
             bytes: body,
@@ -62,8 +62,12 @@ impl RawRequest {
         }
     }
 
-    /// The request: its fixed part (the request type's size) immediately
-    /// followed by its tail (empty for types without one).
+    /// The request as on the wire: its fixed part (the request type's
+    /// size) and, if it has a tail, zero padding to the next multiple of 8
+    /// and the tail (as topics' raw messages and [`RawClient`] responses;
+    /// no padding for the usual types, whose size is a multiple of 8).
+    ///
+    /// [`RawClient`]: super::RawClient
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -73,9 +77,9 @@ impl RawRequest {
         ProcessId::from_token(self.header.pid).pid
     }
 
-    /// Answers with `response`: the response type's fixed part immediately
-    /// followed by its tail, so exactly the type's size for a type without
-    /// a tail, at least its size for one with a tail (whose length must be
+    /// Answers with `response`, laid out as [`RawRequest::bytes`]: exactly
+    /// the response type's size for a type without a tail; for one with a
+    /// tail, that or more (the tail starting at the next multiple of 8 and
     /// within the service's largest response tail). A response of another
     /// length is refused ([`ReplyError::WrongSize`], [`ReplyError::TooLarge`])
     /// and the client told ([`CallError::ReplyFailed`](super::CallError::ReplyFailed)).
@@ -84,11 +88,16 @@ impl RawRequest {
         self.bytes = Vec::new();
         let layout = self.replier.svc.layout;
         let (len, size) = (response.len(), layout.resp_size);
-        if len < size || (len > size && !layout.resp_has_tail) {
+        let split = wire::split_body(
+            response,
+            size,
+            layout.resp_tail_offset,
+            layout.resp_has_tail,
+        );
+        let Some((fixed, tail)) = split else {
             let _ = self.replier.send::<NoFill>(&self.header, Answer::Failed);
             return Err(ReplyError::WrongSize { len, size });
-        }
-        let (fixed, tail) = response.split_at(size);
+        };
         self.replier.send(
             &self.header,
             Answer::Body {

@@ -207,6 +207,24 @@ pub(crate) fn write_chunk_record(
         }
 }
 
+/// Splits a body given as bytes, laid out as on the wire (the fixed part of
+/// `size` bytes, then for a type with a tail the tail from `tail_at`, the
+/// next multiple of 8), into its fixed part and its tail. `None` when the
+/// length fits no body of the type: shorter than its fixed part, longer
+/// for a type without a tail, or ending inside the padding before the tail.
+pub(crate) fn split_body(
+    bytes: &[u8],
+    size: usize,
+    tail_at: usize,
+    has_tail: bool,
+) -> Option<(&[u8], &[u8])> {
+    match bytes.len() {
+        n if n == size => Some((bytes, &[])),
+        n if has_tail && n > tail_at => Some((&bytes[..size], &bytes[tail_at..])),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +257,18 @@ mod tests {
         let mut w = died.encode();
         w[0] = (w[0] & !0xffff_ffff) | (STATUS_SERVER_DIED + 1);
         assert_eq!(ResponseHeader::decode(w), None);
+    }
+
+    #[test]
+    fn bodies_split_only_at_lengths_of_the_type() {
+        let b = [1u8, 2, 3, 4, 0, 0, 0, 0, 9, 9];
+        assert_eq!(split_body(&b[..4], 4, 8, true), Some((&b[..4], &[][..])));
+        assert_eq!(split_body(&b, 4, 8, true), Some((&b[..4], &b[8..])));
+        assert_eq!(split_body(&b[..3], 4, 8, true), None);
+        assert_eq!(split_body(&b[..6], 4, 8, true), None, "ends in the padding");
+        assert_eq!(split_body(&b[..8], 4, 8, true), None, "padding, no tail");
+        assert_eq!(split_body(&b, 4, 8, false), None);
+        assert_eq!(split_body(&b[..8], 8, 8, false), Some((&b[..8], &[][..])));
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub mod iceoryx2_peer;
 pub mod interleaved;
 pub mod logging;
 pub mod markdown;
+pub mod multi_host;
 pub mod payload;
 pub mod plot;
 pub mod rate;

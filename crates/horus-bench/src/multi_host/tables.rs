@@ -1,0 +1,172 @@
+//! The printed tables of `multi_host`, one set per pinning: every value is the
+//! median over rounds, except "max", the largest latency of any round. A cell
+//! whose measurement failed in every round shows "–" (the failures are listed
+//! under the tables).
+
+use super::rows::{self, Impairment, Key, Kind, MhRow};
+use super::{SystemName, CHANNEL_SIZES, IMPAIRED_SIZES, SWEEP_SIZES, TOPIC_COUNTS};
+use crate::markdown::Table;
+use crate::report::{ns, size};
+
+const DASH: &str = "–";
+
+fn lat(v: Option<f64>) -> String {
+    v.map_or_else(|| DASH.to_owned(), |v| ns(v as u64))
+}
+
+fn pct(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| DASH.to_owned(), |v| format!("{v:.digits$} %"))
+}
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        None => DASH.to_owned(),
+        Some(v) if v >= 1e6 => format!("{:.2} M", v / 1e6),
+        Some(v) if v >= 1e4 => format!("{:.0} k", v / 1e3),
+        Some(v) if v >= 1e3 => format!("{:.1} k", v / 1e3),
+        Some(v) => format!("{v:.0}"),
+    }
+}
+
+fn key(
+    pinned: bool,
+    system: SystemName,
+    kind: Kind,
+    imp: Impairment,
+    size: usize,
+    topics: usize,
+) -> Key {
+    Key {
+        pinned,
+        system,
+        kind,
+        impairment: imp,
+        size,
+        topics,
+    }
+}
+
+fn loss(r: &MhRow) -> Option<f64> {
+    r.loss.map(|l| l * 100.0)
+}
+
+fn channel_rows(t: &mut Table, rows: &[MhRow], k: Key) {
+    t.row([
+        lat(rows::med(rows, k, rows::mean_ns)),
+        lat(rows::most(rows, k, rows::max_ns)),
+        pct(rows::med(rows, k, loss), 3),
+        num(rows::med(rows, k, |r| r.rate_hz)),
+        pct(rows::med(rows, k, |r| r.cpu_a_percent), 0),
+        pct(rows::med(rows, k, |r| r.cpu_b_percent), 0),
+    ]);
+}
+
+fn prefixed(t: &mut Table, prefix: Vec<String>) {
+    let last = t.rows.last_mut().expect("a row was just added");
+    let mut cells = prefix;
+    cells.append(last);
+    cells.truncate(t.header.len());
+    *last = cells;
+}
+
+/// Table 1: one-way latency, loss and CPU versus payload and topics at 1 kHz.
+pub fn channel(rows: &[MhRow], systems: &[SystemName], pinned: bool) -> Table {
+    let mut t = Table::new([
+        "system",
+        "payload",
+        "topics",
+        "avg",
+        "max",
+        "loss",
+        "rate/topic",
+        "CPU A",
+        "CPU B",
+    ]);
+    for &s in systems {
+        for &topics in TOPIC_COUNTS {
+            for &sz in CHANNEL_SIZES {
+                let k = key(pinned, s, Kind::Channel, Impairment::None, sz, topics);
+                channel_rows(&mut t, rows, k);
+                prefixed(&mut t, vec![s.name().into(), size(sz), topics.to_string()]);
+            }
+        }
+    }
+    t.note("avg/max: one-way latency (publisher's CLOCK_MONOTONIC stamp to the subscriber's callback); loss: (sent − received) / sent; rate/topic: achieved publishing rate (target 1 kHz); CPU: utime + stime of each host's process over its window, % of one core");
+    t
+}
+
+/// Table 2: round trip and throughput versus payload.
+pub fn sweep(rows: &[MhRow], systems: &[SystemName], pinned: bool) -> Table {
+    let mut t = Table::new([
+        "system", "payload", "rtt p50", "rtt mean", "rtt p99", "rtt max", "msgs/s", "MB/s", "loss",
+    ]);
+    for &s in systems {
+        for &sz in SWEEP_SIZES {
+            let r = key(pinned, s, Kind::RoundTrip, Impairment::None, sz, 1);
+            let th = key(pinned, s, Kind::Throughput, Impairment::None, sz, 1);
+            t.row([
+                s.name().to_owned(),
+                size(sz),
+                lat(rows::med(rows, r, rows::median_ns)),
+                lat(rows::med(rows, r, rows::mean_ns)),
+                lat(rows::med(rows, r, rows::p99_ns)),
+                lat(rows::most(rows, r, rows::max_ns)),
+                num(rows::med(rows, th, |r| r.msgs_per_sec)),
+                rows::med(rows, th, |r| r.mb_per_sec)
+                    .map_or_else(|| DASH.to_owned(), |v| format!("{v:.1}")),
+                pct(rows::med(rows, th, loss), 3),
+            ]);
+        }
+    }
+    t.note("rtt: ping-pong A → B → A (B echoes a fresh message of the same size); throughput: A publishes as fast as Block allows, B counts; msgs/s = received ÷ (first send → last arrival); MB = 10^6 B of payload");
+    t
+}
+
+/// Table 3: service call round trip versus payload.
+pub fn service(rows: &[MhRow], systems: &[SystemName], pinned: bool) -> Table {
+    let mut t = Table::new(["system", "payload", "p50", "mean", "p99", "max", "calls/s"]);
+    for &s in systems {
+        for &sz in SWEEP_SIZES {
+            let k = key(pinned, s, Kind::Service, Impairment::None, sz, 1);
+            t.row([
+                s.name().to_owned(),
+                size(sz),
+                lat(rows::med(rows, k, rows::median_ns)),
+                lat(rows::med(rows, k, rows::mean_ns)),
+                lat(rows::med(rows, k, rows::p99_ns)),
+                lat(rows::most(rows, k, rows::max_ns)),
+                num(rows::med(rows, k, |r| r.latency.map(|l| l.msgs_per_sec))),
+            ]);
+        }
+    }
+    t.note(
+        "client on B, server on A; one call in flight; request and response of the payload size",
+    );
+    t
+}
+
+/// Table 4: one-way at 1 kHz on an impaired link.
+pub fn impaired(rows: &[MhRow], systems: &[SystemName], pinned: bool) -> Table {
+    let mut t = Table::new([
+        "system",
+        "payload",
+        "link",
+        "avg",
+        "max",
+        "loss",
+        "rate/topic",
+        "CPU A",
+        "CPU B",
+    ]);
+    for &s in systems {
+        for imp in [Impairment::Drop, Impairment::Cap] {
+            for &sz in IMPAIRED_SIZES {
+                let k = key(pinned, s, Kind::Channel, imp, sz, 1);
+                channel_rows(&mut t, rows, k);
+                prefixed(&mut t, vec![s.name().into(), size(sz), imp.label()]);
+            }
+        }
+    }
+    t.note("1 topic at 1 kHz; the impairment applies to what each host sends on the link (loss: nftables numgen random on both hosts; cap: tc tbf on both veth ends); loss here is messages lost by the middleware, not packets");
+    t
+}

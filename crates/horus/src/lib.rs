@@ -104,7 +104,7 @@ pub use service::{
     list_services, CallError, Client, ClientStats, EndpointSnapshot, EndpointStats,
     ListServicesError, PendingCall, RawClient, RawRequest, RawServer, RemoteFailure, ReplyError,
     Request, Server, ServerReadiness, ServerStats, Service, ServiceBuilder, ServiceError,
-    ServiceListing, ServiceSnapshot, ServiceStats, DEFAULT_CALL_TIMEOUT,
+    ServiceListing, ServiceSnapshot, ServiceStats, DEFAULT_CALL_TIMEOUT, MAX_RAW_TYPE_SIZE,
 };
 pub use stats::{PublisherStats, SubscriberStats, TopicStats};
 pub use subscriber::Subscriber;

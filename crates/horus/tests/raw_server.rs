@@ -37,6 +37,13 @@ horus::message! {
 
 const LONG: Duration = Duration::from_secs(30);
 
+/// A bridge receives on one thread and answers from others.
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<RawServer>();
+    send::<RawRequest>();
+};
+
 fn ns(tag: &str) -> String {
     format!("raw-server-{}-{tag}", std::process::id())
 }
@@ -339,6 +346,14 @@ fn hostile_descriptions_are_refused_before_anything_is_created() {
     d.response.types[0].align = 16;
     d.response.types[0].layout_hash = d.response.types[0].computed_hash();
     assert!(invalid(&d).contains("align"), "{}", invalid(&d));
+    // Consistent descriptions of types too large for a segment: refused before anything
+    // is created.
+    for size in [1usize << 40, 1 << 31, 1 << 28] {
+        let mut d = add_description();
+        d.request.types[0].size = size;
+        d.request.types[0].layout_hash = d.request.types[0].computed_hash();
+        assert!(invalid(&d).contains("large"), "{}", invalid(&d));
+    }
     // What arrives over the network is JSON of this shape; garbage never parses.
     let json = serde_json::to_vec(&add_description()).unwrap();
     let back: ServiceDescription = serde_json::from_slice(&json).unwrap();

@@ -81,7 +81,7 @@ pub use error::{CallError, ReplyError, ServiceError};
 pub use pending::PendingCall;
 pub use raw_client::RawClient;
 pub use raw_request::{RawRequest, RemoteFailure};
-pub use raw_server::RawServer;
+pub use raw_server::{RawServer, MAX_RAW_TYPE_SIZE};
 pub use readiness::ServerReadiness;
 pub use request::Request;
 pub use server::Server;

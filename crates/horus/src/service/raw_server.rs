@@ -25,6 +25,12 @@ use super::wire::RequestHeader;
 use crate::description::{encode_service_description, SchemaRecord, ServiceDescription};
 use crate::schema_record;
 
+/// Largest fixed part of a type served raw. Descriptions come from other
+/// hosts: a consistent description of a huge type would make every segment
+/// of the service huge (sparse, but committed as clients write). Large data
+/// travels in tails, bounded by the service's tail limits.
+pub const MAX_RAW_TYPE_SIZE: usize = 16 << 20;
+
 /// Serves a service with requests and responses given as bytes.
 pub struct RawServer {
     rx: Receiver,
@@ -37,10 +43,16 @@ fn schema(d: &MessageDescription, what: &str) -> Result<[u8; SCHEMA_BYTES], Stri
     if root.align > 8 {
         return Err(format!("{what} alignment {} above 8 bytes", root.align));
     }
+    if root.size > MAX_RAW_TYPE_SIZE {
+        return Err(format!(
+            "{what} type of {} bytes too large (at most {MAX_RAW_TYPE_SIZE})",
+            root.size
+        ));
+    }
     let record = SchemaRecord {
         name: root.name.clone(),
         version: root.version,
-        size: u32::try_from(root.size).map_err(|_| format!("{what} type too large"))?,
+        size: root.size as u32,
         align: root.align as u32,
         layout_hash: root.layout_hash,
     };

@@ -194,6 +194,11 @@ pub(crate) fn open_inner(
         return Err(invalid(format!("names are limited to {MAX_NAME} bytes")));
     }
     want.validate().map_err(invalid)?;
+    // Both channels must be possible before anything is created (types
+    // learned at run time may be of any size).
+    for chan in [layout.request_channel(want), layout.response_channel(want)] {
+        horus_shm::Layout::new(chan).map_err(invalid)?;
+    }
     let ns = namespace.unwrap_or_else(horus_shm::name::namespace);
     let seg = |kind: &str| {
         horus_shm::name::segment_name(&ns, kind, name).map_err(|e| invalid(e.to_string()))
@@ -217,9 +222,15 @@ pub(crate) fn open_inner(
         });
     }
     adopt(&have)?;
-    let req =
-        Channel::open_or_create_described(&req_name, &layout.request_channel(&have), &description)
-            .map_err(segment_err)?;
+    let chan = layout.request_channel(&have);
+    let req = match Channel::open_or_create_described(&req_name, &chan, &description) {
+        Ok(req) => req,
+        Err(e) => {
+            // A table this call created is not left behind.
+            table.close_if_unused();
+            return Err(segment_err(e));
+        }
+    };
     Ok(ServiceInner::from_parts(
         name.to_owned(),
         ns,

@@ -13,7 +13,9 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
+use horus_bench::markdown::Table;
 use horus_bench::multi_host::plan::{self, Plan};
 use horus_bench::multi_host::rows::MhRow;
 use horus_bench::multi_host::{self as mh, host, tables, SystemName};
@@ -46,7 +48,8 @@ fn usage() {
          USAGE: multi_host [OPTIONS]\n\n{COMMON_USAGE}  \
          --rounds N         rounds (default {ROUNDS}; --quick: {QUICK_ROUNDS})\n  \
          --pinned-only      only the pinned pass of each round (default: pinned, then unpinned)\n  \
-         --systems S,...    {} (default all; horus is a stub until horus_zenoh::Bridge exists)\n",
+         --systems S,...    {} (default all; horus is a stub until horus_zenoh::Bridge exists)\n  \
+         --markdown FILE    also write the tables as Markdown\n",
         SystemName::ALL.map(SystemName::name).join(", ")
     );
 }
@@ -121,10 +124,15 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut rounds = None;
     let mut pinned_only = false;
     let mut systems: Vec<SystemName> = Vec::new();
+    let mut markdown = None;
     let Some(common) = Common::parse(argv, |flag, value| {
         Ok(match flag {
             "--rounds" => {
                 rounds = Some(suite::number::<usize>(&value()?)?);
+                true
+            }
+            "--markdown" => {
+                markdown = Some(std::path::PathBuf::from(value()?));
                 true
             }
             "--pinned-only" => {
@@ -167,12 +175,36 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut run = Run::<MhRow>::start("multi_host", &common, method(&plan, &hosts));
     plan::run_all(&plan, &hosts, &mut run);
     drop(hosts);
-    let text = report(run.rows(), &plan, run.errors());
+    let sections = sections(run.rows(), &plan);
+    if let Some(path) = &markdown {
+        let md: String = sections
+            .iter()
+            .map(|(title, table)| format!("\n**{title}**\n\n{}", table.to_markdown()))
+            .collect();
+        std::fs::write(path, md).with_context(|| format!("writing {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    let text = report(&sections, run.errors());
     run.finish(&text)
 }
 
-fn report(rows: &[MhRow], plan: &Plan, errors: &[String]) -> String {
+fn report(sections: &[(String, Table)], errors: &[String]) -> String {
     let mut out = String::new();
+    for (title, table) in sections {
+        out.push_str(&format!("\n{title}\n{}", table.to_text()));
+    }
+    if !errors.is_empty() {
+        out.push_str("\nfailed measurements (their cells say \"–\"):\n");
+        for e in errors {
+            out.push_str(&format!("  {e}\n"));
+        }
+    }
+    out
+}
+
+/// Every table of the run, titled, pinned pass first.
+fn sections(rows: &[MhRow], plan: &Plan) -> Vec<(String, Table)> {
+    let mut out = Vec::new();
     for &pinned in &plan.pinnings {
         let pin = if pinned { "pinned" } else { "unpinned" };
         let sections = [
@@ -196,15 +228,7 @@ fn report(rows: &[MhRow], plan: &Plan, errors: &[String]) -> String {
                 tables::impaired(rows, &plan.systems, pinned),
             ),
         ];
-        for (title, table) in sections {
-            out.push_str(&format!("\n{title}\n{}", table.to_text()));
-        }
-    }
-    if !errors.is_empty() {
-        out.push_str("\nfailed measurements (their cells say \"–\"):\n");
-        for e in errors {
-            out.push_str(&format!("  {e}\n"));
-        }
+        out.extend(sections);
     }
     out
 }

@@ -3,7 +3,7 @@
 //! horus client on B, the bridges, a horus server on A).
 //!
 //! ==================== STUB: NOT YET AVAILABLE ====================
-//! `horus_zenoh::Bridge::start(BridgeConfig)` does not exist yet, so
+//! Written before `horus_zenoh::Bridge::start(BridgeConfig)` was committed:
 //! [`HorusSystem::available`] fails and every run records one error row per
 //! round and pinning ("not yet available"). To fill it in:
 //! 1. add `horus-zenoh` to horus-bench's dependencies;
@@ -26,8 +26,8 @@ use super::{HostArgs, HostSide, System, SystemName};
 #[derive(Debug)]
 pub struct HorusSystem;
 
-const NOT_YET: &str = "not yet available: horus across hosts needs horus_zenoh::Bridge::start \
-    (crate horus-zenoh), which does not exist yet; fill in \
+const NOT_YET: &str = "not yet available: this benchmark's horus system (horus endpoints \
+    through horus_zenoh::Bridge on each host) is a stub; fill in \
     crates/horus-bench/src/multi_host/horus_system.rs";
 
 impl System for HorusSystem {

@@ -39,7 +39,7 @@ impl Plan {
         if self.quick {
             150
         } else {
-            1000
+            500
         }
     }
 
@@ -48,7 +48,7 @@ impl Plan {
         if self.quick {
             300
         } else {
-            2000
+            1000
         }
     }
 
@@ -57,8 +57,8 @@ impl Plan {
         match (self.quick, size >= 65536) {
             (true, false) => (10, 100),
             (true, true) => (3, 20),
-            (false, false) => (100, 2000),
-            (false, true) => (20, 300),
+            (false, false) => (100, 1000),
+            (false, true) => (20, 200),
         }
     }
 

@@ -34,9 +34,10 @@ impl Host {
                 self.interface()
             ));
         }
-        self.exec(&["nft", "-f", "-"], Some(&script))
-            .map(drop)
-            .map_err(|e| missing(e, "nft", "nftables"))
+        // `ip netns exec` runs whatever it is given, so a missing `nft` would only show
+        // as its exit status: ask for nft directly first.
+        crate::cmd::run("nft", &["--version"]).map_err(|e| missing(e, "nft", "nftables"))?;
+        self.exec(&["nft", "-f", "-"], Some(&script)).map(drop)
     }
 
     /// Caps this host's sending rate on the link at `mbit` Mbit/s with a token

@@ -101,6 +101,8 @@ pub struct SubscriberPort {
     poll: u32,
     members: u64,
     next_ring: usize,
+    /// The ring (publisher place) of the last message received.
+    last_ring: usize,
     received: u64,
     overrun: u64,
     skipped: u64,
@@ -196,6 +198,7 @@ impl SubscriberPort {
                 poll: 0,
                 members: u64::MAX,
                 next_ring: 0,
+                last_ring: 0,
                 received: 0,
                 overrun: 0,
                 skipped: 0,
@@ -339,6 +342,7 @@ impl SubscriberPort {
                 ReadOutcome::Ready { len, kind } => match kind {
                     KIND_INLINE => {
                         self.advance(k, seq.wrapping_add(1));
+                        self.last_ring = k;
                         self.count_received();
                         return Some(Received::Inline { len });
                     }
@@ -349,6 +353,7 @@ impl SubscriberPort {
                         let pinned = self.pin_chunk(k, out[0], out[1]);
                         self.advance(k, seq.wrapping_add(1));
                         if let Some(r) = pinned {
+                            self.last_ring = k;
                             self.count_received();
                             return Some(r);
                         }
@@ -557,6 +562,12 @@ impl SubscriberPort {
     /// Bytes of chunk `c` of pool `k`, pinned by a previous receive.
     pub fn chunk_ptr(&self, k: usize, c: usize) -> *const u8 {
         self.chan().chunk_ptr(k, c)
+    }
+
+    /// The publisher place whose ring the last received message came from (a bridge uses it
+    /// to leave out the messages it published itself).
+    pub fn last_source(&self) -> usize {
+        self.last_ring
     }
 
     /// Messages delivered to this subscriber.

@@ -1,6 +1,8 @@
 //! The verbs of `horus`, one module each.
 
 mod bag;
+#[cfg(feature = "bridge")]
+mod bridge;
 mod clean;
 mod doctor;
 mod foxglove;
@@ -47,6 +49,9 @@ pub(crate) enum Verb {
     Monitor(monitor::Monitor),
     /// Foxglove WebSocket server: every topic live in Foxglove (ws://127.0.0.1:8765).
     Foxglove(foxglove::Foxglove),
+    /// This host's bridge to other hosts (Zenoh): topics and services cross transparently.
+    #[cfg(feature = "bridge")]
+    Bridge(bridge::BridgeArgs),
 }
 
 /// Runs one verb.
@@ -65,5 +70,7 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Log(args) => log::run(args, out),
         Verb::Monitor(args) => monitor::run(args, out),
         Verb::Foxglove(args) => foxglove::run(args, out),
+        #[cfg(feature = "bridge")]
+        Verb::Bridge(args) => bridge::run(args, out),
     }
 }

@@ -9,13 +9,13 @@
 mod create;
 mod decode;
 mod encode;
-mod raw_observer;
 mod raw_publisher;
+mod raw_reader;
 mod topic_view;
 
 pub use create::{open_or_create_topic, CreateError};
 pub use decode::{decode_message, DecodeError};
 pub use encode::{encode_message, EncodeError};
-pub use raw_observer::{RawMessage, RawObserver};
 pub use raw_publisher::{RawPublisher, RawSendError};
+pub use raw_reader::{RawMessage, RawObserver, RawReader};
 pub use topic_view::{list_topics, InspectError, QosInfo, TopicView};

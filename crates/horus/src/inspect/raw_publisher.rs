@@ -66,6 +66,13 @@ impl RawPublisher {
         })
     }
 
+    /// This publisher's place (the ring its messages are in; see [`RawMessage::source`]).
+    ///
+    /// [`RawMessage::source`]: super::RawMessage::source
+    pub fn place(&self) -> usize {
+        self.port.place()
+    }
+
     /// Publishes one message (exactly the type's size, plus the tail for a type with one).
     /// Returns how many subscribers it was delivered to (observers not counted).
     pub fn send(&mut self, bytes: &[u8]) -> Result<u32, RawSendError> {

@@ -1,4 +1,4 @@
-//! [`RawObserver`]: an observer that receives messages as bytes.
+//! [`RawReader`]: a subscriber or an observer that receives messages as bytes.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,26 +13,53 @@ const SPIN: u32 = 16;
 pub struct RawMessage {
     /// The message's bytes (a copy).
     pub bytes: Vec<u8>,
+    /// The publisher place it came from (its ring), to tell one's own messages apart.
+    pub source: usize,
 }
 
-/// An observer of a topic whose type this process does not know.
+/// A reader of a topic whose type this process does not know: an observer (tools) or a
+/// subscriber (the network bridge, which must back-pressure `Block` publishers like any
+/// subscriber).
 ///
-/// Like [`Topic::observer`](crate::Topic::observer): it reads the same rings as the
+/// An observer, like [`Topic::observer`](crate::Topic::observer), reads the same rings as the
 /// subscribers, is never in a publisher's room check and is not counted by publishers; what it
-/// misses it counts as its own overrun.
-pub struct RawObserver {
+/// misses it counts as its own overrun. A subscriber is counted and waited for.
+pub struct RawReader {
     port: SubscriberPort,
     buf: Box<[u64]>,
+    /// Bytes reserved at the front of every copied message (see [`RawReader::with_prefix`]).
+    prefix: usize,
 }
 
-impl RawObserver {
-    pub(crate) fn join(chan: &Arc<Channel>, blocking: bool) -> Result<RawObserver, JoinError> {
-        let port = SubscriberPort::join(chan, blocking, true)?;
+/// The reader the tools use: an observer.
+pub type RawObserver = RawReader;
+
+impl RawReader {
+    pub(crate) fn join(
+        chan: &Arc<Channel>,
+        blocking: bool,
+        observer: bool,
+    ) -> Result<RawReader, JoinError> {
+        let port = SubscriberPort::join(chan, blocking, observer)?;
         let words = (chan.layout().config.slot_payload as usize).div_ceil(8);
-        Ok(RawObserver {
+        Ok(RawReader {
             port,
             buf: vec![0u64; words].into_boxed_slice(),
+            prefix: 0,
         })
+    }
+
+    /// Reserves `prefix` zeroed bytes at the front of every message's `bytes`, for a header
+    /// the caller fills in (the bridge's wire header): the message is copied once, straight
+    /// into the buffer that goes on the network.
+    pub fn with_prefix(mut self, prefix: usize) -> RawReader {
+        self.prefix = prefix;
+        self
+    }
+
+    /// Whether this reader is an observer (else a subscriber).
+    pub fn is_observer(&self) -> bool {
+        self.port.is_observer()
     }
 
     /// The next message, if one is ready.
@@ -61,22 +88,27 @@ impl RawObserver {
     }
 
     fn copy_out(&mut self, r: Received) -> RawMessage {
+        let source = self.port.last_source();
+        let prefix = self.prefix;
         match r {
             Received::Inline { len } => {
-                let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
-                RawMessage {
-                    bytes: bytes[..len.min(bytes.len())].to_vec(),
-                }
+                let inline: &[u8] = bytemuck::cast_slice(&self.buf);
+                let body = &inline[..len.min(inline.len())];
+                let mut bytes = Vec::with_capacity(prefix + body.len());
+                bytes.resize(prefix, 0);
+                bytes.extend_from_slice(body);
+                RawMessage { bytes, source }
             }
             Received::Chunk { pool, chunk, len } => {
                 let ptr = self.port.chunk_ptr(pool, chunk);
-                let mut bytes = vec![0u8; len];
+                let mut bytes = vec![0u8; prefix + len];
                 // SAFETY: the port validated the descriptor (pool, chunk and len within the
                 // chunk) and pinned the chunk for us (the publisher does not reuse it until we
-                // release it below), so `len` bytes at `ptr` are readable and stable.
-                unsafe { std::ptr::copy_nonoverlapping(ptr, bytes.as_mut_ptr(), len) };
+                // release it below), so `len` bytes at `ptr` are readable and stable; the
+                // destination has `len` bytes after the prefix.
+                unsafe { std::ptr::copy_nonoverlapping(ptr, bytes[prefix..].as_mut_ptr(), len) };
                 self.port.place().release_chunk(pool, chunk);
-                RawMessage { bytes }
+                RawMessage { bytes, source }
             }
         }
     }

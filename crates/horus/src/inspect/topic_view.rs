@@ -5,7 +5,7 @@ use std::sync::Arc;
 use horus_msgs::MessageDescription;
 use horus_shm::{Channel, ChannelSnapshot, OpenError, SegmentError};
 
-use super::{RawObserver, RawPublisher};
+use super::{RawObserver, RawPublisher, RawReader};
 use crate::description::{DescriptionReadError, SchemaRecord};
 use crate::qos::Overflow;
 
@@ -190,7 +190,17 @@ impl TopicView {
     /// An observer of the topic's messages, as bytes. `blocking` observers sleep on the
     /// topic's futex in [`RawObserver::recv_timeout`] instead of polling.
     pub fn observer(&self, blocking: bool) -> Result<RawObserver, InspectError> {
-        RawObserver::join(&self.chan, blocking).map_err(|source| InspectError::Join {
+        RawReader::join(&self.chan, blocking, true).map_err(|source| InspectError::Join {
+            topic: self.name.clone(),
+            source,
+        })
+    }
+
+    /// A subscriber of the topic's messages, as bytes: unlike an observer it is in the
+    /// publishers' room check (a `Block` publisher waits for it) and counted as delivered to.
+    /// For the network bridge, which stands for the subscribers of another host.
+    pub fn subscriber(&self, blocking: bool) -> Result<RawReader, InspectError> {
+        RawReader::join(&self.chan, blocking, false).map_err(|source| InspectError::Join {
             topic: self.name.clone(),
             source,
         })

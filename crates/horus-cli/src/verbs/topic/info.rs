@@ -23,6 +23,7 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
     let snap = view.snapshot();
     let desc = view.description();
     let q = view.qos();
+    let bridge = super::bridged::bridge_entry(&a.topic.namespace(), view.name());
     let publishers: Vec<Value> = snap
         .publishers
         .iter()
@@ -60,6 +61,7 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
             "qos": qos_json(&q),
             "publishers": publishers,
             "subscribers": subscribers,
+            "bridge": bridge,
         }));
         return Ok(ExitCode::SUCCESS);
     }
@@ -83,6 +85,9 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
             print_fields(d, &d.root().name, 1, 0);
         }
         Err(e) => println!("fields   unavailable: {e}"),
+    }
+    if let Some(b) = &bridge {
+        super::bridged::print(b);
     }
     if !snap.publishers.is_empty() {
         let mut t = Table::new(&[

@@ -5,6 +5,7 @@
 //! observer (never in a publisher's room check, never counted by publishers). Only `pub`
 //! takes a publisher place.
 
+mod bridged;
 mod echo;
 mod fields;
 mod info;

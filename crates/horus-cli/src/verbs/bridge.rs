@@ -1,0 +1,283 @@
+//! `horus bridge`: this host's bridge to the others (library: `horus-zenoh`). One per host and
+//! namespace; topics and services cross through one Zenoh session. Runs until Ctrl-C or
+//! SIGTERM, printing the hosts it sees, what starts and stops crossing, and problems (schema
+//! mismatches); `--status` prints a running bridge's status instead.
+//!
+//! Built only with the `bridge` feature (on by default; `make demo` leaves it out to keep its
+//! build small).
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Args;
+use serde_json::json;
+
+use crate::launch::signals;
+use crate::output::Output;
+
+/// Bridge this host's topics and services to other hosts through Zenoh.
+#[derive(Debug, Args)]
+pub(crate) struct BridgeArgs {
+    /// Other hosts' bridges: `ADDRESS[:PORT]` or `tcp/ADDRESS:PORT` (repeatable). With
+    /// addresses, multicast discovery is off unless `--multicast` is given.
+    #[arg(long, value_delimiter = ',')]
+    connect: Vec<String>,
+    /// Zenoh endpoints to listen on (default `tcp/0.0.0.0:7447`).
+    #[arg(long, value_delimiter = ',')]
+    listen: Vec<String>,
+    /// Find other bridges by multicast (the default when no `--connect` is given).
+    #[arg(long)]
+    multicast: bool,
+    /// This host's name on the network (default: the host name).
+    #[arg(long)]
+    host: Option<String>,
+    /// Bridges see each other only within one domain (default `horus`).
+    #[arg(long)]
+    domain: Option<String>,
+    /// Only these topics and services cross (patterns: `*` one name part, `**` any; repeatable).
+    #[arg(long)]
+    allow: Vec<String>,
+    /// These never cross (patterns as for `--allow`).
+    #[arg(long)]
+    deny: Vec<String>,
+    /// A YAML file with these settings (command-line options win).
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    /// Namespace (default: `HORUS_NAMESPACE`, else one per user).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Print the status of the namespace's running bridge and exit.
+    #[arg(long)]
+    status: bool,
+}
+
+pub(crate) fn run(a: BridgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    let namespace = a.namespace.clone().unwrap_or_else(horus::namespace);
+    if a.status {
+        return status(&namespace, out);
+    }
+    signals::install()?;
+    let mut cfg = horus_zenoh::BridgeConfig::new(&namespace);
+    if let Some(path) = &a.config {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        cfg.apply_yaml(&text)
+            .with_context(|| format!("{}", path.display()))?;
+    }
+    if a.namespace.is_some() {
+        cfg.namespace = namespace.clone();
+    }
+    if !a.connect.is_empty() {
+        cfg.connect = a
+            .connect
+            .iter()
+            .map(|c| horus_zenoh::endpoint_of(c))
+            .collect();
+        cfg.multicast = false;
+    }
+    if !a.listen.is_empty() {
+        cfg.listen = a
+            .listen
+            .iter()
+            .map(|c| horus_zenoh::endpoint_of(c))
+            .collect();
+    }
+    if a.multicast {
+        cfg.multicast = true;
+    }
+    if let Some(h) = a.host {
+        cfg.host = h;
+    }
+    if let Some(d) = a.domain {
+        cfg.domain = d;
+    }
+    if !a.allow.is_empty() || !a.deny.is_empty() {
+        cfg.filter = horus_zenoh::Filter::new(&a.allow, &a.deny)?;
+    }
+    let bridge = horus_zenoh::Bridge::start(cfg.clone()).context("horus bridge")?;
+    if out.is_json() {
+        out.json_line(&json!({
+            "event": "started", "host": cfg.host, "namespace": cfg.namespace,
+            "domain": cfg.domain, "listen": cfg.listen, "connect": cfg.connect,
+            "multicast": cfg.multicast, "pid": std::process::id(),
+        }));
+    } else {
+        println!(
+            "bridge: host {} namespace \"{}\" domain {} listening on {:?}, connecting to {:?}{}",
+            cfg.host,
+            cfg.namespace,
+            cfg.domain,
+            cfg.listen,
+            cfg.connect,
+            if cfg.multicast {
+                ", multicast discovery"
+            } else {
+                ""
+            }
+        );
+    }
+    let started = Instant::now();
+    let duration = a.duration.map(Duration::from_secs_f64);
+    let mut seen = Seen::default();
+    while signals::count() == 0 && duration.is_none_or(|d| started.elapsed() < d) {
+        std::thread::sleep(Duration::from_millis(100));
+        seen.report(&bridge.status(), out);
+    }
+    let last = bridge.status();
+    bridge.stop();
+    if out.is_json() {
+        out.json_line(&json!({ "event": "stopped", "status": last }));
+    } else {
+        println!("bridge: stopped");
+        print_status(&last);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What has been reported already, to print changes only.
+#[derive(Default)]
+struct Seen {
+    peers: BTreeSet<String>,
+    crossing: BTreeSet<String>,
+    issues: BTreeSet<String>,
+}
+
+impl Seen {
+    fn report(&mut self, s: &horus_zenoh::BridgeStatus, out: &Output) {
+        let peers: BTreeSet<String> = s.peers.iter().map(|p| p.host.clone()).collect();
+        let crossing: BTreeSet<String> = s
+            .topics
+            .iter()
+            .flat_map(|t| {
+                let outs = t
+                    .sending_to
+                    .iter()
+                    .map(move |h| format!("{} → {h}", t.name));
+                let ins = t
+                    .receiving_from
+                    .iter()
+                    .map(move |h| format!("{} ← {h}", t.name));
+                outs.chain(ins)
+            })
+            .chain(
+                s.services
+                    .iter()
+                    .filter(|v| !v.served_by.is_empty())
+                    .map(|v| format!("service {} served by {}", v.name, v.served_by)),
+            )
+            .collect();
+        let issues: BTreeSet<String> = s
+            .topics
+            .iter()
+            .flat_map(|t| t.issues.iter().map(|i| i.to_string()))
+            .chain(s.services.iter().flat_map(|v| {
+                v.issues
+                    .iter()
+                    .map(move |i| format!("service {}: {i}", v.name))
+            }))
+            .collect();
+        for (what, new, old) in [
+            ("host", &peers, &self.peers),
+            ("crossing", &crossing, &self.crossing),
+            ("issue", &issues, &self.issues),
+        ] {
+            for x in new.difference(old) {
+                event(out, what, true, x);
+            }
+            for x in old.difference(new) {
+                event(out, what, false, x);
+            }
+        }
+        self.peers = peers;
+        self.crossing = crossing;
+        self.issues = issues;
+    }
+}
+
+fn event(out: &Output, what: &str, started: bool, text: &str) {
+    if out.is_json() {
+        out.json_line(&json!({ "event": what, "present": started, "what": text }));
+    } else {
+        let verb = match (what, started) {
+            ("host", true) => "host seen:",
+            ("host", false) => "host gone:",
+            ("crossing", true) => "crossing:",
+            ("crossing", false) => "stopped:",
+            ("issue", true) => "ERROR",
+            _ => "resolved:",
+        };
+        println!("bridge: {verb} {text}");
+    }
+}
+
+fn status(namespace: &str, out: &Output) -> anyhow::Result<ExitCode> {
+    match horus_zenoh::read_status_file(namespace)? {
+        None => {
+            if out.is_json() {
+                out.json_line(&json!({ "running": false, "namespace": namespace }));
+            } else {
+                println!("no bridge is running for namespace \"{namespace}\"");
+            }
+            Ok(ExitCode::from(1))
+        }
+        Some(s) => {
+            if out.is_json() {
+                out.json_line(&s);
+            } else {
+                print_status(&s);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn print_status(s: &horus_zenoh::BridgeStatus) {
+    println!(
+        "bridge {} (pid {}) namespace \"{}\" domain {}",
+        s.host, s.pid, s.namespace, s.domain
+    );
+    for p in &s.peers {
+        println!(
+            "  host {}: {} topic(s) published, {} subscribed, {} service(s)",
+            p.host,
+            p.offers.len(),
+            p.wants.len(),
+            p.services.len()
+        );
+    }
+    for t in &s.topics {
+        let c = &t.counters;
+        println!(
+            "  topic {} [{}] → {:?} ← {:?}: read {} sent {} send-failed {} | received {} wire-lost {} malformed {} other-schema {} published {} refused {}",
+            t.name, t.schema, t.sending_to, t.receiving_from, c.read, c.sent, c.send_failed,
+            c.received, c.wire_lost, c.malformed, c.schema_refused, c.published, c.publish_failed
+        );
+        for i in &t.issues {
+            println!("    ERROR {i}");
+        }
+    }
+    for v in &s.services {
+        let c = &v.counters;
+        println!(
+            "  service {} served by {}: served {} ({} failed), forwarded {} ({} failed)",
+            v.name,
+            if v.served_by.is_empty() {
+                "-"
+            } else {
+                &v.served_by
+            },
+            c.served,
+            c.serve_failed,
+            c.forwarded,
+            c.forward_failed
+        );
+        for i in &v.issues {
+            println!("    ERROR {i}");
+        }
+    }
+}

@@ -1,0 +1,468 @@
+//! The bridge: one Zenoh session, a loop that keeps what crosses in line with what each host
+//! has, and the status it reports.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use zenoh::liveliness::LivelinessToken;
+use zenoh::sample::SampleKind;
+use zenoh::{Session, Wait};
+
+use crate::inbound::{Inbound, InboundSpec};
+use crate::keys::{Keys, SchemaKey, TokenKind};
+use crate::local::{LocalScan, LocalService, LocalTopic};
+use crate::outbound::{epoch_now, Outbound, OutboundSpec, NO_PLACE};
+use crate::remote::{HostSchema, RemoteView};
+use crate::service_in::{describe, ServiceIn};
+use crate::service_out::ServiceOut;
+use crate::status::{
+    remove_status_file, write_status_file, BridgeStatus, LiveCounters, ServiceCounters,
+    ServiceStatus, TopicIssue, TopicStatus,
+};
+use crate::{BridgeConfig, BridgeError};
+
+/// How often the status (and its file) is refreshed.
+const STATUS_EVERY: Duration = Duration::from_millis(250);
+
+/// How long before a failed start of a topic or service is tried again.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// A running bridge. Dropping it (or [`Bridge::stop`]) stops it: its tokens vanish, so the
+/// other hosts stop sending to it and stand in for its services no more.
+pub struct Bridge {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    status: Arc<Mutex<BridgeStatus>>,
+}
+
+impl Bridge {
+    /// Opens the Zenoh session and starts bridging `cfg.namespace`.
+    pub fn start(cfg: BridgeConfig) -> Result<Bridge, BridgeError> {
+        cfg.validate()?;
+        let session = crate::session::open(&cfg)?;
+        let keys = Keys::new(&cfg.domain);
+        let remote = RemoteView::default();
+        let (r, k, me) = (remote.clone(), keys.clone(), cfg.host.clone());
+        let liveliness = session
+            .liveliness()
+            .declare_subscriber(keys.all_tokens())
+            .history(true)
+            .callback(move |s| r.apply(&k, &me, s.key_expr().as_str(), s.kind() == SampleKind::Put))
+            .wait()
+            .map_err(|e| BridgeError::Declare {
+                what: "liveliness subscriber".into(),
+                reason: e.to_string(),
+            })?;
+        let status = Arc::new(Mutex::new(BridgeStatus {
+            host: cfg.host.clone(),
+            domain: cfg.domain.clone(),
+            namespace: cfg.namespace.clone(),
+            pid: std::process::id(),
+            epoch: epoch_now(),
+            peers: Vec::new(),
+            topics: Vec::new(),
+            services: Vec::new(),
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut state = State {
+            scan: LocalScan::new(&cfg.namespace),
+            cfg,
+            keys,
+            session,
+            remote,
+            tokens: HashMap::new(),
+            topics: BTreeMap::new(),
+            services: BTreeMap::new(),
+            status: Arc::clone(&status),
+        };
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("horus-bridge".into())
+            .spawn(move || {
+                let _liveliness = liveliness;
+                state.run(&flag);
+            })
+            .map_err(BridgeError::Thread)?;
+        Ok(Bridge {
+            stop,
+            thread: Some(thread),
+            status,
+        })
+    }
+
+    /// What the bridge reports now.
+    pub fn status(&self) -> BridgeStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Stops the bridge and waits for it.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        // Relaxed: a stop flag polled by the loop; joining the thread orders the rest.
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// One topic as the bridge handles it.
+#[derive(Default)]
+struct TopicState {
+    out: Option<Outbound>,
+    inn: Option<Inbound>,
+    own_place: Arc<AtomicUsize>,
+    counters: Arc<LiveCounters>,
+    sending_to: Vec<String>,
+    receiving_from: Vec<String>,
+    issues: Vec<TopicIssue>,
+    failed_at: Option<Instant>,
+    schema: String,
+}
+
+/// One service as the bridge handles it.
+struct ServiceState {
+    out: Option<ServiceOut>,
+    inn: Option<(String, ServiceIn)>,
+    issues: Vec<String>,
+    failed_at: Option<Instant>,
+}
+
+struct State {
+    cfg: BridgeConfig,
+    keys: Keys,
+    session: Session,
+    remote: RemoteView,
+    scan: LocalScan,
+    tokens: HashMap<String, LivelinessToken>,
+    topics: BTreeMap<String, TopicState>,
+    services: BTreeMap<String, ServiceState>,
+    status: Arc<Mutex<BridgeStatus>>,
+}
+
+impl State {
+    fn run(&mut self, stop: &AtomicBool) {
+        let mut last_status = Instant::now() - STATUS_EVERY;
+        // Relaxed: see Bridge::halt.
+        while !stop.load(Ordering::Relaxed) {
+            let topics = self.scan.topics();
+            let services = self.scan.services();
+            self.update_tokens(&topics, &services);
+            self.update_topics(&topics);
+            self.update_services(&services);
+            if last_status.elapsed() >= STATUS_EVERY {
+                self.publish_status();
+                last_status = Instant::now();
+            }
+            std::thread::sleep(self.cfg.scan_interval);
+        }
+        // Workers first (their threads end), then tokens with the session.
+        self.topics.clear();
+        self.services.clear();
+        self.tokens.clear();
+        if self.cfg.status_file {
+            remove_status_file(&self.cfg.namespace, std::process::id());
+        }
+        let _ = self.session.close().wait();
+    }
+
+    /// Declares the tokens for what this host has now, and undeclares the rest.
+    fn update_tokens(
+        &mut self,
+        topics: &BTreeMap<String, LocalTopic>,
+        services: &BTreeMap<String, LocalService>,
+    ) {
+        let host = &self.cfg.host;
+        let mut wanted: Vec<String> = Vec::new();
+        for (name, t) in topics.iter().filter(|(n, _)| self.cfg.filter.allows(n)) {
+            if t.has_publisher {
+                wanted.push(self.keys.token(TokenKind::Offer, host, t.schema, name));
+            }
+            if t.has_subscriber {
+                wanted.push(self.keys.token(TokenKind::Want, host, t.schema, name));
+            }
+        }
+        for (name, s) in services.iter().filter(|(n, _)| self.cfg.filter.allows(n)) {
+            if s.has_server {
+                wanted.push(
+                    self.keys
+                        .token(TokenKind::ServiceOffer, host, s.schema, name),
+                );
+            }
+        }
+        self.tokens.retain(|k, _| wanted.contains(k));
+        for key in wanted {
+            if self.tokens.contains_key(&key) {
+                continue;
+            }
+            if let Ok(t) = self.session.liveliness().declare_token(key.clone()).wait() {
+                self.tokens.insert(key, t);
+            }
+        }
+    }
+
+    fn update_topics(&mut self, topics: &BTreeMap<String, LocalTopic>) {
+        // A topic gone from this host stops crossing; its counters stay in the status (they
+        // are what reconciles with the other host's).
+        self.topics.retain(|name, st| {
+            if topics.contains_key(name) {
+                return true;
+            }
+            st.out = None;
+            st.inn = None;
+            st.sending_to.clear();
+            st.receiving_from.clear();
+            st.counters.snapshot() != Default::default()
+        });
+        for (name, t) in topics {
+            if !self.cfg.filter.allows(name) {
+                self.topics.remove(name);
+                continue;
+            }
+            let st = self.topics.entry(name.clone()).or_default();
+            st.schema = format!("{} ({})", t.type_name, t.schema);
+            st.issues.clear();
+            let split = |hosts: Vec<HostSchema>, issues: &mut Vec<TopicIssue>| {
+                let mut ok = Vec::new();
+                for h in hosts {
+                    if h.schema == t.schema {
+                        ok.push(h.host);
+                    } else {
+                        issues.push(TopicIssue::SchemaMismatch {
+                            topic: name.clone(),
+                            host: h.host,
+                            local: format!("{} ({})", t.type_name, t.schema),
+                            remote: h.schema.to_string(),
+                        });
+                    }
+                }
+                ok
+            };
+            st.sending_to = if t.has_publisher {
+                split(self.remote.hosts(TokenKind::Want, name), &mut st.issues)
+            } else {
+                Vec::new()
+            };
+            st.receiving_from = if t.has_subscriber {
+                split(self.remote.hosts(TokenKind::Offer, name), &mut st.issues)
+            } else {
+                Vec::new()
+            };
+            let retry_ok = st.failed_at.is_none_or(|at| at.elapsed() >= RETRY_AFTER);
+            if st.sending_to.is_empty() {
+                st.out = None;
+            } else if st.out.is_none() && retry_ok {
+                let spec = OutboundSpec {
+                    namespace: self.cfg.namespace.clone(),
+                    topic: name.clone(),
+                    data_key: self.keys.data(&self.cfg.host, name),
+                    schema: t.schema,
+                    overflow: t.overflow(),
+                    own_place: Arc::clone(&st.own_place),
+                    counters: Arc::clone(&st.counters),
+                };
+                match Outbound::start(&self.session, spec) {
+                    Ok(o) => st.out = Some(o),
+                    Err(reason) => {
+                        st.failed_at = Some(Instant::now());
+                        st.issues.push(TopicIssue::Local {
+                            topic: name.clone(),
+                            reason,
+                        });
+                    }
+                }
+            }
+            if st.receiving_from.is_empty() {
+                st.inn = None;
+                st.own_place.store(NO_PLACE, Ordering::Relaxed);
+            } else if st.inn.is_none() && retry_ok {
+                let spec = InboundSpec {
+                    namespace: self.cfg.namespace.clone(),
+                    topic: name.clone(),
+                    keys: self.keys.clone(),
+                    schema: t.schema,
+                    own_place: Arc::clone(&st.own_place),
+                    counters: Arc::clone(&st.counters),
+                };
+                match Inbound::start(&self.session, spec) {
+                    Ok(i) => st.inn = Some(i),
+                    Err(reason) => {
+                        st.failed_at = Some(Instant::now());
+                        st.issues.push(TopicIssue::Local {
+                            topic: name.clone(),
+                            reason,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn update_services(&mut self, local: &BTreeMap<String, LocalService>) {
+        let remote = self.remote.services();
+        let names: Vec<String> = local
+            .keys()
+            .chain(remote.keys())
+            .filter(|n| self.cfg.filter.allows(n))
+            .cloned()
+            .collect();
+        self.services.retain(|n, _| names.contains(n));
+        for name in names {
+            let served_here = local.get(&name).filter(|s| s.has_server);
+            let st = self.services.entry(name.clone()).or_insert(ServiceState {
+                out: None,
+                inn: None,
+                issues: Vec::new(),
+                failed_at: None,
+            });
+            let retry_ok = st.failed_at.is_none_or(|at| at.elapsed() >= RETRY_AFTER);
+            // Offered: a local server exists.
+            match served_here {
+                None => st.out = None,
+                Some(s) if st.out.is_none() && retry_ok => {
+                    match ServiceOut::start(
+                        &self.session,
+                        &self.cfg.namespace,
+                        &name,
+                        self.keys.call(&self.cfg.host, &name),
+                        self.keys.describe(&self.cfg.host, &name),
+                        s.schema,
+                        self.cfg.call_timeout,
+                    ) {
+                        Ok(o) => {
+                            st.out = Some(o);
+                            st.issues.clear();
+                        }
+                        Err(e) => {
+                            st.failed_at = Some(Instant::now());
+                            st.issues = vec![e];
+                        }
+                    }
+                }
+                Some(_) => {}
+            }
+            // Stood in for: another host serves it and no local server does.
+            let hosts = remote.get(&name).cloned().unwrap_or_default();
+            let local_schema = local.get(&name).map(|s| s.schema);
+            let usable: Vec<&HostSchema> = hosts
+                .iter()
+                .filter(|h| local_schema.is_none_or(|s| s == h.schema))
+                .collect();
+            if served_here.is_some() || usable.is_empty() {
+                st.inn = None;
+                if served_here.is_none() && !hosts.is_empty() {
+                    st.issues = vec![format!(
+                        "served by {} with other types ({}) than this host's ({})",
+                        hosts[0].host,
+                        hosts[0].schema,
+                        local_schema.map_or_else(String::new, |s| s.to_string())
+                    )];
+                }
+                continue;
+            }
+            let host = usable[0].host.clone();
+            let schema: SchemaKey = usable[0].schema;
+            if st.inn.as_ref().is_some_and(|(h, _)| *h == host) || !retry_ok {
+                continue;
+            }
+            st.inn = None;
+            let started =
+                describe(&self.session, &self.keys.describe(&host, &name)).and_then(|d| {
+                    ServiceIn::start(
+                        &self.session,
+                        &self.cfg.namespace,
+                        &name,
+                        &d,
+                        self.keys.call(&host, &name),
+                        schema,
+                        self.cfg.call_timeout,
+                    )
+                });
+            match started {
+                Ok(s) => {
+                    st.inn = Some((host, s));
+                    st.issues.clear();
+                }
+                Err(e) => {
+                    st.failed_at = Some(Instant::now());
+                    st.issues = vec![e];
+                }
+            }
+        }
+    }
+
+    fn publish_status(&mut self) {
+        let topics = self
+            .topics
+            .iter()
+            .filter(|(_, t)| {
+                t.out.is_some()
+                    || t.inn.is_some()
+                    || !t.issues.is_empty()
+                    || t.counters.snapshot() != Default::default()
+            })
+            .map(|(name, t)| TopicStatus {
+                name: name.clone(),
+                schema: t.schema.clone(),
+                sending_to: t.sending_to.clone(),
+                receiving_from: t.receiving_from.clone(),
+                counters: t.counters.snapshot(),
+                issues: t.issues.clone(),
+            })
+            .collect();
+        let services = self
+            .services
+            .iter()
+            .filter(|(_, s)| s.out.is_some() || s.inn.is_some() || !s.issues.is_empty())
+            .map(|(name, s)| {
+                let snap = |c: &crate::service_out::CallCounters| {
+                    let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+                    (l(&c.ok), l(&c.failed))
+                };
+                let (served, serve_failed) = s.out.as_ref().map_or((0, 0), |o| snap(&o.counters));
+                let (forwarded, forward_failed) =
+                    s.inn.as_ref().map_or((0, 0), |(_, i)| snap(&i.counters));
+                ServiceStatus {
+                    name: name.clone(),
+                    served_by: match (&s.out, &s.inn) {
+                        (Some(_), _) => "local".into(),
+                        (None, Some((h, _))) => h.clone(),
+                        (None, None) => String::new(),
+                    },
+                    counters: ServiceCounters {
+                        served: served + serve_failed,
+                        serve_failed,
+                        forwarded: forwarded + forward_failed,
+                        forward_failed,
+                    },
+                    issues: s.issues.clone(),
+                }
+            })
+            .collect();
+        let snapshot = {
+            let mut st = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            st.peers = self.remote.peers();
+            st.topics = topics;
+            st.services = services;
+            st.clone()
+        };
+        if self.cfg.status_file {
+            let _ = write_status_file(&snapshot);
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! What a bridge is told: which namespace it serves, which hosts it reaches, what crosses.
+//!
+//! Given on the command line (`horus bridge --connect tcp/10.0.0.2:7447 …`) or in a YAML file
+//! (`horus bridge --config bridge.yaml`); the file is untrusted input: unknown keys, wrong
+//! types and bad values are typed errors with their place in the file.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::filter::{Filter, PatternError};
+
+/// Zenoh's default port, used when an endpoint gives none.
+pub const DEFAULT_PORT: u16 = 7447;
+
+/// A bridge's settings.
+#[derive(Clone, Debug)]
+pub struct BridgeConfig {
+    /// The local horus namespace whose topics and services cross.
+    pub namespace: String,
+    /// The first chunk of every Zenoh key the bridge uses: bridges with the same domain see
+    /// each other (one robot, or one fleet), others do not.
+    pub domain: String,
+    /// This host's name on the network (a Zenoh key chunk); by default the host name. Two
+    /// bridges of one domain must not share it.
+    pub host: String,
+    /// Zenoh endpoints to listen on (`tcp/0.0.0.0:7447`).
+    pub listen: Vec<String>,
+    /// Zenoh endpoints of other hosts' bridges to connect to (retried until they answer).
+    pub connect: Vec<String>,
+    /// Multicast scouting (finds bridges on the local network without addresses). Off by
+    /// default when `connect` is given.
+    pub multicast: bool,
+    /// Which topics and services cross.
+    pub filter: Filter,
+    /// How often the local namespace is scanned for endpoints coming and going.
+    pub scan_interval: Duration,
+    /// How long a call to a remote server may take before the bridge gives up on it.
+    pub call_timeout: Duration,
+    /// Zenoh's lease: a host silent for this long is considered gone.
+    pub lease: Duration,
+    /// Write the status file (`horus topic info` and `horus bridge status` read it).
+    pub status_file: bool,
+}
+
+impl BridgeConfig {
+    /// Defaults for `namespace`: listen on every address at Zenoh's port, multicast scouting,
+    /// everything crosses.
+    pub fn new(namespace: &str) -> BridgeConfig {
+        BridgeConfig {
+            namespace: namespace.to_owned(),
+            domain: "horus".to_owned(),
+            host: default_host(),
+            listen: vec![format!("tcp/0.0.0.0:{DEFAULT_PORT}")],
+            connect: Vec::new(),
+            multicast: true,
+            filter: Filter::default(),
+            scan_interval: Duration::from_millis(100),
+            call_timeout: Duration::from_secs(10),
+            lease: Duration::from_secs(3),
+            status_file: true,
+        }
+    }
+
+    /// Checks names and values (what Zenoh does not check itself).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (what, v) in [("domain", &self.domain), ("host", &self.host)] {
+            if v.is_empty()
+                || !v
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+            {
+                return Err(ConfigError::Invalid(format!(
+                    "{what} {v:?}: letters, digits, '-', '_' and '.' only"
+                )));
+            }
+        }
+        horus::inspect::list_topics(&self.namespace)
+            .map(|_| ())
+            .or_else(|e| match e {
+                horus::inspect::InspectError::Name(n) => {
+                    Err(ConfigError::Invalid(format!("namespace: {n}")))
+                }
+                _ => Ok(()),
+            })?;
+        for e in self.listen.iter().chain(&self.connect) {
+            check_endpoint(e)?;
+        }
+        if self.scan_interval.is_zero() || self.lease < Duration::from_millis(500) {
+            return Err(ConfigError::Invalid(
+                "scan interval must be > 0 and lease ≥ 500 ms".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Applies a YAML configuration file's settings on top of these.
+    pub fn apply_yaml(&mut self, text: &str) -> Result<(), ConfigError> {
+        let file: FileConfig = serde_yaml::from_str(text).map_err(|e| ConfigError::Yaml {
+            line: e.location().map(|l| l.line()),
+            column: e.location().map(|l| l.column()),
+            reason: e.to_string(),
+        })?;
+        if let Some(v) = file.namespace {
+            self.namespace = v;
+        }
+        if let Some(v) = file.domain {
+            self.domain = v;
+        }
+        if let Some(v) = file.host {
+            self.host = v;
+        }
+        if let Some(v) = file.listen {
+            self.listen = v;
+        }
+        if let Some(v) = file.connect {
+            self.multicast = false;
+            self.connect = v;
+        }
+        if let Some(v) = file.multicast {
+            self.multicast = v;
+        }
+        if file.allow.is_some() || file.deny.is_some() {
+            self.filter = Filter::new(
+                &file.allow.unwrap_or_default(),
+                &file.deny.unwrap_or_default(),
+            )?;
+        }
+        if let Some(ms) = file.scan_interval_ms {
+            self.scan_interval = Duration::from_millis(ms);
+        }
+        if let Some(ms) = file.call_timeout_ms {
+            self.call_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = file.lease_ms {
+            self.lease = Duration::from_millis(ms);
+        }
+        self.validate()
+    }
+}
+
+/// The host name (`/proc/sys/kernel/hostname`), made a valid key chunk.
+fn default_host() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let clean: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() {
+        format!("host-{}", std::process::id())
+    } else {
+        clean
+    }
+}
+
+/// `tcp/<host>:<port>` (the transports this build of Zenoh has).
+fn check_endpoint(e: &str) -> Result<(), ConfigError> {
+    let bad = |why: &str| ConfigError::Endpoint {
+        endpoint: e.to_owned(),
+        reason: why.to_owned(),
+    };
+    let rest = e
+        .strip_prefix("tcp/")
+        .ok_or_else(|| bad("only tcp/<address>:<port> endpoints are supported"))?;
+    let (host, port) = rest
+        .rsplit_once(':')
+        .ok_or_else(|| bad("missing :<port>"))?;
+    if host.is_empty() {
+        return Err(bad("missing address"));
+    }
+    port.parse::<u16>()
+        .map_err(|_| bad("port is not a number 0–65535"))?;
+    Ok(())
+}
+
+/// Adds Zenoh's port to an address given without one (`10.0.0.2` → `tcp/10.0.0.2:7447`).
+pub fn endpoint_of(addr: &str) -> String {
+    let with_proto = if addr.contains('/') {
+        addr.to_owned()
+    } else {
+        format!("tcp/{addr}")
+    };
+    let rest = with_proto.split_once('/').map_or("", |(_, r)| r);
+    if rest.contains(':') && !rest.ends_with(']') {
+        with_proto
+    } else {
+        format!("{with_proto}:{DEFAULT_PORT}")
+    }
+}
+
+/// A bad configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The YAML file does not parse or has unknown keys or wrong types.
+    #[error("configuration file{}: {reason}", place(*.line, *.column))]
+    Yaml {
+        /// 1-based line, when known.
+        line: Option<usize>,
+        /// 1-based column, when known.
+        column: Option<usize>,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An endpoint is not `tcp/<address>:<port>`.
+    #[error("endpoint {endpoint:?}: {reason}")]
+    Endpoint {
+        /// The endpoint.
+        endpoint: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An allow or deny pattern is malformed.
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
+    /// Another value is out of range.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn place(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
+        (Some(l), None) => format!(" (line {l})"),
+        _ => String::new(),
+    }
+}
+
+/// The file's shape.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    namespace: Option<String>,
+    domain: Option<String>,
+    host: Option<String>,
+    listen: Option<Vec<String>>,
+    connect: Option<Vec<String>>,
+    multicast: Option<bool>,
+    allow: Option<Vec<String>>,
+    deny: Option<Vec<String>>,
+    scan_interval_ms: Option<u64>,
+    call_timeout_ms: Option<u64>,
+    lease_ms: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_settings_apply_and_bad_files_are_typed_errors() {
+        let mut c = BridgeConfig::new("cfg-test");
+        c.apply_yaml(
+            "host: robot-a\nconnect: [tcp/10.1.0.2:7447]\nallow: ['lidar/**', cmd_vel]\ndeny: ['**/debug']\nlease_ms: 2000\n",
+        )
+        .unwrap();
+        assert_eq!(c.host, "robot-a");
+        assert!(!c.multicast, "addresses given: no multicast unless asked");
+        assert!(c.filter.allows("lidar/points"));
+        assert!(!c.filter.allows("lidar/debug"));
+        assert!(!c.filter.allows("camera/image"));
+        assert_eq!(c.lease, Duration::from_secs(2));
+
+        let err = BridgeConfig::new("x").apply_yaml("hots: a\n").unwrap_err();
+        assert!(
+            matches!(err, ConfigError::Yaml { line: Some(1), .. }),
+            "{err}"
+        );
+        let err = BridgeConfig::new("x")
+            .apply_yaml("connect: [udp/1.2.3.4]\n")
+            .unwrap_err();
+        assert!(matches!(err, ConfigError::Endpoint { .. }), "{err}");
+        let err = BridgeConfig::new("x")
+            .apply_yaml("host: 'a b'\n")
+            .unwrap_err();
+        assert!(matches!(err, ConfigError::Invalid(_)), "{err}");
+        let err = BridgeConfig::new("x")
+            .apply_yaml("allow: ['a/***']\n")
+            .unwrap_err();
+        assert!(matches!(err, ConfigError::Pattern(_)), "{err}");
+        let err = BridgeConfig::new("x")
+            .apply_yaml("lease_ms: many\n")
+            .unwrap_err();
+        assert!(matches!(err, ConfigError::Yaml { .. }), "{err}");
+    }
+
+    #[test]
+    fn endpoints_get_zenohs_port() {
+        assert_eq!(endpoint_of("10.0.0.2"), "tcp/10.0.0.2:7447");
+        assert_eq!(endpoint_of("10.0.0.2:9000"), "tcp/10.0.0.2:9000");
+        assert_eq!(endpoint_of("tcp/10.0.0.2:9000"), "tcp/10.0.0.2:9000");
+    }
+}

@@ -1,0 +1,124 @@
+//! A topic leaving this host: a subscriber on the local topic (so a `Block` publisher waits
+//! for the network like for any subscriber), each message copied once from shared memory into
+//! the buffer Zenoh sends, behind the wire header.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use horus::inspect::TopicView;
+use horus::Overflow;
+use zenoh::qos::{CongestionControl, Reliability};
+use zenoh::{Session, Wait};
+
+use crate::keys::SchemaKey;
+use crate::status::LiveCounters;
+use crate::wire::{WireHeader, HEADER_LEN};
+
+/// How long a wait for a local message lasts before the stop flag is looked at again.
+const POLL: Duration = Duration::from_millis(50);
+
+/// No publisher place: what [`Outbound::own_place`] holds while this bridge does not also
+/// publish the topic.
+pub(crate) const NO_PLACE: usize = usize::MAX;
+
+/// A running outbound topic.
+pub(crate) struct Outbound {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What an outbound topic needs to start.
+pub(crate) struct OutboundSpec {
+    pub(crate) namespace: String,
+    pub(crate) topic: String,
+    pub(crate) data_key: String,
+    pub(crate) schema: SchemaKey,
+    pub(crate) overflow: Overflow,
+    /// The place of this bridge's own publisher on the topic (inbound messages), whose
+    /// messages must not go back out.
+    pub(crate) own_place: Arc<AtomicUsize>,
+    pub(crate) counters: Arc<LiveCounters>,
+}
+
+impl Outbound {
+    /// Joins the local topic as a subscriber and starts forwarding.
+    pub(crate) fn start(session: &Session, spec: OutboundSpec) -> Result<Outbound, String> {
+        let view = TopicView::open(&spec.namespace, &spec.topic).map_err(|e| e.to_string())?;
+        let reader = view
+            .subscriber(true)
+            .map_err(|e| e.to_string())?
+            .with_prefix(HEADER_LEN);
+        // Block → reliable, congestion control Block: nothing is dropped, back-pressure
+        // reaches the publisher through our subscriber place. Otherwise Zenoh may drop under
+        // congestion (the receiver counts the gap).
+        let congestion = match spec.overflow {
+            Overflow::Block { .. } => CongestionControl::Block,
+            _ => CongestionControl::Drop,
+        };
+        let publisher = session
+            .declare_publisher(spec.data_key.clone())
+            .congestion_control(congestion)
+            .reliability(Reliability::Reliable)
+            .express(true)
+            .wait()
+            .map_err(|e| format!("zenoh publisher {}: {e}", spec.data_key))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name(format!("out:{}", spec.topic))
+            .spawn(move || {
+                let mut reader = reader;
+                // A new sequence per outbound stream: receivers start counting afresh.
+                let epoch = epoch_now();
+                let mut seq = 0u64;
+                // Relaxed: a stop flag read in a loop; nothing is published through it.
+                while !flag.load(Ordering::Relaxed) {
+                    let Some(mut msg) = reader.recv_timeout(POLL) else {
+                        continue;
+                    };
+                    // Relaxed: the place is written once by the inbound side before its
+                    // first send; a stale read can only be NO_PLACE before any such message.
+                    if msg.source == spec.own_place.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    LiveCounters::add(&spec.counters.read, 1);
+                    WireHeader {
+                        epoch,
+                        schema_id: spec.schema.id,
+                        layout_hash: spec.schema.layout,
+                        seq,
+                    }
+                    .write(&mut msg.bytes);
+                    seq += 1;
+                    match publisher.put(std::mem::take(&mut msg.bytes)).wait() {
+                        Ok(()) => LiveCounters::add(&spec.counters.sent, 1),
+                        Err(_) => LiveCounters::add(&spec.counters.send_failed, 1),
+                    }
+                }
+                drop(view);
+            })
+            .map_err(|e| format!("thread: {e}"))?;
+        Ok(Outbound {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Outbound {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Nanoseconds since the Unix epoch (a stream's identity; never compared as time).
+pub(crate) fn epoch_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}

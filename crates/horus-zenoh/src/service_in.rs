@@ -1,0 +1,157 @@
+//! A service served on another host, stood in for here: a raw server on the local service
+//! (created from the description the other host's bridge gives) whose requests travel as Zenoh
+//! queries. The local client sees what it would see with a local server: the response, or
+//! `NoServer` when the remote host has none, `ServerDied` when the remote server died or its
+//! host became unreachable during the call.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use horus::description::ServiceDescription;
+use horus::{RawServer, RemoteFailure};
+use zenoh::query::{ConsolidationMode, QueryTarget};
+use zenoh::{Session, Wait};
+
+use crate::keys::SchemaKey;
+use crate::outbound::epoch_now;
+use crate::service_out::{CallCounters, RemoteCallError};
+use crate::status::LiveCounters;
+use crate::wire::{WireHeader, HEADER_LEN};
+
+const POLL: Duration = Duration::from_millis(50);
+
+/// How long the other host's bridge has to send the service's description.
+const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A running stand-in server.
+pub(crate) struct ServiceIn {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    pub(crate) counters: Arc<CallCounters>,
+}
+
+/// Asks the other host's bridge for the service's description (untrusted: validated).
+pub(crate) fn describe(session: &Session, key: &str) -> Result<ServiceDescription, String> {
+    let replies = session
+        .get(key)
+        .timeout(DESCRIBE_TIMEOUT)
+        .wait()
+        .map_err(|e| format!("zenoh get {key}: {e}"))?;
+    let reply = replies
+        .recv()
+        .map_err(|_| format!("no description from {key}"))?;
+    let sample = reply
+        .into_result()
+        .map_err(|e| format!("description refused: {:?}", e.payload().to_bytes()))?;
+    let d: ServiceDescription = serde_json::from_slice(&sample.payload().to_bytes())
+        .map_err(|e| format!("description is not JSON of a service: {e}"))?;
+    d.validate()
+        .map_err(|e| format!("invalid description: {e}"))?;
+    Ok(d)
+}
+
+impl ServiceIn {
+    /// Creates (or joins) the local service and starts standing in for the remote server.
+    pub(crate) fn start(
+        session: &Session,
+        namespace: &str,
+        service: &str,
+        description: &ServiceDescription,
+        call_key: String,
+        schema: SchemaKey,
+        call_timeout: Duration,
+    ) -> Result<ServiceIn, String> {
+        let mut server =
+            RawServer::create(namespace, service, description).map_err(|e| e.to_string())?;
+        let querier = session
+            .declare_querier(call_key.clone())
+            .target(QueryTarget::BestMatching)
+            .consolidation(ConsolidationMode::None)
+            .timeout(call_timeout)
+            .wait()
+            .map_err(|e| format!("zenoh querier {call_key}: {e}"))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let counters = Arc::new(CallCounters::default());
+        let c = Arc::clone(&counters);
+        let thread = std::thread::Builder::new()
+            .name(format!("srv-in:{service}"))
+            .spawn(move || {
+                let epoch = epoch_now();
+                let mut seq = 0u64;
+                // Relaxed: a stop flag; nothing is published through it.
+                while !flag.load(Ordering::Relaxed) {
+                    let Some(request) = server.recv_timeout(POLL) else {
+                        continue;
+                    };
+                    let body = request.bytes();
+                    let mut bytes = vec![0u8; HEADER_LEN + body.len()];
+                    WireHeader {
+                        epoch,
+                        schema_id: schema.id,
+                        layout_hash: schema.layout,
+                        seq,
+                    }
+                    .write(&mut bytes);
+                    seq += 1;
+                    bytes[HEADER_LEN..].copy_from_slice(body);
+                    let outcome = querier
+                        .get()
+                        .payload(bytes)
+                        .wait()
+                        .map_err(|_| RemoteCallError::ServerDied(0))
+                        .and_then(|replies| match replies.recv() {
+                            Ok(reply) => match reply.into_result() {
+                                Ok(sample) => Ok(sample.payload().to_bytes().into_owned()),
+                                Err(e) => Err(RemoteCallError::decode(&String::from_utf8_lossy(
+                                    &e.payload().to_bytes(),
+                                ))),
+                            },
+                            // No reply at all before the query ended: the host is gone (or
+                            // silent past the call timeout) — as a server that died.
+                            Err(_) => Err(RemoteCallError::ServerDied(0)),
+                        });
+                    match outcome {
+                        Ok(resp) => {
+                            if request.reply(&resp).is_ok() {
+                                LiveCounters::add(&c.ok, 1);
+                            } else {
+                                LiveCounters::add(&c.failed, 1);
+                            }
+                        }
+                        Err(e) => {
+                            LiveCounters::add(&c.failed, 1);
+                            match e {
+                                RemoteCallError::NoServer => request.fail(RemoteFailure::NoServer),
+                                RemoteCallError::ServerDied(pid) => {
+                                    request.fail(RemoteFailure::ServerDied { pid })
+                                }
+                                // The remote side gave up; the local client's own timeout
+                                // decides what it sees.
+                                RemoteCallError::Timeout | RemoteCallError::Refused(_) => {
+                                    drop(request)
+                                }
+                            }
+                        }
+                    }
+                }
+            })
+            .map_err(|e| format!("thread: {e}"))?;
+        Ok(ServiceIn {
+            stop,
+            thread: Some(thread),
+            counters,
+        })
+    }
+}
+
+impl Drop for ServiceIn {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! What a bridge reports: per topic and service, what crossed, what was lost where, and what
+//! is wrong (a schema mismatch with another host). Written to a small JSON file beside the
+//! namespace's segments (`/dev/shm/horus.<namespace>.bridge`), which `horus topic info` and
+//! `horus bridge status` read; removed when the bridge stops.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+/// A topic's counters at this bridge. Outbound (this host publishes, another subscribes):
+/// `read` from shared memory, then `sent` on the network or `send_failed`. Inbound (another
+/// host publishes): `received` from the network, `wire_lost` (gaps in the sender's sequence),
+/// `malformed` (bad header) and `schema_refused` (another type) dropped, then `published` into
+/// shared memory or `publish_failed` (refused by the topic's policy, counted by the topic's
+/// own publisher record too). They reconcile: `read = sent + send_failed` at the sender and
+/// `sent(sender) = received + wire_lost` at the receiver, once traffic has settled.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicCounters {
+    /// Messages read from the local topic (outbound).
+    pub read: u64,
+    /// Messages handed to Zenoh (outbound).
+    pub sent: u64,
+    /// Messages Zenoh refused (outbound).
+    pub send_failed: u64,
+    /// Messages received from the network (inbound).
+    pub received: u64,
+    /// Messages missing from the senders' sequences (inbound).
+    pub wire_lost: u64,
+    /// Messages with a bad header (inbound).
+    pub malformed: u64,
+    /// Messages of another type than the local topic's (inbound).
+    pub schema_refused: u64,
+    /// Messages published into the local topic (inbound).
+    pub published: u64,
+    /// Messages the local topic refused (inbound).
+    pub publish_failed: u64,
+}
+
+/// Live counters, shared with the thread that moves a topic's messages.
+#[derive(Debug, Default)]
+pub(crate) struct LiveCounters {
+    pub(crate) read: AtomicU64,
+    pub(crate) sent: AtomicU64,
+    pub(crate) send_failed: AtomicU64,
+    pub(crate) received: AtomicU64,
+    pub(crate) wire_lost: AtomicU64,
+    pub(crate) malformed: AtomicU64,
+    pub(crate) schema_refused: AtomicU64,
+    pub(crate) published: AtomicU64,
+    pub(crate) publish_failed: AtomicU64,
+}
+
+impl LiveCounters {
+    /// Adds `n` to a counter. Counters are statistics read by the status writer; no other
+    /// memory is published through them, so relaxed ordering suffices.
+    pub(crate) fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> TopicCounters {
+        let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        TopicCounters {
+            read: l(&self.read),
+            sent: l(&self.sent),
+            send_failed: l(&self.send_failed),
+            received: l(&self.received),
+            wire_lost: l(&self.wire_lost),
+            malformed: l(&self.malformed),
+            schema_refused: l(&self.schema_refused),
+            published: l(&self.published),
+            publish_failed: l(&self.publish_failed),
+        }
+    }
+}
+
+/// Something wrong with a topic across hosts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TopicIssue {
+    /// Another host has the topic with another type: nothing crosses between the two.
+    #[error("host {host} has {topic} as schema {remote}, this host as {local}: nothing crosses between them")]
+    SchemaMismatch {
+        /// The topic.
+        topic: String,
+        /// The other host.
+        host: String,
+        /// This host's schema key (`<schema id>-<layout hash>`) and type.
+        local: String,
+        /// The other host's schema key.
+        remote: String,
+    },
+    /// The local topic could not be joined or created for the remote side.
+    #[error("{topic}: {reason}")]
+    Local {
+        /// The topic.
+        topic: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One topic at this bridge.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicStatus {
+    /// The topic.
+    pub name: String,
+    /// Its type here (`horus/CmdVel v1`) and schema key.
+    pub schema: String,
+    /// Hosts receiving this host's messages of the topic.
+    pub sending_to: Vec<String>,
+    /// Hosts whose messages of the topic this host receives.
+    pub receiving_from: Vec<String>,
+    /// The counters.
+    pub counters: TopicCounters,
+    /// What is wrong, if anything.
+    pub issues: Vec<TopicIssue>,
+}
+
+/// A service's calls at this bridge.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceCounters {
+    /// Calls from other hosts served by a local server (this host serves).
+    pub served: u64,
+    /// Of those, calls that failed here (no server, server died, timeout).
+    pub serve_failed: u64,
+    /// Local calls forwarded to another host (this host stands in for the remote server).
+    pub forwarded: u64,
+    /// Of those, calls that failed (remote had no server, died, timed out, host lost).
+    pub forward_failed: u64,
+}
+
+/// One service at this bridge.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceStatus {
+    /// The service.
+    pub name: String,
+    /// `local` (served here, offered to others) or the remote host it is served from.
+    pub served_by: String,
+    /// The counters.
+    pub counters: ServiceCounters,
+    /// What is wrong, if anything (a schema mismatch, a description that could not be read).
+    pub issues: Vec<String>,
+}
+
+/// Another host's bridge, as seen from here.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerStatus {
+    /// Its host name.
+    pub host: String,
+    /// Topics it publishes.
+    pub offers: Vec<String>,
+    /// Topics it subscribes to.
+    pub wants: Vec<String>,
+    /// Services it serves.
+    pub services: Vec<String>,
+}
+
+/// Everything a bridge reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BridgeStatus {
+    /// This host's name.
+    pub host: String,
+    /// The Zenoh domain.
+    pub domain: String,
+    /// The local namespace.
+    pub namespace: String,
+    /// The bridge's process.
+    pub pid: u32,
+    /// Its epoch (start time, ns since the Unix epoch).
+    pub epoch: u64,
+    /// Other hosts' bridges currently seen.
+    pub peers: Vec<PeerStatus>,
+    /// Topics crossing (or refused) here.
+    pub topics: Vec<TopicStatus>,
+    /// Services crossing here.
+    pub services: Vec<ServiceStatus>,
+}
+
+/// Where `namespace`'s bridge writes its status.
+pub fn status_file_path(namespace: &str) -> PathBuf {
+    PathBuf::from(format!("/dev/shm/horus.{namespace}.bridge"))
+}
+
+/// Why the status file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusReadError {
+    /// It could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// It is not a bridge status.
+    #[error("{path}: not a bridge status: {reason}")]
+    Format {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The status of `namespace`'s running bridge: `Ok(None)` when there is none (no file, or the
+/// file of a bridge that died).
+pub fn read_status_file(namespace: &str) -> Result<Option<BridgeStatus>, StatusReadError> {
+    let path = status_file_path(namespace);
+    let shown = path.display().to_string();
+    let text = match std::fs::read(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(StatusReadError::Io {
+                path: shown,
+                source,
+            })
+        }
+    };
+    let status: BridgeStatus =
+        serde_json::from_slice(&text).map_err(|e| StatusReadError::Format {
+            path: shown,
+            reason: e.to_string(),
+        })?;
+    Ok(crate::local::alive(status.pid).then_some(status))
+}
+
+/// Writes the status atomically (a temporary file renamed over the old one).
+pub(crate) fn write_status_file(status: &BridgeStatus) -> std::io::Result<()> {
+    let path = status_file_path(&status.namespace);
+    let tmp = PathBuf::from(format!("{}.{}.tmp", path.display(), status.pid));
+    let json = serde_json::to_vec_pretty(status).map_err(std::io::Error::other)?;
+    std::fs::write(&tmp, json)?;
+    std::fs::rename(&tmp, &path)
+}
+
+/// Removes the status file if it is ours.
+pub(crate) fn remove_status_file(namespace: &str, pid: u32) {
+    let path = status_file_path(namespace);
+    let ours = std::fs::read(&path)
+        .ok()
+        .and_then(|t| serde_json::from_slice::<BridgeStatus>(&t).ok())
+        .is_some_and(|s| s.pid == pid);
+    if ours {
+        let _ = std::fs::remove_file(path);
+    }
+}

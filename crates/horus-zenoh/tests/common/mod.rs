@@ -1,0 +1,232 @@
+//! Two hosts for the bridge's tests: network namespaces joined by a veth pair
+//! (`horus-netns`), a bridge in each, and endpoints as separate processes (this test binary
+//! run again with `HZ_ROLE`, see `roles.rs`). Each host has its own horus namespace, standing
+//! for its own `/dev/shm` (network namespaces share the machine's), so nothing reaches the
+//! other host except through the bridges.
+
+#![allow(dead_code, unreachable_pub)]
+
+pub mod roles;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::time::{Duration, Instant};
+
+use horus_netns::{Side, TwoHosts};
+use serde_json::Value;
+
+/// The test entry that child processes run (see `child_entry` in each test file).
+pub const CHILD_TEST: &str = "child_entry";
+
+/// Zenoh's port on both hosts.
+const PORT: u16 = 7447;
+
+/// A child process with its pipes.
+pub struct Proc {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    out: BufReader<ChildStdout>,
+    pub what: String,
+}
+
+impl Proc {
+    /// Waits for the child's `ready` line.
+    pub fn wait_ready(&mut self) {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.out.read_line(&mut line).expect("child stdout");
+            assert!(n > 0, "{} exited before it was ready", self.what);
+            if line.trim() == "ready" {
+                return;
+            }
+        }
+    }
+
+    /// The child's JSON result line (waits for it).
+    pub fn result(&mut self) -> Value {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.out.read_line(&mut line).expect("child stdout");
+            assert!(n > 0, "{} exited without a result", self.what);
+            if let Ok(v) = serde_json::from_str::<Value>(line.trim()) {
+                return v;
+            }
+        }
+    }
+
+    /// Closes stdin (the child's signal to finish) and waits for it.
+    pub fn finish(mut self) {
+        self.stdin.take();
+        let _ = self.child.wait();
+    }
+
+    /// SIGKILL, and reap.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.stdin.take();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Two hosts, each with its horus namespace.
+pub struct Rig {
+    pub hosts: TwoHosts,
+    pub tag: String,
+}
+
+impl Rig {
+    /// Two fresh hosts, or `None` (with the reason printed) where namespaces cannot be made.
+    pub fn new(tag: &str) -> Option<Rig> {
+        if let Err(why) = horus_netns::available() {
+            eprintln!("SKIPPED: network namespaces are not available here: {why}");
+            return None;
+        }
+        let hosts = TwoHosts::create(tag).expect("two hosts");
+        Some(Rig {
+            hosts,
+            tag: format!("{tag}-{}", std::process::id()),
+        })
+    }
+
+    /// The horus namespace of a side.
+    pub fn namespace(&self, side: Side) -> String {
+        format!("hz-{}-{}", self.tag, side.letter())
+    }
+
+    /// Starts a child with `role` on `side`; `env` adds variables.
+    pub fn spawn(&self, side: Side, role: &str, env: &[(&str, String)]) -> Proc {
+        let exe = std::env::current_exe().expect("test binary");
+        let mut cmd = self.hosts.host(side).command(exe);
+        cmd.args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
+            .env("HZ_ROLE", role)
+            .env("HORUS_NAMESPACE", self.namespace(side))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn child");
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut p = Proc {
+            child,
+            stdin,
+            out,
+            what: format!("{role} on {side:?}"),
+        };
+        p.wait_ready();
+        p
+    }
+
+    /// Starts the bridge of `side`, connecting to the other side's.
+    pub fn bridge(&self, side: Side) -> Proc {
+        let other = match side {
+            Side::A => Side::B,
+            Side::B => Side::A,
+        };
+        let me = self.hosts.host(side);
+        let peer = self.hosts.host(other);
+        self.spawn(
+            side,
+            "bridge",
+            &[
+                ("HZ_HOST", format!("host-{}", side.letter())),
+                ("HZ_LISTEN", format!("tcp/{}:{PORT}", me.addr())),
+                ("HZ_CONNECT", format!("tcp/{}:{PORT}", peer.addr())),
+            ],
+        )
+    }
+
+    /// Starts the bridge of `side` with multicast discovery and no addresses.
+    pub fn bridge_multicast(&self, side: Side) -> Proc {
+        let me = self.hosts.host(side);
+        self.spawn(
+            side,
+            "bridge",
+            &[
+                ("HZ_HOST", format!("host-{}", side.letter())),
+                ("HZ_LISTEN", format!("tcp/{}:{PORT}", me.addr())),
+                ("HZ_MULTICAST", "1".into()),
+            ],
+        )
+    }
+
+    /// The status a side's bridge reports (its status file), if it runs.
+    pub fn status(&self, side: Side) -> Option<horus_zenoh::BridgeStatus> {
+        horus_zenoh::read_status_file(&self.namespace(side)).expect("readable status")
+    }
+
+    /// Waits (bounded) until `f` holds for a side's bridge status.
+    pub fn wait_status(
+        &self,
+        side: Side,
+        what: &str,
+        f: impl Fn(&horus_zenoh::BridgeStatus) -> bool,
+    ) -> horus_zenoh::BridgeStatus {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(s) = self.status(side) {
+                if f(&s) {
+                    return s;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{what}: not reached; last status {s:#?}"
+                );
+            } else {
+                assert!(Instant::now() < deadline, "{what}: no bridge status");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Nothing of either namespace left in /dev/shm.
+    pub fn assert_clean(&self) {
+        for side in [Side::A, Side::B] {
+            let ns = self.namespace(side);
+            let left: Vec<String> = std::fs::read_dir("/dev/shm")
+                .unwrap()
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.contains(&format!(".{ns}.")))
+                .collect();
+            assert!(left.is_empty(), "left behind in /dev/shm: {left:?}");
+        }
+    }
+}
+
+/// Runs the child role if this process is a child; true if it was.
+pub fn child_main() -> bool {
+    match std::env::var("HZ_ROLE") {
+        Ok(role) => {
+            roles::run(&role);
+            let _ = std::io::stdout().flush();
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// A topic's counters in a status (zeros when absent).
+pub fn counters(s: &horus_zenoh::BridgeStatus, topic: &str) -> horus_zenoh::TopicCounters {
+    s.topics
+        .iter()
+        .find(|t| t.name == topic)
+        .map(|t| t.counters.clone())
+        .unwrap_or_default()
+}

@@ -1,0 +1,302 @@
+//! The processes of the two-host tests: the test binary run again inside a network namespace
+//! with `HZ_ROLE` naming what it is. Each prints one JSON line of results on stdout when done.
+
+use std::io::{BufRead, Write};
+use std::time::{Duration, Instant};
+
+use horus::msgs::{CmdVel, PointCloud};
+use horus::{CallError, Overflow, Service, Topic};
+use serde_json::json;
+
+horus::message! {
+    /// Two numbers to add.
+    pub struct AddRequest: "test/BridgeAddRequest", version 1 {
+        /// First term.
+        pub a: i64,
+        /// Second term.
+        pub b: i64,
+    }
+}
+horus::message! {
+    /// Their sum.
+    pub struct AddResponse: "test/BridgeAddResponse", version 1 {
+        /// a + b.
+        pub sum: i64,
+    }
+}
+horus::message! {
+    /// Another type, for schema mismatches.
+    pub struct OtherVel: "test/OtherVel", version 1 {
+        /// Something else.
+        pub x: f64,
+    }
+}
+
+/// 1 MiB of points.
+pub const CLOUD_TAIL: usize = 1 << 20;
+/// How long any wait in a child lasts at most.
+const LONG: Duration = Duration::from_secs(60);
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_default()
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    env(name).parse().unwrap_or(default)
+}
+
+/// Says the child is ready. libtest has printed `test child_entry ... ` without a newline
+/// before the test body runs: start a line of our own.
+fn ready() {
+    println!("\nready");
+    let _ = std::io::stdout().flush();
+}
+
+/// Blocks until the parent closes our stdin (or kills us).
+fn wait_for_stdin_close() {
+    let mut line = String::new();
+    let stdin = std::io::stdin();
+    let mut lock = stdin.lock();
+    while lock.read_line(&mut line).is_ok_and(|n| n > 0) {
+        line.clear();
+    }
+}
+
+pub fn cmdvel_topic() -> Topic<CmdVel> {
+    Topic::<CmdVel>::builder("base/cmd_vel")
+        .depth(64)
+        .overflow(Overflow::Block {
+            timeout: Duration::from_secs(30),
+        })
+        .open()
+        .expect("cmd_vel topic")
+}
+
+pub fn cloud_topic() -> Topic<PointCloud> {
+    Topic::<PointCloud>::builder("lidar/points")
+        .depth(8)
+        .overflow(Overflow::Block {
+            timeout: Duration::from_secs(30),
+        })
+        .max_tail_bytes(CLOUD_TAIL)
+        .open()
+        .expect("cloud topic")
+}
+
+/// Runs the role named by `HZ_ROLE`.
+pub fn run(role: &str) {
+    match role {
+        "bridge" => bridge(),
+        "pub_cmdvel" => pub_cmdvel(),
+        "sub_cmdvel" => sub_cmdvel(),
+        "pub_cloud" => pub_cloud(),
+        "sub_cloud" => sub_cloud(),
+        "sub_other" => sub_other(),
+        "server" => server(),
+        "client" => client(),
+        other => panic!("unknown role {other}"),
+    }
+}
+
+fn bridge() {
+    let mut cfg = horus_zenoh::BridgeConfig::new(&horus::namespace());
+    cfg.host = env("HZ_HOST");
+    cfg.listen = vec![env("HZ_LISTEN")];
+    let connect = env("HZ_CONNECT");
+    cfg.connect = if connect.is_empty() {
+        Vec::new()
+    } else {
+        vec![connect]
+    };
+    cfg.multicast = env("HZ_MULTICAST") == "1";
+    let b = horus_zenoh::Bridge::start(cfg).expect("bridge starts");
+    ready();
+    wait_for_stdin_close();
+    b.stop();
+}
+
+/// Publishes HZ_COUNT messages at HZ_RATE per second once a subscriber is there.
+fn pub_cmdvel() {
+    let t = cmdvel_topic();
+    let mut p = t.publisher().unwrap();
+    ready();
+    let deadline = Instant::now() + LONG;
+    while p.subscribers() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let n = env_u64("HZ_COUNT", 1000);
+    let period = Duration::from_secs_f64(1.0 / env_u64("HZ_RATE", 1000) as f64);
+    let start = Instant::now();
+    let mut refused = 0u64;
+    for seq in 0..n {
+        let due = start + period * seq as u32;
+        if let Some(d) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(d);
+        }
+        if p.send(CmdVel::new(seq, 1.0, 0.5)).is_err() {
+            refused += 1;
+        }
+    }
+    let s = p.stats();
+    println!(
+        "\n{}",
+        json!({"sent": s.sent, "undelivered": s.undelivered, "refused": refused,
+               "timed_out": s.timed_out})
+    );
+    wait_for_stdin_close();
+}
+
+/// Receives until HZ_COUNT messages or HZ_LAST (a sequence number) arrive; reports gaps.
+fn sub_cmdvel() {
+    let t = cmdvel_topic();
+    let mut s = t.subscriber().unwrap();
+    ready();
+    let n = env_u64("HZ_COUNT", 1000);
+    let mut got = 0u64;
+    let mut next = 0u64;
+    let mut missing = 0u64;
+    let mut disorder = 0u64;
+    let deadline = Instant::now() + LONG;
+    while got < n && Instant::now() < deadline {
+        if let Ok(m) = s.recv_timeout(Duration::from_millis(200)) {
+            let seq = m.stamp_ns;
+            if seq < next {
+                disorder += 1;
+            } else {
+                missing += seq - next;
+                next = seq + 1;
+            }
+            got += 1;
+            if seq + 1 >= n {
+                break;
+            }
+        }
+    }
+    let st = s.stats();
+    println!(
+        "\n{}",
+        json!({"received": got, "missing": missing, "out_of_order": disorder,
+               "last": next, "overrun": st.overrun})
+    );
+}
+
+fn pub_cloud() {
+    let t = cloud_topic();
+    let mut p = t.publisher().unwrap();
+    ready();
+    let deadline = Instant::now() + LONG;
+    while p.subscribers() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let n = env_u64("HZ_COUNT", 30);
+    let mut tail = vec![0u8; CLOUD_TAIL];
+    let mut refused = 0u64;
+    for seq in 0..n {
+        tail[..8].copy_from_slice(&seq.to_le_bytes());
+        let last = tail.len() - 8;
+        tail[last..].copy_from_slice(&(!seq).to_le_bytes());
+        if p.send_with_tail(&PointCloud::new((CLOUD_TAIL / 16) as u32, false), &tail)
+            .is_err()
+        {
+            refused += 1;
+        }
+        std::thread::sleep(Duration::from_millis(33));
+    }
+    let s = p.stats();
+    println!(
+        "\n{}",
+        json!({"sent": s.sent, "undelivered": s.undelivered, "refused": refused})
+    );
+    wait_for_stdin_close();
+}
+
+fn sub_cloud() {
+    let t = cloud_topic();
+    let mut s = t.subscriber().unwrap();
+    ready();
+    let n = env_u64("HZ_COUNT", 30);
+    let (mut got, mut next, mut missing, mut corrupt) = (0u64, 0u64, 0u64, 0u64);
+    let deadline = Instant::now() + LONG;
+    while got < n && Instant::now() < deadline {
+        if let Ok(m) = s.recv_timeout(Duration::from_millis(200)) {
+            let tail = m.tail();
+            if tail.len() != CLOUD_TAIL {
+                corrupt += 1;
+                continue;
+            }
+            let seq = u64::from_le_bytes(tail[..8].try_into().unwrap());
+            let check = u64::from_le_bytes(tail[CLOUD_TAIL - 8..].try_into().unwrap());
+            if check != !seq {
+                corrupt += 1;
+            }
+            missing += seq.saturating_sub(next);
+            next = seq + 1;
+            got += 1;
+        }
+    }
+    println!(
+        "\n{}",
+        json!({"received": got, "missing": missing, "corrupt": corrupt})
+    );
+}
+
+/// Subscribes to `base/cmd_vel` with another type and reports what arrived.
+fn sub_other() {
+    let t = Topic::<OtherVel>::builder("base/cmd_vel").open().unwrap();
+    let mut s = t.subscriber().unwrap();
+    ready();
+    let mut got = 0u64;
+    let until = Instant::now() + Duration::from_millis(env_u64("HZ_MS", 3000));
+    while Instant::now() < until {
+        if s.recv_timeout(Duration::from_millis(100)).is_ok() {
+            got += 1;
+        }
+    }
+    println!("\n{}", json!({ "received": got }));
+}
+
+/// Serves `math/add`; with HZ_DIE=1 exits (without answering) on the first request.
+fn server() {
+    let svc = Service::<AddRequest, AddResponse>::open("math/add").unwrap();
+    let mut srv = svc.server().unwrap();
+    ready();
+    let die = env("HZ_DIE") == "1";
+    loop {
+        if let Some(req) = srv.recv_timeout(Duration::from_millis(100)) {
+            if die {
+                std::process::exit(9);
+            }
+            let sum = req.a + req.b;
+            let _ = req.reply(&AddResponse { sum });
+        }
+    }
+}
+
+/// Calls `math/add` HZ_CALLS times (waiting up to 10 s for a server to appear first, unless
+/// HZ_NOWAIT=1) and reports each outcome.
+fn client() {
+    let svc = Service::<AddRequest, AddResponse>::open("math/add").unwrap();
+    let mut c = svc.client().unwrap();
+    ready();
+    if env("HZ_NOWAIT") != "1" {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while c.servers() == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let calls = env_u64("HZ_CALLS", 1);
+    let mut outcomes = Vec::new();
+    for i in 0..calls {
+        let i = i as i64;
+        let o = match c.call(&AddRequest { a: i, b: 1000 }, Duration::from_secs(5)) {
+            Ok(r) if r.sum == i + 1000 => "ok".to_owned(),
+            Ok(r) => format!("wrong {}", r.sum),
+            Err(CallError::NoServer(_)) => "no_server".into(),
+            Err(CallError::ServerDied { .. }) => "server_died".into(),
+            Err(CallError::Timeout(_)) => "timeout".into(),
+            Err(e) => format!("other {e}"),
+        };
+        outcomes.push(o);
+    }
+    println!("\n{}", json!({ "outcomes": outcomes }));
+}

@@ -101,8 +101,9 @@ pub struct SubscriberPort {
     poll: u32,
     members: u64,
     next_ring: usize,
-    /// The ring (publisher place) of the last message received.
+    /// The ring (publisher place) and sequence number of the last message received.
     last_ring: usize,
+    last_seq: u64,
     received: u64,
     overrun: u64,
     skipped: u64,
@@ -199,6 +200,7 @@ impl SubscriberPort {
                 members: u64::MAX,
                 next_ring: 0,
                 last_ring: 0,
+                last_seq: 0,
                 received: 0,
                 overrun: 0,
                 skipped: 0,
@@ -343,6 +345,7 @@ impl SubscriberPort {
                     KIND_INLINE => {
                         self.advance(k, seq.wrapping_add(1));
                         self.last_ring = k;
+                        self.last_seq = seq;
                         self.count_received();
                         return Some(Received::Inline { len });
                     }
@@ -354,6 +357,7 @@ impl SubscriberPort {
                         self.advance(k, seq.wrapping_add(1));
                         if let Some(r) = pinned {
                             self.last_ring = k;
+                            self.last_seq = seq;
                             self.count_received();
                             return Some(r);
                         }
@@ -564,10 +568,11 @@ impl SubscriberPort {
         self.chan().chunk_ptr(k, c)
     }
 
-    /// The publisher place whose ring the last received message came from (a bridge uses it
-    /// to leave out the messages it published itself).
-    pub fn last_source(&self) -> usize {
-        self.last_ring
+    /// The publisher place whose ring the last received message came from, and the message's
+    /// sequence number in it (a bridge leaves out the messages it published itself, and
+    /// carries the sequence number so that the receiving host sees every gap).
+    pub fn last_source(&self) -> (usize, u64) {
+        (self.last_ring, self.last_seq)
     }
 
     /// Messages delivered to this subscriber.

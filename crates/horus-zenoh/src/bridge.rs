@@ -11,7 +11,7 @@ use zenoh::liveliness::LivelinessToken;
 use zenoh::sample::SampleKind;
 use zenoh::{Session, Wait};
 
-use crate::inbound::{Inbound, InboundSpec};
+use crate::inbound::{Inbound, InboundSpec, Origins};
 use crate::keys::{Keys, SchemaKey, TokenKind};
 use crate::local::{LocalScan, LocalService, LocalTopic};
 use crate::outbound::{epoch_now, Outbound, OutboundSpec, NO_PLACE};
@@ -128,6 +128,7 @@ struct TopicState {
     inn: Option<Inbound>,
     own_place: Arc<AtomicUsize>,
     counters: Arc<LiveCounters>,
+    origins: Origins,
     sending_to: Vec<String>,
     receiving_from: Vec<String>,
     issues: Vec<TopicIssue>,
@@ -188,7 +189,12 @@ impl State {
         services: &BTreeMap<String, LocalService>,
     ) {
         let host = &self.cfg.host;
-        let mut wanted: Vec<String> = Vec::new();
+        let mut wanted: Vec<String> = vec![self.keys.token(
+            TokenKind::Host,
+            host,
+            SchemaKey { id: 0, layout: 0 },
+            "bridge",
+        )];
         for (name, t) in topics.iter().filter(|(n, _)| self.cfg.filter.allows(n)) {
             if t.has_publisher {
                 wanted.push(self.keys.token(TokenKind::Offer, host, t.schema, name));
@@ -258,6 +264,11 @@ impl State {
             } else {
                 Vec::new()
             };
+            if !t.has_subscriber {
+                // Nobody here wants the topic: what its publishers send meanwhile is not ours
+                // to lose.
+                st.origins.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            }
             st.receiving_from = if t.has_subscriber {
                 split(self.remote.hosts(TokenKind::Offer, name), &mut st.issues)
             } else {
@@ -298,6 +309,7 @@ impl State {
                     schema: t.schema,
                     own_place: Arc::clone(&st.own_place),
                     counters: Arc::clone(&st.counters),
+                    origins: Arc::clone(&st.origins),
                 };
                 match Inbound::start(&self.session, spec) {
                     Ok(i) => st.inn = Some(i),

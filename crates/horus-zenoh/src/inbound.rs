@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -41,7 +41,13 @@ pub(crate) struct InboundSpec {
     /// Where to say which publisher place is ours (so the outbound side skips our messages).
     pub(crate) own_place: Arc<AtomicUsize>,
     pub(crate) counters: Arc<LiveCounters>,
+    /// The remote publishers' sequences, kept across restarts of this inbound side (and of
+    /// the sending bridge) while this host's subscribers stay.
+    pub(crate) origins: Origins,
 }
+
+/// Next expected sequence number of each remote publisher, by host and publisher place.
+pub(crate) type Origins = Arc<Mutex<HashMap<(String, u16), u64>>>;
 
 /// Where one sending stream is.
 struct Stream {
@@ -97,8 +103,13 @@ impl Inbound {
                         .data_host(sample.key_expr().as_str())
                         .unwrap_or("?")
                         .to_owned();
-                    let lost = follow(&mut streams, host, &header);
+                    let lost = follow(&mut streams, host.clone(), &header);
                     LiveCounters::add(&c.wire_lost, lost);
+                    let gap = {
+                        let mut o = spec.origins.lock().unwrap_or_else(|e| e.into_inner());
+                        follow_origin(&mut o, host, header.origin_place, header.origin_seq)
+                    };
+                    LiveCounters::add(&c.source_lost, gap);
                     match publisher.send(body) {
                         Ok(_) => LiveCounters::add(&c.published, 1),
                         Err(_) => LiveCounters::add(&c.publish_failed, 1),
@@ -142,6 +153,21 @@ fn follow(streams: &mut HashMap<String, Stream>, host: String, h: &WireHeader) -
     }
 }
 
+/// Follows a remote publisher's sequence; returns how many of its messages are missing before
+/// this one. The first message seen starts it; a sequence going back is a new publisher in the
+/// same place (nothing lost).
+fn follow_origin(
+    origins: &mut HashMap<(String, u16), u64>,
+    host: String,
+    place: u16,
+    seq: u64,
+) -> u64 {
+    let next = origins.entry((host, place)).or_insert(seq);
+    let lost = seq.saturating_sub(*next);
+    *next = seq.saturating_add(1);
+    lost
+}
+
 impl Drop for Inbound {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
@@ -163,6 +189,8 @@ mod tests {
             schema_id: 0,
             layout_hash: 0,
             seq,
+            origin_place: 0,
+            origin_seq: seq,
         };
         assert_eq!(
             follow(&mut s, "a".into(), &h(1, 10)),
@@ -179,5 +207,28 @@ mod tests {
         assert_eq!(follow(&mut s, "a".into(), &h(2, 0)), 0, "sender restarted");
         assert_eq!(follow(&mut s, "b".into(), &h(1, 5)), 0, "another host");
         assert_eq!(follow(&mut s, "a".into(), &h(2, 2)), 1);
+    }
+
+    #[test]
+    fn publisher_gaps_count_across_streams() {
+        let mut o = HashMap::new();
+        assert_eq!(follow_origin(&mut o, "a".into(), 0, 100), 0, "first seen");
+        assert_eq!(follow_origin(&mut o, "a".into(), 0, 101), 0);
+        assert_eq!(
+            follow_origin(&mut o, "a".into(), 0, 150),
+            48,
+            "a bridge restart"
+        );
+        assert_eq!(
+            follow_origin(&mut o, "a".into(), 1, 7),
+            0,
+            "another publisher"
+        );
+        assert_eq!(
+            follow_origin(&mut o, "a".into(), 0, 3),
+            0,
+            "a new publisher in place 0"
+        );
+        assert_eq!(follow_origin(&mut o, "a".into(), 0, 5), 1);
     }
 }

@@ -11,6 +11,7 @@
 //! | `<domain>/so/<host>/<schema>/<service…>` | token: `host` has a server of `service` |
 //! | `<domain>/sc/<host>/<service…>` | queryable: calls to `host`'s server |
 //! | `<domain>/sd/<host>/<service…>` | queryable: `service`'s description (JSON) |
+//! | `<domain>/h/<host>/<zeros>/bridge` | token: `host`'s bridge is running |
 //!
 //! `<schema>` is `<schema id>-<layout hash>` in hexadecimal for a topic, and the two hashes of
 //! the request and response schemas for a service: both ends compare them before anything
@@ -27,6 +28,9 @@ pub(crate) enum TokenKind {
     Want,
     /// A host serves the service.
     ServiceOffer,
+    /// A host's bridge is there (name `bridge`, schema zero): hosts see each other before
+    /// anything crosses.
+    Host,
 }
 
 impl TokenKind {
@@ -35,6 +39,7 @@ impl TokenKind {
             TokenKind::Offer => "o",
             TokenKind::Want => "w",
             TokenKind::ServiceOffer => "so",
+            TokenKind::Host => "h",
         }
     }
 }
@@ -139,6 +144,7 @@ impl Keys {
             "o" => TokenKind::Offer,
             "w" => TokenKind::Want,
             "so" => TokenKind::ServiceOffer,
+            "h" => TokenKind::Host,
             _ => return None,
         };
         let host = parts.next()?.to_owned();

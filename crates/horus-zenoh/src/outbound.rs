@@ -46,10 +46,6 @@ impl Outbound {
     /// Joins the local topic as a subscriber and starts forwarding.
     pub(crate) fn start(session: &Session, spec: OutboundSpec) -> Result<Outbound, String> {
         let view = TopicView::open(&spec.namespace, &spec.topic).map_err(|e| e.to_string())?;
-        let reader = view
-            .subscriber(true)
-            .map_err(|e| e.to_string())?
-            .with_prefix(HEADER_LEN);
         // Block → reliable, congestion control Block: nothing is dropped, back-pressure
         // reaches the publisher through our subscriber place. Otherwise Zenoh may drop under
         // congestion (the receiver counts the gap).
@@ -64,16 +60,38 @@ impl Outbound {
             .express(true)
             .wait()
             .map_err(|e| format!("zenoh publisher {}: {e}", spec.data_key))?;
+        // Whether a remote subscriber matches: Zenoh drops a put nobody matches without a
+        // word, so the local subscriber place is taken only once one does, and puts made
+        // while none does are counted as failed sends.
+        let matching = Arc::new(AtomicBool::new(false));
+        let m = Arc::clone(&matching);
+        let listener = publisher
+            .matching_listener()
+            // Relaxed: a status flag; the put it gates carries no data published through it.
+            .callback(move |s| m.store(s.matching(), Ordering::Relaxed))
+            .wait()
+            .map_err(|e| format!("zenoh matching listener {}: {e}", spec.data_key))?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name(format!("out:{}", spec.topic))
             .spawn(move || {
-                let mut reader = reader;
+                let _listener = listener;
+                // Relaxed: stop and matching flags read in a loop; nothing is published
+                // through them.
+                while !matching.load(Ordering::Relaxed) {
+                    if flag.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                let mut reader = match view.subscriber(true) {
+                    Ok(r) => r.with_prefix(HEADER_LEN),
+                    Err(_) => return,
+                };
                 // A new sequence per outbound stream: receivers start counting afresh.
                 let epoch = epoch_now();
                 let mut seq = 0u64;
-                // Relaxed: a stop flag read in a loop; nothing is published through it.
                 while !flag.load(Ordering::Relaxed) {
                     let Some(mut msg) = reader.recv_timeout(POLL) else {
                         continue;
@@ -84,11 +102,17 @@ impl Outbound {
                         continue;
                     }
                     LiveCounters::add(&spec.counters.read, 1);
+                    if !matching.load(Ordering::Relaxed) {
+                        LiveCounters::add(&spec.counters.send_failed, 1);
+                        continue;
+                    }
                     WireHeader {
                         epoch,
                         schema_id: spec.schema.id,
                         layout_hash: spec.schema.layout,
                         seq,
+                        origin_place: u16::try_from(msg.source).unwrap_or(u16::MAX),
+                        origin_seq: msg.seq,
                     }
                     .write(&mut msg.bytes);
                     seq += 1;
@@ -97,6 +121,7 @@ impl Outbound {
                         Err(_) => LiveCounters::add(&spec.counters.send_failed, 1),
                     }
                 }
+                drop(reader);
                 drop(view);
             })
             .map_err(|e| format!("thread: {e}"))?;

@@ -32,6 +32,7 @@ impl TokenEntry {
                 TokenKind::Offer => 0,
                 TokenKind::Want => 1,
                 TokenKind::ServiceOffer => 2,
+                TokenKind::Host => 3,
             },
             host: t.host.clone(),
             id: t.schema.id,
@@ -121,7 +122,8 @@ impl RemoteView {
             match e.kind {
                 0 => p.offers.push(e.name.clone()),
                 1 => p.wants.push(e.name.clone()),
-                _ => p.services.push(e.name.clone()),
+                2 => p.services.push(e.name.clone()),
+                _ => {}
             }
         }
         peers.into_values().collect()

@@ -93,6 +93,8 @@ impl ServiceIn {
                         schema_id: schema.id,
                         layout_hash: schema.layout,
                         seq,
+                        origin_place: 0,
+                        origin_seq: seq,
                     }
                     .write(&mut bytes);
                     seq += 1;

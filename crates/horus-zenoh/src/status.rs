@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 
 /// A topic's counters at this bridge. Outbound (this host publishes, another subscribes):
 /// `read` from shared memory, then `sent` on the network or `send_failed`. Inbound (another
-/// host publishes): `received` from the network, `wire_lost` (gaps in the sender's sequence),
+/// host publishes): `received` from the network, `wire_lost` (gaps in the sending bridge's
+/// sequence), `source_lost` (gaps in the publishers' own sequences: what this host missed of
+/// them for any reason — not delivered there while no bridge ran, lost in a bridge that died,
+/// or on the wire, which `wire_lost` is the part of),
 /// `malformed` (bad header) and `schema_refused` (another type) dropped, then `published` into
 /// shared memory or `publish_failed` (refused by the topic's policy, counted by the topic's
 /// own publisher record too). They reconcile: `read = sent + send_failed` at the sender and
@@ -25,8 +28,10 @@ pub struct TopicCounters {
     pub send_failed: u64,
     /// Messages received from the network (inbound).
     pub received: u64,
-    /// Messages missing from the senders' sequences (inbound).
+    /// Messages missing from the sending bridges' sequences: lost on the network (inbound).
     pub wire_lost: u64,
+    /// Messages missing from the remote publishers' sequences, whatever the cause (inbound).
+    pub source_lost: u64,
     /// Messages with a bad header (inbound).
     pub malformed: u64,
     /// Messages of another type than the local topic's (inbound).
@@ -45,6 +50,7 @@ pub(crate) struct LiveCounters {
     pub(crate) send_failed: AtomicU64,
     pub(crate) received: AtomicU64,
     pub(crate) wire_lost: AtomicU64,
+    pub(crate) source_lost: AtomicU64,
     pub(crate) malformed: AtomicU64,
     pub(crate) schema_refused: AtomicU64,
     pub(crate) published: AtomicU64,
@@ -66,6 +72,7 @@ impl LiveCounters {
             send_failed: l(&self.send_failed),
             received: l(&self.received),
             wire_lost: l(&self.wire_lost),
+            source_lost: l(&self.source_lost),
             malformed: l(&self.malformed),
             schema_refused: l(&self.schema_refused),
             published: l(&self.published),

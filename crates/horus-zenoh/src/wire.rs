@@ -1,12 +1,15 @@
 //! The header in front of every message and call a bridge puts on the network.
 //!
-//! 40 bytes, little-endian: magic `HZW1`, version, flags (0), the sending bridge's epoch (its
-//! start time: a restarted bridge starts a new sequence), the schema id and layout hash of the
-//! message's type, and the sender's sequence number for the topic (0, 1, 2…). The receiver
-//! checks all of it; a gap in the sequence is loss on the wire, counted where it is seen.
+//! 48 bytes, little-endian: magic `HZW1`, version, the origin publisher's place, the sending
+//! stream's epoch (its start time: a restarted stream starts a new sequence), the schema id
+//! and layout hash of the message's type, the stream's sequence number (0, 1, 2…) and the
+//! origin publisher's own sequence number. The receiver checks all of it; a gap in the
+//! stream's sequence is loss on the wire, a gap in the publisher's is loss anywhere between
+//! the publisher and here (a bridge restarted in between included). Both are counted where
+//! they are seen.
 
 /// Bytes of the header.
-pub const HEADER_LEN: usize = 40;
+pub const HEADER_LEN: usize = 48;
 const MAGIC: [u8; 4] = *b"HZW1";
 const VERSION: u16 = 1;
 
@@ -21,6 +24,10 @@ pub struct WireHeader {
     pub layout_hash: u64,
     /// The sender's sequence number (per topic and epoch).
     pub seq: u64,
+    /// The publisher place the message came from on the sending host.
+    pub origin_place: u16,
+    /// The message's sequence number from that publisher.
+    pub origin_seq: u64,
 }
 
 /// Why bytes from the network are not a message.
@@ -46,11 +53,12 @@ impl WireHeader {
         let h = &mut out[..HEADER_LEN];
         h[0..4].copy_from_slice(&MAGIC);
         h[4..6].copy_from_slice(&VERSION.to_le_bytes());
-        h[6..8].copy_from_slice(&0u16.to_le_bytes());
+        h[6..8].copy_from_slice(&self.origin_place.to_le_bytes());
         h[8..16].copy_from_slice(&self.epoch.to_le_bytes());
         h[16..24].copy_from_slice(&self.schema_id.to_le_bytes());
         h[24..32].copy_from_slice(&self.layout_hash.to_le_bytes());
         h[32..40].copy_from_slice(&self.seq.to_le_bytes());
+        h[40..48].copy_from_slice(&self.origin_seq.to_le_bytes());
     }
 
     /// Reads and checks the header of `bytes`; returns it and the payload after it.
@@ -78,6 +86,8 @@ impl WireHeader {
                 schema_id: u64_at(16),
                 layout_hash: u64_at(24),
                 seq: u64_at(32),
+                origin_place: u16::from_le_bytes([bytes[6], bytes[7]]),
+                origin_seq: u64_at(40),
             },
             &bytes[HEADER_LEN..],
         ))
@@ -95,12 +105,14 @@ mod tests {
             schema_id: 0xdead_beef,
             layout_hash: u64::MAX,
             seq: 42,
+            origin_place: 3,
+            origin_seq: 99,
         };
         let mut buf = vec![0u8; HEADER_LEN + 3];
         h.write(&mut buf);
         buf[HEADER_LEN..].copy_from_slice(b"abc");
         assert_eq!(WireHeader::read(&buf), Ok((h, &b"abc"[..])));
-        assert_eq!(WireHeader::read(&buf[..39]), Err(WireError::Truncated(39)));
+        assert_eq!(WireHeader::read(&buf[..47]), Err(WireError::Truncated(47)));
         let mut bad = buf.clone();
         bad[0] = b'X';
         assert!(matches!(WireHeader::read(&bad), Err(WireError::Magic(_))));

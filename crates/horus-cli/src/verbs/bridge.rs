@@ -253,9 +253,9 @@ fn print_status(s: &horus_zenoh::BridgeStatus) {
     for t in &s.topics {
         let c = &t.counters;
         println!(
-            "  topic {} [{}] → {:?} ← {:?}: read {} sent {} send-failed {} | received {} wire-lost {} malformed {} other-schema {} published {} refused {}",
+            "  topic {} [{}] → {:?} ← {:?}: read {} sent {} send-failed {} | received {} wire-lost {} source-lost {} malformed {} other-schema {} published {} refused {}",
             t.name, t.schema, t.sending_to, t.receiving_from, c.read, c.sent, c.send_failed,
-            c.received, c.wire_lost, c.malformed, c.schema_refused, c.published, c.publish_failed
+            c.received, c.wire_lost, c.source_lost, c.malformed, c.schema_refused, c.published, c.publish_failed
         );
         for i in &t.issues {
             println!("    ERROR {i}");

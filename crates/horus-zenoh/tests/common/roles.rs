@@ -120,11 +120,11 @@ fn pub_cmdvel() {
     let t = cmdvel_topic();
     let mut p = t.publisher().unwrap();
     ready();
+    let n = env_u64("HZ_COUNT", 1000);
     let deadline = Instant::now() + LONG;
-    while p.subscribers() == 0 && Instant::now() < deadline {
+    while n > 0 && p.subscribers() == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let n = env_u64("HZ_COUNT", 1000);
     let period = Duration::from_secs_f64(1.0 / env_u64("HZ_RATE", 1000) as f64);
     let start = Instant::now();
     let mut refused = 0u64;

@@ -15,6 +15,8 @@ pub struct RawMessage {
     pub bytes: Vec<u8>,
     /// The publisher place it came from (its ring), to tell one's own messages apart.
     pub source: usize,
+    /// Its sequence number in that publisher's ring (consecutive for one publisher).
+    pub seq: u64,
 }
 
 /// A reader of a topic whose type this process does not know: an observer (tools) or a
@@ -88,7 +90,7 @@ impl RawReader {
     }
 
     fn copy_out(&mut self, r: Received) -> RawMessage {
-        let source = self.port.last_source();
+        let (source, seq) = self.port.last_source();
         let prefix = self.prefix;
         match r {
             Received::Inline { len } => {
@@ -97,7 +99,7 @@ impl RawReader {
                 let mut bytes = Vec::with_capacity(prefix + body.len());
                 bytes.resize(prefix, 0);
                 bytes.extend_from_slice(body);
-                RawMessage { bytes, source }
+                RawMessage { bytes, source, seq }
             }
             Received::Chunk { pool, chunk, len } => {
                 let ptr = self.port.chunk_ptr(pool, chunk);
@@ -108,7 +110,7 @@ impl RawReader {
                 // destination has `len` bytes after the prefix.
                 unsafe { std::ptr::copy_nonoverlapping(ptr, bytes[prefix..].as_mut_ptr(), len) };
                 self.port.place().release_chunk(pool, chunk);
-                RawMessage { bytes, source }
+                RawMessage { bytes, source, seq }
             }
         }
     }

@@ -54,12 +54,13 @@ pub(super) fn print(entry: &Value) {
         list("receiving_from")
     );
     println!(
-        "         out: read {} sent {} failed {}; in: received {} wire-lost {} malformed {} other-schema {} published {} refused {}",
+        "         out: read {} sent {} failed {}; in: received {} wire-lost {} source-lost {} malformed {} other-schema {} published {} refused {}",
         n("read"),
         n("sent"),
         n("send_failed"),
         n("received"),
         n("wire_lost"),
+        n("source_lost"),
         n("malformed"),
         n("schema_refused"),
         n("published"),

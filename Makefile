@@ -97,8 +97,10 @@ DEMO_SECONDS ?= 5
 # recording twice on the simulated clock: both runs and the live commands must be identical.
 DEMO_RECORDING ?= $(CARGO_TARGET_DIR)/demo.mcap
 
+# The demo's `horus` leaves out the network bridge (feature `bridge`: Zenoh is most of a cold
+# release build, and the demo runs on one host); `make cli` installs the full one.
 demo: setup py-build
-	$(CARGO) build --release -p horus-demo -p horus-cli
+	$(CARGO) build --release -p horus-demo -p horus-cli --no-default-features
 	HORUS_PYTHON=$(abspath $(PY)) $(CARGO_TARGET_DIR)/release/horus launch launch/demo.yaml \
 	  demo:=$(CARGO_TARGET_DIR)/release/horus-demo horus:=$(CARGO_TARGET_DIR)/release/horus \
 	  recording:=$(DEMO_RECORDING) seconds:=$(DEMO_SECONDS) namespace:=demo-$$$$

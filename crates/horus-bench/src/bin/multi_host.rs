@@ -1,6 +1,6 @@
 //! `multi_host`: topics and service calls between two hosts — two network
-//! namespaces joined by a veth pair on this machine — for raw Zenoh and (once
-//! `horus_zenoh::Bridge` exists) horus through its bridge, interleaved in rounds.
+//! namespaces joined by a veth pair on this machine — for raw Zenoh and horus
+//! through its bridge (one bridge process per host), interleaved in rounds.
 //! Four tables per pinning: the channel table (one-way latency, loss and CPU per
 //! host versus payload and topics at 1 kHz), round trip and throughput versus
 //! payload, service calls versus payload, and the 16 B / 1 MiB rows on a link
@@ -18,7 +18,7 @@ use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
 use horus_bench::markdown::Table;
 use horus_bench::multi_host::plan::{self, Plan};
 use horus_bench::multi_host::rows::MhRow;
-use horus_bench::multi_host::{self as mh, host, tables, SystemName};
+use horus_bench::multi_host::{self as mh, horus_system, host, tables, SystemName};
 use horus_bench::suite::{self, Common, Run, COMMON_USAGE};
 
 const ROUNDS: usize = 3;
@@ -26,6 +26,17 @@ const QUICK_ROUNDS: usize = 1;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some(horus_system::BRIDGE_ROLE) {
+        // A host's bridge process (started by a host child, hidden from the usage).
+        let spec = argv.get(1).map_or("", String::as_str);
+        return match horus_system::bridge_main(spec) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bridge: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if argv.first().map(String::as_str) == Some(CHILD_FLAG)
         && argv.get(1).map(String::as_str) == Some(mh::HOST_ROLE)
     {
@@ -48,7 +59,7 @@ fn usage() {
          USAGE: multi_host [OPTIONS]\n\n{COMMON_USAGE}  \
          --rounds N         rounds (default {ROUNDS}; --quick: {QUICK_ROUNDS})\n  \
          --pinned-only      only the pinned pass of each round (default: pinned, then unpinned)\n  \
-         --systems S,...    {} (default all; horus is a stub until horus_zenoh::Bridge exists)\n  \
+         --systems S,...    {} (default all, interleaved per round)\n  \
          --markdown FILE    also write the tables as Markdown\n",
         SystemName::ALL.map(SystemName::name).join(", ")
     );
@@ -73,7 +84,9 @@ fn method(plan: &Plan, hosts: &horus_netns::TwoHosts) -> Vec<String> {
         ),
         format!(
             "pinned: host A's whole process (every thread, the middleware's included) on CPU \
-             {a}, host B's on CPU {b}; unpinned: left to the scheduler"
+             {a}, host B's on CPU {b} — for horus, each host's bridge process too (it inherits \
+             its host process's namespace and affinity: A's bridge on CPU {a}, B's on CPU {b}); \
+             unpinned: left to the scheduler"
         ),
         "every message: sequence number, CLOCK_MONOTONIC stamp (both namespaces read the same \
          kernel clock, so one-way latency = receiver's clock at arrival − stamp, no offset), \
@@ -229,6 +242,9 @@ fn sections(rows: &[MhRow], plan: &Plan) -> Vec<(String, Table)> {
             ),
         ];
         out.extend(sections);
+        if let Some(t) = tables::ratios(rows, &plan.systems, pinned) {
+            out.push((format!("5. horus ÷ raw Zenoh, targets ({pin})"), t));
+        }
     }
     out
 }

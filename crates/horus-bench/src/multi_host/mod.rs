@@ -1,6 +1,6 @@
 //! The `multi_host` benchmark: topics and service calls between two hosts — two
 //! network namespaces joined by a veth pair ([`horus_netns::TwoHosts`]) — for raw
-//! Zenoh and, once its bridge exists, horus through `horus_zenoh::Bridge`.
+//! Zenoh and horus through `horus_zenoh::Bridge`.
 //!
 //! The parent (the benchmark binary, in the root namespace) creates the two hosts
 //! and, for each system, round and pinning, starts one child process per host
@@ -15,8 +15,7 @@
 //!
 //! * [`zenoh_system`] — raw `zenoh` sessions, peer mode, B connects to A;
 //! * [`horus_system`] — horus publisher → bridge A → Zenoh → bridge B → horus
-//!   subscriber: a **stub** until `horus_zenoh::Bridge::start` exists; it reports
-//!   "not yet available" as an error row.
+//!   subscriber, each bridge a process of its own started by its host's child.
 //!
 //! The rest: [`wire`] (what a message carries: sequence number and a
 //! `CLOCK_MONOTONIC` stamp, shared by both namespaces), [`host`] (the child

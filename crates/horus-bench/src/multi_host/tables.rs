@@ -170,3 +170,113 @@ pub fn impaired(rows: &[MhRow], systems: &[SystemName], pinned: bool) -> Table {
     t.note("1 topic at 1 kHz; the impairment applies to what each host sends on the link (loss: nftables numgen random on both hosts; cap: tc tbf on both veth ends); loss here is messages lost by the middleware, not packets");
     t
 }
+
+/// A ratio horus ÷ zenoh of `stat` over rounds' medians, with whether it meets
+/// its target (`at_most`: latency ≤ target; otherwise throughput ≥ target).
+fn ratio(
+    rows: &[MhRow],
+    k: Key,
+    stat: fn(&MhRow) -> Option<f64>,
+    target: f64,
+    at_most: bool,
+) -> (String, Option<bool>) {
+    let h = rows::med(
+        rows,
+        Key {
+            system: SystemName::Horus,
+            ..k
+        },
+        stat,
+    );
+    let z = rows::med(
+        rows,
+        Key {
+            system: SystemName::Zenoh,
+            ..k
+        },
+        stat,
+    );
+    match (h, z) {
+        (Some(h), Some(z)) if z > 0.0 => {
+            let r = h / z;
+            let met = if at_most { r <= target } else { r >= target };
+            (format!("{r:.2}{}", if met { "" } else { " ✗" }), Some(met))
+        }
+        _ => (DASH.to_owned(), None),
+    }
+}
+
+/// Ratios horus ÷ raw Zenoh against the targets (latency ≤ 1.1 ×, throughput
+/// ≥ 0.9 ×), per payload; `None` unless both systems ran.
+pub fn ratios(rows: &[MhRow], systems: &[SystemName], pinned: bool) -> Option<Table> {
+    if !(systems.contains(&SystemName::Horus) && systems.contains(&SystemName::Zenoh)) {
+        return None;
+    }
+    const LAT: f64 = 1.1;
+    const THR: f64 = 0.9;
+    let mut t = Table::new([
+        "payload",
+        "one-way avg",
+        "rtt p50",
+        "rtt mean",
+        "msgs/s",
+        "call p50",
+        "call mean",
+        "targets",
+    ]);
+    for &sz in SWEEP_SIZES {
+        let ch = key(
+            pinned,
+            SystemName::Horus,
+            Kind::Channel,
+            Impairment::None,
+            sz,
+            1,
+        );
+        let rt = key(
+            pinned,
+            SystemName::Horus,
+            Kind::RoundTrip,
+            Impairment::None,
+            sz,
+            1,
+        );
+        let th = key(
+            pinned,
+            SystemName::Horus,
+            Kind::Throughput,
+            Impairment::None,
+            sz,
+            1,
+        );
+        let sv = key(
+            pinned,
+            SystemName::Horus,
+            Kind::Service,
+            Impairment::None,
+            sz,
+            1,
+        );
+        let cells = [
+            ratio(rows, ch, rows::mean_ns, LAT, true),
+            ratio(rows, rt, rows::median_ns, LAT, true),
+            ratio(rows, rt, rows::mean_ns, LAT, true),
+            ratio(rows, th, |r| r.msgs_per_sec, THR, false),
+            ratio(rows, sv, rows::median_ns, LAT, true),
+            ratio(rows, sv, rows::mean_ns, LAT, true),
+        ];
+        let verdict = if cells.iter().all(|(_, m)| m.is_none()) {
+            DASH.to_owned()
+        } else if cells.iter().all(|(_, m)| *m != Some(false)) {
+            "met".to_owned()
+        } else {
+            "missed".to_owned()
+        };
+        let mut row = vec![size(sz)];
+        row.extend(cells.into_iter().map(|(s, _)| s));
+        row.push(verdict);
+        t.row(row);
+    }
+    t.note("horus ÷ raw Zenoh of the medians over rounds (one-way: the channel table's 1-topic rows at 1 kHz; msgs/s: the throughput column); targets: latency ≤ 1.1, throughput ≥ 0.9; ✗ marks a ratio that misses its target; \"–\" where a cell was not measured (16 B has no channel row)");
+    Some(t)
+}

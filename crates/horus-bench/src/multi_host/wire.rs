@@ -26,10 +26,18 @@ fn fill(seq: u64) -> u8 {
 /// A `size`-byte message `seq`: every byte written, stamped last, just before
 /// it is handed to the transport.
 pub fn message(size: usize, seq: u64) -> Vec<u8> {
-    let mut buf = vec![fill(seq); size.max(HEADER)];
+    let mut buf = vec![0; size.max(HEADER)];
+    write(&mut buf, seq);
+    buf
+}
+
+/// Writes message `seq` into `buf` (the whole buffer: `buf.len()` is its size,
+/// at least [`HEADER`]), stamped last. For transports that loan the memory.
+pub fn write(buf: &mut [u8], seq: u64) {
+    let body = HEADER.min(buf.len());
+    buf[body..].fill(fill(seq));
     buf[0..8].copy_from_slice(&seq.to_le_bytes());
     buf[8..16].copy_from_slice(&monotonic_ns().to_le_bytes());
-    buf
 }
 
 /// Reads a message of `size` bytes: `(seq, stamp_ns)`, after checking every byte.

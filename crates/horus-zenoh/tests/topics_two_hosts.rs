@@ -87,6 +87,22 @@ fn cmdvel_and_clouds_cross_without_loss_under_block() {
     };
     let a = rig.bridge(Side::A);
     let b = rig.bridge(Side::B);
+    // Discovery with addresses: a subscriber on B and a publisher on A appear; how long until
+    // the first message arrives (printed; tests assert no time).
+    let started = Instant::now();
+    let probe = [
+        ("HZ_COUNT", "1".into()),
+        ("HZ_TOPIC", "probe/cmd_vel".into()),
+    ];
+    let mut probe_sub = rig.spawn(Side::B, "sub_cmdvel", &probe);
+    let probe_pub = rig.spawn(Side::A, "pub_cmdvel", &probe);
+    assert_eq!(probe_sub.result()["received"], 1);
+    eprintln!(
+        "discovery: a message from a new publisher on A reached a new subscriber on B {:?} \
+         after both were started",
+        started.elapsed()
+    );
+    probe_pub.finish();
     stream_both(&rig, 2000, 20);
     a.finish();
     b.finish();
@@ -235,5 +251,68 @@ fn hosts_find_each_other_by_multicast_without_addresses() {
     publ.finish();
     a.finish();
     b.finish();
+    rig.assert_clean();
+}
+
+/// Sets a host's end of the link down or up.
+fn link(rig: &Rig, side: Side, up: bool) {
+    let h = rig.hosts.host(side);
+    let status = std::process::Command::new("ip")
+        .args(["-n", h.name(), "link", "set", "dev", h.interface()])
+        .arg(if up { "up" } else { "down" })
+        .status()
+        .expect("ip");
+    assert!(status.success());
+}
+
+#[test]
+fn a_host_that_vanishes_is_noticed_and_comes_back() {
+    if common::child_main() {
+        return;
+    }
+    let Some(rig) = Rig::new("vanish") else {
+        return;
+    };
+    let a = rig.bridge(Side::A);
+    let b = rig.bridge(Side::B);
+    let sub = rig.spawn(Side::B, "sub_cmdvel", &[("HZ_COUNT", "1000000".into())]);
+    let publ = rig.spawn(
+        Side::A,
+        "pub_cmdvel",
+        &[("HZ_COUNT", "1000000".into()), ("HZ_RATE", "200".into())],
+    );
+    rig.wait_status(Side::B, "traffic flows", |s| {
+        counters(s, "base/cmd_vel").published > 100
+    });
+    // The link goes silent (no FIN, no RST): only the lease can tell.
+    link(&rig, Side::A, false);
+    let cut = Instant::now();
+    rig.wait_status(Side::B, "B notices A is gone", |s| {
+        !s.peers.iter().any(|p| p.host == "host-a")
+            && s.topics.iter().all(|t| t.receiving_from.is_empty())
+    });
+    eprintln!(
+        "host A gone from B's view after {:?} (lease 3 s)",
+        cut.elapsed()
+    );
+    // Back: the bridges reconnect on their own, traffic resumes, and what B missed meanwhile
+    // is counted.
+    link(&rig, Side::A, true);
+    let back = Instant::now();
+    let before = counters(&rig.status(Side::B).unwrap(), "base/cmd_vel").published;
+    let s = rig.wait_status(Side::B, "traffic resumes", |s| {
+        counters(s, "base/cmd_vel").published > before + 100
+    });
+    eprintln!(
+        "traffic resumed {:?} after the link came back; B: {:?}",
+        back.elapsed(),
+        counters(&s, "base/cmd_vel")
+    );
+    publ.kill();
+    sub.kill();
+    a.finish();
+    b.finish();
+    horus::clean::clean_stale(&rig.namespace(Side::A)).ok();
+    horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
     rig.assert_clean();
 }

@@ -41,6 +41,9 @@ pub struct CleanReport {
     /// Log segments (`horus.<ns>.log.<pid>`, horus-log) of dead processes, removed
     /// (their last records go with them; `horus log` shows them until then).
     pub logs: Vec<PathBuf>,
+    /// The network bridge's status file (`horus.<ns>.bridge`, horus-zenoh) and its
+    /// temporary files, when the bridge that wrote them is dead: removed.
+    pub bridge_status: Vec<PathBuf>,
 }
 
 impl CleanReport {
@@ -62,7 +65,7 @@ impl CleanReport {
             .iter()
             .filter(|(_, f)| *f == StatsFate::Removed)
             .count();
-        topics + schedulers + self.logs.len()
+        topics + schedulers + self.logs.len() + self.bridge_status.len()
     }
 }
 
@@ -111,5 +114,40 @@ pub fn clean_stale(namespace: &str) -> Result<CleanReport, CleanError> {
         services,
         schedulers,
         logs,
+        bridge_status: remove_dead_bridge_status(namespace),
     })
+}
+
+/// Removes `horus.<namespace>.bridge` (and `….bridge.<pid>.tmp`) when the bridge process that
+/// wrote it is gone. The file is JSON with the writer's `pid`; one that cannot be read as such
+/// is left alone (it is not ours to judge).
+fn remove_dead_bridge_status(namespace: &str) -> Vec<PathBuf> {
+    let name = format!("horus.{namespace}.bridge");
+    let Ok(entries) = std::fs::read_dir("/dev/shm") else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for e in entries.filter_map(|e| e.ok()) {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let pid = if file == name {
+            std::fs::read(e.path())
+                .ok()
+                .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
+                .and_then(|v| v.get("pid")?.as_u64())
+        } else if let Some(rest) = file.strip_prefix(&format!("{name}.")) {
+            rest.strip_suffix(".tmp").and_then(|p| p.parse().ok())
+        } else {
+            continue;
+        };
+        let Some(pid) = pid.and_then(|p| u32::try_from(p).ok()) else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::remove_file(e.path()).is_ok()
+        {
+            removed.push(e.path());
+        }
+    }
+    removed.sort();
+    removed
 }

@@ -49,6 +49,7 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
             "services": list(&services),
             "schedulers": list(&schedulers),
             "logs": report.logs,
+            "bridge_status": report.bridge_status,
         }));
     } else {
         for (path, fate) in topics.iter().chain(&services).chain(&schedulers) {
@@ -56,6 +57,9 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
         }
         for path in &report.logs {
             println!("{:<24} {}", "removed (dead log)", path.display());
+        }
+        for path in &report.bridge_status {
+            println!("{:<24} {}", "removed (dead bridge)", path.display());
         }
         println!("namespace {ns}: removed {}", report.removed());
     }

@@ -62,8 +62,10 @@ fn wait_for_stdin_close() {
     }
 }
 
+/// `base/cmd_vel`, or the topic HZ_TOPIC names.
 pub fn cmdvel_topic() -> Topic<CmdVel> {
-    Topic::<CmdVel>::builder("base/cmd_vel")
+    let name = std::env::var("HZ_TOPIC").unwrap_or_else(|_| "base/cmd_vel".into());
+    Topic::<CmdVel>::builder(&name)
         .depth(64)
         .overflow(Overflow::Block {
             timeout: Duration::from_secs(30),

@@ -316,3 +316,63 @@ fn a_host_that_vanishes_is_noticed_and_comes_back() {
     horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
     rig.assert_clean();
 }
+
+#[test]
+fn garbage_from_a_hostile_peer_is_counted_and_never_published() {
+    if common::child_main() {
+        return;
+    }
+    let Some(rig) = Rig::new("hostile") else {
+        return;
+    };
+    let a = rig.bridge(Side::A);
+    let b = rig.bridge(Side::B);
+    let sub = rig.spawn(Side::B, "sub_cmdvel", &[("HZ_COUNT", "1".into())]);
+    let publ = rig.spawn(Side::A, "pub_cmdvel", &[("HZ_COUNT", "0".into())]);
+    let s = rig.wait_status(Side::B, "B receives cmd_vel from A", |s| {
+        s.topics
+            .iter()
+            .any(|t| t.name == "base/cmd_vel" && !t.receiving_from.is_empty())
+    });
+    // The schema key B's bridge expects, from its status ("type (id-layout)").
+    let schema = &s
+        .topics
+        .iter()
+        .find(|t| t.name == "base/cmd_vel")
+        .unwrap()
+        .schema;
+    let key = schema.rsplit('(').next().unwrap().trim_end_matches(')');
+    let (id, layout) = key.split_once('-').unwrap();
+    let b_addr = rig.hosts.host(Side::B).addr();
+    let mut evil = rig.spawn(
+        Side::A,
+        "garbage",
+        &[
+            ("HZ_CONNECT", format!("tcp/{b_addr}:7447")),
+            (
+                "HZ_SCHEMA_ID",
+                u64::from_str_radix(id, 16).unwrap().to_string(),
+            ),
+            (
+                "HZ_LAYOUT",
+                u64::from_str_radix(layout, 16).unwrap().to_string(),
+            ),
+        ],
+    );
+    assert_eq!(evil.result()["put"], 3);
+    let s = rig.wait_status(Side::B, "B counts the three", |s| {
+        let c = counters(s, "base/cmd_vel");
+        c.malformed >= 1 && c.schema_refused >= 1 && c.publish_failed >= 1
+    });
+    let c = counters(&s, "base/cmd_vel");
+    eprintln!("B after the hostile peer: {c:?}");
+    assert_eq!(c.published, 0, "nothing of it reached B's subscribers");
+    assert_eq!((c.malformed, c.schema_refused, c.publish_failed), (1, 1, 1));
+    evil.finish();
+    publ.finish();
+    sub.kill();
+    a.finish();
+    b.finish();
+    horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
+    rig.assert_clean();
+}

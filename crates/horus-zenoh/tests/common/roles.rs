@@ -96,6 +96,7 @@ pub fn run(role: &str) {
         "sub_other" => sub_other(),
         "server" => server(),
         "client" => client(),
+        "garbage" => garbage(),
         other => panic!("unknown role {other}"),
     }
 }
@@ -301,4 +302,57 @@ fn client() {
         outcomes.push(o);
     }
     println!("\n{}", json!({ "outcomes": outcomes }));
+}
+
+/// A hostile peer: a raw Zenoh session that puts, on the data key B's bridge listens to, bytes
+/// that are not a message, a message of another type, and a message of the right type but the
+/// wrong size.
+fn garbage() {
+    use zenoh::Wait;
+    let mut config = zenoh::Config::default();
+    for (k, v) in [
+        ("mode", "\"peer\"".to_owned()),
+        ("scouting/multicast/enabled", "false".to_owned()),
+        ("listen/endpoints", "[]".to_owned()),
+        ("connect/endpoints", format!("[\"{}\"]", env("HZ_CONNECT"))),
+        ("transport/shared_memory/enabled", "false".to_owned()),
+    ] {
+        config.insert_json5(k, &v).unwrap();
+    }
+    let session = zenoh::open(config).wait().unwrap();
+    let publisher = session
+        .declare_publisher("horus/d/evil/base/cmd_vel")
+        .wait()
+        .unwrap();
+    let deadline = Instant::now() + LONG;
+    while !publisher.matching_status().wait().unwrap().matching() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    ready();
+    let schema = |id: u64, layout: u64, body: &[u8]| {
+        let mut b = vec![0u8; horus_zenoh::HEADER_LEN + body.len()];
+        horus_zenoh::WireHeader {
+            epoch: 1,
+            schema_id: id,
+            layout_hash: layout,
+            seq: 0,
+            origin_place: 0,
+            origin_seq: 0,
+        }
+        .write(&mut b);
+        b[horus_zenoh::HEADER_LEN..].copy_from_slice(body);
+        b
+    };
+    let (id, layout) = (
+        env("HZ_SCHEMA_ID").parse::<u64>().unwrap(),
+        env("HZ_LAYOUT").parse::<u64>().unwrap(),
+    );
+    publisher.put(b"not a message".to_vec()).wait().unwrap();
+    publisher
+        .put(schema(id ^ 1, layout, &[0; 16]))
+        .wait()
+        .unwrap();
+    publisher.put(schema(id, layout, &[0; 3])).wait().unwrap();
+    println!("\n{}", json!({ "put": 3 }));
+    wait_for_stdin_close();
 }

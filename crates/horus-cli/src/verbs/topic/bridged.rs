@@ -87,3 +87,41 @@ pub(super) fn print(entry: &Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_bridges_entry_is_found_a_dead_ones_is_not() {
+        let ns = format!("cli-bridged-{}", std::process::id());
+        let path = format!("/dev/shm/horus.{ns}.bridge");
+        let status = |pid: u32| {
+            serde_json::json!({
+                "host": "robot-b", "pid": pid,
+                "topics": [{
+                    "name": "base/cmd_vel", "sending_to": [], "receiving_from": ["robot-a"],
+                    "counters": {"received": 5, "wire_lost": 1},
+                    "issues": [{"kind": "schema_mismatch", "topic": "base/cmd_vel",
+                                "host": "robot-c", "local": "x", "remote": "y"}]
+                }]
+            })
+        };
+        std::fs::write(&path, status(std::process::id()).to_string()).unwrap();
+        let e = bridge_entry(&ns, "base/cmd_vel").expect("entry");
+        assert_eq!(e["host"], "robot-b");
+        assert_eq!(e["counters"]["wire_lost"], 1);
+        assert_eq!(e["issues"][0]["kind"], "schema_mismatch");
+        assert!(bridge_entry(&ns, "other").is_none());
+        print(&e);
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let dead = c.id();
+        c.wait().unwrap();
+        std::fs::write(&path, status(dead).to_string()).unwrap();
+        assert!(
+            bridge_entry(&ns, "base/cmd_vel").is_none(),
+            "a dead bridge says nothing"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+}

@@ -4,9 +4,8 @@
 //! counted as `wire_lost` here, where it is seen.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use horus::inspect::TopicView;
@@ -17,6 +16,7 @@ use zenoh::{Session, Wait};
 use crate::keys::{Keys, SchemaKey};
 use crate::status::LiveCounters;
 use crate::wire::WireHeader;
+use crate::worker::Worker;
 
 /// How long a wait for a network message lasts before the stop flag is looked at again.
 const POLL: Duration = Duration::from_millis(50);
@@ -28,8 +28,7 @@ const QUEUE: usize = 64;
 
 /// A running inbound topic.
 pub(crate) struct Inbound {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _worker: Worker,
 }
 
 /// What an inbound topic needs to start.
@@ -72,59 +71,49 @@ impl Inbound {
             .allowed_origin(Locality::Remote)
             .wait()
             .map_err(|e| format!("zenoh subscriber {key}: {e}"))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name(format!("in:{}", spec.topic))
-            .spawn(move || {
-                let c = &spec.counters;
-                let mut streams: HashMap<String, Stream> = HashMap::new();
-                // Relaxed: a stop flag read in a loop; nothing is published through it.
-                while !flag.load(Ordering::Relaxed) {
-                    let sample = match subscriber.recv_timeout(POLL) {
-                        Ok(Some(s)) => s,
-                        Ok(None) => continue,
-                        Err(_) => break,
-                    };
-                    LiveCounters::add(&c.received, 1);
-                    let bytes = sample.payload().to_bytes();
-                    let Ok((header, body)) = WireHeader::read(&bytes) else {
-                        LiveCounters::add(&c.malformed, 1);
-                        continue;
-                    };
-                    if header.schema_id != spec.schema.id
-                        || header.layout_hash != spec.schema.layout
-                    {
-                        LiveCounters::add(&c.schema_refused, 1);
-                        continue;
-                    }
-                    let host = spec
-                        .keys
-                        .data_host(sample.key_expr().as_str())
-                        .unwrap_or("?")
-                        .to_owned();
-                    let lost = follow(&mut streams, host.clone(), &header);
-                    LiveCounters::add(&c.wire_lost, lost);
-                    let gap = {
-                        let mut o = spec.origins.lock().unwrap_or_else(|e| e.into_inner());
-                        follow_origin(&mut o, host, header.origin_place, header.origin_seq)
-                    };
-                    LiveCounters::add(&c.source_lost, gap);
-                    match publisher.send(body) {
-                        Ok(_) => LiveCounters::add(&c.published, 1),
-                        Err(_) => LiveCounters::add(&c.publish_failed, 1),
-                    }
+        let worker = Worker::spawn(format!("in:{}", spec.topic), move |flag| {
+            let c = &spec.counters;
+            let mut streams: HashMap<String, Stream> = HashMap::new();
+            // Relaxed: a stop flag read in a loop; nothing is published through it.
+            while !flag.is_set() {
+                let sample = match subscriber.recv_timeout(POLL) {
+                    Ok(Some(s)) => s,
+                    Ok(None) => continue,
+                    Err(_) => break,
+                };
+                LiveCounters::add(&c.received, 1);
+                let bytes = sample.payload().to_bytes();
+                let Ok((header, body)) = WireHeader::read(&bytes) else {
+                    LiveCounters::add(&c.malformed, 1);
+                    continue;
+                };
+                if header.schema_id != spec.schema.id || header.layout_hash != spec.schema.layout {
+                    LiveCounters::add(&c.schema_refused, 1);
+                    continue;
                 }
-                spec.own_place
-                    .store(crate::outbound::NO_PLACE, Ordering::Relaxed);
-                drop(publisher);
-                drop(view);
-            })
-            .map_err(|e| format!("thread: {e}"))?;
-        Ok(Inbound {
-            stop,
-            thread: Some(thread),
-        })
+                let host = spec
+                    .keys
+                    .data_host(sample.key_expr().as_str())
+                    .unwrap_or("?")
+                    .to_owned();
+                let lost = follow(&mut streams, host.clone(), &header);
+                LiveCounters::add(&c.wire_lost, lost);
+                let gap = {
+                    let mut o = spec.origins.lock().unwrap_or_else(|e| e.into_inner());
+                    follow_origin(&mut o, host, header.origin_place, header.origin_seq)
+                };
+                LiveCounters::add(&c.source_lost, gap);
+                match publisher.send(body) {
+                    Ok(_) => LiveCounters::add(&c.published, 1),
+                    Err(_) => LiveCounters::add(&c.publish_failed, 1),
+                }
+            }
+            spec.own_place
+                .store(crate::outbound::NO_PLACE, Ordering::Relaxed);
+            drop(publisher);
+            drop(view);
+        })?;
+        Ok(Inbound { _worker: worker })
     }
 }
 
@@ -166,15 +155,6 @@ fn follow_origin(
     let lost = seq.saturating_sub(*next);
     *next = seq.saturating_add(1);
     lost
-}
-
-impl Drop for Inbound {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
 }
 
 #[cfg(test)]

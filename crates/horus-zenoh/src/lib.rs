@@ -33,6 +33,7 @@ mod service_out;
 mod session;
 mod status;
 mod wire;
+mod worker;
 
 pub use bridge::Bridge;
 pub use config::{endpoint_of, BridgeConfig, ConfigError, DEFAULT_PORT};

@@ -4,7 +4,6 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use horus::inspect::TopicView;
@@ -15,6 +14,7 @@ use zenoh::{Session, Wait};
 use crate::keys::SchemaKey;
 use crate::status::LiveCounters;
 use crate::wire::{WireHeader, HEADER_LEN};
+use crate::worker::Worker;
 
 /// How long a wait for a local message lasts before the stop flag is looked at again.
 const POLL: Duration = Duration::from_millis(50);
@@ -25,8 +25,7 @@ pub(crate) const NO_PLACE: usize = usize::MAX;
 
 /// A running outbound topic.
 pub(crate) struct Outbound {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _worker: Worker,
 }
 
 /// What an outbound topic needs to start.
@@ -71,73 +70,56 @@ impl Outbound {
             .callback(move |s| m.store(s.matching(), Ordering::Relaxed))
             .wait()
             .map_err(|e| format!("zenoh matching listener {}: {e}", spec.data_key))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name(format!("out:{}", spec.topic))
-            .spawn(move || {
-                let _listener = listener;
-                // Relaxed: stop and matching flags read in a loop; nothing is published
-                // through them.
-                while !matching.load(Ordering::Relaxed) {
-                    if flag.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
+        let worker = Worker::spawn(format!("out:{}", spec.topic), move |flag| {
+            let _listener = listener;
+            // Relaxed: stop and matching flags read in a loop; nothing is published
+            // through them.
+            while !matching.load(Ordering::Relaxed) {
+                if flag.is_set() {
+                    return;
                 }
-                let mut reader = match view.subscriber(true) {
-                    Ok(r) => r.with_prefix(HEADER_LEN),
-                    Err(_) => return,
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let mut reader = match view.subscriber(true) {
+                Ok(r) => r.with_prefix(HEADER_LEN),
+                Err(_) => return,
+            };
+            // A new sequence per outbound stream: receivers start counting afresh.
+            let epoch = epoch_now();
+            let mut seq = 0u64;
+            while !flag.is_set() {
+                let Some(mut msg) = reader.recv_timeout(POLL) else {
+                    continue;
                 };
-                // A new sequence per outbound stream: receivers start counting afresh.
-                let epoch = epoch_now();
-                let mut seq = 0u64;
-                while !flag.load(Ordering::Relaxed) {
-                    let Some(mut msg) = reader.recv_timeout(POLL) else {
-                        continue;
-                    };
-                    // Relaxed: the place is written once by the inbound side before its
-                    // first send; a stale read can only be NO_PLACE before any such message.
-                    if msg.source == spec.own_place.load(Ordering::Relaxed) {
-                        continue;
-                    }
-                    LiveCounters::add(&spec.counters.read, 1);
-                    if !matching.load(Ordering::Relaxed) {
-                        LiveCounters::add(&spec.counters.send_failed, 1);
-                        continue;
-                    }
-                    WireHeader {
-                        epoch,
-                        schema_id: spec.schema.id,
-                        layout_hash: spec.schema.layout,
-                        seq,
-                        origin_place: u16::try_from(msg.source).unwrap_or(u16::MAX),
-                        origin_seq: msg.seq,
-                    }
-                    .write(&mut msg.bytes);
-                    seq += 1;
-                    match publisher.put(std::mem::take(&mut msg.bytes)).wait() {
-                        Ok(()) => LiveCounters::add(&spec.counters.sent, 1),
-                        Err(_) => LiveCounters::add(&spec.counters.send_failed, 1),
-                    }
+                // Relaxed: the place is written once by the inbound side before its
+                // first send; a stale read can only be NO_PLACE before any such message.
+                if msg.source == spec.own_place.load(Ordering::Relaxed) {
+                    continue;
                 }
-                drop(reader);
-                drop(view);
-            })
-            .map_err(|e| format!("thread: {e}"))?;
-        Ok(Outbound {
-            stop,
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Outbound {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+                LiveCounters::add(&spec.counters.read, 1);
+                if !matching.load(Ordering::Relaxed) {
+                    LiveCounters::add(&spec.counters.send_failed, 1);
+                    continue;
+                }
+                WireHeader {
+                    epoch,
+                    schema_id: spec.schema.id,
+                    layout_hash: spec.schema.layout,
+                    seq,
+                    origin_place: u16::try_from(msg.source).unwrap_or(u16::MAX),
+                    origin_seq: msg.seq,
+                }
+                .write(&mut msg.bytes);
+                seq += 1;
+                match publisher.put(std::mem::take(&mut msg.bytes)).wait() {
+                    Ok(()) => LiveCounters::add(&spec.counters.sent, 1),
+                    Err(_) => LiveCounters::add(&spec.counters.send_failed, 1),
+                }
+            }
+            drop(reader);
+            drop(view);
+        })?;
+        Ok(Outbound { _worker: worker })
     }
 }
 

@@ -4,9 +4,7 @@
 //! `NoServer` when the remote host has none, `ServerDied` when the remote server died or its
 //! host became unreachable during the call.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use horus::description::ServiceDescription;
@@ -19,6 +17,7 @@ use crate::outbound::epoch_now;
 use crate::service_out::{CallCounters, RemoteCallError};
 use crate::status::LiveCounters;
 use crate::wire::{WireHeader, HEADER_LEN};
+use crate::worker::Worker;
 
 const POLL: Duration = Duration::from_millis(50);
 
@@ -27,8 +26,7 @@ const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A running stand-in server.
 pub(crate) struct ServiceIn {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _worker: Worker,
     pub(crate) counters: Arc<CallCounters>,
 }
 
@@ -72,88 +70,71 @@ impl ServiceIn {
             .timeout(call_timeout)
             .wait()
             .map_err(|e| format!("zenoh querier {call_key}: {e}"))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
         let counters = Arc::new(CallCounters::default());
         let c = Arc::clone(&counters);
-        let thread = std::thread::Builder::new()
-            .name(format!("srv-in:{service}"))
-            .spawn(move || {
-                let epoch = epoch_now();
-                let mut seq = 0u64;
-                // Relaxed: a stop flag; nothing is published through it.
-                while !flag.load(Ordering::Relaxed) {
-                    let Some(request) = server.recv_timeout(POLL) else {
-                        continue;
-                    };
-                    let body = request.bytes();
-                    let mut bytes = vec![0u8; HEADER_LEN + body.len()];
-                    WireHeader {
-                        epoch,
-                        schema_id: schema.id,
-                        layout_hash: schema.layout,
-                        seq,
-                        origin_place: 0,
-                        origin_seq: seq,
-                    }
-                    .write(&mut bytes);
-                    seq += 1;
-                    bytes[HEADER_LEN..].copy_from_slice(body);
-                    let outcome = querier
-                        .get()
-                        .payload(bytes)
-                        .wait()
-                        .map_err(|_| RemoteCallError::ServerDied(0))
-                        .and_then(|replies| match replies.recv() {
-                            Ok(reply) => match reply.into_result() {
-                                Ok(sample) => Ok(sample.payload().to_bytes().into_owned()),
-                                Err(e) => Err(RemoteCallError::decode(&String::from_utf8_lossy(
-                                    &e.payload().to_bytes(),
-                                ))),
-                            },
-                            // No reply at all before the query ended: the host is gone (or
-                            // silent past the call timeout) — as a server that died.
-                            Err(_) => Err(RemoteCallError::ServerDied(0)),
-                        });
-                    match outcome {
-                        Ok(resp) => {
-                            if request.reply(&resp).is_ok() {
-                                LiveCounters::add(&c.ok, 1);
-                            } else {
-                                LiveCounters::add(&c.failed, 1);
-                            }
-                        }
-                        Err(e) => {
+        let worker = Worker::spawn(format!("srv-in:{service}"), move |flag| {
+            let epoch = epoch_now();
+            let mut seq = 0u64;
+            // Relaxed: a stop flag; nothing is published through it.
+            while !flag.is_set() {
+                let Some(request) = server.recv_timeout(POLL) else {
+                    continue;
+                };
+                let body = request.bytes();
+                let mut bytes = vec![0u8; HEADER_LEN + body.len()];
+                WireHeader {
+                    epoch,
+                    schema_id: schema.id,
+                    layout_hash: schema.layout,
+                    seq,
+                    origin_place: 0,
+                    origin_seq: seq,
+                }
+                .write(&mut bytes);
+                seq += 1;
+                bytes[HEADER_LEN..].copy_from_slice(body);
+                let outcome = querier
+                    .get()
+                    .payload(bytes)
+                    .wait()
+                    .map_err(|_| RemoteCallError::ServerDied(0))
+                    .and_then(|replies| match replies.recv() {
+                        Ok(reply) => match reply.into_result() {
+                            Ok(sample) => Ok(sample.payload().to_bytes().into_owned()),
+                            Err(e) => Err(RemoteCallError::decode(&String::from_utf8_lossy(
+                                &e.payload().to_bytes(),
+                            ))),
+                        },
+                        // No reply at all before the query ended: the host is gone (or
+                        // silent past the call timeout) — as a server that died.
+                        Err(_) => Err(RemoteCallError::ServerDied(0)),
+                    });
+                match outcome {
+                    Ok(resp) => {
+                        if request.reply(&resp).is_ok() {
+                            LiveCounters::add(&c.ok, 1);
+                        } else {
                             LiveCounters::add(&c.failed, 1);
-                            match e {
-                                RemoteCallError::NoServer => request.fail(RemoteFailure::NoServer),
-                                RemoteCallError::ServerDied(pid) => {
-                                    request.fail(RemoteFailure::ServerDied { pid })
-                                }
-                                // The remote side gave up; the local client's own timeout
-                                // decides what it sees.
-                                RemoteCallError::Timeout | RemoteCallError::Refused(_) => {
-                                    drop(request)
-                                }
+                        }
+                    }
+                    Err(e) => {
+                        LiveCounters::add(&c.failed, 1);
+                        match e {
+                            RemoteCallError::NoServer => request.fail(RemoteFailure::NoServer),
+                            RemoteCallError::ServerDied(pid) => {
+                                request.fail(RemoteFailure::ServerDied { pid })
                             }
+                            // The remote side gave up; the local client's own timeout
+                            // decides what it sees.
+                            RemoteCallError::Timeout | RemoteCallError::Refused(_) => drop(request),
                         }
                     }
                 }
-            })
-            .map_err(|e| format!("thread: {e}"))?;
+            }
+        })?;
         Ok(ServiceIn {
-            stop,
-            thread: Some(thread),
+            _worker: worker,
             counters,
         })
-    }
-}
-
-impl Drop for ServiceIn {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }

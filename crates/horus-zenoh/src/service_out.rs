@@ -3,9 +3,8 @@
 //! and failure semantics as a local caller), and a second queryable answering with the
 //! service's description (so the other side can stand in for it without knowing its types).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use horus::{CallError, RawClient};
@@ -15,6 +14,7 @@ use zenoh::{Session, Wait};
 use crate::keys::SchemaKey;
 use crate::status::LiveCounters;
 use crate::wire::WireHeader;
+use crate::worker::Worker;
 
 const POLL: Duration = Duration::from_millis(50);
 
@@ -64,8 +64,7 @@ pub(crate) struct CallCounters {
 
 /// A running offered service.
 pub(crate) struct ServiceOut {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    _worker: Worker,
     pub(crate) counters: Arc<CallCounters>,
 }
 
@@ -94,71 +93,54 @@ impl ServiceOut {
             .with(FifoChannel::new(QUEUE))
             .wait()
             .map_err(|e| format!("zenoh queryable {call_key}: {e}"))?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
         let counters = Arc::new(CallCounters::default());
         let c = Arc::clone(&counters);
-        let thread = std::thread::Builder::new()
-            .name(format!("srv-out:{service}"))
-            .spawn(move || {
-                let _describe = describe;
-                // Relaxed: a stop flag; nothing is published through it.
-                while !flag.load(Ordering::Relaxed) {
-                    let query = match calls.recv_timeout(POLL) {
-                        Ok(Some(q)) => q,
-                        Ok(None) => continue,
-                        Err(_) => break,
-                    };
-                    let bytes = query.payload().map(|p| p.to_bytes().into_owned());
-                    let outcome = match bytes.as_deref().map(WireHeader::read) {
-                        None => Err(RemoteCallError::Refused("no request".into())),
-                        Some(Err(e)) => Err(RemoteCallError::Refused(e.to_string())),
-                        Some(Ok((h, _)))
-                            if h.schema_id != schema.id || h.layout_hash != schema.layout =>
-                        {
-                            Err(RemoteCallError::Refused(
-                                "the caller has other types".into(),
-                            ))
-                        }
-                        Some(Ok((_, body))) => {
-                            client.call(body, call_timeout).map_err(|e| match e {
-                                CallError::NoServer(_) => RemoteCallError::NoServer,
-                                CallError::ServerDied { pid } => RemoteCallError::ServerDied(pid),
-                                CallError::Timeout(_) => RemoteCallError::Timeout,
-                                other => RemoteCallError::Refused(other.to_string()),
-                            })
-                        }
-                    };
-                    let sent = match outcome {
-                        Ok(resp) => {
-                            LiveCounters::add(&c.ok, 1);
-                            query.reply(query.key_expr().clone(), resp).wait()
-                        }
-                        Err(e) => {
-                            LiveCounters::add(&c.failed, 1);
-                            query.reply_err(e.encode()).wait()
-                        }
-                    };
-                    // A reply that cannot be sent means the caller's host is gone: its
-                    // stand-in counts the call as failed.
-                    let _ = sent;
-                }
-            })
-            .map_err(|e| format!("thread: {e}"))?;
+        let worker = Worker::spawn(format!("srv-out:{service}"), move |flag| {
+            let _describe = describe;
+            // Relaxed: a stop flag; nothing is published through it.
+            while !flag.is_set() {
+                let query = match calls.recv_timeout(POLL) {
+                    Ok(Some(q)) => q,
+                    Ok(None) => continue,
+                    Err(_) => break,
+                };
+                let bytes = query.payload().map(|p| p.to_bytes().into_owned());
+                let outcome = match bytes.as_deref().map(WireHeader::read) {
+                    None => Err(RemoteCallError::Refused("no request".into())),
+                    Some(Err(e)) => Err(RemoteCallError::Refused(e.to_string())),
+                    Some(Ok((h, _)))
+                        if h.schema_id != schema.id || h.layout_hash != schema.layout =>
+                    {
+                        Err(RemoteCallError::Refused(
+                            "the caller has other types".into(),
+                        ))
+                    }
+                    Some(Ok((_, body))) => client.call(body, call_timeout).map_err(|e| match e {
+                        CallError::NoServer(_) => RemoteCallError::NoServer,
+                        CallError::ServerDied { pid } => RemoteCallError::ServerDied(pid),
+                        CallError::Timeout(_) => RemoteCallError::Timeout,
+                        other => RemoteCallError::Refused(other.to_string()),
+                    }),
+                };
+                let sent = match outcome {
+                    Ok(resp) => {
+                        LiveCounters::add(&c.ok, 1);
+                        query.reply(query.key_expr().clone(), resp).wait()
+                    }
+                    Err(e) => {
+                        LiveCounters::add(&c.failed, 1);
+                        query.reply_err(e.encode()).wait()
+                    }
+                };
+                // A reply that cannot be sent means the caller's host is gone: its
+                // stand-in counts the call as failed.
+                let _ = sent;
+            }
+        })?;
         Ok(ServiceOut {
-            stop,
-            thread: Some(thread),
+            _worker: worker,
             counters,
         })
-    }
-}
-
-impl Drop for ServiceOut {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

@@ -11,9 +11,10 @@ only touch their host's shared memory and run in the root namespace.
 
 The first test lets the topic cross (a publisher of ours on A that never
 sends) before the peer publishes and keeps it crossing until B has read all;
-the second does what a user would (publish at once, exit when done) and is
-marked xfail while the bridge loses the start or the end of such a stream
-(see its reason).
+the second does what a user would (publish at once, exit when done): A's bridge
+joins A's topic only once B's bridge subscribes on the network, and keeps
+reading (and B's keeps receiving) for a while after the publisher leaves, so
+neither the start nor the end of the stream is lost.
 
 Root is needed to create namespaces: elsewhere the tests are skipped, saying why.
 The bridge is the `horus` binary (HORUS_BIN, as for the recording tests; its
@@ -379,18 +380,10 @@ def stream_a_to_b(hosts: TwoHosts, procs: List[Proc], *, route_first: bool, time
 
 def test_rust_publisher_on_a_feeds_python_subscriber_on_b(hosts: TwoHosts, procs: List[Proc]) -> None:
     """The topic crosses before the peer publishes and until B has read
-    everything (see the next test for why that is arranged)."""
+    everything."""
     stream_a_to_b(hosts, procs, route_first=True, timeout=PATIENCE)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="bridge races (issue 13): A's bridge joins A's topic as a subscriber as soon as B wants "
-    "it, before B's bridge subscribes on the network, so what a publisher sends at once can vanish "
-    "(seen: A's bridge read and sent all 1000, B's received none); and when the publisher exits, "
-    "A's bridge stops reading the topic at its next scan without draining it (seen: A's bridge "
-    "read 964 of 1000, the last 36 never left A)",
-)
 def test_rust_publisher_sending_at_once_and_leaving_loses_nothing(hosts: TwoHosts, procs: List[Proc]) -> None:
     """As a user would: the subscriber on B, then a publisher on A that sends
     as soon as it sees a subscriber and exits when done. Under `Block` on one

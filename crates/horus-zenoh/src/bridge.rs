@@ -30,6 +30,11 @@ const STATUS_EVERY: Duration = Duration::from_millis(250);
 /// How long before a failed start of a topic or service is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
+/// How long a topic keeps crossing after its last local publisher left (the sending side) or
+/// its last remote offer went (the receiving side): what was still in the ring, in Zenoh's
+/// queues or on the wire gets through instead of being dropped with the workers.
+const LINGER: Duration = Duration::from_secs(2);
+
 /// A running bridge. Dropping it (or [`Bridge::stop`]) stops it: its tokens vanish, so the
 /// other hosts stop sending to it and stand in for its services no more.
 pub struct Bridge {
@@ -134,6 +139,10 @@ struct TopicState {
     issues: Vec<TopicIssue>,
     failed_at: Option<Instant>,
     schema: String,
+    /// When a local publisher was last seen.
+    published_at: Option<Instant>,
+    /// When another host last offered the topic.
+    offered_at: Option<Instant>,
 }
 
 /// One service as the bridge handles it.
@@ -259,8 +268,13 @@ impl State {
                 }
                 ok
             };
+            let now = Instant::now();
+            if t.has_publisher {
+                st.published_at = Some(now);
+            }
+            let wanters = split(self.remote.hosts(TokenKind::Want, name), &mut st.issues);
             st.sending_to = if t.has_publisher {
-                split(self.remote.hosts(TokenKind::Want, name), &mut st.issues)
+                wanters.clone()
             } else {
                 Vec::new()
             };
@@ -274,10 +288,18 @@ impl State {
             } else {
                 Vec::new()
             };
+            if !st.receiving_from.is_empty() {
+                st.offered_at = Some(now);
+            }
+            let recent = |at: Option<Instant>| at.is_some_and(|at| now - at < LINGER);
+            // Keep sending while someone wants it and a publisher is here or just left.
+            let send = !wanters.is_empty() && recent(st.published_at);
+            // Keep receiving while someone here wants it and a host offers it or just stopped.
+            let receive = t.has_subscriber && recent(st.offered_at);
             let retry_ok = st.failed_at.is_none_or(|at| at.elapsed() >= RETRY_AFTER);
-            if st.sending_to.is_empty() {
+            if !send {
                 st.out = None;
-            } else if st.out.is_none() && retry_ok {
+            } else if st.out.is_none() && retry_ok && t.has_publisher {
                 let spec = OutboundSpec {
                     namespace: self.cfg.namespace.clone(),
                     topic: name.clone(),
@@ -298,10 +320,10 @@ impl State {
                     }
                 }
             }
-            if st.receiving_from.is_empty() {
+            if !receive {
                 st.inn = None;
                 st.own_place.store(NO_PLACE, Ordering::Relaxed);
-            } else if st.inn.is_none() && retry_ok {
+            } else if st.inn.is_none() && retry_ok && !st.receiving_from.is_empty() {
                 let spec = InboundSpec {
                     namespace: self.cfg.namespace.clone(),
                     topic: name.clone(),

@@ -52,13 +52,21 @@ impl Outbound {
             Overflow::Block { .. } => CongestionControl::Block,
             _ => CongestionControl::Drop,
         };
-        let publisher = session
-            .declare_publisher(spec.data_key.clone())
-            .congestion_control(congestion)
-            .reliability(Reliability::Reliable)
-            .express(true)
-            .wait()
-            .map_err(|e| format!("zenoh publisher {}: {e}", spec.data_key))?;
+        // Two publishers on the key, same QoS but for batching: a message with more waiting
+        // behind it in the ring goes out batched (Zenoh packs it with the next ones: the
+        // throughput of a burst), the last of a burst express (the batch leaves at once: the
+        // latency of a lone message). One priority, one queue: their order is kept.
+        let declare = |express: bool| {
+            session
+                .declare_publisher(spec.data_key.clone())
+                .congestion_control(congestion)
+                .reliability(Reliability::Reliable)
+                .express(express)
+                .wait()
+                .map_err(|e| format!("zenoh publisher {}: {e}", spec.data_key))
+        };
+        let publisher = declare(true)?;
+        let batched = declare(false)?;
         // Whether a remote subscriber matches: Zenoh drops a put nobody matches without a
         // word, so the local subscriber place is taken only once one does, and puts made
         // while none does are counted as failed sends.
@@ -87,10 +95,14 @@ impl Outbound {
             // A new sequence per outbound stream: receivers start counting afresh.
             let epoch = epoch_now();
             let mut seq = 0u64;
+            // The next message, read ahead to know whether more are waiting.
+            let mut ahead = None;
             while !flag.is_set() {
-                let Some(mut msg) = reader.recv_timeout(POLL) else {
+                let next = ahead.take().or_else(|| reader.recv_timeout(POLL));
+                let Some(mut msg) = next else {
                     continue;
                 };
+                ahead = reader.try_recv();
                 // Relaxed: the place is written once by the inbound side before its
                 // first send; a stale read can only be NO_PLACE before any such message.
                 if msg.source == spec.own_place.load(Ordering::Relaxed) {
@@ -111,7 +123,13 @@ impl Outbound {
                 }
                 .write(&mut msg.bytes);
                 seq += 1;
-                match publisher.put(std::mem::take(&mut msg.bytes)).wait() {
+                let bytes = std::mem::take(&mut msg.bytes);
+                let put = if ahead.is_some() {
+                    batched.put(bytes).wait()
+                } else {
+                    publisher.put(bytes).wait()
+                };
+                match put {
                     Ok(()) => LiveCounters::add(&spec.counters.sent, 1),
                     Err(_) => LiveCounters::add(&spec.counters.send_failed, 1),
                 }

@@ -8,6 +8,9 @@ use horus_shm::{Channel, JoinError, PayloadError, PublisherPort};
 
 use crate::qos::Overflow;
 
+/// Yields before a `Block` send that finds no room starts sleeping between looks.
+const BLOCK_YIELDS: u32 = 64;
+
 /// Why a raw send published nothing. Every refusal is counted in the publisher's record, as
 /// for typed publishers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -100,12 +103,21 @@ impl RawPublisher {
             }
             Overflow::Block { timeout } => {
                 let deadline = Instant::now() + timeout;
+                let mut waits = 0u32;
                 while !self.port.has_space() {
                     if Instant::now() >= deadline {
                         self.port.count_timed_out();
                         return Err(RawSendError::Timeout(timeout));
                     }
-                    std::thread::sleep(Duration::from_micros(100));
+                    // A subscriber that is only a little behind frees room within
+                    // microseconds (the network bridge forwarding a burst): yield first,
+                    // sleep only if it stays full.
+                    waits += 1;
+                    if waits <= BLOCK_YIELDS {
+                        std::thread::yield_now();
+                    } else {
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
                 }
             }
         }

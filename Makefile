@@ -201,6 +201,13 @@ test-bench-smoke:
 	  $(SMOKE_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json || exit 1; \
 	  $(CHECK_SUITE) $$b $(SMOKE_DIR)/$$b.json || exit 1; \
 	done
+	@# Two hosts in network namespaces (root): skipped, saying so, where they cannot be made.
+	@if [ "$$(id -u)" = 0 ] && ip netns add hx-probe-$$$$ 2>/dev/null; then \
+	  ip netns del hx-probe-$$$$; \
+	  echo "+ $(SMOKE_BIN)/multi_host --quick --pinned-only --json $(SMOKE_DIR)/multi_host.json"; \
+	  $(SMOKE_BIN)/multi_host --quick --pinned-only --json $(SMOKE_DIR)/multi_host.json; \
+	  $(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/multi_host.json; \
+	else echo "multi_host: skipped (network namespaces need root and iproute2)"; fi
 	@scripts/shm-guard.sh clean-peers $(SMOKE_DIR)/shm-before
 	@# The report renders from whatever JSON is there (the scheduler's come in a later phase).
 	@rm -rf $(SMOKE_DIR)/img $(SMOKE_DIR)/benchmarks.md
@@ -324,7 +331,8 @@ BENCH_RUNS := pingpong:pingpong: \
               robotics_messages:robotics_messages: payload_sweep:payload_sweep: \
               all_paths:all_paths: scalability:scalability: peers:peers: \
               interleaved:interleaved:--rounds=5 rpc:rpc:--rounds=3 logging:logging: \
-              determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling:
+              determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling: \
+              multi_host:multi_host:--rounds=3=--markdown=docs/multi-host-results.md
 
 # The Python benchmark (issue 5) runs last, against the installed package and the Rust peer.
 bench: setup py-build py-peer py-bench-deps

@@ -21,9 +21,6 @@ use crate::worker::Worker;
 /// How long a wait for a network message lasts before the stop flag is looked at again.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Polls of the queue before the worker sleeps on it.
-const SPIN: u32 = 32;
-
 /// Messages queued between Zenoh's receiving thread and the local publisher. When full (the
 /// local topic is `Block` and its subscribers lag), Zenoh's receiving side waits, and the
 /// back-pressure travels over TCP to the sending host.
@@ -79,24 +76,7 @@ impl Inbound {
             let mut streams: HashMap<String, Stream> = HashMap::new();
             // Relaxed: a stop flag read in a loop; nothing is published through it.
             while !flag.is_set() {
-                // A few polls before sleeping on the channel: in a burst the next message is
-                // microseconds away, and a sleep costs Zenoh's receiving thread a wake-up per
-                // message.
-                let mut polled = None;
-                for _ in 0..SPIN {
-                    match subscriber.try_recv() {
-                        Ok(Some(s)) => {
-                            polled = Some(Ok(Some(s)));
-                            break;
-                        }
-                        Ok(None) => std::thread::yield_now(),
-                        Err(e) => {
-                            polled = Some(Err(e));
-                            break;
-                        }
-                    }
-                }
-                let sample = match polled.unwrap_or_else(|| subscriber.recv_timeout(POLL)) {
+                let sample = match subscriber.recv_timeout(POLL) {
                     Ok(Some(s)) => s,
                     Ok(None) => continue,
                     Err(_) => break,

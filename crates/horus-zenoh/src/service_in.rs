@@ -4,12 +4,12 @@
 //! `NoServer` when the remote host has none, `ServerDied` when the remote server died or its
 //! host became unreachable during the call.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use horus::description::ServiceDescription;
-use horus::{RawServer, RemoteFailure};
-use zenoh::query::{ConsolidationMode, QueryTarget};
+use horus::{RawRequest, RawServer, RemoteFailure};
+use zenoh::query::{ConsolidationMode, QueryTarget, Reply};
 use zenoh::{Session, Wait};
 
 use crate::keys::SchemaKey;
@@ -93,48 +93,84 @@ impl ServiceIn {
                 .write(&mut bytes);
                 seq += 1;
                 bytes[HEADER_LEN..].copy_from_slice(body);
-                let outcome = querier
+                // The call is answered from Zenoh's callback when the reply arrives, so that
+                // calls of several clients are in flight at once; the guard answers it with
+                // `ServerDied` if the query ends without a reply (the host gone, or silent
+                // past the call timeout).
+                let guard = Arc::new(CallGuard {
+                    request: Mutex::new(Some(request)),
+                    counters: Arc::clone(&c),
+                });
+                let on_reply = Arc::clone(&guard);
+                let sent = querier
                     .get()
                     .payload(bytes)
-                    .wait()
-                    .map_err(|_| RemoteCallError::ServerDied(0))
-                    .and_then(|replies| match replies.recv() {
-                        Ok(reply) => match reply.into_result() {
-                            Ok(sample) => Ok(sample.payload().to_bytes().into_owned()),
-                            Err(e) => Err(RemoteCallError::decode(&String::from_utf8_lossy(
-                                &e.payload().to_bytes(),
-                            ))),
-                        },
-                        // No reply at all before the query ended: the host is gone (or
-                        // silent past the call timeout) — as a server that died.
-                        Err(_) => Err(RemoteCallError::ServerDied(0)),
-                    });
-                match outcome {
-                    Ok(resp) => {
-                        if request.reply(&resp).is_ok() {
-                            LiveCounters::add(&c.ok, 1);
-                        } else {
-                            LiveCounters::add(&c.failed, 1);
-                        }
-                    }
-                    Err(e) => {
-                        LiveCounters::add(&c.failed, 1);
-                        match e {
-                            RemoteCallError::NoServer => request.fail(RemoteFailure::NoServer),
-                            RemoteCallError::ServerDied(pid) => {
-                                request.fail(RemoteFailure::ServerDied { pid })
-                            }
-                            // The remote side gave up; the local client's own timeout
-                            // decides what it sees.
-                            RemoteCallError::Timeout | RemoteCallError::Refused(_) => drop(request),
-                        }
-                    }
-                }
+                    .callback(move |reply| on_reply.answer(reply))
+                    .wait();
+                drop(guard);
+                // A query that could not be sent ended at once: the guard (dropped with the
+                // callback) has failed the call.
+                let _ = sent;
             }
         })?;
         Ok(ServiceIn {
             _worker: worker,
             counters,
         })
+    }
+}
+
+/// A forwarded call waiting for its reply: answered exactly once, by the reply or, when the
+/// query ends without one, by the drop.
+struct CallGuard {
+    request: Mutex<Option<RawRequest>>,
+    counters: Arc<CallCounters>,
+}
+
+impl CallGuard {
+    fn take(&self) -> Option<RawRequest> {
+        self.request
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// Answers the local client from the remote reply (the first one; any further reply is
+    /// ignored).
+    fn answer(&self, reply: Reply) {
+        let Some(request) = self.take() else {
+            return;
+        };
+        let c = &self.counters;
+        match reply.into_result() {
+            Ok(sample) => {
+                if request.reply(&sample.payload().to_bytes()).is_ok() {
+                    LiveCounters::add(&c.ok, 1);
+                } else {
+                    LiveCounters::add(&c.failed, 1);
+                }
+            }
+            Err(e) => {
+                LiveCounters::add(&c.failed, 1);
+                match RemoteCallError::decode(&String::from_utf8_lossy(&e.payload().to_bytes())) {
+                    RemoteCallError::NoServer => request.fail(RemoteFailure::NoServer),
+                    RemoteCallError::ServerDied(pid) => {
+                        request.fail(RemoteFailure::ServerDied { pid })
+                    }
+                    // The remote side gave up; the local client's own timeout decides what it
+                    // sees.
+                    RemoteCallError::Timeout | RemoteCallError::Refused(_) => drop(request),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if let Some(request) = self.take() {
+            LiveCounters::add(&self.counters.failed, 1);
+            request.fail(RemoteFailure::ServerDied { pid: 0 });
+        }
     }
 }

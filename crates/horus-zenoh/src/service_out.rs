@@ -62,9 +62,13 @@ pub(crate) struct CallCounters {
     pub(crate) failed: AtomicU64,
 }
 
+/// Calls to one offered service served at once (each by a thread with its own client place;
+/// fewer when the service has fewer client places free).
+const CONCURRENT_CALLS: usize = 4;
+
 /// A running offered service.
 pub(crate) struct ServiceOut {
-    _worker: Worker,
+    _workers: Vec<Worker>,
     pub(crate) counters: Arc<CallCounters>,
 }
 
@@ -79,7 +83,7 @@ impl ServiceOut {
         schema: SchemaKey,
         call_timeout: Duration,
     ) -> Result<ServiceOut, String> {
-        let mut client = RawClient::open(namespace, service).map_err(|e| e.to_string())?;
+        let client = RawClient::open(namespace, service).map_err(|e| e.to_string())?;
         let description = serde_json::to_vec(client.description()).map_err(|e| e.to_string())?;
         let describe = session
             .declare_queryable(describe_key.clone())
@@ -88,60 +92,83 @@ impl ServiceOut {
             })
             .wait()
             .map_err(|e| format!("zenoh queryable {describe_key}: {e}"))?;
-        let calls = session
-            .declare_queryable(call_key.clone())
-            .with(FifoChannel::new(QUEUE))
-            .wait()
-            .map_err(|e| format!("zenoh queryable {call_key}: {e}"))?;
+        let calls = Arc::new(
+            session
+                .declare_queryable(call_key.clone())
+                .with(FifoChannel::new(QUEUE))
+                .wait()
+                .map_err(|e| format!("zenoh queryable {call_key}: {e}"))?,
+        );
+        let describe = Arc::new(describe);
         let counters = Arc::new(CallCounters::default());
-        let c = Arc::clone(&counters);
-        let worker = Worker::spawn(format!("srv-out:{service}"), move |flag| {
-            let _describe = describe;
-            // Relaxed: a stop flag; nothing is published through it.
-            while !flag.is_set() {
-                let query = match calls.recv_timeout(POLL) {
-                    Ok(Some(q)) => q,
-                    Ok(None) => continue,
-                    Err(_) => break,
-                };
-                let bytes = query.payload().map(|p| p.to_bytes().into_owned());
-                let outcome = match bytes.as_deref().map(WireHeader::read) {
-                    None => Err(RemoteCallError::Refused("no request".into())),
-                    Some(Err(e)) => Err(RemoteCallError::Refused(e.to_string())),
-                    Some(Ok((h, _)))
-                        if h.schema_id != schema.id || h.layout_hash != schema.layout =>
-                    {
-                        Err(RemoteCallError::Refused(
-                            "the caller has other types".into(),
-                        ))
-                    }
-                    Some(Ok((_, body))) => client.call(body, call_timeout).map_err(|e| match e {
-                        CallError::NoServer(_) => RemoteCallError::NoServer,
-                        CallError::ServerDied { pid } => RemoteCallError::ServerDied(pid),
-                        CallError::Timeout(_) => RemoteCallError::Timeout,
-                        other => RemoteCallError::Refused(other.to_string()),
-                    }),
-                };
-                let sent = match outcome {
-                    Ok(resp) => {
-                        LiveCounters::add(&c.ok, 1);
-                        query.reply(query.key_expr().clone(), resp).wait()
-                    }
-                    Err(e) => {
-                        LiveCounters::add(&c.failed, 1);
-                        query.reply_err(e.encode()).wait()
-                    }
-                };
-                // A reply that cannot be sent means the caller's host is gone: its
-                // stand-in counts the call as failed.
-                let _ = sent;
+        let mut clients = vec![client];
+        while clients.len() < CONCURRENT_CALLS {
+            match RawClient::open(namespace, service) {
+                Ok(c) => clients.push(c),
+                Err(_) => break,
             }
-        })?;
+        }
+        let mut workers = Vec::new();
+        for (n, mut client) in clients.into_iter().enumerate() {
+            let c = Arc::clone(&counters);
+            let calls = Arc::clone(&calls);
+            let describe = Arc::clone(&describe);
+            workers.push(Worker::spawn(
+                format!("srv-out{n}:{service}"),
+                move |flag| {
+                    let _describe = describe;
+                    while !flag.is_set() {
+                        let query = match calls.recv_timeout(POLL) {
+                            Ok(Some(q)) => q,
+                            Ok(None) => continue,
+                            Err(_) => break,
+                        };
+                        serve(&query, &mut client, schema, call_timeout, &c);
+                    }
+                },
+            )?);
+        }
         Ok(ServiceOut {
-            _worker: worker,
+            _workers: workers,
             counters,
         })
     }
+}
+
+/// Makes one call on the local server for a query and replies with the response or the failure.
+fn serve(
+    query: &zenoh::query::Query,
+    client: &mut RawClient,
+    schema: SchemaKey,
+    call_timeout: Duration,
+    c: &CallCounters,
+) {
+    let bytes = query.payload().map(|p| p.to_bytes().into_owned());
+    let outcome = match bytes.as_deref().map(WireHeader::read) {
+        None => Err(RemoteCallError::Refused("no request".into())),
+        Some(Err(e)) => Err(RemoteCallError::Refused(e.to_string())),
+        Some(Ok((h, _))) if h.schema_id != schema.id || h.layout_hash != schema.layout => Err(
+            RemoteCallError::Refused("the caller has other types".into()),
+        ),
+        Some(Ok((_, body))) => client.call(body, call_timeout).map_err(|e| match e {
+            CallError::NoServer(_) => RemoteCallError::NoServer,
+            CallError::ServerDied { pid } => RemoteCallError::ServerDied(pid),
+            CallError::Timeout(_) => RemoteCallError::Timeout,
+            other => RemoteCallError::Refused(other.to_string()),
+        }),
+    };
+    // A reply that cannot be sent means the caller's host is gone: its stand-in counts the
+    // call as failed.
+    let _ = match outcome {
+        Ok(resp) => {
+            LiveCounters::add(&c.ok, 1);
+            query.reply(query.key_expr().clone(), resp).wait()
+        }
+        Err(e) => {
+            LiveCounters::add(&c.failed, 1);
+            query.reply_err(e.encode()).wait()
+        }
+    };
 }
 
 #[cfg(test)]

@@ -75,3 +75,36 @@ fn calls_cross_and_fail_as_on_one_host() {
     horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
     rig.assert_clean();
 }
+
+#[test]
+fn calls_from_several_clients_are_in_flight_at_once() {
+    if common::child_main() {
+        return;
+    }
+    let Some(rig) = Rig::new("svcpair") else {
+        return;
+    };
+    let a = rig.bridge(Side::A);
+    let b = rig.bridge(Side::B);
+    // The server answers only once it holds two calls: both clients' calls must cross at once.
+    let server = rig.spawn(Side::A, "pair_server", &[]);
+    rig.wait_status(Side::B, "B stands in for A's server", |s| {
+        s.services
+            .iter()
+            .any(|v| v.name == "math/add" && v.served_by == "host-a")
+    });
+    let mut c1 = rig.spawn(Side::B, "client", &[]);
+    let mut c2 = rig.spawn(Side::B, "client", &[]);
+    let (r1, r2) = (c1.result(), c2.result());
+    eprintln!("paired calls: {r1} {r2}");
+    assert_eq!(r1["outcomes"][0], "ok");
+    assert_eq!(r2["outcomes"][0], "ok");
+    c1.finish();
+    c2.finish();
+    server.kill();
+    a.finish();
+    b.finish();
+    horus::clean::clean_stale(&rig.namespace(Side::A)).ok();
+    horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
+    rig.assert_clean();
+}

@@ -95,6 +95,7 @@ pub fn run(role: &str) {
         "sub_cloud" => sub_cloud(),
         "sub_other" => sub_other(),
         "server" => server(),
+        "pair_server" => pair_server(),
         "client" => client(),
         "garbage" => garbage(),
         other => panic!("unknown role {other}"),
@@ -355,4 +356,22 @@ fn garbage() {
     publisher.put(schema(id, layout, &[0; 3])).wait().unwrap();
     println!("\n{}", json!({ "put": 3 }));
     wait_for_stdin_close();
+}
+
+/// Serves `math/add` two calls at a time: takes one, waits (bounded) for a second while still
+/// holding the first, then answers both. Calls forwarded one at a time never complete a pair.
+fn pair_server() {
+    let svc = Service::<AddRequest, AddResponse>::open("math/add").unwrap();
+    let mut srv = svc.server().unwrap();
+    ready();
+    loop {
+        let Some(first) = srv.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
+        let second = srv.recv_timeout(Duration::from_secs(10));
+        for req in std::iter::once(first).chain(second) {
+            let sum = req.a + req.b;
+            let _ = req.reply(&AddResponse { sum });
+        }
+    }
 }

@@ -4,7 +4,6 @@
 
 mod common;
 
-use common::Rig;
 use horus_netns::Side;
 
 /// Child processes run this (see common::roles); in the parent it does nothing.
@@ -15,14 +14,9 @@ fn child_entry() {
 
 #[test]
 fn calls_cross_and_fail_as_on_one_host() {
-    if common::child_main() {
-        return;
-    }
-    let Some(rig) = Rig::new("svc") else {
+    let Some((rig, a, b)) = common::bridged_hosts("svc") else {
         return;
     };
-    let a = rig.bridge(Side::A);
-    let b = rig.bridge(Side::B);
 
     // No server anywhere: NoServer at once.
     let mut c = rig.spawn(Side::B, "client", &[("HZ_NOWAIT", "1".into())]);
@@ -69,23 +63,14 @@ fn calls_cross_and_fail_as_on_one_host() {
 
     let sb = rig.status(Side::B).unwrap();
     eprintln!("B's services: {:?}", sb.services);
-    a.finish();
-    b.finish();
-    horus::clean::clean_stale(&rig.namespace(Side::A)).ok();
-    horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
-    rig.assert_clean();
+    rig.end([a, b]);
 }
 
 #[test]
 fn calls_from_several_clients_are_in_flight_at_once() {
-    if common::child_main() {
-        return;
-    }
-    let Some(rig) = Rig::new("svcpair") else {
+    let Some((rig, a, b)) = common::bridged_hosts("svcpair") else {
         return;
     };
-    let a = rig.bridge(Side::A);
-    let b = rig.bridge(Side::B);
     // The server answers only once it holds two calls: both clients' calls must cross at once.
     let server = rig.spawn(Side::A, "pair_server", &[]);
     rig.wait_status(Side::B, "B stands in for A's server", |s| {
@@ -102,9 +87,5 @@ fn calls_from_several_clients_are_in_flight_at_once() {
     c1.finish();
     c2.finish();
     server.kill();
-    a.finish();
-    b.finish();
-    horus::clean::clean_stale(&rig.namespace(Side::A)).ok();
-    horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
-    rig.assert_clean();
+    rig.end([a, b]);
 }

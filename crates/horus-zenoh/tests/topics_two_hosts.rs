@@ -79,14 +79,9 @@ fn stream_both(rig: &Rig, cmd_count: u64, cloud_count: u64) {
 
 #[test]
 fn cmdvel_and_clouds_cross_without_loss_under_block() {
-    if common::child_main() {
-        return;
-    }
-    let Some(rig) = Rig::new("lossless") else {
+    let Some((rig, a, b)) = common::bridged_hosts("lossless") else {
         return;
     };
-    let a = rig.bridge(Side::A);
-    let b = rig.bridge(Side::B);
     // Discovery with addresses: a subscriber on B and a publisher on A appear; how long until
     // the first message arrives (printed; tests assert no time).
     let started = Instant::now();
@@ -104,9 +99,7 @@ fn cmdvel_and_clouds_cross_without_loss_under_block() {
     );
     probe_pub.finish();
     stream_both(&rig, 2000, 20);
-    a.finish();
-    b.finish();
-    rig.assert_clean();
+    rig.end([a, b]);
 }
 
 #[test]
@@ -130,21 +123,14 @@ fn impaired_link_stays_lossless_and_ordered() {
     let a = rig.bridge(Side::A);
     let b = rig.bridge(Side::B);
     stream_both(&rig, 1000, 10);
-    a.finish();
-    b.finish();
-    rig.assert_clean();
+    rig.end([a, b]);
 }
 
 #[test]
 fn bridge_killed_and_restarted_resumes_and_counts() {
-    if common::child_main() {
-        return;
-    }
-    let Some(rig) = Rig::new("restart") else {
+    let Some((rig, a, b)) = common::bridged_hosts("restart") else {
         return;
     };
-    let a = rig.bridge(Side::A);
-    let b = rig.bridge(Side::B);
     let count = 6000u64; // 6 s at 1 kHz
     let mut sub = rig.spawn(Side::B, "sub_cmdvel", &[("HZ_COUNT", count.to_string())]);
     let mut publ = rig.spawn(Side::A, "pub_cmdvel", &[("HZ_COUNT", count.to_string())]);
@@ -188,21 +174,14 @@ fn bridge_killed_and_restarted_resumes_and_counts() {
         "{missing} missing < {undelivered} counted undelivered"
     );
     publ.finish();
-    a.finish();
-    b.finish();
-    rig.assert_clean();
+    rig.end([a, b]);
 }
 
 #[test]
 fn schema_mismatch_is_an_error_at_both_ends() {
-    if common::child_main() {
-        return;
-    }
-    let Some(rig) = Rig::new("schema") else {
+    let Some((rig, a, b)) = common::bridged_hosts("schema") else {
         return;
     };
-    let a = rig.bridge(Side::A);
-    let b = rig.bridge(Side::B);
     let mut sub = rig.spawn(Side::B, "sub_other", &[("HZ_MS", "3000".into())]);
     let mut publ = rig.spawn(Side::A, "pub_cmdvel", &[("HZ_COUNT", "0".into())]);
     let mismatch = |s: &horus_zenoh::BridgeStatus| {
@@ -220,9 +199,7 @@ fn schema_mismatch_is_an_error_at_both_ends() {
     assert_eq!(got["received"], 0, "nothing of another type crosses");
     let _ = publ.result();
     publ.finish();
-    a.finish();
-    b.finish();
-    rig.assert_clean();
+    rig.end([a, b]);
 }
 
 #[test]
@@ -249,9 +226,7 @@ fn hosts_find_each_other_by_multicast_without_addresses() {
     assert_eq!(got["received"], 200);
     let _ = publ.result();
     publ.finish();
-    a.finish();
-    b.finish();
-    rig.assert_clean();
+    rig.end([a, b]);
 }
 
 /// Sets a host's end of the link down or up.
@@ -267,14 +242,9 @@ fn link(rig: &Rig, side: Side, up: bool) {
 
 #[test]
 fn a_host_that_vanishes_is_noticed_and_comes_back() {
-    if common::child_main() {
-        return;
-    }
-    let Some(rig) = Rig::new("vanish") else {
+    let Some((rig, a, b)) = common::bridged_hosts("vanish") else {
         return;
     };
-    let a = rig.bridge(Side::A);
-    let b = rig.bridge(Side::B);
     let sub = rig.spawn(Side::B, "sub_cmdvel", &[("HZ_COUNT", "1000000".into())]);
     let publ = rig.spawn(
         Side::A,
@@ -310,23 +280,14 @@ fn a_host_that_vanishes_is_noticed_and_comes_back() {
     );
     publ.kill();
     sub.kill();
-    a.finish();
-    b.finish();
-    horus::clean::clean_stale(&rig.namespace(Side::A)).ok();
-    horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
-    rig.assert_clean();
+    rig.end([a, b]);
 }
 
 #[test]
 fn garbage_from_a_hostile_peer_is_counted_and_never_published() {
-    if common::child_main() {
-        return;
-    }
-    let Some(rig) = Rig::new("hostile") else {
+    let Some((rig, a, b)) = common::bridged_hosts("hostile") else {
         return;
     };
-    let a = rig.bridge(Side::A);
-    let b = rig.bridge(Side::B);
     let sub = rig.spawn(Side::B, "sub_cmdvel", &[("HZ_COUNT", "1".into())]);
     let publ = rig.spawn(Side::A, "pub_cmdvel", &[("HZ_COUNT", "0".into())]);
     let s = rig.wait_status(Side::B, "B receives cmd_vel from A", |s| {
@@ -371,8 +332,5 @@ fn garbage_from_a_hostile_peer_is_counted_and_never_published() {
     evil.finish();
     publ.finish();
     sub.kill();
-    a.finish();
-    b.finish();
-    horus::clean::clean_stale(&rig.namespace(Side::B)).ok();
-    rig.assert_clean();
+    rig.end([a, b]);
 }

@@ -210,6 +210,32 @@ impl Rig {
     }
 }
 
+/// The usual start of a two-host test: `None` in a child process (which has run its role) or
+/// where namespaces cannot be made (skipped, saying why); else two hosts with a bridge each.
+pub fn bridged_hosts(tag: &str) -> Option<(Rig, Proc, Proc)> {
+    if child_main() {
+        return None;
+    }
+    let rig = Rig::new(tag)?;
+    let a = rig.bridge(Side::A);
+    let b = rig.bridge(Side::B);
+    Some((rig, a, b))
+}
+
+impl Rig {
+    /// The usual end: the bridges stop, what dead endpoints left is cleaned, and nothing of
+    /// either host is left in /dev/shm.
+    pub fn end(&self, bridges: [Proc; 2]) {
+        for b in bridges {
+            b.finish();
+        }
+        for side in [Side::A, Side::B] {
+            horus::clean::clean_stale(&self.namespace(side)).ok();
+        }
+        self.assert_clean();
+    }
+}
+
 /// Runs the child role if this process is a child; true if it was.
 pub fn child_main() -> bool {
     match std::env::var("HZ_ROLE") {

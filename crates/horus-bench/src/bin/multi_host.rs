@@ -188,7 +188,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut run = Run::<MhRow>::start("multi_host", &common, method(&plan, &hosts));
     plan::run_all(&plan, &hosts, &mut run);
     drop(hosts);
-    let sections = sections(run.rows(), &plan);
+    let sections = tables::sections(run.rows(), &plan.systems, &plan.pinnings);
     if let Some(path) = &markdown {
         let md: String = sections
             .iter()
@@ -210,40 +210,6 @@ fn report(sections: &[(String, Table)], errors: &[String]) -> String {
         out.push_str("\nfailed measurements (their cells say \"–\"):\n");
         for e in errors {
             out.push_str(&format!("  {e}\n"));
-        }
-    }
-    out
-}
-
-/// Every table of the run, titled, pinned pass first.
-fn sections(rows: &[MhRow], plan: &Plan) -> Vec<(String, Table)> {
-    let mut out = Vec::new();
-    for &pinned in &plan.pinnings {
-        let pin = if pinned { "pinned" } else { "unpinned" };
-        let sections = [
-            (
-                format!(
-                    "1. channels: one-way at {} Hz per topic ({pin})",
-                    mh::RATE_HZ
-                ),
-                tables::channel(rows, &plan.systems, pinned),
-            ),
-            (
-                format!("2. round trip and throughput versus payload ({pin})"),
-                tables::sweep(rows, &plan.systems, pinned),
-            ),
-            (
-                format!("3. service calls versus payload ({pin})"),
-                tables::service(rows, &plan.systems, pinned),
-            ),
-            (
-                format!("4. impaired link, one-way at {} Hz ({pin})", mh::RATE_HZ),
-                tables::impaired(rows, &plan.systems, pinned),
-            ),
-        ];
-        out.extend(sections);
-        if let Some(t) = tables::ratios(rows, &plan.systems, pinned) {
-            out.push((format!("5. horus ÷ raw Zenoh, targets ({pin})"), t));
         }
     }
     out

@@ -21,6 +21,7 @@ use serde_json::Value;
 use horus_bench::harness::Mode;
 use horus_bench::interleaved::{self, RoundRow};
 use horus_bench::logging::{self, LogRow};
+use horus_bench::multi_host::{self, rows::MhRow, SystemName};
 use horus_bench::plot::{self, Chart, Series};
 use horus_bench::report::{Machine, Row};
 use horus_bench::rows::{PathRow, RoboticsRow, ScaleRow, ScaleSweep, SweepRow};
@@ -108,6 +109,8 @@ struct Results {
     rpc: Option<Doc<RpcRow>>,
     /// `logging` (issue 12's benchmark).
     logging: Option<Doc<LogRow>>,
+    /// `multi_host` (issue 13's benchmark).
+    multi_host: Option<Doc<MhRow>>,
     missing: Vec<String>,
 }
 
@@ -147,6 +150,7 @@ impl Results {
             python: load(dir, "python_latency", m)?,
             rpc: load(dir, "rpc", m)?,
             logging: load(dir, "logging", m)?,
+            multi_host: load(dir, "multi_host", m)?,
             missing,
         })
     }
@@ -176,6 +180,7 @@ impl Results {
         v.extend(of("scalability", &self.scale));
         v.extend(of("rpc", &self.rpc));
         v.extend(of("logging", &self.logging));
+        v.extend(of("multi_host", &self.multi_host));
         if let Some(py) = &self.python {
             v.extend(
                 tables::python_failures(py)
@@ -478,6 +483,23 @@ fn run(a: &Args) -> anyhow::Result<()> {
     );
     rpc_keys(&r.rpc, &mut keys);
     logging_keys(&r.logging, &mut keys);
+    keys.insert(
+        "multi_host.tables",
+        section(&r.multi_host, "multi_host", |d| {
+            let pinnings: Vec<bool> = [true, false]
+                .into_iter()
+                .filter(|&p| d.rows.iter().any(|r| r.pinned == p))
+                .collect();
+            multi_host::tables::sections(&d.rows, &SystemName::ALL, &pinnings)
+                .into_iter()
+                .map(|(title, t)| format!("#### {title}\n\n{}\n", t.to_markdown()))
+                .collect()
+        }),
+    );
+    keys.insert(
+        "multi_host.method",
+        section(&r.multi_host, "multi_host", |d| bullets(&d.method)),
+    );
     let errors = r.errors();
     keys.insert(
         "errors",

@@ -4,7 +4,7 @@
 //! under the tables).
 
 use super::rows::{self, Impairment, Key, Kind, MhRow};
-use super::{SystemName, CHANNEL_SIZES, IMPAIRED_SIZES, SWEEP_SIZES, TOPIC_COUNTS};
+use super::{SystemName, CHANNEL_SIZES, IMPAIRED_SIZES, RATE_HZ, SWEEP_SIZES, TOPIC_COUNTS};
 use crate::markdown::Table;
 use crate::report::{ns, size};
 
@@ -67,6 +67,37 @@ fn prefixed(t: &mut Table, prefix: Vec<String>) {
     cells.append(last);
     cells.truncate(t.header.len());
     *last = cells;
+}
+
+/// Every table of a run, titled, in the order of `pinnings` (the binary prints them, writes
+/// them as Markdown, and the benchmark page renders them from the JSON).
+pub fn sections(rows: &[MhRow], systems: &[SystemName], pinnings: &[bool]) -> Vec<(String, Table)> {
+    let mut out = Vec::new();
+    for &pinned in pinnings {
+        let pin = if pinned { "pinned" } else { "unpinned" };
+        out.extend([
+            (
+                format!("1. channels: one-way at {RATE_HZ} Hz per topic ({pin})"),
+                channel(rows, systems, pinned),
+            ),
+            (
+                format!("2. round trip and throughput versus payload ({pin})"),
+                sweep(rows, systems, pinned),
+            ),
+            (
+                format!("3. service calls versus payload ({pin})"),
+                service(rows, systems, pinned),
+            ),
+            (
+                format!("4. impaired link, one-way at {RATE_HZ} Hz ({pin})"),
+                impaired(rows, systems, pinned),
+            ),
+        ]);
+        if let Some(t) = ratios(rows, systems, pinned) {
+            out.push((format!("5. horus ÷ raw Zenoh, targets ({pin})"), t));
+        }
+    }
+    out
 }
 
 /// Table 1: one-way latency, loss and CPU versus payload and topics at 1 kHz.

@@ -15,6 +15,10 @@ CARGO            ?= cargo
 PYTHON           ?= python3
 CARGO_TARGET_DIR ?= $(HOME)/.cache/horus-target
 export CARGO_TARGET_DIR
+# No incremental-compilation caches: they do not speed up a build from a fresh clone (CI's)
+# and were the largest part of a target dir that grew until the disk was full.
+CARGO_INCREMENTAL ?= 0
+export CARGO_INCREMENTAL
 # loom builds with `--cfg loom`; a separate target dir keeps it from invalidating the normal one.
 LOOM_TARGET_DIR  ?= $(CARGO_TARGET_DIR)-loom
 # Scratch space for smoke-test outputs (JSON written by the benchmark binaries).
@@ -79,6 +83,7 @@ setup:
 	  $(CARGO) $$comp --version >/dev/null 2>&1 || { \
 	    echo "setup: 'cargo $$comp' missing: rustup component add $${comp/fmt/rustfmt}" >&2; exit 1; }; \
 	done
+	@scripts/disk-guard.sh $(CARGO_TARGET_DIR)
 
 # Python environment for the bindings: .venv with maturin, pytest, numpy, mypy
 # (python/python.mk, idempotent).

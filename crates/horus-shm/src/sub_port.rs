@@ -21,6 +21,10 @@ use crate::{futex, pool, protocol};
 
 mod pending;
 
+/// Yields (each followed by a poll) between the spin and the sleep of a blocking receive
+/// (see [`SubscriberPort::receive_blocking`]).
+const YIELDS_BEFORE_SLEEP: u32 = 4;
+
 /// A subscriber place, shared by the port and the chunk samples it handed
 /// out: the place is only given up when all of them are gone, so a sample
 /// dropped late never clears a bit that belongs to the place's next owner.
@@ -524,6 +528,21 @@ impl SubscriberPort {
                 return Some(r);
             }
             crate::sync::spin_hint();
+        }
+        // Then give the CPU away a few times before sleeping. When the publisher shares our
+        // CPU (a bridge's receiving thread and its subscriber on one core, or more busy
+        // threads than cores) spinning cannot see its next message — it cannot run while we
+        // spin — and sleeping makes each of its sends a futex wake-up that switches to us for
+        // one message and back. A yield lets it run on: it sends the next messages to a
+        // subscriber that is not asleep (no wake-up), and we take them in one go. With the
+        // CPU to ourselves a yield returns at once, a poll slower than a spin.
+        if spin > 0 {
+            for _ in 0..YIELDS_BEFORE_SLEEP {
+                crate::sync::yield_now();
+                if let Some(r) = self.try_receive(out) {
+                    return Some(r);
+                }
+            }
         }
         let chan = Arc::clone(&self.place.chan);
         let wake = chan.wake();

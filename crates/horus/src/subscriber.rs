@@ -54,8 +54,9 @@ impl<T: Message> Subscriber<T> {
         })
     }
 
-    /// How many empty polls `recv` makes before sleeping (futex mode).
-    /// 0 sleeps at once.
+    /// How many empty polls `recv` makes before sleeping (futex mode); after them it yields
+    /// the CPU a few times, polling after each, before it sleeps. 0 sleeps at once (no
+    /// polls, no yields).
     pub fn set_spin(&mut self, polls: u32) {
         self.spin = polls;
     }

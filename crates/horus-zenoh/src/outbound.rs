@@ -4,9 +4,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use horus::inspect::TopicView;
+use horus::inspect::{RawMessage, RawReader, TopicView};
 use horus::Overflow;
 use zenoh::qos::{CongestionControl, Reliability};
 use zenoh::{Session, Wait};
@@ -18,6 +18,13 @@ use crate::worker::Worker;
 
 /// How long a wait for a local message lasts before the stop flag is looked at again.
 const POLL: Duration = Duration::from_millis(50);
+
+/// How long the worker keeps looking for the next message (yielding the CPU between looks)
+/// after sending one, before it sleeps on the ring's futex. A publisher streaming faster than
+/// that is read without a wake-up per burst (a futex wake-up of a sleeping thread costs about
+/// 25 µs on these VMs, longer than a burst takes to drain); a lone message at 1 kHz costs
+/// this much extra CPU time at most.
+const LINGER_AFTER_SEND: Duration = Duration::from_micros(30);
 
 /// No publisher place: what [`Outbound::own_place`] holds while this bridge does not also
 /// publish the topic.
@@ -52,21 +59,19 @@ impl Outbound {
             Overflow::Block { .. } => CongestionControl::Block,
             _ => CongestionControl::Drop,
         };
-        // Two publishers on the key, same QoS but for batching: a message with more waiting
-        // behind it in the ring goes out batched (Zenoh packs it with the next ones: the
-        // throughput of a burst), the last of a burst express (the batch leaves at once: the
-        // latency of a lone message). One priority, one queue: their order is kept.
-        let declare = |express: bool| {
-            session
-                .declare_publisher(spec.data_key.clone())
-                .congestion_control(congestion)
-                .reliability(Reliability::Reliable)
-                .express(express)
-                .wait()
-                .map_err(|e| format!("zenoh publisher {}: {e}", spec.data_key))
-        };
-        let publisher = declare(true)?;
-        let batched = declare(false)?;
+        // Not express: Zenoh packs what is put while its sending thread is busy into one
+        // batch (one TCP write, one wake-up of that thread, for a burst), and a lone message
+        // leaves as soon as the sending thread looks — measured no later than an express one
+        // (docs/multi-host.md). Express made every message its own batch and wake-up: with
+        // the publisher, this worker and Zenoh's sending thread sharing a CPU it halved the
+        // small-message throughput.
+        let publisher = session
+            .declare_publisher(spec.data_key.clone())
+            .congestion_control(congestion)
+            .reliability(Reliability::Reliable)
+            .express(false)
+            .wait()
+            .map_err(|e| format!("zenoh publisher {}: {e}", spec.data_key))?;
         // Whether a remote subscriber matches: Zenoh drops a put nobody matches without a
         // word, so the local subscriber place is taken only once one does, and puts made
         // while none does are counted as failed sends.
@@ -95,14 +100,11 @@ impl Outbound {
             // A new sequence per outbound stream: receivers start counting afresh.
             let epoch = epoch_now();
             let mut seq = 0u64;
-            // The next message, read ahead to know whether more are waiting.
-            let mut ahead = None;
             while !flag.is_set() {
-                let next = ahead.take().or_else(|| reader.recv_timeout(POLL));
+                let next = linger(&mut reader).or_else(|| reader.recv_timeout(POLL));
                 let Some(mut msg) = next else {
                     continue;
                 };
-                ahead = reader.try_recv();
                 // Relaxed: the place is written once by the inbound side before its
                 // first send; a stale read can only be NO_PLACE before any such message.
                 if msg.source == spec.own_place.load(Ordering::Relaxed) {
@@ -123,13 +125,7 @@ impl Outbound {
                 }
                 .write(&mut msg.bytes);
                 seq += 1;
-                let bytes = std::mem::take(&mut msg.bytes);
-                let put = if ahead.is_some() {
-                    batched.put(bytes).wait()
-                } else {
-                    publisher.put(bytes).wait()
-                };
-                match put {
+                match publisher.put(std::mem::take(&mut msg.bytes)).wait() {
                     Ok(()) => LiveCounters::add(&spec.counters.sent, 1),
                     Err(_) => LiveCounters::add(&spec.counters.send_failed, 1),
                 }
@@ -138,6 +134,20 @@ impl Outbound {
             drop(view);
         })?;
         Ok(Outbound { _worker: worker })
+    }
+}
+
+/// The next message if one arrives within [`LINGER_AFTER_SEND`], looked for between yields.
+fn linger(reader: &mut RawReader) -> Option<RawMessage> {
+    let until = Instant::now() + LINGER_AFTER_SEND;
+    loop {
+        if let Some(m) = reader.try_recv() {
+            return Some(m);
+        }
+        if Instant::now() >= until {
+            return None;
+        }
+        std::thread::yield_now();
     }
 }
 

@@ -350,6 +350,58 @@ fn killed_subscriber_holding_samples_does_not_block_the_publisher_forever() {
     subscriber_killed_while_blocking_the_publisher("killsub", Death::Reaped);
 }
 
+/// The raw publisher (what the network bridge publishes a remote host's messages through) on
+/// a `Block` topic whose only subscriber read 4 clouds, stopped and was killed: it reclaims
+/// the dead place while it waits and completes every send, none timed out. (Before, every
+/// send waited out the topic's Block timeout: one dead subscriber stalled a host's traffic.)
+#[test]
+fn raw_publisher_reclaims_a_killed_subscriber_blocking_it() {
+    const POOL: u32 = 12;
+    const TOTAL: u64 = 20;
+    let ns = unique_ns("rawkill");
+    let t = cloud_topic(&ns, BLOCK, POOL);
+    let mut hoarder = Peer::spawn(&ns, "hoard", &["block", &POOL.to_string(), "4"]);
+    hoarder.expect("ready");
+    let view = horus::inspect::TopicView::open(&ns, "cloud").unwrap();
+    let size = std::mem::size_of::<PointCloud>();
+    let mut p = view.publisher(size).unwrap();
+    let (tx, sent) = mpsc::channel();
+    let sender = std::thread::spawn(move || {
+        for seq in 1..=TOTAL {
+            let mut cloud = PointCloud::new(1, false);
+            cloud.stamp_ns = seq;
+            let mut bytes = bytemuck::bytes_of(&cloud).to_vec();
+            bytes.extend_from_slice(&[7; 12]);
+            p.send(&bytes)
+                .unwrap_or_else(|e| panic!("raw send {seq}: {e}"));
+            tx.send(seq).unwrap();
+        }
+        p
+    });
+    assert_eq!(hoarder.expect("holding"), "1 2 3 4");
+    let mut done = 0;
+    while done < 8 {
+        done = sent
+            .recv_timeout(PEER_PATIENCE)
+            .expect("sends up to the ring");
+    }
+    assert_eq!(sent.try_recv().ok(), None, "the 9th send waits for room");
+    hoarder.kill9();
+    while done < TOTAL {
+        done = sent
+            .recv_timeout(PEER_PATIENCE)
+            .expect("blocked raw send completes after the kill");
+    }
+    let p = sender.join().unwrap();
+    assert_eq!(
+        t.stats().subscribers(),
+        0,
+        "the dead subscriber's place was reclaimed"
+    );
+    assert_eq!(t.stats().snapshot.publishers[0].timed_out, 0);
+    drop(p);
+}
+
 /// Regression: a killed subscriber that its parent had not reaped yet (a
 /// zombie) passed `kill(pid, 0)` and the start-time check, so it counted as
 /// alive: it kept its place and its pinned chunks, and a `Block` publisher

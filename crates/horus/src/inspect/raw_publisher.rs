@@ -11,6 +11,9 @@ use crate::qos::Overflow;
 /// Yields before a `Block` send that finds no room starts sleeping between looks.
 const BLOCK_YIELDS: u32 = 64;
 
+/// How often a `Block` send waiting for room looks for dead subscribers to reclaim.
+const RECLAIM_EVERY: Duration = Duration::from_millis(5);
+
 /// Why a raw send published nothing. Every refusal is counted in the publisher's record, as
 /// for typed publishers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -103,11 +106,20 @@ impl RawPublisher {
             }
             Overflow::Block { timeout } => {
                 let deadline = Instant::now() + timeout;
+                let mut next_reclaim = Instant::now();
                 let mut waits = 0u32;
                 while !self.port.has_space() {
-                    if Instant::now() >= deadline {
+                    let now = Instant::now();
+                    if now >= deadline {
                         self.port.count_timed_out();
                         return Err(RawSendError::Timeout(timeout));
+                    }
+                    // A subscriber killed while holding the ring full must not make every
+                    // send time out (the network bridge publishes all of a host's traffic
+                    // through here): reclaim dead places while we wait, as `Publisher` does.
+                    if now >= next_reclaim {
+                        self.port.channel().reclaim_dead();
+                        next_reclaim = now + RECLAIM_EVERY;
                     }
                     // A subscriber that is only a little behind frees room within
                     // microseconds (the network bridge forwarding a burst): yield first,

@@ -1,6 +1,7 @@
 //! Topics across two hosts (network namespaces joined by a veth pair), each with its bridge:
 //! lossless under `Block` (also over an impaired link), 1 MiB messages, a bridge killed and
-//! restarted, a schema mismatch reported at both ends, discovery by multicast.
+//! restarted, a subscriber killed holding its ring full, a schema mismatch reported at both
+//! ends, discovery by multicast.
 
 mod common;
 
@@ -173,6 +174,48 @@ fn bridge_killed_and_restarted_resumes_and_counts() {
         missing >= undelivered,
         "{missing} missing < {undelivered} counted undelivered"
     );
+    publ.finish();
+    rig.end([a, b]);
+}
+
+/// A subscriber on B stops reading and is SIGKILLed while it holds the topic's ring full:
+/// B's bridge (publishing from Zenoh's callback) waits for it as `Block` says, reclaims its
+/// place once it is dead, and the stream resumes to its end; every message B's subscriber
+/// missed meanwhile is counted by B's bridge. (Before, every later message waited out the
+/// Block timeout: one dead process stalled the host's traffic.)
+#[test]
+fn a_subscriber_killed_holding_the_ring_does_not_stall_the_host() {
+    let Some((rig, a, b)) = common::bridged_hosts("hog") else {
+        return;
+    };
+    let count = 3000u64;
+    let mut sub = rig.spawn(Side::B, "sub_cmdvel", &[("HZ_COUNT", count.to_string())]);
+    let hog = rig.spawn(Side::B, "hog", &[]);
+    let mut publ = rig.spawn(Side::A, "pub_cmdvel", &[("HZ_COUNT", count.to_string())]);
+    // The ring (depth 64) fills behind the hog; then B's bridge waits in its send.
+    rig.wait_status(Side::B, "B's bridge fills the ring", |s| {
+        counters(s, "base/cmd_vel").published >= 64
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    hog.kill();
+    let got = sub.result();
+    eprintln!("after the hog was killed: subscriber {got}");
+    assert_eq!(
+        got["last"], count,
+        "the stream's end arrived after the kill"
+    );
+    assert_eq!(got["out_of_order"], 0);
+    let missing = got["missing"].as_u64().unwrap();
+    let sb = rig.wait_status(Side::B, "B's counters settle", |s| {
+        counters(s, "base/cmd_vel").received >= count
+    });
+    let cb = counters(&sb, "base/cmd_vel");
+    eprintln!("B's bridge: {cb:?}");
+    assert_eq!(
+        cb.publish_failed, missing,
+        "B's bridge counts exactly what its subscriber missed"
+    );
+    assert_eq!(cb.published + cb.publish_failed, cb.received);
     publ.finish();
     rig.end([a, b]);
 }

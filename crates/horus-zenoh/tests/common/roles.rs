@@ -94,6 +94,7 @@ pub fn run(role: &str) {
         "pub_cloud" => pub_cloud(),
         "sub_cloud" => sub_cloud(),
         "sub_other" => sub_other(),
+        "hog" => hog(),
         "server" => server(),
         "pair_server" => pair_server(),
         "client" => client(),
@@ -242,6 +243,15 @@ fn sub_cloud() {
         "\n{}",
         json!({"received": got, "missing": missing, "corrupt": corrupt})
     );
+}
+
+/// Subscribes to the CmdVel topic and never reads: once its ring is full a `Block` publisher
+/// waits for it. Stays until killed (or stdin closes).
+fn hog() {
+    let t = cmdvel_topic();
+    let _s = t.subscriber().unwrap();
+    ready();
+    wait_for_stdin_close();
 }
 
 /// Subscribes to `base/cmd_vel` with another type and reports what arrived.

@@ -191,7 +191,7 @@ fn a_subscriber_killed_holding_the_ring_does_not_stall_the_host() {
     let count = 3000u64;
     let mut sub = rig.spawn(Side::B, "sub_cmdvel", &[("HZ_COUNT", count.to_string())]);
     let hog = rig.spawn(Side::B, "hog", &[]);
-    let mut publ = rig.spawn(Side::A, "pub_cmdvel", &[("HZ_COUNT", count.to_string())]);
+    let publ = rig.spawn(Side::A, "pub_cmdvel", &[("HZ_COUNT", count.to_string())]);
     // The ring (depth 64) fills behind the hog; then B's bridge waits in its send.
     rig.wait_status(Side::B, "B's bridge fills the ring", |s| {
         counters(s, "base/cmd_vel").published >= 64

@@ -17,7 +17,7 @@ use crate::local::{LocalScan, LocalService, LocalTopic};
 use crate::outbound::{epoch_now, Outbound, OutboundSpec, NO_PLACE};
 use crate::remote::{HostSchema, RemoteView};
 use crate::service_in::{describe, ServiceIn};
-use crate::service_out::ServiceOut;
+use crate::service_out::{CallLimits, ServiceOut};
 use crate::status::{
     remove_status_file, write_status_file, BridgeStatus, LiveCounters, ServiceCounters,
     ServiceStatus, TopicIssue, TopicStatus,
@@ -376,7 +376,10 @@ impl State {
                         self.keys.call(&self.cfg.host, &name),
                         self.keys.describe(&self.cfg.host, &name),
                         s.schema,
-                        self.cfg.call_timeout,
+                        CallLimits {
+                            concurrent: self.cfg.concurrent_calls,
+                            timeout: self.cfg.call_timeout,
+                        },
                     ) {
                         Ok(o) => {
                             st.out = Some(o);

@@ -13,6 +13,9 @@ use crate::filter::{Filter, PatternError};
 /// Zenoh's default port, used when an endpoint gives none.
 pub const DEFAULT_PORT: u16 = 7447;
 
+/// Most calls the bridge makes at once on one service (one thread and one client place each).
+pub const MAX_CONCURRENT_CALLS: usize = 64;
+
 /// A bridge's settings.
 #[derive(Clone, Debug)]
 pub struct BridgeConfig {
@@ -39,6 +42,9 @@ pub struct BridgeConfig {
     pub call_timeout: Duration,
     /// Zenoh's lease: a host silent for this long is considered gone.
     pub lease: Duration,
+    /// Calls from other hosts that the bridge makes at once on one local service (each with
+    /// a client place of its own; fewer when the service has fewer places free); more wait.
+    pub concurrent_calls: usize,
     /// Write the status file (`horus topic info` and `horus bridge status` read it).
     pub status_file: bool,
 }
@@ -58,6 +64,7 @@ impl BridgeConfig {
             scan_interval: Duration::from_millis(100),
             call_timeout: Duration::from_secs(10),
             lease: Duration::from_secs(3),
+            concurrent_calls: 4,
             status_file: true,
         }
     }
@@ -90,6 +97,12 @@ impl BridgeConfig {
             return Err(ConfigError::Invalid(
                 "scan interval must be > 0 and lease ≥ 500 ms".into(),
             ));
+        }
+        if !(1..=MAX_CONCURRENT_CALLS).contains(&self.concurrent_calls) {
+            return Err(ConfigError::Invalid(format!(
+                "concurrent_calls {}: 1 to {MAX_CONCURRENT_CALLS}",
+                self.concurrent_calls
+            )));
         }
         Ok(())
     }
@@ -134,6 +147,9 @@ impl BridgeConfig {
         }
         if let Some(ms) = file.lease_ms {
             self.lease = Duration::from_millis(ms);
+        }
+        if let Some(n) = file.concurrent_calls {
+            self.concurrent_calls = n;
         }
         self.validate()
     }
@@ -247,6 +263,7 @@ struct FileConfig {
     scan_interval_ms: Option<u64>,
     call_timeout_ms: Option<u64>,
     lease_ms: Option<u64>,
+    concurrent_calls: Option<usize>,
 }
 
 #[cfg(test)]
@@ -257,7 +274,7 @@ mod tests {
     fn file_settings_apply_and_bad_files_are_typed_errors() {
         let mut c = BridgeConfig::new("cfg-test");
         c.apply_yaml(
-            "host: robot-a\nconnect: [tcp/10.1.0.2:7447]\nallow: ['lidar/**', cmd_vel]\ndeny: ['**/debug']\nlease_ms: 2000\n",
+            "host: robot-a\nconnect: [tcp/10.1.0.2:7447]\nallow: ['lidar/**', cmd_vel]\ndeny: ['**/debug']\nlease_ms: 2000\nconcurrent_calls: 8\n",
         )
         .unwrap();
         assert_eq!(c.host, "robot-a");
@@ -266,6 +283,7 @@ mod tests {
         assert!(!c.filter.allows("lidar/debug"));
         assert!(!c.filter.allows("camera/image"));
         assert_eq!(c.lease, Duration::from_secs(2));
+        assert_eq!(c.concurrent_calls, 8);
 
         let err = BridgeConfig::new("x").apply_yaml("hots: a\n").unwrap_err();
         assert!(
@@ -284,6 +302,14 @@ mod tests {
             .apply_yaml("allow: ['a/***']\n")
             .unwrap_err();
         assert!(matches!(err, ConfigError::Pattern(_)), "{err}");
+        for bad in ["concurrent_calls: 0\n", "concurrent_calls: 65\n"] {
+            let err = BridgeConfig::new("x").apply_yaml(bad).unwrap_err();
+            assert!(matches!(err, ConfigError::Invalid(_)), "{bad}: {err}");
+        }
+        let err = BridgeConfig::new("x")
+            .apply_yaml("concurrent_calls: -1\n")
+            .unwrap_err();
+        assert!(matches!(err, ConfigError::Yaml { .. }), "{err}");
         let err = BridgeConfig::new("x")
             .apply_yaml("lease_ms: many\n")
             .unwrap_err();

@@ -36,7 +36,7 @@ mod wire;
 mod worker;
 
 pub use bridge::Bridge;
-pub use config::{endpoint_of, BridgeConfig, ConfigError, DEFAULT_PORT};
+pub use config::{endpoint_of, BridgeConfig, ConfigError, DEFAULT_PORT, MAX_CONCURRENT_CALLS};
 pub use error::BridgeError;
 pub use filter::{Filter, PatternError};
 pub use status::{

@@ -62,9 +62,14 @@ pub(crate) struct CallCounters {
     pub(crate) failed: AtomicU64,
 }
 
-/// Calls to one offered service served at once (each by a thread with its own client place;
-/// fewer when the service has fewer client places free).
-const CONCURRENT_CALLS: usize = 4;
+/// How calls to one offered service are made: at most `concurrent` at once (each by a thread
+/// with its own client place; fewer when the service has fewer client places free), each
+/// given up after `timeout`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CallLimits {
+    pub(crate) concurrent: usize,
+    pub(crate) timeout: Duration,
+}
 
 /// A running offered service.
 pub(crate) struct ServiceOut {
@@ -81,8 +86,9 @@ impl ServiceOut {
         call_key: String,
         describe_key: String,
         schema: SchemaKey,
-        call_timeout: Duration,
+        limits: CallLimits,
     ) -> Result<ServiceOut, String> {
+        let call_timeout = limits.timeout;
         let client = RawClient::open(namespace, service).map_err(|e| e.to_string())?;
         let description = serde_json::to_vec(client.description()).map_err(|e| e.to_string())?;
         let describe = session
@@ -102,7 +108,7 @@ impl ServiceOut {
         let describe = Arc::new(describe);
         let counters = Arc::new(CallCounters::default());
         let mut clients = vec![client];
-        while clients.len() < CONCURRENT_CALLS {
+        while clients.len() < limits.concurrent {
             match RawClient::open(namespace, service) {
                 Ok(c) => clients.push(c),
                 Err(_) => break,

@@ -103,12 +103,18 @@ impl RawReader {
             }
             Received::Chunk { pool, chunk, len } => {
                 let ptr = self.port.chunk_ptr(pool, chunk);
-                let mut bytes = vec![0u8; prefix + len];
+                // Not zeroed first: the body is written once, by the copy.
+                let mut bytes = Vec::with_capacity(prefix + len);
+                bytes.resize(prefix, 0);
                 // SAFETY: the port validated the descriptor (pool, chunk and len within the
                 // chunk) and pinned the chunk for us (the publisher does not reuse it until we
                 // release it below), so `len` bytes at `ptr` are readable and stable; the
-                // destination has `len` bytes after the prefix.
-                unsafe { std::ptr::copy_nonoverlapping(ptr, bytes[prefix..].as_mut_ptr(), len) };
+                // vector's capacity has `len` bytes after its `prefix` initialised ones, which
+                // the copy initialises before `set_len` counts them.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(ptr, bytes.as_mut_ptr().add(prefix), len);
+                    bytes.set_len(prefix + len);
+                }
                 self.port.place().release_chunk(pool, chunk);
                 RawMessage { bytes, source, seq }
             }

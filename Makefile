@@ -133,6 +133,7 @@ test: setup
 	  printf '<== make %s: %s in %ss\n' "$$phase" "$$status" "$$secs"; \
 	  summary="$$summary$$(printf '  %-18s %-6s %5ss' "$$phase" "$$status" "$$secs")"$$'\n'; \
 	  if [ $$status != ok ]; then \
+	    scripts/shm-guard.sh clean-peers $(SHM_BEFORE); \
 	    printf '\nmake test: FAILED in %s\n%s' "$$phase" "$$summary"; exit 1; \
 	  fi; \
 	done; \

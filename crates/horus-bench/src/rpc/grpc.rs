@@ -10,12 +10,10 @@
 //! on the client's runtime). The service is in [`super::grpc_service`].
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint, Server};
 use tonic_prost::ProstCodec;
@@ -195,11 +193,9 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
     if let Some(cpu) = a.cpu {
         pin_current_thread(cpu).with_context(|| format!("pinning server to CPU {cpu}"))?;
     }
-    let done = Arc::new(Notify::new());
     let routes = Routes(Answer {
         size: a.size,
         touch: a.touch,
-        done: Arc::clone(&done),
     });
     let server = Server::builder()
         .tcp_nodelay(true)
@@ -207,7 +203,17 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
         .initial_connection_window_size(WINDOW);
     let (kind, at) = a.id.split_once(' ').context("address <kind> <where>")?;
     let rt = runtime()?;
-    let shutdown = async move { done.notified().await };
+    // Stop when the parent says so (`release`, after the client has its END answer and has
+    // closed the connection). Stopping on the END call itself raced that answer: its 1 MiB
+    // response was sometimes cut off ("broken pipe") by the shutdown.
+    let release = rt.spawn_blocking(super::await_release);
+    let (released_tx, mut released) = tokio::sync::oneshot::channel();
+    let shutdown = async move {
+        let r = release
+            .await
+            .unwrap_or_else(|e| Err(anyhow!("waiting for the parent: {e}")));
+        let _ = released_tx.send(r);
+    };
     rt.block_on(async {
         match kind {
             "tcp" => {
@@ -232,5 +238,7 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
         }
         anyhow::Ok(())
     })?;
-    super::await_release()
+    released
+        .try_recv()
+        .unwrap_or_else(|_| Err(anyhow!("the server stopped before its parent released it")))
 }

@@ -11,14 +11,13 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tokio::sync::Notify;
 use tonic::body::Body;
 use tonic::{Request, Response, Status};
 use tonic_prost::ProstCodec;
 
+#[cfg(doc)]
 use super::END;
 use crate::payload::{self, Touch};
 
@@ -40,15 +39,14 @@ pub struct Payload {
 }
 
 /// Answers a call: reads the request, writes the response of the same size and
-/// sequence number; after the [`END`] call, wakes `done`.
+/// sequence number (the [`END`] call too: the server stops when its parent says so,
+/// not on that call, whose response may still be on its way).
 #[derive(Clone, Debug)]
 pub struct Answer {
     /// Payload bytes.
     pub size: usize,
     /// How much of the payload is read and written.
     pub touch: Touch,
-    /// Notified once the END call has been answered.
-    pub done: Arc<Notify>,
 }
 
 impl Answer {
@@ -63,9 +61,6 @@ impl Answer {
             .map_err(|e| Status::invalid_argument(e.to_string()))?;
         let mut data = vec![0u8; self.size];
         payload::write(&mut data, seq, self.touch);
-        if seq == END {
-            self.done.notify_one();
-        }
         Ok(Payload { data })
     }
 }
@@ -122,7 +117,6 @@ mod tests {
         let a = Answer {
             size: 64,
             touch: Touch::Full,
-            done: Arc::new(Notify::new()),
         };
         let mut data = vec![0u8; 64];
         payload::write(&mut data, 7, Touch::Full);

@@ -21,7 +21,7 @@ use zenoh::{Session, Wait};
 
 use crate::keys::{Keys, SchemaKey};
 use crate::status::LiveCounters;
-use crate::wire::WireHeader;
+use crate::wire::{WireHeader, HEADER_LEN};
 
 /// A running inbound topic; dropping it undeclares the Zenoh subscriber and leaves the
 /// local topic.
@@ -129,8 +129,25 @@ impl Receiving {
         };
         let c = &spec.counters;
         LiveCounters::add(&c.received, 1);
-        let bytes = sample.payload().to_bytes();
-        let Ok((header, body)) = WireHeader::read(&bytes) else {
+        // A large message arrives in several slices (Zenoh's fragments): they are copied
+        // straight into the local chunk, not joined first. The header must lie in the first
+        // slice (it does: 48 bytes at the front of every batch); otherwise the payload is
+        // joined and read whole.
+        let payload = sample.payload();
+        let mut slices = payload.slices();
+        let first = slices.next().unwrap_or(&[]);
+        let joined;
+        // The slices after the first (none for a message that fits one batch: no allocation).
+        let rest: Vec<&[u8]>;
+        let read = if first.len() >= HEADER_LEN {
+            rest = slices.collect();
+            WireHeader::read(first)
+        } else {
+            rest = Vec::new();
+            joined = payload.to_bytes();
+            WireHeader::read(&joined)
+        };
+        let Ok((header, body)) = read else {
             LiveCounters::add(&c.malformed, 1);
             return;
         };
@@ -148,7 +165,15 @@ impl Receiving {
             follow_origin(&mut o, host, header.origin_place, header.origin_seq)
         };
         LiveCounters::add(&c.source_lost, gap);
-        match publisher.send(body) {
+        let sent = if rest.is_empty() {
+            publisher.send(body)
+        } else {
+            let mut parts = Vec::with_capacity(rest.len() + 1);
+            parts.push(body);
+            parts.extend(rest);
+            publisher.send_parts(&parts)
+        };
+        match sent {
             Ok(_) => LiveCounters::add(&c.published, 1),
             Err(_) => LiveCounters::add(&c.publish_failed, 1),
         }

@@ -19,6 +19,7 @@
 //! bridge's sequence number, so what the network dropped is counted as loss at the receiving
 //! bridge ([`TopicCounters::wire_lost`]).
 
+mod allocator;
 mod bridge;
 mod config;
 mod error;
@@ -35,6 +36,7 @@ mod status;
 mod wire;
 mod worker;
 
+pub use allocator::tune_allocator_for_bridge;
 pub use bridge::Bridge;
 pub use config::{endpoint_of, BridgeConfig, ConfigError, DEFAULT_PORT, MAX_CONCURRENT_CALLS};
 pub use error::BridgeError;

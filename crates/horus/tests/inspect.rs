@@ -138,3 +138,38 @@ fn a_missing_topic_is_not_found_and_a_hostile_description_is_refused() {
         Err(DescriptionReadError::Json(_))
     ));
 }
+
+/// A message given to the raw publisher in pieces (as the network bridge gets a large message
+/// from Zenoh's fragments) arrives whole, large or small, and a wrong total size is
+/// refused like a wrong size in one piece.
+#[test]
+fn a_message_sent_in_pieces_arrives_whole() {
+    let ns = ns("parts");
+    let topic = Topic::<PointCloud>::builder("lidar/points")
+        .namespace(&ns)
+        .max_tail_bytes(4096)
+        .open()
+        .unwrap();
+    let mut sub = topic.subscriber().unwrap();
+    let view = TopicView::open(&ns, "lidar/points").unwrap();
+    let size = std::mem::size_of::<PointCloud>();
+    let mut raw = view.publisher(size).unwrap();
+    for tail_len in [4000usize, 8] {
+        let mut cloud = PointCloud::new(1, false);
+        cloud.stamp_ns = tail_len as u64;
+        let mut whole = bytemuck::bytes_of(&cloud).to_vec();
+        whole.extend((0..tail_len).map(|i| (i % 251) as u8));
+        let (a, rest) = whole.split_at(10);
+        let (b, c) = rest.split_at(size - 10 + 4);
+        raw.send_parts(&[a, b, c]).unwrap();
+        let m = sub.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+        assert_eq!(m.stamp_ns, tail_len as u64);
+        assert_eq!(m.tail(), &whole[size..], "{tail_len}-byte tail");
+    }
+    let short = vec![0u8; size - 1];
+    let (a, b) = short.split_at(3);
+    assert!(matches!(
+        raw.send_parts(&[a, b]),
+        Err(horus::inspect::RawSendError::WrongSize { .. })
+    ));
+}

@@ -99,6 +99,8 @@ pub(crate) fn run(a: BridgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
     if !a.allow.is_empty() || !a.deny.is_empty() {
         cfg.filter = horus_zenoh::Filter::new(&a.allow, &a.deny)?;
     }
+    // Before Zenoh allocates anything: see horus_zenoh::tune_allocator_for_bridge.
+    horus_zenoh::tune_allocator_for_bridge();
     let bridge = horus_zenoh::Bridge::start(cfg.clone()).context("horus bridge")?;
     if out.is_json() {
         out.json_line(&json!({

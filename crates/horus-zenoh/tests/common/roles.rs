@@ -114,6 +114,10 @@ fn bridge() {
         vec![connect]
     };
     cfg.multicast = env("HZ_MULTICAST") == "1";
+    assert!(
+        horus_zenoh::tune_allocator_for_bridge(),
+        "glibc takes the settings"
+    );
     let b = horus_zenoh::Bridge::start(cfg).expect("bridge starts");
     ready();
     wait_for_stdin_close();

@@ -82,14 +82,23 @@ impl RawPublisher {
     /// Publishes one message (exactly the type's size, plus the tail for a type with one).
     /// Returns how many subscribers it was delivered to (observers not counted).
     pub fn send(&mut self, bytes: &[u8]) -> Result<u32, RawSendError> {
+        self.send_parts(&[bytes])
+    }
+
+    /// Publishes one message given in pieces (their concatenation is the message, as for
+    /// [`send`](Self::send)): a large message is copied piece by piece straight into its
+    /// chunk — a message that arrived fragmented from the network is not first joined in a
+    /// buffer of its own.
+    pub fn send_parts(&mut self, parts: &[&[u8]]) -> Result<u32, RawSendError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
         let fits = if self.tail {
-            bytes.len() >= self.message_size
+            len >= self.message_size
         } else {
-            bytes.len() == self.message_size
+            len == self.message_size
         };
         if !fits {
             return Err(RawSendError::WrongSize {
-                got: bytes.len(),
+                got: len,
                 expected: self.message_size,
             });
         }
@@ -134,21 +143,25 @@ impl RawPublisher {
             }
         }
         let config = self.port.channel().layout().config;
-        let sent = if bytes.len() <= config.slot_payload as usize {
-            self.port.send_inline(bytes)
+        let sent = if len <= config.slot_payload as usize {
+            match parts {
+                [one] => self.port.send_inline(one),
+                _ => self.port.send_inline(&parts.concat()),
+            }
         } else {
             let loan = self.port.loan_chunk().ok_or(RawSendError::PoolExhausted)?;
             let room = self.port.chunk_bytes(&loan);
-            if room.len() < bytes.len() {
+            if room.len() < len {
                 let capacity = room.len();
                 self.port.abandon(loan);
-                return Err(RawSendError::TooLarge {
-                    len: bytes.len(),
-                    capacity,
-                });
+                return Err(RawSendError::TooLarge { len, capacity });
             }
-            room[..bytes.len()].copy_from_slice(bytes);
-            self.port.send_chunk(loan, bytes.len())
+            let mut at = 0;
+            for part in parts {
+                room[at..at + part.len()].copy_from_slice(part);
+                at += part.len();
+            }
+            self.port.send_chunk(loan, len)
         };
         let subscribers = sent.map_err(|e| match e {
             PayloadError::TooLarge { len, capacity, .. } => {

@@ -39,6 +39,8 @@ pub fn bridge_main(json: &str) -> anyhow::Result<()> {
     cfg.listen = spec.listen;
     cfg.connect = spec.connect;
     cfg.multicast = false;
+    // As `horus bridge` does (see horus_zenoh::tune_allocator_for_bridge).
+    horus_zenoh::tune_allocator_for_bridge();
     let bridge = horus_zenoh::Bridge::start(cfg).context("starting the bridge")?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "ready")?;

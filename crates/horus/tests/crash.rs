@@ -271,6 +271,14 @@ fn assert_whole_pool_usable(t: &Topic<PointCloud>, p: &mut Publisher<PointCloud>
     assert_eq!(p.loan_slice(12).err(), Some(LoanError::PoolExhausted));
 }
 
+/// Waits until the sending thread reports send number `upto` (sends are reported in order).
+fn wait_for_sends(sent: &mpsc::Receiver<u64>, upto: u64, what: &str) {
+    let mut done = 0;
+    while done < upto {
+        done = sent.recv_timeout(PEER_PATIENCE).expect(what);
+    }
+}
+
 /// How the hoarding subscriber dies in [`subscriber_killed_while_blocking_the_publisher`].
 enum Death {
     /// SIGKILL, then reaped at once.
@@ -305,12 +313,7 @@ fn subscriber_killed_while_blocking_the_publisher(tag: &str, death: Death) {
     assert_eq!(hoarder.expect("holding"), "1 2 3 4");
     // The hoarder read 4 and stopped: the publisher can get 4 more into
     // the history, then waits for a reader that will never read.
-    let mut done = 0;
-    while done < 8 {
-        done = sent
-            .recv_timeout(PEER_PATIENCE)
-            .expect("sends up to the ring");
-    }
+    wait_for_sends(&sent, 8, "sends up to the ring");
     assert!(wait_until(PEER_PATIENCE.as_secs(), || t
         .stats()
         .snapshot
@@ -326,11 +329,7 @@ fn subscriber_killed_while_blocking_the_publisher(tag: &str, death: Death) {
         Death::Zombie => Some(hoarder.kill9_unreaped()),
     };
     // The waiting publisher reclaims the dead subscriber and completes.
-    while done < TOTAL {
-        done = sent
-            .recv_timeout(PEER_PATIENCE)
-            .expect("blocked send completes after the kill");
-    }
+    wait_for_sends(&sent, TOTAL, "blocked send completes after the kill");
     let mut p = sender.join().unwrap();
     assert_eq!(p.stats().timed_out, 0);
     assert_eq!(
@@ -379,19 +378,10 @@ fn raw_publisher_reclaims_a_killed_subscriber_blocking_it() {
         p
     });
     assert_eq!(hoarder.expect("holding"), "1 2 3 4");
-    let mut done = 0;
-    while done < 8 {
-        done = sent
-            .recv_timeout(PEER_PATIENCE)
-            .expect("sends up to the ring");
-    }
+    wait_for_sends(&sent, 8, "sends up to the ring");
     assert_eq!(sent.try_recv().ok(), None, "the 9th send waits for room");
     hoarder.kill9();
-    while done < TOTAL {
-        done = sent
-            .recv_timeout(PEER_PATIENCE)
-            .expect("blocked raw send completes after the kill");
-    }
+    wait_for_sends(&sent, TOTAL, "blocked raw send completes after the kill");
     let p = sender.join().unwrap();
     assert_eq!(
         t.stats().subscribers(),

@@ -4,9 +4,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use horus::inspect::{RawMessage, RawReader, TopicView};
+use horus::inspect::TopicView;
 use horus::Overflow;
 use zenoh::qos::{CongestionControl, Reliability};
 use zenoh::{Session, Wait};
@@ -18,13 +18,6 @@ use crate::worker::Worker;
 
 /// How long a wait for a local message lasts before the stop flag is looked at again.
 const POLL: Duration = Duration::from_millis(50);
-
-/// How long the worker keeps looking for the next message (yielding the CPU between looks)
-/// after sending one, before it sleeps on the ring's futex. A publisher streaming faster than
-/// that is read without a wake-up per burst (a futex wake-up of a sleeping thread costs about
-/// 25 µs on these VMs, longer than a burst takes to drain); a lone message at 1 kHz costs
-/// this much extra CPU time at most.
-const LINGER_AFTER_SEND: Duration = Duration::from_micros(30);
 
 /// No publisher place: what [`Outbound::own_place`] holds while this bridge does not also
 /// publish the topic.
@@ -101,8 +94,9 @@ impl Outbound {
             let epoch = epoch_now();
             let mut seq = 0u64;
             while !flag.is_set() {
-                let next = linger(&mut reader).or_else(|| reader.recv_timeout(POLL));
-                let Some(mut msg) = next else {
+                // `recv_timeout` spins, then yields the CPU a few times before it sleeps: a
+                // publisher streaming on this CPU is read without a wake-up per message.
+                let Some(mut msg) = reader.recv_timeout(POLL) else {
                     continue;
                 };
                 // Relaxed: the place is written once by the inbound side before its
@@ -134,20 +128,6 @@ impl Outbound {
             drop(view);
         })?;
         Ok(Outbound { _worker: worker })
-    }
-}
-
-/// The next message if one arrives within [`LINGER_AFTER_SEND`], looked for between yields.
-fn linger(reader: &mut RawReader) -> Option<RawMessage> {
-    let until = Instant::now() + LINGER_AFTER_SEND;
-    loop {
-        if let Some(m) = reader.try_recv() {
-            return Some(m);
-        }
-        if Instant::now() >= until {
-            return None;
-        }
-        std::thread::yield_now();
     }
 }
 

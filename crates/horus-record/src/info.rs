@@ -8,7 +8,19 @@ use std::path::Path;
 
 use mcap::records::Record;
 
+use crate::chunk::MAX_RECORD_BYTES;
 use crate::reader::{read_at, read_tail, ReadError, RecordingReader};
+
+const OP_SCHEMA: u8 = 0x03;
+const OP_CHANNEL: u8 = 0x04;
+const OP_CHUNK_INDEX: u8 = 0x08;
+const OP_STATISTICS: u8 = 0x0B;
+const OP_METADATA: u8 = 0x0C;
+const OP_METADATA_INDEX: u8 = 0x0D;
+
+/// Most metadata records `bag info` reads through the summary's index (horus writes two per
+/// file); their total size is bounded by [`MAX_RECORD_BYTES`] as well.
+const MAX_METADATA_RECORDS: usize = 4096;
 use crate::{foxlog, meta};
 
 /// One channel of a recording.
@@ -125,6 +137,14 @@ impl RecordingInfo {
                     )
                 })?;
             pos += 9 + body.len();
+            // Only the records used here are parsed (the others, attachments and message
+            // indexes among them, are skipped: nothing to trust in them).
+            if !matches!(
+                op,
+                OP_SCHEMA | OP_CHANNEL | OP_STATISTICS | OP_CHUNK_INDEX | OP_METADATA_INDEX
+            ) {
+                continue;
+            }
             match mcap::parse_record(op, body).map_err(|e| corrupt(at, e.to_string()))? {
                 Record::Schema { header, .. } => {
                     schemas.insert(header.id, (header.name, header.encoding));
@@ -163,12 +183,35 @@ impl RecordingInfo {
                 _ => {}
             }
         }
+        if metadata.len() > MAX_METADATA_RECORDS {
+            return Err(corrupt(
+                start,
+                format!(
+                    "summary indexes {} metadata records, more than the {MAX_METADATA_RECORDS} read",
+                    metadata.len()
+                ),
+            ));
+        }
+        let mut metadata_bytes = 0u64;
         for m in metadata {
+            metadata_bytes = metadata_bytes.saturating_add(m.length);
+            if metadata_bytes > MAX_RECORD_BYTES {
+                return Err(ReadError::TooLarge {
+                    path: path.to_owned(),
+                    offset: m.offset,
+                    what: "metadata records in all",
+                    len: metadata_bytes,
+                    limit: MAX_RECORD_BYTES,
+                });
+            }
             let raw = read_at(path, m.offset, m.length)?;
             let body = raw.get(9..).unwrap_or_default();
-            match mcap::parse_record(raw.first().copied().unwrap_or(0), body) {
-                Ok(Record::Metadata(md)) => info.absorb(md),
-                Ok(_) | Err(_) => {
+            // Only a metadata opcode is parsed (whatever else the index points at is refused).
+            let parsed =
+                (raw.first() == Some(&OP_METADATA)).then(|| mcap::parse_record(OP_METADATA, body));
+            match parsed {
+                Some(Ok(Record::Metadata(md))) => info.absorb(md),
+                _ => {
                     return Err(corrupt(
                         m.offset,
                         "metadata index points at no metadata record".into(),

@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 pub mod cdr;
+pub mod chunk;
 pub mod foxlog;
 mod info;
 pub mod meta;

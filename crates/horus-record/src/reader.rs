@@ -1,11 +1,14 @@
 //! [`RecordingReader`]: the messages of an MCAP recording in file order, decoded back into
 //! the exact horus bytes, reading one record (or one chunk) at a time.
 //!
-//! The file is untrusted input: every record length is checked against the file's size
-//! before anything is allocated, chunk CRCs are checked by the `mcap` crate, and every
-//! failure is a [`ReadError`] naming the file and the byte offset of the record at fault.
+//! The file is untrusted input: every record length is checked against the file's size and
+//! [`MAX_RECORD_BYTES`] before anything is allocated, chunks are expanded under the limits of
+//! [`crate::chunk`] (declared uncompressed size, compression ratio, every inner record within
+//! the chunk), one record at a time; records horus does not use are skipped unparsed; chunk
+//! CRCs are checked by the `mcap` crate, and every failure is a [`ReadError`] naming the file
+//! and the byte offset of the record at fault.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -13,12 +16,13 @@ use std::path::{Path, PathBuf};
 use mcap::records::Record;
 
 use crate::cdr::CdrPlan;
+use crate::chunk::{op, ChunkError, ChunkRecords, MAX_RECORD_BYTES};
 use crate::meta::{self, ChannelMeta};
 
 /// Opcode of a footer record.
 const OP_FOOTER: u8 = 0x02;
 /// Opcode of a chunk record.
-const OP_CHUNK: u8 = 0x06;
+const OP_CHUNK: u8 = op::CHUNK;
 /// Opcode of a data-end record.
 const OP_DATA_END: u8 = 0x0F;
 
@@ -62,6 +66,31 @@ pub enum ReadError {
         path: PathBuf,
         /// Where the unfinished chunk starts.
         offset: u64,
+    },
+    /// A record declares more bytes than a reader holds in memory ([`MAX_RECORD_BYTES`]).
+    #[error("{path}: record at offset {offset} declares {len} bytes ({what}), more than the limit of {limit}")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Where the record starts.
+        offset: u64,
+        /// What it is.
+        what: &'static str,
+        /// Bytes declared.
+        len: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A chunk cannot be expanded within the limits, or its contents are corrupt (a record
+    /// inside claiming more than the chunk holds, a decompression bomb, a bad CRC…).
+    #[error("{path}: chunk at offset {offset}: {reason}")]
+    Chunk {
+        /// The file.
+        path: PathBuf,
+        /// Where the chunk starts.
+        offset: u64,
+        /// What is wrong.
+        reason: ChunkError,
     },
     /// A record is malformed (bad length, bad CRC, bad compression, unknown channel…).
     #[error("{path}: corrupt record at offset {offset}: {reason}")]
@@ -112,7 +141,7 @@ pub struct RecordingReader {
     channels: HashMap<u16, ReadChannel>,
     schemas: HashMap<u16, String>,
     /// Records of the chunk being read, and the chunk's offset.
-    pending: VecDeque<Record<'static>>,
+    pending: Option<ChunkRecords>,
     pending_at: u64,
     metadata: Vec<mcap::records::Metadata>,
 }
@@ -134,7 +163,7 @@ impl RecordingReader {
             done: false,
             channels: HashMap::new(),
             schemas: HashMap::new(),
-            pending: VecDeque::new(),
+            pending: None,
             pending_at: 0,
             metadata: Vec::new(),
         };
@@ -212,7 +241,32 @@ impl RecordingReader {
         if body_len > left - 9 {
             return Err(truncated(body_len.saturating_add(9)));
         }
-        // Bounded by the file's size (checked above).
+        if !matches!(
+            op,
+            op::SCHEMA | op::CHANNEL | op::MESSAGE | op::CHUNK | op::METADATA
+        ) && op != OP_FOOTER
+            && op != OP_DATA_END
+        {
+            // Not used here (indexes, attachments, unknown opcodes): skipped unparsed.
+            self.file
+                .seek_relative(body_len as i64)
+                .map_err(|source| ReadError::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+            self.pos += 9 + body_len;
+            return Ok(Some((at, op, Vec::new())));
+        }
+        if body_len > MAX_RECORD_BYTES {
+            return Err(ReadError::TooLarge {
+                path: self.path.clone(),
+                offset: at,
+                what: if op == OP_CHUNK { "chunk" } else { "record" },
+                len: body_len,
+                limit: MAX_RECORD_BYTES,
+            });
+        }
+        // Bounded by the file's size (checked above) and MAX_RECORD_BYTES.
         let mut body = vec![0u8; body_len as usize];
         self.file
             .read_exact(&mut body)
@@ -227,10 +281,23 @@ impl RecordingReader {
     /// The next message in file order, `None` at the end of the data.
     pub fn next_message(&mut self) -> Result<Option<RecordedMessage>, ReadError> {
         loop {
-            if let Some(rec) = self.pending.pop_front() {
+            if let Some(chunk) = self.pending.as_mut() {
                 let at = self.pending_at;
-                if let Some(m) = self.take(at, rec)? {
-                    return Ok(Some(m));
+                match chunk.next_record() {
+                    None => self.pending = None,
+                    Some(Err(reason)) => {
+                        self.pending = None;
+                        return Err(ReadError::Chunk {
+                            path: self.path.clone(),
+                            offset: at,
+                            reason,
+                        });
+                    }
+                    Some(Ok(rec)) => {
+                        if let Some(m) = self.take(at, rec)? {
+                            return Ok(Some(m));
+                        }
+                    }
                 }
                 continue;
             }
@@ -245,25 +312,22 @@ impl RecordingReader {
                 self.done = true;
                 return Ok(None);
             }
-            let rec = mcap::parse_record(op, &body).map_err(|e| self.corrupt(at, e))?;
             if op == OP_CHUNK {
-                let Record::Chunk { header, data } = rec else {
-                    return Err(self.corrupt(at, "chunk opcode without a chunk"));
-                };
-                let reader =
-                    mcap::read::ChunkReader::new(header, &data).map_err(|e| self.corrupt(at, e))?;
-                let mut records = VecDeque::new();
-                for r in reader {
-                    records.push_back(
-                        r.map_err(|e| self.corrupt(at, format!("in chunk: {e}")))?
-                            .into_owned(),
-                    );
-                }
-                self.pending = records;
+                let chunk = ChunkRecords::new(body).map_err(|reason| ReadError::Chunk {
+                    path: self.path.clone(),
+                    offset: at,
+                    reason,
+                })?;
+                self.pending = Some(chunk);
                 self.pending_at = at;
                 continue;
             }
-            let rec = rec.into_owned();
+            if !matches!(op, op::SCHEMA | op::CHANNEL | op::MESSAGE | op::METADATA) {
+                continue;
+            }
+            let rec = mcap::parse_record(op, &body)
+                .map_err(|e| self.corrupt(at, e))?
+                .into_owned();
             if let Some(m) = self.take(at, rec)? {
                 return Ok(Some(m));
             }
@@ -366,7 +430,17 @@ pub(crate) fn read_tail(path: &Path) -> Result<Option<(u64, Vec<u8>)>, ReadError
             reason: format!("footer's summary start {summary_start} is outside the file"),
         });
     }
-    let mut summary = vec![0u8; (footer_at - summary_start) as usize];
+    let summary_len = footer_at - summary_start;
+    if summary_len > MAX_RECORD_BYTES {
+        return Err(ReadError::TooLarge {
+            path: path.to_owned(),
+            offset: summary_start,
+            what: "summary section",
+            len: summary_len,
+            limit: MAX_RECORD_BYTES,
+        });
+    }
+    let mut summary = vec![0u8; summary_len as usize];
     f.seek(SeekFrom::Start(summary_start)).map_err(io)?;
     f.read_exact(&mut summary).map_err(io)?;
     Ok(Some((summary_start, summary)))
@@ -386,6 +460,15 @@ pub(crate) fn read_at(path: &Path, offset: u64, len: u64) -> Result<Vec<u8>, Rea
             offset,
             need: len,
             available: size.saturating_sub(offset),
+        });
+    }
+    if len > MAX_RECORD_BYTES {
+        return Err(ReadError::TooLarge {
+            path: path.to_owned(),
+            offset,
+            what: "indexed record",
+            len,
+            limit: MAX_RECORD_BYTES,
         });
     }
     let mut buf = vec![0u8; len as usize];

@@ -78,7 +78,9 @@ fn repair(
             Err(
                 e @ (ReadError::Truncated { .. }
                 | ReadError::Unfinished { .. }
-                | ReadError::Corrupt { .. }),
+                | ReadError::Corrupt { .. }
+                | ReadError::Chunk { .. }
+                | ReadError::TooLarge { .. }),
             ) => break Some(e),
             Err(e) => return Err(e.into()),
         };

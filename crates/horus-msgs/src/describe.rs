@@ -7,6 +7,8 @@
 //! memory is untrusted: [`MessageDescription::validate`] checks every offset, size and
 //! reference and recomputes each type's layout hash from its fields.
 
+mod check;
+
 use crate::{LayoutHasher, Message};
 use serde::{Deserialize, Serialize};
 
@@ -126,8 +128,14 @@ pub struct MessageDescription {
 pub(crate) const MAX_TYPES: usize = 256;
 /// Most fields one type may have.
 pub(crate) const MAX_FIELDS: usize = 4096;
+/// Most fields all the types of one description may have together.
+pub(crate) const MAX_TOTAL_FIELDS: usize = 16 * 1024;
 /// Deepest nesting of messages and arrays a description may use.
 pub(crate) const MAX_DEPTH: usize = 32;
+/// Largest size of a type's fixed part, bytes (1 GiB).
+pub(crate) const MAX_TYPE_SIZE: usize = 1 << 30;
+/// Largest alignment of a type, bytes.
+pub(crate) const MAX_ALIGN: usize = 4096;
 
 /// Why a description is not acceptable.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -161,9 +169,20 @@ pub enum DescriptionError {
         /// What is wrong.
         reason: String,
     },
-    /// Nesting deeper than [`MAX_DEPTH`] (or a cycle).
-    #[error("type {0} nests deeper than {MAX_DEPTH} levels (or refers to itself)")]
+    /// Nesting deeper than [`MAX_DEPTH`].
+    #[error("type {0} nests deeper than {MAX_DEPTH} levels")]
     TooDeep(String),
+    /// A type contains itself, directly or through other types.
+    #[error("type {0} contains itself")]
+    Cycle(String),
+    /// A type's size or alignment is impossible.
+    #[error("type {ty}: {reason}")]
+    BadType {
+        /// The type.
+        ty: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The fields do not hash to the claimed layout hash.
     #[error("type {ty}: fields hash to {computed:#018x}, description claims {claimed:#018x}")]
     HashMismatch {
@@ -177,6 +196,19 @@ pub enum DescriptionError {
 }
 
 impl MessageDescription {
+    /// Most types one description may hold.
+    pub const MAX_TYPES: usize = MAX_TYPES;
+    /// Most fields one type may have.
+    pub const MAX_FIELDS: usize = MAX_FIELDS;
+    /// Most fields all the types of one description may have together.
+    pub const MAX_TOTAL_FIELDS: usize = MAX_TOTAL_FIELDS;
+    /// Deepest nesting of messages and arrays.
+    pub const MAX_DEPTH: usize = MAX_DEPTH;
+    /// Largest size of a type's fixed part, bytes.
+    pub const MAX_TYPE_SIZE: usize = MAX_TYPE_SIZE;
+    /// Largest alignment of a type, bytes.
+    pub const MAX_ALIGN: usize = MAX_ALIGN;
+
     /// The description of `M` and every message nested in it.
     pub fn of<M: Message>() -> Self {
         let mut c = TypeCollector { types: Vec::new() };
@@ -197,102 +229,28 @@ impl MessageDescription {
         self.types.iter().find(|t| t.name == name)
     }
 
-    /// Checks a description that may come from an untrusted peer: bounded sizes, unique names,
-    /// every reference resolved, every field inside its type with a kind of its size, bounded
-    /// nesting, and every type's fields hashing to its layout hash.
+    /// Checks a description that may come from an untrusted peer: bounded sizes
+    /// ([`Self::MAX_TYPES`], [`Self::MAX_FIELDS`], [`Self::MAX_TOTAL_FIELDS`],
+    /// [`Self::MAX_TYPE_SIZE`], [`Self::MAX_ALIGN`]), unique names, every reference resolved, every field inside its type
+    /// with a kind of its size, nesting bounded by [`Self::MAX_DEPTH`] and free of cycles, and
+    /// every type's fields hashing to its layout hash. Time and memory are linear in the
+    /// description's size: each type is visited once.
     pub fn validate(&self) -> Result<(), DescriptionError> {
-        if self.types.is_empty() {
-            return Err(DescriptionError::Empty);
-        }
-        if self.types.len() > MAX_TYPES {
-            return Err(DescriptionError::TooLarge(format!(
-                "{} types",
-                self.types.len()
-            )));
-        }
-        for (i, t) in self.types.iter().enumerate() {
-            if self.types[..i].iter().any(|u| u.name == t.name) {
-                return Err(DescriptionError::Duplicate(t.name.clone()));
-            }
-            if t.fields.len() > MAX_FIELDS {
-                return Err(DescriptionError::TooLarge(format!(
-                    "{} has {} fields",
-                    t.name,
-                    t.fields.len()
-                )));
-            }
-        }
-        for t in &self.types {
-            for f in &t.fields {
-                let bad = |reason: String| DescriptionError::BadField {
-                    ty: t.name.clone(),
-                    field: f.name.clone(),
-                    reason,
-                };
-                let end = f.offset.checked_add(f.size);
-                if end.is_none_or(|e| e > t.size) {
-                    return Err(bad(format!(
-                        "bytes {}+{} outside the {}-byte type",
-                        f.offset, f.size, t.size
-                    )));
-                }
-                let size = self.kind_size(&f.kind, 0).map_err(|e| match e {
-                    KindError::Unresolved(missing) => DescriptionError::Unresolved {
-                        ty: t.name.clone(),
-                        field: f.name.clone(),
-                        missing,
-                    },
-                    KindError::TooDeep => DescriptionError::TooDeep(t.name.clone()),
-                    KindError::Overflow => bad("array size overflows".into()),
-                })?;
-                if size != f.size {
-                    return Err(bad(format!(
-                        "kind needs {size} bytes, field has {}",
-                        f.size
-                    )));
-                }
-            }
-            let computed = t.computed_hash();
-            if computed != t.layout_hash {
-                return Err(DescriptionError::HashMismatch {
-                    ty: t.name.clone(),
-                    computed,
-                    claimed: t.layout_hash,
-                });
-            }
-        }
-        Ok(())
+        check::Checker::new(self)?.check_all()
     }
 
-    /// Size in bytes of a value of `kind`, resolving nested messages (bounded depth).
-    fn kind_size(&self, kind: &FieldKind, depth: usize) -> Result<usize, KindError> {
-        if depth > MAX_DEPTH {
-            return Err(KindError::TooDeep);
-        }
-        match kind {
-            FieldKind::Scalar(s) => Ok(s.size()),
-            FieldKind::Array { of, len } => self
-                .kind_size(of, depth + 1)?
-                .checked_mul(*len)
-                .ok_or(KindError::Overflow),
-            FieldKind::Message(name) => {
-                let t = self
-                    .get(name)
-                    .ok_or_else(|| KindError::Unresolved(name.clone()))?;
-                // Recurse into the nested type's fields so a cycle hits the depth bound.
-                for f in &t.fields {
-                    self.kind_size(&f.kind, depth + 1)?;
-                }
-                Ok(t.size)
+    /// [`validate`](Self::validate), also returning how many times a type was visited
+    /// (at most once each): for tests of the linear bound.
+    #[doc(hidden)]
+    pub fn validate_counting_visits(&self) -> (Result<(), DescriptionError>, usize) {
+        match check::Checker::new(self) {
+            Ok(mut c) => {
+                let r = c.check_all();
+                (r, c.visits)
             }
+            Err(e) => (Err(e), 0),
         }
     }
-}
-
-enum KindError {
-    Unresolved(String),
-    TooDeep,
-    Overflow,
 }
 
 /// Collects the types of a description while [`MessageDescription::of`] walks the fields.

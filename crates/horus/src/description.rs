@@ -7,12 +7,25 @@
 use horus_msgs::{DescriptionError, Message, MessageDescription, SchemaId};
 use std::sync::Arc;
 
+/// Longest description JSON any reader parses (1 MiB): checked before the JSON parser runs,
+/// so a peer cannot make a reader allocate or parse without bound. A segment holds at most
+/// 64 KiB of description; this bounds what arrives from elsewhere (another host, a file).
+pub const MAX_DESCRIPTION_JSON: usize = 1 << 20;
+
 /// Why a segment's description could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum DescriptionReadError {
     /// The segment carries no description (made by a tool that wrote none).
     #[error("the segment carries no description")]
     Missing,
+    /// Longer than [`MAX_DESCRIPTION_JSON`]: not parsed.
+    #[error("the description is {len} bytes, more than the {max} allowed")]
+    TooLong {
+        /// Its length, bytes.
+        len: usize,
+        /// [`MAX_DESCRIPTION_JSON`].
+        max: usize,
+    },
     /// Not JSON of the expected shape.
     #[error("the description is not valid JSON: {0}")]
     Json(String),
@@ -94,17 +107,57 @@ pub(crate) fn encode_service<Req: Message, Resp: Message>() -> Arc<[u8]> {
     encode_service_description(&ServiceDescription::of::<Req, Resp>())
 }
 
+/// Parses untrusted description JSON of type `D`: bounded length first, then serde (whose
+/// nesting is bounded by serde_json's recursion limit).
+fn parse<D: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<D, DescriptionReadError> {
+    if bytes.is_empty() {
+        return Err(DescriptionReadError::Missing);
+    }
+    if bytes.len() > MAX_DESCRIPTION_JSON {
+        return Err(DescriptionReadError::TooLong {
+            len: bytes.len(),
+            max: MAX_DESCRIPTION_JSON,
+        });
+    }
+    serde_json::from_slice(bytes).map_err(|e| DescriptionReadError::Json(e.to_string()))
+}
+
+/// Parses and validates message description JSON from an untrusted source (a file, another
+/// host): at most [`MAX_DESCRIPTION_JSON`] bytes, then
+/// [`MessageDescription::validate`].
+pub fn parse_message(bytes: &[u8]) -> Result<MessageDescription, DescriptionReadError> {
+    let d: MessageDescription = parse(bytes)?;
+    d.validate()?;
+    Ok(d)
+}
+
+/// Parses and validates service description JSON from an untrusted source (e.g. a remote
+/// bridge): at most [`MAX_DESCRIPTION_JSON`] bytes, then [`ServiceDescription::validate`]
+/// (its error says which of the two types is inconsistent).
+pub fn parse_service(bytes: &[u8]) -> Result<ServiceDescription, ServiceParseError> {
+    let d: ServiceDescription = parse(bytes).map_err(ServiceParseError::Read)?;
+    d.validate().map_err(ServiceParseError::Invalid)?;
+    Ok(d)
+}
+
+/// Why service description JSON was refused ([`parse_service`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceParseError {
+    /// Missing, too long or not JSON of a service description.
+    #[error(transparent)]
+    Read(DescriptionReadError),
+    /// One of its two types is inconsistent.
+    #[error("invalid description: {0}")]
+    Invalid(ServiceDescriptionError),
+}
+
 /// Parses and validates a service description against the schemas of the service's table.
 pub fn decode_service(
     bytes: &[u8],
     request: &SchemaRecord,
     response: &SchemaRecord,
 ) -> Result<ServiceDescription, DescriptionReadError> {
-    if bytes.is_empty() {
-        return Err(DescriptionReadError::Missing);
-    }
-    let d: ServiceDescription =
-        serde_json::from_slice(bytes).map_err(|e| DescriptionReadError::Json(e.to_string()))?;
+    let d: ServiceDescription = parse(bytes)?;
     // `check` validates each type before comparing it with its schema.
     check(&d.request, request)?;
     check(&d.response, response)?;
@@ -116,11 +169,7 @@ pub fn decode(
     bytes: &[u8],
     schema: &SchemaRecord,
 ) -> Result<MessageDescription, DescriptionReadError> {
-    if bytes.is_empty() {
-        return Err(DescriptionReadError::Missing);
-    }
-    let d: MessageDescription =
-        serde_json::from_slice(bytes).map_err(|e| DescriptionReadError::Json(e.to_string()))?;
+    let d: MessageDescription = parse(bytes)?;
     check(&d, schema)?;
     Ok(d)
 }

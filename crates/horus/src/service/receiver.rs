@@ -73,7 +73,9 @@ impl Receiver {
     }
 
     /// Waits until `deadline` (forever if `None`) for the next request
-    /// (futex sleep while idle).
+    /// (futex sleep while idle). The deadline holds however many records
+    /// arrive that are not requests to take (malformed, another server's,
+    /// a departed client's): it is checked after each of them.
     pub(super) fn wait<T>(
         &mut self,
         deadline: Option<Instant>,
@@ -82,6 +84,9 @@ impl Receiver {
         loop {
             if let Some(r) = self.try_recv(decode) {
                 return Some(r);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
             }
             let r = self.port.receive_blocking(&mut self.buf, SPIN, deadline)?;
             if let Some(req) = self.accept(r, decode) {

@@ -368,8 +368,13 @@ impl Table {
     }
 
     /// The process owning server place `s` and its generation; `None` if
-    /// the place is free or being reclaimed.
+    /// the place is free or being reclaimed, or does not exist: `s` may come
+    /// from a claim word a hostile peer wrote (a tag up to 32 whatever the
+    /// server count), so it is checked here, not asserted.
     pub(crate) fn server_owner(&self, s: usize) -> Option<(ProcessId, u64)> {
+        if s >= self.config.max_servers as usize {
+            return None;
+        }
         // Acquire pairs with the Release claim in `enter_server`.
         let owner = self.server_word(s, S_OWNER).load(Ordering::Acquire);
         let gen = self.server_word(s, S_GEN).load(Ordering::Acquire);

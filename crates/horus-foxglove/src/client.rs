@@ -1,24 +1,31 @@
-//! One connected client: the handshake (subprotocol `foxglove.websocket.v1`), its
-//! subscriptions, and its thread, which sleeps in `poll` on the socket and on its queue's
-//! wake-up socket, writes what is queued and reads what the client asks for. A client that
-//! stops reading blocks only this thread (the socket's write times out so that the thread
-//! still notices shutdown); its queue then drops for it alone.
+//! One connected client: the handshake (the checks of access.rs, then subprotocol
+//! `foxglove.websocket.v1`), its subscriptions (capped, limits.rs), and its thread, which
+//! sleeps in `poll` on the socket and on its queue's wake-up socket, writes what is queued and
+//! reads what the client asks for. A client that stops reading blocks only this thread (the
+//! socket's write times out so that the thread still notices shutdown); its queue then drops
+//! for it alone.
 
-use std::collections::HashMap;
-use std::io;
-use std::net::{SocketAddr, TcpStream};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::http::{HeaderValue, StatusCode};
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
-use crate::protocol::{parse_client, ClientOp, SUBPROTOCOL};
+use crate::access::{AccessPolicy, Refusal, UpgradeRequest};
+use crate::limits::{Limits, HANDSHAKE_TIMEOUT};
+use crate::protocol::{self, parse_client_frame, ClientFrame, ClientOp, SUBPROTOCOL};
 use crate::send::{Item, RawFrame, SendQueue};
+use crate::server::Shared;
+use crate::subs::SubTable;
 
 /// Longest a write may block before the thread looks at shutdown again.
 const WRITE_TIMEOUT: Duration = Duration::from_millis(200);
@@ -26,55 +33,181 @@ const WRITE_TIMEOUT: Duration = Duration::from_millis(200);
 const READ_TIMEOUT: Duration = Duration::from_millis(1);
 /// Longest `poll` sleeps.
 const POLL_MS: i32 = 200;
+/// After refusing a client with a close frame: most bytes of its read and discarded so that
+/// closing the socket does not reset the connection before it read the reason.
+const LINGER_BYTES: usize = 1 << 20;
+/// ... and for at most this long.
+const LINGER: Duration = Duration::from_millis(500);
 
 /// What the pump and the client's thread share about one client.
 pub(crate) struct ClientShared {
     pub(crate) addr: SocketAddr,
     pub(crate) queue: SendQueue,
     /// Channel id → the client's subscription id for it.
-    pub(crate) subs: Mutex<HashMap<u32, u32>>,
+    subs: Mutex<HashMap<u32, u32>>,
+    /// Every client's subscriptions together.
+    table: Arc<SubTable>,
+}
+
+/// Why a subscription was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum SubscribeRefusal {
+    /// The client has as many as one client may.
+    PerClient,
+    /// All clients together have as many as allowed.
+    Total,
 }
 
 impl ClientShared {
-    pub(crate) fn subscription(&self, channel: u32) -> Option<u32> {
-        self.subs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&channel)
-            .copied()
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, u32>> {
+        self.subs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn channels(&self) -> Vec<u32> {
-        let s = self.subs.lock().unwrap_or_else(|p| p.into_inner());
-        s.keys().copied().collect()
+    pub(crate) fn subscription(&self, channel: u32) -> Option<u32> {
+        self.lock().get(&channel).copied()
+    }
+
+    /// Subscribes (a second subscription to one channel replaces the first), within the caps.
+    pub(crate) fn subscribe(
+        &self,
+        sub: u32,
+        channel: u32,
+        limits: &Limits,
+    ) -> Result<(), SubscribeRefusal> {
+        let mut s = self.lock();
+        if let Some(old) = s.get_mut(&channel) {
+            *old = sub;
+            return Ok(());
+        }
+        if s.len() >= limits.max_subscriptions_per_client {
+            return Err(SubscribeRefusal::PerClient);
+        }
+        if !self.table.add(channel, limits.max_subscriptions_total) {
+            return Err(SubscribeRefusal::Total);
+        }
+        s.insert(channel, sub);
+        Ok(())
     }
 
     pub(crate) fn remove_channel(&self, channel: u32) {
-        let mut s = self.subs.lock().unwrap_or_else(|p| p.into_inner());
-        s.remove(&channel);
+        let mut s = self.lock();
+        if s.remove(&channel).is_some() {
+            self.table.remove(channel);
+        }
         drop(s);
         self.queue.forget(channel);
     }
+
+    /// Ends every subscription (the client left).
+    pub(crate) fn clear(&self) {
+        let mut s = self.lock();
+        for (channel, _) in s.drain() {
+            self.table.remove(channel);
+        }
+    }
+
+    /// How many channels it subscribes to.
+    pub(crate) fn subscriptions(&self) -> usize {
+        self.lock().len()
+    }
 }
 
-/// Accepts the WebSocket handshake, requiring the Foxglove subprotocol.
-// The callback's error type is tungstenite's (an HTTP response), not ours to shrink.
-#[allow(clippy::result_large_err)]
-pub(crate) fn handshake(stream: TcpStream) -> Result<WebSocket<TcpStream>, String> {
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(|e| e.to_string())?;
-    let check = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
-        let offered = req
-            .headers()
+/// The handshake's view of the socket: every read and write fails once the deadline has
+/// passed, so that a client sending its request byte by byte cannot hold the thread longer.
+struct Deadlined<'a> {
+    tcp: &'a TcpStream,
+    deadline: Instant,
+}
+
+impl Deadlined<'_> {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "handshake took too long",
+            ));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Deadlined<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.tcp.set_read_timeout(Some(self.left()?))?;
+        let mut t = self.tcp;
+        t.read(buf)
+    }
+}
+
+impl Write for Deadlined<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tcp.set_write_timeout(Some(self.left()?))?;
+        let mut t = self.tcp;
+        t.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The WebSocket settings: client messages capped (tungstenite refuses a larger frame or
+/// message from its header, before reading it).
+pub(crate) fn ws_config(limits: &Limits) -> WebSocketConfig {
+    let max = limits.max_client_message_bytes;
+    WebSocketConfig::default()
+        .max_message_size(Some(max))
+        .max_frame_size(Some(max))
+        .read_buffer_size(16 << 10)
+}
+
+fn upgrade_request(req: &Request) -> UpgradeRequest<'_> {
+    let h = req.headers();
+    UpgradeRequest {
+        origin: h.get("Origin").map(HeaderValue::as_bytes),
+        host: h.get("Host").map(HeaderValue::as_bytes),
+        query: req.uri().query(),
+        authorization: h.get("Authorization").map(HeaderValue::as_bytes),
+        offers_subprotocol: h
             .get_all("Sec-WebSocket-Protocol")
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
-            .any(|p| p.trim() == SUBPROTOCOL);
-        if !offered {
-            let mut e = ErrorResponse::new(Some(format!("subprotocol {SUBPROTOCOL} required")));
-            *e.status_mut() = StatusCode::BAD_REQUEST;
+            .any(|p| p.trim() == SUBPROTOCOL),
+    }
+}
+
+/// The HTTP answer to a refused upgrade: the status and the reason as text.
+fn error_response(r: &Refusal) -> ErrorResponse {
+    let body = format!("horus foxglove: {r}\n");
+    let mut e = ErrorResponse::new(Some(body.clone()));
+    *e.status_mut() = StatusCode::from_u16(r.http_status()).unwrap_or(StatusCode::FORBIDDEN);
+    let h = e.headers_mut();
+    h.insert(
+        "Content-Type",
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert("Content-Length", HeaderValue::from(body.len()));
+    h.insert("Connection", HeaderValue::from_static("close"));
+    e
+}
+
+/// The WebSocket handshake, after the access checks. On success the socket is a WebSocket
+/// (nothing the client sent after its request has been read: tungstenite refuses such
+/// bytes), to be wrapped with [`ws_config`].
+// The callback's error type is tungstenite's (an HTTP response), not ours to shrink.
+#[allow(clippy::result_large_err)]
+pub(crate) fn handshake(
+    stream: &TcpStream,
+    policy: &AccessPolicy,
+    bound_loopback: bool,
+) -> Result<(), Refusal> {
+    let mut refusal = None;
+    let check = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
+        if let Err(r) = policy.check(&upgrade_request(req), bound_loopback) {
+            let e = error_response(&r);
+            refusal = Some(r);
             return Err(e);
         }
         resp.headers_mut().insert(
@@ -83,11 +216,63 @@ pub(crate) fn handshake(stream: TcpStream) -> Result<WebSocket<TcpStream>, Strin
         );
         Ok(resp)
     };
-    tungstenite::accept_hdr(stream, check).map_err(|e| e.to_string())
+    let io = Deadlined {
+        tcp: stream,
+        deadline: Instant::now() + HANDSHAKE_TIMEOUT,
+    };
+    let r = match tungstenite::accept_hdr(io, check) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    };
+    match (r, refusal) {
+        (_, Some(refused)) => Err(refused),
+        (Ok(()), None) => Ok(()),
+        (Err(e), None) => Err(Refusal::Handshake(e)),
+    }
+}
+
+/// A WebSocket over the accepted socket once the handshake is done.
+pub(crate) fn websocket(stream: TcpStream, limits: &Limits) -> WebSocket<TcpStream> {
+    WebSocket::from_raw_socket(stream, Role::Server, Some(ws_config(limits)))
+}
+
+/// Tells a client why it is being disconnected (a `status` error, then a close frame with
+/// `code` and the reason), then closes without resetting the connection before the client
+/// could read it.
+pub(crate) fn refuse_after_upgrade(mut ws: WebSocket<TcpStream>, code: CloseCode, why: &str) {
+    let _ = ws.get_mut().set_write_timeout(Some(WRITE_TIMEOUT));
+    let _ = ws.send(Message::text(protocol::status(2, why)));
+    // A close reason is at most 123 bytes.
+    let mut reason = why;
+    let mut n = reason.len().min(123);
+    while !reason.is_char_boundary(n) {
+        n -= 1;
+    }
+    reason = &reason[..n];
+    let _ = ws.close(Some(CloseFrame {
+        code,
+        reason: reason.into(),
+    }));
+    let _ = ws.flush();
+    let tcp = ws.get_mut();
+    let _ = tcp.shutdown(Shutdown::Write);
+    let until = Instant::now() + LINGER;
+    let _ = tcp.set_read_timeout(Some(LINGER));
+    let mut sink = [0u8; 16 << 10];
+    let mut drained = 0;
+    while drained < LINGER_BYTES && Instant::now() < until {
+        match tcp.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => drained += n,
+        }
+    }
 }
 
 /// A new client's shared part and the end of its wake-up socket its thread polls.
-pub(crate) fn new_client(addr: SocketAddr) -> io::Result<(Arc<ClientShared>, UnixStream)> {
+pub(crate) fn new_client(
+    addr: SocketAddr,
+    table: Arc<SubTable>,
+) -> io::Result<(Arc<ClientShared>, UnixStream)> {
     let (tx, rx) = UnixStream::pair()?;
     tx.set_nonblocking(true)?;
     rx.set_nonblocking(true)?;
@@ -96,6 +281,7 @@ pub(crate) fn new_client(addr: SocketAddr) -> io::Result<(Arc<ClientShared>, Uni
             addr,
             queue: SendQueue::new(tx),
             subs: Mutex::new(HashMap::new()),
+            table,
         }),
         rx,
     ))
@@ -137,12 +323,13 @@ fn would_block(e: &tungstenite::Error) -> bool {
     matches!(e, tungstenite::Error::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut))
 }
 
-/// The client's thread: runs until the client leaves, errs, or `stop` is set.
+/// The client's thread: runs until the client leaves, errs, is refused (a message over the
+/// size cap), or the bridge stops.
 pub(crate) fn run(
     mut ws: WebSocket<TcpStream>,
     me: Arc<ClientShared>,
     wake: UnixStream,
-    stop: &AtomicBool,
+    shared: &Shared,
 ) -> Result<(), String> {
     let e = |e: io::Error| e.to_string();
     ws.get_mut()
@@ -152,11 +339,16 @@ pub(crate) fn run(
         .set_read_timeout(Some(READ_TIMEOUT))
         .map_err(e)?;
     ws.get_mut().set_nodelay(true).map_err(e)?;
+    let mut session = Session {
+        me: &me,
+        shared,
+        reported: BTreeSet::new(),
+    };
     // A binary frame half written; a text frame tungstenite still has to flush.
     let mut partial: Option<RawFrame> = None;
     let mut text_pending = false;
     // Relaxed: a flag polled every loop; nothing else is published through it.
-    while !stop.load(Ordering::Relaxed) && !me.queue.is_closed() {
+    while !shared.stop.load(Ordering::Relaxed) && !me.queue.is_closed() {
         let ready = wait(ws.get_ref(), &wake, partial.is_some() || text_pending).map_err(e)?;
         let mut drain = [0u8; 64];
         while matches!((&wake).read_wake(&mut drain), Ok(n) if n > 0) {}
@@ -189,11 +381,23 @@ pub(crate) fn run(
         if ready.socket && partial.is_none() && !text_pending {
             loop {
                 match ws.read() {
-                    Ok(Message::Text(t)) => handle(&me, t.as_str()),
+                    Ok(Message::Text(t)) => session.handle(ClientFrame::Text(t.as_bytes())),
+                    Ok(Message::Binary(b)) => session.handle(ClientFrame::Binary(&b)),
                     Ok(Message::Close(_)) => return Ok(()),
                     Ok(_) => {}
                     Err(err) if would_block(&err) => break,
                     Err(tungstenite::Error::ConnectionClosed) => return Ok(()),
+                    Err(tungstenite::Error::Capacity(c)) => {
+                        // Refused from the frame's header: its payload is never read into
+                        // memory, let alone parsed.
+                        let why = format!(
+                            "message too large ({c}); the most a client may send is {} bytes",
+                            shared.limits.max_client_message_bytes
+                        );
+                        session.refused("oversized_message", 1, &why);
+                        refuse_after_upgrade(ws, CloseCode::Size, &why);
+                        return Err(why);
+                    }
                     Err(err) => return Err(err.to_string()),
                 }
             }
@@ -204,27 +408,94 @@ pub(crate) fn run(
     Ok(())
 }
 
-fn handle(me: &ClientShared, text: &str) {
-    match parse_client(text) {
-        Some(ClientOp::Subscribe(subs)) => {
-            let mut s = me.subs.lock().unwrap_or_else(|p| p.into_inner());
-            for (sub, channel) in subs {
-                s.insert(channel, sub);
+/// What a client's thread knows while it reads the client's messages.
+struct Session<'a> {
+    me: &'a ClientShared,
+    shared: &'a Shared,
+    /// Kinds of refusal already reported as an event for this client (each is counted every
+    /// time; reported once, so that a client cannot flood the bridge's log).
+    reported: BTreeSet<&'static str>,
+}
+
+impl Session<'_> {
+    /// Counts `n` refusals of `kind`, reports the first of its kind as an event, and tells
+    /// the client (`status`, level error).
+    fn refused(&mut self, kind: &'static str, n: u64, why: &str) {
+        self.shared.count_refusal(kind, n);
+        if self.reported.insert(kind) {
+            self.shared.emit(crate::Event::Refused {
+                client: self.me.addr,
+                kind,
+                why: why.to_owned(),
+            });
+        }
+        self.me.queue.push_text(protocol::status(2, why));
+    }
+
+    fn handle(&mut self, frame: ClientFrame<'_>) {
+        let limits = self.shared.limits;
+        match parse_client_frame(frame, limits.max_client_message_bytes) {
+            Ok(ClientOp::Subscribe {
+                subscriptions,
+                malformed,
+            }) => {
+                if malformed > 0 {
+                    let why = format!("{malformed} subscriptions without a valid id and channelId");
+                    self.refused("bad_message", malformed as u64, &why);
+                }
+                let (mut unknown, mut per_client, mut total) = (Vec::new(), 0usize, 0usize);
+                for (sub, channel) in subscriptions {
+                    if !self.shared.is_channel(channel) {
+                        unknown.push(channel);
+                        continue;
+                    }
+                    match self.me.subscribe(sub, channel, &limits) {
+                        Ok(()) => {}
+                        Err(SubscribeRefusal::PerClient) => per_client += 1,
+                        Err(SubscribeRefusal::Total) => total += 1,
+                    }
+                }
+                if !unknown.is_empty() {
+                    unknown.truncate(8);
+                    let why = format!("not subscribed to channels never advertised: {unknown:?}");
+                    self.refused("unknown_channel", unknown.len() as u64, &why);
+                }
+                if per_client > 0 {
+                    let why = format!(
+                        "subscription cap: {per_client} subscriptions refused; a client may \
+                         subscribe to {} channels at once",
+                        limits.max_subscriptions_per_client
+                    );
+                    self.refused("subscription_cap", per_client as u64, &why);
+                }
+                if total > 0 {
+                    let why = format!(
+                        "subscription cap: {total} subscriptions refused; all clients together \
+                         may hold {}",
+                        limits.max_subscriptions_total
+                    );
+                    self.refused("subscription_cap", total as u64, &why);
+                }
+            }
+            Ok(ClientOp::Unsubscribe(ids)) => {
+                let ids: HashSet<u32> = ids.into_iter().collect();
+                let gone: Vec<u32> = {
+                    let s = self.me.lock();
+                    s.iter()
+                        .filter(|(_, sub)| ids.contains(sub))
+                        .map(|(c, _)| *c)
+                        .collect()
+                };
+                for c in gone {
+                    self.me.remove_channel(c);
+                }
+            }
+            Ok(ClientOp::Other(_)) => {}
+            Err(err) => {
+                let why = format!("message not understood: {err}");
+                self.refused("bad_message", 1, &why);
             }
         }
-        Some(ClientOp::Unsubscribe(ids)) => {
-            let gone: Vec<u32> = {
-                let s = me.subs.lock().unwrap_or_else(|p| p.into_inner());
-                s.iter()
-                    .filter(|(_, sub)| ids.contains(sub))
-                    .map(|(c, _)| *c)
-                    .collect()
-            };
-            for c in gone {
-                me.remove_channel(c);
-            }
-        }
-        Some(ClientOp::Other(_)) | None => {}
     }
 }
 

@@ -5,11 +5,16 @@
 //!
 //! The pump reads as an observer that polls (it never registers a wake-up and publishers never
 //! count it), so attaching the bridge or a slow client changes nothing the robot observes.
+//!
+//! What clients can make it hold is bounded (limits.rs): connections (threads), each
+//! client's queue (send.rs), subscriptions, the size of a client's message, and the event
+//! stream (a client that is refused again and again is counted, not logged each time).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::io::Write as _;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -17,11 +22,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use horus::inspect::RawObserver;
 use horus_record::foxlog::{self, LogTap};
 
+use crate::access::{AccessPolicy, Refusal};
 use crate::client::{self, ClientShared};
 use crate::discovery::Discovery;
+use crate::limits::{Limits, HANDSHAKE_SLOTS};
 use crate::protocol;
 use crate::schemas::ChannelSchema;
 use crate::send::Outgoing;
+use crate::subs::SubTable;
 
 /// How often the namespace is listed for new and removed topics.
 const DISCOVER_EVERY: Duration = Duration::from_millis(200);
@@ -34,6 +42,9 @@ const UNSUBSCRIBED: Duration = Duration::from_millis(20);
 const BATCH: usize = 64;
 /// Channel id of `/log` (topic channels count up from 1).
 pub const LOG_CHANNEL: u32 = u32::MAX;
+/// Most events waiting in [`Bridge::events`]' stream; past it events are counted as
+/// dropped ([`BridgeStats::events_dropped`]) instead of held.
+pub const EVENT_QUEUE: usize = 4096;
 
 /// What the bridge serves: the namespace's topics and, on the `/log` channel
 /// (`foxglove.Log`, JSON), the log records of its processes (unless `topics` leaves `/log`
@@ -46,6 +57,23 @@ pub struct BridgeOptions {
     pub namespace: String,
     /// Serve only these topics (`None`: every topic, new ones as they appear).
     pub topics: Option<BTreeSet<String>>,
+    /// Who may connect (origins, token; see [`crate::access`]).
+    pub access: AccessPolicy,
+    /// Caps on connections, subscriptions and client messages.
+    pub limits: Limits,
+}
+
+impl BridgeOptions {
+    /// Every topic of `namespace` on `address`, with the default access policy and limits.
+    pub fn new(address: SocketAddr, namespace: &str) -> BridgeOptions {
+        BridgeOptions {
+            address,
+            namespace: namespace.to_owned(),
+            topics: None,
+            access: AccessPolicy::default(),
+            limits: Limits::default(),
+        }
+    }
 }
 
 /// Why the bridge could not start.
@@ -104,10 +132,14 @@ pub enum Event {
         /// The error that ended it, if any.
         error: Option<String>,
     },
-    /// A client's handshake failed.
+    /// A client was refused: its connection (before or right after the upgrade), or one of
+    /// its messages or subscriptions (reported once per client and kind; every one is counted
+    /// in [`BridgeStats::refused`]).
     Refused {
         /// Its address.
         client: SocketAddr,
+        /// The key in [`BridgeStats::refused`].
+        kind: &'static str,
         /// Why.
         why: String,
     },
@@ -122,6 +154,8 @@ pub struct ClientStats {
     pub sent: u64,
     /// Messages dropped for it because it fell behind, per topic.
     pub dropped: BTreeMap<String, u64>,
+    /// Channels it subscribes to.
+    pub subscriptions: usize,
 }
 
 /// The bridge's counters.
@@ -131,16 +165,66 @@ pub struct BridgeStats {
     pub clients: Vec<ClientStats>,
     /// Per topic: messages the bridge's observer missed (overwritten before it read them).
     pub missed: BTreeMap<String, u64>,
+    /// Refusals so far, by kind: connections (`origin`, `host`, `token_missing`,
+    /// `token_wrong`, `subprotocol`, `handshake`, `too_many_clients`,
+    /// `too_many_connections`, `oversized_message`) and requests of connected clients
+    /// (`subscription_cap`, `unknown_channel`, `bad_message`: one per subscription or
+    /// message refused).
+    pub refused: BTreeMap<String, u64>,
+    /// Subscriptions of all clients together.
+    pub subscriptions: usize,
+    /// Events not queued because nobody read [`Bridge::events`] ([`EVENT_QUEUE`]).
+    pub events_dropped: u64,
 }
 
-struct Shared {
-    stop: AtomicBool,
+pub(crate) struct Shared {
+    pub(crate) stop: AtomicBool,
+    pub(crate) limits: Limits,
+    access: AccessPolicy,
+    /// Whether the bridge listens on a loopback address (the `Host` check).
+    bound_loopback: bool,
     /// Clients accepted but not yet greeted by the pump.
     pending: Mutex<Vec<Arc<ClientShared>>>,
     clients: Mutex<Vec<Arc<ClientShared>>>,
-    /// Channel id → topic (for statistics).
+    /// Clients past their handshake (each holds a slot until its thread ends).
+    sessions: AtomicUsize,
+    /// Every client's subscriptions.
+    subs: Arc<SubTable>,
+    /// Channel id → topic (for statistics; every channel ever advertised).
     topics: Mutex<BTreeMap<u32, String>>,
     missed: Mutex<BTreeMap<String, u64>>,
+    refused: Mutex<BTreeMap<&'static str, u64>>,
+    events: SyncSender<Event>,
+    events_dropped: AtomicU64,
+}
+
+impl Shared {
+    /// Counts `n` refusals of `kind`.
+    pub(crate) fn count_refusal(&self, kind: &'static str, n: u64) {
+        *lock(&self.refused).entry(kind).or_default() += n;
+    }
+
+    /// Queues an event, or counts it as dropped if nobody reads them.
+    pub(crate) fn emit(&self, e: Event) {
+        if let Err(TrySendError::Full(_)) = self.events.try_send(e) {
+            // Relaxed: a statistic.
+            self.events_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether `channel` was ever advertised.
+    pub(crate) fn is_channel(&self, channel: u32) -> bool {
+        lock(&self.topics).contains_key(&channel)
+    }
+
+    fn refuse(&self, client: SocketAddr, r: &Refusal) {
+        self.count_refusal(r.kind(), 1);
+        self.emit(Event::Refused {
+            client,
+            kind: r.kind(),
+            why: r.to_string(),
+        });
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -174,27 +258,35 @@ impl Bridge {
             source,
         })?;
         listener.set_nonblocking(true).map_err(StartError::Thread)?;
+        let (tx, rx) = mpsc::sync_channel(EVENT_QUEUE);
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
+            limits: opts.limits,
+            access: opts.access.clone(),
+            bound_loopback: addr.ip().is_loopback(),
             pending: Mutex::new(Vec::new()),
             clients: Mutex::new(Vec::new()),
+            sessions: AtomicUsize::new(0),
+            subs: Arc::new(SubTable::default()),
             topics: Mutex::new(BTreeMap::new()),
             missed: Mutex::new(BTreeMap::new()),
+            refused: Mutex::new(BTreeMap::new()),
+            events: tx,
+            events_dropped: AtomicU64::new(0),
         });
-        let (tx, rx) = mpsc::channel();
         let mut threads = Vec::new();
-        let (s, t) = (shared.clone(), tx.clone());
+        let s = shared.clone();
         threads.push(
             std::thread::Builder::new()
                 .name("foxglove-accept".into())
-                .spawn(move || accept_loop(listener, s, t))
+                .spawn(move || accept_loop(listener, s))
                 .map_err(StartError::Thread)?,
         );
         let s = shared.clone();
         threads.push(
             std::thread::Builder::new()
                 .name("foxglove-pump".into())
-                .spawn(move || pump(opts, s, tx))
+                .spawn(move || pump(opts, s))
                 .map_err(StartError::Thread)?,
         );
         Ok(Bridge {
@@ -227,12 +319,20 @@ impl Bridge {
                     client: c.addr,
                     sent,
                     dropped: dropped.into_iter().map(|(k, v)| (name(k), v)).collect(),
+                    subscriptions: c.subscriptions(),
                 }
             })
             .collect();
         BridgeStats {
             clients,
             missed: lock(&self.shared.missed).clone(),
+            refused: lock(&self.shared.refused)
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), *v))
+                .collect(),
+            subscriptions: self.shared.subs.total(),
+            // Relaxed: a statistic.
+            events_dropped: self.shared.events_dropped.load(Ordering::Relaxed),
         }
     }
 
@@ -256,19 +356,33 @@ impl Drop for Bridge {
     }
 }
 
-fn accept_loop(listener: TcpListener, shared: Arc<Shared>, events: Sender<Event>) {
+/// Most threads serving connections: the clients and the handshakes in progress.
+fn max_connections(limits: &Limits) -> usize {
+    limits.max_clients + HANDSHAKE_SLOTS
+}
+
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let mut clients: Vec<JoinHandle<()>> = Vec::new();
+    let cap = max_connections(&shared.limits);
     while !shared.stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((stream, addr)) => {
-                let (s, ev) = (shared.clone(), events.clone());
+                clients.retain(|h| !h.is_finished());
+                if clients.len() >= cap {
+                    // No thread for it: answer at once (a few bytes into an empty socket
+                    // buffer never block) and close.
+                    let r = Refusal::TooManyConnections { cap };
+                    refuse_at_once(stream, &r);
+                    shared.refuse(addr, &r);
+                    continue;
+                }
+                let s = shared.clone();
                 let spawned = std::thread::Builder::new()
                     .name(format!("foxglove-{addr}"))
-                    .spawn(move || serve_client(stream, addr, s, ev));
+                    .spawn(move || serve_client(stream, addr, s));
                 if let Ok(h) = spawned {
                     clients.push(h);
                 }
-                clients.retain(|h| !h.is_finished());
             }
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
@@ -278,35 +392,68 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, events: Sender<Event>
     }
 }
 
-fn serve_client(
-    stream: std::net::TcpStream,
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-    events: Sender<Event>,
-) {
+/// An HTTP error with the reason, written without waiting.
+fn refuse_at_once(stream: TcpStream, r: &Refusal) {
+    let body = format!("horus foxglove: {r}\n");
+    let head = format!(
+        "HTTP/1.1 {} Refused\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        r.http_status(),
+        body.len()
+    );
+    let _ = stream.set_nonblocking(true);
+    let _ = (&stream).write_all(format!("{head}{body}").as_bytes());
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+}
+
+/// A connected client's slot: released when its thread ends.
+struct SessionSlot<'a>(&'a AtomicUsize);
+
+impl Drop for SessionSlot<'_> {
+    fn drop(&mut self) {
+        // Relaxed: a counter bounded by `fetch_update` below; no data is published with it.
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn serve_client(stream: TcpStream, addr: SocketAddr, shared: Arc<Shared>) {
     let _ = stream.set_nonblocking(false);
-    let ws = match client::handshake(stream) {
-        Ok(ws) => ws,
-        Err(why) => {
-            let _ = events.send(Event::Refused { client: addr, why });
-            return;
-        }
-    };
-    let (me, wake) = match client::new_client(addr) {
+    if let Err(r) = client::handshake(&stream, &shared.access, shared.bound_loopback) {
+        shared.refuse(addr, &r);
+        return;
+    }
+    let ws = client::websocket(stream, &shared.limits);
+    let cap = shared.limits.max_clients;
+    // Relaxed: the counter alone decides; nothing else is published through it.
+    let reserved = shared
+        .sessions
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            (n < cap).then_some(n + 1)
+        });
+    if reserved.is_err() {
+        let r = Refusal::TooManyClients { cap };
+        shared.refuse(addr, &r);
+        client::refuse_after_upgrade(
+            ws,
+            tungstenite::protocol::frame::coding::CloseCode::Again,
+            &r.to_string(),
+        );
+        return;
+    }
+    let _slot = SessionSlot(&shared.sessions);
+    let (me, wake) = match client::new_client(addr, shared.subs.clone()) {
         Ok(x) => x,
         Err(e) => {
-            let _ = events.send(Event::Refused {
-                client: addr,
-                why: e.to_string(),
-            });
+            let r = Refusal::Handshake(e.to_string());
+            shared.refuse(addr, &r);
             return;
         }
     };
     lock(&shared.pending).push(me.clone());
-    let _ = events.send(Event::Connected { client: addr });
-    let r = client::run(ws, me.clone(), wake, &shared.stop);
+    shared.emit(Event::Connected { client: addr });
+    let r = client::run(ws, me.clone(), wake, &shared);
     me.queue.close();
-    let _ = events.send(Event::Disconnected {
+    me.clear();
+    shared.emit(Event::Disconnected {
         client: addr,
         error: r.err(),
     });
@@ -369,7 +516,7 @@ impl LogFeed {
 }
 
 /// The pump: discovery, observers of subscribed channels, encoding, fan-out.
-fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
+fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
     let mut disc = Discovery::new(&opts.namespace, opts.topics.clone());
     let mut logs = opts
         .topics
@@ -382,7 +529,7 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
         });
     if logs.is_some() {
         lock(&shared.topics).insert(LOG_CHANNEL, foxlog::TOPIC.to_owned());
-        let _ = events.send(Event::Advertised {
+        shared.emit(Event::Advertised {
             id: LOG_CHANNEL,
             topic: foxlog::TOPIC.to_owned(),
             schema: foxlog::SCHEMA_NAME.to_owned(),
@@ -390,12 +537,16 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
         });
     }
     let mut observers: HashMap<u32, RawObserver> = HashMap::new();
+    // The subscribed channels, updated only when they change (subs.rs).
+    let mut wanted: BTreeSet<u32> = BTreeSet::new();
+    let mut wanted_seen = 0u64;
     let mut next_discover = Instant::now();
     let mut scratch = Vec::new();
     while !shared.stop.load(Ordering::Relaxed) {
+        let mut retry = false;
         if Instant::now() >= next_discover {
             next_discover = Instant::now() + DISCOVER_EVERY;
-            discover(&mut disc, &shared, &events, &mut observers);
+            retry = discover(&mut disc, &shared, &mut observers);
         }
         // Greet new clients: serverInfo and every channel, in order with later changes.
         let fresh: Vec<_> = lock(&shared.pending).drain(..).collect();
@@ -417,23 +568,29 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
             cs.retain(|c| !c.queue.is_closed());
             cs.clone()
         };
-        // Observe exactly the channels someone subscribes to.
-        let wanted: BTreeSet<u32> = clients.iter().flat_map(|c| c.channels()).collect();
-        observers.retain(|id, _| wanted.contains(id));
-        for id in &wanted {
-            if observers.contains_key(id) {
-                continue;
-            }
-            if let Some(ch) = disc.get(*id) {
-                match ch.view.observer(false) {
-                    Ok(o) => {
-                        observers.insert(*id, o);
-                    }
-                    Err(e) => {
-                        let _ = events.send(Event::Skipped {
-                            topic: ch.topic.clone(),
-                            why: e.to_string(),
-                        });
+        // Observe exactly the channels someone subscribes to (looked at when they change,
+        // and after discovery, which may have removed an observer).
+        if let Some(w) = shared.subs.changed(&mut wanted_seen) {
+            wanted = w;
+            retry = true;
+        }
+        if retry {
+            observers.retain(|id, _| wanted.contains(id));
+            for id in &wanted {
+                if observers.contains_key(id) {
+                    continue;
+                }
+                if let Some(ch) = disc.get(*id) {
+                    match ch.view.observer(false) {
+                        Ok(o) => {
+                            observers.insert(*id, o);
+                        }
+                        Err(e) => {
+                            shared.emit(Event::Skipped {
+                                topic: ch.topic.clone(),
+                                why: e.to_string(),
+                            });
+                        }
                     }
                 }
             }
@@ -480,18 +637,20 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>, events: Sender<Event>) {
     }
 }
 
+/// Looks at the namespace; returns whether channels were added or removed.
 fn discover(
     disc: &mut Discovery,
     shared: &Shared,
-    events: &Sender<Event>,
     observers: &mut HashMap<u32, RawObserver>,
-) {
-    let Ok(change) = disc.poll() else { return };
+) -> bool {
+    let Ok(change) = disc.poll() else {
+        return false;
+    };
     for (topic, why) in change.skipped {
-        let _ = events.send(Event::Skipped { topic, why });
+        shared.emit(Event::Skipped { topic, why });
     }
     if change.added.is_empty() && change.removed.is_empty() {
-        return;
+        return false;
     }
     let clients: Vec<_> = lock(&shared.clients).clone();
     let mut topics = lock(&shared.topics);
@@ -501,7 +660,7 @@ fn discover(
             for c in &clients {
                 c.remove_channel(*id);
             }
-            let _ = events.send(Event::Unadvertised {
+            shared.emit(Event::Unadvertised {
                 id: *id,
                 topic: topics.get(id).cloned().unwrap_or_default(),
             });
@@ -516,7 +675,7 @@ fn discover(
         if let Some(ch) = disc.get(*id) {
             topics.insert(*id, ch.topic.clone());
             ads.push(ch.advertisement());
-            let _ = events.send(Event::Advertised {
+            shared.emit(Event::Advertised {
                 id: *id,
                 topic: ch.topic.clone(),
                 schema: ch.schema.name.clone(),
@@ -530,4 +689,5 @@ fn discover(
             c.queue.push_text(text.clone());
         }
     }
+    true
 }

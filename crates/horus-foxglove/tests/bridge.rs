@@ -27,12 +27,7 @@ fn unique_ns(tag: &str) -> String {
 }
 
 fn start(ns: &str) -> Bridge {
-    Bridge::start(BridgeOptions {
-        address: "127.0.0.1:0".parse().unwrap(),
-        namespace: ns.into(),
-        topics: None,
-    })
-    .unwrap()
+    Bridge::start(BridgeOptions::new("127.0.0.1:0".parse().unwrap(), ns)).unwrap()
 }
 
 fn connect(bridge: &Bridge) -> WebSocket<TcpStream> {

@@ -87,12 +87,7 @@ fn next(ws: &mut WebSocket<TcpStream>) -> Option<Message> {
 #[test]
 fn a_subscribed_client_receives_what_a_child_process_logs() {
     let ns = format!("test-fox-log-{}", std::process::id());
-    let bridge = Bridge::start(BridgeOptions {
-        address: "127.0.0.1:0".parse().unwrap(),
-        namespace: ns.clone(),
-        topics: None,
-    })
-    .unwrap();
+    let bridge = Bridge::start(BridgeOptions::new("127.0.0.1:0".parse().unwrap(), &ns)).unwrap();
     let mut ws = connect(&bridge);
     // The greeting advertises /log.
     let t0 = Instant::now();

@@ -2,6 +2,9 @@
 //! `horus-foxglove`). Open `ws://HOST:PORT` in Foxglove (Open connection → Foxglove
 //! WebSocket). Runs until Ctrl-C or SIGTERM; prints what it advertises, who connects, and
 //! every few seconds what each client lost because it fell behind (and at the end).
+//!
+//! Who may connect: see docs/foxglove.md, "Security" (origin check, optional token from
+//! `--token-file` or `HORUS_FOXGLOVE_TOKEN`, caps). The token is never printed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr};
@@ -10,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Args;
-use horus_foxglove::{Bridge, BridgeOptions, BridgeStats, Event};
+use horus_foxglove::{AccessPolicy, Bridge, BridgeOptions, BridgeStats, Event, Limits, Token};
 use serde_json::json;
 
 use crate::launch::signals;
@@ -18,6 +21,8 @@ use crate::output::Output;
 
 /// How often the drop counters are looked at.
 const REPORT_EVERY: Duration = Duration::from_secs(1);
+/// The token itself, when no `--token-file` is given.
+const TOKEN_ENV: &str = "HORUS_FOXGLOVE_TOKEN";
 
 /// Serve the namespace's topics to Foxglove.
 #[derive(Debug, Args)]
@@ -25,9 +30,25 @@ pub(crate) struct Foxglove {
     /// TCP port (0: any free port, printed at start).
     #[arg(long, default_value_t = 8765)]
     port: u16,
-    /// Address to listen on (0.0.0.0 for other machines).
+    /// Address to listen on (0.0.0.0 for other machines: use a token then).
     #[arg(long, default_value = "127.0.0.1")]
     address: IpAddr,
+    /// Also allow browser pages of this origin (e.g. https://viewer.example:8443; `*`: any).
+    /// Always allowed: clients without an Origin (not browsers), loopback pages, file://
+    /// and https://app.foxglove.dev. Comma-separated or repeated.
+    #[arg(long = "allow-origin", value_delimiter = ',', value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// Require this token (the file's contents, trimmed): clients connect to
+    /// ws://HOST:PORT/?token=TOKEN or send `Authorization: Bearer TOKEN`. Default: the
+    /// HORUS_FOXGLOVE_TOKEN environment variable, else no token.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
+    /// Most clients connected at once (one more is told why and closed).
+    #[arg(long, default_value_t = horus_foxglove::limits::DEFAULT_MAX_CLIENTS)]
+    max_clients: usize,
+    /// Most channels one client may subscribe to at once.
+    #[arg(long, default_value_t = horus_foxglove::limits::DEFAULT_MAX_SUBSCRIPTIONS_PER_CLIENT)]
+    max_subscriptions: usize,
     /// Serve only these topics (comma-separated or repeated; default: every topic and the
     /// `/log` channel of log records, which is served with a list only if it names `/log`).
     #[arg(long, value_delimiter = ',')]
@@ -40,22 +61,84 @@ pub(crate) struct Foxglove {
     duration: Option<f64>,
 }
 
+/// The token: from `--token-file`, else the environment, else none.
+fn token(a: &Foxglove) -> anyhow::Result<Option<Token>> {
+    if let Some(path) = &a.token_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the token file {}", path.display()))?;
+        let t = Token::new(&text).with_context(|| format!("the token file {}", path.display()))?;
+        return Ok(Some(t));
+    }
+    match std::env::var(TOKEN_ENV) {
+        Ok(v) => Ok(Some(Token::new(&v).with_context(|| TOKEN_ENV.to_owned())?)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(e) => Err(anyhow::anyhow!("{TOKEN_ENV}: {e}")),
+    }
+}
+
+/// Says what is exposed: a warning on stderr (or a `warning` JSON line).
+fn warn(out: &Output, text: &str) {
+    if out.is_json() {
+        out.json_line(&json!({"event": "warning", "message": text}));
+    } else {
+        eprintln!("foxglove: warning: {text}");
+    }
+}
+
 pub(crate) fn run(a: Foxglove, out: &Output) -> anyhow::Result<ExitCode> {
     signals::install()?;
     let namespace = a.namespace.clone().unwrap_or_else(horus::namespace);
+    let token = token(&a)?;
+    let has_token = token.is_some();
+    if a.max_clients == 0 || a.max_subscriptions == 0 {
+        anyhow::bail!("--max-clients and --max-subscriptions must be at least 1");
+    }
+    let limits = Limits {
+        max_clients: a.max_clients,
+        max_subscriptions_per_client: a.max_subscriptions,
+        max_subscriptions_total: Limits::default()
+            .max_subscriptions_total
+            .max(a.max_subscriptions),
+        ..Limits::default()
+    };
     let mut bridge = Bridge::start(BridgeOptions {
         address: SocketAddr::new(a.address, a.port),
         namespace: namespace.clone(),
         topics: (!a.topics.is_empty()).then(|| a.topics.iter().cloned().collect::<BTreeSet<_>>()),
+        access: AccessPolicy {
+            origins: a.allow_origin.clone(),
+            token,
+        },
+        limits,
     })
     .context("horus foxglove")?;
     let addr = bridge.local_addr();
     if out.is_json() {
-        out.json_line(
-            &json!({"event": "listening", "address": addr.to_string(), "namespace": namespace}),
-        );
+        out.json_line(&json!({"event": "listening", "address": addr.to_string(),
+            "namespace": namespace, "token": has_token}));
     } else {
-        println!("foxglove: serving namespace \"{namespace}\" on ws://{addr} (Foxglove: Open connection → Foxglove WebSocket)");
+        let with = if has_token {
+            " (token required: ws://HOST:PORT/?token=…)"
+        } else {
+            ""
+        };
+        println!("foxglove: serving namespace \"{namespace}\" on ws://{addr}{with} (Foxglove: Open connection → Foxglove WebSocket)");
+    }
+    if !addr.ip().is_loopback() && !has_token {
+        warn(
+            out,
+            &format!(
+                "listening on {addr}, reachable from other machines, without a token: anyone \
+                 who can reach this port can read every topic and log (--token-file FILE)"
+            ),
+        );
+    }
+    if a.allow_origin.iter().any(|o| o == "*") {
+        warn(
+            out,
+            "--allow-origin '*': any web page open in a browser on a machine that can reach \
+             the bridge can read every topic and log",
+        );
     }
     let events = bridge.events().expect("first call");
     let started = Instant::now();
@@ -78,9 +161,14 @@ pub(crate) fn run(a: Foxglove, out: &Output) -> anyhow::Result<ExitCode> {
     report_drops(&stats, &mut reported, out);
     bridge.stop();
     if out.is_json() {
-        out.json_line(&json!({"event": "stopped", "missed": stats.missed}));
+        out.json_line(
+            &json!({"event": "stopped", "missed": stats.missed, "refused": stats.refused}),
+        );
     } else {
         println!("foxglove: stopped");
+        for (kind, n) in &stats.refused {
+            println!("foxglove: refused {n} × {kind}");
+        }
         for (topic, n) in &stats.missed {
             println!("foxglove: the bridge itself missed {n} messages of {topic}");
         }
@@ -134,9 +222,8 @@ fn print_event(e: &Event, out: &Output) {
             }
             Event::Disconnected { client, error } => json!({"event": "disconnected",
                 "client": client.to_string(), "error": error}),
-            Event::Refused { client, why } => {
-                json!({"event": "refused", "client": client.to_string(), "why": why})
-            }
+            Event::Refused { client, kind, why } => json!({"event": "refused",
+                "client": client.to_string(), "kind": kind, "why": why}),
         };
         out.json_line(&v);
         return;
@@ -163,6 +250,6 @@ fn print_event(e: &Event, out: &Output) {
         } => {
             println!("foxglove: client {client} dropped: {err}")
         }
-        Event::Refused { client, why } => println!("foxglove: refused {client}: {why}"),
+        Event::Refused { client, why, .. } => println!("foxglove: refused {client}: {why}"),
     }
 }

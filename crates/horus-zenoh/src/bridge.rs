@@ -70,6 +70,7 @@ impl Bridge {
             peers: Vec::new(),
             topics: Vec::new(),
             services: Vec::new(),
+            open_to_network: cfg.open_to_network(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let mut state = State {

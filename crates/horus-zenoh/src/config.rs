@@ -47,6 +47,9 @@ pub struct BridgeConfig {
     pub concurrent_calls: usize,
     /// Write the status file (`horus topic info` and `horus bridge status` read it).
     pub status_file: bool,
+    /// Authentication (TLS, mutual TLS, user/password) and the access control that binds each
+    /// host's name to its identity; `None`: the bridge is open to whoever reaches it.
+    pub auth: Option<crate::auth::AuthConfig>,
 }
 
 impl BridgeConfig {
@@ -66,6 +69,7 @@ impl BridgeConfig {
             lease: Duration::from_secs(3),
             concurrent_calls: 4,
             status_file: true,
+            auth: None,
         }
     }
 
@@ -93,6 +97,8 @@ impl BridgeConfig {
         for e in self.listen.iter().chain(&self.connect) {
             check_endpoint(e)?;
         }
+        let endpoints: Vec<&String> = self.listen.iter().chain(&self.connect).collect();
+        crate::auth::validate(self.auth.as_ref(), &endpoints, &self.host)?;
         if self.scan_interval.is_zero() || self.lease < Duration::from_millis(500) {
             return Err(ConfigError::Invalid(
                 "scan interval must be > 0 and lease ≥ 500 ms".into(),
@@ -151,6 +157,9 @@ impl BridgeConfig {
         if let Some(n) = file.concurrent_calls {
             self.concurrent_calls = n;
         }
+        if let Some(a) = file.auth {
+            self.set_auth(Some(a.into()));
+        }
         self.validate()
     }
 }
@@ -176,7 +185,7 @@ fn default_host() -> String {
     }
 }
 
-/// `tcp/<host>:<port>` (the transports this build of Zenoh has).
+/// `tcp/<host>:<port>` or `tls/<host>:<port>` (the transports this build of Zenoh has).
 fn check_endpoint(e: &str) -> Result<(), ConfigError> {
     let bad = |why: &str| ConfigError::Endpoint {
         endpoint: e.to_owned(),
@@ -184,7 +193,8 @@ fn check_endpoint(e: &str) -> Result<(), ConfigError> {
     };
     let rest = e
         .strip_prefix("tcp/")
-        .ok_or_else(|| bad("only tcp/<address>:<port> endpoints are supported"))?;
+        .or_else(|| e.strip_prefix("tls/"))
+        .ok_or_else(|| bad("only tcp/<address>:<port> and tls/<address>:<port> endpoints are supported"))?;
     let (host, port) = rest
         .rsplit_once(':')
         .ok_or_else(|| bad("missing :<port>"))?;
@@ -238,6 +248,9 @@ pub enum ConfigError {
     /// Another value is out of range.
     #[error("{0}")]
     Invalid(String),
+    /// The authentication settings are unusable.
+    #[error(transparent)]
+    Auth(#[from] crate::auth::AuthError),
 }
 
 fn place(line: Option<usize>, column: Option<usize>) -> String {
@@ -264,6 +277,7 @@ struct FileConfig {
     call_timeout_ms: Option<u64>,
     lease_ms: Option<u64>,
     concurrent_calls: Option<usize>,
+    auth: Option<crate::auth::FileAuth>,
 }
 
 #[cfg(test)]

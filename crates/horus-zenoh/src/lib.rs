@@ -20,6 +20,7 @@
 //! bridge ([`TopicCounters::wire_lost`]).
 
 mod allocator;
+mod auth;
 mod bridge;
 mod config;
 mod error;
@@ -37,6 +38,7 @@ mod wire;
 mod worker;
 
 pub use allocator::tune_allocator_for_bridge;
+pub use auth::{AuthConfig, AuthError, TlsAuth, UserAuth, MAX_AUTH_HOSTS};
 pub use bridge::Bridge;
 pub use config::{endpoint_of, BridgeConfig, ConfigError, DEFAULT_PORT, MAX_CONCURRENT_CALLS};
 pub use error::BridgeError;

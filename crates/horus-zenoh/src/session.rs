@@ -1,5 +1,6 @@
 //! The bridge's one Zenoh session: peer mode, the configured endpoints, fast reconnection and
-//! a short lease (a host that goes silent is noticed within the lease).
+//! a short lease (a host that goes silent is noticed within the lease); with authentication,
+//! TLS, user/password and access control (`auth.rs`).
 
 use zenoh::{Session, Wait};
 
@@ -34,13 +35,29 @@ pub(crate) fn settings(cfg: &BridgeConfig) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Opens the session.
+/// Opens the session. With authentication, first reads the credential files and checks that
+/// this host's identity (certificate common name, user name) is its host name.
 pub(crate) fn open(cfg: &BridgeConfig) -> Result<Session, BridgeError> {
     let mut config = zenoh::Config::default();
-    for (key, value) in settings(cfg) {
-        config
-            .insert_json5(key, &value)
-            .map_err(|e| BridgeError::Session(format!("{key} = {value}: {e}")))?;
+    let mut all: Vec<(&'static str, String, bool)> = settings(cfg)
+        .into_iter()
+        .map(|(k, v)| (k, v, false))
+        .collect();
+    if let Some(auth) = &cfg.auth {
+        all.extend(
+            crate::auth::session_settings(auth, &cfg.domain, &cfg.host)
+                .map_err(crate::ConfigError::from)?,
+        );
+    }
+    for (key, value, secret) in all {
+        config.insert_json5(key, &value).map_err(|e| {
+            // Zenoh's error may quote the value: a secret's is not shown at all.
+            if secret {
+                BridgeError::Session(format!("{key}: refused"))
+            } else {
+                BridgeError::Session(format!("{key} = {value}: {e}"))
+            }
+        })?;
     }
     zenoh::open(config)
         .wait()

@@ -182,6 +182,11 @@ pub struct BridgeStatus {
     pub topics: Vec<TopicStatus>,
     /// Services crossing here.
     pub services: Vec<ServiceStatus>,
+    /// Why this bridge is open to the network (it listens on a non-loopback address without
+    /// authentication: anyone reaching it may read, publish, call and claim any host name);
+    /// `None` when it is closed or listens on loopback only.
+    #[serde(default)]
+    pub open_to_network: Option<String>,
 }
 
 /// Where `namespace`'s bridge writes its status.

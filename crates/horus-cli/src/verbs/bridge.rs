@@ -42,6 +42,32 @@ pub(crate) struct BridgeArgs {
     /// These never cross (patterns as for `--allow`).
     #[arg(long)]
     deny: Vec<String>,
+    /// Close the bridge with TLS: the CA certificate (PEM) that signs every host's certificate.
+    /// With `--tls-cert` and `--tls-key`; endpoints become `tls/…`.
+    #[arg(long, value_name = "PEM")]
+    tls_ca: Option<std::path::PathBuf>,
+    /// This host's certificate (PEM; its common name must be the host name).
+    #[arg(long, value_name = "PEM")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// This host's private key (PEM).
+    #[arg(long, value_name = "PEM")]
+    tls_key: Option<std::path::PathBuf>,
+    /// Mutual TLS: connecting hosts must present a certificate of the CA too.
+    #[arg(long)]
+    mtls: bool,
+    /// The user name this host connects as (default and only value allowed: the host name).
+    #[arg(long)]
+    user: Option<String>,
+    /// A file holding this host's password (user/password authentication; with TLS). The
+    /// password is never taken on the command line.
+    #[arg(long, value_name = "FILE")]
+    password_file: Option<std::path::PathBuf>,
+    /// `user:password` lines: the hosts allowed to connect to this one.
+    #[arg(long, value_name = "FILE")]
+    users_file: Option<std::path::PathBuf>,
+    /// The other hosts allowed in the domain (their certificate common names / user names).
+    #[arg(long, value_delimiter = ',')]
+    auth_hosts: Vec<String>,
     /// A YAML file with these settings (command-line options win).
     #[arg(long)]
     config: Option<std::path::PathBuf>,
@@ -72,26 +98,19 @@ pub(crate) fn run(a: BridgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
     if a.namespace.is_some() {
         cfg.namespace = namespace.clone();
     }
+    if let Some(h) = &a.host {
+        cfg.host = h.clone();
+    }
+    apply_auth_flags(&a, &mut cfg)?;
     if !a.connect.is_empty() {
-        cfg.connect = a
-            .connect
-            .iter()
-            .map(|c| horus_zenoh::endpoint_of(c))
-            .collect();
+        cfg.connect = a.connect.iter().map(|c| cfg.endpoint(c)).collect();
         cfg.multicast = false;
     }
     if !a.listen.is_empty() {
-        cfg.listen = a
-            .listen
-            .iter()
-            .map(|c| horus_zenoh::endpoint_of(c))
-            .collect();
+        cfg.listen = a.listen.iter().map(|c| cfg.endpoint(c)).collect();
     }
     if a.multicast {
         cfg.multicast = true;
-    }
-    if let Some(h) = a.host {
-        cfg.host = h;
     }
     if let Some(d) = a.domain {
         cfg.domain = d;
@@ -102,11 +121,16 @@ pub(crate) fn run(a: BridgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
     // Before Zenoh allocates anything: see horus_zenoh::tune_allocator_for_bridge.
     horus_zenoh::tune_allocator_for_bridge();
     let bridge = horus_zenoh::Bridge::start(cfg.clone()).context("horus bridge")?;
+    let open = cfg.open_to_network();
+    if let Some(w) = &open {
+        eprintln!("bridge: WARNING open to the network: {w}");
+    }
     if out.is_json() {
         out.json_line(&json!({
             "event": "started", "host": cfg.host, "namespace": cfg.namespace,
             "domain": cfg.domain, "listen": cfg.listen, "connect": cfg.connect,
             "multicast": cfg.multicast, "pid": std::process::id(),
+            "authenticated": cfg.auth.is_some(), "open_to_network": open,
         }));
     } else {
         println!(
@@ -139,6 +163,47 @@ pub(crate) fn run(a: BridgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
         print_status(&last);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The authentication options, on top of the configuration file's `auth:` (options win).
+fn apply_auth_flags(a: &BridgeArgs, cfg: &mut horus_zenoh::BridgeConfig) -> anyhow::Result<()> {
+    let tls_given = a.tls_ca.is_some() || a.tls_cert.is_some() || a.tls_key.is_some();
+    let user_given = a.password_file.is_some() || a.users_file.is_some() || a.user.is_some();
+    if !tls_given && !user_given && !a.mtls && a.auth_hosts.is_empty() {
+        return Ok(());
+    }
+    let mut auth = cfg.auth.clone().unwrap_or_default();
+    if tls_given {
+        let (Some(ca), Some(cert), Some(key)) = (&a.tls_ca, &a.tls_cert, &a.tls_key) else {
+            anyhow::bail!("TLS needs all of --tls-ca, --tls-cert and --tls-key");
+        };
+        auth.tls = Some(horus_zenoh::TlsAuth {
+            ca: ca.clone(),
+            cert: cert.clone(),
+            key: key.clone(),
+            mutual: a.mtls,
+        });
+    } else if a.mtls {
+        match &mut auth.tls {
+            Some(t) => t.mutual = true,
+            None => anyhow::bail!("--mtls needs --tls-ca, --tls-cert and --tls-key"),
+        }
+    }
+    if user_given {
+        let (Some(password_file), Some(users_file)) = (&a.password_file, &a.users_file) else {
+            anyhow::bail!("user/password needs both --password-file and --users-file");
+        };
+        auth.user = Some(horus_zenoh::UserAuth {
+            name: a.user.clone(),
+            password_file: password_file.clone(),
+            users_file: users_file.clone(),
+        });
+    }
+    if !a.auth_hosts.is_empty() {
+        auth.hosts = a.auth_hosts.clone();
+    }
+    cfg.set_auth(Some(auth));
+    Ok(())
 }
 
 /// What has been reported already, to print changes only.
@@ -243,6 +308,9 @@ fn print_status(s: &horus_zenoh::BridgeStatus) {
         "bridge {} (pid {}) namespace \"{}\" domain {}",
         s.host, s.pid, s.namespace, s.domain
     );
+    if let Some(w) = &s.open_to_network {
+        println!("  WARNING open to the network: {w}");
+    }
     for p in &s.peers {
         println!(
             "  host {}: {} topic(s) published, {} subscribed, {} service(s)",

@@ -6,6 +6,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod intruder;
 pub mod roles;
 
 use std::io::{BufRead, BufReader, Write};

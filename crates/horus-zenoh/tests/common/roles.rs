@@ -37,7 +37,7 @@ pub const CLOUD_TAIL: usize = 1 << 20;
 /// How long any wait in a child lasts at most.
 const LONG: Duration = Duration::from_secs(60);
 
-fn env(name: &str) -> String {
+pub fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_default()
 }
 
@@ -47,13 +47,13 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// Says the child is ready. libtest has printed `test child_entry ... ` without a newline
 /// before the test body runs: start a line of our own.
-fn ready() {
+pub fn ready() {
     println!("\nready");
     let _ = std::io::stdout().flush();
 }
 
 /// Blocks until the parent closes our stdin (or kills us).
-fn wait_for_stdin_close() {
+pub fn wait_for_stdin_close() {
     let mut line = String::new();
     let stdin = std::io::stdin();
     let mut lock = stdin.lock();
@@ -99,6 +99,7 @@ pub fn run(role: &str) {
         "pair_server" => pair_server(),
         "client" => client(),
         "garbage" => garbage(),
+        "raw_peer" => super::intruder::raw_peer(),
         other => panic!("unknown role {other}"),
     }
 }
@@ -114,6 +115,10 @@ fn bridge() {
         vec![connect]
     };
     cfg.multicast = env("HZ_MULTICAST") == "1";
+    let auth = env("HZ_AUTH_YAML");
+    if !auth.is_empty() {
+        cfg.apply_yaml(&auth).expect("auth settings");
+    }
     assert!(
         horus_zenoh::tune_allocator_for_bridge(),
         "glibc takes the settings"

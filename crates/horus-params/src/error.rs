@@ -85,4 +85,8 @@ pub enum YamlError {
         /// What is wrong.
         message: String,
     },
+    /// The file is too large, or the document expands to too many nodes (an alias bomb):
+    /// see [`crate::yaml_bound`].
+    #[error(transparent)]
+    Bound(#[from] crate::yaml_bound::YamlBoundError),
 }

@@ -50,6 +50,7 @@ mod server;
 mod value;
 pub mod wire;
 mod yaml;
+pub mod yaml_bound;
 
 pub use client::{ParamClient, ParamClientError, ParamInfo, MAX_LIST};
 pub use codec::{DecodeError, VALUE_CAPACITY};

@@ -7,6 +7,10 @@
 //! problem is a [`YamlError::At`] with the 1-based line and column of the
 //! offending key or value, and nothing is applied (a file loads entirely or
 //! not at all). Keys absent from the file keep their current values.
+//!
+//! Files are read up to [`MAX_YAML_BYTES`](crate::yaml_bound::MAX_YAML_BYTES) and a document
+//! must expand to at most [`MAX_YAML_NODES`](crate::yaml_bound::MAX_YAML_NODES) nodes with its
+//! aliases replayed ([`crate::yaml_bound`]).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -21,6 +25,7 @@ use crate::value::{ParamKind, ParamValue};
 impl Parameters {
     /// Loads values from YAML text; returns the names set, in file order.
     pub fn load_yaml_str(&mut self, text: &str) -> Result<Vec<(String, ParamValue)>, YamlError> {
+        crate::yaml_bound::check_nodes(text)?;
         let decls: Vec<ParamDecl> = self.decls().cloned().collect();
         let seed = FileSeed { decls: &decls };
         let values = seed
@@ -42,9 +47,11 @@ impl Parameters {
         path: impl AsRef<std::path::Path>,
     ) -> Result<Vec<(String, ParamValue)>, YamlError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| YamlError::Io {
-            path: path.display().to_string(),
-            source,
+        let text = crate::yaml_bound::read_file(path).map_err(|e| match e {
+            crate::yaml_bound::YamlBoundError::Io { path, source } => {
+                YamlError::Io { path, source }
+            }
+            e => YamlError::Bound(e),
         })?;
         self.load_yaml_str(&text)
     }

@@ -150,3 +150,34 @@ fn a_missing_file_is_an_io_error() {
         .unwrap_err();
     assert!(matches!(err, YamlError::Io { .. }), "{err}");
 }
+
+#[test]
+fn param_yaml_alias_bomb_is_refused_and_applies_nothing() {
+    // `ids` holds 10 000 aliases of a 10 000-element list: 10^8 nodes from 80 KB, which
+    // serde_yaml's own alias limit lets through.
+    let mut p = params();
+    let before = snapshot(&p);
+    let big = vec!["1"; 10_000].join(", ");
+    let refs = vec!["*big"; 10_000].join(", ");
+    let text = format!("joints: &big [{big}]\nids: [{refs}]\n");
+    let e = p.load_yaml_str(&text).unwrap_err();
+    assert!(matches!(e, YamlError::Bound(_)), "{e}");
+    assert!(e.to_string().contains("nodes"), "{e}");
+    assert_eq!(snapshot(&p), before);
+}
+
+#[test]
+fn param_file_larger_than_the_limit_is_not_read() {
+    let path = std::env::temp_dir().join(format!("horus-params-big-{}.yaml", std::process::id()));
+    let mut text = "rate: 10\n".to_string();
+    text.push_str(
+        &"# padding\n".repeat(horus_params::yaml_bound::MAX_YAML_BYTES as usize / 10 + 1),
+    );
+    std::fs::write(&path, text).unwrap();
+    let mut p = params();
+    let e = p.load_yaml_file(&path).unwrap_err();
+    assert!(matches!(e, YamlError::Bound(_)), "{e}");
+    assert!(e.to_string().contains("larger than"), "{e}");
+    assert_eq!(p.get("rate").unwrap(), &ParamValue::I64(50));
+    std::fs::remove_file(&path).unwrap();
+}

@@ -11,7 +11,7 @@
 //! target_len u16, file_len u16, format_len u16, names_len u16`, then the four strings
 //! back to back (field names joined by `\0`), cut to fit.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::layout::SITE_SIZE;
 use crate::Level;
@@ -50,8 +50,10 @@ pub struct Meta {
 #[derive(Debug)]
 pub struct CallSite {
     pub(crate) meta: &'static Meta,
-    /// Entry index + 1 in this process's table; 0 until registered.
-    id: AtomicU32,
+    /// `generation << 32 | (entry index + 1)` in the table of the logger of that
+    /// generation; 0 until registered. A forked child's logger has a new generation (and
+    /// a new, empty table), so the ids its parent cached do not carry over.
+    id: AtomicU64,
 }
 
 impl CallSite {
@@ -59,27 +61,40 @@ impl CallSite {
     pub const fn new(meta: &'static Meta) -> Self {
         CallSite {
             meta,
-            id: AtomicU32::new(0),
+            id: AtomicU64::new(0),
         }
     }
 
-    /// The registered id (entry index + 1), or 0.
+    /// The id registered with the logger of generation `gen` (entry index + 1), or 0.
     #[inline(always)]
-    pub(crate) fn id(&self) -> u32 {
+    pub(crate) fn id(&self, gen: u32) -> u32 {
         // Relaxed: the id only names an entry; the entry's own stamp (Release, checked by
         // readers with Acquire) orders its contents.
-        self.id.load(Ordering::Relaxed)
+        let v = self.id.load(Ordering::Relaxed);
+        if (v >> 32) as u32 == gen {
+            v as u32
+        } else {
+            0
+        }
     }
 
-    /// Records the id this call site got (the first registration wins).
-    pub(crate) fn set_id(&self, id: u32) -> u32 {
+    /// Records the id this call site got from the logger of generation `gen` (the first
+    /// registration of a generation wins).
+    pub(crate) fn set_id(&self, gen: u32, id: u32) -> u32 {
+        let new = (u64::from(gen) << 32) | u64::from(id);
         // Relaxed: see `id`.
-        match self
-            .id
-            .compare_exchange(0, id, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => id,
-            Err(winner) => winner,
+        let mut cur = self.id.load(Ordering::Relaxed);
+        loop {
+            if (cur >> 32) as u32 == gen && cur as u32 != 0 {
+                return cur as u32;
+            }
+            match self
+                .id
+                .compare_exchange(cur, new, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return id,
+                Err(now) => cur = now,
+            }
         }
     }
 }

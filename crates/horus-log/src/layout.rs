@@ -73,6 +73,13 @@ pub(crate) struct Header {
     pub(crate) sites_next: AtomicU32,
     /// 1 once the process shut the logger down in order.
     pub(crate) exited: AtomicU32,
+    /// Cells the drain skipped because the reservation they belong to was never
+    /// committed (its writer died or stalled between reserving and committing; see
+    /// `sink.rs`). Zero in segments of builds without it (the page is zeroed).
+    pub(crate) abandoned: AtomicU64,
+    /// Records the drain could not decode (skipped), or whose format string it could not
+    /// apply in full (printed with the bad placeholder's value unformatted).
+    pub(crate) unreadable: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER_LEN);

@@ -30,6 +30,8 @@ mod ring;
 mod sync;
 
 #[cfg(not(loom))]
+mod abandon;
+#[cfg(not(loom))]
 mod bridge;
 #[cfg(not(loom))]
 mod callsite;
@@ -63,7 +65,7 @@ pub use logger::{
 #[cfg(not(loom))]
 pub use reader::{remove_dead, segments, Batch, Counters, LogSegment, SegmentEntry};
 #[cfg(not(loom))]
-pub use record::{format_time, render, DecodeError, LogRecord};
+pub use record::{format_time, render, render_counted, DecodeError, LogRecord, MAX_PRECISION};
 #[cfg(not(loom))]
 pub use sink::Console;
 #[cfg(not(loom))]

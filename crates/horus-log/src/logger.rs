@@ -1,8 +1,8 @@
 //! The process's logger: its segment, the write path the macros call, and the builder.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use horus_shm::{ProcessId, Segment};
@@ -29,8 +29,23 @@ pub(crate) struct Logger {
     sites: *mut u8,
     pub(crate) min_level: AtomicU8,
     /// The drain thread and its stop flag.
-    stop: AtomicBool,
+    stop: Arc<AtomicBool>,
     drain: Mutex<Option<JoinHandle<()>>>,
+    /// Distinguishes this logger's call-site ids from those of the logger a forked child
+    /// inherited from its parent.
+    generation: u32,
+    /// What a forked child's own logger is created with.
+    settings: Settings,
+}
+
+/// The settings a forked child's logger inherits from its parent's.
+#[derive(Clone, Debug)]
+struct Settings {
+    namespace: String,
+    ring_bytes: usize,
+    sites: u32,
+    console_stderr: bool,
+    name: String,
 }
 
 // SAFETY: the raw pointers name the process-wide mapping owned by `seg`; all shared access
@@ -39,15 +54,115 @@ unsafe impl Send for Logger {}
 // SAFETY: as above.
 unsafe impl Sync for Logger {}
 
-static LOGGER: OnceLock<Option<Logger>> = OnceLock::new();
+/// The logger of this process (leaked once installed, never freed); null until created,
+/// and again in a forked child until the child logs (see [`after_fork_in_child`]).
+static CURRENT: AtomicPtr<Logger> = AtomicPtr::new(std::ptr::null_mut());
+/// Where creating this process's logger stands: [`NONE`], [`CREATING`], [`READY`] or
+/// [`FAILED`].
+static STATE: AtomicU8 = AtomicU8::new(NONE);
+const NONE: u8 = 0;
+const CREATING: u8 = 1;
+const READY: u8 = 2;
+const FAILED: u8 = 3;
+/// In a forked child: the parent's logger (its settings seed the child's own; its ring is
+/// never written again from here).
+static INHERITED: AtomicPtr<Logger> = AtomicPtr::new(std::ptr::null_mut());
+/// Generations handed out to loggers (0: none).
+static GENERATION: AtomicU32 = AtomicU32::new(0);
 
-/// The logger, created from the environment on first use if [`Builder::init`] was not
-/// called. `None` if it could not be created (nothing is logged then).
+/// The logger, created on first use if [`Builder::init`] was not called: from the
+/// environment, or in a forked child from its parent's settings (never the parent's ring).
+/// `None` if it could not be created (nothing is logged then).
 #[inline(always)]
 pub(crate) fn logger() -> Option<&'static Logger> {
-    LOGGER
-        .get_or_init(|| Builder::from_env().create().ok())
-        .as_ref()
+    // Acquire: pairs with the Release store in `install`; the logger's fields are visible.
+    let p = CURRENT.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: installed loggers are leaked, never freed.
+        return Some(unsafe { &*p });
+    }
+    create_implicitly()
+}
+
+/// The logger if one is installed; never creates one.
+fn installed() -> Option<&'static Logger> {
+    // Acquire: as in `logger`.
+    let p = CURRENT.load(Ordering::Acquire);
+    // SAFETY: installed loggers are leaked, never freed.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+#[cold]
+fn create_implicitly() -> Option<&'static Logger> {
+    match install(None) {
+        Ok(l) => Some(l),
+        // Another thread created it meanwhile, or creating failed (then `None`).
+        Err(_) => installed(),
+    }
+}
+
+/// Creates and installs this process's logger (from `builder`, else from the parent's
+/// settings after a fork, else from the environment), unless one is installed or was
+/// tried: then `AlreadyInitialised`.
+fn install(builder: Option<Builder>) -> Result<&'static Logger, LogError> {
+    loop {
+        // Acquire on failure: a READY seen here makes CURRENT's store visible.
+        match STATE.compare_exchange(NONE, CREATING, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => break,
+            // Bounded by the creator's progress (a segment and a thread).
+            Err(CREATING) => std::thread::yield_now(),
+            Err(_) => return Err(LogError::AlreadyInitialised),
+        }
+    }
+    let builder = builder.unwrap_or_else(|| {
+        // Acquire: pairs with nothing written concurrently (set in the fork handler of
+        // this single-threaded child); the parent's logger is intact memory.
+        let parent = INHERITED.load(Ordering::Acquire);
+        if parent.is_null() {
+            Builder::from_env()
+        } else {
+            // SAFETY: the parent's logger was leaked before the fork; its memory is ours.
+            Builder::inheriting(unsafe { &*parent })
+        }
+    });
+    match builder.create() {
+        Ok(l) => {
+            let l: &'static Logger = Box::leak(Box::new(l));
+            // Release: the logger's fields happen-before any Acquire load that sees it.
+            CURRENT.store(std::ptr::from_ref(l).cast_mut(), Ordering::Release);
+            STATE.store(READY, Ordering::Release);
+            Ok(l)
+        }
+        Err(e) => {
+            STATE.store(FAILED, Ordering::Release);
+            Err(e)
+        }
+    }
+}
+
+/// Runs in a forked child (`pthread_atfork`), in its only thread, before `fork` returns.
+/// The child must not write into its parent's ring: a child killed between reserving and
+/// committing a record would leave a reservation the parent's drain waits at, and records
+/// of two processes would mix in one segment. So the child forgets the logger (its first
+/// record creates its own segment, named by its pid, with its parent's settings) and the
+/// thread's cached tid. Only atomic stores and a thread-local write: async-signal-safe.
+extern "C" fn after_fork_in_child() {
+    let parent = CURRENT.swap(std::ptr::null_mut(), Ordering::Relaxed);
+    if !parent.is_null() {
+        INHERITED.store(parent, Ordering::Relaxed);
+    }
+    STATE.store(NONE, Ordering::Relaxed);
+    let _ = TID.try_with(|t| t.set(0));
+}
+
+/// Registers [`after_fork_in_child`] once per process (children inherit it).
+fn watch_forks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers a handler that only does async-signal-safe work (see there).
+        let rc = unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+        debug_assert_eq!(rc, 0);
+    });
 }
 
 thread_local! {
@@ -99,14 +214,14 @@ impl Logger {
         // SAFETY: the table holds site_capacity entries inside the mapping and `index`
         // (< capacity) was handed to us alone by the fetch_add.
         unsafe { callsite::write_entry(self.sites, index, site.meta) };
-        site.set_id(index + 1)
+        site.set_id(self.generation, index + 1)
     }
 
     /// Writes one record: the write path of every macro. Never allocates, formats, locks
     /// or blocks; a full ring drops the record and counts it.
     #[inline]
     pub(crate) fn write<V: Values + ?Sized>(&self, site: &CallSite, flags: u16, values: &V) {
-        let mut id = site.id();
+        let mut id = site.id(self.generation);
         if id == 0 {
             id = self.register(site);
             if id == 0 {
@@ -157,10 +272,6 @@ impl Logger {
     /// The segment's name.
     pub(crate) fn segment_name(&self) -> &str {
         self.seg.name()
-    }
-
-    pub(crate) fn stopping(&self) -> bool {
-        self.stop.load(Ordering::Acquire)
     }
 }
 
@@ -291,24 +402,36 @@ impl Builder {
     }
 
     /// Installs the logger for this process. Fails if one is already installed (also
-    /// implicitly, by a macro called before).
+    /// implicitly, by a macro called before). In a forked child, installs the child's
+    /// own logger (the parent's is never written from the child).
     pub fn init(self) -> Result<LogGuard, LogError> {
-        let mut err = None;
-        let mut created = false;
-        LOGGER.get_or_init(|| {
-            created = true;
-            self.create().map_err(|e| err = Some(e)).ok()
-        });
-        if let Some(e) = err {
-            return Err(e);
-        }
-        if !created {
-            return Err(LogError::AlreadyInitialised);
-        }
+        install(Some(self))?;
         Ok(LogGuard { _private: () })
     }
 
+    /// The builder of a forked child's logger: its parent's settings and current level;
+    /// the console is stderr if the parent's was, else off (a writer or function cannot
+    /// be shared with another process).
+    fn inheriting(parent: &Logger) -> Builder {
+        let s = &parent.settings;
+        Builder {
+            namespace: Some(s.namespace.clone()),
+            ring_bytes: s.ring_bytes,
+            sites: s.sites,
+            // Relaxed: a filter setting.
+            level: Level::from_u32(u32::from(parent.min_level.load(Ordering::Relaxed)))
+                .unwrap_or(Level::Info),
+            console: if s.console_stderr {
+                Console::Stderr
+            } else {
+                Console::Off
+            },
+            name: Some(s.name.clone()),
+        }
+    }
+
     fn create(self) -> Result<Logger, LogError> {
+        watch_forks();
         let ns = self.namespace.unwrap_or_else(horus_shm::name::namespace);
         let pid = std::process::id();
         let name = horus_shm::name::segment_name(&ns, "log", &pid.to_string())?;
@@ -326,6 +449,13 @@ impl Builder {
             other => other?,
         };
         let process = self.name.unwrap_or_else(process_name);
+        let settings = Settings {
+            namespace: ns,
+            ring_bytes: self.ring_bytes,
+            sites: self.sites,
+            console_stderr: matches!(self.console, Console::Stderr),
+            name: process.clone(),
+        };
         let me = ProcessId::current();
         // SAFETY: the segment is fresh (O_EXCL), zeroed, page aligned and g.total bytes
         // long; nobody reads it before the magic is published below.
@@ -348,13 +478,16 @@ impl Builder {
             seg,
             view,
             min_level: AtomicU8::new(self.level as u8),
-            stop: AtomicBool::new(false),
+            stop: Arc::new(AtomicBool::new(false)),
             drain: Mutex::new(None),
+            generation: GENERATION.fetch_add(1, Ordering::Relaxed) + 1,
+            settings,
         };
         let drain = Drain::new(view, self.console, process, pid);
+        let stop = Arc::clone(&logger.stop);
         let handle = std::thread::Builder::new()
             .name("horus-log".into())
-            .spawn(move || drain.run(logger_stopping))
+            .spawn(move || drain.run(stop))
             .map_err(LogError::Thread)?;
         *logger.drain.lock().expect("fresh mutex") = Some(handle);
         Ok(logger)
@@ -365,13 +498,6 @@ impl Default for Builder {
     fn default() -> Self {
         Builder::new()
     }
-}
-
-fn logger_stopping() -> bool {
-    LOGGER
-        .get()
-        .and_then(Option::as_ref)
-        .is_some_and(Logger::stopping)
 }
 
 fn process_name() -> String {
@@ -399,7 +525,9 @@ impl Drop for LogGuard {
 /// Flushes the console, marks the segment closed and removes it (what dropping a
 /// [`LogGuard`] does; for a logger created implicitly by a macro).
 pub fn shutdown() {
-    if let Some(l) = LOGGER.get().and_then(Option::as_ref) {
+    // Only this process's own logger: a forked child that never logged has none, and must
+    // not mark its parent's segment closed or remove it.
+    if let Some(l) = installed() {
         l.stop_drain();
         // Release: a reader that sees `exited` sees every record before it.
         l.header().exited.store(1, Ordering::Release);

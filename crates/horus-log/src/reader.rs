@@ -32,6 +32,11 @@ pub struct Counters {
     pub truncated: u64,
     /// Positions reserved so far (cells).
     pub head: u64,
+    /// Cells the writing process's drain skipped: reservations never committed (a
+    /// writer that died or stalled between reserving and committing).
+    pub abandoned: u64,
+    /// Records the writing process's drain could not decode or format in full.
+    pub unreadable: u64,
 }
 
 /// What one [`LogSegment::read_from`] call found.
@@ -45,6 +50,9 @@ pub struct Batch {
     pub malformed: u64,
     /// Records lost to this reader: overwritten before it read them (cells).
     pub missed_cells: u64,
+    /// Placeholders of the records read whose format spec was refused (a precision above
+    /// [`MAX_PRECISION`](crate::MAX_PRECISION)): the value was printed without it.
+    pub refused_specs: u64,
 }
 
 impl LogSegment {
@@ -109,6 +117,8 @@ impl LogSegment {
             dropped: h.dropped.load(Ordering::Relaxed),
             truncated: h.truncated.load(Ordering::Relaxed),
             head: h.head.load(Ordering::Acquire),
+            abandoned: h.abandoned.load(Ordering::Relaxed),
+            unreadable: h.unreadable.load(Ordering::Relaxed),
         }
     }
 
@@ -119,7 +129,11 @@ impl LogSegment {
 
     /// Reads the records from position `from` (0: the oldest still in the ring) up to
     /// what is committed now. With `wait_at_gap`, stops at a record still being written
-    /// (continue later from `next`); otherwise steps over it.
+    /// (continue later from `next`) unless the writing process's drain has already
+    /// skipped it as abandoned, or the process is dead; otherwise steps over it.
+    ///
+    /// Positions come from shared memory: every step is overflow-safe and the loop ends
+    /// within one ring's worth of cells whatever `head` says.
     pub fn read_from(&mut self, from: u64, wait_at_gap: bool) -> Batch {
         let cap = self.view.cap;
         let head = self.counters().head;
@@ -135,9 +149,11 @@ impl LogSegment {
         let mut synced = from >= oldest && from > 0;
         let clock = self.clock();
         let who = (self.header.pid, self.process.clone());
-        // Bounded: each turn advances `pos` by at least one cell, and pos < head ≤ oldest
-        // + cap; a hostile `head` far ahead costs at most `cap` turns.
+        // Bounded: each turn advances `pos` by at least one cell (saturating: a `pos` at
+        // u64::MAX ends the loop, as `end` ≤ u64::MAX), and pos < end ≤ pos + cap; a
+        // hostile `head` far ahead costs at most `cap` turns.
         let end = head.min(pos.saturating_add(cap));
+        let mut alive = None;
         while pos < end {
             match self.view.step(pos) {
                 Step::Record { bytes, cells } => {
@@ -148,21 +164,29 @@ impl LogSegment {
                         &bytes,
                         pos,
                         (who.0, &who.1),
+                        &mut batch.refused_specs,
                     ) {
                         Ok(r) => batch.records.push(r),
                         Err(_) => batch.malformed += 1,
                     }
-                    pos += cells;
+                    pos = pos.saturating_add(cells);
                     synced = true;
                 }
-                Step::Uncommitted if synced && wait_at_gap => break,
+                Step::Uncommitted
+                    if synced
+                        && wait_at_gap
+                        && pos >= self.drained()
+                        && *alive.get_or_insert_with(|| self.is_alive()) =>
+                {
+                    break
+                }
                 Step::Uncommitted => pos += 1,
                 Step::Overwritten { cells } => {
                     // Lapped while reading: restart at the oldest position now, and at
                     // least past the lost record (each copy advances by what it copied, so
                     // a writer lapping us on purpose cannot make the loop quadratic).
                     let oldest_now = self.counters().head.saturating_sub(cap);
-                    let next = oldest_now.max(pos + cells.max(1));
+                    let next = oldest_now.max(pos.saturating_add(cells.max(1)));
                     batch.missed_cells += next - pos;
                     pos = next;
                     synced = false;
@@ -176,6 +200,13 @@ impl LogSegment {
         }
         batch.next = pos;
         batch
+    }
+
+    /// Where the writing process's drain has consumed up to: before it, a record start
+    /// that is not committed was skipped as abandoned and will never be.
+    fn drained(&self) -> u64 {
+        // Relaxed: a hint to stop waiting; the stamps decide what is read.
+        self.view.header().tail.load(Ordering::Relaxed)
     }
 
     fn clock(&self) -> ClockParams {

@@ -80,6 +80,7 @@ pub(crate) fn decode(
     bytes: &[u8],
     position: u64,
     (pid, process): (u32, &str),
+    refused_specs: &mut u64,
 ) -> Result<LogRecord, DecodeError> {
     let u32_at =
         |o: usize| u32::from_ne_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
@@ -141,17 +142,37 @@ pub(crate) fn decode(
         return Ok(rec);
     }
     let nargs = (site.nargs as usize).min(values.len());
-    rec.message = render(&site.format, &values[..nargs]);
+    let (message, refused) = render_counted(&site.format, &values[..nargs]);
+    rec.message = message;
+    *refused_specs += u64::from(refused);
     for (k, v) in site.fields.iter().zip(values.into_iter().skip(nargs)) {
         rec.fields.push((k.clone(), v));
     }
     Ok(rec)
 }
 
+/// Largest precision a placeholder may ask for (`{:.N}`). A call site's format string is
+/// read from shared memory (untrusted): beyond this the value is printed without the
+/// precision and the placeholder is counted as refused. (The standard formatter panics
+/// past `u16::MAX`; the bound also limits what one placeholder can expand to.)
+pub const MAX_PRECISION: usize = 1024;
+
 /// Renders a `format!`-style string with stored arguments: `{}`, `{:?}`, `{N}`, `{:.P}`,
 /// `{{`/`}}`. Other specs print the value plainly; an argument that is missing prints as
-/// the placeholder itself.
+/// the placeholder itself; a precision above [`MAX_PRECISION`] is not applied.
 pub fn render(format: &str, args: &[Val]) -> String {
+    render_counted(format, args).0
+}
+
+/// [`render`], also returning how many placeholders asked for a precision above
+/// [`MAX_PRECISION`] (their values are printed without it).
+pub fn render_counted(format: &str, args: &[Val]) -> (String, u32) {
+    let mut refused = 0u32;
+    let out = render_into(format, args, &mut refused);
+    (out, refused)
+}
+
+fn render_into(format: &str, args: &[Val], refused: &mut u32) -> String {
     let mut out = String::with_capacity(format.len() + 16 * args.len());
     let mut next = 0usize;
     let mut rest = format;
@@ -181,7 +202,11 @@ pub fn render(format: &str, args: &[Val]) -> String {
             pos.parse::<usize>().ok()
         };
         match index.and_then(|i| args.get(i)) {
-            Some(v) => fmt_spec(&mut out, v, spec),
+            Some(v) => {
+                if !fmt_spec(&mut out, v, spec) {
+                    *refused = refused.saturating_add(1);
+                }
+            }
             None => out.push_str(&tail[..=close]),
         }
         rest = &tail[close + 1..];
@@ -190,11 +215,19 @@ pub fn render(format: &str, args: &[Val]) -> String {
     out
 }
 
-fn fmt_spec(out: &mut String, v: &Val, spec: &str) {
+/// Formats `v` per `spec`; false if the spec's precision was refused (above
+/// [`MAX_PRECISION`], or digits too many for a number): the value is then printed plainly.
+fn fmt_spec(out: &mut String, v: &Val, spec: &str) -> bool {
     let debug = spec.ends_with('?');
-    let precision = spec
+    let digits = spec
         .split_once('.')
-        .and_then(|(_, p)| p.trim_end_matches('?').parse::<usize>().ok());
+        .map(|(_, p)| p.trim_end_matches('?'))
+        .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let precision = digits.and_then(|p| p.parse::<usize>().ok());
+    if digits.is_some() && precision.is_none_or(|p| p > MAX_PRECISION) {
+        let _ = write!(out, "{v}");
+        return false;
+    }
     let _ = match (v, precision) {
         (Val::F64(x), Some(p)) => write!(out, "{x:.p$}"),
         (Val::F32(x), Some(p)) => write!(out, "{x:.p$}"),
@@ -204,6 +237,7 @@ fn fmt_spec(out: &mut String, v: &Val, spec: &str) {
         (Val::F32(x), None) if debug => write!(out, "{x:?}"),
         _ => write!(out, "{v}"),
     };
+    true
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.uuuuuuZ` of Unix nanoseconds (UTC).
@@ -276,6 +310,23 @@ mod tests {
         assert_eq!(render("{} {} {} {}", &args), "7 1.23456 a b {}");
         assert_eq!(render("{name} }", &[]), "{name} }");
         assert_eq!(render("open {", &[]), "open {");
+    }
+
+    #[test]
+    fn format_precision_above_u16_does_not_panic_reader() {
+        // A call site's format string comes from shared memory: `{:.70000}` made the
+        // reader's `{x:.p$}` panic (precision beyond u16::MAX) in every reader.
+        let args = [Val::F64(1.5), Val::F32(2.5), Val::F64(3.0)];
+        let (s, refused) =
+            render_counted("a={:.70000} b={:.99999999999999999999999} c={:.2}", &args);
+        assert_eq!(s, "a=1.5 b=2.5 c=3.00");
+        assert_eq!(refused, 2);
+        // At the bound it applies; just above, it is refused.
+        let (s, refused) = render_counted(&format!("{{:.{MAX_PRECISION}}}"), &args);
+        assert_eq!((s.len(), refused), (2 + MAX_PRECISION, 0));
+        let (s, refused) = render_counted(&format!("{{:.{}?}}", MAX_PRECISION + 1), &args);
+        assert_eq!((s.as_str(), refused), ("1.5", 1));
+        assert_eq!(render("{:.65536}", &args), "1.5");
     }
 
     #[test]

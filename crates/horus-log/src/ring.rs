@@ -37,12 +37,15 @@ pub(crate) fn reserve(head: &AtomicU64, tail: &AtomicU64, cap: u64, cells: u64) 
         // Acquire pairs with the drain's Release store of `tail` in `consume`: the drain's
         // reads of the cells it gives back happen-before our writes into them.
         let free_from = tail.load(Ordering::Acquire);
-        if pos.wrapping_add(cells).wrapping_sub(free_from) > cap {
+        // A head at the end of the position space (only a peer scribbling on the segment
+        // puts it there) refuses every record instead of wrapping.
+        let end = pos.checked_add(cells)?;
+        if end.wrapping_sub(free_from) > cap {
             return None;
         }
         // Relaxed on success: ordering of our later data writes against observers comes
         // from the Release fence below; against the drain, from the stamp's Release store.
-        match head.compare_exchange_weak(pos, pos + cells, Ordering::Relaxed, Ordering::Relaxed) {
+        match head.compare_exchange_weak(pos, end, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => break,
             Err(now) => pos = now,
         }
@@ -76,6 +79,22 @@ pub(crate) fn intact(head: &AtomicU64, cap: u64, pos: u64, cells: u64) -> bool {
     fence(Ordering::Acquire);
     let reserved = head.load(Ordering::Relaxed);
     reserved <= pos.wrapping_add(cap) && cells <= cap
+}
+
+/// The first position in `(pos, limit)` where a committed record starts, looking at no
+/// more than `cap` cells: where the drain resumes after a reservation at `pos` that was
+/// never committed (its writer died or stalled between reserving and committing; the
+/// drain decides when to give up on it, see `abandon.rs`). Reservations are contiguous,
+/// so the cells in between belong to reservations made before the one found; the drain
+/// skips them with [`consume`] like cells it read, and counts them.
+pub(crate) fn next_committed<'a>(
+    stamp: impl Fn(u64) -> &'a AtomicU64,
+    pos: u64,
+    limit: u64,
+    cap: u64,
+) -> Option<u64> {
+    let end = limit.min(pos.saturating_add(cap));
+    (pos.saturating_add(1)..end).find(|&q| committed(stamp(q), q))
 }
 
 /// The drain gives back the cells before `pos` (it has read everything before it).
@@ -137,6 +156,30 @@ pub(crate) mod model {
                 .map(|i| self.data[((pos + i) % self.cap) as usize].load(Ordering::Relaxed))
                 .collect();
             intact(&self.head, self.cap, pos, cells).then_some(v)
+        }
+
+        /// A writer that reserves `cells` cells and dies before writing or committing
+        /// them; returns the position reserved.
+        pub fn abandon(&self, cells: u64) -> Option<u64> {
+            reserve(&self.head, &self.tail, self.cap, cells)
+        }
+
+        /// Drain, stuck at `pos` (not committed), gives up on it once it decided the
+        /// writer is gone: skips to the next committed record before `limit`, if any.
+        pub fn skip_abandoned(&self, pos: u64, limit: u64) -> Option<u64> {
+            let q = next_committed(
+                |q| &self.stamps[(q % self.cap) as usize],
+                pos,
+                limit,
+                self.cap,
+            )?;
+            consume(&self.tail, q);
+            Some(q)
+        }
+
+        /// The reservation counter now.
+        pub fn head(&self) -> u64 {
+            self.head.load(Ordering::Acquire)
         }
 
         /// Drain: consumes the record at `pos` if committed; returns its data.

@@ -4,9 +4,12 @@
 
 use std::fmt;
 use std::io::Write;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use crate::abandon::AbandonWatch;
 use crate::record::{self, ClockParams, LogRecord, Sites};
 use crate::ring;
 use crate::view::{Step, View};
@@ -45,6 +48,7 @@ pub(crate) struct Drain {
     sites: Sites,
     process: String,
     pid: u32,
+    abandon: AbandonWatch,
 }
 
 impl Drain {
@@ -55,6 +59,7 @@ impl Drain {
             sites: Sites::default(),
             process,
             pid,
+            abandon: AbandonWatch::default(),
         }
     }
 
@@ -68,11 +73,13 @@ impl Drain {
         }
     }
 
-    /// Runs until `stopping()` and the ring is empty.
-    pub(crate) fn run(mut self, stopping: impl Fn() -> bool) {
+    /// Runs until `stop` is set and the ring is empty.
+    pub(crate) fn run(mut self, stop: Arc<AtomicBool>) {
         let (mut idle_rounds, mut busy_rounds) = (0u32, 0u32);
         loop {
-            let stop = stopping();
+            // Acquire: pairs with the Release in `stop_drain`; records written before the
+            // stop was asked are then visible to this last round.
+            let stop = stop.load(Ordering::Acquire);
             if self.drain_once() {
                 // Busy: refine the clock now and then all the same.
                 busy_rounds = busy_rounds.wrapping_add(1);
@@ -110,9 +117,11 @@ impl Drain {
         let start = h.tail.load(Ordering::Relaxed);
         let mut pos = start;
         let clock = self.clock();
+        let mut unreadable = 0u64;
         for _ in 0..BATCH {
             match view.step(pos) {
                 Step::Record { bytes, cells } => {
+                    let mut refused = 0;
                     let rec = record::decode(
                         &view,
                         &mut self.sites,
@@ -120,16 +129,44 @@ impl Drain {
                         &bytes,
                         pos,
                         (self.pid, &self.process),
+                        &mut refused,
                     );
-                    if let Ok(rec) = rec {
-                        self.print(&rec);
+                    match rec {
+                        Ok(rec) => {
+                            unreadable += u64::from(refused > 0);
+                            self.print(&rec);
+                        }
+                        Err(_) => unreadable += 1,
                     }
-                    pos += cells;
+                    pos = pos.saturating_add(cells);
                 }
-                Step::Uncommitted => break,
-                // Not possible for the consumer (writers never pass `tail`); skip a cell.
-                Step::Overwritten { .. } | Step::Malformed => pos += 1,
+                Step::Uncommitted => {
+                    // Acquire: the stamps of reservations up to `head` are read next.
+                    let head = h.head.load(Ordering::Acquire);
+                    if pos != start || head <= pos {
+                        break;
+                    }
+                    // Stuck at a reservation: skipped once deemed abandoned (abandon.rs).
+                    match self.abandon.stuck(&view, pos, head, Instant::now()) {
+                        Some(to) => {
+                            // Relaxed: a statistic.
+                            h.abandoned.fetch_add(to - pos, Ordering::Relaxed);
+                            pos = to;
+                        }
+                        None => break,
+                    }
+                }
+                // Not possible for the consumer of an honest ring (writers never pass
+                // `tail`); a peer scribbled on it. Skip a cell.
+                Step::Overwritten { .. } | Step::Malformed => {
+                    unreadable += 1;
+                    pos = pos.saturating_add(1);
+                }
             }
+        }
+        if unreadable > 0 {
+            // Relaxed: a statistic.
+            h.unreadable.fetch_add(unreadable, Ordering::Relaxed);
         }
         if pos != start {
             ring::consume(&h.tail, pos);

@@ -99,7 +99,8 @@ impl View {
             return Step::Uncommitted;
         }
         let mut head = [0u8; 8];
-        self.copy_out(pos * CELL as u64, &mut head);
+        // Wrapping: positions come from shared memory; only `off % ring bytes` is used.
+        self.copy_out(pos.wrapping_mul(CELL as u64), &mut head);
         let len = u32::from_ne_bytes([head[4], head[5], head[6], head[7]]) as u64;
         let ring_bytes = self.cap * CELL as u64;
         if len < RECORD_HEAD as u64 || len > ring_bytes {
@@ -112,7 +113,7 @@ impl View {
         }
         let cells = len.div_ceil(CELL as u64);
         let mut bytes = vec![0u8; len as usize];
-        self.copy_out(pos * CELL as u64, &mut bytes);
+        self.copy_out(pos.wrapping_mul(CELL as u64), &mut bytes);
         if ring::intact(&self.header().head, self.cap, pos, cells) {
             Step::Record { bytes, cells }
         } else {

@@ -1,7 +1,7 @@
 //! The bridge: one Zenoh session, a loop that keeps what crosses in line with what each host
 //! has, and the status it reports.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -11,16 +11,17 @@ use zenoh::liveliness::LivelinessToken;
 use zenoh::sample::SampleKind;
 use zenoh::{Session, Wait};
 
-use crate::inbound::{Inbound, InboundSpec, Origins};
+use crate::inbound::{Inbound, InboundSpec, Origins, Senders};
 use crate::keys::{Keys, SchemaKey, TokenKind};
 use crate::local::{LocalScan, LocalService, LocalTopic};
-use crate::outbound::{epoch_now, Outbound, OutboundSpec, NO_PLACE};
+use crate::outbound::{epoch_now, Outbound, OutboundSpec, StallLimits, NO_PLACE};
+use crate::refusals::{Refusals, Refused};
 use crate::remote::{HostSchema, RemoteView};
-use crate::service_in::{describe, ServiceIn};
-use crate::service_out::{CallLimits, ServiceOut};
+use crate::service_in::{Describer, ForwardTo, ServiceIn};
+use crate::service_out::{CallLimits, RefusedService, ServiceOut};
 use crate::status::{
     remove_status_file, write_status_file, BridgeStatus, LiveCounters, ServiceCounters,
-    ServiceStatus, TopicIssue, TopicStatus,
+    ServiceStatus, TopicIssue, TopicRefusal, TopicStatus,
 };
 use crate::{BridgeConfig, BridgeError};
 
@@ -49,7 +50,12 @@ impl Bridge {
         cfg.validate()?;
         let session = crate::session::open(&cfg)?;
         let keys = Keys::new(&cfg.domain);
-        let remote = RemoteView::default();
+        let refusals = Refusals::default();
+        let remote = RemoteView::new(
+            cfg.limits.max_hosts,
+            cfg.limits.max_tokens_per_host,
+            refusals.clone(),
+        );
         let (r, k, me) = (remote.clone(), keys.clone(), cfg.host.clone());
         let liveliness = session
             .liveliness()
@@ -71,10 +77,19 @@ impl Bridge {
             topics: Vec::new(),
             services: Vec::new(),
             open_to_network: cfg.open_to_network(),
+            refusals: Vec::new(),
+            hosts_refused: 0,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let mut state = State {
             scan: LocalScan::new(&cfg.namespace),
+            describer: Describer::new(
+                cfg.limits.describes_in_flight,
+                cfg.limits.max_description_bytes,
+            ),
+            refusals,
+            refused_seen: HashSet::new(),
+            hosts_seen: HashMap::new(),
             cfg,
             keys,
             session,
@@ -135,6 +150,11 @@ struct TopicState {
     own_place: Arc<AtomicUsize>,
     counters: Arc<LiveCounters>,
     origins: Origins,
+    senders: Senders,
+    /// Stalls already attributed to the hosts sent to.
+    stalls_seen: u64,
+    /// Hosts refused by the policy (offers it may not take, wants it may not serve).
+    refused: Vec<TopicRefusal>,
     sending_to: Vec<String>,
     receiving_from: Vec<String>,
     issues: Vec<TopicIssue>,
@@ -149,6 +169,8 @@ struct TopicState {
 /// One service as the bridge handles it.
 struct ServiceState {
     out: Option<ServiceOut>,
+    /// A local server other hosts may not call: its call key refuses.
+    refusing: Option<RefusedService>,
     inn: Option<(String, ServiceIn)>,
     issues: Vec<String>,
     failed_at: Option<Instant>,
@@ -164,6 +186,13 @@ struct State {
     topics: BTreeMap<String, TopicState>,
     services: BTreeMap<String, ServiceState>,
     status: Arc<Mutex<BridgeStatus>>,
+    describer: Describer,
+    refusals: Refusals,
+    /// Remote tokens refused by the policy last time round: a refusal is counted once, when
+    /// its token appears.
+    refused_seen: HashSet<(Refused, String, String)>,
+    /// When each host was last known (forgotten `limits.forget_host_after` after).
+    hosts_seen: HashMap<String, Instant>,
 }
 
 impl State {
@@ -173,9 +202,12 @@ impl State {
         while !stop.load(Ordering::Relaxed) {
             let topics = self.scan.topics();
             let services = self.scan.services();
+            self.forget_hosts();
+            let mut refused = HashSet::new();
             self.update_tokens(&topics, &services);
-            self.update_topics(&topics);
-            self.update_services(&services);
+            self.update_topics(&topics, &mut refused);
+            self.update_services(&services, &mut refused);
+            self.count_refusals(refused);
             if last_status.elapsed() >= STATUS_EVERY {
                 self.publish_status();
                 last_status = Instant::now();
@@ -205,16 +237,17 @@ impl State {
             SchemaKey { id: 0, layout: 0 },
             "bridge",
         )];
+        let policy = &self.cfg.policy;
         for (name, t) in topics.iter().filter(|(n, _)| self.cfg.filter.allows(n)) {
-            if t.has_publisher {
+            if t.has_publisher && policy.leave.allows(name) {
                 wanted.push(self.keys.token(TokenKind::Offer, host, t.schema, name));
             }
-            if t.has_subscriber {
+            if t.has_subscriber && policy.enter.allows(name) {
                 wanted.push(self.keys.token(TokenKind::Want, host, t.schema, name));
             }
         }
         for (name, s) in services.iter().filter(|(n, _)| self.cfg.filter.allows(n)) {
-            if s.has_server {
+            if s.has_server && policy.call.allows(name) {
                 wanted.push(
                     self.keys
                         .token(TokenKind::ServiceOffer, host, s.schema, name),
@@ -232,7 +265,61 @@ impl State {
         }
     }
 
-    fn update_topics(&mut self, topics: &BTreeMap<String, LocalTopic>) {
+    /// Forgets hosts gone for longer than `limits.forget_host_after` (and the oldest gone
+    /// ones beyond twice `limits.max_hosts`): their sequences, streams and refusal counters.
+    fn forget_hosts(&mut self) {
+        let now = Instant::now();
+        for h in self.remote.host_names() {
+            self.hosts_seen.insert(h, now);
+        }
+        let limits = &self.cfg.limits;
+        let mut gone: Vec<String> = self
+            .hosts_seen
+            .iter()
+            .filter(|(_, at)| now - **at >= limits.forget_host_after)
+            .map(|(h, _)| h.clone())
+            .collect();
+        let keep = limits.max_hosts.saturating_mul(2);
+        if self.hosts_seen.len() - gone.len() > keep {
+            let mut by_age: Vec<(&String, &Instant)> = self
+                .hosts_seen
+                .iter()
+                .filter(|(h, _)| !gone.contains(h))
+                .collect();
+            by_age.sort_by_key(|(_, at)| **at);
+            let extra = by_age.len() - keep;
+            gone.extend(by_age.into_iter().take(extra).map(|(h, _)| h.clone()));
+        }
+        if gone.is_empty() {
+            return;
+        }
+        self.hosts_seen.retain(|h, _| !gone.contains(h));
+        for st in self.topics.values() {
+            st.origins
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|h, _| !gone.contains(h));
+            st.senders
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .forget(&gone);
+        }
+        self.refusals.forget(&gone);
+    }
+
+    /// Counts the refusals whose tokens appeared since last time round.
+    fn count_refusals(&mut self, now: HashSet<(Refused, String, String)>) {
+        for r in now.difference(&self.refused_seen) {
+            self.refusals.add(&r.1, r.0);
+        }
+        self.refused_seen = now;
+    }
+
+    fn update_topics(
+        &mut self,
+        topics: &BTreeMap<String, LocalTopic>,
+        refused: &mut HashSet<(Refused, String, String)>,
+    ) {
         // A topic gone from this host stops crossing; its counters stay in the status (they
         // are what reconciles with the other host's).
         self.topics.retain(|name, st| {
@@ -273,7 +360,39 @@ impl State {
             if t.has_publisher {
                 st.published_at = Some(now);
             }
-            let wanters = split(self.remote.hosts(TokenKind::Want, name), &mut st.issues);
+            let mut wanters = split(self.remote.hosts(TokenKind::Want, name), &mut st.issues);
+            let mut offerers = if t.has_subscriber {
+                split(self.remote.hosts(TokenKind::Offer, name), &mut st.issues)
+            } else {
+                Vec::new()
+            };
+            st.refused.clear();
+            let policy = &self.cfg.policy;
+            for (allowed, hosts, what, direction) in [
+                (
+                    policy.leave.allows(name),
+                    &mut wanters,
+                    Refused::Want,
+                    "leave",
+                ),
+                (
+                    policy.enter.allows(name),
+                    &mut offerers,
+                    Refused::Publish,
+                    "enter",
+                ),
+            ] {
+                if allowed {
+                    continue;
+                }
+                for h in hosts.drain(..) {
+                    refused.insert((what, h.clone(), name.clone()));
+                    st.refused.push(TopicRefusal {
+                        host: h,
+                        direction: direction.into(),
+                    });
+                }
+            }
             st.sending_to = if t.has_publisher {
                 wanters.clone()
             } else {
@@ -284,11 +403,22 @@ impl State {
                 // to lose.
                 st.origins.lock().unwrap_or_else(|e| e.into_inner()).clear();
             }
-            st.receiving_from = if t.has_subscriber {
-                split(self.remote.hosts(TokenKind::Offer, name), &mut st.issues)
-            } else {
-                Vec::new()
-            };
+            st.receiving_from = offerers;
+            st.senders
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .allowed
+                .clone_from(&st.receiving_from);
+            // Stalls of the outbound side, attributed to the hosts it was sending to.
+            let stalls = st.counters.stalls.load(Ordering::Relaxed);
+            if stalls > st.stalls_seen {
+                for h in &st.sending_to {
+                    for _ in st.stalls_seen..stalls {
+                        self.refusals.add(h, Refused::Stall);
+                    }
+                }
+                st.stalls_seen = stalls;
+            }
             if !st.receiving_from.is_empty() {
                 st.offered_at = Some(now);
             }
@@ -309,6 +439,10 @@ impl State {
                     overflow: t.overflow(),
                     own_place: Arc::clone(&st.own_place),
                     counters: Arc::clone(&st.counters),
+                    stall: StallLimits {
+                        after: self.cfg.limits.stall_after,
+                        cutoff: self.cfg.limits.stall_cutoff,
+                    },
                 };
                 match Outbound::start(&self.session, spec) {
                     Ok(o) => st.out = Some(o),
@@ -333,6 +467,10 @@ impl State {
                     own_place: Arc::clone(&st.own_place),
                     counters: Arc::clone(&st.counters),
                     origins: Arc::clone(&st.origins),
+                    senders: Arc::clone(&st.senders),
+                    max_message_bytes: self.cfg.limits.max_message_bytes,
+                    max_seq_jump: self.cfg.limits.max_seq_jump,
+                    max_places_per_host: self.cfg.limits.max_places_per_host,
                 };
                 match Inbound::start(&self.session, spec) {
                     Ok(i) => st.inn = Some(i),
@@ -348,7 +486,11 @@ impl State {
         }
     }
 
-    fn update_services(&mut self, local: &BTreeMap<String, LocalService>) {
+    fn update_services(
+        &mut self,
+        local: &BTreeMap<String, LocalService>,
+        refused: &mut HashSet<(Refused, String, String)>,
+    ) {
         let remote = self.remote.services();
         let names: Vec<String> = local
             .keys()
@@ -357,19 +499,46 @@ impl State {
             .cloned()
             .collect();
         self.services.retain(|n, _| names.contains(n));
+        self.describer.retain(|(name, host)| {
+            remote
+                .get(name)
+                .is_some_and(|hs| hs.iter().any(|h| h.host == *host))
+        });
+        let mut stand_ins = self.services.values().filter(|s| s.inn.is_some()).count();
         for name in names {
             let served_here = local.get(&name).filter(|s| s.has_server);
             let st = self.services.entry(name.clone()).or_insert(ServiceState {
                 out: None,
+                refusing: None,
                 inn: None,
                 issues: Vec::new(),
                 failed_at: None,
             });
             let retry_ok = st.failed_at.is_none_or(|at| at.elapsed() >= RETRY_AFTER);
-            // Offered: a local server exists.
+            let callable = self.cfg.policy.call.allows(&name);
+            // Offered: a local server exists (and other hosts may call it), or refused: its
+            // call key answers with a refusal, counted per caller.
             match served_here {
-                None => st.out = None,
+                None => {
+                    st.out = None;
+                    st.refusing = None;
+                }
+                Some(_) if !callable => {
+                    st.out = None;
+                    if st.refusing.is_none() {
+                        match RefusedService::start(
+                            &self.session,
+                            self.keys.call(&self.cfg.host, &name),
+                            self.remote.clone(),
+                            self.refusals.clone(),
+                        ) {
+                            Ok(r) => st.refusing = Some(r),
+                            Err(e) => st.issues = vec![e],
+                        }
+                    }
+                }
                 Some(s) if st.out.is_none() && retry_ok => {
+                    st.refusing = None;
                     match ServiceOut::start(
                         &self.session,
                         &self.cfg.namespace,
@@ -402,7 +571,9 @@ impl State {
                 .filter(|h| local_schema.is_none_or(|s| s == h.schema))
                 .collect();
             if served_here.is_some() || usable.is_empty() {
-                st.inn = None;
+                if st.inn.take().is_some() {
+                    stand_ins -= 1;
+                }
                 if served_here.is_none() && !hosts.is_empty() {
                     st.issues = vec![format!(
                         "served by {} with other types ({}) than this host's ({})",
@@ -413,28 +584,68 @@ impl State {
                 }
                 continue;
             }
-            let host = usable[0].host.clone();
-            let schema: SchemaKey = usable[0].schema;
-            if st.inn.as_ref().is_some_and(|(h, _)| *h == host) || !retry_ok {
+            if !self.cfg.policy.stand_in.allows(&name) {
+                for h in &usable {
+                    refused.insert((Refused::StandIn, h.host.clone(), name.clone()));
+                }
+                st.issues = vec![format!(
+                    "served by {}: not stood in for (policy.stand_in)",
+                    usable[0].host
+                )];
                 continue;
             }
-            st.inn = None;
-            let started =
-                describe(&self.session, &self.keys.describe(&host, &name)).and_then(|d| {
-                    ServiceIn::start(
-                        &self.session,
-                        &self.cfg.namespace,
-                        &name,
-                        &d,
-                        self.keys.call(&host, &name),
+            // The host already stood in for keeps the service while it offers it: another
+            // host offering it later (whatever its name) does not take it over.
+            if st
+                .inn
+                .as_ref()
+                .is_some_and(|(h, _)| usable.iter().any(|u| u.host == *h))
+                || !retry_ok
+            {
+                continue;
+            }
+            if st.inn.take().is_some() {
+                stand_ins -= 1;
+            }
+            let host = usable[0].host.clone();
+            let schema: SchemaKey = usable[0].schema;
+            if stand_ins >= self.cfg.limits.max_stand_ins {
+                refused.insert((Refused::OverLimit, host.clone(), name.clone()));
+                st.issues = vec![format!(
+                    "served by {host}: not stood in for, {} services are already \
+                     (limits.max_stand_ins)",
+                    self.cfg.limits.max_stand_ins
+                )];
+                continue;
+            }
+            // The description is asked for off this loop; until it arrives, nothing here
+            // waits for the other host.
+            let id = (name.clone(), host.clone());
+            let Some(described) =
+                self.describer
+                    .poll(&self.session, &id, &self.keys.describe(&host, &name))
+            else {
+                continue;
+            };
+            let started = described.and_then(|d| {
+                ServiceIn::start(
+                    &self.session,
+                    &self.cfg.namespace,
+                    &name,
+                    &d,
+                    ForwardTo {
+                        call_key: self.keys.call(&host, &name),
                         schema,
-                        self.cfg.call_timeout,
-                    )
-                });
+                        call_timeout: self.cfg.call_timeout,
+                        me: self.cfg.host.clone(),
+                    },
+                )
+            });
             match started {
                 Ok(s) => {
                     st.inn = Some((host, s));
                     st.issues.clear();
+                    stand_ins += 1;
                 }
                 Err(e) => {
                     st.failed_at = Some(Instant::now());
@@ -452,6 +663,7 @@ impl State {
                 t.out.is_some()
                     || t.inn.is_some()
                     || !t.issues.is_empty()
+                    || !t.refused.is_empty()
                     || t.counters.snapshot() != Default::default()
             })
             .map(|(name, t)| TopicStatus {
@@ -461,12 +673,22 @@ impl State {
                 receiving_from: t.receiving_from.clone(),
                 counters: t.counters.snapshot(),
                 issues: t.issues.clone(),
+                refused: t.refused.clone(),
+                cut_off_ms: t.out.as_ref().map_or(0, |o| {
+                    let until = *o.cut_off.lock().unwrap_or_else(|e| e.into_inner());
+                    until.map_or(0, |u| {
+                        u64::try_from(u.saturating_duration_since(Instant::now()).as_millis())
+                            .unwrap_or(u64::MAX)
+                    })
+                }),
             })
             .collect();
         let services = self
             .services
             .iter()
-            .filter(|(_, s)| s.out.is_some() || s.inn.is_some() || !s.issues.is_empty())
+            .filter(|(_, s)| {
+                s.out.is_some() || s.refusing.is_some() || s.inn.is_some() || !s.issues.is_empty()
+            })
             .map(|(name, s)| {
                 let snap = |c: &crate::service_out::CallCounters| {
                     let l = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
@@ -479,9 +701,11 @@ impl State {
                     name: name.clone(),
                     served_by: match (&s.out, &s.inn) {
                         (Some(_), _) => "local".into(),
+                        (None, _) if s.refusing.is_some() => "local".into(),
                         (None, Some((h, _))) => h.clone(),
                         (None, None) => String::new(),
                     },
+                    not_callable: s.refusing.is_some(),
                     counters: ServiceCounters {
                         served: served + serve_failed,
                         serve_failed,
@@ -497,6 +721,8 @@ impl State {
             st.peers = self.remote.peers();
             st.topics = topics;
             st.services = services;
+            st.refusals = self.refusals.snapshot();
+            st.hosts_refused = self.remote.hosts_refused();
             st.clone()
         };
         if self.cfg.status_file {

@@ -9,6 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::filter::{Filter, PatternError};
+use crate::limits::Limits;
+use crate::policy::{Policy, PolicyFile};
 
 /// Zenoh's default port, used when an endpoint gives none.
 pub const DEFAULT_PORT: u16 = 7447;
@@ -47,6 +49,10 @@ pub struct BridgeConfig {
     pub concurrent_calls: usize,
     /// Write the status file (`horus topic info` and `horus bridge status` read it).
     pub status_file: bool,
+    /// What other hosts may do here, per direction (after `filter`, which applies to both).
+    pub policy: Policy,
+    /// How much other hosts may make this bridge hold.
+    pub limits: Limits,
     /// Authentication (TLS, mutual TLS, user/password) and the access control that binds each
     /// host's name to its identity; `None`: the bridge is open to whoever reaches it.
     pub auth: Option<crate::auth::AuthConfig>,
@@ -69,6 +75,8 @@ impl BridgeConfig {
             lease: Duration::from_secs(3),
             concurrent_calls: 4,
             status_file: true,
+            policy: Policy::default(),
+            limits: Limits::default(),
             auth: None,
         }
     }
@@ -110,6 +118,7 @@ impl BridgeConfig {
                 self.concurrent_calls
             )));
         }
+        self.limits.validate().map_err(ConfigError::Invalid)?;
         Ok(())
     }
 
@@ -157,8 +166,14 @@ impl BridgeConfig {
         if let Some(n) = file.concurrent_calls {
             self.concurrent_calls = n;
         }
+        if let Some(p) = file.policy {
+            self.policy.apply(p)?;
+        }
         if let Some(a) = file.auth {
             self.set_auth(Some(a.into()));
+        }
+        if let Some(l) = file.limits {
+            l.apply(&mut self.limits);
         }
         self.validate()
     }
@@ -194,7 +209,9 @@ fn check_endpoint(e: &str) -> Result<(), ConfigError> {
     let rest = e
         .strip_prefix("tcp/")
         .or_else(|| e.strip_prefix("tls/"))
-        .ok_or_else(|| bad("only tcp/<address>:<port> and tls/<address>:<port> endpoints are supported"))?;
+        .ok_or_else(|| {
+            bad("only tcp/<address>:<port> and tls/<address>:<port> endpoints are supported")
+        })?;
     let (host, port) = rest
         .rsplit_once(':')
         .ok_or_else(|| bad("missing :<port>"))?;
@@ -277,7 +294,54 @@ struct FileConfig {
     call_timeout_ms: Option<u64>,
     lease_ms: Option<u64>,
     concurrent_calls: Option<usize>,
+    policy: Option<PolicyFile>,
+    limits: Option<LimitsFile>,
     auth: Option<crate::auth::FileAuth>,
+}
+
+/// The `limits:` section (names as in [`Limits`]; durations in milliseconds).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitsFile {
+    max_hosts: Option<usize>,
+    max_tokens_per_host: Option<usize>,
+    max_stand_ins: Option<usize>,
+    max_message_bytes: Option<usize>,
+    max_description_bytes: Option<usize>,
+    describes_in_flight: Option<usize>,
+    max_seq_jump: Option<u64>,
+    max_places_per_host: Option<usize>,
+    forget_host_after_ms: Option<u64>,
+    stall_after_ms: Option<u64>,
+    stall_cutoff_ms: Option<u64>,
+}
+
+impl LimitsFile {
+    fn apply(self, l: &mut Limits) {
+        let ms = Duration::from_millis;
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = self.$f { l.$f = v; } )* };
+        }
+        set!(
+            max_hosts,
+            max_tokens_per_host,
+            max_stand_ins,
+            max_message_bytes,
+            max_description_bytes,
+            describes_in_flight,
+            max_seq_jump,
+            max_places_per_host
+        );
+        if let Some(v) = self.forget_host_after_ms {
+            l.forget_host_after = ms(v);
+        }
+        if let Some(v) = self.stall_after_ms {
+            l.stall_after = ms(v);
+        }
+        if let Some(v) = self.stall_cutoff_ms {
+            l.stall_cutoff = ms(v);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -328,6 +392,38 @@ mod tests {
             .apply_yaml("lease_ms: many\n")
             .unwrap_err();
         assert!(matches!(err, ConfigError::Yaml { .. }), "{err}");
+    }
+
+    #[test]
+    fn policy_and_limits_sections_apply_and_bad_ones_are_typed_errors() {
+        let mut c = BridgeConfig::new("cfg-policy");
+        assert!(!c.policy.call.allows("node/params"), "protected by default");
+        c.apply_yaml(
+            "policy:\n  enter: {deny: ['base/**']}\n  call: {allow: ['**']}\nlimits:\n  max_hosts: 3\n  stall_after_ms: 50\n",
+        )
+        .unwrap();
+        assert!(!c.policy.enter.allows("base/cmd_vel"));
+        assert!(c.policy.leave.allows("base/cmd_vel"), "leave untouched");
+        assert!(
+            c.policy.call.allows("node/params"),
+            "a given direction replaces its default"
+        );
+        assert!(
+            !c.policy.stand_in.allows("node/params"),
+            "stand_in untouched"
+        );
+        assert_eq!(c.limits.max_hosts, 3);
+        assert_eq!(c.limits.stall_after, Duration::from_millis(50));
+        for bad in [
+            "policy:\n  exit: {}\n",
+            "policy:\n  call: {allow: ['a/***']}\n",
+            "limits:\n  max_hosts: 0\n",
+            "limits:\n  max_message_bytes: 10\n",
+            "limits:\n  max_hots: 3\n",
+            "limits:\n  max_hosts: -3\n",
+        ] {
+            assert!(BridgeConfig::new("x").apply_yaml(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

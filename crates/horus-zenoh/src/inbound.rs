@@ -9,6 +9,13 @@
 //! is `Block` and its subscribers lag, the callback waits in `send` (bounded by the topic's
 //! Block timeout), Zenoh's receiving side waits with it, and the back-pressure travels over
 //! TCP to the sending host.
+//!
+//! Untrusted input, bounded: only hosts that offer the topic (their token) may send it
+//! (others' messages are dropped and counted as `unknown_sender`), so the per-host stream
+//! and publisher maps hold known hosts only, and the bridge's loop removes a host's entries
+//! once it forgets the host; a message larger than the topic can hold is dropped before it
+//! is read (`oversize`); a sequence number that jumps further than `limits.max_seq_jump`
+//! is followed from there and counted as `suspect`, not as loss.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,10 +49,38 @@ pub(crate) struct InboundSpec {
     /// The remote publishers' sequences, kept across restarts of this inbound side (and of
     /// the sending bridge) while this host's subscribers stay.
     pub(crate) origins: Origins,
+    /// The hosts that may send the topic (those offering it) and their streams.
+    pub(crate) senders: Senders,
+    /// Largest message taken (header included).
+    pub(crate) max_message_bytes: usize,
+    /// Largest sequence jump counted as loss.
+    pub(crate) max_seq_jump: u64,
+    /// Publisher places followed per host.
+    pub(crate) max_places_per_host: usize,
 }
 
 /// Next expected sequence number of each remote publisher, by host and publisher place.
 pub(crate) type Origins = Arc<Mutex<HashMap<String, HashMap<u16, u64>>>>;
+
+/// The hosts that may send a topic, and where each one's stream is; shared with the bridge's
+/// loop, which sets the hosts and removes forgotten ones (a short lock, never held while a
+/// message is published).
+pub(crate) type Senders = Arc<Mutex<SenderState>>;
+
+/// See [`Senders`].
+#[derive(Default)]
+pub(crate) struct SenderState {
+    /// Hosts offering the topic now.
+    pub(crate) allowed: Vec<String>,
+    streams: HashMap<String, Stream>,
+}
+
+impl SenderState {
+    /// Removes the streams of hosts the bridge has forgotten.
+    pub(crate) fn forget(&mut self, gone: &[String]) {
+        self.streams.retain(|h, _| !gone.contains(h));
+    }
+}
 
 /// Where one sending stream is.
 struct Stream {
@@ -61,7 +96,8 @@ struct Receiving {
     /// publishes nothing more.
     publisher: Option<RawPublisher>,
     view: Option<TopicView>,
-    streams: HashMap<String, Stream>,
+    /// Largest message this topic takes (header included).
+    max_bytes: usize,
 }
 
 impl Inbound {
@@ -73,13 +109,18 @@ impl Inbound {
             Err(_) => view.schema().map_or(0, |s| s.size as usize),
         };
         let publisher = view.publisher(size).map_err(|e| e.to_string())?;
+        let q = view.qos();
+        let room = usize::try_from(q.chunk_bytes)
+            .unwrap_or(usize::MAX)
+            .max(q.inline_bytes as usize);
+        let max_bytes = spec.max_message_bytes.min(room.saturating_add(HEADER_LEN));
         spec.own_place.store(publisher.place(), Ordering::Relaxed);
         let key = spec.keys.data_any_host(&spec.topic);
         let state = Arc::new(Mutex::new(Receiving {
             spec,
             publisher: Some(publisher),
             view: Some(view),
-            streams: HashMap::new(),
+            max_bytes,
         }));
         let s = Arc::clone(&state);
         let subscriber = session
@@ -121,7 +162,7 @@ impl Receiving {
         let Receiving {
             spec,
             publisher,
-            streams,
+            max_bytes,
             ..
         } = self;
         let Some(publisher) = publisher else {
@@ -129,6 +170,22 @@ impl Receiving {
         };
         let c = &spec.counters;
         LiveCounters::add(&c.received, 1);
+        let host = spec
+            .keys
+            .data_host(sample.key_expr().as_str())
+            .unwrap_or("?");
+        if !lock_senders(&spec.senders)
+            .allowed
+            .iter()
+            .any(|h| h == host)
+        {
+            LiveCounters::add(&c.unknown_sender, 1);
+            return;
+        }
+        if sample.payload().len() > *max_bytes {
+            LiveCounters::add(&c.oversize, 1);
+            return;
+        }
         // A large message arrives in several slices (Zenoh's fragments): they are copied
         // straight into the local chunk, not joined first. The header must lie in the first
         // slice (it does: 48 bytes at the front of every batch); otherwise the payload is
@@ -155,16 +212,28 @@ impl Receiving {
             LiveCounters::add(&c.schema_refused, 1);
             return;
         }
-        let host = spec
-            .keys
-            .data_host(sample.key_expr().as_str())
-            .unwrap_or("?");
-        LiveCounters::add(&c.wire_lost, follow(streams, host, &header));
-        let gap = {
+        let wire = follow(
+            &mut lock_senders(&spec.senders).streams,
+            host,
+            &header,
+            spec.max_seq_jump,
+        );
+        let source = {
             let mut o = spec.origins.lock().unwrap_or_else(|e| e.into_inner());
-            follow_origin(&mut o, host, header.origin_place, header.origin_seq)
+            follow_origin(
+                &mut o,
+                host,
+                (header.origin_place, header.origin_seq),
+                spec.max_seq_jump,
+                spec.max_places_per_host,
+            )
         };
-        LiveCounters::add(&c.source_lost, gap);
+        LiveCounters::add(&c.wire_lost, wire.lost);
+        LiveCounters::add(&c.source_lost, source.lost);
+        LiveCounters::add(
+            &c.suspect,
+            u64::from(wire.suspect) + u64::from(source.suspect),
+        );
         let sent = if rest.is_empty() {
             publisher.send(body)
         } else {
@@ -180,17 +249,48 @@ impl Receiving {
     }
 }
 
-/// Follows a sending stream's sequence; returns how many messages are missing before this one.
-/// A stream's first message (a new host, or a new epoch: the sender restarted the topic)
-/// starts it wherever it is: what was sent before we subscribed was not ours to lose.
-fn follow(streams: &mut HashMap<String, Stream>, host: &str, h: &WireHeader) -> u64 {
+fn lock_senders(s: &Mutex<SenderState>) -> MutexGuard<'_, SenderState> {
+    // Plain data: a panic while holding the lock leaves it usable.
+    s.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What one message's sequence number says.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Gap {
+    /// Messages missing before this one.
+    lost: u64,
+    /// The number jumped further than is plausible: followed from there, nothing counted
+    /// as lost (a forged or corrupted number must not report a loss that did not happen).
+    suspect: bool,
+}
+
+impl Gap {
+    fn of(jump: u64, max_jump: u64) -> Gap {
+        if jump > max_jump {
+            Gap {
+                lost: 0,
+                suspect: true,
+            }
+        } else {
+            Gap {
+                lost: jump,
+                suspect: false,
+            }
+        }
+    }
+}
+
+/// Follows a sending stream's sequence. A stream's first message (a new host, or a new
+/// epoch: the sender restarted the topic) starts it wherever it is: what was sent before we
+/// subscribed was not ours to lose.
+fn follow(streams: &mut HashMap<String, Stream>, host: &str, h: &WireHeader, max_jump: u64) -> Gap {
     match streams.get_mut(host) {
         Some(s) if s.epoch == h.epoch => {
-            let lost = h.seq.saturating_sub(s.next);
+            let gap = Gap::of(h.seq.saturating_sub(s.next), max_jump);
             // A repeated or older sequence number (not something reliable Zenoh does) does
             // not move the stream back.
             s.next = s.next.max(h.seq.saturating_add(1));
-            lost
+            gap
         }
         _ => {
             streams.insert(
@@ -200,28 +300,36 @@ fn follow(streams: &mut HashMap<String, Stream>, host: &str, h: &WireHeader) -> 
                     next: h.seq.saturating_add(1),
                 },
             );
-            0
+            Gap::default()
         }
     }
 }
 
-/// Follows a remote publisher's sequence; returns how many of its messages are missing before
-/// this one. The first message seen starts it; a sequence going back is a new publisher in the
-/// same place (nothing lost).
+/// Follows a remote publisher's sequence (`(place, seq)`). The first message seen starts it;
+/// a sequence going back is a new publisher in the same place (nothing lost). At most
+/// `max_places` places are followed per host; a message from a further place counts as
+/// `suspect`.
 fn follow_origin(
     origins: &mut HashMap<String, HashMap<u16, u64>>,
     host: &str,
-    place: u16,
-    seq: u64,
-) -> u64 {
+    (place, seq): (u16, u64),
+    max_jump: u64,
+    max_places: usize,
+) -> Gap {
     let places = match origins.get_mut(host) {
         Some(p) => p,
         None => origins.entry(host.to_owned()).or_default(),
     };
+    if !places.contains_key(&place) && places.len() >= max_places {
+        return Gap {
+            lost: 0,
+            suspect: true,
+        };
+    }
     let next = places.entry(place).or_insert(seq);
-    let lost = seq.saturating_sub(*next);
+    let gap = Gap::of(seq.saturating_sub(*next), max_jump);
     *next = seq.saturating_add(1);
-    lost
+    gap
 }
 
 #[cfg(test)]
@@ -239,27 +347,75 @@ mod tests {
             origin_place: 0,
             origin_seq: seq,
         };
-        assert_eq!(follow(&mut s, "a", &h(1, 10)), 0, "joined mid-stream");
-        assert_eq!(follow(&mut s, "a", &h(1, 11)), 0);
-        assert_eq!(follow(&mut s, "a", &h(1, 14)), 2, "12 and 13 lost");
-        assert_eq!(follow(&mut s, "a", &h(1, 14)), 0, "a repeat is not a loss");
-        assert_eq!(follow(&mut s, "a", &h(2, 0)), 0, "sender restarted");
-        assert_eq!(follow(&mut s, "b", &h(1, 5)), 0, "another host");
-        assert_eq!(follow(&mut s, "a", &h(2, 2)), 1);
+        let lost = |s: &mut HashMap<String, Stream>, host, h| follow(s, host, &h, 1000).lost;
+        assert_eq!(lost(&mut s, "a", h(1, 10)), 0, "joined mid-stream");
+        assert_eq!(lost(&mut s, "a", h(1, 11)), 0);
+        assert_eq!(lost(&mut s, "a", h(1, 14)), 2, "12 and 13 lost");
+        assert_eq!(lost(&mut s, "a", h(1, 14)), 0, "a repeat is not a loss");
+        assert_eq!(lost(&mut s, "a", h(2, 0)), 0, "sender restarted");
+        assert_eq!(lost(&mut s, "b", h(1, 5)), 0, "another host");
+        assert_eq!(lost(&mut s, "a", h(2, 2)), 1);
     }
 
     #[test]
     fn publisher_gaps_count_across_streams() {
         let mut o = HashMap::new();
-        assert_eq!(follow_origin(&mut o, "a", 0, 100), 0, "first seen");
-        assert_eq!(follow_origin(&mut o, "a", 0, 101), 0);
-        assert_eq!(follow_origin(&mut o, "a", 0, 150), 48, "a bridge restart");
-        assert_eq!(follow_origin(&mut o, "a", 1, 7), 0, "another publisher");
+        let mut lost = |place, seq| follow_origin(&mut o, "a", (place, seq), 1000, 8).lost;
+        assert_eq!(lost(0, 100), 0, "first seen");
+        assert_eq!(lost(0, 101), 0);
+        assert_eq!(lost(0, 150), 48, "a bridge restart");
+        assert_eq!(lost(1, 7), 0, "another publisher");
+        assert_eq!(lost(0, 3), 0, "a new publisher in place 0");
+        assert_eq!(lost(0, 5), 1);
+    }
+
+    #[test]
+    fn forged_sequence_jump_reports_no_false_loss() {
+        // A peer that sends a sequence number far ahead (or a corrupted one) makes neither
+        // wire_lost nor source_lost report a loss; the jump is counted as suspect and the
+        // stream is followed from there. (Before: u64::MAX - 11 messages "lost".)
+        let h = |seq| WireHeader {
+            epoch: 1,
+            schema_id: 0,
+            layout_hash: 0,
+            seq,
+            origin_place: 0,
+            origin_seq: seq,
+        };
+        let mut s = HashMap::new();
+        assert_eq!(follow(&mut s, "a", &h(10), 1000), Gap::default());
+        let forged = follow(&mut s, "a", &h(u64::MAX - 1), 1000);
         assert_eq!(
-            follow_origin(&mut o, "a", 0, 3),
-            0,
-            "a new publisher in place 0"
+            forged,
+            Gap {
+                lost: 0,
+                suspect: true
+            }
         );
-        assert_eq!(follow_origin(&mut o, "a", 0, 5), 1);
+        assert_eq!(
+            follow(&mut s, "a", &h(11), 1000),
+            Gap::default(),
+            "older: no loss"
+        );
+        let mut o = HashMap::new();
+        assert_eq!(follow_origin(&mut o, "a", (0, 10), 1000, 8), Gap::default());
+        let forged = follow_origin(&mut o, "a", (0, 1 << 40), 1000, 8);
+        assert_eq!(
+            forged,
+            Gap {
+                lost: 0,
+                suspect: true
+            }
+        );
+        assert_eq!(
+            follow_origin(&mut o, "a", (0, (1 << 40) + 3), 1000, 8).lost,
+            2
+        );
+        // Places beyond the bound are not followed (memory stays bounded).
+        for place in 1..8 {
+            follow_origin(&mut o, "a", (place, 0), 1000, 8);
+        }
+        assert!(follow_origin(&mut o, "a", (100, 5), 1000, 8).suspect);
+        assert_eq!(o["a"].len(), 8);
     }
 }

@@ -27,8 +27,11 @@ mod error;
 mod filter;
 mod inbound;
 mod keys;
+mod limits;
 mod local;
 mod outbound;
+mod policy;
+mod refusals;
 mod remote;
 mod service_in;
 mod service_out;
@@ -43,8 +46,10 @@ pub use bridge::Bridge;
 pub use config::{endpoint_of, BridgeConfig, ConfigError, DEFAULT_PORT, MAX_CONCURRENT_CALLS};
 pub use error::BridgeError;
 pub use filter::{Filter, PatternError};
+pub use limits::Limits;
+pub use policy::{Policy, PROTECTED_SERVICES};
 pub use status::{
-    read_status_file, status_file_path, BridgeStatus, PeerStatus, ServiceCounters, ServiceStatus,
-    StatusReadError, TopicCounters, TopicIssue, TopicStatus,
+    read_status_file, status_file_path, BridgeStatus, HostRefusals, PeerStatus, ServiceCounters,
+    ServiceStatus, StatusReadError, TopicCounters, TopicIssue, TopicRefusal, TopicStatus,
 };
 pub use wire::{WireError, WireHeader, HEADER_LEN};

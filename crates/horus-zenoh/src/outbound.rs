@@ -1,12 +1,20 @@
 //! A topic leaving this host: a subscriber on the local topic (so a `Block` publisher waits
 //! for the network like for any subscriber), each message copied once from shared memory into
 //! the buffer Zenoh sends, behind the wire header.
+//!
+//! A remote reader that stops reading (a stalled process, a frozen receiving thread) fills
+//! Zenoh's queue towards it, and a `Block` put then waits — until Zenoh gives up on the link
+//! (seconds) — while the topic's local publishers wait for this bridge's place in the ring.
+//! A watchdog bounds that: when a put has lasted `stall_after` (at most half the topic's Block
+//! timeout), it counts a stall and drains the ring itself (`stall_dropped`) until the put
+//! returns; then the topic is sent with congestion control `Drop` (Zenoh drops towards the
+//! slow reader only) for the cut-off time, doubled at each further stall.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use horus::inspect::TopicView;
+use horus::inspect::{RawReader, TopicView};
 use horus::Overflow;
 use zenoh::qos::{CongestionControl, Reliability};
 use zenoh::{Session, Wait};
@@ -25,7 +33,34 @@ pub(crate) const NO_PLACE: usize = usize::MAX;
 
 /// A running outbound topic.
 pub(crate) struct Outbound {
-    _worker: Worker,
+    /// Stops before the worker (it drains the worker's reader).
+    _watchdog: Option<Worker>,
+    worker: Worker,
+    /// Until when the topic is sent without waiting for remote readers.
+    pub(crate) cut_off: Arc<Mutex<Option<Instant>>>,
+    /// Whether a put is under way (see the worker).
+    busy: Arc<AtomicU64>,
+}
+
+impl Drop for Outbound {
+    /// A worker blocked in a put (a stalled remote reader) is not waited for: the bridge's
+    /// loop never waits for another host. It ends when Zenoh gives up on the link.
+    fn drop(&mut self) {
+        // Relaxed: a hint; a put that starts right after is waited for as usual.
+        if self.busy.load(Ordering::Relaxed) != 0 {
+            self.worker.detach();
+        }
+    }
+}
+
+/// How a stalled put is noticed and what follows it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StallLimits {
+    /// How long a put may hold the topic before the ring is drained.
+    pub(crate) after: Duration,
+    /// How long the topic is sent without waiting after a stall (doubled at each further
+    /// stall, up to 16 times).
+    pub(crate) cutoff: Duration,
 }
 
 /// What an outbound topic needs to start.
@@ -39,6 +74,19 @@ pub(crate) struct OutboundSpec {
     /// messages must not go back out.
     pub(crate) own_place: Arc<AtomicUsize>,
     pub(crate) counters: Arc<LiveCounters>,
+    pub(crate) stall: StallLimits,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A reader or an instant: usable after a panic elsewhere.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Nanoseconds since `base`, never 0 (0 means "no put under way").
+fn stamp(base: Instant) -> u64 {
+    u64::try_from(base.elapsed().as_nanos())
+        .unwrap_or(u64::MAX)
+        .max(1)
 }
 
 impl Outbound {
@@ -48,9 +96,9 @@ impl Outbound {
         // Block → reliable, congestion control Block: nothing is dropped, back-pressure
         // reaches the publisher through our subscriber place. Otherwise Zenoh may drop under
         // congestion (the receiver counts the gap).
-        let congestion = match spec.overflow {
-            Overflow::Block { .. } => CongestionControl::Block,
-            _ => CongestionControl::Drop,
+        let (congestion, block_timeout) = match spec.overflow {
+            Overflow::Block { timeout } => (CongestionControl::Block, Some(timeout)),
+            _ => (CongestionControl::Drop, None),
         };
         // Not express: Zenoh packs what is put while its sending thread is busy into one
         // batch (one TCP write, one wake-up of that thread, for a burst), and a lone message
@@ -76,6 +124,28 @@ impl Outbound {
             .callback(move |s| m.store(s.matching(), Ordering::Relaxed))
             .wait()
             .map_err(|e| format!("zenoh matching listener {}: {e}", spec.data_key))?;
+        // The reader is shared with the watchdog, which drains it while a put is stalled
+        // (the worker holds it only while it waits for a message, never during a put).
+        let reader: Arc<Mutex<Option<RawReader>>> = Arc::default();
+        let base = Instant::now();
+        // 0: no put under way; else when the put under way started (ns since `base`).
+        let busy = Arc::new(AtomicU64::new(0));
+        // Set by the watchdog when it has drained during a put.
+        let stalled = Arc::new(AtomicBool::new(false));
+        let cut_off: Arc<Mutex<Option<Instant>>> = Arc::default();
+        let watchdog = match block_timeout {
+            Some(t) => Some(spawn_watchdog(
+                &spec,
+                Arc::clone(&reader),
+                (Arc::clone(&busy), base),
+                Arc::clone(&stalled),
+                spec.stall.after.min(t / 2).max(Duration::from_millis(1)),
+            )?),
+            None => None,
+        };
+        let (session, data_key) = (session.clone(), spec.data_key.clone());
+        let cut = Arc::clone(&cut_off);
+        let busy_out = Arc::clone(&busy);
         let worker = Worker::spawn(format!("out:{}", spec.topic), move |flag| {
             let _listener = listener;
             // Relaxed: stop and matching flags read in a loop; nothing is published
@@ -86,17 +156,19 @@ impl Outbound {
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
-            let mut reader = match view.subscriber(true) {
-                Ok(r) => r.with_prefix(HEADER_LEN),
+            match view.subscriber(true) {
+                Ok(r) => *lock(&reader) = Some(r.with_prefix(HEADER_LEN)),
                 Err(_) => return,
             };
             // A new sequence per outbound stream: receivers start counting afresh.
             let epoch = epoch_now();
             let mut seq = 0u64;
+            let mut stalls_in_a_row = 0u32;
             while !flag.is_set() {
                 // `recv_timeout` spins, then yields the CPU a few times before it sleeps: a
                 // publisher streaming on this CPU is read without a wake-up per message.
-                let Some(mut msg) = reader.recv_timeout(POLL) else {
+                let got = lock(&reader).as_mut().and_then(|r| r.recv_timeout(POLL));
+                let Some(mut msg) = got else {
                     continue;
                 };
                 // Relaxed: the place is written once by the inbound side before its
@@ -119,16 +191,94 @@ impl Outbound {
                 }
                 .write(&mut msg.bytes);
                 seq += 1;
-                match publisher.put(std::mem::take(&mut msg.bytes)).wait() {
+                let bytes = std::mem::take(&mut msg.bytes);
+                let until = *lock(&cut);
+                let now = Instant::now();
+                let put = if until.is_some_and(|u| now < u) {
+                    // Cut off: Zenoh drops towards a reader whose queue is full.
+                    session
+                        .put(&data_key, bytes)
+                        .congestion_control(CongestionControl::Drop)
+                        .reliability(Reliability::Reliable)
+                        .express(false)
+                        .wait()
+                } else {
+                    if until.is_some() {
+                        *lock(&cut) = None;
+                    }
+                    // Relaxed: the watchdog only compares this time; the put's data is
+                    // not published through it.
+                    busy.store(stamp(base), Ordering::Relaxed);
+                    let r = publisher.put(bytes).wait();
+                    busy.store(0, Ordering::Relaxed);
+                    r
+                };
+                match put {
                     Ok(()) => LiveCounters::add(&spec.counters.sent, 1),
                     Err(_) => LiveCounters::add(&spec.counters.send_failed, 1),
                 }
+                // Relaxed: the watchdog's flag; what it counted is in atomics of its own.
+                if stalled.swap(false, Ordering::Relaxed) {
+                    stalls_in_a_row = (stalls_in_a_row + 1).min(5);
+                    let cutoff = spec.stall.cutoff * (1u32 << (stalls_in_a_row - 1));
+                    *lock(&cut) = Some(Instant::now() + cutoff);
+                } else if until.is_some_and(|u| now >= u + spec.stall.cutoff) {
+                    // A whole cut-off time without a stall since the last one ended.
+                    stalls_in_a_row = 0;
+                }
             }
-            drop(reader);
+            lock(&reader).take();
             drop(view);
         })?;
-        Ok(Outbound { _worker: worker })
+        Ok(Outbound {
+            _watchdog: watchdog,
+            worker,
+            cut_off,
+            busy: busy_out,
+        })
     }
+}
+
+/// Watches a `Block` topic's puts: one that lasts `after` is a stall; the ring is then
+/// drained (and what is drained counted) until the put returns.
+fn spawn_watchdog(
+    spec: &OutboundSpec,
+    reader: Arc<Mutex<Option<RawReader>>>,
+    (busy, base): (Arc<AtomicU64>, Instant),
+    stalled: Arc<AtomicBool>,
+    after: Duration,
+) -> Result<Worker, String> {
+    let counters = Arc::clone(&spec.counters);
+    let own_place = Arc::clone(&spec.own_place);
+    let after_ns = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX);
+    let check = (after / 4).max(Duration::from_millis(1));
+    Worker::spawn(format!("stall:{}", spec.topic), move |flag| {
+        while !flag.is_set() {
+            std::thread::sleep(check);
+            // Relaxed: see the worker's stores.
+            let started = busy.load(Ordering::Relaxed);
+            if started == 0 || stamp(base).saturating_sub(started) < after_ns {
+                continue;
+            }
+            LiveCounters::add(&counters.stalls, 1);
+            stalled.store(true, Ordering::Relaxed);
+            // Drain while this same put lasts: the local publishers go on.
+            while !flag.is_set() && busy.load(Ordering::Relaxed) == started {
+                let got = lock(&reader)
+                    .as_mut()
+                    .and_then(|r| r.recv_timeout(Duration::from_millis(5)));
+                let Some(msg) = got else {
+                    continue;
+                };
+                if msg.source == own_place.load(Ordering::Relaxed) {
+                    continue;
+                }
+                LiveCounters::add(&counters.read, 1);
+                LiveCounters::add(&counters.send_failed, 1);
+                LiveCounters::add(&counters.stall_dropped, 1);
+            }
+        }
+    })
 }
 
 /// Nanoseconds since the Unix epoch (a stream's identity; never compared as time).

@@ -1,17 +1,35 @@
 //! What the other hosts have, as their bridges' liveliness tokens say. Updated from Zenoh's
 //! callback thread; read by the bridge's loop. A token vanishes when its bridge undeclares it
 //! or its session ends (process exit, or silence beyond the lease).
+//!
+//! Bounded: at most `limits.max_hosts` hosts and `limits.max_tokens_per_host` tokens each;
+//! tokens beyond are ignored and counted (a peer declaring tokens without end costs this
+//! bridge nothing more).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::keys::{Keys, SchemaKey, Token, TokenKind};
+use crate::refusals::{Refusals, Refused};
 use crate::status::PeerStatus;
 
 /// Every other host's tokens.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct RemoteView {
-    tokens: Arc<Mutex<BTreeSet<TokenEntry>>>,
+    tokens: Arc<Mutex<Tokens>>,
+    max_hosts: usize,
+    max_tokens_per_host: usize,
+    refusals: Refusals,
+    /// Tokens of hosts beyond `max_hosts`.
+    hosts_refused: Arc<AtomicU64>,
+}
+
+/// The tokens, and how many each host has.
+#[derive(Default)]
+struct Tokens {
+    set: BTreeSet<TokenEntry>,
+    per_host: HashMap<String, usize>,
 }
 
 /// A token, ordered for stable iteration.
@@ -49,9 +67,30 @@ pub(crate) struct HostSchema {
 }
 
 impl RemoteView {
-    fn lock(&self) -> MutexGuard<'_, BTreeSet<TokenEntry>> {
+    /// An empty view keeping at most `max_hosts` hosts of `max_tokens_per_host` tokens each.
+    pub(crate) fn new(max_hosts: usize, max_tokens_per_host: usize, refusals: Refusals) -> Self {
+        RemoteView {
+            tokens: Arc::default(),
+            max_hosts,
+            max_tokens_per_host,
+            refusals,
+            hosts_refused: Arc::default(),
+        }
+    }
+
+    /// Tokens of hosts beyond `max_hosts` ignored so far.
+    pub(crate) fn hosts_refused(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.hosts_refused.load(Ordering::Relaxed)
+    }
+
+    fn lock_all(&self) -> MutexGuard<'_, Tokens> {
         // A panic while holding this lock leaves a set that is still consistent.
         self.tokens.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock(&self) -> TokenSet<'_> {
+        TokenSet(self.lock_all())
     }
 
     /// Applies a liveliness sample: `alive` for a put, not for a delete. Keys that are not
@@ -64,12 +103,46 @@ impl RemoteView {
             return;
         }
         let e = TokenEntry::of(&t);
-        let mut set = self.lock();
-        if alive {
-            set.insert(e);
-        } else {
-            set.remove(&e);
+        let mut all = self.lock_all();
+        let Tokens { set, per_host } = &mut *all;
+        if !alive {
+            if set.remove(&e) {
+                if let Some(n) = per_host.get_mut(&t.host) {
+                    *n -= 1;
+                    if *n == 0 {
+                        per_host.remove(&t.host);
+                    }
+                }
+            }
+            return;
         }
+        if set.contains(&e) {
+            return;
+        }
+        let hosts = per_host.len();
+        match per_host.get_mut(&t.host) {
+            None if hosts >= self.max_hosts => {
+                // Relaxed: a statistic.
+                self.hosts_refused.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(n) if *n >= self.max_tokens_per_host => {
+                drop(all);
+                self.refusals.add(&t.host, Refused::OverLimit);
+            }
+            Some(n) => {
+                *n += 1;
+                set.insert(e);
+            }
+            None => {
+                per_host.insert(t.host.clone(), 1);
+                set.insert(e);
+            }
+        }
+    }
+
+    /// Whether `host` has any token now.
+    pub(crate) fn knows(&self, host: &str) -> bool {
+        self.lock_all().per_host.contains_key(host)
     }
 
     /// Hosts with a token of `kind` for `name`.
@@ -109,6 +182,11 @@ impl RemoteView {
         out
     }
 
+    /// Every host with a token now.
+    pub(crate) fn host_names(&self) -> Vec<String> {
+        self.lock_all().per_host.keys().cloned().collect()
+    }
+
     /// What each host has, for the status.
     pub(crate) fn peers(&self) -> Vec<PeerStatus> {
         let mut peers: BTreeMap<String, PeerStatus> = BTreeMap::new();
@@ -127,5 +205,45 @@ impl RemoteView {
             }
         }
         peers.into_values().collect()
+    }
+}
+
+/// The token set, borrowed from the view's lock.
+struct TokenSet<'a>(MutexGuard<'a, Tokens>);
+
+impl TokenSet<'_> {
+    fn iter(&self) -> std::collections::btree_set::Iter<'_, TokenEntry> {
+        self.0.set.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_flood_is_bounded_per_host_and_in_hosts() {
+        let refusals = Refusals::default();
+        let view = RemoteView::new(2, 3, refusals.clone());
+        let keys = Keys::new("horus");
+        let s = SchemaKey { id: 1, layout: 2 };
+        let key = |host: &str, i: usize| keys.token(TokenKind::Want, host, s, &format!("t/{i}"));
+        for i in 0..100 {
+            view.apply(&keys, "me", &key("evil", i), true);
+        }
+        assert_eq!(view.hosts(TokenKind::Want, "t/0").len(), 1);
+        assert_eq!(view.peers()[0].wants.len(), 3, "3 tokens kept of 100");
+        assert_eq!(refusals.snapshot()[0].over_limit, 97);
+        view.apply(&keys, "me", &key("other", 0), true);
+        for h in 0..10 {
+            view.apply(&keys, "me", &key(&format!("h{h}"), 0), true);
+        }
+        assert_eq!(view.host_names().len(), 2, "2 hosts kept");
+        assert_eq!(view.hosts_refused(), 10);
+        // A host's tokens gone: its place is free again.
+        view.apply(&keys, "me", &key("other", 0), false);
+        assert!(!view.knows("other"));
+        view.apply(&keys, "me", &key("h0", 0), true);
+        assert!(view.knows("h0"));
     }
 }

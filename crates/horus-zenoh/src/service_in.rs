@@ -4,7 +4,8 @@
 //! `NoServer` when the remote host has none, `ServerDied` when the remote server died or its
 //! host became unreachable during the call.
 
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use horus::description::ServiceDescription;
@@ -30,24 +31,143 @@ pub(crate) struct ServiceIn {
     pub(crate) counters: Arc<CallCounters>,
 }
 
-/// Asks the other host's bridge for the service's description (untrusted: validated).
-pub(crate) fn describe(session: &Session, key: &str) -> Result<ServiceDescription, String> {
-    let replies = session
-        .get(key)
-        .timeout(DESCRIBE_TIMEOUT)
-        .wait()
-        .map_err(|e| format!("zenoh get {key}: {e}"))?;
-    let reply = replies
-        .recv()
-        .map_err(|_| format!("no description from {key}"))?;
+/// Which description: the service and the host asked.
+pub(crate) type DescribeId = (String, String);
+
+/// Asks other hosts' bridges for service descriptions, off the bridge's loop: each request
+/// is a Zenoh query answered in Zenoh's callback (at most `max_in_flight` at once, each given
+/// up after 2 s), the reply's size checked before it is read and the description validated
+/// (untrusted input). The loop collects the outcomes.
+#[derive(Clone)]
+pub(crate) struct Describer {
+    state: Arc<Mutex<Describing>>,
+    max_in_flight: usize,
+    max_bytes: usize,
+}
+
+#[derive(Default)]
+struct Describing {
+    in_flight: HashSet<DescribeId>,
+    done: HashMap<DescribeId, Result<ServiceDescription, String>>,
+}
+
+impl Describer {
+    pub(crate) fn new(max_in_flight: usize, max_bytes: usize) -> Describer {
+        Describer {
+            state: Arc::default(),
+            max_in_flight,
+            max_bytes,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Describing> {
+        // Plain data: usable after a panic elsewhere.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The outcome for `id`, if its query has ended; otherwise asks `key` for it (unless
+    /// it is being asked already, or `max_in_flight` queries are) and returns `None`.
+    pub(crate) fn poll(
+        &self,
+        session: &Session,
+        id: &DescribeId,
+        key: &str,
+    ) -> Option<Result<ServiceDescription, String>> {
+        let mut st = self.lock();
+        if let Some(r) = st.done.remove(id) {
+            return Some(r);
+        }
+        if st.in_flight.contains(id) || st.in_flight.len() >= self.max_in_flight {
+            return None;
+        }
+        st.in_flight.insert(id.clone());
+        drop(st);
+        let guard = DescribeGuard {
+            id: id.clone(),
+            describer: self.clone(),
+            outcome: Mutex::new(None),
+        };
+        let max = self.max_bytes;
+        let asked = session
+            .get(key)
+            .timeout(DESCRIBE_TIMEOUT)
+            .callback(move |reply| guard.answer(reply, max))
+            .wait();
+        if let Err(e) = asked {
+            // The callback (and its guard) are gone: the outcome is in already; keep the
+            // more precise one.
+            self.lock()
+                .done
+                .insert(id.clone(), Err(format!("zenoh get {key}: {e}")));
+        }
+        None
+    }
+
+    /// Forgets outcomes nobody will collect (services no longer offered).
+    pub(crate) fn retain(&self, wanted: impl Fn(&DescribeId) -> bool) {
+        self.lock().done.retain(|id, _| wanted(id));
+    }
+}
+
+/// One description query: the first reply decides; if the query ends without one, the drop
+/// records that.
+struct DescribeGuard {
+    id: DescribeId,
+    describer: Describer,
+    outcome: Mutex<Option<Result<ServiceDescription, String>>>,
+}
+
+impl DescribeGuard {
+    fn answer(&self, reply: Reply, max_bytes: usize) {
+        let mut o = self.outcome.lock().unwrap_or_else(|e| e.into_inner());
+        if o.is_none() {
+            *o = Some(read_description(reply, max_bytes));
+        }
+    }
+}
+
+impl Drop for DescribeGuard {
+    fn drop(&mut self) {
+        let outcome = self
+            .outcome
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_else(|| Err(format!("no description from {}", self.id.1)));
+        let mut st = self.describer.lock();
+        st.in_flight.remove(&self.id);
+        st.done.insert(self.id.clone(), outcome);
+    }
+}
+
+/// A description reply, checked: its size first, then JSON, then the description itself.
+fn read_description(reply: Reply, max_bytes: usize) -> Result<ServiceDescription, String> {
     let sample = reply
         .into_result()
         .map_err(|e| format!("description refused: {:?}", e.payload().to_bytes()))?;
+    let len = sample.payload().len();
+    if len > max_bytes {
+        return Err(format!(
+            "description of {len} bytes: more than limits.max_description_bytes ({max_bytes})"
+        ));
+    }
     let d: ServiceDescription = serde_json::from_slice(&sample.payload().to_bytes())
         .map_err(|e| format!("description is not JSON of a service: {e}"))?;
     d.validate()
         .map_err(|e| format!("invalid description: {e}"))?;
     Ok(d)
+}
+
+/// Where a stand-in forwards calls.
+pub(crate) struct ForwardTo {
+    /// The remote server's call key.
+    pub(crate) call_key: String,
+    /// The service's schema key.
+    pub(crate) schema: SchemaKey,
+    /// How long a call may take.
+    pub(crate) call_timeout: Duration,
+    /// This host's name, sent with each call (the serving bridge counts refusals per host).
+    pub(crate) me: String,
 }
 
 impl ServiceIn {
@@ -57,10 +177,14 @@ impl ServiceIn {
         namespace: &str,
         service: &str,
         description: &ServiceDescription,
-        call_key: String,
-        schema: SchemaKey,
-        call_timeout: Duration,
+        to: ForwardTo,
     ) -> Result<ServiceIn, String> {
+        let ForwardTo {
+            call_key,
+            schema,
+            call_timeout,
+            me,
+        } = to;
         let mut server =
             RawServer::create(namespace, service, description).map_err(|e| e.to_string())?;
         let querier = session
@@ -105,6 +229,7 @@ impl ServiceIn {
                 let sent = querier
                     .get()
                     .payload(bytes)
+                    .attachment(me.as_bytes().to_vec())
                     .callback(move |reply| on_reply.answer(reply))
                     .wait();
                 drop(guard);

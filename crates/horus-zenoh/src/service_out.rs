@@ -12,6 +12,8 @@ use zenoh::handlers::FifoChannel;
 use zenoh::{Session, Wait};
 
 use crate::keys::SchemaKey;
+use crate::refusals::{Refusals, Refused, UNKNOWN_HOST};
+use crate::remote::RemoteView;
 use crate::status::LiveCounters;
 use crate::wire::WireHeader;
 use crate::worker::Worker;
@@ -138,6 +140,40 @@ impl ServiceOut {
             _workers: workers,
             counters,
         })
+    }
+}
+
+/// A local service other hosts may not call (policy): its call key answers every query
+/// with a refusal, counted per calling host (the host the query's attachment names, if this
+/// bridge knows it; `?` otherwise). No offer token and no description are given for it.
+pub(crate) struct RefusedService {
+    _calls: zenoh::query::Queryable<()>,
+}
+
+impl RefusedService {
+    pub(crate) fn start(
+        session: &Session,
+        call_key: String,
+        remote: RemoteView,
+        refusals: Refusals,
+    ) -> Result<RefusedService, String> {
+        let calls = session
+            .declare_queryable(call_key.clone())
+            .callback(move |q| {
+                let caller = q
+                    .attachment()
+                    .map(|a| a.to_bytes().into_owned())
+                    .and_then(|a| String::from_utf8(a).ok())
+                    .filter(|h| remote.knows(h))
+                    .unwrap_or_else(|| UNKNOWN_HOST.to_owned());
+                refusals.add(&caller, Refused::Call);
+                let refusal =
+                    RemoteCallError::Refused("policy: not callable from other hosts".into());
+                let _ = q.reply_err(refusal.encode()).wait();
+            })
+            .wait()
+            .map_err(|e| format!("zenoh queryable {call_key}: {e}"))?;
+        Ok(RefusedService { _calls: calls })
     }
 }
 

@@ -32,6 +32,11 @@ pub(crate) fn settings(cfg: &BridgeConfig) -> Vec<(&'static str, String)> {
         ("transport/link/tx/keep_alive", "4".to_owned()),
         // No Zenoh admin space or timestamps needed.
         ("timestamping/enabled", "false".to_owned()),
+        // A message reassembled from fragments is bounded like any other (limits.rs).
+        (
+            "transport/link/rx/max_message_size",
+            cfg.limits.max_message_bytes.to_string(),
+        ),
     ]
 }
 

@@ -18,7 +18,16 @@ use serde::{Deserialize, Serialize};
 /// shared memory or `publish_failed` (refused by the topic's policy, counted by the topic's
 /// own publisher record too). They reconcile: `read = sent + send_failed` at the sender and
 /// `sent(sender) = received + wire_lost` at the receiver, once traffic has settled.
+///
+/// Refused before any of that (never published, never counted as loss): `unknown_sender`
+/// (a message from a host that does not offer the topic), `oversize` (larger than the topic
+/// can hold or `limits.max_message_bytes`); `suspect` counts sequence jumps larger than
+/// `limits.max_seq_jump` (followed from there, not counted as loss). Outbound, `stalls`
+/// counts the times a put to the network held the topic longer than `limits.stall_after`
+/// and `stall_dropped` what the bridge drained from the ring meanwhile (also in
+/// `send_failed`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TopicCounters {
     /// Messages read from the local topic (outbound).
     pub read: u64,
@@ -40,6 +49,16 @@ pub struct TopicCounters {
     pub published: u64,
     /// Messages the local topic refused (inbound).
     pub publish_failed: u64,
+    /// Messages from a host that does not offer the topic (inbound; dropped).
+    pub unknown_sender: u64,
+    /// Messages larger than the topic can take (inbound; dropped).
+    pub oversize: u64,
+    /// Implausible sequence jumps, not counted as loss (inbound).
+    pub suspect: u64,
+    /// Puts that held the topic longer than `limits.stall_after` (outbound).
+    pub stalls: u64,
+    /// Messages drained from the ring while a put was stalled (outbound; in `send_failed`).
+    pub stall_dropped: u64,
 }
 
 /// Live counters, shared with the thread that moves a topic's messages.
@@ -55,6 +74,11 @@ pub(crate) struct LiveCounters {
     pub(crate) schema_refused: AtomicU64,
     pub(crate) published: AtomicU64,
     pub(crate) publish_failed: AtomicU64,
+    pub(crate) unknown_sender: AtomicU64,
+    pub(crate) oversize: AtomicU64,
+    pub(crate) suspect: AtomicU64,
+    pub(crate) stalls: AtomicU64,
+    pub(crate) stall_dropped: AtomicU64,
 }
 
 impl LiveCounters {
@@ -77,6 +101,11 @@ impl LiveCounters {
             schema_refused: l(&self.schema_refused),
             published: l(&self.published),
             publish_failed: l(&self.publish_failed),
+            unknown_sender: l(&self.unknown_sender),
+            oversize: l(&self.oversize),
+            suspect: l(&self.suspect),
+            stalls: l(&self.stalls),
+            stall_dropped: l(&self.stall_dropped),
         }
     }
 }
@@ -122,6 +151,44 @@ pub struct TopicStatus {
     pub counters: TopicCounters,
     /// What is wrong, if anything.
     pub issues: Vec<TopicIssue>,
+    /// Hosts refused by the policy for this topic: `enter` (the host offers it, this host
+    /// takes nothing of it from them) or `leave` (the host wants it, it does not leave).
+    #[serde(default)]
+    pub refused: Vec<TopicRefusal>,
+    /// Until when (ms from now) the topic is sent without waiting for remote readers,
+    /// after they stalled it; 0 when it is not.
+    #[serde(default)]
+    pub cut_off_ms: u64,
+}
+
+/// A host refused by the policy for one topic.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicRefusal {
+    /// The other host.
+    pub host: String,
+    /// `enter` or `leave`.
+    pub direction: String,
+}
+
+/// What the policy and the limits refused of one other host, counted since this bridge
+/// started (while the host stays known, and `limits.forget_host_after` after it went).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostRefusals {
+    /// The other host (`?` for calls that did not say who they came from).
+    pub host: String,
+    /// Its offers of topics it may not publish into here (each offer counted once).
+    pub publish_refused: u64,
+    /// Its wants of local topics that may not leave (each want counted once).
+    pub want_refused: u64,
+    /// Its calls of local services it may not call.
+    pub call_refused: u64,
+    /// Its offers of services it may not serve here (each offer counted once).
+    pub stand_in_refused: u64,
+    /// Its tokens or offers beyond `limits` (tokens per host, stand-ins).
+    pub over_limit: u64,
+    /// Stalls of topics this host was among the receivers of.
+    pub stalls: u64,
 }
 
 /// A service's calls at this bridge.
@@ -148,6 +215,10 @@ pub struct ServiceStatus {
     pub counters: ServiceCounters,
     /// What is wrong, if anything (a schema mismatch, a description that could not be read).
     pub issues: Vec<String>,
+    /// Served here, but other hosts may not call it (`policy.call`): calls are refused and
+    /// counted per host.
+    #[serde(default)]
+    pub not_callable: bool,
 }
 
 /// Another host's bridge, as seen from here.
@@ -187,6 +258,12 @@ pub struct BridgeStatus {
     /// `None` when it is closed or listens on loopback only.
     #[serde(default)]
     pub open_to_network: Option<String>,
+    /// What the policy and the limits refused, per other host.
+    #[serde(default)]
+    pub refusals: Vec<HostRefusals>,
+    /// Tokens of hosts beyond `limits.max_hosts`, ignored.
+    #[serde(default)]
+    pub hosts_refused: u64,
 }
 
 /// Where `namespace`'s bridge writes its status.

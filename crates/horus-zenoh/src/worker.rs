@@ -42,6 +42,15 @@ impl Worker {
     }
 }
 
+impl Worker {
+    /// Tells the worker to stop without waiting for it (it is blocked somewhere it will
+    /// return from on its own, e.g. a put that Zenoh ends when it gives up on a link).
+    pub(crate) fn detach(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take();
+    }
+}
+
 impl Drop for Worker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);

@@ -363,6 +363,14 @@ fn garbage_from_a_hostile_peer_is_counted_and_never_published() {
             ),
         ],
     );
+    // Its first message came before it offered the topic: refused, whatever it holds.
+    rig.wait_status(Side::B, "B refuses a sender that does not offer", |s| {
+        counters(s, "base/cmd_vel").unknown_sender >= 1
+            && s.topics
+                .iter()
+                .any(|t| t.name == "base/cmd_vel" && t.receiving_from.iter().any(|h| h == "evil"))
+    });
+    evil.say("go");
     assert_eq!(evil.result()["put"], 3);
     let s = rig.wait_status(Side::B, "B counts the three", |s| {
         let c = counters(s, "base/cmd_vel");
@@ -372,6 +380,7 @@ fn garbage_from_a_hostile_peer_is_counted_and_never_published() {
     eprintln!("B after the hostile peer: {c:?}");
     assert_eq!(c.published, 0, "nothing of it reached B's subscribers");
     assert_eq!((c.malformed, c.schema_refused, c.publish_failed), (1, 1, 1));
+    assert_eq!(c.unknown_sender, 1);
     evil.finish();
     publ.finish();
     sub.kill();

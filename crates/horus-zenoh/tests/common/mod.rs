@@ -57,6 +57,13 @@ impl Proc {
         }
     }
 
+    /// Writes a line to the child's stdin.
+    pub fn say(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("child stdin");
+        stdin.flush().expect("child stdin");
+    }
+
     /// Closes stdin (the child's signal to finish) and waits for it.
     pub fn finish(mut self) {
         self.stdin.take();
@@ -137,6 +144,16 @@ impl Rig {
 
     /// Starts the bridge of `side`, connecting to the other side's.
     pub fn bridge(&self, side: Side) -> Proc {
+        self.bridge_with(side, "")
+    }
+
+    /// The address a raw Zenoh peer connects to for a side's bridge.
+    pub fn endpoint(&self, side: Side) -> String {
+        format!("tcp/{}:{PORT}", self.hosts.host(side).addr())
+    }
+
+    /// Starts the bridge of `side` with a YAML configuration on top of the test's.
+    pub fn bridge_with(&self, side: Side, yaml: &str) -> Proc {
         let other = match side {
             Side::A => Side::B,
             Side::B => Side::A,
@@ -150,6 +167,7 @@ impl Rig {
                 ("HZ_HOST", format!("host-{}", side.letter())),
                 ("HZ_LISTEN", format!("tcp/{}:{PORT}", me.addr())),
                 ("HZ_CONNECT", format!("tcp/{}:{PORT}", peer.addr())),
+                ("HZ_CONFIG", yaml.to_owned()),
             ],
         )
     }
@@ -247,6 +265,41 @@ pub fn child_main() -> bool {
         }
         Err(_) => false,
     }
+}
+
+/// The schema key (`id`, `layout`) a bridge uses for a topic of a namespace (the topic must
+/// exist there).
+pub fn topic_schema(namespace: &str, topic: &str) -> (u64, u64) {
+    let view = horus::inspect::TopicView::open(namespace, topic).expect("topic exists");
+    let s = view.schema().expect("typed topic");
+    let id = horus_msgs::fnv1a64_extend(
+        horus_msgs::fnv1a64(s.name.as_bytes()),
+        &s.version.to_le_bytes(),
+    );
+    (id, s.layout_hash)
+}
+
+/// The schema key a bridge uses for a service of a namespace.
+pub fn service_schema(namespace: &str, service: &str) -> (u64, u64) {
+    let l = horus::list_services(namespace)
+        .expect("services")
+        .into_iter()
+        .find(|l| l.name == service)
+        .expect("service exists");
+    let snap = l.snapshot.expect("readable service");
+    (
+        horus_msgs::fnv1a64(snap.request_schema.as_bytes()),
+        horus_msgs::fnv1a64(snap.response_schema.as_bytes()),
+    )
+}
+
+/// What a bridge refused of `host` (zeros when nothing).
+pub fn refusals(s: &horus_zenoh::BridgeStatus, host: &str) -> horus_zenoh::HostRefusals {
+    s.refusals
+        .iter()
+        .find(|r| r.host == host)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// A topic's counters in a status (zeros when absent).

@@ -52,6 +52,19 @@ pub fn ready() {
     let _ = std::io::stdout().flush();
 }
 
+/// Blocks until the parent says `word` on our stdin.
+fn wait_for_line(word: &str) {
+    let mut line = String::new();
+    let stdin = std::io::stdin();
+    let mut lock = stdin.lock();
+    while lock.read_line(&mut line).is_ok_and(|n| n > 0) {
+        if line.trim() == word {
+            return;
+        }
+        line.clear();
+    }
+}
+
 /// Blocks until the parent closes our stdin (or kills us).
 pub fn wait_for_stdin_close() {
     let mut line = String::new();
@@ -62,13 +75,13 @@ pub fn wait_for_stdin_close() {
     }
 }
 
-/// `base/cmd_vel`, or the topic HZ_TOPIC names.
+/// `base/cmd_vel`, or the topic HZ_TOPIC names; `Block` with HZ_BLOCK_MS (default 30 s).
 pub fn cmdvel_topic() -> Topic<CmdVel> {
     let name = std::env::var("HZ_TOPIC").unwrap_or_else(|_| "base/cmd_vel".into());
     Topic::<CmdVel>::builder(&name)
         .depth(64)
         .overflow(Overflow::Block {
-            timeout: Duration::from_secs(30),
+            timeout: Duration::from_millis(env_u64("HZ_BLOCK_MS", 30_000)),
         })
         .open()
         .expect("cmd_vel topic")
@@ -100,6 +113,12 @@ pub fn run(role: &str) {
         "client" => client(),
         "garbage" => garbage(),
         "raw_peer" => super::intruder::raw_peer(),
+        "sub_cmdvel_for" => sub_cmdvel_for(),
+        "evil_caller" => evil_caller(),
+        "evil_offers" => evil_offers(),
+        "forger" => forger(),
+        "stalled_reader" => stalled_reader(),
+        "pub_blob" => pub_blob(),
         other => panic!("unknown role {other}"),
     }
 }
@@ -118,6 +137,10 @@ fn bridge() {
     let auth = env("HZ_AUTH_YAML");
     if !auth.is_empty() {
         cfg.apply_yaml(&auth).expect("auth settings");
+    }
+    let yaml = env("HZ_CONFIG");
+    if !yaml.is_empty() {
+        cfg.apply_yaml(&yaml).expect("HZ_CONFIG applies");
     }
     assert!(
         horus_zenoh::tune_allocator_for_bridge(),
@@ -142,20 +165,24 @@ fn pub_cmdvel() {
     let period = Duration::from_secs_f64(1.0 / env_u64("HZ_RATE", 1000) as f64);
     let start = Instant::now();
     let mut refused = 0u64;
+    let mut max_wait = Duration::ZERO;
     for seq in 0..n {
         let due = start + period * seq as u32;
         if let Some(d) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(d);
         }
+        let t = Instant::now();
         if p.send(CmdVel::new(seq, 1.0, 0.5)).is_err() {
             refused += 1;
         }
+        max_wait = max_wait.max(t.elapsed());
     }
     let s = p.stats();
     println!(
         "\n{}",
         json!({"sent": s.sent, "undelivered": s.undelivered, "refused": refused,
-               "timed_out": s.timed_out})
+               "timed_out": s.timed_out, "max_wait_us": max_wait.as_micros() as u64,
+               "elapsed_ms": start.elapsed().as_millis() as u64})
     );
     wait_for_stdin_close();
 }
@@ -279,8 +306,13 @@ fn sub_other() {
 }
 
 /// Serves `math/add`; with HZ_DIE=1 exits (without answering) on the first request.
+/// HZ_SERVICE, or `math/add`.
+fn service_name() -> String {
+    std::env::var("HZ_SERVICE").unwrap_or_else(|_| "math/add".into())
+}
+
 fn server() {
-    let svc = Service::<AddRequest, AddResponse>::open("math/add").unwrap();
+    let svc = Service::<AddRequest, AddResponse>::open(&service_name()).unwrap();
     let mut srv = svc.server().unwrap();
     ready();
     let die = env("HZ_DIE") == "1";
@@ -298,7 +330,7 @@ fn server() {
 /// Calls `math/add` HZ_CALLS times (waiting up to 10 s for a server to appear first, unless
 /// HZ_NOWAIT=1) and reports each outcome.
 fn client() {
-    let svc = Service::<AddRequest, AddResponse>::open("math/add").unwrap();
+    let svc = Service::<AddRequest, AddResponse>::open(&service_name()).unwrap();
     let mut c = svc.client().unwrap();
     ready();
     if env("HZ_NOWAIT") != "1" {
@@ -324,22 +356,13 @@ fn client() {
     println!("\n{}", json!({ "outcomes": outcomes }));
 }
 
-/// A hostile peer: a raw Zenoh session that puts, on the data key B's bridge listens to, bytes
-/// that are not a message, a message of another type, and a message of the right type but the
-/// wrong size.
+/// A hostile peer: a raw Zenoh session that puts, on the data key B's bridge listens to, a
+/// message while it does not offer the topic (refused: unknown sender), then offers it and
+/// (once told `go` on stdin) puts bytes that are not a message, a message of another type,
+/// and a message of the right type but the wrong size.
 fn garbage() {
     use zenoh::Wait;
-    let mut config = zenoh::Config::default();
-    for (k, v) in [
-        ("mode", "\"peer\"".to_owned()),
-        ("scouting/multicast/enabled", "false".to_owned()),
-        ("listen/endpoints", "[]".to_owned()),
-        ("connect/endpoints", format!("[\"{}\"]", env("HZ_CONNECT"))),
-        ("transport/shared_memory/enabled", "false".to_owned()),
-    ] {
-        config.insert_json5(k, &v).unwrap();
-    }
-    let session = zenoh::open(config).wait().unwrap();
+    let session = raw_session();
     let publisher = session
         .declare_publisher("horus/d/evil/base/cmd_vel")
         .wait()
@@ -348,7 +371,16 @@ fn garbage() {
     while !publisher.matching_status().wait().unwrap().matching() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
+    let (id, layout) = env_schema();
+    let body = vec![0u8; std::mem::size_of::<CmdVel>()];
+    publisher.put(wire(id, layout, 0, &body)).wait().unwrap();
+    let _host = evil_host_token(&session);
+    let _offer = token(
+        &session,
+        format!("horus/o/evil/{}/base/cmd_vel", schema_chunk(id, layout)),
+    );
     ready();
+    wait_for_line("go");
     let schema = |id: u64, layout: u64, body: &[u8]| {
         let mut b = vec![0u8; horus_zenoh::HEADER_LEN + body.len()];
         horus_zenoh::WireHeader {
@@ -375,6 +407,7 @@ fn garbage() {
     publisher.put(schema(id, layout, &[0; 3])).wait().unwrap();
     println!("\n{}", json!({ "put": 3 }));
     wait_for_stdin_close();
+    std::process::exit(0);
 }
 
 /// Serves `math/add` two calls at a time: takes one, waits (bounded) for a second while still
@@ -393,4 +426,267 @@ fn pair_server() {
             let _ = req.reply(&AddResponse { sum });
         }
     }
+}
+
+/// Receives the CmdVel topic for HZ_MS and reports how many arrived.
+fn sub_cmdvel_for() {
+    let t = cmdvel_topic();
+    let mut s = t.subscriber().unwrap();
+    ready();
+    let mut got = 0u64;
+    let until = Instant::now() + Duration::from_millis(env_u64("HZ_MS", 3000));
+    while Instant::now() < until {
+        if s.recv_timeout(Duration::from_millis(50)).is_ok() {
+            got += 1;
+        }
+    }
+    println!("\n{}", json!({ "received": got }));
+}
+
+/// A raw Zenoh peer (no bridge) connecting to HZ_CONNECT: what a hostile host runs.
+fn raw_session() -> zenoh::Session {
+    use zenoh::Wait;
+    let mut config = zenoh::Config::default();
+    for (k, v) in [
+        ("mode", "\"peer\"".to_owned()),
+        ("scouting/multicast/enabled", "false".to_owned()),
+        ("scouting/gossip/enabled", "false".to_owned()),
+        ("listen/endpoints", "[]".to_owned()),
+        ("connect/endpoints", format!("[\"{}\"]", env("HZ_CONNECT"))),
+        ("transport/shared_memory/enabled", "false".to_owned()),
+    ] {
+        config.insert_json5(k, &v).unwrap();
+    }
+    zenoh::open(config).wait().unwrap()
+}
+
+/// Declares `key` as a liveliness token (kept for the session's life).
+fn token(session: &zenoh::Session, key: String) -> zenoh::liveliness::LivelinessToken {
+    use zenoh::Wait;
+    session.liveliness().declare_token(key).wait().unwrap()
+}
+
+/// The token saying a bridge runs on host `evil` (so bridges count refusals under its name).
+fn evil_host_token(session: &zenoh::Session) -> zenoh::liveliness::LivelinessToken {
+    token(
+        session,
+        format!("horus/h/evil/{}/bridge", schema_chunk(0, 0)),
+    )
+}
+
+fn schema_chunk(id: u64, layout: u64) -> String {
+    format!("{id:016x}-{layout:016x}")
+}
+
+fn env_schema() -> (u64, u64) {
+    (
+        env("HZ_SCHEMA_ID").parse().unwrap(),
+        env("HZ_LAYOUT").parse().unwrap(),
+    )
+}
+
+fn wire(id: u64, layout: u64, seq: u64, body: &[u8]) -> Vec<u8> {
+    let mut b = vec![0u8; horus_zenoh::HEADER_LEN + body.len()];
+    horus_zenoh::WireHeader {
+        epoch: 1,
+        schema_id: id,
+        layout_hash: layout,
+        seq,
+        origin_place: 0,
+        origin_seq: seq,
+    }
+    .write(&mut b);
+    b[horus_zenoh::HEADER_LEN..].copy_from_slice(body);
+    b
+}
+
+/// Calls HZ_KEY (a bridge's call key) directly, as host `evil`, with an AddRequest; reports
+/// what came back: `ok`, `err <text>` or `none`.
+fn evil_caller() {
+    use zenoh::Wait;
+    let session = raw_session();
+    let _host = evil_host_token(&session);
+    ready();
+    // Give the bridge time to see the host token (bounded; the outcome is what is checked).
+    std::thread::sleep(Duration::from_millis(500));
+    let (id, layout) = env_schema();
+    let mut body = Vec::new();
+    body.extend_from_slice(&1i64.to_le_bytes());
+    body.extend_from_slice(&2i64.to_le_bytes());
+    let replies = session
+        .get(env("HZ_KEY"))
+        .payload(wire(id, layout, 0, &body))
+        .attachment(b"evil".to_vec())
+        .timeout(Duration::from_secs(5))
+        .wait()
+        .unwrap();
+    let outcome = match replies.recv() {
+        Ok(r) => match r.into_result() {
+            Ok(_) => "ok".to_owned(),
+            Err(e) => format!("err {}", String::from_utf8_lossy(&e.payload().to_bytes())),
+        },
+        Err(_) => "none".to_owned(),
+    };
+    println!("\n{}", json!({ "outcome": outcome }));
+    wait_for_stdin_close();
+    std::process::exit(0);
+}
+
+/// Offers HZ_OFFERS services `flood/<n>` as host `evil`. Their descriptions: with
+/// HZ_DESCRIBE=answer a valid one (math/add's), with `hang` none ever (each query is held
+/// until it times out at the asking bridge).
+fn evil_offers() {
+    use zenoh::Wait;
+    let session = raw_session();
+    let _host = evil_host_token(&session);
+    let svc = Service::<AddRequest, AddResponse>::open("math/add").unwrap();
+    let client = horus::RawClient::open(&horus::namespace(), "math/add").unwrap();
+    let description = serde_json::to_vec(client.description()).unwrap();
+    let hang = env("HZ_DESCRIBE") == "hang";
+    let held = std::sync::Mutex::new(Vec::new());
+    let _describe = session
+        .declare_queryable("horus/sd/evil/**")
+        .callback(move |q| {
+            if hang {
+                held.lock().unwrap().push(q);
+            } else {
+                let _ = q.reply(q.key_expr().clone(), description.clone()).wait();
+            }
+        })
+        .wait()
+        .unwrap();
+    let n = env_u64("HZ_OFFERS", 100);
+    // The offers' types are math/add's: the stand-ins' local services match them.
+    let (id, layout) = super::service_schema(&horus::namespace(), "math/add");
+    let offers: Vec<_> = (0..n)
+        .map(|i| {
+            token(
+                &session,
+                format!("horus/so/evil/{}/flood/{i}", schema_chunk(id, layout)),
+            )
+        })
+        .collect();
+    ready();
+    wait_for_stdin_close();
+    drop((offers, svc));
+    std::process::exit(0);
+}
+
+/// Poses as host `evil` publishing `base/cmd_vel` (its offer token, the schema HZ_SCHEMA_ID /
+/// HZ_LAYOUT) and puts messages with the sequence numbers HZ_SEQS (comma-separated).
+fn forger() {
+    use zenoh::Wait;
+    let session = raw_session();
+    let _host = evil_host_token(&session);
+    let (id, layout) = env_schema();
+    let _offer = token(
+        &session,
+        format!("horus/o/evil/{}/base/cmd_vel", schema_chunk(id, layout)),
+    );
+    let publisher = session
+        .declare_publisher("horus/d/evil/base/cmd_vel")
+        .wait()
+        .unwrap();
+    let deadline = Instant::now() + LONG;
+    while !publisher.matching_status().wait().unwrap().matching() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    ready();
+    wait_for_line("go");
+    let body = vec![0u8; std::mem::size_of::<CmdVel>()];
+    let seqs: Vec<u64> = env("HZ_SEQS")
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    for &seq in &seqs {
+        publisher.put(wire(id, layout, seq, &body)).wait().unwrap();
+    }
+    println!("\n{}", json!({ "put": seqs.len() }));
+    wait_for_stdin_close();
+    std::process::exit(0);
+}
+
+/// Wants HZ_TOPIC as host `evil` (its want token and a subscriber), then stops reading: the
+/// subscriber's callback never returns after the first message, which freezes this peer's
+/// receiving side (a hung process, seen from the network). Reports how many it got.
+fn stalled_reader() {
+    use zenoh::Wait;
+    let session = raw_session();
+    let _host = evil_host_token(&session);
+    let (id, layout) = env_schema();
+    let topic = env("HZ_TOPIC");
+    let _want = token(
+        &session,
+        format!("horus/w/evil/{}/{topic}", schema_chunk(id, layout)),
+    );
+    let got = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let g = std::sync::Arc::clone(&got);
+    let _sub = session
+        .declare_subscriber(format!("horus/d/*/{topic}"))
+        .callback(move |_| {
+            g.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        })
+        .wait()
+        .unwrap();
+    ready();
+    wait_for_stdin_close();
+    println!(
+        "\n{}",
+        json!({ "received": got.load(std::sync::atomic::Ordering::Relaxed) })
+    );
+    std::process::exit(0);
+}
+
+/// Publishes HZ_COUNT PointClouds with an HZ_TAIL-byte tail on HZ_TOPIC at HZ_RATE per second,
+/// `Block` with HZ_BLOCK_MS, once a subscriber is there; reports the longest a send waited and
+/// how many timed out.
+fn pub_blob() {
+    let tail_len = env_u64("HZ_TAIL", 64 << 10) as usize;
+    let t = Topic::<PointCloud>::builder(&env("HZ_TOPIC"))
+        .depth(8)
+        .overflow(Overflow::Block {
+            timeout: Duration::from_millis(env_u64("HZ_BLOCK_MS", 500)),
+        })
+        .max_tail_bytes(tail_len)
+        .open()
+        .expect("blob topic");
+    let mut p = t.publisher().unwrap();
+    ready();
+    let deadline = Instant::now() + LONG;
+    while p.subscribers() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let n = env_u64("HZ_COUNT", 2000);
+    let period = Duration::from_secs_f64(1.0 / env_u64("HZ_RATE", 1000) as f64);
+    let tail = vec![7u8; tail_len];
+    let msg = PointCloud::new((tail_len / 16) as u32, false);
+    let (mut refused, mut max_wait, mut over_half) = (0u64, Duration::ZERO, 0u64);
+    let block = Duration::from_millis(env_u64("HZ_BLOCK_MS", 500));
+    let start = Instant::now();
+    for seq in 0..n {
+        let due = start + period * seq as u32;
+        if let Some(d) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(d);
+        }
+        let t0 = Instant::now();
+        if p.send_with_tail(&msg, &tail).is_err() {
+            refused += 1;
+        }
+        let waited = t0.elapsed();
+        max_wait = max_wait.max(waited);
+        if waited >= block / 2 {
+            over_half += 1;
+        }
+    }
+    let s = p.stats();
+    println!(
+        "\n{}",
+        json!({"sent": s.sent, "refused": refused, "timed_out": s.timed_out,
+               "max_wait_us": max_wait.as_micros() as u64, "waits_over_half_timeout": over_half,
+               "elapsed_ms": start.elapsed().as_millis() as u64})
+    );
+    wait_for_stdin_close();
 }

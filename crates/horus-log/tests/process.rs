@@ -241,11 +241,17 @@ fn invalid_segments_are_refused() {
     let ns = unique_ns("hostile");
     let name = format!("/horus.{ns}.log.1");
     let path = format!("/dev/shm{name}");
+    // Each file is this user's own and 0600 (a file others may write is refused unread).
+    let write = |bytes: &[u8]| {
+        std::fs::write(&path, bytes).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+    };
     // Too short for a header.
-    std::fs::write(&path, b"short").unwrap();
+    write(b"short");
     assert!(LogSegment::open(&name).is_err());
     // A header-sized file of garbage.
-    std::fs::write(&path, vec![0xa5u8; 8192]).unwrap();
+    write(&vec![0xa5u8; 8192]);
     assert!(LogSegment::open(&name).is_err());
     // A valid magic with an absurd geometry.
     let mut h = vec![0u8; 8192];
@@ -253,7 +259,7 @@ fn invalid_segments_are_refused() {
     h[8..12].copy_from_slice(&1u32.to_ne_bytes());
     h[12..16].copy_from_slice(&4096u32.to_ne_bytes());
     h[32..40].copy_from_slice(&(1u64 << 40).to_ne_bytes());
-    std::fs::write(&path, &h).unwrap();
+    write(&h);
     let err = LogSegment::open(&name).unwrap_err().to_string();
     assert!(err.contains("not a valid log segment"), "{err}");
     std::fs::remove_file(&path).unwrap();

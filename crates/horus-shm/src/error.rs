@@ -45,6 +45,22 @@ pub enum SegmentError {
         /// Bytes required.
         expected: u64,
     },
+    /// The file is another user's, or others may write it: a segment of ours is always
+    /// ours alone (`0600`), so this is someone else's file under our name (open only).
+    #[error(
+        "segment {name} is not ours alone: owned by uid {owner} with mode {mode:04o} \
+         (this process runs as uid {euid}); refusing to map it — remove it if it is stale"
+    )]
+    Foreign {
+        /// Segment name.
+        name: String,
+        /// The file's owner.
+        owner: u32,
+        /// The file's permission bits.
+        mode: u32,
+        /// This process's effective user id.
+        euid: u32,
+    },
     /// An OS call failed.
     #[error("{op} on segment {name}: {source}")]
     Os {

@@ -106,6 +106,19 @@ impl Segment {
         if unsafe { libc::fstat(fd.0, &mut st) } != 0 {
             return Err(os("fstat", name));
         }
+        // Another user's file under our name (/dev/shm is world-writable: anyone can create
+        // a name first), or one that others may write: never map it. Our own segments are
+        // created 0600 (`create`), so this refuses nothing horus made for us.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        if st.st_uid != euid || st.st_mode & 0o077 != 0 {
+            return Err(SegmentError::Foreign {
+                name: name.to_owned(),
+                owner: st.st_uid,
+                mode: st.st_mode & 0o7777,
+                euid,
+            });
+        }
         let len = st.st_size as u64;
         if len < min_len as u64 {
             return Err(SegmentError::Truncated {
@@ -302,6 +315,36 @@ mod tests {
             Segment::open(&name, 64),
             Err(SegmentError::NotFound(_))
         ));
+    }
+
+    #[test]
+    fn segment_of_another_user_or_writable_by_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let name = unique("foreign");
+        let s = Segment::create(&name, 4096).unwrap();
+        let path = format!("/dev/shm{name}");
+        // Readable and writable by anyone: what another user's squatting file would be.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let err = Segment::open(&name, 64).unwrap_err();
+        assert!(
+            matches!(err, SegmentError::Foreign { mode: 0o666, .. }),
+            "{err}"
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            // As root, hand the file to another user: refused although its mode is 0600.
+            std::os::unix::fs::chown(&path, Some(65534), None).unwrap();
+            let err = Segment::open(&name, 64).unwrap_err();
+            assert!(
+                matches!(err, SegmentError::Foreign { owner: 65534, .. }),
+                "{err}"
+            );
+            std::os::unix::fs::chown(&path, Some(0), None).unwrap();
+        }
+        assert!(Segment::open(&name, 64).is_ok());
+        drop(s);
+        Segment::unlink(&name);
     }
 
     fn truncate(name: &str, len: u64) {

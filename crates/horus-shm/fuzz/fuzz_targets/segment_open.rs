@@ -52,6 +52,9 @@ fuzz_target!(|data: &[u8]| {
     let name = scratch_name("seg");
     let path = format!("/dev/shm{name}");
     std::fs::write(&path, &file).expect("write the segment file");
+    // 0600 like every segment of ours (a file others may write is refused before its header).
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("chmod the segment file");
     let opened = Channel::open_existing(&name, None);
     // The mapping outlives the name: a crash below leaves nothing behind.
     Segment::unlink(&name);

@@ -6,7 +6,9 @@ the `foxglove.websocket.v1` protocol with the `websockets` package (and, for
 the client that never reads, over a raw socket): serverInfo, advertisements,
 subscribe, binary messageData frames decoded and compared with what was
 published; a child process's log records on the `/log` channel
-(foxglove.Log). Nothing here asserts a time.
+(foxglove.Log); the access checks of the CLI (a foreign web page's origin
+refused, `--token-file`, the warning when listening beyond loopback without a
+token). Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -47,9 +49,9 @@ def horus_bin() -> str:
 class Bridge:
     """A running `horus --json foxglove --port 0`; its JSON lines in a queue."""
 
-    def __init__(self) -> None:
+    def __init__(self, args: Tuple[str, ...] = ()) -> None:
         self.p = subprocess.Popen(
-            [horus_bin(), "--json", "foxglove", "--port", "0"],
+            [horus_bin(), "--json", "foxglove", "--port", "0", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -392,3 +394,63 @@ def test_a_client_subscribed_to_log_receives_what_a_child_process_logs(bridge: B
             if child.stdout is not None:
                 child.stdout.close()
     assert not [f for f in os.listdir("/dev/shm") if f.startswith(f"horus.{ns}.log.")]
+
+
+def raw_upgrade(address: str, path: str = "/", headers: Optional[Dict[str, str]] = None) -> Tuple[int, bytes]:
+    """A WebSocket upgrade request over a raw socket (any headers, as a browser page would
+    send them); returns the HTTP status and, for a refusal, the whole answer."""
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=PATIENCE) as s:
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [
+            f"GET {path} HTTP/1.1", f"Host: {address}", "Upgrade: websocket", "Connection: Upgrade",
+            f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13", f"Sec-WebSocket-Protocol: {SUBPROTOCOL}",
+        ] + [f"{k}: {v}" for k, v in (headers or {}).items()]
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+        status = int(answer.split(b" ", 2)[1])
+        if status != 101:
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        return status, answer
+
+
+def test_a_foreign_web_page_is_refused_and_a_token_file_is_required(tmp_path: Any) -> None:
+    secret = "e3b0c44298fc1c149afbf4c8996fb924"
+    token_file = tmp_path / "token"
+    token_file.write_text(secret + "\n")
+    b = Bridge(("--token-file", str(token_file)))
+    try:
+        assert b.seen[0]["token"] is True
+        status, answer = raw_upgrade(b.address)
+        assert status == 401 and b"token is required" in answer
+        b.wait(lambda e: e.get("event") == "refused" and e["kind"] == "token_missing")
+        status, answer = raw_upgrade(b.address, f"/?token={secret}", {"Origin": "https://evil.example"})
+        assert status == 403 and b"https://evil.example" in answer
+        b.wait(lambda e: e.get("event") == "refused" and e["kind"] == "origin")
+        status, _ = raw_upgrade(b.address, f"/?token={secret}", {"Origin": "https://app.foxglove.dev"})
+        assert status == 101
+        # A real client with the token in the URL, as the Foxglove app connects.
+        with connect(f"{b.url}/?token={secret}", subprotocols=[SUBPROTOCOL], open_timeout=PATIENCE) as ws:  # type: ignore[list-item]
+            ch = Channels(ws)
+            ch.until(lambda: ch.info is not None)
+    finally:
+        b.stop()
+    assert all(secret not in json.dumps(e) for e in b.seen)
+
+
+def test_listening_beyond_loopback_without_a_token_warns() -> None:
+    b = Bridge(("--address", "0.0.0.0"))
+    try:
+        w = b.wait(lambda e: e.get("event") == "warning")
+        assert "without a token" in w["message"]
+    finally:
+        b.stop()

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::http::{HeaderValue, StatusCode};
 use tungstenite::protocol::frame::coding::CloseCode;
-use tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tungstenite::protocol::{CloseFrame, Role};
 use tungstenite::{Message, WebSocket};
 
 use crate::access::{AccessPolicy, Refusal, UpgradeRequest};
@@ -152,16 +152,6 @@ impl Write for Deadlined<'_> {
     }
 }
 
-/// The WebSocket settings: client messages capped (tungstenite refuses a larger frame or
-/// message from its header, before reading it).
-pub(crate) fn ws_config(limits: &Limits) -> WebSocketConfig {
-    let max = limits.max_client_message_bytes;
-    WebSocketConfig::default()
-        .max_message_size(Some(max))
-        .max_frame_size(Some(max))
-        .read_buffer_size(16 << 10)
-}
-
 fn upgrade_request(req: &Request) -> UpgradeRequest<'_> {
     let h = req.headers();
     UpgradeRequest {
@@ -195,7 +185,7 @@ fn error_response(r: &Refusal) -> ErrorResponse {
 
 /// The WebSocket handshake, after the access checks. On success the socket is a WebSocket
 /// (nothing the client sent after its request has been read: tungstenite refuses such
-/// bytes), to be wrapped with [`ws_config`].
+/// bytes), to be wrapped by [`websocket`].
 // The callback's error type is tungstenite's (an HTTP response), not ours to shrink.
 #[allow(clippy::result_large_err)]
 pub(crate) fn handshake(
@@ -233,7 +223,7 @@ pub(crate) fn handshake(
 
 /// A WebSocket over the accepted socket once the handshake is done.
 pub(crate) fn websocket(stream: TcpStream, limits: &Limits) -> WebSocket<TcpStream> {
-    WebSocket::from_raw_socket(stream, Role::Server, Some(ws_config(limits)))
+    WebSocket::from_raw_socket(stream, Role::Server, Some(limits.websocket_config()))
 }
 
 /// Tells a client why it is being disconnected (a `status` error, then a close frame with

@@ -30,6 +30,7 @@
 
 pub mod access;
 mod client;
+mod client_msg;
 pub mod discovery;
 pub mod limits;
 pub mod protocol;

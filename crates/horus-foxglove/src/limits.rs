@@ -46,3 +46,16 @@ impl Default for Limits {
         }
     }
 }
+
+impl Limits {
+    /// The WebSocket settings of a client's connection: its frames and messages capped at
+    /// [`Limits::max_client_message_bytes`] (tungstenite refuses a larger one from its header,
+    /// before reading its payload), a small read buffer.
+    pub fn websocket_config(&self) -> tungstenite::protocol::WebSocketConfig {
+        let max = self.max_client_message_bytes;
+        tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(max))
+            .max_frame_size(Some(max))
+            .read_buffer_size(16 << 10)
+    }
+}

@@ -588,6 +588,10 @@ mod tests {
         assert!(open_to_network(None, &l(&["tcp/127.0.0.1:1", "tcp/[::]:7447"])).is_some());
         let auth = AuthConfig::default();
         assert!(open_to_network(Some(&auth), &l(&["tls/0.0.0.0:7447"])).is_none());
+        assert!(
+            crate::BridgeConfig::new("x").open_to_network().is_some(),
+            "the default bridge is open, and says so"
+        );
     }
 
     #[test]

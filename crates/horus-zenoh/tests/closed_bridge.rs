@@ -1,12 +1,14 @@
 //! A closed bridge (TLS, mutual TLS, user/password, generated access control) between two
-//! hosts, and a raw Zenoh peer (no bridge code) trying to get in: without credentials it
-//! cannot connect, read, publish or call; with credentials of its own it cannot speak as
-//! another host. Certificates are made here with the `openssl` command-line tool.
+//! hosts, and a raw Zenoh peer (no bridge code) on a third host trying to get in: without
+//! credentials it cannot connect, read, publish or call; with credentials of its own it cannot
+//! speak as another host. Certificates are made here with the `openssl` command-line tool.
 
 mod common;
 
+use std::io::{BufRead, BufReader};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use common::{counters, Proc, Rig};
 use horus_netns::Side;
@@ -156,32 +158,125 @@ impl Drop for Certs {
     }
 }
 
-/// The closed bridge of `side` (host `host-<letter>`), connecting to the other side's over TLS.
+/// A third host: a network namespace with a veth link to host B only (`10.233.X.1` here,
+/// `10.233.X.2` on B's end), named like horus-netns's so that a crashed run's is removed by
+/// the next. Deleted on drop.
+struct ThirdHost {
+    name: String,
+    /// B's address on this link.
+    b_addr: Ipv4Addr,
+}
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip").args(args).output().expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl ThirdHost {
+    fn new(rig: &Rig, tag: &str) -> ThirdHost {
+        let b = rig.hosts.host(Side::B).name();
+        let name = format!("{b}-c");
+        let x = (std::process::id() % 250 + 1) as u8;
+        ip(&["netns", "add", &name]);
+        let third = ThirdHost {
+            name,
+            b_addr: Ipv4Addr::new(10, 233, x, 2),
+        };
+        let (c_if, b_if) = (format!("hx{tag}c"), format!("hx{tag}d"));
+        ip(&[
+            "link",
+            "add",
+            &c_if,
+            "netns",
+            &third.name,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &b_if,
+            "netns",
+            b,
+        ]);
+        for (ns, dev, addr) in [(third.name.as_str(), &c_if, 1), (b, &b_if, 2)] {
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("10.233.{x}.{addr}/24"),
+                "dev",
+                dev,
+            ]);
+            ip(&["-n", ns, "link", "set", dev, "up"]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        third
+    }
+
+    /// Runs the raw peer here with `env`; its report, after `while_alive` has run with it.
+    fn raw_peer(
+        &self,
+        rig: &Rig,
+        env: &[(&str, String)],
+        while_alive: impl FnOnce(&Value),
+    ) -> Value {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.name])
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+            .env("HZ_ROLE", "raw_peer")
+            .env("HZ_CLAIM", "host-a")
+            .env("HORUS_NAMESPACE", format!("{}-c", rig.namespace(Side::B)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("raw peer");
+        // Kept open until the child has exited (it prints libtest's summary last).
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let report = (&mut out)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+            .expect("the raw peer's report");
+        while_alive(&report);
+        drop(child.stdin.take());
+        let _ = child.wait();
+        drop(out);
+        report
+    }
+}
+
+impl Drop for ThirdHost {
+    fn drop(&mut self) {
+        // Deleting the namespace removes its end of the link, and so the pair.
+        let _ = Command::new("ip")
+            .args(["netns", "delete", &self.name])
+            .output();
+    }
+}
+
+/// The closed bridge of `side` (host `host-<letter>`), connecting to the other side's over TLS
+/// and listening on every address (B is reached from the third host too).
 fn closed_bridge(rig: &Rig, side: Side, certs: &Certs, mutual: bool, hosts: &[&str]) -> Proc {
     let other = if side == Side::A { Side::B } else { Side::A };
     let host = format!("host-{}", side.letter());
-    let me = rig.hosts.host(side).addr();
     let peer = rig.hosts.host(other).addr();
     rig.spawn(
         side,
         "bridge",
         &[
-            ("HZ_LISTEN", format!("tls/{me}:{PORT}")),
+            ("HZ_LISTEN", format!("tls/0.0.0.0:{PORT}")),
             ("HZ_CONNECT", format!("tls/{peer}:{PORT}")),
             ("HZ_AUTH_YAML", certs.yaml(&host, mutual, hosts)),
             ("HZ_HOST", host),
         ],
     )
-}
-
-/// A raw Zenoh peer on host A dialing B's bridge with `env`; its report.
-fn intruder(rig: &Rig, env: &[(&str, String)]) -> Value {
-    let mut all = vec![("HZ_CLAIM", "host-a".to_owned())];
-    all.extend(env.iter().cloned());
-    let mut p = rig.spawn(Side::A, "raw_peer", &all);
-    let r = p.result();
-    p.finish();
-    r
 }
 
 /// Messages cross A → B through the closed bridges.
@@ -227,27 +322,23 @@ fn unauthenticated_peer_cannot_read_or_publish() {
     // Keep a subscriber and a server on B, so that there is something to read and to call.
     let hog = rig.spawn(Side::B, "hog", &[]);
     let server = rig.spawn(Side::B, "server", &[]);
-    let b_addr = rig.hosts.host(Side::B).addr();
-    let plain = intruder(&rig, &[("HZ_CONNECT", format!("tcp/{b_addr}:{PORT}"))]);
+    let third = ThirdHost::new(&rig, "closed");
+    let b_addr = third.b_addr;
+    let intruder = |env: &[(&str, String)]| third.raw_peer(&rig, env, |_| {});
+    let plain = intruder(&[("HZ_CONNECT", format!("tcp/{b_addr}:{PORT}"))]);
     assert_shut_out("plain TCP to the TLS port", &plain);
     let tls = format!("tls/{b_addr}:{PORT}");
-    let no_cert = intruder(
-        &rig,
-        &[
-            ("HZ_CONNECT", tls.clone()),
-            ("HZ_TLS_CA", certs.path("ca.pem")),
-        ],
-    );
+    let no_cert = intruder(&[
+        ("HZ_CONNECT", tls.clone()),
+        ("HZ_TLS_CA", certs.path("ca.pem")),
+    ]);
     assert_shut_out("TLS without a client certificate", &no_cert);
-    let other_ca = intruder(
-        &rig,
-        &[
-            ("HZ_CONNECT", tls),
-            ("HZ_TLS_CA", certs.path("ca.pem")),
-            ("HZ_TLS_CERT", certs.path("intruder.pem")),
-            ("HZ_TLS_KEY", certs.path("intruder.key")),
-        ],
-    );
+    let other_ca = intruder(&[
+        ("HZ_CONNECT", tls),
+        ("HZ_TLS_CA", certs.path("ca.pem")),
+        ("HZ_TLS_CERT", certs.path("intruder.pem")),
+        ("HZ_TLS_KEY", certs.path("intruder.key")),
+    ]);
     assert_shut_out("a certificate of another CA", &other_ca);
     let s = rig.status(Side::B).expect("B's status");
     assert_eq!(s.open_to_network, None, "a closed bridge is not open");
@@ -273,22 +364,17 @@ fn peer_without_the_password_cannot_connect() {
     // Identified both ways without client certificates: B knows A by its user name (A dials
     // B), A knows B by its certificate (or the other way round).
     crossing_works(&rig, 50);
-    let b_addr = rig.hosts.host(Side::B).addr();
-    let tls = format!("tls/{b_addr}:{PORT}");
-    let wrong = intruder(
-        &rig,
-        &[
-            ("HZ_CONNECT", tls.clone()),
-            ("HZ_TLS_CA", certs.path("ca.pem")),
-            ("HZ_USER", "host-a".into()),
-            ("HZ_PASSWORD", "guessed".into()),
-        ],
-    );
+    let third = ThirdHost::new(&rig, "usrpwd");
+    let intruder = |env: &[(&str, String)]| third.raw_peer(&rig, env, |_| {});
+    let tls = format!("tls/{}:{PORT}", third.b_addr);
+    let wrong = intruder(&[
+        ("HZ_CONNECT", tls.clone()),
+        ("HZ_TLS_CA", certs.path("ca.pem")),
+        ("HZ_USER", "host-a".into()),
+        ("HZ_PASSWORD", "guessed".into()),
+    ]);
     assert_shut_out("host A's user name with a wrong password", &wrong);
-    let none = intruder(
-        &rig,
-        &[("HZ_CONNECT", tls), ("HZ_TLS_CA", certs.path("ca.pem"))],
-    );
+    let none = intruder(&[("HZ_CONNECT", tls), ("HZ_TLS_CA", certs.path("ca.pem"))]);
     assert_shut_out("no user name", &none);
     rig.end([a, b]);
 }
@@ -303,43 +389,41 @@ fn authenticated_host_cannot_claim_another_hosts_name() {
     };
     let certs = Certs::new("claim", &["host-a", "host-b", "host-c"]);
     // Only B's bridge runs; host C (a raw peer with its own valid certificate, allowed in the
-    // domain) dials it from A's network and speaks both as host-a and as itself.
+    // domain) dials it from the third host and speaks both as host-a and as itself.
     let hosts = ["host-a", "host-b", "host-c"];
     let b = closed_bridge(&rig, Side::B, &certs, true, &hosts);
     let mut sub = rig.spawn(Side::B, "sub_cmdvel", &[("HZ_COUNT", "8".into())]);
-    let b_addr = rig.hosts.host(Side::B).addr();
-    let mut c_proc = rig.spawn(
-        Side::A,
-        "raw_peer",
-        &[
-            ("HZ_CLAIM", "host-a".into()),
-            ("HZ_CONNECT", format!("tls/{b_addr}:{PORT}")),
-            ("HZ_TLS_CA", certs.path("ca.pem")),
-            ("HZ_TLS_CERT", certs.path("host-c.pem")),
-            ("HZ_TLS_KEY", certs.path("host-c.key")),
-            ("HZ_SELF", "host-c".into()),
-        ],
-    );
-    let c = c_proc.result();
-    eprintln!("host-c: {c}");
-    assert_eq!(c["peers"], 1, "host C is let in");
-    let got = sub.result();
-    eprintln!("B's subscriber: {got}");
-    // The five messages C put as host-a (stamps 100…) were dropped; the one it put as itself
-    // (stamp 7) arrived, after them.
-    assert_eq!(
-        got["received"], 1,
-        "only C's own message reaches B's subscriber"
-    );
-    assert_eq!(got["last"], 8);
-    let s = rig.wait_status(Side::B, "B counts C's message", |s| {
-        counters(s, "base/cmd_vel").published >= 1
+    let third = ThirdHost::new(&rig, "claim");
+    let env = [
+        ("HZ_CONNECT", format!("tls/{}:{PORT}", third.b_addr)),
+        ("HZ_TLS_CA", certs.path("ca.pem")),
+        ("HZ_TLS_CERT", certs.path("host-c.pem")),
+        ("HZ_TLS_KEY", certs.path("host-c.key")),
+        ("HZ_SELF", "host-c".into()),
+    ];
+    third.raw_peer(&rig, &env, |c| {
+        eprintln!("host-c: {c}");
+        assert_eq!(c["peers"], 1, "host C is let in");
+        let got = sub.result();
+        eprintln!("B's subscriber: {got}");
+        // The five messages C put as host-a (stamps 100…) were dropped; the one it put as
+        // itself (stamp 7) arrived, after them.
+        assert_eq!(
+            got["received"], 1,
+            "only C's own message reaches B's subscriber"
+        );
+        assert_eq!(
+            got["last"], 8,
+            "a message put as host-a reached B's subscriber"
+        );
+        let s = rig.wait_status(Side::B, "B counts C's message", |s| {
+            counters(s, "base/cmd_vel").published >= 1
+        });
+        let peers: Vec<&str> = s.peers.iter().map(|p| p.host.as_str()).collect();
+        assert_eq!(peers, ["host-c"], "C's tokens as host-a were refused");
+        assert_eq!(counters(&s, "base/cmd_vel").received, 1);
     });
-    let peers: Vec<&str> = s.peers.iter().map(|p| p.host.as_str()).collect();
-    assert_eq!(peers, ["host-c"], "C's tokens as host-a were refused");
-    assert_eq!(counters(&s, "base/cmd_vel").received, 1);
-    c_proc.finish();
-    // Stop B before the rig (end() wants two bridges: give it B and a finished stand-in).
+    // Only one bridge here (Rig::end wants two).
     b.finish();
     for side in [Side::A, Side::B] {
         horus::clean::clean_stale(&rig.namespace(side)).ok();

@@ -322,6 +322,10 @@ fn unauthenticated_peer_cannot_read_or_publish() {
     // Keep a subscriber and a server on B, so that there is something to read and to call.
     let hog = rig.spawn(Side::B, "hog", &[]);
     let server = rig.spawn(Side::B, "server", &[]);
+    // Calls cross the closed bridges too (queries, replies and queryables under the rules).
+    let mut client = rig.spawn(Side::A, "client", &[("HZ_CALLS", "2".into())]);
+    assert_eq!(client.result()["outcomes"], serde_json::json!(["ok", "ok"]));
+    client.finish();
     let third = ThirdHost::new(&rig, "closed");
     let b_addr = third.b_addr;
     let intruder = |env: &[(&str, String)]| third.raw_peer(&rig, env, |_| {});

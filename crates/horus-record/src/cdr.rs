@@ -17,6 +17,19 @@ pub const HEADER: [u8; 4] = [0x00, 0x01, 0x00, 0x00];
 /// Largest fixed part a plan accepts (a description is untrusted input).
 pub const MAX_FIXED: usize = 64 << 20;
 
+/// Largest CDR body of the fixed part (alignment and the placeholder byte of empty types make
+/// it larger than the horus bytes).
+pub const MAX_CDR_FIXED: usize = 4 * MAX_FIXED;
+
+/// Most steps (a type or a field visited) a plan may take. Every array element of a nested
+/// message is visited, so the work is the number of elements, not the number of bytes: an
+/// array of 2^63 zero-size elements has a size of 0 and made the planner loop 2^63 times.
+/// 4 Mi steps is a few tens of milliseconds; a standard message takes tens.
+pub const MAX_PLAN_STEPS: usize = 4 << 20;
+
+/// Deepest nesting a plan follows.
+pub const MAX_PLAN_DEPTH: usize = 64;
+
 /// Why a description cannot be given a CDR plan.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
@@ -29,6 +42,13 @@ pub enum PlanError {
     /// A nested type is missing or nests too deep (the description was not validated).
     #[error("type {0}: unresolved or too deeply nested (validate the description first)")]
     Unresolved(String),
+    /// Planning would take more than [`MAX_PLAN_STEPS`] steps (arrays of many nested
+    /// elements, e.g. of a zero-size type), or the CDR body would exceed [`MAX_CDR_FIXED`].
+    #[error(
+        "type {0}: too many nested array elements to plan (more than {MAX_PLAN_STEPS} steps or \
+         {MAX_CDR_FIXED} bytes of CDR)"
+    )]
+    TooComplex(String),
 }
 
 /// Why CDR bytes are not a message of the plan's type.
@@ -84,8 +104,35 @@ pub struct CdrPlan {
     tail: bool,
 }
 
+/// Work left to a plan being computed, and the name of the root type for errors.
+struct Budget<'a> {
+    steps: usize,
+    root: &'a str,
+}
+
+impl Budget<'_> {
+    fn step(&mut self) -> Result<(), PlanError> {
+        self.steps = self
+            .steps
+            .checked_sub(1)
+            .ok_or_else(|| PlanError::TooComplex(self.root.to_owned()))?;
+        Ok(())
+    }
+
+    fn too_complex(&self) -> PlanError {
+        PlanError::TooComplex(self.root.to_owned())
+    }
+}
+
 fn align(pos: usize, a: usize) -> usize {
     pos.div_ceil(a) * a
+}
+
+/// `pos + len` as a CDR position, within [`MAX_CDR_FIXED`].
+fn advance(pos: usize, len: usize, b: &Budget<'_>) -> Result<usize, PlanError> {
+    pos.checked_add(len)
+        .filter(|&p| p <= MAX_CDR_FIXED)
+        .ok_or_else(|| b.too_complex())
 }
 
 impl CdrPlan {
@@ -105,7 +152,11 @@ impl CdrPlan {
             tail: root.has_tail,
         };
         let mut pos = 0;
-        plan.walk_type(d, root, 0, &mut pos, 0)?;
+        let mut budget = Budget {
+            steps: MAX_PLAN_STEPS,
+            root: &root.name,
+        };
+        plan.walk_type(d, root, 0, &mut pos, 0, &mut budget)?;
         plan.cdr_fixed = pos;
         Ok(plan)
     }
@@ -117,16 +168,21 @@ impl CdrPlan {
         base: usize,
         pos: &mut usize,
         depth: usize,
+        budget: &mut Budget<'_>,
     ) -> Result<(), PlanError> {
-        if depth > 64 {
+        if depth > MAX_PLAN_DEPTH {
             return Err(PlanError::Unresolved(t.name.clone()));
         }
+        budget.step()?;
         if t.fields.is_empty() {
             // `uint8 structure_needs_at_least_one_member`: one zero byte, no horus bytes.
-            *pos += 1;
+            *pos = advance(*pos, 1, budget)?;
         }
         for f in &t.fields {
-            self.walk_kind(d, &f.kind, base + f.offset, f.size, pos, depth + 1, &t.name)?;
+            let at = base
+                .checked_add(f.offset)
+                .ok_or_else(|| PlanError::NotTiled(t.name.clone()))?;
+            self.walk_kind(d, &f.kind, at, f.size, pos, depth + 1, &t.name, budget)?;
         }
         Ok(())
     }
@@ -141,25 +197,36 @@ impl CdrPlan {
         pos: &mut usize,
         depth: usize,
         owner: &str,
+        budget: &mut Budget<'_>,
     ) -> Result<(), PlanError> {
+        budget.step()?;
         let (elem, count) = crate::ros2msg::flatten(kind);
         let count = count.unwrap_or(1);
         match elem {
             FieldKind::Scalar(s) => {
                 // Packed scalars of one size: aligned once, then contiguous in both.
+                if count.checked_mul(s.size()) != Some(size) {
+                    return Err(PlanError::NotTiled(owner.to_owned()));
+                }
                 *pos = align(*pos, s.size());
                 self.push(at, *pos, size);
-                *pos += size;
+                *pos = advance(*pos, size, budget)?;
             }
             FieldKind::Message(name) => {
                 let t = d
                     .get(name)
                     .ok_or_else(|| PlanError::Unresolved(owner.to_owned()))?;
-                if count.saturating_mul(t.size) != size {
+                if count.checked_mul(t.size) != Some(size) {
                     return Err(PlanError::NotTiled(owner.to_owned()));
                 }
+                // Each element costs at least one step below, so a count beyond the budget
+                // (2^63 elements of a zero-size type) fails here, not after 2^63 iterations.
+                if count > budget.steps {
+                    return Err(budget.too_complex());
+                }
                 for i in 0..count {
-                    self.walk_type(d, t, at + i * t.size, pos, depth)?;
+                    // i × t.size ≤ size (checked above), and at + size is inside the root.
+                    self.walk_type(d, t, at + i * t.size, pos, depth, budget)?;
                 }
             }
             FieldKind::Array { .. } => unreachable!("flatten strips arrays"),
@@ -273,7 +340,7 @@ fn check_tiled(t: &TypeDescription) -> Result<(), PlanError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use horus::msgs::{CmdVel, Imu, Message, PointCloud};
+    use horus::msgs::{CmdVel, FieldKind, Imu, Message, PointCloud};
 
     fn pattern(n: usize) -> Vec<u8> {
         (0..n).map(|i| (i * 7 + 3) as u8).collect()
@@ -313,6 +380,111 @@ mod tests {
             for cut in 0..cdr.len() {
                 let _ = plan.decode(&cdr[..cut], &mut back);
             }
+        }
+    }
+
+    /// A type of `fields` (name, kind, size) laid end to end, with its true layout hash.
+    fn ty(name: &str, fields: &[(&str, FieldKind, usize)]) -> TypeDescription {
+        let mut offset = 0;
+        let mut t = TypeDescription {
+            name: name.into(),
+            version: 1,
+            size: 0,
+            align: 1,
+            has_tail: false,
+            layout_hash: 0,
+            fields: fields
+                .iter()
+                .map(|(n, kind, size)| {
+                    let f = horus::msgs::FieldDescription {
+                        name: (*n).into(),
+                        ty: String::new(),
+                        offset,
+                        size: *size,
+                        kind: kind.clone(),
+                    };
+                    offset += size;
+                    f
+                })
+                .collect(),
+        };
+        t.size = offset;
+        t.layout_hash = t.computed_hash();
+        t
+    }
+
+    fn array_of(name: &str, len: usize) -> FieldKind {
+        FieldKind::Array {
+            of: Box::new(FieldKind::Message(name.into())),
+            len,
+        }
+    }
+
+    #[test]
+    fn zero_size_nested_type_does_not_loop() {
+        // `[Empty; 2^63]` has size 0, so it tiles a 0-byte field; the planner visited every
+        // element (2^63 iterations). Now: refused at once, as is a product of counts each
+        // under the budget.
+        let d = MessageDescription {
+            types: vec![
+                ty("t/Root", &[("e", array_of("t/Empty", 1 << 63), 0)]),
+                ty("t/Empty", &[]),
+            ],
+        };
+        d.validate()
+            .expect("a valid description: sizes and hashes agree");
+        assert_eq!(
+            CdrPlan::new(&d),
+            Err(PlanError::TooComplex("t/Root".into()))
+        );
+        let d = MessageDescription {
+            types: vec![
+                ty("t/Root", &[("e", array_of("t/Mid", 1 << 20), 0)]),
+                ty("t/Mid", &[("e", array_of("t/Empty", 1 << 20), 0)]),
+                ty("t/Empty", &[]),
+            ],
+        };
+        d.validate().unwrap();
+        assert_eq!(
+            CdrPlan::new(&d),
+            Err(PlanError::TooComplex("t/Root".into()))
+        );
+        // A few empty elements are fine: one placeholder byte each.
+        let d = MessageDescription {
+            types: vec![
+                ty("t/Root", &[("e", array_of("t/Empty", 3), 0)]),
+                ty("t/Empty", &[]),
+            ],
+        };
+        let plan = CdrPlan::new(&d).unwrap();
+        let mut cdr = Vec::new();
+        plan.encode(&[], &mut cdr).unwrap();
+        assert_eq!(cdr, [0, 1, 0, 0, 0, 0, 0]);
+        let mut back = vec![9];
+        plan.decode(&cdr, &mut back).unwrap();
+        assert!(back.is_empty());
+    }
+
+    #[test]
+    fn sequence_count_larger_than_bytes_is_an_error() {
+        let plan = CdrPlan::new(&MessageDescription::of::<PointCloud>()).unwrap();
+        let mut bytes = pattern(plan.fixed_size());
+        bytes.extend(pattern(40));
+        let mut cdr = Vec::new();
+        plan.encode(&bytes, &mut cdr).unwrap();
+        let count_at = cdr.len() - 40 - 4;
+        let mut out = Vec::new();
+        for count in [41u32, 1 << 20, u32::MAX] {
+            cdr[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
+            assert_eq!(
+                plan.decode(&cdr, &mut out),
+                Err(CdrError::BadTail {
+                    len: count as usize,
+                    available: 40
+                })
+            );
+            // Nothing was allocated for the claimed count.
+            assert!(out.capacity() < 1 << 20);
         }
     }
 

@@ -98,9 +98,11 @@ fn type_name(s: &str) -> String {
 
 /// Field names of one type, valid and unique (`tail` reserved for the root's tail).
 fn field_names<'a>(fields: impl Iterator<Item = &'a str>, reserve_tail: bool) -> Vec<String> {
-    let mut taken: Vec<String> = Vec::new();
+    // A set: a description may repeat one name in all its fields (4096, untrusted), and a
+    // linear search per candidate made that cubic.
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
     if reserve_tail {
-        taken.push(TAIL_FIELD.into());
+        taken.insert(TAIL_FIELD.into());
     }
     let mut out = Vec::new();
     for f in fields {
@@ -114,7 +116,7 @@ fn field_names<'a>(fields: impl Iterator<Item = &'a str>, reserve_tail: bool) ->
             name = format!("{base}_{i}");
             i += 1;
         }
-        taken.push(name.clone());
+        taken.insert(name.clone());
         out.push(name);
     }
     out
@@ -219,6 +221,16 @@ mod tests {
         );
         let pc = generate(&MessageDescription::of::<PointCloud>());
         assert!(pc.text.contains("uint8[] tail\n"), "{}", pc.text);
+    }
+
+    #[test]
+    fn many_fields_with_one_name_get_unique_names() {
+        // 4096 identical names (the most a description may have): unique, and quadratic work
+        // at most (a list search per candidate was cubic, ~10^10 comparisons).
+        let names = field_names(std::iter::repeat_n("x", 4096), false);
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), 4096);
+        assert_eq!(names[4095], "x_4096");
     }
 
     #[test]

@@ -528,3 +528,79 @@ fn play_on_a_terminal_pauses_and_steps_one_message_per_key() {
     assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn record_refuses_to_overwrite_existing_file() {
+    // `File::create` truncated whatever was there (and default names had a one-second
+    // resolution, so two recorders started in the same second wrote one file).
+    let ns = ns("overwrite");
+    let d = dir("overwrite");
+    let file = d.join("precious.mcap");
+    std::fs::write(&file, b"an earlier recording").unwrap();
+    let out = horus(&ns)
+        .args(["record", "--duration", "0.1", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("precious.mcap already exists") && err.contains("overwrite"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"an earlier recording");
+
+    // Split files are refused the same way (`<stem>_0.mcap` exists).
+    let split = d.join("split_0.mcap");
+    std::fs::write(&split, b"part of an earlier recording").unwrap();
+    let out = horus(&ns)
+        .args(["record", "--duration", "0.1", "--max-size", "1M", "-o"])
+        .arg(d.join("split.mcap"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("split_0.mcap already exists"));
+    assert_eq!(
+        std::fs::read(&split).unwrap(),
+        b"part of an earlier recording"
+    );
+
+    // --overwrite replaces it with a recording.
+    let out = horus(&ns)
+        .args(["record", "--duration", "0.1", "--overwrite", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(RecordingReader::open(&file).is_ok());
+
+    // Default names: two recorders started together get two files.
+    let a = horus(&ns)
+        .current_dir(&d)
+        .args(["record", "--duration", "0.1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let b = horus(&ns)
+        .current_dir(&d)
+        .args(["record", "--duration", "0.1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(a.wait_with_output().unwrap().status.success());
+    assert!(b.wait_with_output().unwrap().status.success());
+    let named: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("horus-") && n.ends_with(".mcap"))
+        .collect();
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert!(leftover(&ns).is_empty());
+    std::fs::remove_dir_all(d).unwrap();
+}

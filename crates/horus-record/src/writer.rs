@@ -61,6 +61,8 @@ pub struct WriterOptions {
     pub flush_every: Duration,
     /// Written as the `horus.session` metadata record of every file.
     pub session: BTreeMap<String, String>,
+    /// Replace files that already exist (default: refuse them, [`WriteError::Exists`]).
+    pub overwrite: bool,
 }
 
 impl Default for WriterOptions {
@@ -72,6 +74,7 @@ impl Default for WriterOptions {
             max_duration: None,
             flush_every: Duration::from_secs(1),
             session: BTreeMap::new(),
+            overwrite: false,
         }
     }
 }
@@ -86,6 +89,12 @@ pub enum WriteError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// The file already exists and [`WriterOptions::overwrite`] is off: nothing was written.
+    #[error("{path} already exists (not overwritten; choose another name or overwrite it)")]
+    Exists {
+        /// The file.
+        path: PathBuf,
     },
     /// The MCAP writer refused.
     #[error("{path}: {source}")]
@@ -203,7 +212,8 @@ pub struct RecordingWriter {
 
 impl RecordingWriter {
     /// Starts a recording at `path` (with `--max-size`/`--max-duration`, files
-    /// `<stem>_0.mcap`, `<stem>_1.mcap`, …).
+    /// `<stem>_0.mcap`, `<stem>_1.mcap`, …). A file that already exists is refused with
+    /// [`WriteError::Exists`] (left untouched) unless [`WriterOptions::overwrite`].
     pub fn create(path: &Path, opts: WriterOptions) -> Result<RecordingWriter, WriteError> {
         let split = opts.max_size.is_some() || opts.max_duration.is_some();
         let mut w = RecordingWriter {
@@ -243,7 +253,21 @@ impl RecordingWriter {
             path: path.clone(),
             source,
         };
-        let file = File::create(&path).map_err(io)?;
+        let file = if self.opts.overwrite {
+            File::create(&path).map_err(io)?
+        } else {
+            // O_EXCL: an existing file (or a link to one) is never opened, so never truncated.
+            File::create_new(&path).map_err(|source| {
+                if source.kind() == std::io::ErrorKind::AlreadyExists {
+                    WriteError::Exists { path: path.clone() }
+                } else {
+                    WriteError::Io {
+                        path: path.clone(),
+                        source,
+                    }
+                }
+            })?
+        };
         let size_handle = file.try_clone().map_err(io)?;
         let compression = match self.opts.compression {
             Compression::None => None,

@@ -118,6 +118,7 @@ fn chunk_claiming_more_than_it_holds_within_the_limits_is_an_error() {
 #[test]
 fn truncated_file_is_a_truncated_error() {
     let path = write("whole", &[]);
+    std::fs::remove_file(&path).unwrap();
     let mut w = RecordingWriter::create(&path, WriterOptions::default()).unwrap();
     let qos = QosInfo {
         depth: 16,

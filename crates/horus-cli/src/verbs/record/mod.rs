@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use clap::Args;
 use horus::inspect::{list_topics, RawObserver, TopicView};
 use horus_record::foxlog::{self, LogTap};
-use horus_record::{Compression, RecordingWriter, WriterOptions};
+use horus_record::{Compression, RecordingWriter, WriteError, WriterOptions};
 use serde_json::json;
 use sink::Sink;
 
@@ -70,6 +70,10 @@ pub(crate) struct Record {
     /// `foxglove.Log` JSON).
     #[arg(long)]
     no_logs: bool,
+    /// Replace output files that already exist (by default an existing file is an error and
+    /// is left untouched).
+    #[arg(long)]
+    overwrite: bool,
 }
 
 /// The namespace's log rings, recorded into the `/log` channel.
@@ -119,18 +123,42 @@ fn seconds(name: &str, v: Option<f64>) -> anyhow::Result<Option<Duration>> {
         .map_err(|e| anyhow::anyhow!("--{name}: {e}"))
 }
 
+/// Most names `horus-<ms>[-N].mcap` tried before giving up.
+const DEFAULT_NAME_TRIES: u32 = 1000;
+
+/// A recording under a default name: `horus-<unix time in ms>.mcap`, then `-1`, `-2`, … if
+/// that exists (two recorders started in the same millisecond, or a clock set back). Each
+/// name is opened with O_EXCL, so an existing file is never replaced, even with
+/// `--overwrite` (which applies to names given with `-o`).
+fn create_default_named(opts: WriterOptions) -> anyhow::Result<RecordingWriter> {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    for n in 0..DEFAULT_NAME_TRIES {
+        let path = PathBuf::from(if n == 0 {
+            format!("horus-{ms}.mcap")
+        } else {
+            format!("horus-{ms}-{n}.mcap")
+        });
+        let opts = WriterOptions {
+            overwrite: false,
+            ..opts.clone()
+        };
+        match RecordingWriter::create(&path, opts) {
+            Ok(w) => return Ok(w),
+            Err(WriteError::Exists { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    anyhow::bail!("horus-{ms}.mcap and {DEFAULT_NAME_TRIES} numbered variants all exist; name the file with -o")
+}
+
 pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
     signals::install()?;
     let ns = a.namespace.clone().unwrap_or_else(horus::namespace);
     let filter = select::Filter::new(&a.topics, a.regex.as_deref(), &a.exclude)?;
     let duration = seconds("duration", a.duration)?;
-    let path = a.output.clone().unwrap_or_else(|| {
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        PathBuf::from(format!("horus-{secs}.mcap"))
-    });
     let mut session = BTreeMap::new();
     session.insert(
         "recorder".into(),
@@ -143,9 +171,14 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
         max_size: a.max_size,
         max_duration: seconds("max-duration", a.max_duration)?,
         session,
+        overwrite: a.overwrite,
         ..WriterOptions::default()
     };
-    let mut sink = Sink::start(RecordingWriter::create(&path, opts)?);
+    let writer = match &a.output {
+        Some(p) => RecordingWriter::create(p, opts)?,
+        None => create_default_named(opts)?,
+    };
+    let mut sink = Sink::start(writer);
     let clock = Clock::new();
     let started = Instant::now();
     let mut live: Vec<Recorded> = Vec::new();

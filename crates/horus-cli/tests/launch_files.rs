@@ -212,3 +212,91 @@ fn a_bad_argument_of_an_included_file_is_reported_at_the_include() {
         "{doc}"
     );
 }
+
+/// `horus launch FILE` refuses the file: exit 2, `message` on stderr, nothing started.
+fn refused_fast(f: &std::path::Path, message: &str) -> String {
+    let mut cmd = horus();
+    cmd.arg("launch").arg(f);
+    let out = output_bounded(cmd);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(message),
+        "expected {message:?}, got:\n{stderr}"
+    );
+    assert!(stderr.contains("nothing was started"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn include_diamond_is_bounded() {
+    // Each file includes the next one twice: 2^30 loads of 30 small files. The loader had no
+    // limit and expanded them all.
+    let d = Dir::new("diamond");
+    let marker = d.path("started");
+    for i in 0..30 {
+        let next = format!("level{}.yaml", i + 1);
+        d.write(
+            &format!("level{i}.yaml"),
+            &format!("include:\n  - file: {next}\n  - file: {next}\n"),
+        );
+    }
+    d.write(
+        "level30.yaml",
+        &format!(
+            "processes:\n  - name: p\n    command: [touch, {}]\n",
+            marker.display()
+        ),
+    );
+    let top = d.path("level0.yaml");
+    let stderr = refused_fast(&top, "more than 1000 files loaded in all");
+    // Named at the include that went past the limit: file, line and column (depth first: the
+    // 1000th load is deep in the first branches).
+    assert!(stderr.contains("level28.yaml:2:11: more than 1000"), "{stderr}");
+    assert!(!marker.exists());
+
+    // A chain deeper than 32 files is refused where it goes past.
+    let d = Dir::new("deep");
+    for i in 0..40 {
+        d.write(
+            &format!("chain{i}.yaml"),
+            &format!("include:\n  - file: chain{}.yaml\n", i + 1),
+        );
+    }
+    d.write("chain40.yaml", "processes: []\n");
+    let stderr = refused_fast(&d.path("chain0.yaml"), "includes nest deeper than 32 files");
+    assert!(stderr.contains("chain31.yaml:2:11: "), "{stderr}");
+}
+
+#[test]
+fn arguments_doubled_through_includes_are_bounded() {
+    // `w` doubles at every level: 2^40 bytes at the bottom.
+    let d = Dir::new("doubling");
+    for i in 0..30 {
+        d.write(
+            &format!("d{i}.yaml"),
+            &format!(
+                "args:\n  w: x\ninclude:\n  - file: d{}.yaml\n    args: {{ w: \"$(arg w)$(arg w)\" }}\n",
+                i + 1
+            ),
+        );
+    }
+    d.write("d30.yaml", "args:\n  w: x\n");
+    refused_fast(
+        &d.path("d0.yaml"),
+        "substituted value longer than 65536 bytes",
+    );
+}
+
+#[test]
+fn yaml_alias_bomb_is_refused() {
+    // 10^8 nodes from 80 KB of aliases, which serde_yaml's own alias limit lets through.
+    let d = Dir::new("laughs");
+    let big = vec!["x"; 10_000].join(", ");
+    let refs = vec!["*big"; 10_000].join(", ");
+    let f = d.write(
+        "bomb.yaml",
+        &format!("args:\n  a: &big [{big}]\nprocesses:\n  - name: p\n    command: [{refs}]\n"),
+    );
+    refused_fast(&f, "YAML nodes with its aliases replayed");
+}

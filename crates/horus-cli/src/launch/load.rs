@@ -3,14 +3,31 @@
 //! Checks that span the whole system (duplicate names, `after:` targets, cycles) are in
 //! `validate.rs`.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Duration;
 
 use super::locate::{child, locate_nearest, Step};
 use super::model::{RawFile, RawInclude, Scalar};
 use super::spec::{LoadError, Origin, Plan, ProcessSpec};
 use super::subst::{substitute, Scope};
+
+/// Deepest chain of includes (the top-level file is depth 1).
+pub(crate) const MAX_INCLUDE_DEPTH: usize = 32;
+
+/// Most files read for one launch, counting a file each time it is included: a file that
+/// includes the next one twice, 30 levels deep, is 2^30 loads (a few hundred bytes of YAML
+/// expanding forever); systems of a few dozen files are the norm.
+pub(crate) const MAX_FILES_LOADED: usize = 1000;
+
+/// Most bytes all substitutions of one launch may produce (16 MiB; each one is at most
+/// [`super::subst::MAX_SUBSTITUTED`]).
+pub(crate) const MAX_SUBSTITUTED_TOTAL: usize = 16 << 20;
+
+/// Most processes one launch may declare, includes expanded.
+pub(crate) const MAX_PROCESSES: usize = 4096;
 
 /// Defaults of what neither the file nor the command line sets.
 pub(crate) const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(5);
@@ -26,6 +43,8 @@ pub(crate) fn load(
     let mut loader = Loader {
         processes: Vec::new(),
         stack: Vec::new(),
+        loaded: 0,
+        substituted: Rc::new(Cell::new(0)),
     };
     let inherited = Inherited {
         namespace: None,
@@ -69,6 +88,10 @@ struct Loader {
     processes: Vec<ProcessSpec>,
     /// Files being loaded (include cycle detection).
     stack: Vec<PathBuf>,
+    /// Files read so far, each include counted ([`MAX_FILES_LOADED`]).
+    loaded: usize,
+    /// Bytes produced by substitutions so far ([`MAX_SUBSTITUTED_TOTAL`]).
+    substituted: Rc<Cell<usize>>,
 }
 
 /// One file being read: its text (to locate nodes), directory and substitution scope.
@@ -77,6 +100,8 @@ pub(super) struct Source<'a> {
     text: &'a str,
     dir: PathBuf,
     args: BTreeMap<String, String>,
+    /// The launch's substitution total so far.
+    substituted: Rc<Cell<usize>>,
 }
 
 impl Source<'_> {
@@ -102,7 +127,16 @@ impl Source<'_> {
             args: &self.args,
             dir: &self.dir,
         };
-        substitute(s, &scope).map_err(|m| self.error(path, m))
+        let out = substitute(s, &scope).map_err(|m| self.error(path, m))?;
+        let total = self.substituted.get().saturating_add(out.len());
+        if total > MAX_SUBSTITUTED_TOTAL {
+            return Err(self.error(
+                path,
+                format!("substitutions produce more than {MAX_SUBSTITUTED_TOTAL} bytes in all"),
+            ));
+        }
+        self.substituted.set(total);
+        Ok(out)
     }
 
     /// A number of seconds as a duration; an error points at `path`.
@@ -135,8 +169,26 @@ pub(super) fn key(k: &str) -> Step {
 
 impl Loader {
     fn file(&mut self, path: &Path, given: Given, up: &Inherited) -> Result<(), LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        self.loaded += 1;
+        let text = horus_params::yaml_bound::read_file(path).map_err(|e| {
             LoadError::Plain(format!("cannot read launch file {}: {e}", path.display()))
+        })?;
+        horus_params::yaml_bound::check_nodes(&text).map_err(|e| match e {
+            horus_params::yaml_bound::YamlBoundError::TooManyNodes { line, column } => {
+                LoadError::At {
+                    origin: Origin {
+                        file: path.to_owned(),
+                        line,
+                        column,
+                    },
+                    message: format!(
+                        "the file expands to more than {} YAML nodes with its aliases replayed \
+                         (an alias bomb?)",
+                        horus_params::yaml_bound::MAX_YAML_NODES
+                    ),
+                }
+            }
+            e => LoadError::Plain(format!("{}: {e}", path.display())),
         })?;
         let raw: RawFile = if text.trim().is_empty() {
             RawFile::default()
@@ -154,6 +206,7 @@ impl Loader {
             text: &text,
             dir,
             args: BTreeMap::new(),
+            substituted: Rc::clone(&self.substituted),
         };
         src.args = arguments(&src, &raw.args, &given)?;
 
@@ -180,8 +233,16 @@ impl Loader {
             self.include(&src, inc, &[key("include"), Step::Index(k)], &here)?;
         }
         for (i, p) in raw.processes.iter().enumerate() {
-            let spec =
-                super::process::process(&src, p, &[key("processes"), Step::Index(i)], &here)?;
+            let at = [key("processes"), Step::Index(i)];
+            if self.processes.len() >= MAX_PROCESSES {
+                return Err(src.error(
+                    &at,
+                    format!(
+                        "more than {MAX_PROCESSES} processes in one launch (includes expanded)"
+                    ),
+                ));
+            }
+            let spec = super::process::process(&src, p, &at, &here)?;
             self.processes.push(spec);
         }
         self.stack.pop();
@@ -208,6 +269,25 @@ impl Loader {
             return Err(src.error(
                 &file_at,
                 format!("include cycle: {} is already being loaded", file.display()),
+            ));
+        }
+        if self.stack.len() >= MAX_INCLUDE_DEPTH {
+            return Err(src.error(
+                &file_at,
+                format!(
+                    "includes nest deeper than {MAX_INCLUDE_DEPTH} files (including {})",
+                    file.display()
+                ),
+            ));
+        }
+        if self.loaded >= MAX_FILES_LOADED {
+            return Err(src.error(
+                &file_at,
+                format!(
+                    "more than {MAX_FILES_LOADED} files loaded in all (a file counts each time it \
+                     is included; including {})",
+                    file.display()
+                ),
             ));
         }
         let mut args = BTreeMap::new();

@@ -7,7 +7,9 @@
 //! - `$(dirname)`: the directory of the launch file the string is in;
 //! - `$$`: a literal `$`.
 //!
-//! A value is substituted once: what a substitution produces is not scanned again.
+//! A value is substituted once: what a substitution produces is not scanned again. A
+//! substituted string is at most [`MAX_SUBSTITUTED`] bytes: arguments passed down a chain of
+//! includes as `"$(arg a)$(arg a)"` would otherwise double at every level.
 //! Argument defaults may use `$(env ...)` and `$(dirname)` but not `$(arg ...)`.
 
 use std::collections::BTreeMap;
@@ -21,11 +23,17 @@ pub(crate) struct Scope<'a> {
     pub(crate) dir: &'a Path,
 }
 
+/// Longest string a substitution may produce (64 KiB).
+pub(crate) const MAX_SUBSTITUTED: usize = 64 << 10;
+
 /// Replaces every substitution of `s`; the error says which one failed and why.
 pub(crate) fn substitute(s: &str, scope: &Scope<'_>) -> Result<String, String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(at) = rest.find('$') {
+        if out.len() > MAX_SUBSTITUTED {
+            break;
+        }
         out.push_str(&rest[..at]);
         rest = &rest[at..];
         if let Some(after) = rest.strip_prefix("$$") {
@@ -45,6 +53,12 @@ pub(crate) fn substitute(s: &str, scope: &Scope<'_>) -> Result<String, String> {
         rest = &body[end + 1..];
     }
     out.push_str(rest);
+    if out.len() > MAX_SUBSTITUTED {
+        return Err(format!(
+            "substituted value longer than {MAX_SUBSTITUTED} bytes (arguments doubled through \
+             includes?)"
+        ));
+    }
     Ok(out)
 }
 

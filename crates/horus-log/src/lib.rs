@@ -37,6 +37,9 @@ mod bridge;
 mod callsite;
 #[cfg(not(loom))]
 mod clock;
+#[cfg(all(fuzzing, not(loom)))]
+#[doc(hidden)]
+pub mod fuzz_api;
 #[cfg(not(loom))]
 mod layout;
 #[cfg(not(loom))]

@@ -110,3 +110,82 @@ def test_killed_python_process_leaves_its_last_records(ns: str) -> None:
     assert [d["status"]["state"] for d in docs if "status" in d] == ["dead (last records kept)"]
     subprocess.run([horus_bin(), "log", "--clean"], check=True, capture_output=True)
     assert shm_files(ns) == []
+
+
+FORKING_PARENT = textwrap.dedent(
+    """
+    import logging, multiprocessing, os, signal, sys
+    import horus
+    log = logging.getLogger("py.parent")
+    log.setLevel(logging.INFO)
+    log.addHandler(horus.HorusHandler())
+    log.info("parent starts")
+
+    def child(ready):
+        # Inherits the parent's handler: logs in a loop until killed.
+        i = 0
+        while True:
+            log.info("child %d", i)
+            if i == 10:
+                ready.set()
+            i += 1
+
+    ctx = multiprocessing.get_context("fork")
+    kids = []
+    for _ in range(30):
+        ready = ctx.Event()
+        p = ctx.Process(target=child, args=(ready,))
+        p.start()
+        assert ready.wait(30), "child never logged"
+        os.kill(p.pid, signal.SIGKILL)
+        p.join()
+        kids.append(p.pid)
+    for i in range(200):
+        log.info("after %d", i)
+    print(" ".join(str(k) for k in kids), flush=True)
+    sys.stdin.readline()
+    """
+)
+
+
+def test_forked_children_killed_while_logging_do_not_freeze_the_parents_log(ns: str) -> None:
+    """multiprocessing forks: each child killed mid-log used to write into the parent's
+    ring, and one killed between reserving and committing a record froze the parent's
+    logging for good. A forked child now logs into a segment of its own."""
+    env = dict(os.environ, HORUS_LOG_CONSOLE="0")
+    p = subprocess.Popen(
+        [sys.executable, "-c", FORKING_PARENT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert p.stdout is not None and p.stdin is not None
+    try:
+        kids = [int(k) for k in p.stdout.readline().split()]
+        assert len(kids) == 30
+        docs = read_log(p.pid)
+        messages = [d["message"] for d in docs if "message" in d]
+        # Every record of the parent, in order; none of its children's.
+        assert [m for m in messages if m.startswith("after ")] == [
+            f"after {i}" for i in range(200)
+        ]
+        assert not [m for m in messages if m.startswith("child ")]
+        status = [d["status"] for d in docs if "status" in d]
+        assert status[0]["state"] == "running" and status[0]["dropped"] == 0
+        # Each child's records are in its own segment, kept after its death.
+        child_docs = read_log(kids[0])
+        child_messages = [d["message"] for d in child_docs if "message" in d]
+        assert child_messages[:11] == [f"child {i}" for i in range(11)]
+        assert all(d["pid"] == kids[0] for d in child_docs if "message" in d)
+        p.stdin.write("\n")
+        p.stdin.flush()
+        assert p.wait(timeout=30) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdout.close()
+        p.stdin.close()
+        subprocess.run([horus_bin(), "log", "--clean"], check=True, capture_output=True)
+    assert shm_files(ns) == []

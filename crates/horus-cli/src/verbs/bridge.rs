@@ -42,6 +42,9 @@ pub(crate) struct BridgeArgs {
     /// These never cross (patterns as for `--allow`).
     #[arg(long)]
     deny: Vec<String>,
+    /// What other hosts may do here (boxed: keeps the verb enum small).
+    #[command(flatten)]
+    policy: Box<PolicyArgs>,
     /// Close the bridge with TLS: the CA certificate (PEM) that signs every host's certificate.
     /// With `--tls-cert` and `--tls-key`; endpoints become `tls/…`.
     #[arg(long, value_name = "PEM")]
@@ -102,6 +105,7 @@ pub(crate) fn run(a: BridgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
         cfg.host = h.clone();
     }
     apply_auth_flags(&a, &mut cfg)?;
+    apply_policy_flags(&a, &mut cfg.policy)?;
     if !a.connect.is_empty() {
         cfg.connect = a.connect.iter().map(|c| cfg.endpoint(c)).collect();
         cfg.multicast = false;
@@ -163,6 +167,45 @@ pub(crate) fn run(a: BridgeArgs, out: &Output) -> anyhow::Result<ExitCode> {
         print_status(&last);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The policy options of `horus bridge`.
+#[derive(Debug, Args)]
+pub(crate) struct PolicyArgs {
+    /// Policy: these local topics never leave this host (repeatable).
+    #[arg(long, value_name = "PAT")]
+    deny_leave: Vec<String>,
+    /// Policy: other hosts may not publish into these topics here (repeatable).
+    #[arg(long, value_name = "PAT")]
+    deny_enter: Vec<String>,
+    /// Policy: other hosts may call only these local services (repeatable; replaces the
+    /// default, which refuses `**/params`, `**/send_goal` and `**/cancel`).
+    #[arg(long, value_name = "PAT")]
+    allow_call: Vec<String>,
+    /// Policy: another host may serve only these services here (repeatable; replaces the
+    /// default, which refuses `**/params`, `**/send_goal` and `**/cancel`).
+    #[arg(long, value_name = "PAT")]
+    allow_stand_in: Vec<String>,
+}
+
+/// The policy options, on top of the configuration file's `policy:` (a direction given on
+/// the command line replaces that direction).
+fn apply_policy_flags(a: &BridgeArgs, p: &mut horus_zenoh::Policy) -> anyhow::Result<()> {
+    let a = &a.policy;
+    let none: &[String] = &[];
+    if !a.deny_leave.is_empty() {
+        p.leave = horus_zenoh::Filter::new(none, &a.deny_leave)?;
+    }
+    if !a.deny_enter.is_empty() {
+        p.enter = horus_zenoh::Filter::new(none, &a.deny_enter)?;
+    }
+    if !a.allow_call.is_empty() {
+        p.call = horus_zenoh::Filter::new(&a.allow_call, none)?;
+    }
+    if !a.allow_stand_in.is_empty() {
+        p.stand_in = horus_zenoh::Filter::new(&a.allow_stand_in, none)?;
+    }
+    Ok(())
 }
 
 /// The authentication options, on top of the configuration file's `auth:` (options win).
@@ -327,6 +370,30 @@ fn print_status(s: &horus_zenoh::BridgeStatus) {
             t.name, t.schema, t.sending_to, t.receiving_from, c.read, c.sent, c.send_failed,
             c.received, c.wire_lost, c.source_lost, c.malformed, c.schema_refused, c.published, c.publish_failed
         );
+        if c.unknown_sender + c.oversize + c.suspect + c.stalls > 0 {
+            println!(
+                "    unknown-sender {} oversize {} suspect {} | stalls {} stall-dropped {}",
+                c.unknown_sender, c.oversize, c.suspect, c.stalls, c.stall_dropped
+            );
+        }
+        if t.cut_off_ms > 0 {
+            println!(
+                "    cut off: sent without waiting for remote readers for {} ms more (they stalled it)",
+                t.cut_off_ms
+            );
+        }
+        for r in &t.refused {
+            println!(
+                "    REFUSED {} ({}: policy.{})",
+                r.host,
+                if r.direction == "enter" {
+                    "may not publish into it here"
+                } else {
+                    "may not receive it"
+                },
+                r.direction
+            );
+        }
         for i in &t.issues {
             println!("    ERROR {i}");
         }
@@ -346,8 +413,29 @@ fn print_status(s: &horus_zenoh::BridgeStatus) {
             c.forwarded,
             c.forward_failed
         );
+        if v.not_callable {
+            println!("    not callable from other hosts (policy.call): calls refused");
+        }
         for i in &v.issues {
             println!("    ERROR {i}");
         }
+    }
+    if s.hosts_refused > 0 {
+        println!(
+            "  {} token(s) of hosts beyond limits.max_hosts ignored",
+            s.hosts_refused
+        );
+    }
+    for r in &s.refusals {
+        println!(
+            "  refused of host {}: publish {} want {} call {} stand-in {} over-limit {} stalls {}",
+            r.host,
+            r.publish_refused,
+            r.want_refused,
+            r.call_refused,
+            r.stand_in_refused,
+            r.over_limit,
+            r.stalls
+        );
     }
 }

@@ -51,7 +51,7 @@ pub(crate) enum Verb {
     Foxglove(foxglove::Foxglove),
     /// This host's bridge to other hosts (Zenoh): topics and services cross transparently.
     #[cfg(feature = "bridge")]
-    Bridge(bridge::BridgeArgs),
+    Bridge(Box<bridge::BridgeArgs>),
 }
 
 /// Runs one verb.
@@ -71,6 +71,6 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Monitor(args) => monitor::run(args, out),
         Verb::Foxglove(args) => foxglove::run(args, out),
         #[cfg(feature = "bridge")]
-        Verb::Bridge(args) => bridge::run(args, out),
+        Verb::Bridge(args) => bridge::run(*args, out),
     }
 }

@@ -66,6 +66,34 @@ pub(super) fn print(entry: &Value) {
         n("published"),
         n("publish_failed")
     );
+    if n("unknown_sender") + n("oversize") + n("suspect") + n("stalls") > 0 {
+        println!(
+            "         refused: unknown-sender {} oversize {}; suspect sequence jumps {}; stalls {} (stall-dropped {})",
+            n("unknown_sender"),
+            n("oversize"),
+            n("suspect"),
+            n("stalls"),
+            n("stall_dropped")
+        );
+    }
+    let cut_off = entry.get("cut_off_ms").and_then(Value::as_u64).unwrap_or(0);
+    if cut_off > 0 {
+        println!("         cut off: sent without waiting for remote readers for {cut_off} ms more (they stalled it)");
+    }
+    for r in entry
+        .get("refused")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let host = r.get("host").and_then(Value::as_str).unwrap_or("?");
+        match r.get("direction").and_then(Value::as_str) {
+            Some("enter") => {
+                println!("         REFUSED host {host} may not publish into it here (policy.enter)")
+            }
+            _ => println!("         REFUSED host {host} may not receive it (policy.leave)"),
+        }
+    }
     for issue in entry
         .get("issues")
         .and_then(Value::as_array)
@@ -101,7 +129,8 @@ mod tests {
                 "host": "robot-b", "pid": pid,
                 "topics": [{
                     "name": "base/cmd_vel", "sending_to": [], "receiving_from": ["robot-a"],
-                    "counters": {"received": 5, "wire_lost": 1},
+                    "counters": {"received": 5, "wire_lost": 1, "suspect": 1},
+                    "refused": [{"host": "evil", "direction": "enter"}],
                     "issues": [{"kind": "schema_mismatch", "topic": "base/cmd_vel",
                                 "host": "robot-c", "local": "x", "remote": "y"}]
                 }]
@@ -112,6 +141,7 @@ mod tests {
         assert_eq!(e["host"], "robot-b");
         assert_eq!(e["counters"]["wire_lost"], 1);
         assert_eq!(e["issues"][0]["kind"], "schema_mismatch");
+        assert_eq!(e["refused"][0]["host"], "evil");
         assert!(bridge_entry(&ns, "other").is_none());
         print(&e);
         let mut c = std::process::Command::new("true").spawn().unwrap();

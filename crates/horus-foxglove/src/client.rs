@@ -446,9 +446,12 @@ impl Session<'_> {
                     }
                 }
                 if !unknown.is_empty() {
+                    let n = unknown.len() as u64;
                     unknown.truncate(8);
-                    let why = format!("not subscribed to channels never advertised: {unknown:?}");
-                    self.refused("unknown_channel", unknown.len() as u64, &why);
+                    let why = format!(
+                        "{n} subscriptions refused: channels never advertised, e.g. {unknown:?}"
+                    );
+                    self.refused("unknown_channel", n, &why);
                 }
                 if per_client > 0 {
                     let why = format!(

@@ -404,6 +404,13 @@ pub(crate) fn session_settings(
             "false".into(),
             false,
         ),
+        // A link whose other end's certificate expires is closed then (not only refused at
+        // the next handshake).
+        (
+            "transport/link/tls/close_link_on_expiration",
+            "true".into(),
+            false,
+        ),
     ];
     let mut hosts: BTreeSet<String> = auth.hosts.iter().cloned().collect();
     if let Some(user) = &auth.user {

@@ -427,9 +427,10 @@ def test_a_foreign_web_page_is_refused_and_a_token_file_is_required(tmp_path: An
     secret = "e3b0c44298fc1c149afbf4c8996fb924"
     token_file = tmp_path / "token"
     token_file.write_text(secret + "\n")
+    token_file.chmod(0o600)
     b = Bridge(("--token-file", str(token_file)))
     try:
-        assert b.seen[0]["token"] is True
+        assert b.wait(lambda e: e.get("event") == "listening")["token"] is True
         status, answer = raw_upgrade(b.address)
         assert status == 401 and b"token is required" in answer
         b.wait(lambda e: e.get("event") == "refused" and e["kind"] == "token_missing")

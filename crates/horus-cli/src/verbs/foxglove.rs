@@ -90,6 +90,19 @@ pub(crate) fn run(a: Foxglove, out: &Output) -> anyhow::Result<ExitCode> {
     let namespace = a.namespace.clone().unwrap_or_else(horus::namespace);
     let token = token(&a)?;
     let has_token = token.is_some();
+    if let Some(path) = &a.token_file {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(path).map(|m| m.permissions().mode());
+        if mode.is_ok_and(|m| m & 0o077 != 0) {
+            warn(
+                out,
+                &format!(
+                    "the token file {} is readable by other users (chmod 600 it)",
+                    path.display()
+                ),
+            );
+        }
+    }
     if a.max_clients == 0 || a.max_subscriptions == 0 {
         anyhow::bail!("--max-clients and --max-subscriptions must be at least 1");
     }

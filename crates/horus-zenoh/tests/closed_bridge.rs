@@ -294,8 +294,13 @@ fn crossing_works(rig: &Rig, count: u64) {
 }
 
 fn assert_shut_out(what: &str, r: &Value) {
+    assert_eq!(r["peers"], 0, "{what}: connected ({r})");
+    assert_sees_nothing(what, r);
+}
+
+/// Connected or not, it read nothing, saw no token and got no reply.
+fn assert_sees_nothing(what: &str, r: &Value) {
     eprintln!("{what}: {r}");
-    assert_eq!(r["peers"], 0, "{what}: connected");
     assert_eq!(r["samples"], serde_json::json!([]), "{what}: read data");
     assert_eq!(
         r["tokens"],
@@ -314,7 +319,8 @@ fn unauthenticated_peer_cannot_read_or_publish() {
     let Some(rig) = Rig::new("closed") else {
         return;
     };
-    let certs = Certs::new("mtls", &["host-a", "host-b"]);
+    // host-x: a certificate of the right CA for a host that is not allowed.
+    let certs = Certs::new("mtls", &["host-a", "host-b", "host-x"]);
     let hosts = ["host-a", "host-b"];
     let a = closed_bridge(&rig, Side::A, &certs, true, &hosts);
     let b = closed_bridge(&rig, Side::B, &certs, true, &hosts);
@@ -338,12 +344,20 @@ fn unauthenticated_peer_cannot_read_or_publish() {
     ]);
     assert_shut_out("TLS without a client certificate", &no_cert);
     let other_ca = intruder(&[
-        ("HZ_CONNECT", tls),
+        ("HZ_CONNECT", tls.clone()),
         ("HZ_TLS_CA", certs.path("ca.pem")),
         ("HZ_TLS_CERT", certs.path("intruder.pem")),
         ("HZ_TLS_KEY", certs.path("intruder.key")),
     ]);
     assert_shut_out("a certificate of another CA", &other_ca);
+    let not_allowed = intruder(&[
+        ("HZ_CONNECT", tls),
+        ("HZ_TLS_CA", certs.path("ca.pem")),
+        ("HZ_TLS_CERT", certs.path("host-x.pem")),
+        ("HZ_TLS_KEY", certs.path("host-x.key")),
+    ]);
+    // The TLS handshake succeeds (the CA signed it); access control gives it nothing.
+    assert_sees_nothing("a host of the CA not allowed in the domain", &not_allowed);
     let s = rig.status(Side::B).expect("B's status");
     assert_eq!(s.open_to_network, None, "a closed bridge is not open");
     let peers: Vec<&str> = s.peers.iter().map(|p| p.host.as_str()).collect();

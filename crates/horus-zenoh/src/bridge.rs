@@ -151,6 +151,8 @@ struct TopicState {
     counters: Arc<LiveCounters>,
     origins: Origins,
     senders: Senders,
+    /// When each host last offered the topic (its messages are taken for `LINGER` after).
+    offered_by: HashMap<String, Instant>,
     /// Stalls already attributed to the hosts sent to.
     stalls_seen: u64,
     /// Hosts refused by the policy (offers it may not take, wants it may not serve).
@@ -404,11 +406,14 @@ impl State {
                 st.origins.lock().unwrap_or_else(|e| e.into_inner()).clear();
             }
             st.receiving_from = offerers;
-            st.senders
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .allowed
-                .clone_from(&st.receiving_from);
+            // A host's messages are taken while it offers the topic and for LINGER after
+            // (what it still had in flight when its publisher left).
+            for h in &st.receiving_from {
+                st.offered_by.insert(h.clone(), now);
+            }
+            st.offered_by.retain(|_, at| now - *at < LINGER);
+            st.senders.lock().unwrap_or_else(|e| e.into_inner()).allowed =
+                st.offered_by.keys().cloned().collect();
             // Stalls of the outbound side, attributed to the hosts it was sending to.
             let stalls = st.counters.stalls.load(Ordering::Relaxed);
             if stalls > st.stalls_seen {

@@ -37,6 +37,9 @@ fn check<'a>(doc: &'a Value, name: &str) -> Option<&'a Value> {
 fn plant(ns: &str, kind: &str, name: &str, bytes: &[u8]) -> PathBuf {
     let path = PathBuf::from(format!("/dev/shm/horus.{ns}.{kind}.{name}"));
     std::fs::write(&path, bytes).unwrap();
+    // 0600, as a file of this user's own processes would be (a file others may write is
+    // refused before it is read at all).
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let f = std::fs::File::options().write(true).open(&path).unwrap();
     f.set_modified(SystemTime::now() - Duration::from_secs(3600))
         .unwrap();

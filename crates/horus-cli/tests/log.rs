@@ -227,6 +227,8 @@ fn hostile_segment_is_reported_and_skipped() {
     let _kid = spawn_fixture("quiet", &ns);
     let bad = format!("/dev/shm/horus.{ns}.log.1");
     std::fs::write(&bad, vec![0x5au8; 8192]).unwrap();
+    // 0600: a file of this user's own (a file others may write is refused unread).
+    std::fs::set_permissions(&bad, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let (code, out, err) = horus(&ns, &["log"]);
     assert_eq!(code, 0, "{err}");
     assert!(

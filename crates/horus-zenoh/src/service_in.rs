@@ -299,3 +299,91 @@ impl Drop for CallGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A session of its own, reaching nothing else.
+    fn lone_session() -> Session {
+        let mut config = zenoh::Config::default();
+        for (k, v) in [
+            ("mode", "\"peer\""),
+            ("listen/endpoints", "[]"),
+            ("connect/endpoints", "[]"),
+            ("scouting/multicast/enabled", "false"),
+        ] {
+            config.insert_json5(k, v).unwrap();
+        }
+        zenoh::open(config).wait().unwrap()
+    }
+
+    /// Polls until the outcome for `id` is in (bounded).
+    fn outcome(d: &Describer, s: &Session, id: &DescribeId, key: &str) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(r) = d.poll(s, id, key) {
+                return r.map(|_| ());
+            }
+            assert!(Instant::now() < deadline, "no outcome for {id:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn describes_in_flight_are_bounded_and_oversized_replies_refused() {
+        let s = lone_session();
+        // Descriptions that never come: each query is held.
+        let held = Arc::new(Mutex::new(Vec::new()));
+        let h = Arc::clone(&held);
+        let _hang = s
+            .declare_queryable("t/sd/slow/**")
+            .callback(move |q| h.lock().unwrap().push(q))
+            .wait()
+            .unwrap();
+        let d = Describer::new(2, 1024);
+        for i in 0..10 {
+            let id = (format!("svc/{i}"), "slow".to_owned());
+            assert!(d.poll(&s, &id, &format!("t/sd/slow/svc/{i}")).is_none());
+        }
+        // Queries reach the queryable from Zenoh's threads: wait (bounded) for two.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while held.lock().unwrap().len() < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(held.lock().unwrap().len(), 2, "at most 2 asked at once");
+        assert_eq!(d.lock().in_flight.len(), 2);
+        // Answered (the held queries end without a reply): room for the next.
+        held.lock().unwrap().clear();
+        let first = ("svc/0".to_owned(), "slow".to_owned());
+        let err = outcome(&d, &s, &first, "t/sd/slow/svc/0").unwrap_err();
+        assert!(err.contains("no description"), "{err}");
+
+        // A reply larger than the limit is refused before it is parsed.
+        let _big = s
+            .declare_queryable("t/sd/big/**")
+            .callback(|q| {
+                let _ = q.reply(q.key_expr().clone(), vec![b' '; 4096]).wait();
+            })
+            .wait()
+            .unwrap();
+        let id = ("svc/x".to_owned(), "big".to_owned());
+        let err = outcome(&d, &s, &id, "t/sd/big/svc/x").unwrap_err();
+        assert!(err.contains("max_description_bytes"), "{err}");
+        // And garbage that fits is a typed refusal too.
+        let _junk = s
+            .declare_queryable("t/sd/junk/**")
+            .callback(|q| {
+                let _ = q
+                    .reply(q.key_expr().clone(), b"{\"no\": 1}".to_vec())
+                    .wait();
+            })
+            .wait()
+            .unwrap();
+        let id = ("svc/y".to_owned(), "junk".to_owned());
+        let err = outcome(&d, &s, &id, "t/sd/junk/svc/y").unwrap_err();
+        assert!(err.contains("not JSON of a service"), "{err}");
+    }
+}

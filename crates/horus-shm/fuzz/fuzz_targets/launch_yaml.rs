@@ -1,0 +1,66 @@
+//! `horus launch` files on arbitrary text: parsed, substituted and checked into a plan, and
+//! nothing run.
+//!
+//! The launch code lives in the `horus` binary crate, which a fuzz target cannot depend on,
+//! so its loading modules (`crates/horus-cli/src/launch/`: load, locate, model, process,
+//! restart, spec, subst, validate) are compiled here as they are (`#[path]`); what runs
+//! processes is not. The bytes are the top-level file (an anonymous memfd opened through
+//! `/proc/self/fd`, so nothing is left behind; an include names other files, which mostly
+//! do not exist). Loading must give a plan or a typed `LoadError` in bounded time and
+//! memory: the limits of `load.rs` (include depth, files loaded, processes, substituted
+//! bytes) and `horus_params::yaml_bound` (file size, YAML nodes with aliases replayed).
+#![no_main]
+#![allow(dead_code, unreachable_pub, clippy::all)]
+
+use std::collections::BTreeMap;
+use std::io::{Seek, Write};
+use std::os::fd::FromRawFd;
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../../horus-cli/src/launch/load.rs"]
+mod load;
+#[path = "../../../horus-cli/src/launch/locate.rs"]
+mod locate;
+#[path = "../../../horus-cli/src/launch/model.rs"]
+mod model;
+#[path = "../../../horus-cli/src/launch/process.rs"]
+mod process;
+#[path = "../../../horus-cli/src/launch/restart.rs"]
+mod restart;
+#[path = "../../../horus-cli/src/launch/spec.rs"]
+mod spec;
+#[path = "../../../horus-cli/src/launch/subst.rs"]
+mod subst;
+#[path = "../../../horus-cli/src/launch/validate.rs"]
+mod validate;
+
+fn memfd() -> std::fs::File {
+    // SAFETY: a NUL-terminated name and no flags; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"horus-fuzz-launch".as_ptr(), 0) };
+    assert!(fd >= 0, "memfd_create: {}", std::io::Error::last_os_error());
+    // SAFETY: fd is a fresh descriptor we own.
+    unsafe { std::fs::File::from_raw_fd(fd) }
+}
+
+fuzz_target!(|data: &[u8]| {
+    thread_local! {
+        static FILE: std::fs::File = memfd();
+    }
+    FILE.with(|f| {
+        let mut f = f;
+        f.set_len(0).expect("truncate");
+        f.rewind().expect("rewind");
+        f.write_all(data).expect("write");
+        let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(f));
+        match load::load(std::path::Path::new(&path), &BTreeMap::new(), None) {
+            Ok(plan) => {
+                assert!(plan.processes.len() <= load::MAX_PROCESSES);
+                let _ = format!("{plan:?}");
+            }
+            Err(e) => {
+                let _ = e.to_string();
+            }
+        }
+    });
+});

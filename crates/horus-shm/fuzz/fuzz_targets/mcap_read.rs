@@ -1,0 +1,65 @@
+//! The MCAP read path of `horus play` and `horus bag info` on arbitrary file bytes.
+//!
+//! The bytes are a whole recording (an anonymous memfd opened through `/proc/self/fd`, so
+//! nothing is left behind). `RecordingInfo::read` (the summary, or a scan) and a
+//! `RecordingReader` reading every message and decoding it back to horus bytes must return
+//! values or a typed `ReadError`: no panic, no abort (a chunk record claiming 2^40 bytes
+//! used to make the `mcap` crate reserve them), no hang, and no allocation beyond the
+//! limits of `horus_record::chunk` (libFuzzer's -rss_limit_mb catches those).
+#![no_main]
+
+use std::io::{Seek, Write};
+use std::os::fd::FromRawFd;
+
+use horus_record::{RecordingInfo, RecordingReader};
+use libfuzzer_sys::fuzz_target;
+
+fn memfd() -> std::fs::File {
+    // SAFETY: a NUL-terminated name and no flags; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"horus-fuzz-mcap".as_ptr(), 0) };
+    assert!(fd >= 0, "memfd_create: {}", std::io::Error::last_os_error());
+    // SAFETY: fd is a fresh descriptor we own.
+    unsafe { std::fs::File::from_raw_fd(fd) }
+}
+
+fuzz_target!(|data: &[u8]| {
+    thread_local! {
+        static FILE: std::fs::File = memfd();
+    }
+    FILE.with(|f| {
+        let mut f = f;
+        f.set_len(0).expect("truncate");
+        f.rewind().expect("rewind");
+        f.write_all(data).expect("write");
+        let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(f));
+        let path = std::path::Path::new(&path);
+        match RecordingInfo::read(path) {
+            Ok(info) => {
+                let _ = format!("{info:?}");
+            }
+            Err(e) => {
+                let _ = e.to_string();
+            }
+        }
+        let Ok(mut r) = RecordingReader::open(path) else {
+            return;
+        };
+        let mut bytes = Vec::new();
+        loop {
+            match r.next_message() {
+                Ok(Some(m)) => {
+                    // Every message comes from bytes of the file.
+                    assert!(m.cdr.len() <= data.len() * 65536 + 64);
+                    if let Some(Ok(())) = r.horus_bytes(&m, &mut bytes) {
+                        let _ = bytes.len();
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = e.to_string();
+                    break;
+                }
+            }
+        }
+    });
+});

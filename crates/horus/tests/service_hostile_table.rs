@@ -33,12 +33,14 @@ horus::message! {
 }
 
 const DEPTH: u64 = 16;
+const CLIENTS: u32 = 4;
 
 fn service(ns: &str) -> Service<Add, Sum> {
     Service::<Add, Sum>::builder("math/add")
         .namespace(ns)
         .depth(DEPTH as u32)
         .max_servers(2)
+        .max_clients(CLIENTS)
         .open()
         .unwrap()
 }
@@ -90,36 +92,50 @@ fn recv_timeout_honours_deadline_under_a_flood() {
     let ns = unique_ns("svc-flood");
     let svc = service(&ns);
     let mut server = svc.server().unwrap();
-    // A hostile client floods the request channel with records no server may take.
+    // Hostile clients flood the request channel with records no server may take, faster
+    // than one server drains them (three publishers; a full ring refuses and they retry).
     let name = horus_shm::name::segment_name(&ns, "sq", "math/add").unwrap();
-    let chan = horus_shm::Channel::open_existing(&name, None).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let flooder = {
-        let stop = Arc::clone(&stop);
-        std::thread::spawn(move || {
-            let mut raw = horus_shm::PublisherPort::join(&chan).unwrap();
-            // Bounded: ends when the receive returned, or after this many records.
-            let mut sent = 0u64;
-            while !stop.load(Ordering::Relaxed) && sent < 200_000_000 {
-                let _ = raw.send_inline(&[0; 8]);
-                sent += 1;
-            }
-            sent
+    let flooders: Vec<_> = (0..3)
+        .map(|_| {
+            let chan = horus_shm::Channel::open_existing(&name, None).unwrap();
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut raw = horus_shm::PublisherPort::join(&chan).unwrap();
+                // Bounded: ends when the receive returned, or after this many tries.
+                let mut tries = 0u64;
+                while !stop.load(Ordering::Relaxed) && tries < 20_000_000 {
+                    let _ = raw.send_inline(&[0; 8]);
+                    tries += 1;
+                }
+            })
         })
-    };
+        .collect();
     // The flood has reached the server before it starts waiting.
     while server.try_recv().is_none() && server.stats().malformed == 0 {
         std::thread::yield_now();
     }
+    // A deadline already passed: one bounded pass over the ring (at most depth × clients
+    // + 2 records, the bound of `try_recv`), then back — not until the flood pauses.
+    let bound = DEPTH * u64::from(CLIENTS) + 2;
+    let before = server.stats().malformed;
+    assert!(server.recv_timeout(Duration::ZERO).is_none());
+    let looked_at = server.stats().malformed - before;
+    assert!(
+        looked_at <= bound,
+        "{looked_at} records handled past the deadline (bound {bound})"
+    );
     let got = server.recv_timeout(Duration::from_millis(20));
     // The receive returned while the flood was still going (it was not what ended it).
-    let flood_running = !flooder.is_finished();
+    let flood_running = flooders.iter().all(|f| !f.is_finished());
     stop.store(true, Ordering::Relaxed);
-    let sent = flooder.join().unwrap();
+    for f in flooders {
+        f.join().unwrap();
+    }
     assert!(got.is_none(), "a flood record was taken as a request");
     assert!(
         flood_running,
-        "recv_timeout returned only when the flood ended ({sent} records)"
+        "recv_timeout returned only once the flood ended (it ignored its deadline)"
     );
     assert!(server.stats().malformed > 0);
 }

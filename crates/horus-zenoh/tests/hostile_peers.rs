@@ -152,6 +152,99 @@ fn service_offer_flood_is_bounded() {
     rig.end([a, b]);
 }
 
+/// B's policy keeps `base/**` on B (`leave`): host-a's want is refused (counted once, under
+/// host-a, shown on the topic), B offers nothing of it, nothing crosses.
+#[test]
+fn refused_want_is_counted_per_host_and_nothing_leaves() {
+    if common::child_main() {
+        return;
+    }
+    let Some(rig) = Rig::new("leave") else {
+        return;
+    };
+    let a = rig.bridge(Side::A);
+    let b = rig.bridge_with(Side::B, "policy:\n  leave: {deny: ['base/**']}\n");
+    let mut sub = rig.spawn(Side::A, "sub_cmdvel_for", &[("HZ_MS", "1500".into())]);
+    let publ = rig.spawn(Side::B, "pub_cmdvel", &[("HZ_COUNT", "0".into())]);
+    let sb = rig.wait_status(Side::B, "B refuses host-a's want", |s| {
+        refusals(s, "host-a").want_refused >= 1
+    });
+    let t = sb.topics.iter().find(|t| t.name == "base/cmd_vel").unwrap();
+    assert!(
+        t.refused
+            .iter()
+            .any(|r| r.host == "host-a" && r.direction == "leave"),
+        "{t:?}"
+    );
+    assert!(t.sending_to.is_empty());
+    assert_eq!(sub.result()["received"], 0);
+    let sa = rig.status(Side::A).unwrap();
+    assert!(
+        sa.peers
+            .iter()
+            .all(|p| !p.offers.iter().any(|o| o == "base/cmd_vel")),
+        "B offers nothing of it: {:?}",
+        sa.peers
+    );
+    assert_eq!(
+        refusals(&rig.status(Side::B).unwrap(), "host-a").want_refused,
+        1
+    );
+    publ.finish();
+    rig.end([a, b]);
+}
+
+/// B stands in for host-a's `math/add`; then a host named `aaa` (smaller than `host-a`)
+/// offers `math/add` too, and `robot/params`: B keeps host-a as the server (calls still
+/// answered by A) and refuses to stand in for `aaa`'s parameter service. (Before: the
+/// smallest host name won — `aaa` took `math/add` over, and B served `robot/params` for it.)
+#[test]
+fn another_host_cannot_take_over_a_stood_in_service() {
+    let Some((rig, a, b)) = common::bridged_hosts("takeover") else {
+        return;
+    };
+    let server = rig.spawn(Side::A, "server", &[]);
+    let served_by = |s: &horus_zenoh::BridgeStatus, name: &str| {
+        s.services
+            .iter()
+            .find(|v| v.name == name)
+            .map(|v| v.served_by.clone())
+    };
+    rig.wait_status(Side::B, "B stands in for host-a", |s| {
+        served_by(s, "math/add").as_deref() == Some("host-a")
+    });
+    let evil = rig.spawn(
+        Side::A,
+        "evil_offers",
+        &[
+            ("HZ_CONNECT", rig.endpoint(Side::B)),
+            ("HZ_EVIL", "aaa".into()),
+            ("HZ_OFFER", "math/add,robot/params".into()),
+            ("HZ_DESCRIBE", "answer".into()),
+        ],
+    );
+    rig.wait_status(
+        Side::B,
+        "B refuses to stand in for aaa's robot/params",
+        |s| refusals(s, "aaa").stand_in_refused >= 1,
+    );
+    // Several scans later: still host-a.
+    std::thread::sleep(Duration::from_millis(500));
+    let sb = rig.status(Side::B).unwrap();
+    assert_eq!(served_by(&sb, "math/add").as_deref(), Some("host-a"));
+    assert_ne!(served_by(&sb, "robot/params").as_deref(), Some("aaa"));
+    let mut c = rig.spawn(Side::B, "client", &[("HZ_CALLS", "5".into())]);
+    let r = c.result();
+    assert!(
+        r["outcomes"].as_array().unwrap().iter().all(|o| o == "ok"),
+        "{r}"
+    );
+    c.finish();
+    evil.finish();
+    server.kill();
+    rig.end([a, b]);
+}
+
 /// A peer offering 40 services whose descriptions never come: B's loop goes on (the
 /// descriptions are asked for off it), so a topic from A still reaches B's subscriber at
 /// once. (Before: 40 × 2 s on B's loop, during which nothing new crossed.)

@@ -466,11 +466,17 @@ fn token(session: &zenoh::Session, key: String) -> zenoh::liveliness::Liveliness
     session.liveliness().declare_token(key).wait().unwrap()
 }
 
-/// The token saying a bridge runs on host `evil` (so bridges count refusals under its name).
+/// The hostile host's name: HZ_EVIL, or `evil`.
+fn evil_name() -> String {
+    std::env::var("HZ_EVIL").unwrap_or_else(|_| "evil".into())
+}
+
+/// The token saying a bridge runs on the hostile host (so bridges count refusals under its
+/// name).
 fn evil_host_token(session: &zenoh::Session) -> zenoh::liveliness::LivelinessToken {
     token(
         session,
-        format!("horus/h/evil/{}/bridge", schema_chunk(0, 0)),
+        format!("horus/h/{}/{}/bridge", evil_name(), schema_chunk(0, 0)),
     )
 }
 
@@ -532,9 +538,10 @@ fn evil_caller() {
     std::process::exit(0);
 }
 
-/// Offers HZ_OFFERS services `flood/<n>` as host `evil`. Their descriptions: with
-/// HZ_DESCRIBE=answer a valid one (math/add's), with `hang` none ever (each query is held
-/// until it times out at the asking bridge).
+/// Offers HZ_OFFERS services `flood/<n>` (or the services HZ_OFFER names, comma-separated)
+/// as host HZ_EVIL (default `evil`). Their descriptions: with HZ_DESCRIBE=answer a valid one
+/// (math/add's), with `hang` none ever (each query is held until it times out at the asking
+/// bridge). Calls are never answered.
 fn evil_offers() {
     use zenoh::Wait;
     let session = raw_session();
@@ -545,7 +552,7 @@ fn evil_offers() {
     let hang = env("HZ_DESCRIBE") == "hang";
     let held = std::sync::Mutex::new(Vec::new());
     let _describe = session
-        .declare_queryable("horus/sd/evil/**")
+        .declare_queryable(format!("horus/sd/{}/**", evil_name()))
         .callback(move |q| {
             if hang {
                 held.lock().unwrap().push(q);
@@ -558,11 +565,17 @@ fn evil_offers() {
     let n = env_u64("HZ_OFFERS", 100);
     // The offers' types are math/add's: the stand-ins' local services match them.
     let (id, layout) = super::service_schema(&horus::namespace(), "math/add");
-    let offers: Vec<_> = (0..n)
-        .map(|i| {
+    let names: Vec<String> = match std::env::var("HZ_OFFER") {
+        Ok(list) => list.split(',').map(str::to_owned).collect(),
+        Err(_) => (0..n).map(|i| format!("flood/{i}")).collect(),
+    };
+    let offers: Vec<_> = names
+        .iter()
+        .map(|name| {
+            let schema = schema_chunk(id, layout);
             token(
                 &session,
-                format!("horus/so/evil/{}/flood/{i}", schema_chunk(id, layout)),
+                format!("horus/so/{}/{schema}/{name}", evil_name()),
             )
         })
         .collect();

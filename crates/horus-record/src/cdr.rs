@@ -138,7 +138,10 @@ fn advance(pos: usize, len: usize, b: &Budget<'_>) -> Result<usize, PlanError> {
 impl CdrPlan {
     /// The plan for a validated description.
     pub fn new(d: &MessageDescription) -> Result<CdrPlan, PlanError> {
-        let root = d.root();
+        let root = d
+            .types
+            .first()
+            .ok_or_else(|| PlanError::Unresolved(String::new()))?;
         if root.size > MAX_FIXED {
             return Err(PlanError::TooLarge(root.name.clone()));
         }
@@ -486,6 +489,12 @@ mod tests {
             // Nothing was allocated for the claimed count.
             assert!(out.capacity() < 1 << 20);
         }
+    }
+
+    #[test]
+    fn an_empty_description_is_an_error() {
+        let d = MessageDescription { types: Vec::new() };
+        assert!(matches!(CdrPlan::new(&d), Err(PlanError::Unresolved(_))));
     }
 
     #[test]

@@ -164,6 +164,8 @@ impl Outbound {
             let epoch = epoch_now();
             let mut seq = 0u64;
             let mut stalls_in_a_row = 0u32;
+            // When the last cut-off ends.
+            let mut last_cut_off_end: Option<Instant> = None;
             while !flag.is_set() {
                 // `recv_timeout` spins, then yields the CPU a few times before it sleeps: a
                 // publisher streaming on this CPU is read without a wake-up per message.
@@ -219,12 +221,16 @@ impl Outbound {
                 }
                 // Relaxed: the watchdog's flag; what it counted is in atomics of its own.
                 if stalled.swap(false, Ordering::Relaxed) {
+                    let now = Instant::now();
+                    // A whole base cut-off time without a stall since the last cut-off
+                    // ended: the reader is forgiven, the next cut-off is the base one.
+                    if last_cut_off_end.is_some_and(|e| now >= e + spec.stall.cutoff) {
+                        stalls_in_a_row = 0;
+                    }
                     stalls_in_a_row = (stalls_in_a_row + 1).min(5);
-                    let cutoff = spec.stall.cutoff * (1u32 << (stalls_in_a_row - 1));
-                    *lock(&cut) = Some(Instant::now() + cutoff);
-                } else if until.is_some_and(|u| now >= u + spec.stall.cutoff) {
-                    // A whole cut-off time without a stall since the last one ended.
-                    stalls_in_a_row = 0;
+                    let end = now + spec.stall.cutoff * (1u32 << (stalls_in_a_row - 1));
+                    *lock(&cut) = Some(end);
+                    last_cut_off_end = Some(end);
                 }
             }
             lock(&reader).take();

@@ -264,8 +264,11 @@ include python/python.mk
 test-python: setup py-test
 
 # ---------------------------------------------------------------------------
-# Fuzzing (docs/fuzzing.md): cargo-fuzz targets for what horus reads from other processes —
-# segment files, ring slots, chunk and tensor descriptors, the scheduler statistics table.
+# Fuzzing (docs/fuzzing.md): cargo-fuzz targets for every parser of untrusted input — what
+# horus reads from other processes (segment files, ring slots, chunk and tensor descriptors,
+# the statistics table, log segments), from the network (Foxglove client frames, the bridge's
+# wire header and keys) and from files (descriptions, ROS 2 interfaces, MCAP/CDR recordings,
+# launch and parameter YAML).
 # Stable toolchain, so libFuzzer runs without a sanitizer (-s none); debug assertions and
 # overflow checks are on (-a). `make fuzz` runs every target FUZZ_SECONDS; the test phase
 # runs each FUZZ_SMOKE_SECONDS after building them once. A crash, panic or hang (an input
@@ -273,7 +276,11 @@ test-python: setup py-test
 # $(FUZZ_DIR)/artifacts/<target>/ (not in git). Corpora grow in FUZZ_CORPUS, outside the
 # clone; the committed seeds in $(FUZZ_DIR)/seeds/ are only read.
 FUZZ_DIR           := crates/horus-shm/fuzz
-FUZZ_TARGETS       := segment_open ring_read chunk_descriptor tensor_descriptor stats_table
+# Every target is a [[bin]] of the fuzz crate: the list is read from its Cargo.toml (the
+# name line after each [[bin]]), so a target added there is built and run by both `make fuzz`
+# and the test phase; `make fuzz FUZZ_TARGETS="ring_read …"` runs a subset.
+FUZZ_TARGETS       := $(shell sed -n '/^\[\[bin\]\]/,/^name *=/s/^name *= *"\([^"]*\)".*/\1/p' \
+                        $(FUZZ_DIR)/Cargo.toml)
 FUZZ_SECONDS       ?= 60
 FUZZ_SMOKE_SECONDS ?= 3
 FUZZ_TIMEOUT       ?= 10
@@ -295,6 +302,8 @@ fuzz-build: setup-fuzz
 # then one line per target with libFuzzer's final figures (executions, exec/s, coverage `cov`
 # and features `ft`). Failed targets show the end of their log and fail the run.
 define FUZZ_RUN
+if [ -z "$(strip $(FUZZ_TARGETS))" ]; then \
+  echo "fuzz: no [[bin]] target found in $(FUZZ_DIR)/Cargo.toml" >&2; exit 1; fi; \
 mkdir -p $(FUZZ_LOGS); failed=""; report=""; \
 for t in $(FUZZ_TARGETS); do \
   mkdir -p $(FUZZ_CORPUS)/$$t; \

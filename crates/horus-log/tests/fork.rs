@@ -27,10 +27,17 @@ fn printed() -> &'static Mutex<Vec<String>> {
             })))
             .init()
             .unwrap();
-        // Lives as long as the test process; the last test removes the segments.
+        // Lives as long as the test process: shut down (segment removed) at its exit.
         std::mem::forget(guard);
+        // SAFETY: registers a plain function; forked children end with `_exit`, which
+        // does not run it.
+        unsafe { libc::atexit(shutdown_at_exit) };
         p
     })
+}
+
+extern "C" fn shutdown_at_exit() {
+    horus_log::shutdown();
 }
 
 fn namespace() -> String {

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::comments::Comment;
+
 /// A primitive type of the `.msg` language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Primitive {
@@ -183,6 +185,8 @@ pub struct Field {
     pub default: Option<DefaultValue>,
     /// Where the field's type is written.
     pub position: Position,
+    /// Its comment (see [`MessageSpec::comment`]).
+    pub comment: Comment,
 }
 
 /// The type of a constant: a primitive, `string` or `wstring` (never an array).
@@ -207,6 +211,8 @@ pub struct Constant {
     pub value: Value,
     /// Where the constant's type is written.
     pub position: Position,
+    /// Its comment (see [`MessageSpec::comment`]).
+    pub comment: Comment,
 }
 
 /// The content of a `.msg` file, or one section of a `.srv` or `.action` file.
@@ -216,6 +222,10 @@ pub struct MessageSpec {
     pub fields: Vec<Field>,
     /// The constants, in order.
     pub constants: Vec<Constant>,
+    /// The comment at the top of the file (or section). Comments are attached as ROS 2
+    /// attaches them: `#` lines before a definition and its trailing comment belong to it,
+    /// indented `#` lines after it are appended to it; see [`Comment`].
+    pub comment: Comment,
 }
 
 /// The content of a `.srv` file.

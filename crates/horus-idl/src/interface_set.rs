@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use crate::ast::{
     ArrayKind, BaseType, Field, InterfaceKind, InterfaceSpec, MessageSpec, Position, Primitive,
 };
+use crate::comments::Comment;
 use crate::parse_error::ParseError;
 use crate::parser::parse_interface;
 use crate::resolve_error::ResolveError;
@@ -148,6 +149,7 @@ fn implied(name: &str, base: ResolvedBase, array: ArrayKind) -> Member {
         default: None,
         placeholder: false,
         position: Position::default(),
+        comment: Comment::default(),
     }
 }
 
@@ -180,6 +182,7 @@ impl Builder {
             members,
             constants: spec.constants.clone(),
             file: file.to_string(),
+            comment: spec.comment.clone(),
         });
     }
 
@@ -211,6 +214,7 @@ impl Builder {
             ],
             constants: Vec::new(),
             file: file.to_string(),
+            comment: Comment::default(),
         });
         def
     }
@@ -228,6 +232,7 @@ impl Builder {
             members,
             constants: Vec::new(),
             file: file.to_string(),
+            comment: Comment::default(),
         };
         let send_goal = self.add_service(name.with_suffix("_SendGoal"), file, |b, req, resp| {
             b.insert(implied_struct(
@@ -390,5 +395,6 @@ fn resolve_field(f: &Field, own_package: &str) -> Member {
         default: f.default.clone(),
         placeholder: false,
         position: f.position,
+        comment: f.comment.clone(),
     }
 }

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod ast;
+mod comments;
 mod description;
 mod hash;
 mod interface_set;
@@ -42,6 +43,7 @@ pub use ast::{
     ActionSpec, ArrayKind, BaseType, Constant, ConstantType, DefaultValue, Field, FieldType,
     InterfaceKind, InterfaceSpec, MessageSpec, NamedType, Position, Primitive, ServiceSpec, Value,
 };
+pub use comments::Comment;
 pub use description::{
     field_type_description, individual_description, FieldDescription, FieldTypeDescription,
     IndividualTypeDescription, TypeDescription,

@@ -6,6 +6,7 @@ use crate::ast::{
     ActionSpec, ArrayKind, BaseType, Constant, ConstantType, DefaultValue, Field, FieldType,
     InterfaceKind, InterfaceSpec, MessageSpec, NamedType, Position, Primitive, ServiceSpec, Value,
 };
+use crate::comments::{process_comment, split_comment, Comment};
 use crate::limits::{MAX_BOUND, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_MEMBERS};
 use crate::names::{
     is_valid_constant_name, is_valid_field_name, is_valid_message_name, is_valid_package_name,
@@ -171,21 +172,75 @@ struct Context<'a> {
 /// An error inside a line: what, and the byte offset in the line where it is.
 type LineError = (ParseErrorKind, usize);
 
+/// The definition a line added.
+#[derive(Clone, Copy)]
+enum Added {
+    Field(usize),
+    Constant(usize),
+}
+
+impl Added {
+    fn comment_of(self, spec: &mut MessageSpec) -> &mut Vec<String> {
+        match self {
+            Self::Field(i) => &mut spec.fields[i].comment.lines,
+            Self::Constant(i) => &mut spec.constants[i].comment.lines,
+        }
+    }
+}
+
 impl Context<'_> {
     fn parse_section(&self, lines: &[(usize, &str)]) -> Result<MessageSpec, ParseError> {
         let mut spec = MessageSpec::default();
-        for &(line_no, raw) in lines {
-            let line = raw.replace('\t', " ");
-            let result = self.parse_line(&line, line_no, &mut spec);
-            if let Err((kind, offset)) = result {
-                let column = line[..offset.min(line.len())].chars().count() + 1;
-                return Err(ParseError {
-                    file: self.file.to_string(),
-                    line: line_no,
-                    column,
-                    kind,
-                });
+        let lines: Vec<(usize, String)> = lines
+            .iter()
+            .map(|(n, l)| (*n, l.replace('\t', " ")))
+            .collect();
+        // Leading lines that start with '#' are the message's comment.
+        let body_start = lines
+            .iter()
+            .position(|(_, l)| !l.starts_with('#'))
+            .unwrap_or(lines.len());
+        let message_comment = lines[..body_start]
+            .iter()
+            .map(|(_, l)| l.trim_start_matches('#').to_string())
+            .collect();
+        let mut pending: Vec<String> = Vec::new();
+        let mut last: Option<Added> = None;
+        for (line_no, line) in &lines[body_start..] {
+            let (before, comment) = split_comment(line.trim_end());
+            if let Some(comment) = comment {
+                if !before.is_empty() && before.trim().is_empty() {
+                    // An indented comment line continues the previous definition's comment.
+                    if let Some(added) = last {
+                        added.comment_of(&mut spec).push(comment.to_string());
+                    }
+                    continue;
+                }
+                pending.push(comment.to_string());
             }
+            match self.parse_line(line, *line_no, &mut spec) {
+                Ok(Some(added)) => {
+                    added.comment_of(&mut spec).append(&mut pending);
+                    last = Some(added);
+                }
+                Ok(None) => {}
+                Err((kind, offset)) => {
+                    let column = line[..offset.min(line.len())].chars().count() + 1;
+                    return Err(ParseError {
+                        file: self.file.to_string(),
+                        line: *line_no,
+                        column,
+                        kind,
+                    });
+                }
+            }
+        }
+        spec.comment = process_comment(message_comment);
+        for f in &mut spec.fields {
+            f.comment = process_comment(std::mem::take(&mut f.comment.lines));
+        }
+        for c in &mut spec.constants {
+            c.comment = process_comment(std::mem::take(&mut c.comment.lines));
         }
         Ok(spec)
     }
@@ -195,13 +250,13 @@ impl Context<'_> {
         line: &str,
         line_no: usize,
         spec: &mut MessageSpec,
-    ) -> Result<(), LineError> {
+    ) -> Result<Option<Added>, LineError> {
         let mut content = line.trim_end();
         if let Some(hash) = content.find('#') {
             content = content[..hash].trim_end();
         }
         if content.trim_start().is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         if content.starts_with(' ') {
             return Err((ParseErrorKind::Indented, 0));
@@ -246,6 +301,7 @@ impl Context<'_> {
                 ));
             }
             spec.constants.push(constant);
+            Ok(Some(Added::Constant(spec.constants.len() - 1)))
         } else {
             let (name, default_raw) = rest.split_once(' ').unwrap_or((rest, ""));
             let default_text = default_raw.trim_start();
@@ -281,9 +337,10 @@ impl Context<'_> {
                 field_type,
                 default,
                 position,
+                comment: Comment::default(),
             });
+            Ok(Some(Added::Field(spec.fields.len() - 1)))
         }
-        Ok(())
     }
 
     fn parse_constant(
@@ -348,6 +405,7 @@ impl Context<'_> {
             constant_type,
             value,
             position,
+            comment: Comment::default(),
         })
     }
 

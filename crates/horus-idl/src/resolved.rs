@@ -2,6 +2,7 @@
 //! and the types ROS 2 implies for services and actions exist as structures.
 
 use crate::ast::{ArrayKind, Constant, DefaultValue, Position, Primitive};
+use crate::comments::Comment;
 use crate::type_name::TypeName;
 
 /// The element type of a resolved member.
@@ -46,6 +47,8 @@ pub struct Member {
     pub placeholder: bool,
     /// Where it is written (line 0 for members ROS 2 implies).
     pub position: Position,
+    /// Its comment (empty for members ROS 2 implies).
+    pub comment: Comment,
 }
 
 /// Name of the member ROS 2 adds to a structure without fields.
@@ -63,6 +66,8 @@ pub struct StructDef {
     pub constants: Vec<Constant>,
     /// The file it comes from.
     pub file: String,
+    /// The comment at the top of its file or section (empty for implied structures).
+    pub comment: Comment,
 }
 
 /// A service: its name and the three structures it implies.

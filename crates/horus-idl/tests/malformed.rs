@@ -382,3 +382,17 @@ fn accepted_syntax_corners() {
         )))
     );
 }
+
+#[test]
+fn comment_of_half_a_million_empty_lines_parses() {
+    // Leading empty comment lines were removed one at a time from the front of a vector:
+    // quadratic in their number (a 1 MiB file of "#" lines would not finish).
+    let text = format!("{}int32 a\n", "#\n".repeat(500_000));
+    let spec = parse(InterfaceKind::Message, &text).unwrap();
+    let horus_idl::InterfaceSpec::Message(m) = spec else {
+        panic!()
+    };
+    assert!(m.comment.lines.is_empty());
+    let text = format!("int32 a\n{}", "  #\n".repeat(250_000));
+    assert!(parse(InterfaceKind::Message, &text).is_ok());
+}

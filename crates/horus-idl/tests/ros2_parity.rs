@@ -6,8 +6,8 @@
 //! (docs/interfaces.md, "Known differences") are left out of it.
 
 use horus_idl::{
-    individual_description, parse_interface, BaseType, InterfaceKind, InterfaceSpec, Member,
-    MessageSpec, Position, ResolvedBase, ResolvedType, StructDef, TypeName, Value,
+    individual_description, parse_interface, BaseType, Comment, InterfaceKind, InterfaceSpec,
+    Member, MessageSpec, Position, ResolvedBase, ResolvedType, StructDef, TypeName, Value,
 };
 use serde_json::Value as Json;
 
@@ -34,6 +34,7 @@ fn fields_of(spec: &MessageSpec) -> Vec<Json> {
             default: f.default.clone(),
             placeholder: false,
             position: Position::default(),
+            comment: Comment::default(),
         })
         .collect();
     let def = StructDef {
@@ -41,6 +42,7 @@ fn fields_of(spec: &MessageSpec) -> Vec<Json> {
         members,
         constants: Vec::new(),
         file: String::new(),
+        comment: Comment::default(),
     };
     individual_description(&def)
         .fields

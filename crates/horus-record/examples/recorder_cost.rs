@@ -93,7 +93,7 @@ fn main() -> anyhow::Result<()> {
         let mut recorder: Option<Child> = None;
         if with {
             let c = Command::new(&horus)
-                .args(["record", "--namespace", &ns, "-o"])
+                .args(["record", "--overwrite", "--namespace", &ns, "-o"])
                 .arg(&out)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

@@ -33,8 +33,11 @@ pub struct Limits {
     /// this time resumes its count); then every entry of that host is removed.
     pub forget_host_after: Duration,
     /// How long a put to the network may hold a `Block` topic's local publishers before the
-    /// bridge drains the topic's ring itself (at most this, and never more than half the
-    /// topic's own Block timeout).
+    /// bridge drains the topic's ring itself (at most 500 ms: half the 1 s Block timeout the
+    /// bridge sees — a topic's segment records `Block`, not each publisher's own timeout, so
+    /// a publisher whose timeout is shorter than this, plus a quarter of it, may time out
+    /// once per stall). A link merely slow for that long counts as stalled too: its `Block`
+    /// topics then lose (counted) what is drained; raise it for such links.
     pub stall_after: Duration,
     /// How long a topic whose remote readers stalled it is sent without waiting for them
     /// (congestion control `Drop`); doubled at each further stall, up to 16 times.

@@ -5,8 +5,8 @@
 //! A remote reader that stops reading (a stalled process, a frozen receiving thread) fills
 //! Zenoh's queue towards it, and a `Block` put then waits — until Zenoh gives up on the link
 //! (seconds) — while the topic's local publishers wait for this bridge's place in the ring.
-//! A watchdog bounds that: when a put has lasted `stall_after` (at most half the topic's Block
-//! timeout), it counts a stall and drains the ring itself (`stall_dropped`) until the put
+//! A watchdog bounds that: when a put has lasted `stall_after` (default 200 ms; at most half
+//! the 1 s Block timeout a segment records for the bridge), it counts a stall and drains the ring itself (`stall_dropped`) until the put
 //! returns; then the topic is sent with congestion control `Drop` (Zenoh drops towards the
 //! slow reader only) for the cut-off time, doubled at each further stall.
 

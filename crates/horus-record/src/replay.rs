@@ -32,6 +32,16 @@ pub enum ReplayError {
         /// The topic.
         topic: String,
     },
+    /// The chosen topics' messages are more than the limit of [`RecordedInputs::load_bounded`]
+    /// ([`MAX_LOADED_BYTES`] for [`RecordedInputs::load`]): a compressed recording can hold
+    /// far more than its size.
+    #[error("{path}: the messages of the chosen topics exceed {limit} bytes in memory")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// The limit.
+        limit: u64,
+    },
     /// A topic has no usable horus description or its messages do not decode.
     #[error("topic {topic}: {reason}")]
     Channel {
@@ -42,6 +52,10 @@ pub enum ReplayError {
     },
 }
 
+/// Most bytes [`RecordedInputs::load`] holds in memory (4 GiB; each message counts its bytes
+/// plus 64 for its bookkeeping).
+pub const MAX_LOADED_BYTES: u64 = 4 << 30;
+
 /// Messages of some topics of a recording, in recorded order, with their time since the
 /// recording's first message.
 pub struct RecordedInputs {
@@ -50,8 +64,19 @@ pub struct RecordedInputs {
 }
 
 impl RecordedInputs {
-    /// Loads every message of `topics` from `path`.
+    /// Loads every message of `topics` from `path`, at most [`MAX_LOADED_BYTES`].
     pub fn load(path: &Path, topics: &[&str]) -> Result<RecordedInputs, ReplayError> {
+        Self::load_bounded(path, topics, MAX_LOADED_BYTES)
+    }
+
+    /// Loads every message of `topics` from `path`, refusing to hold more than `limit` bytes
+    /// ([`ReplayError::TooLarge`]).
+    pub fn load_bounded(
+        path: &Path,
+        topics: &[&str],
+        limit: u64,
+    ) -> Result<RecordedInputs, ReplayError> {
+        let mut held = 0u64;
         let mut r = RecordingReader::open(path)?;
         let mut out = RecordedInputs {
             topics: Vec::new(),
@@ -88,6 +113,13 @@ impl RecordedInputs {
                 Some(Ok(())) => {}
                 Some(Err(e)) => return Err(bad(e.to_string())),
                 None => return Err(bad("no horus description".into())),
+            }
+            held = held.saturating_add(bytes.len() as u64 + 64);
+            if held > limit {
+                return Err(ReplayError::TooLarge {
+                    path: path.display().to_string(),
+                    limit,
+                });
             }
             let at = Duration::from_nanos(m.log_time.saturating_sub(t0));
             out.messages.push((at, idx, bytes.clone()));

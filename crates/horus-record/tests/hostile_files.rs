@@ -10,6 +10,7 @@ use horus::inspect::QosInfo;
 use horus::msgs::{CmdVel, Message, MessageDescription};
 use horus::Overflow;
 use horus_record::chunk::{ChunkError, MAX_CHUNK_UNCOMPRESSED};
+use horus_record::replay::{RecordedInputs, ReplayError};
 use horus_record::{ReadError, RecordingInfo, RecordingReader, RecordingWriter, WriterOptions};
 
 fn write(tag: &str, bytes: &[u8]) -> PathBuf {
@@ -145,4 +146,15 @@ fn truncated_file_is_a_truncated_error() {
     assert!(err.to_string().contains("truncated.mcap"), "{err}");
     let err = RecordingInfo::read(&cut).expect_err("an error");
     assert!(matches!(err, ReadError::Truncated { .. }), "{err:?}");
+
+    // Loading into memory for re-execution is bounded too (a compressed file can hold far
+    // more than its size): 500 messages do not fit in 10 000 bytes.
+    let err = RecordedInputs::load_bounded(&path, &["t/cmd"], 10_000)
+        .err()
+        .expect("an error");
+    assert!(
+        matches!(err, ReplayError::TooLarge { limit: 10_000, .. }),
+        "{err}"
+    );
+    assert!(RecordedInputs::load(&path, &["t/cmd"]).is_ok());
 }

@@ -300,7 +300,8 @@ fuzz-build: setup-fuzz
 
 # $(call FUZZ_RUN,seconds): every target for that long, each logged to $(FUZZ_LOGS)/<target>.log;
 # then one line per target with libFuzzer's final figures (executions, exec/s, coverage `cov`
-# and features `ft`). Failed targets show the end of their log and fail the run.
+# and features `ft`, from the last status line: DONE, or the last one before a crash). A failed
+# target shows the end of its log and the others still run; then the run fails.
 define FUZZ_RUN
 if [ -z "$(strip $(FUZZ_TARGETS))" ]; then \
   echo "fuzz: no [[bin]] target found in $(FUZZ_DIR)/Cargo.toml" >&2; exit 1; fi; \
@@ -308,16 +309,18 @@ mkdir -p $(FUZZ_LOGS); failed=""; report=""; \
 for t in $(FUZZ_TARGETS); do \
   mkdir -p $(FUZZ_CORPUS)/$$t; \
   echo "+ cargo fuzz run $$t -- -max_total_time=$(1) -timeout=$(FUZZ_TIMEOUT)"; \
+  verdict=""; \
   if ! $(CARGO) fuzz run $(FUZZ_FLAGS) $$t $(FUZZ_CORPUS)/$$t $(FUZZ_DIR)/seeds/$$t -- \
        -max_total_time=$(1) -timeout=$(FUZZ_TIMEOUT) -print_final_stats=1 \
        >$(FUZZ_LOGS)/$$t.log 2>&1; then \
-    failed="$$failed $$t"; tail -n 40 $(FUZZ_LOGS)/$$t.log; \
+    failed="$$failed $$t"; verdict="   FAILED"; tail -n 40 $(FUZZ_LOGS)/$$t.log; \
   fi; \
-  done_line=$$(grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_LOGS)/$$t.log | tail -n 1); \
-  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_LOGS)/$$t.log | tail -n 1); \
-  field() { sed -n "s|.* $$1: *\([0-9]*\).*|\1|p" <<<"$$done_line"; }; \
-  report="$$report$$(printf '  %-18s %12s execs %9s exec/s   cov %5s   ft %5s' \
-    $$t "$${runs:-?}" "$$(field exec/s)" "$$(field cov)" "$$(field ft)")"$$'\n'; \
+  last=$$(grep -E '^#[0-9]+[[:space:]].* cov: ' $(FUZZ_LOGS)/$$t.log | tail -n 1 || true); \
+  stat() { sed -n "s/^stat::$$1: *//p" $(FUZZ_LOGS)/$$t.log | tail -n 1; }; \
+  field() { sed -n "s|.* $$1: *\([0-9]*\).*|\1|p" <<<"$$last"; }; \
+  report="$$report$$(printf '  %-22s %12s execs %9s exec/s   cov %5s   ft %5s%s' \
+    $$t "$$(stat number_of_executed_units)" "$$(stat average_exec_per_sec)" \
+    "$$(field cov)" "$$(field ft)" "$$verdict")"$$'\n'; \
 done; \
 printf '\nfuzz (%ss per target, logs in %s):\n%s' "$(1)" "$(FUZZ_LOGS)" "$$report"; \
 if [ -n "$$failed" ]; then \

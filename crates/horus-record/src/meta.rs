@@ -119,10 +119,8 @@ pub fn to_metadata(d: &MessageDescription, qos: &QosInfo) -> BTreeMap<String, St
 pub fn from_metadata(m: &BTreeMap<String, String>) -> Result<ChannelMeta, MetaError> {
     let get = |k: &'static str| m.get(k).ok_or(MetaError::Missing(k));
     let bad = |key: &'static str, reason: String| MetaError::Bad { key, reason };
-    let description: MessageDescription =
-        serde_json::from_str(get(DESCRIPTION)?).map_err(|e| bad(DESCRIPTION, e.to_string()))?;
-    description
-        .validate()
+    // The one parser of untrusted description JSON (its own byte limit, then validation).
+    let description = horus::description::parse_message(get(DESCRIPTION)?.as_bytes())
         .map_err(|e| bad(DESCRIPTION, e.to_string()))?;
     let root = description.root();
     let hash = get(HASH)?;

@@ -57,7 +57,8 @@ struct Followed {
     next: u64,
     malformed: u64,
     missed: u64,
-    dropped_shown: u64,
+    /// The writer's loss counters (dropped, abandoned, unreadable) last shown.
+    losses_shown: (u64, u64, u64),
 }
 
 struct Filter {
@@ -123,10 +124,11 @@ pub(crate) fn run(a: Log, out: &Output) -> anyhow::Result<ExitCode> {
             for r in kept {
                 print_record(r, out);
             }
-            let dropped = f.seg.counters().dropped;
-            if dropped > f.dropped_shown || (first && !a.follow) {
-                status(f, dropped, out);
-                f.dropped_shown = dropped;
+            let c = f.seg.counters();
+            let losses = (c.dropped, c.abandoned, c.unreadable);
+            if losses != f.losses_shown || (first && !a.follow) {
+                status(f, losses, out);
+                f.losses_shown = losses;
             }
         }
         first = false;
@@ -167,7 +169,7 @@ fn discover(
                         next: 0,
                         malformed: 0,
                         missed: 0,
-                        dropped_shown: 0,
+                        losses_shown: (0, 0, 0),
                     },
                 );
             }
@@ -224,7 +226,10 @@ fn print_record(r: &LogRecord, out: &Output) {
     }
 }
 
-fn status(f: &Followed, dropped: u64, out: &Output) {
+/// One line per process: its state and every count of what was lost — by its writer (ring
+/// full), by its drain (reservations never committed, records it could not format) and by
+/// this reader (malformed records, cells overwritten before they were read).
+fn status(f: &Followed, (dropped, abandoned, unreadable): (u64, u64, u64), out: &Output) {
     let alive = f.seg.is_alive();
     let state = if alive {
         "running"
@@ -240,13 +245,16 @@ fn status(f: &Followed, dropped: u64, out: &Output) {
                 "process": f.seg.process(),
                 "state": state,
                 "dropped": dropped,
+                "abandoned": abandoned,
+                "unreadable": unreadable,
                 "malformed": f.malformed,
                 "missed_cells": f.missed,
             }
         }));
     } else {
         println!(
-            "-- {}[{}] {state}: {dropped} dropped (ring full), {} malformed skipped, {} cells missed",
+            "-- {}[{}] {state}: {dropped} dropped (ring full), {abandoned} abandoned \
+             (never committed), {unreadable} unreadable, {} malformed skipped, {} cells missed",
             f.seg.process(),
             f.seg.pid(),
             f.malformed,

@@ -252,7 +252,10 @@ fn include_diamond_is_bounded() {
     let stderr = refused_fast(&top, "more than 1000 files loaded in all");
     // Named at the include that went past the limit: file, line and column (depth first: the
     // 1000th load is deep in the first branches).
-    assert!(stderr.contains("level28.yaml:2:11: more than 1000"), "{stderr}");
+    assert!(
+        stderr.contains("level28.yaml:2:11: more than 1000"),
+        "{stderr}"
+    );
     assert!(!marker.exists());
 
     // A chain deeper than 32 files is refused where it goes past.

@@ -34,7 +34,12 @@ fn ty(name: &str, fields: usize, kind: FieldKind, elem: usize) -> TypeDescriptio
 /// may overlap: a union-like layout is not refused); the last holds one `u64`. About 1 KB
 /// of JSON per type at a fan of 8.
 fn chain(n: usize, fan: usize) -> MessageDescription {
-    let mut types = vec![ty(&format!("t{}", n - 1), 1, FieldKind::Scalar(Scalar::U64), 8)];
+    let mut types = vec![ty(
+        &format!("t{}", n - 1),
+        1,
+        FieldKind::Scalar(Scalar::U64),
+        8,
+    )];
     for i in (0..n - 1).rev() {
         let next = FieldKind::Message(format!("t{}", i + 1));
         let mut t = ty(&format!("t{i}"), fan, next, 8);

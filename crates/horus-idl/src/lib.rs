@@ -19,11 +19,14 @@
 //! Every input is bounded ([`limits`]); a malformed file is a [`ParseError`] with its
 //! file, line and column; unknown or recursive types are a [`ResolveError`].
 //!
+//! [`cdr`] encodes and decodes messages as the CDR bytes ROS 2 puts on the wire.
+//!
 //! Work in progress: code generation and CDR views build on this crate next.
 
 #![warn(missing_docs)]
 
 mod ast;
+pub mod cdr;
 mod comments;
 mod description;
 mod hash;

@@ -1,0 +1,31 @@
+//! CDR, as ROS 2 puts messages on the wire: little-endian plain CDR (XCDR1) behind the
+//! 4-byte encapsulation header `00 01 00 00`.
+//!
+//! - Each primitive is aligned to its size (at most 8) relative to the first byte after
+//!   the header; padding bytes are unspecified in ROS 2, horus writes zeros.
+//! - `bool`, `byte`, `char`, `int8`, `uint8`: 1 byte (`bool` is 0 or 1).
+//! - `string`: `u32` length counting the terminating NUL, the UTF-8 bytes, the NUL.
+//! - `wstring`: `u32` count of UTF-16 code units, then each unit as a 4-byte `u32`, no
+//!   terminator (what rosidl_typesupport_fastrtps writes: it converts to `std::wstring`,
+//!   whose `wchar_t` is 4 bytes on Linux; not checked against rclpy: no shipped message
+//!   has a `wstring` field).
+//! - sequences (`T[]`, `T[<=N]`): `u32` element count, then the elements; fixed arrays
+//!   (`T[N]`): the N elements, no count; nested structures inline.
+//!
+//! [`encode`] writes a [`CdrValue`] tree of a resolved type; [`decode`] reads one back
+//! (ignoring bytes after the message, as ROS 2 does: its own buffers carry some),
+//! bounded: every count is checked against the bytes present before anything is
+//! allocated, nesting is at most [`MAX_DEPTH`] structures deep, and every problem is a
+//! [`CdrError`] naming the field.
+
+mod decode;
+mod encode;
+mod error;
+mod layout;
+mod value;
+
+pub use decode::{decode, decode_prefix};
+pub use encode::{encode, encode_with_padding, Encoded};
+pub use error::{CdrError, CdrErrorKind};
+pub use layout::{ENCAPSULATION_CDR_LE, MAX_DEPTH};
+pub use value::CdrValue;

@@ -108,10 +108,11 @@ impl Segment {
         }
         // Another user's file under our name (/dev/shm is world-writable: anyone can create
         // a name first), or one that others may write: never map it. Our own segments are
-        // created 0600 (`create`), so this refuses nothing horus made for us.
+        // created 0600 (`create`), so this refuses nothing horus made for us. (Read bits for
+        // others are not refused: they cannot change what we read.)
         // SAFETY: geteuid has no preconditions and cannot fail.
         let euid = unsafe { libc::geteuid() };
-        if st.st_uid != euid || st.st_mode & 0o077 != 0 {
+        if st.st_uid != euid || st.st_mode & 0o022 != 0 {
             return Err(SegmentError::Foreign {
                 name: name.to_owned(),
                 owner: st.st_uid,

@@ -300,8 +300,10 @@ fuzz-build: setup-fuzz
 
 # $(call FUZZ_RUN,seconds): every target for that long, each logged to $(FUZZ_LOGS)/<target>.log;
 # then one line per target with libFuzzer's final figures (executions, exec/s, coverage `cov`
-# and features `ft`, from the last status line: DONE, or the last one before a crash). A failed
-# target shows the end of its log and the others still run; then the run fails.
+# when the seeds and corpus are loaded -> at the end, features `ft`; the end is the DONE line,
+# or the last one before a crash: a drop of the first `cov` shows seeds that no longer reach the
+# code, e.g. of an older format). A failed target shows the end of its log and the others
+# still run; then the run fails.
 define FUZZ_RUN
 if [ -z "$(strip $(FUZZ_TARGETS))" ]; then \
   echo "fuzz: no [[bin]] target found in $(FUZZ_DIR)/Cargo.toml" >&2; exit 1; fi; \
@@ -315,12 +317,14 @@ for t in $(FUZZ_TARGETS); do \
        >$(FUZZ_LOGS)/$$t.log 2>&1; then \
     failed="$$failed $$t"; verdict="   FAILED"; tail -n 40 $(FUZZ_LOGS)/$$t.log; \
   fi; \
+  inited=$$(grep -E '^#[0-9]+[[:space:]]+INITED' $(FUZZ_LOGS)/$$t.log | tail -n 1 || true); \
   last=$$(grep -E '^#[0-9]+[[:space:]].* cov: ' $(FUZZ_LOGS)/$$t.log | tail -n 1 || true); \
   stat() { sed -n "s/^stat::$$1: *//p" $(FUZZ_LOGS)/$$t.log | tail -n 1; }; \
-  field() { sed -n "s|.* $$1: *\([0-9]*\).*|\1|p" <<<"$$last"; }; \
-  report="$$report$$(printf '  %-22s %12s execs %9s exec/s   cov %5s   ft %5s%s' \
+  field() { sed -n "s|.* $$1: *\([0-9]*\).*|\1|p" <<<"$$2"; }; \
+  report="$$report$$(printf '  %-22s %12s execs %9s exec/s   cov %5s -> %5s   ft %5s%s' \
     $$t "$$(stat number_of_executed_units)" "$$(stat average_exec_per_sec)" \
-    "$$(field cov)" "$$(field ft)" "$$verdict")"$$'\n'; \
+    "$$(field cov "$$inited")" "$$(field cov "$$last")" "$$(field ft "$$last")" \
+    "$$verdict")"$$'\n'; \
 done; \
 printf '\nfuzz (%ss per target, logs in %s):\n%s' "$(1)" "$(FUZZ_LOGS)" "$$report"; \
 if [ -n "$$failed" ]; then \

@@ -5,18 +5,24 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
 
-use common::{counters, Proc, Rig};
+use common::{counters, refusals, Proc, Rig};
 use horus_netns::Side;
 use serde_json::Value;
 
-/// Child processes run this (see common::roles); in the parent it does nothing.
+/// Child processes run this (see common::roles, and [`policy_intruder`] here); in the parent
+/// it does nothing.
 #[test]
 fn child_entry() {
+    if std::env::var("HZ_ROLE").as_deref() == Ok(POLICY_INTRUDER) {
+        policy_intruder();
+        return;
+    }
     common::child_main();
 }
 
@@ -217,6 +223,22 @@ impl ThirdHost {
         third
     }
 
+    /// This test binary run again here as `role`, with `env`, its stdin and stdout piped.
+    fn command(&self, rig: &Rig, role: &str, env: &[(&str, String)]) -> Command {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", &self.name])
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+            .env("HZ_ROLE", role)
+            .env("HORUS_NAMESPACE", format!("{}-c", rig.namespace(Side::B)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
     /// Runs the raw peer here with `env`; its report, after `while_alive` has run with it.
     fn raw_peer(
         &self,
@@ -224,15 +246,8 @@ impl ThirdHost {
         env: &[(&str, String)],
         while_alive: impl FnOnce(&Value),
     ) -> Value {
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", &self.name])
-            .arg(std::env::current_exe().unwrap())
-            .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-            .env("HZ_ROLE", "raw_peer")
-            .env("HZ_CLAIM", "host-a")
-            .env("HORUS_NAMESPACE", format!("{}-c", rig.namespace(Side::B)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
+        let mut cmd = self.command(rig, "raw_peer", env);
+        cmd.env("HZ_CLAIM", "host-a");
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -264,6 +279,18 @@ impl Drop for ThirdHost {
 /// The closed bridge of `side` (host `host-<letter>`), connecting to the other side's over TLS
 /// and listening on every address (B is reached from the third host too).
 fn closed_bridge(rig: &Rig, side: Side, certs: &Certs, mutual: bool, hosts: &[&str]) -> Proc {
+    closed_bridge_with(rig, side, certs, mutual, hosts, "")
+}
+
+/// [`closed_bridge`] with a YAML configuration (a policy, limits) on top.
+fn closed_bridge_with(
+    rig: &Rig,
+    side: Side,
+    certs: &Certs,
+    mutual: bool,
+    hosts: &[&str],
+    yaml: &str,
+) -> Proc {
     let other = if side == Side::A { Side::B } else { Side::A };
     let host = format!("host-{}", side.letter());
     let peer = rig.hosts.host(other).addr();
@@ -274,6 +301,7 @@ fn closed_bridge(rig: &Rig, side: Side, certs: &Certs, mutual: bool, hosts: &[&s
             ("HZ_LISTEN", format!("tls/0.0.0.0:{PORT}")),
             ("HZ_CONNECT", format!("tls/{peer}:{PORT}")),
             ("HZ_AUTH_YAML", certs.yaml(&host, mutual, hosts)),
+            ("HZ_CONFIG", yaml.to_owned()),
             ("HZ_HOST", host),
         ],
     )
@@ -472,4 +500,295 @@ fn bridge_refuses_to_start_as_another_host_than_its_certificate() {
         ),
         "{err}"
     );
+}
+
+/// The role of [`policy_intruder`].
+const POLICY_INTRUDER: &str = "policy_intruder";
+
+/// A bridge message or call: the wire header, then `body`.
+fn wire(id: u64, layout: u64, seq: u64, body: &[u8]) -> Vec<u8> {
+    let mut b = vec![0u8; horus_zenoh::HEADER_LEN + body.len()];
+    horus_zenoh::WireHeader {
+        epoch: 1,
+        schema_id: id,
+        layout_hash: layout,
+        seq,
+        origin_place: 0,
+        origin_seq: seq,
+    }
+    .write(&mut b);
+    b[horus_zenoh::HEADER_LEN..].copy_from_slice(body);
+    b
+}
+
+/// Host C: a raw Zenoh peer (no bridge code) with a certificate of the domain's CA
+/// (`HZ_CONNECT`, `HZ_TLS_CA`, `HZ_TLS_CERT`, `HZ_TLS_KEY`), speaking only as itself,
+/// `host-c`. It declares its bridge's token and an offer of `base/cmd_vel`; told `go` on
+/// stdin, it puts five messages of `base/cmd_vel`, then calls host-b's `robot/params` and
+/// `math/add` (`HZ_SCHEMA_ID`, `HZ_LAYOUT`: their types) with its name as the attachment, as a
+/// bridge does. Reports `{"params": …, "add": …}`: `ok <sum>`, `err <text>` or `none`.
+fn policy_intruder() {
+    use common::roles::env;
+    use horus::msgs::CmdVel;
+    use zenoh::Wait;
+
+    let mut config = zenoh::Config::default();
+    let q = |s: String| serde_json::to_string(&s).unwrap();
+    for (k, v) in [
+        ("mode", "\"peer\"".to_owned()),
+        ("scouting/multicast/enabled", "false".into()),
+        ("scouting/gossip/enabled", "false".into()),
+        ("listen/endpoints", "[]".into()),
+        ("connect/endpoints", format!("[{}]", q(env("HZ_CONNECT")))),
+        ("transport/shared_memory/enabled", "false".into()),
+        (
+            "transport/link/tls/root_ca_certificate",
+            q(env("HZ_TLS_CA")),
+        ),
+        ("transport/link/tls/verify_name_on_connect", "false".into()),
+        (
+            "transport/link/tls/connect_certificate",
+            q(env("HZ_TLS_CERT")),
+        ),
+        (
+            "transport/link/tls/connect_private_key",
+            q(env("HZ_TLS_KEY")),
+        ),
+        // Zenoh's TLS client presents its certificate only with mutual TLS on.
+        ("transport/link/tls/enable_mtls", "true".into()),
+    ] {
+        config.insert_json5(k, &v).unwrap();
+    }
+    let session = zenoh::open(config).wait().unwrap();
+    let (topic_id, topic_layout) = common::intruder::cmdvel_schema();
+    let zero = format!("{:016x}-{:016x}", 0, 0);
+    let schema = format!("{topic_id:016x}-{topic_layout:016x}");
+    let _tokens: Vec<_> = [
+        format!("horus/h/host-c/{zero}/bridge"),
+        format!("horus/o/host-c/{schema}/base/cmd_vel"),
+    ]
+    .into_iter()
+    .map(|k| session.liveliness().declare_token(k).wait().unwrap())
+    .collect();
+    let publisher = session
+        .declare_publisher("horus/d/host-c/base/cmd_vel")
+        .wait()
+        .unwrap();
+    common::roles::ready();
+    let mut line = String::new();
+    let stdin = std::io::stdin();
+    while line.trim() != "go" {
+        line.clear();
+        if !stdin.lock().read_line(&mut line).is_ok_and(|n| n > 0) {
+            std::process::exit(0);
+        }
+    }
+    for seq in 0..5 {
+        let msg = CmdVel::new(100 + seq, 1.0, 0.5);
+        let body = horus_msgs::__bytemuck::bytes_of(&msg);
+        publisher
+            .put(wire(topic_id, topic_layout, seq, body))
+            .wait()
+            .unwrap();
+    }
+    let (id, layout) = (
+        env("HZ_SCHEMA_ID").parse::<u64>().unwrap(),
+        env("HZ_LAYOUT").parse::<u64>().unwrap(),
+    );
+    let call = |service: &str| -> String {
+        let mut body = 1i64.to_le_bytes().to_vec();
+        body.extend_from_slice(&2i64.to_le_bytes());
+        let replies = session
+            .get(format!("horus/sc/host-b/{service}"))
+            .payload(wire(id, layout, 0, &body))
+            .attachment(b"host-c".to_vec())
+            .timeout(Duration::from_secs(5))
+            .wait()
+            .unwrap();
+        match replies.recv().map(|r| r.into_result()) {
+            Ok(Ok(s)) => {
+                let b = s.payload().to_bytes();
+                match b.get(..8).and_then(|s| <[u8; 8]>::try_from(s).ok()) {
+                    Some(sum) => format!("ok {}", i64::from_le_bytes(sum)),
+                    None => format!("ok ({} bytes)", b.len()),
+                }
+            }
+            Ok(Err(e)) => format!("err {}", String::from_utf8_lossy(&e.payload().to_bytes())),
+            Err(_) => "none".to_owned(),
+        }
+    };
+    let params = call("robot/params");
+    let add = call("math/add");
+    println!("\n{}", serde_json::json!({ "params": params, "add": add }));
+    common::roles::wait_for_stdin_close();
+    std::process::exit(0);
+}
+
+/// A process on the third host whose pipes the test holds; stdin closed (its signal to
+/// finish) and the process waited for (bounded, then killed) on drop.
+struct ThirdProc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: BufReader<ChildStdout>,
+}
+
+impl ThirdProc {
+    fn start(mut cmd: Command) -> ThirdProc {
+        let mut child = cmd.spawn().expect("a process on the third host");
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        ThirdProc { child, stdin, out }
+    }
+
+    fn say(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("the child's stdin");
+    }
+
+    /// Its JSON report (waits for it).
+    fn result(&mut self) -> Value {
+        (&mut self.out)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+            .expect("the child's report")
+    }
+}
+
+impl Drop for ThirdProc {
+    fn drop(&mut self) {
+        self.stdin.take();
+        for _ in 0..500 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Host C is authenticated (a certificate of the CA, listed in `auth.hosts`) but does on B
+/// what B's policy forbids: it calls B's parameter service (not callable from other hosts by
+/// default) and publishes into `base/cmd_vel` (B's `policy.enter` denies `base/**`). Access
+/// control lets all of it through (C speaks under its own name); the policy refuses it: the
+/// call is answered `refused policy` and B's `robot/params` server never gets it, nothing of
+/// C's reaches B's subscriber, and B counts both refusals under `host-c`. C's call of an
+/// allowed service (`math/add`) is answered: the policy refused, not the access control.
+#[test]
+fn authenticated_host_outside_the_policy_is_refused_and_counted() {
+    if common::child_main() {
+        return;
+    }
+    let Some(rig) = Rig::new("policy") else {
+        return;
+    };
+    let certs = Certs::new("policy", &["host-a", "host-b", "host-c"]);
+    let hosts = ["host-a", "host-b", "host-c"];
+    let a = closed_bridge(&rig, Side::A, &certs, true, &hosts);
+    let b = closed_bridge_with(
+        &rig,
+        Side::B,
+        &certs,
+        true,
+        &hosts,
+        "policy:\n  enter: {deny: ['base/**']}\n",
+    );
+    // On B: a subscriber of base/cmd_vel that never reads (whatever reaches it stays in its
+    // ring), a parameter service whose server exits at the first request it gets, math/add.
+    let hog = rig.spawn(Side::B, "hog", &[]);
+    let params = rig.spawn(
+        Side::B,
+        "server",
+        &[
+            ("HZ_SERVICE", "robot/params".into()),
+            ("HZ_DIE", "1".into()),
+        ],
+    );
+    let add = rig.spawn(Side::B, "server", &[]);
+    rig.wait_status(Side::B, "B serves math/add, not robot/params", |s| {
+        let has = |name: &str, refused: bool| {
+            s.services
+                .iter()
+                .any(|v| v.name == name && v.served_by == "local" && v.not_callable == refused)
+        };
+        has("math/add", false) && has("robot/params", true)
+    });
+    let (id, layout) = common::service_schema(&rig.namespace(Side::B), "math/add");
+    let third = ThirdHost::new(&rig, "policy");
+    let mut c = ThirdProc::start(third.command(
+        &rig,
+        POLICY_INTRUDER,
+        &[
+            ("HZ_CONNECT", format!("tls/{}:{PORT}", third.b_addr)),
+            ("HZ_TLS_CA", certs.path("ca.pem")),
+            ("HZ_TLS_CERT", certs.path("host-c.pem")),
+            ("HZ_TLS_KEY", certs.path("host-c.key")),
+            ("HZ_SCHEMA_ID", id.to_string()),
+            ("HZ_LAYOUT", layout.to_string()),
+        ],
+    ));
+    // C is let in, and its offer of base/cmd_vel refused under its name.
+    rig.wait_status(Side::B, "B sees host-c and refuses its offer", |s| {
+        s.peers.iter().any(|p| p.host == "host-c") && refusals(s, "host-c").publish_refused >= 1
+    });
+    c.say("go");
+    let r = c.result();
+    eprintln!("host-c: {r}");
+    let outcome = r["params"].as_str().unwrap();
+    assert!(
+        outcome.starts_with("err refused policy"),
+        "host-c's call of robot/params: {outcome}"
+    );
+    assert_eq!(r["add"], "ok 3", "host-c's call of an allowed service");
+    let sb = rig.wait_status(Side::B, "B counts host-c's refused call", |s| {
+        refusals(s, "host-c").call_refused >= 1
+    });
+    eprintln!("B's refusals: {:?}", sb.refusals);
+    let of_c = refusals(&sb, "host-c");
+    assert_eq!(
+        (of_c.publish_refused, of_c.call_refused),
+        (1, 1),
+        "counted once each, under host-c"
+    );
+    assert!(
+        sb.refusals.iter().all(|r| r.host == "host-c"),
+        "nothing counted under another name: {:?}",
+        sb.refusals
+    );
+    let t = sb.topics.iter().find(|t| t.name == "base/cmd_vel").unwrap();
+    assert!(
+        t.refused
+            .iter()
+            .any(|r| r.host == "host-c" && r.direction == "enter"),
+        "{t:?}"
+    );
+    assert!(t.receiving_from.is_empty(), "{t:?}");
+    assert_eq!(
+        t.counters,
+        horus_zenoh::TopicCounters::default(),
+        "B took nothing of base/cmd_vel from the network"
+    );
+    // Nothing was published into B's topic; its subscriber has nothing waiting.
+    let view = horus::inspect::TopicView::open(&rig.namespace(Side::B), "base/cmd_vel").unwrap();
+    let snap = view.snapshot();
+    assert!(snap.publishers.iter().all(|p| p.sent == 0), "{snap:?}");
+    assert!(
+        snap.subscribers
+            .iter()
+            .all(|s| s.backlog == 0 && s.received == 0),
+        "{snap:?}"
+    );
+    // The parameter server never got the call (it exits at its first request).
+    let mut params = params;
+    assert!(
+        params.child.try_wait().unwrap().is_none(),
+        "robot/params' server got host-c's call"
+    );
+    drop(c);
+    for p in [hog, params, add] {
+        p.kill();
+    }
+    rig.end([a, b]);
 }

@@ -6,11 +6,13 @@
 //! - `bool`, `byte`, `char`, `int8`, `uint8`: 1 byte (`bool` is 0 or 1).
 //! - `string`: `u32` length counting the terminating NUL, the UTF-8 bytes, the NUL.
 //! - `wstring`: `u32` count of UTF-16 code units, then each unit as a 4-byte `u32`, no
-//!   terminator (what rosidl_typesupport_fastrtps writes: it converts to `std::wstring`,
-//!   whose `wchar_t` is 4 bytes on Linux; not checked against rclpy: no shipped message
-//!   has a `wstring` field).
+//!   terminator: what rosidl_typesupport_fastrtps (kilted, C and C++) writes "for
+//!   interoperability with other DDS-based implementations"; a unit above 0xFFFF is
+//!   refused as it refuses it. Read from its source, not run against rclpy (no shipped
+//!   message has a `wstring` field).
 //! - sequences (`T[]`, `T[<=N]`): `u32` element count, then the elements; fixed arrays
-//!   (`T[N]`): the N elements, no count; nested structures inline.
+//!   (`T[N]`): the N elements, no count; nested structures inline. Padding comes only
+//!   before an item written: an empty `float64[]` is its count alone.
 //!
 //! [`encode`] writes a [`CdrValue`] tree of a resolved type; [`decode`] reads one back
 //! (ignoring bytes after the message, as ROS 2 does: its own buffers carry some),

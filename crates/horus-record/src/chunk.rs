@@ -98,6 +98,14 @@ pub enum ChunkError {
         /// The limit (the chunk's declared uncompressed size, or its stored size if larger).
         limit: u64,
     },
+    /// The records of an uncompressed chunk do not tile it (a record runs past its end).
+    #[error("a record inside the chunk at offset {offset}: {reason}")]
+    Framing {
+        /// Offset of the record within the chunk's records.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
     /// Decompression, the CRC or a record's parsing failed.
     #[error(transparent)]
     Mcap(mcap::McapError),
@@ -125,15 +133,55 @@ impl ChunkError {
     }
 }
 
+/// Checks that the records of an uncompressed chunk tile it exactly: each record's opcode and
+/// length fit, and its body ends within the chunk. (The `mcap` reader trusts an inner record's
+/// length there and underflows its count of the chunk's remaining bytes when one runs past
+/// the end: a 106-byte file found by the `mcap_read` fuzz target.)
+fn check_framing(records: &[u8]) -> Result<(), ChunkError> {
+    let mut at = 0usize;
+    while at < records.len() {
+        let rest = &records[at..];
+        if rest.len() < 9 {
+            return Err(ChunkError::Framing {
+                offset: at as u64,
+                reason: format!("{} bytes left, a record needs at least 9", rest.len()),
+            });
+        }
+        let len = u64::from_le_bytes(rest[1..9].try_into().expect("8 bytes"));
+        if len > (rest.len() - 9) as u64 {
+            return Err(ChunkError::Framing {
+                offset: at as u64,
+                reason: format!(
+                    "record (opcode {:#04x}) claims {len} bytes, {} are left in the chunk",
+                    rest[0],
+                    rest.len() - 9
+                ),
+            });
+        }
+        at += 9 + len as usize;
+    }
+    Ok(())
+}
+
 impl ChunkRecords {
     /// Checks the chunk record `body` (everything after its opcode and length) against the
     /// limits; nothing is decompressed yet.
-    pub fn new(body: Vec<u8>) -> Result<ChunkRecords, ChunkError> {
-        let (header, compressed) =
+    pub fn new(mut body: Vec<u8>) -> Result<ChunkRecords, ChunkError> {
+        let (header, compressed, records_end) =
             match mcap::parse_record(op::CHUNK, &body).map_err(ChunkError::Mcap)? {
-                Record::Chunk { header, data } => (header, data.len() as u64),
+                Record::Chunk { header, data } => {
+                    // `data` borrows `body`: where the records end inside it.
+                    let start = data.as_ptr() as usize - body.as_ptr() as usize;
+                    if header.compression.is_empty() {
+                        check_framing(&data)?;
+                    }
+                    (header, data.len() as u64, start + data.len())
+                }
                 _ => unreachable!("parse_record(CHUNK) returns a chunk"),
             };
+        // Bytes after the records are fields of a later MCAP version (readers ignore them):
+        // the reader is never handed them, so no inner record can run on into them.
+        body.truncate(records_end);
         let ratio = max_ratio(&header.compression)
             .ok_or_else(|| ChunkError::UnsupportedCompression(header.compression.clone()))?;
         let declared = header.uncompressed_size;

@@ -116,6 +116,25 @@ fn chunk_claiming_more_than_it_holds_within_the_limits_is_an_error() {
     assert!(matches!(err, ReadError::Chunk { offset: 8, .. }), "{err:?}");
 }
 
+/// The 106-byte file the `mcap_read` fuzz target found: an uncompressed chunk whose inner
+/// record runs past the chunk's 8 record bytes into 13 bytes after them. The `mcap` reader
+/// underflowed its count of the chunk's remaining bytes (a panic in debug builds, an
+/// unchecked wrap in release).
+#[test]
+fn uncompressed_chunk_record_running_past_its_records_is_an_error_not_a_panic() {
+    const FILE: &[u8] = &[
+        0x89, 0x4d, 0x43, 0x41, 0x50, 0x30, 0x0d, 0x0a, 0x06, 0x3d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0x3d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf9, 0, 0, 0,
+        0, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0x73, 0x74, 0x64, 0x11, 0, 0, 0, 0, 0, 0, 0, 0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x40,
+        0x45, 0, 0, 0x10, 0, 0, 0x01, 0, 0x93, 0, 0x16,
+    ];
+    let path = write("chunk-overrun", FILE);
+    let err = read_to_error(&path).expect("an error");
+    assert!(matches!(err, ReadError::Chunk { .. }), "{err:?}");
+    RecordingInfo::read(&path).expect_err("an error, not a panic");
+}
+
 #[test]
 fn truncated_file_is_a_truncated_error() {
     let path = write("whole", &[]);

@@ -203,12 +203,6 @@ pub(crate) fn default_listen(tls: bool) -> String {
     )
 }
 
-fn valid_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-}
-
 /// Checks the shape of the settings (no file is read): what goes with what, endpoints, names.
 pub(crate) fn validate(
     auth: Option<&AuthConfig>,
@@ -250,7 +244,7 @@ pub(crate) fn validate(
         }
     }
     for h in &auth.hosts {
-        if !valid_name(h) {
+        if !crate::config::valid_host_name(h) {
             return Err(AuthError::BadName {
                 what: "allowed host".into(),
                 name: h.clone(),
@@ -327,7 +321,7 @@ pub(crate) fn users_of(path: &Path) -> Result<Vec<String>, AuthError> {
             .split_once(':')
             .ok_or_else(|| bad("not user:password"))?;
         let user = user.trim();
-        if !valid_name(user) {
+        if !crate::config::valid_host_name(user) {
             return Err(bad(
                 "the user name must be a host name (letters, digits, '-', '_', '.')",
             ));
@@ -341,6 +335,15 @@ pub(crate) fn users_of(path: &Path) -> Result<Vec<String>, AuthError> {
         return Err(AuthError::TooManyHosts(users.len()));
     }
     Ok(users)
+}
+
+/// With authentication on, Zenoh opens and accepts TLS links only. The configured endpoints
+/// are checked to be `tls/` (`validate`), but locators learnt from multicast scouting or gossip
+/// are not: without this, a host on the network answering scouting with `tcp/<its address>`
+/// would get a plain TCP session, and could relay another host's user/password challenge
+/// (not bound to the TLS channel) over it to pass as this host.
+fn tls_only_links() -> (&'static str, String, bool) {
+    ("transport/link/protocols", r#"["tls"]"#.to_owned(), false)
 }
 
 /// Zenoh session settings for `auth` (`(key, json5 value, secret)`): the value of a secret
@@ -367,6 +370,7 @@ pub(crate) fn session_settings(
         });
     }
     let mut out = vec![
+        tls_only_links(),
         (
             "transport/link/tls/root_ca_certificate",
             path(&tls.ca),
@@ -584,6 +588,7 @@ impl crate::BridgeConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zenoh::Wait;
 
     #[test]
     fn loopback_listeners_are_not_open_to_the_network() {
@@ -668,6 +673,69 @@ mod tests {
             Err(AuthError::Certificate { .. })
         ));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn closed_session_opens_no_plain_tcp_link_to_scouted_locators() {
+        let dir = std::env::temp_dir().join(format!("horus-tls-only-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = std::process::Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+            ])
+            .args(["-nodes", "-days", "1", "-subj", "/CN=host-a"])
+            .args(["-keyout", "a.key", "-out", "a.pem"])
+            .current_dir(&dir)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let auth = AuthConfig {
+            tls: Some(TlsAuth {
+                ca: dir.join("a.pem"),
+                cert: dir.join("a.pem"),
+                key: dir.join("a.key"),
+                mutual: true,
+            }),
+            user: None,
+            hosts: vec!["host-b".into()],
+        };
+        let settings = session_settings(&auth, "horus", "host-a").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            settings
+                .iter()
+                .any(|(k, v, _)| *k == "transport/link/protocols" && v == r#"["tls"]"#),
+            "TLS links only: {settings:?}"
+        );
+        let mut c = zenoh::Config::default();
+        for (k, v, _) in &settings {
+            c.insert_json5(k, v).expect("zenoh takes every setting");
+        }
+        assert_eq!(
+            c.get_json("transport/link/protocols").unwrap(),
+            r#"["tls"]"#
+        );
+        // And Zenoh enforces it: a plain TCP link is refused (listening here; opening a link to
+        // a scouted locator goes through the same check).
+        c.insert_json5("listen/endpoints", r#"["tcp/127.0.0.1:0"]"#)
+            .unwrap();
+        c.insert_json5("scouting/multicast/enabled", "false")
+            .unwrap();
+        c.insert_json5("access_control", r#"{"enabled": false}"#)
+            .unwrap();
+        let Err(e) = zenoh::open(c).wait() else {
+            panic!("a tcp/ listener is refused");
+        };
+        assert!(e.to_string().contains("Unsupported protocol"), "{e}");
     }
 
     #[test]

@@ -79,6 +79,7 @@ impl Bridge {
             open_to_network: cfg.open_to_network(),
             refusals: Vec::new(),
             hosts_refused: 0,
+            malformed_tokens: 0,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let mut state = State {
@@ -728,6 +729,7 @@ impl State {
             st.services = services;
             st.refusals = self.refusals.snapshot();
             st.hosts_refused = self.remote.hosts_refused();
+            st.malformed_tokens = self.remote.malformed_tokens();
             st.clone()
         };
         if self.cfg.status_file {

@@ -136,7 +136,9 @@ impl Keys {
     }
 
     /// Parses a token key of this domain (`None` for anything else: data keys, other
-    /// domains' keys, or a malformed key from a misbehaving peer).
+    /// domains' keys, or a malformed key from a misbehaving peer, including a host name that is
+    /// not one (`config::valid_host_name`) and a topic or service name that horus would refuse
+    /// (`horus_shm::name::validate`: at most `MAX_TOPIC_NAME` bytes)).
     pub(crate) fn parse_token(&self, key: &str) -> Option<Token> {
         let rest = key.strip_prefix(self.domain.as_str())?.strip_prefix('/')?;
         let mut parts = rest.splitn(4, '/');
@@ -147,17 +149,18 @@ impl Keys {
             "h" => TokenKind::Host,
             _ => return None,
         };
-        let host = parts.next()?.to_owned();
+        let host = parts.next()?;
         let schema = SchemaKey::parse(parts.next()?)?;
-        let name = parts.next()?.to_owned();
-        if host.is_empty() || name.is_empty() {
+        let name = parts.next()?;
+        // A peer's names are bounded and of horus's alphabets before anything is kept of them.
+        if !crate::config::valid_host_name(host) || horus_shm::name::validate(name).is_err() {
             return None;
         }
         Some(Token {
             kind,
-            host,
+            host: host.to_owned(),
             schema,
-            name,
+            name: name.to_owned(),
         })
     }
 }

@@ -23,6 +23,8 @@ pub(crate) struct RemoteView {
     refusals: Refusals,
     /// Tokens of hosts beyond `max_hosts`.
     hosts_refused: Arc<AtomicU64>,
+    /// Token keys that are not tokens (bad host or topic name, too long, bad schema).
+    malformed_tokens: Arc<AtomicU64>,
 }
 
 /// The tokens, and how many each host has.
@@ -75,6 +77,7 @@ impl RemoteView {
             max_tokens_per_host,
             refusals,
             hosts_refused: Arc::default(),
+            malformed_tokens: Arc::default(),
         }
     }
 
@@ -82,6 +85,12 @@ impl RemoteView {
     pub(crate) fn hosts_refused(&self) -> u64 {
         // Relaxed: a statistic.
         self.hosts_refused.load(Ordering::Relaxed)
+    }
+
+    /// Malformed token keys declared by other hosts, ignored so far.
+    pub(crate) fn malformed_tokens(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.malformed_tokens.load(Ordering::Relaxed)
     }
 
     fn lock_all(&self) -> MutexGuard<'_, Tokens> {
@@ -97,6 +106,10 @@ impl RemoteView {
     /// tokens, and our own host's tokens, are ignored.
     pub(crate) fn apply(&self, keys: &Keys, me: &str, key: &str, alive: bool) {
         let Some(t) = keys.parse_token(key) else {
+            if alive {
+                // Relaxed: a statistic. Counted when declared, not again when it goes.
+                self.malformed_tokens.fetch_add(1, Ordering::Relaxed);
+            }
             return;
         };
         if t.host == me {
@@ -245,5 +258,47 @@ mod tests {
         assert!(!view.knows("other"));
         view.apply(&keys, "me", &key("h0", 0), true);
         assert!(view.knows("h0"));
+    }
+
+    #[test]
+    fn overlong_or_malformed_token_names_are_refused_and_counted() {
+        let refusals = Refusals::default();
+        let view = RemoteView::new(8, 8, refusals.clone());
+        let keys = Keys::new("horus");
+        let s = SchemaKey { id: 1, layout: 2 };
+        let long_name = "t".repeat(horus_shm::name::MAX_TOPIC_NAME + 1);
+        let long_host = "h".repeat(crate::config::MAX_HOST_NAME_BYTES + 1);
+        let bad = [
+            keys.token(TokenKind::Offer, "evil", s, &"x".repeat(60_000)),
+            keys.token(TokenKind::Offer, "evil", s, &long_name),
+            keys.token(TokenKind::Want, "evil", s, "t$opic"),
+            keys.token(TokenKind::ServiceOffer, "evil", s, "srv name"),
+            keys.token(TokenKind::Offer, &long_host, s, "t"),
+            keys.token(TokenKind::Offer, "ev*l", s, "t"),
+            keys.token(TokenKind::Host, "év", s, "bridge"),
+        ];
+        for k in &bad {
+            assert_eq!(keys.parse_token(k), None, "{k:.80}");
+            view.apply(&keys, "me", k, true);
+        }
+        assert!(view.peers().is_empty(), "nothing kept of malformed tokens");
+        assert_eq!(view.malformed_tokens(), bad.len() as u64);
+        // Their undeclarations are not counted again.
+        for k in &bad {
+            view.apply(&keys, "me", k, false);
+        }
+        assert_eq!(view.malformed_tokens(), bad.len() as u64);
+        // Names at the limits are tokens.
+        let at_limit = "t".repeat(horus_shm::name::MAX_TOPIC_NAME);
+        let host = "h".repeat(crate::config::MAX_HOST_NAME_BYTES);
+        view.apply(
+            &keys,
+            "me",
+            &keys.token(TokenKind::Offer, &host, s, &at_limit),
+            true,
+        );
+        assert_eq!(view.hosts(TokenKind::Offer, &at_limit).len(), 1);
+        assert_eq!(view.malformed_tokens(), bad.len() as u64);
+        assert!(refusals.snapshot().is_empty());
     }
 }

@@ -264,6 +264,10 @@ pub struct BridgeStatus {
     /// Tokens of hosts beyond `limits.max_hosts`, ignored.
     #[serde(default)]
     pub hosts_refused: u64,
+    /// Malformed liveliness tokens of other hosts (a host or topic name that is not one, or
+    /// too long), ignored.
+    #[serde(default)]
+    pub malformed_tokens: u64,
 }
 
 /// Where `namespace`'s bridge writes its status.

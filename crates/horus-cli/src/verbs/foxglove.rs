@@ -64,8 +64,7 @@ pub(crate) struct Foxglove {
 /// The token: from `--token-file`, else the environment, else none.
 fn token(a: &Foxglove) -> anyhow::Result<Option<Token>> {
     if let Some(path) = &a.token_file {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading the token file {}", path.display()))?;
+        let text = read_token_file(path)?;
         let t = Token::new(&text).with_context(|| format!("the token file {}", path.display()))?;
         return Ok(Some(t));
     }
@@ -74,6 +73,30 @@ fn token(a: &Foxglove) -> anyhow::Result<Option<Token>> {
         Err(std::env::VarError::NotPresent) => Ok(None),
         Err(e) => Err(anyhow::anyhow!("{TOKEN_ENV}: {e}")),
     }
+}
+
+/// The most a token file may hold (the token itself is at most
+/// `horus_foxglove::access::MAX_TOKEN_BYTES`; the rest is room for blank space).
+const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
+
+/// Reads a token file, bounded: a longer file (or an endless one, `/dev/zero`) is refused
+/// after [`MAX_TOKEN_FILE_BYTES`] + 1 bytes.
+fn read_token_file(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::Read as _;
+    let context = || format!("reading the token file {}", path.display());
+    let file = std::fs::File::open(path).with_context(context)?;
+    let mut raw = Vec::new();
+    file.take(MAX_TOKEN_FILE_BYTES + 1)
+        .read_to_end(&mut raw)
+        .with_context(context)?;
+    if raw.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        anyhow::bail!(
+            "the token file {} is longer than {MAX_TOKEN_FILE_BYTES} bytes",
+            path.display()
+        );
+    }
+    String::from_utf8(raw)
+        .map_err(|_| anyhow::anyhow!("the token file {} is not UTF-8 text", path.display()))
 }
 
 /// Says what is exposed: a warning on stderr (or a `warning` JSON line).
@@ -264,5 +287,26 @@ fn print_event(e: &Event, out: &Output) {
             println!("foxglove: client {client} dropped: {err}")
         }
         Event::Refused { client, why, .. } => println!("foxglove: refused {client}: {why}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endless_token_file_is_refused_bounded() {
+        let e = read_token_file(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(e.to_string().contains("longer than"), "{e:#}");
+        let dir = std::env::temp_dir().join(format!("horus-token-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "secret-token\n").unwrap();
+        assert_eq!(read_token_file(&file).unwrap(), "secret-token\n");
+        std::fs::write(&file, vec![b' '; MAX_TOKEN_FILE_BYTES as usize + 1]).unwrap();
+        assert!(read_token_file(&file).is_err());
+        std::fs::write(&file, [0xff, 0xfe]).unwrap();
+        assert!(read_token_file(&file).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

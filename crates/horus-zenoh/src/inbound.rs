@@ -14,8 +14,10 @@
 //! (others' messages are dropped and counted as `unknown_sender`), so the per-host stream
 //! and publisher maps hold known hosts only, and the bridge's loop removes a host's entries
 //! once it forgets the host; a message larger than the topic can hold is dropped before it
-//! is read (`oversize`); a sequence number that jumps further than `limits.max_seq_jump`
-//! is followed from there and counted as `suspect`, not as loss.
+//! is published (`oversize`; its header is read and its sequences followed first, so it
+//! is not a gap); a sequence number that jumps further than `limits.max_seq_jump`
+//! is counted as `suspect`, not as loss, and not followed unless the next message continues
+//! it (a real loss that large).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -86,6 +88,10 @@ impl SenderState {
 struct Stream {
     epoch: u64,
     next: u64,
+    /// After a suspect jump, the number that would continue it: a message with that number
+    /// says the jump was real (a loss larger than `max_seq_jump`), and the stream is
+    /// followed from there. A lone forged number moves nothing.
+    ahead: Option<u64>,
 }
 
 /// The receiving side's state, used by Zenoh's callback (one at a time: Zenoh may call from
@@ -169,34 +175,32 @@ impl Receiving {
             return;
         };
         let c = &spec.counters;
-        LiveCounters::add(&c.received, 1);
         let host = spec
             .keys
             .data_host(sample.key_expr().as_str())
             .unwrap_or("?");
-        if !lock_senders(&spec.senders)
-            .allowed
-            .iter()
-            .any(|h| h == host)
-        {
-            LiveCounters::add(&c.unknown_sender, 1);
-            return;
-        }
-        if sample.payload().len() > *max_bytes {
-            LiveCounters::add(&c.oversize, 1);
-            return;
-        }
-        // A large message arrives in several slices (Zenoh's fragments): they are copied
-        // straight into the local chunk, not joined first. The header must lie in the first
-        // slice (it does: 48 bytes at the front of every batch); otherwise the payload is
-        // joined and read whole.
         let payload = sample.payload();
+        // A large message arrives in several slices (Zenoh's fragments): they are copied
+        // straight into the local chunk, not joined first. The header lies in the first
+        // slice (48 bytes at the front of every batch); otherwise the payload is joined and
+        // read whole.
         let mut slices = payload.slices();
         let first = slices.next().unwrap_or(&[]);
+        let header_in_first = first.len() >= HEADER_LEN;
+        // The header is read before any refusal, so that the sequences are followed for
+        // every message from a known sender (an oversize message is not a gap).
+        let header = if header_in_first {
+            WireHeader::read(first).map(|(h, _)| h)
+        } else {
+            read_split_header(payload.slices())
+        };
+        if !admit(spec, *max_bytes, host, payload.len(), header) {
+            return;
+        }
         let joined;
         // The slices after the first (none for a message that fits one batch: no allocation).
         let rest: Vec<&[u8]>;
-        let read = if first.len() >= HEADER_LEN {
+        let read = if header_in_first {
             rest = slices.collect();
             WireHeader::read(first)
         } else {
@@ -204,36 +208,11 @@ impl Receiving {
             joined = payload.to_bytes();
             WireHeader::read(&joined)
         };
-        let Ok((header, body)) = read else {
+        // Read once already by `admit`: cannot fail here, but counted if it did.
+        let Ok((_, body)) = read else {
             LiveCounters::add(&c.malformed, 1);
             return;
         };
-        if header.schema_id != spec.schema.id || header.layout_hash != spec.schema.layout {
-            LiveCounters::add(&c.schema_refused, 1);
-            return;
-        }
-        let wire = follow(
-            &mut lock_senders(&spec.senders).streams,
-            host,
-            &header,
-            spec.max_seq_jump,
-        );
-        let source = {
-            let mut o = spec.origins.lock().unwrap_or_else(|e| e.into_inner());
-            follow_origin(
-                &mut o,
-                host,
-                (header.origin_place, header.origin_seq),
-                spec.max_seq_jump,
-                spec.max_places_per_host,
-            )
-        };
-        LiveCounters::add(&c.wire_lost, wire.lost);
-        LiveCounters::add(&c.source_lost, source.lost);
-        LiveCounters::add(
-            &c.suspect,
-            u64::from(wire.suspect) + u64::from(source.suspect),
-        );
         let sent = if rest.is_empty() {
             publisher.send(body)
         } else {
@@ -247,6 +226,85 @@ impl Receiving {
             Err(_) => LiveCounters::add(&c.publish_failed, 1),
         }
     }
+}
+
+/// Counts one message from the network and says whether it may be published: refused if
+/// its host does not offer the topic (`unknown_sender`, not `received`), its header is bad
+/// (`malformed`), it is larger than the topic takes (`oversize`) or of another type
+/// (`schema_refused`). The sequences are followed for every message whose header is readable,
+/// refused or not, so a refusal never shows as a gap in the next message (no false loss):
+/// `received` counts every message from a sender that offers the topic, and
+/// `sent(sender) = received + wire_lost` holds.
+fn admit(
+    spec: &InboundSpec,
+    max_bytes: usize,
+    host: &str,
+    len: usize,
+    header: Result<WireHeader, crate::wire::WireError>,
+) -> bool {
+    let c = &spec.counters;
+    if !lock_senders(&spec.senders)
+        .allowed
+        .iter()
+        .any(|h| h == host)
+    {
+        LiveCounters::add(&c.unknown_sender, 1);
+        return false;
+    }
+    LiveCounters::add(&c.received, 1);
+    let Ok(header) = header else {
+        LiveCounters::add(&c.malformed, 1);
+        return false;
+    };
+    let wire = follow(
+        &mut lock_senders(&spec.senders).streams,
+        host,
+        &header,
+        spec.max_seq_jump,
+    );
+    let source = {
+        let mut o = spec.origins.lock().unwrap_or_else(|e| e.into_inner());
+        follow_origin(
+            &mut o,
+            host,
+            (header.origin_place, header.origin_seq),
+            spec.max_seq_jump,
+            spec.max_places_per_host,
+        )
+    };
+    LiveCounters::add(&c.wire_lost, wire.lost);
+    LiveCounters::add(&c.source_lost, source.lost);
+    LiveCounters::add(
+        &c.suspect,
+        u64::from(wire.suspect) + u64::from(source.suspect),
+    );
+    if len > max_bytes {
+        LiveCounters::add(&c.oversize, 1);
+        return false;
+    }
+    if header.schema_id != spec.schema.id || header.layout_hash != spec.schema.layout {
+        LiveCounters::add(&c.schema_refused, 1);
+        return false;
+    }
+    true
+}
+
+/// Reads the header of a payload whose first slice is shorter than the header, copying at
+/// most the header's bytes (never the whole payload, which may be oversize).
+fn read_split_header<'a>(
+    slices: impl Iterator<Item = &'a [u8]>,
+) -> Result<WireHeader, crate::wire::WireError> {
+    let mut buf = [0u8; HEADER_LEN];
+    let mut n = 0;
+    for s in slices {
+        let k = (HEADER_LEN - n).min(s.len());
+        buf[n..n + k].copy_from_slice(&s[..k]);
+        n += k;
+        if n == HEADER_LEN {
+            break;
+        }
+    }
+    WireHeader::read(&buf[..n]).map(|(h, _)| h)
 }
 
 fn lock_senders(s: &Mutex<SenderState>) -> MutexGuard<'_, SenderState> {
@@ -286,10 +344,21 @@ impl Gap {
 fn follow(streams: &mut HashMap<String, Stream>, host: &str, h: &WireHeader, max_jump: u64) -> Gap {
     match streams.get_mut(host) {
         Some(s) if s.epoch == h.epoch => {
+            if s.ahead.take() == Some(h.seq) {
+                // The jump before was real: followed from there (counted as suspect then).
+                s.next = h.seq.saturating_add(1);
+                return Gap::default();
+            }
             let gap = Gap::of(h.seq.saturating_sub(s.next), max_jump);
-            // A repeated or older sequence number (not something reliable Zenoh does) does
-            // not move the stream back.
-            s.next = s.next.max(h.seq.saturating_add(1));
+            if gap.suspect {
+                // Not followed: a forged number near u64::MAX would otherwise make every
+                // real message after it look older, and no loss would count again.
+                s.ahead = Some(h.seq.saturating_add(1));
+            } else {
+                // A repeated or older sequence number (not something reliable Zenoh does)
+                // does not move the stream back.
+                s.next = s.next.max(h.seq.saturating_add(1));
+            }
             gap
         }
         _ => {
@@ -298,6 +367,7 @@ fn follow(streams: &mut HashMap<String, Stream>, host: &str, h: &WireHeader, max
                 Stream {
                     epoch: h.epoch,
                     next: h.seq.saturating_add(1),
+                    ahead: None,
                 },
             );
             Gap::default()
@@ -395,7 +465,7 @@ mod tests {
         assert_eq!(
             follow(&mut s, "a", &h(11), 1000),
             Gap::default(),
-            "older: no loss"
+            "the forged number is not followed: 11 is next, no loss"
         );
         let mut o = HashMap::new();
         assert_eq!(follow_origin(&mut o, "a", (0, 10), 1000, 8), Gap::default());
@@ -417,5 +487,77 @@ mod tests {
         }
         assert!(follow_origin(&mut o, "a", (100, 5), 1000, 8).suspect);
         assert_eq!(o["a"].len(), 8);
+    }
+
+    fn header(seq: u64, schema: SchemaKey) -> WireHeader {
+        WireHeader {
+            epoch: 1,
+            schema_id: schema.id,
+            layout_hash: schema.layout,
+            seq,
+            origin_place: 0,
+            origin_seq: seq,
+        }
+    }
+
+    #[test]
+    fn real_loss_after_a_forged_jump_is_still_counted() {
+        // (Before: the forged number near u64::MAX became the stream's next, every real
+        // message looked older, and no loss was counted again until the epoch changed.)
+        let h = |seq| header(seq, SchemaKey { id: 0, layout: 0 });
+        let mut s = HashMap::new();
+        follow(&mut s, "a", &h(10), 1000);
+        assert!(follow(&mut s, "a", &h(u64::MAX - 1), 1000).suspect);
+        assert_eq!(follow(&mut s, "a", &h(11), 1000), Gap::default());
+        assert_eq!(follow(&mut s, "a", &h(14), 1000).lost, 2, "12 and 13 lost");
+        // A real loss larger than the bound: suspect once, then followed from there.
+        assert!(follow(&mut s, "a", &h(5000), 1000).suspect);
+        assert_eq!(follow(&mut s, "a", &h(5001), 1000), Gap::default());
+        assert_eq!(follow(&mut s, "a", &h(5003), 1000).lost, 1, "5002 lost");
+    }
+
+    #[test]
+    fn oversize_message_is_not_counted_as_wire_loss() {
+        // (Before: an oversize or schema-refused message was dropped before its sequence was
+        // followed, so the next message showed a gap: +1 wire_lost and +1 source_lost for a
+        // message counted as oversize. And a message from an unknown sender was counted as
+        // received.)
+        let schema = SchemaKey { id: 7, layout: 9 };
+        let spec = InboundSpec {
+            namespace: String::new(),
+            topic: "t".into(),
+            keys: Keys::new("d"),
+            schema,
+            own_place: Arc::default(),
+            counters: Arc::default(),
+            origins: Arc::default(),
+            senders: Arc::default(),
+            max_message_bytes: 100,
+            max_seq_jump: 1000,
+            max_places_per_host: 8,
+        };
+        lock_senders(&spec.senders).allowed = vec!["a".into()];
+        let other = SchemaKey { id: 1, layout: 2 };
+        assert!(admit(&spec, 100, "a", 60, Ok(header(0, schema))));
+        assert!(!admit(&spec, 100, "a", 1000, Ok(header(1, schema))));
+        assert!(admit(&spec, 100, "a", 60, Ok(header(2, schema))));
+        assert!(!admit(&spec, 100, "a", 60, Ok(header(3, other))));
+        assert!(admit(&spec, 100, "a", 60, Ok(header(4, schema))));
+        assert!(!admit(&spec, 100, "evil", 60, Ok(header(9, schema))));
+        let c = spec.counters.snapshot();
+        assert_eq!((c.oversize, c.schema_refused, c.unknown_sender), (1, 1, 1));
+        assert_eq!(
+            (c.wire_lost, c.source_lost, c.suspect),
+            (0, 0, 0),
+            "no false loss"
+        );
+        // Five sent by "a": sent = received + wire_lost.
+        assert_eq!(c.received + c.wire_lost, 5);
+        // A header split across slices is read without joining the payload.
+        let mut bytes = [0u8; HEADER_LEN + 4];
+        header(3, schema).write(&mut bytes);
+        let split = read_split_header([&bytes[..10], &bytes[10..30], &bytes[30..]].into_iter());
+        assert_eq!(split.map(|h| h.seq), Ok(3));
+        assert!(read_split_header([&bytes[..10]].into_iter()).is_err());
     }
 }

@@ -19,10 +19,11 @@ use serde::{Deserialize, Serialize};
 /// own publisher record too). They reconcile: `read = sent + send_failed` at the sender and
 /// `sent(sender) = received + wire_lost` at the receiver, once traffic has settled.
 ///
-/// Refused before any of that (never published, never counted as loss): `unknown_sender`
-/// (a message from a host that does not offer the topic), `oversize` (larger than the topic
-/// can hold or `limits.max_message_bytes`); `suspect` counts sequence jumps larger than
-/// `limits.max_seq_jump` (followed from there, not counted as loss). Outbound, `stalls`
+/// Refused before any of that (never received, published or counted as loss):
+/// `unknown_sender` (a message from a host that does not offer the topic). Received but
+/// dropped (its sequences followed, so never a gap): `oversize` (larger than the topic can
+/// hold or `limits.max_message_bytes`); `suspect` counts sequence jumps larger than
+/// `limits.max_seq_jump` (not counted as loss). Outbound, `stalls`
 /// counts the times a put to the network held the topic longer than `limits.stall_after`
 /// and `stall_dropped` what the bridge drained from the ring meanwhile (also in
 /// `send_failed`).

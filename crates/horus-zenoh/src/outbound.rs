@@ -34,7 +34,7 @@ pub(crate) const NO_PLACE: usize = usize::MAX;
 /// A running outbound topic.
 pub(crate) struct Outbound {
     /// Stops before the worker (it drains the worker's reader).
-    _watchdog: Option<Worker>,
+    watchdog: Option<Worker>,
     worker: Worker,
     /// Until when the topic is sent without waiting for remote readers.
     pub(crate) cut_off: Arc<Mutex<Option<Instant>>>,
@@ -44,10 +44,19 @@ pub(crate) struct Outbound {
 
 impl Drop for Outbound {
     /// A worker blocked in a put (a stalled remote reader) is not waited for: the bridge's
-    /// loop never waits for another host. It ends when Zenoh gives up on the link.
+    /// loop never waits for another host. It ends when Zenoh gives up on the link. The
+    /// watchdog is detached with it and drains the ring until that put returns: joined, it
+    /// would stop draining, and the topic's local `Block` publishers would wait out their
+    /// timeout for every message until Zenoh gives up the link. (Not tested: it needs a
+    /// topic stopped while a remote reader stalls its put; the drain itself is tested by
+    /// `stalled_remote_reader_holds_block_publisher_at_most_timeout`.)
     fn drop(&mut self) {
-        // Relaxed: a hint; a put that starts right after is waited for as usual.
+        // Relaxed: a hint; a put that starts right after is waited for as usual (and
+        // drained meanwhile: the watchdog drains while a put lasts once it is stopped).
         if self.busy.load(Ordering::Relaxed) != 0 {
+            if let Some(w) = self.watchdog.as_mut() {
+                w.detach();
+            }
             self.worker.detach();
         }
     }
@@ -237,7 +246,7 @@ impl Outbound {
             drop(view);
         })?;
         Ok(Outbound {
-            _watchdog: watchdog,
+            watchdog,
             worker,
             cut_off,
             busy: busy_out,
@@ -246,7 +255,9 @@ impl Outbound {
 }
 
 /// Watches a `Block` topic's puts: one that lasts `after` is a stall; the ring is then
-/// drained (and what is drained counted) until the put returns.
+/// drained (and what is drained counted) until the put returns. Told to stop while a put is
+/// under way (the topic stopped during a stall), it drains until that put returns and then
+/// ends: the worker stops after that put, and nobody else reads the ring meanwhile.
 fn spawn_watchdog(
     spec: &OutboundSpec,
     reader: Arc<Mutex<Option<RawReader>>>,
@@ -259,7 +270,16 @@ fn spawn_watchdog(
     let after_ns = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX);
     let check = (after / 4).max(Duration::from_millis(1));
     Worker::spawn(format!("stall:{}", spec.topic), move |flag| {
-        while !flag.is_set() {
+        let drain = |started: u64| drain_while_put(&reader, &busy, started, &own_place, &counters);
+        loop {
+            if flag.is_set() {
+                // Relaxed: see the worker's stores.
+                let started = busy.load(Ordering::Relaxed);
+                if started != 0 {
+                    drain(started);
+                }
+                return;
+            }
             std::thread::sleep(check);
             // Relaxed: see the worker's stores.
             let started = busy.load(Ordering::Relaxed);
@@ -269,22 +289,39 @@ fn spawn_watchdog(
             LiveCounters::add(&counters.stalls, 1);
             stalled.store(true, Ordering::Relaxed);
             // Drain while this same put lasts: the local publishers go on.
-            while !flag.is_set() && busy.load(Ordering::Relaxed) == started {
-                let got = lock(&reader)
-                    .as_mut()
-                    .and_then(|r| r.recv_timeout(Duration::from_millis(5)));
-                let Some(msg) = got else {
-                    continue;
-                };
-                if msg.source == own_place.load(Ordering::Relaxed) {
-                    continue;
-                }
-                LiveCounters::add(&counters.read, 1);
-                LiveCounters::add(&counters.send_failed, 1);
-                LiveCounters::add(&counters.stall_dropped, 1);
-            }
+            drain(started);
         }
     })
+}
+
+/// Drains the topic's ring while the put that started at `started` lasts (or until the
+/// worker has left the topic), counting each message as read, failed and `stall_dropped`.
+fn drain_while_put(
+    reader: &Mutex<Option<RawReader>>,
+    busy: &AtomicU64,
+    started: u64,
+    own_place: &AtomicUsize,
+    counters: &LiveCounters,
+) {
+    // Relaxed: the watchdog only compares the put's start time (see the worker's stores).
+    while busy.load(Ordering::Relaxed) == started {
+        let got = {
+            let mut r = lock(reader);
+            let Some(r) = r.as_mut() else {
+                return;
+            };
+            r.recv_timeout(Duration::from_millis(5))
+        };
+        let Some(msg) = got else {
+            continue;
+        };
+        if msg.source == own_place.load(Ordering::Relaxed) {
+            continue;
+        }
+        LiveCounters::add(&counters.read, 1);
+        LiveCounters::add(&counters.send_failed, 1);
+        LiveCounters::add(&counters.stall_dropped, 1);
+    }
 }
 
 /// Nanoseconds since the Unix epoch (a stream's identity; never compared as time).

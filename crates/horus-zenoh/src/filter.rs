@@ -2,7 +2,8 @@
 //!
 //! A pattern is a name whose `/`-separated parts may be `*` (any one part) or `**` (any
 //! number of parts, none included): `lidar/**`, `*/cmd_vel`. A name crosses when it matches
-//! an allow pattern (or there are none) and no deny pattern.
+//! an allow pattern (or there are none) and no deny pattern. A protected pattern (see
+//! [`Filter::protecting`]) refuses a name unless an allow pattern matches it.
 
 /// A malformed pattern.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +20,8 @@ pub struct PatternError {
 pub struct Filter {
     allow: Vec<Vec<String>>,
     deny: Vec<Vec<String>>,
+    /// Refused unless an allow pattern matches the name.
+    protected: Vec<Vec<String>>,
 }
 
 impl Filter {
@@ -28,14 +31,25 @@ impl Filter {
         Ok(Filter {
             allow: parse(allow)?,
             deny: parse(deny)?,
+            protected: Vec::new(),
         })
+    }
+
+    /// Adds patterns whose names are refused unless an allow pattern matches them: without
+    /// allow patterns (everything crosses) they are refused; `allow: ['**']` opens them.
+    pub fn protecting(mut self, patterns: &[&str]) -> Result<Filter, PatternError> {
+        for p in patterns {
+            self.protected.push(parse(p)?);
+        }
+        Ok(self)
     }
 
     /// Whether `name` crosses.
     pub fn allows(&self, name: &str) -> bool {
         let parts: Vec<&str> = name.split('/').collect();
-        (self.allow.is_empty() || self.allow.iter().any(|p| matches(p, &parts)))
-            && !self.deny.iter().any(|p| matches(p, &parts))
+        let allowed = self.allow.iter().any(|p| matches(p, &parts));
+        let implicit = self.allow.is_empty() && !self.protected.iter().any(|p| matches(p, &parts));
+        (allowed || implicit) && !self.deny.iter().any(|p| matches(p, &parts))
     }
 }
 

@@ -9,7 +9,9 @@
 //! services (`<action>/send_goal`, `<action>/cancel`, horus-actions): another host may
 //! neither change a node's parameters or start or cancel an action here, nor pose as this
 //! host's parameter or action server. A direction given in the configuration replaces that
-//! direction's defaults entirely.
+//! direction's defaults, except that in `call` and `stand_in` the protected services stay
+//! refused unless one of its allow patterns matches them (`call: {deny: ['arm/**']}` keeps
+//! them protected; `call: {allow: ['**']}` opens them).
 
 use crate::filter::{Filter, PatternError};
 
@@ -42,8 +44,9 @@ impl Default for Policy {
 
 /// Everything but [`PROTECTED_SERVICES`].
 fn protected() -> Filter {
-    let deny: Vec<String> = PROTECTED_SERVICES.iter().map(|s| s.to_string()).collect();
-    Filter::new(&[], &deny).unwrap_or_default()
+    Filter::default()
+        .protecting(&PROTECTED_SERVICES)
+        .expect("PROTECTED_SERVICES are constant, valid patterns")
 }
 
 /// One direction as the configuration file gives it.
@@ -67,16 +70,18 @@ pub(crate) struct PolicyFile {
 }
 
 impl Policy {
-    /// Applies a file's section: each direction given replaces that direction.
+    /// Applies a file's section: each direction given replaces that direction; in the
+    /// service directions [`PROTECTED_SERVICES`] stay refused unless an allow pattern
+    /// matches them.
     pub(crate) fn apply(&mut self, f: PolicyFile) -> Result<(), PatternError> {
-        for (rule, slot) in [
-            (f.leave, &mut self.leave),
-            (f.enter, &mut self.enter),
-            (f.call, &mut self.call),
-            (f.stand_in, &mut self.stand_in),
+        for (rule, slot, protect) in [
+            (f.leave, &mut self.leave, &[][..]),
+            (f.enter, &mut self.enter, &[][..]),
+            (f.call, &mut self.call, &PROTECTED_SERVICES[..]),
+            (f.stand_in, &mut self.stand_in, &PROTECTED_SERVICES[..]),
         ] {
             if let Some(r) = rule {
-                *slot = Filter::new(&r.allow, &r.deny)?;
+                *slot = Filter::new(&r.allow, &r.deny)?.protecting(protect)?;
             }
         }
         Ok(())
@@ -97,5 +102,31 @@ mod tests {
         }
         assert!(p.call.allows("math/add") && p.call.allows("arm/move/get_result"));
         assert!(p.stand_in.allows("math/add"));
+    }
+
+    fn with(yaml: &str) -> Policy {
+        let mut p = Policy::default();
+        p.apply(serde_yaml::from_str(yaml).unwrap()).unwrap();
+        p
+    }
+
+    #[test]
+    fn custom_call_deny_keeps_parameter_and_action_protection() {
+        // (Before: a direction given in the file replaced its defaults entirely, so a deny
+        // of something else opened every node's parameters and every action to other hosts.)
+        let p = with("call: {deny: ['arm/**']}\nstand_in: {deny: ['arm/**']}\n");
+        for protected in ["planner/params", "nav/go/send_goal", "nav/go/cancel"] {
+            assert!(!p.call.allows(protected), "{protected} callable");
+            assert!(!p.stand_in.allows(protected), "{protected} stood in for");
+        }
+        assert!(!p.call.allows("arm/move") && p.call.allows("math/add"));
+        // An allow pattern that matches them opens them, explicitly.
+        let p = with("call: {allow: ['**'], deny: ['**/send_goal', '**/cancel']}\n");
+        assert!(p.call.allows("planner/params") && !p.call.allows("nav/go/send_goal"));
+        let p = with("call: {allow: ['planner/**']}\n");
+        assert!(p.call.allows("planner/params") && !p.call.allows("math/add"));
+        assert!(!p.stand_in.allows("planner/params"), "stand_in untouched");
+        // Topics have no protected names.
+        assert!(with("enter: {deny: ['a/**']}\n").enter.allows("x/params"));
     }
 }

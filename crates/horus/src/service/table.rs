@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use horus_shm::{OpenError, ProcessId, Segment, SegmentError, SCHEMA_BYTES};
 
+use super::wire::{claim, MAX_CALL_ID};
+
 /// Largest client and server counts (bounded by the channels' places).
 pub(crate) const MAX_CLIENTS: u32 = 16;
 pub(crate) const MAX_SERVERS: u32 = 32;
@@ -129,6 +131,18 @@ impl TableConfig {
         HEADER_WORDS
             + self.client_words() * self.max_clients as usize
             + SERVER_WORDS * self.max_servers as usize
+    }
+}
+
+/// The call id `n` ids after `id`, as a client numbers its calls: ids wrap
+/// from `MAX_CALL_ID - 1` to 1 (0 is never a call's id).
+fn successor(id: u64, n: u64) -> u64 {
+    debug_assert!(id < MAX_CALL_ID && n < MAX_CALL_ID);
+    let next = id + n;
+    if next < MAX_CALL_ID {
+        next
+    } else {
+        next - MAX_CALL_ID + 1
     }
 }
 
@@ -423,8 +437,8 @@ impl Table {
 
     /// Client place `k` (taken on the request channel, so exclusively ours)
     /// now belongs to this process under `token`. Returns the first call
-    /// id to use (above every claim word left in the record), or `None` if
-    /// the table is closing.
+    /// id to use (after every call of the place's previous owner, below
+    /// `MAX_CALL_ID`), or `None` if the table is closing.
     pub(crate) fn enter_client(&self, k: usize, token: u64) -> Option<u64> {
         // A reclaimer may be clearing a dead predecessor's record: wait for
         // it (it does a handful of stores).
@@ -447,16 +461,40 @@ impl Table {
             self.client_word(k, C_COUNTERS + i)
                 .store(0, Ordering::Relaxed);
         }
-        let first = (0..self.config.depth as u64)
-            .map(|i| super::wire::claim::id_of(self.claim(k, i).load(Ordering::Acquire)))
-            .max()
-            .unwrap_or(0)
-            // Every call of a previous owner but its last `depth` left its
-            // id in a claim word (answered, withdrawn or refused), so this
-            // is above any call of theirs still in the ring: a server's
-            // late claim on one of those never matches a call of ours.
-            + u64::from(self.config.depth)
-            + 1;
+        // The previous owner's latest id in a claim word (serial order: its
+        // ids may have wrapped). Every call of a previous owner but its last
+        // `depth` left its id in a claim word (answered, withdrawn or
+        // refused), so its calls that may still be in the ring are at most
+        // `depth` ids after that one.
+        let depth = u64::from(self.config.depth);
+        let latest = (0..depth)
+            .map(|i| claim::id_of(self.claim(k, i).load(Ordering::Acquire)) % MAX_CALL_ID)
+            .reduce(|a, b| if claim::after(b, a) { b } else { a })
+            .unwrap_or(0);
+        let last_theirs = successor(latest, depth);
+        let first = successor(last_theirs, 1);
+        // Every claim word of the place now says "call `last_theirs`
+        // withdrawn", whatever the previous owner (dead, hostile, or one
+        // whose ids were about to wrap) left there. Sound because:
+        // - our calls `first`, `first + 1`, … are after `last_theirs`, so
+        //   each finds its word unclaimed, and no leftover word (however
+        //   far ahead) can read as a later call's and fail ours as stale;
+        // - a server's late claim on a call of the previous owner still in
+        //   the ring (it read their token before they left) needs its word
+        //   unclaimed for that id; the word's id is `last_theirs`, at or
+        //   after every such call, so the CAS is refused. A claim that won
+        //   its CAS before our store is overwritten: that server answers a
+        //   response channel that is not ours (named by their token).
+        // Nobody else writes these words now: the place is ours alone (the
+        // previous owner gave up its request port), and servers only CAS.
+        // Relaxed: the Release store of our token below publishes the words
+        // to every server that reads it; one that read the old token only
+        // CASes, ordered against our store by the word's own modification
+        // order.
+        for i in 0..depth {
+            self.claim(k, i)
+                .store(claim::cancelled(last_theirs), Ordering::Relaxed);
+        }
         // Release: a server that reads this token sees the record above.
         self.client_word(k, C_TOKEN).store(token, Ordering::Release);
         if !self.join(Self::client_bit(k)) {

@@ -122,9 +122,20 @@ pub(crate) unsafe fn read_header(ptr: *const u8) -> [u64; 4] {
 /// `id << 20 | (server generation & 0x3fff) << 6 | tag`, where `tag` is
 /// `server + 1` (1..=32) for a claimed call and [`TAG_CANCELLED`] for a
 /// call the client withdrew before any server took it. A word whose id is
-/// below a call's id says nothing about that call (it is left from an
+/// before a call's id says nothing about that call (it is left from an
 /// earlier call in the same slot): the call is unclaimed.
+///
+/// Ids live in `1..MAX_CALL_ID` and wrap (to 1) there, so "before" and
+/// "after" are serial-number comparisons modulo `MAX_CALL_ID`: a word whose
+/// id is less than half the id space ahead of a call's is after it. A plain
+/// `<` made every word left near the maximum read as after every call once
+/// the ids wrapped, and every later call failed with `NoServer`. A slot's
+/// word trails its next call by one lap of the slots (`depth` ids) while the
+/// client runs, and a joining client rewrites the words of its place
+/// (`Table::enter_client`), so no word is ever half the id space away.
 pub(crate) mod claim {
+    use super::MAX_CALL_ID;
+
     const ID_SHIFT: u32 = 20;
     const GEN_SHIFT: u32 = 6;
     const GEN_MASK: u64 = 0x3fff;
@@ -162,13 +173,21 @@ pub(crate) mod claim {
         a & GEN_MASK == b & GEN_MASK
     }
 
+    /// Whether id `a` comes after id `b` (serial order modulo
+    /// `MAX_CALL_ID`: less than half the id space ahead).
+    pub(crate) fn after(a: u64, b: u64) -> bool {
+        let ahead = a.wrapping_sub(b) & (MAX_CALL_ID - 1);
+        ahead != 0 && ahead < MAX_CALL_ID / 2
+    }
+
     pub(crate) fn state(word: u64, id: u64) -> State {
-        let found = id_of(word);
-        if found < id {
-            return State::Unclaimed;
-        }
-        if found > id {
-            return State::Stale;
+        let found = id_of(word) & (MAX_CALL_ID - 1);
+        if found != id {
+            return if after(found, id) {
+                State::Stale
+            } else {
+                State::Unclaimed
+            };
         }
         match word & TAG_MASK {
             TAG_CANCELLED => State::Cancelled,
@@ -287,5 +306,13 @@ mod tests {
         assert_eq!(claim::state(claim::cancelled(10), 10), State::Cancelled);
         assert_eq!(claim::state(0, 1), State::Unclaimed);
         assert_eq!(claim::state(10 << 20, 10), State::Cancelled);
+        // Across the wrap: a word left near the maximum is before the ids after it.
+        let near_max = claim::cancelled(MAX_CALL_ID - 3);
+        assert_eq!(claim::state(near_max, 1), State::Unclaimed);
+        assert_eq!(claim::state(near_max, MAX_CALL_ID - 1), State::Unclaimed);
+        assert_eq!(
+            claim::state(claim::cancelled(2), MAX_CALL_ID - 1),
+            State::Stale
+        );
     }
 }

@@ -244,7 +244,7 @@ pub(crate) fn validate(
         }
     }
     for h in &auth.hosts {
-        if !crate::config::valid_host_name(h) {
+        if !crate::keys::valid_host_name(h) {
             return Err(AuthError::BadName {
                 what: "allowed host".into(),
                 name: h.clone(),
@@ -321,7 +321,7 @@ pub(crate) fn users_of(path: &Path) -> Result<Vec<String>, AuthError> {
             .split_once(':')
             .ok_or_else(|| bad("not user:password"))?;
         let user = user.trim();
-        if !crate::config::valid_host_name(user) {
+        if !crate::keys::valid_host_name(user) {
             return Err(bad(
                 "the user name must be a host name (letters, digits, '-', '_', '.')",
             ));

@@ -84,9 +84,10 @@ impl BridgeConfig {
     /// Checks names and values (what Zenoh does not check itself).
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (what, v) in [("domain", &self.domain), ("host", &self.host)] {
-            if !valid_host_name(v) {
+            if !crate::keys::valid_host_name(v) {
                 return Err(ConfigError::Invalid(format!(
-                    "{what} {v:?}: 1 to {MAX_HOST_NAME_BYTES} letters, digits, '-', '_' and '.' only"
+                    "{what} {v:?}: 1 to {} letters, digits, '-', '_' and '.' only",
+                    crate::keys::MAX_HOST_NAME_BYTES
                 )));
             }
         }
@@ -173,18 +174,6 @@ impl BridgeConfig {
         }
         self.validate()
     }
-}
-
-/// The longest host (or domain, or user) name: a DNS name's limit.
-pub(crate) const MAX_HOST_NAME_BYTES: usize = 253;
-
-/// Whether `s` may name a host (also a domain, a user): 1 to [`MAX_HOST_NAME_BYTES`] bytes of
-/// letters, digits, '-', '_' and '.'. Names from the configuration and from peers' keys alike.
-pub(crate) fn valid_host_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= MAX_HOST_NAME_BYTES
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }
 
 /// The host name (`/proc/sys/kernel/hostname`), made a valid key chunk.

@@ -137,7 +137,7 @@ impl Keys {
 
     /// Parses a token key of this domain (`None` for anything else: data keys, other
     /// domains' keys, or a malformed key from a misbehaving peer, including a host name that is
-    /// not one (`config::valid_host_name`) and a topic or service name that horus would refuse
+    /// not one ([`valid_host_name`]) and a topic or service name that horus would refuse
     /// (`horus_shm::name::validate`: at most `MAX_TOPIC_NAME` bytes)).
     pub(crate) fn parse_token(&self, key: &str) -> Option<Token> {
         let rest = key.strip_prefix(self.domain.as_str())?.strip_prefix('/')?;
@@ -153,7 +153,7 @@ impl Keys {
         let schema = SchemaKey::parse(parts.next()?)?;
         let name = parts.next()?;
         // A peer's names are bounded and of horus's alphabets before anything is kept of them.
-        if !crate::config::valid_host_name(host) || horus_shm::name::validate(name).is_err() {
+        if !valid_host_name(host) || horus_shm::name::validate(name).is_err() {
             return None;
         }
         Some(Token {
@@ -163,6 +163,20 @@ impl Keys {
             name: name.to_owned(),
         })
     }
+}
+
+/// The longest host (or domain, or user) name: a DNS name's limit.
+pub(crate) const MAX_HOST_NAME_BYTES: usize = 253;
+
+/// Whether `s` may name a host (also a domain, a user): 1 to [`MAX_HOST_NAME_BYTES`] bytes of
+/// letters, digits, '-', '_' and '.' — a key chunk. Names from the configuration and from
+/// peers' keys alike. (Here, not in `config`, so the fuzz target that compiles this file alone
+/// reaches it.)
+pub(crate) fn valid_host_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_HOST_NAME_BYTES
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }
 
 #[cfg(test)]

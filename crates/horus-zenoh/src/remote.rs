@@ -267,7 +267,7 @@ mod tests {
         let keys = Keys::new("horus");
         let s = SchemaKey { id: 1, layout: 2 };
         let long_name = "t".repeat(horus_shm::name::MAX_TOPIC_NAME + 1);
-        let long_host = "h".repeat(crate::config::MAX_HOST_NAME_BYTES + 1);
+        let long_host = "h".repeat(crate::keys::MAX_HOST_NAME_BYTES + 1);
         let bad = [
             keys.token(TokenKind::Offer, "evil", s, &"x".repeat(60_000)),
             keys.token(TokenKind::Offer, "evil", s, &long_name),
@@ -290,7 +290,7 @@ mod tests {
         assert_eq!(view.malformed_tokens(), bad.len() as u64);
         // Names at the limits are tokens.
         let at_limit = "t".repeat(horus_shm::name::MAX_TOPIC_NAME);
-        let host = "h".repeat(crate::config::MAX_HOST_NAME_BYTES);
+        let host = "h".repeat(crate::keys::MAX_HOST_NAME_BYTES);
         view.apply(
             &keys,
             "me",

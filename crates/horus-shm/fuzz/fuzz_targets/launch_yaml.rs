@@ -13,9 +13,8 @@
 #![allow(dead_code, unreachable_pub, clippy::all)]
 
 use std::collections::BTreeMap;
-use std::io::{Seek, Write};
-use std::os::fd::FromRawFd;
 
+use horus_fuzz::file_input::with_file;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "../../../horus-cli/src/launch/load.rs"]
@@ -35,25 +34,9 @@ mod subst;
 #[path = "../../../horus-cli/src/launch/validate.rs"]
 mod validate;
 
-fn memfd() -> std::fs::File {
-    // SAFETY: a NUL-terminated name and no flags; the result is checked.
-    let fd = unsafe { libc::memfd_create(c"horus-fuzz-launch".as_ptr(), 0) };
-    assert!(fd >= 0, "memfd_create: {}", std::io::Error::last_os_error());
-    // SAFETY: fd is a fresh descriptor we own.
-    unsafe { std::fs::File::from_raw_fd(fd) }
-}
-
 fuzz_target!(|data: &[u8]| {
-    thread_local! {
-        static FILE: std::fs::File = memfd();
-    }
-    FILE.with(|f| {
-        let mut f = f;
-        f.set_len(0).expect("truncate");
-        f.rewind().expect("rewind");
-        f.write_all(data).expect("write");
-        let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(f));
-        match load::load(std::path::Path::new(&path), &BTreeMap::new(), None) {
+    with_file(data, |path| {
+        match load::load(path, &BTreeMap::new(), None) {
             Ok(plan) => {
                 assert!(plan.processes.len() <= load::MAX_PROCESSES);
                 let _ = format!("{plan:?}");

@@ -8,31 +8,12 @@
 //! limits of `horus_record::chunk` (libFuzzer's -rss_limit_mb catches those).
 #![no_main]
 
-use std::io::{Seek, Write};
-use std::os::fd::FromRawFd;
-
+use horus_fuzz::file_input::with_file;
 use horus_record::{RecordingInfo, RecordingReader};
 use libfuzzer_sys::fuzz_target;
 
-fn memfd() -> std::fs::File {
-    // SAFETY: a NUL-terminated name and no flags; the result is checked.
-    let fd = unsafe { libc::memfd_create(c"horus-fuzz-mcap".as_ptr(), 0) };
-    assert!(fd >= 0, "memfd_create: {}", std::io::Error::last_os_error());
-    // SAFETY: fd is a fresh descriptor we own.
-    unsafe { std::fs::File::from_raw_fd(fd) }
-}
-
 fuzz_target!(|data: &[u8]| {
-    thread_local! {
-        static FILE: std::fs::File = memfd();
-    }
-    FILE.with(|f| {
-        let mut f = f;
-        f.set_len(0).expect("truncate");
-        f.rewind().expect("rewind");
-        f.write_all(data).expect("write");
-        let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(f));
-        let path = std::path::Path::new(&path);
+    with_file(data, |path| {
         match RecordingInfo::read(path) {
             Ok(info) => {
                 let _ = format!("{info:?}");

@@ -13,31 +13,13 @@
 //! reported as hangs at random).
 #![no_main]
 
-use std::io::{Seek, Write};
-use std::os::fd::FromRawFd;
-
+use horus_fuzz::file_input::with_file;
 use horus_sched::{read_stats, ReadStatsError};
 use libfuzzer_sys::fuzz_target;
 
-fn memfd() -> std::fs::File {
-    // SAFETY: a NUL-terminated name and no flags; the result is checked.
-    let fd = unsafe { libc::memfd_create(c"horus-fuzz-stats".as_ptr(), 0) };
-    assert!(fd >= 0, "memfd_create: {}", std::io::Error::last_os_error());
-    // SAFETY: fd is a fresh descriptor we own.
-    unsafe { std::fs::File::from_raw_fd(fd) }
-}
-
 fuzz_target!(|data: &[u8]| {
-    thread_local! {
-        static FILE: std::fs::File = memfd();
-    }
-    FILE.with(|f| {
-        let mut f = f;
-        f.set_len(0).expect("truncate");
-        f.rewind().expect("rewind");
-        f.write_all(data).expect("write");
-        let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(f));
-        match read_stats(&path) {
+    with_file(data, |path| {
+        match read_stats(path) {
             Ok(stats) => {
                 assert!(data.len() >= 256 + 384 * stats.nodes.len());
                 let _ = format!("{stats:?}");

@@ -8,6 +8,7 @@
 //! runs on them. It must return a value or a typed error and stay in bounds;
 //! a panic, a crash or a hang (libFuzzer `-timeout`) is a finding.
 
+pub mod file_input;
 pub mod input;
 pub mod ring_input;
 
@@ -29,4 +30,3 @@ pub mod fixture;
 pub fn scratch_name(tag: &str) -> String {
     format!("/horus.fuzz-{}.{tag}", std::process::id())
 }
-

@@ -13,6 +13,7 @@ use crate::resolve_error::ResolveError;
 use crate::resolved::{
     ActionDef, Member, ResolvedBase, ResolvedType, ServiceDef, StructDef, PLACEHOLDER_MEMBER,
 };
+use crate::ros2msg_definition::definition_texts;
 use crate::type_name::TypeName;
 use crate::Resolved;
 
@@ -31,6 +32,8 @@ pub struct InterfaceSet {
 pub(crate) struct SourceInterface {
     pub(crate) file: String,
     pub(crate) spec: InterfaceSpec,
+    /// The file's text (for `ros2msg` definitions).
+    pub(crate) text: String,
 }
 
 /// Why an interface could not be added.
@@ -82,6 +85,8 @@ impl InterfaceSet {
             SourceInterface {
                 file: file.to_string(),
                 spec,
+                // The parser accepted it, so it is UTF-8.
+                text: String::from_utf8_lossy(source).into_owned(),
             },
         );
         Ok(type_name)
@@ -125,7 +130,8 @@ impl InterfaceSet {
         }
         b.check_references()?;
         b.check_recursion()?;
-        Ok(Resolved::new(b.structs, b.services, b.actions))
+        let texts = definition_texts(self.interfaces.iter().map(|(n, s)| (n, &s.spec, &s.text)));
+        Ok(Resolved::new(b.structs, b.services, b.actions).with_definition_texts(texts))
     }
 }
 

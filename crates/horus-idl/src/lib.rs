@@ -39,6 +39,7 @@ mod parser;
 mod resolve_error;
 mod resolved;
 mod resolved_set;
+mod ros2msg_definition;
 mod type_name;
 mod value;
 

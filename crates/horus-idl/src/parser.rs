@@ -128,7 +128,7 @@ pub fn parse_interface(
 }
 
 /// Splits lines at the same line boundaries as Python's `str.splitlines()`.
-fn split_lines(text: &str) -> Vec<&str> {
+pub(crate) fn split_lines(text: &str) -> Vec<&str> {
     let mut lines = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();

@@ -19,6 +19,9 @@ pub struct Resolved {
     /// Individual descriptions of every type: structures, services (also an action's
     /// `_SendGoal` / `_GetResult`) and actions, by full name.
     individual: BTreeMap<String, IndividualTypeDescription>,
+    /// The `.msg` text of each structure that has one (a message's file, a section of a
+    /// `.srv` or `.action` file), for [`Resolved::ros2msg_definition`].
+    pub(crate) texts: BTreeMap<TypeName, String>,
 }
 
 fn service_description(s: &ServiceDef) -> IndividualTypeDescription {
@@ -74,6 +77,7 @@ impl Resolved {
             services,
             actions,
             individual,
+            texts: BTreeMap::new(),
         }
     }
 

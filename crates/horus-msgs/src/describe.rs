@@ -122,6 +122,11 @@ impl TypeDescription {
 pub struct MessageDescription {
     /// The root type first, then each nested type once.
     pub types: Vec<TypeDescription>,
+    /// For a type that travels as ROS 2 CDR bytes (horus's `Ros<M>`): its ROS 2 identity
+    /// and definition; `types` then holds only the 8-byte frame. Absent (and not written)
+    /// for fixed-layout types.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ros2: Option<crate::Ros2Type>,
 }
 
 /// Most types one description may hold.
@@ -183,6 +188,9 @@ pub enum DescriptionError {
         /// What is wrong.
         reason: String,
     },
+    /// The `ros2` section is malformed or does not match the type it describes.
+    #[error("ROS 2 type: {0}")]
+    Ros2(String),
     /// The fields do not hash to the claimed layout hash.
     #[error("type {ty}: fields hash to {computed:#018x}, description claims {claimed:#018x}")]
     HashMismatch {
@@ -213,7 +221,10 @@ impl MessageDescription {
     pub fn of<M: Message>() -> Self {
         let mut c = TypeCollector { types: Vec::new() };
         c.add::<M>();
-        MessageDescription { types: c.types }
+        MessageDescription {
+            types: c.types,
+            ros2: M::ROS2.map(|r| r.to_owned_type()),
+        }
     }
 
     /// The message itself.
@@ -235,7 +246,14 @@ impl MessageDescription {
     /// with a kind of its size, nesting bounded by [`Self::MAX_DEPTH`] and free of cycles, and
     /// every type's fields hashing to its layout hash. Time and memory are linear in the
     /// description's size: each type is visited once.
+    ///
+    /// A description with a [`ros2`](Self::ros2) section must hold exactly the 8-byte frame
+    /// of that type, and the section must be well-formed (see
+    /// [`Ros2Type::validate`](crate::Ros2Type::validate)).
     pub fn validate(&self) -> Result<(), DescriptionError> {
+        if let Some(ty) = &self.ros2 {
+            return crate::ros2::check(self, ty);
+        }
         check::Checker::new(self)?.check_all()
     }
 
@@ -243,6 +261,9 @@ impl MessageDescription {
     /// (at most once each): for tests of the linear bound.
     #[doc(hidden)]
     pub fn validate_counting_visits(&self) -> (Result<(), DescriptionError>, usize) {
+        if self.ros2.is_some() {
+            return (self.validate(), 0);
+        }
         match check::Checker::new(self) {
             Ok(mut c) => {
                 let r = c.check_all();

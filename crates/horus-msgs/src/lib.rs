@@ -85,6 +85,7 @@ mod joint;
 mod message;
 mod odometry;
 mod pointcloud;
+mod ros2;
 mod schema;
 mod sensors;
 mod standard;
@@ -106,6 +107,7 @@ pub use joint::{JointState, JointStateError, JOINT_NAME_LEN, JOINT_STATE_CAPACIT
 pub use message::Message;
 pub use odometry::{Odometry, ODOM_FRAME_ID_LEN};
 pub use pointcloud::{PointCloud, PointCloudError, XyzI, POINT_CLOUD_FRAME_ID_LEN};
+pub use ros2::{rihs01_layout_hash, Ros2Info, Ros2Type};
 pub use schema::{
     fnv1a64, fnv1a64_extend, FieldInfo, LayoutHasher, SchemaId, FNV1A64_OFFSET, FNV1A64_PRIME,
 };

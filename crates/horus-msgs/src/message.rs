@@ -26,6 +26,11 @@ pub trait Message: bytemuck::Pod + Send + Sync + 'static {
     /// 8-byte-aligned address.
     const HAS_TAIL: bool = false;
 
+    /// For a type that carries ROS 2 CDR bytes (horus's `Ros<M>` frame): its ROS 2 identity,
+    /// which its [`MessageDescription`](crate::MessageDescription) carries. `None` for every
+    /// fixed-layout message.
+    const ROS2: Option<crate::Ros2Info> = None;
+
     /// The kind of each field, in [`FIELDS`](Message::FIELDS) order, registering nested
     /// messages (see [`MessageDescription`](crate::MessageDescription)).
     #[doc(hidden)]

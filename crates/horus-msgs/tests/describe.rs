@@ -125,7 +125,11 @@ fn hostile_descriptions_are_refused() {
     ));
 
     assert_eq!(
-        MessageDescription { types: vec![] }.validate(),
+        MessageDescription {
+            types: vec![],
+            ros2: None
+        }
+        .validate(),
         Err(DescriptionError::Empty)
     );
 }

@@ -51,7 +51,7 @@ fn chain(n: usize, fan: usize) -> MessageDescription {
         types.push(t);
     }
     types.reverse();
-    MessageDescription { types }
+    MessageDescription { types, ros2: None }
 }
 
 #[test]
@@ -90,6 +90,7 @@ fn arrays_nested_deeper_than_the_limit_are_refused() {
     }
     let d = MessageDescription {
         types: vec![ty("deep", 1, kind, 1)],
+        ros2: None,
     };
     assert!(matches!(d.validate(), Err(DescriptionError::TooDeep(_))));
     // Dropping 10 000 nested boxes recurses; keep the test's stack safe by leaking it.
@@ -106,7 +107,10 @@ fn a_cycle_through_two_types_is_refused() {
     let mut b = ty("b", 1, FieldKind::Message("a".into()), 8);
     a.size = 8;
     b.size = 8;
-    let d = MessageDescription { types: vec![a, b] };
+    let d = MessageDescription {
+        types: vec![a, b],
+        ros2: None,
+    };
     assert!(matches!(d.validate(), Err(DescriptionError::Cycle(_))));
 }
 
@@ -117,6 +121,7 @@ fn more_types_than_the_limit_are_refused() {
         types: (0..n)
             .map(|i| ty(&format!("t{i}"), 1, FieldKind::Scalar(Scalar::U8), 1))
             .collect(),
+        ros2: None,
     };
     assert!(matches!(d.validate(), Err(DescriptionError::TooLarge(_))));
 }
@@ -126,6 +131,7 @@ fn more_fields_in_a_type_than_the_limit_are_refused() {
     let n = MessageDescription::MAX_FIELDS + 1;
     let d = MessageDescription {
         types: vec![ty("wide", n, FieldKind::Scalar(Scalar::U8), 1)],
+        ros2: None,
     };
     assert!(matches!(d.validate(), Err(DescriptionError::TooLarge(_))));
 }
@@ -138,6 +144,7 @@ fn more_fields_in_all_than_the_limit_are_refused() {
         types: (0..n)
             .map(|i| ty(&format!("t{i}"), per, FieldKind::Scalar(Scalar::U8), 1))
             .collect(),
+        ros2: None,
     };
     assert!(matches!(d.validate(), Err(DescriptionError::TooLarge(_))));
 }
@@ -147,6 +154,7 @@ fn a_type_larger_than_the_limit_is_refused() {
     let big = MessageDescription::MAX_TYPE_SIZE + 1;
     let d = MessageDescription {
         types: vec![ty("big", 1, FieldKind::Scalar(Scalar::U8), big)],
+        ros2: None,
     };
     assert!(matches!(
         d.validate(),

@@ -433,6 +433,7 @@ mod tests {
                 ty("t/Root", &[("e", array_of("t/Empty", 1 << 63), 0)]),
                 ty("t/Empty", &[]),
             ],
+            ros2: None,
         };
         d.validate()
             .expect("a valid description: sizes and hashes agree");
@@ -446,6 +447,7 @@ mod tests {
                 ty("t/Mid", &[("e", array_of("t/Empty", 1 << 20), 0)]),
                 ty("t/Empty", &[]),
             ],
+            ros2: None,
         };
         d.validate().unwrap();
         assert_eq!(
@@ -458,6 +460,7 @@ mod tests {
                 ty("t/Root", &[("e", array_of("t/Empty", 3), 0)]),
                 ty("t/Empty", &[]),
             ],
+            ros2: None,
         };
         let plan = CdrPlan::new(&d).unwrap();
         let mut cdr = Vec::new();
@@ -493,7 +496,7 @@ mod tests {
 
     #[test]
     fn an_empty_description_is_an_error() {
-        let d = MessageDescription { types: Vec::new() };
+        let d = MessageDescription { types: Vec::new(), ros2: None };
         assert!(matches!(CdrPlan::new(&d), Err(PlanError::Unresolved(_))));
     }
 

@@ -80,7 +80,7 @@ fn exponential_service_description_from_a_peer_is_validated_in_linear_time() {
         t.layout_hash = t.computed_hash();
         types.push(t);
     }
-    let m = MessageDescription { types };
+    let m = MessageDescription { types, ros2: None };
     let d = ServiceDescription {
         request: m.clone(),
         response: m,

@@ -88,7 +88,7 @@ fn build(data: &[u8]) -> Option<(MessageDescription, &[u8])> {
         types[i] = Some(t);
     }
     let types = types.into_iter().collect::<Option<Vec<_>>>()?;
-    Some((MessageDescription { types }, rest))
+    Some((MessageDescription { types, ros2: None }, rest))
 }
 
 fuzz_target!(|data: &[u8]| {

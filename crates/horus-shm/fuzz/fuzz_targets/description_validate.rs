@@ -92,7 +92,7 @@ fn build(data: &[u8]) -> Option<MessageDescription> {
             t.computed_hash()
         };
     }
-    Some(MessageDescription { types })
+    Some(MessageDescription { types, ros2: None })
 }
 
 fn kind_size(types: &[TypeDescription], kind: &FieldKind) -> Option<usize> {

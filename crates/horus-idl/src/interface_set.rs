@@ -25,6 +25,10 @@ use crate::Resolved;
 #[derive(Debug, Clone, Default)]
 pub struct InterfaceSet {
     interfaces: BTreeMap<TypeName, SourceInterface>,
+    /// References written `pkg/Name` that mean a structure of a service or action
+    /// (`pkg/srv/Name`, `pkg/action/Name`) rather than `pkg/msg/Name`: set by the ros2msg
+    /// reader, whose sections may name such structures; empty for files.
+    pub(crate) aliases: BTreeMap<TypeName, TypeName>,
 }
 
 /// One parsed file.
@@ -73,6 +77,20 @@ impl InterfaceSet {
     ) -> Result<TypeName, AddError> {
         let spec = parse_interface(file, package, name, kind, source)?;
         let type_name = TypeName::new(package, kind, name);
+        // The parser accepted it, so it is UTF-8.
+        let text = String::from_utf8_lossy(source).into_owned();
+        self.insert_parsed(type_name.clone(), file, spec, text)?;
+        Ok(type_name)
+    }
+
+    /// Adds an interface parsed elsewhere (the ros2msg reader) under `type_name`.
+    pub(crate) fn insert_parsed(
+        &mut self,
+        type_name: TypeName,
+        file: &str,
+        spec: InterfaceSpec,
+        text: String,
+    ) -> Result<(), AddError> {
         if let Some(first) = self.interfaces.get(&type_name) {
             return Err(AddError::Duplicate {
                 file: file.to_string(),
@@ -81,15 +99,19 @@ impl InterfaceSet {
             });
         }
         self.interfaces.insert(
-            type_name.clone(),
+            type_name,
             SourceInterface {
                 file: file.to_string(),
                 spec,
-                // The parser accepted it, so it is UTF-8.
-                text: String::from_utf8_lossy(source).into_owned(),
+                text,
             },
         );
-        Ok(type_name)
+        Ok(())
+    }
+
+    /// Whether the set has an interface (a file, or a ros2msg section) of that name.
+    pub fn contains(&self, type_name: &TypeName) -> bool {
+        self.interfaces.contains_key(type_name)
     }
 
     /// The interfaces added so far, by name, with their parsed content.
@@ -110,7 +132,12 @@ impl InterfaceSet {
     /// Resolves every type reference, builds the types ROS 2 implies for services and
     /// actions, and checks that no message contains itself.
     pub fn resolve(&self) -> Result<Resolved, ResolveError> {
-        let mut b = Builder::default();
+        let mut b = Builder {
+            aliases: &self.aliases,
+            structs: BTreeMap::new(),
+            services: BTreeMap::new(),
+            actions: BTreeMap::new(),
+        };
         for (name, source) in &self.interfaces {
             let file = source.file.as_str();
             match &source.spec {
@@ -140,8 +167,8 @@ const SERVICE_EVENT_INFO: (&str, &str) = ("service_msgs", "ServiceEventInfo");
 const UUID: (&str, &str) = ("unique_identifier_msgs", "UUID");
 const TIME: (&str, &str) = ("builtin_interfaces", "Time");
 
-#[derive(Default)]
-struct Builder {
+struct Builder<'a> {
+    aliases: &'a BTreeMap<TypeName, TypeName>,
     structs: BTreeMap<TypeName, StructDef>,
     services: BTreeMap<TypeName, ServiceDef>,
     actions: BTreeMap<TypeName, ActionDef>,
@@ -167,12 +194,12 @@ fn external(t: (&str, &str)) -> ResolvedBase {
     ResolvedBase::Nested(TypeName::msg(t.0, t.1))
 }
 
-impl Builder {
+impl Builder<'_> {
     fn add_struct(&mut self, name: TypeName, spec: &MessageSpec, file: &str) {
         let mut members: Vec<Member> = spec
             .fields
             .iter()
-            .map(|f| resolve_field(f, &name.package))
+            .map(|f| resolve_field(f, &name.package, self.aliases))
             .collect();
         if members.is_empty() {
             let mut m = implied(
@@ -382,15 +409,15 @@ impl Builder {
 
 /// A field with its type name made full: `Type` → `own_package/msg/Type`,
 /// `pkg/Type` → `pkg/msg/Type` (only messages can be nested).
-fn resolve_field(f: &Field, own_package: &str) -> Member {
+fn resolve_field(f: &Field, own_package: &str, aliases: &BTreeMap<TypeName, TypeName>) -> Member {
     let base = match &f.field_type.base {
         BaseType::Primitive(p) => ResolvedBase::Primitive(*p),
         BaseType::String { bound } => ResolvedBase::String { bound: *bound },
         BaseType::WString { bound } => ResolvedBase::WString { bound: *bound },
-        BaseType::Named(n) => ResolvedBase::Nested(TypeName::msg(
-            n.package.as_deref().unwrap_or(own_package),
-            &n.name,
-        )),
+        BaseType::Named(n) => {
+            let name = TypeName::msg(n.package.as_deref().unwrap_or(own_package), &n.name);
+            ResolvedBase::Nested(aliases.get(&name).cloned().unwrap_or(name))
+        }
     };
     Member {
         name: f.name.clone(),

@@ -29,6 +29,7 @@ mod ast;
 pub mod cdr;
 mod comments;
 mod description;
+mod embedded;
 mod hash;
 mod interface_set;
 pub mod limits;
@@ -40,6 +41,7 @@ mod resolve_error;
 mod resolved;
 mod resolved_set;
 mod ros2msg_definition;
+mod ros2msg_read;
 mod type_name;
 mod value;
 
@@ -52,6 +54,7 @@ pub use description::{
     field_type_description, individual_description, FieldDescription, FieldTypeDescription,
     IndividualTypeDescription, TypeDescription,
 };
+pub use embedded::{standard_file, standard_files, StandardFile};
 pub use hash::{hashable_json, type_hash, TypeHash};
 pub use interface_set::{AddError, InterfaceSet};
 pub use load::{standard_interfaces_dir, LoadError, STANDARD_PACKAGES};
@@ -65,4 +68,5 @@ pub use resolved::{
     ActionDef, Member, ResolvedBase, ResolvedType, ServiceDef, StructDef, PLACEHOLDER_MEMBER,
 };
 pub use resolved_set::Resolved;
+pub use ros2msg_read::{resolve_ros2msg, Ros2MsgError, ROS2MSG_DELIMITER};
 pub use type_name::TypeName;

@@ -16,3 +16,9 @@ pub const MAX_BOUND: u64 = u32::MAX as u64;
 
 /// Most interface files read from one package directory.
 pub const MAX_FILES_PER_PACKAGE: usize = 10_000;
+
+/// Most sections (the root type's text plus each `MSG:`/`SRV:`/`ACTION:` part) in one
+/// `ros2msg` definition; the whole definition is bounded by [`MAX_FILE_BYTES`]. The
+/// standard type with the most dependencies (`visualization_msgs/msg/MarkerArray`)
+/// has about a dozen.
+pub const MAX_ROS2MSG_SECTIONS: usize = 1024;

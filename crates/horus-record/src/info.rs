@@ -21,7 +21,7 @@ const OP_METADATA_INDEX: u8 = 0x0D;
 /// Most metadata records `bag info` reads through the summary's index (horus writes two per
 /// file); their total size is bounded by [`MAX_RECORD_BYTES`] as well.
 const MAX_METADATA_RECORDS: usize = 4096;
-use crate::{foxlog, meta};
+use crate::meta;
 
 /// One channel of a recording.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -30,8 +30,10 @@ pub struct ChannelInfo {
     pub topic: String,
     /// The horus schema name (`None`: the channel carries no horus metadata).
     pub horus_schema: Option<String>,
-    /// The stored schema's name (`pkg/msg/Name`).
+    /// The stored schema's name (`pkg/msg/Name`; for a ROS-typed channel, its ROS type).
     pub schema: String,
+    /// The RIHS01 type hash of a ROS-typed channel (`topic_type_hash`), when stated and valid.
+    pub type_hash: Option<String>,
     /// The schema's encoding (`ros2msg`).
     pub schema_encoding: String,
     /// The messages' encoding (`cdr`).
@@ -42,6 +44,16 @@ pub struct ChannelInfo {
     pub rate_hz: f64,
     /// Messages the recorder missed (from the `horus.losses` metadata).
     pub missed: u64,
+}
+
+impl ChannelInfo {
+    /// Whether the channel is ROS-typed: a `ros2msg` schema with `cdr` messages and no horus
+    /// description (a ROS-typed horus topic, or a rosbag2 recording's channel).
+    pub fn is_ros2(&self) -> bool {
+        self.horus_schema.is_none()
+            && self.schema_encoding == crate::ros2msg::ENCODING
+            && self.message_encoding == crate::ros2::MESSAGE_ENCODING
+    }
 }
 
 /// What a recording holds.
@@ -155,12 +167,18 @@ impl RecordingInfo {
                         .map(|m| m.description.root().name.clone());
                     let (schema, schema_encoding) =
                         schemas.get(&c.schema_id).cloned().unwrap_or_default();
+                    let type_hash = c
+                        .metadata
+                        .get(crate::ros2::TYPE_HASH)
+                        .filter(|h| crate::ros2::valid_hash(h))
+                        .cloned();
                     channels.insert(
                         c.id,
                         ChannelInfo {
                             topic: c.topic,
                             horus_schema,
                             schema,
+                            type_hash,
                             schema_encoding,
                             message_encoding: c.message_encoding,
                             messages: 0,
@@ -289,11 +307,6 @@ impl RecordingInfo {
             info.absorb(md);
         }
         for c in r.channels() {
-            let (schema_encoding, message_encoding) = if c.schema_name == foxlog::SCHEMA_NAME {
-                (foxlog::SCHEMA_ENCODING, foxlog::MESSAGE_ENCODING)
-            } else {
-                (crate::ros2msg::ENCODING, "cdr")
-            };
             info.channels.push(ChannelInfo {
                 topic: c.topic.clone(),
                 horus_schema: c
@@ -302,8 +315,13 @@ impl RecordingInfo {
                     .ok()
                     .map(|m| m.description.root().name.clone()),
                 schema: c.schema_name.clone(),
-                schema_encoding: schema_encoding.into(),
-                message_encoding: message_encoding.into(),
+                type_hash: c
+                    .ros2
+                    .as_ref()
+                    .and_then(|r| r.as_ref().ok())
+                    .and_then(|r| r.hash.clone()),
+                schema_encoding: c.schema_encoding.clone(),
+                message_encoding: c.message_encoding.clone(),
                 messages: counts.get(&c.id).copied().unwrap_or(0),
                 rate_hz: 0.0,
                 missed: 0,

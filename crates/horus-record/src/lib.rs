@@ -3,6 +3,8 @@
 //!
 //! - [`ros2msg`]: the `ros2msg` schema text generated from a topic's description;
 //! - [`cdr`]: horus bytes ⇄ CDR (XCDR1 little-endian), exact in both directions;
+//! - [`ros2`]: ROS-typed topics, recorded as ROS 2 records them (type name, `ros2msg`
+//!   definition, wire bytes as they are);
 //! - [`meta`]: channel metadata (horus schema, layout hash, description, QoS) and the
 //!   per-file losses record;
 //! - [`foxlog`]: log records as `foxglove.Log` JSON, and a tap on a namespace's log rings;
@@ -45,6 +47,7 @@ mod info;
 pub mod meta;
 mod reader;
 pub mod replay;
+pub mod ros2;
 pub mod ros2msg;
 mod writer;
 

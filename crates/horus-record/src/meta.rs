@@ -25,7 +25,7 @@ const SCHEMA: &str = "horus.schema";
 const VERSION: &str = "horus.version";
 const HASH: &str = "horus.layout_hash";
 const DESCRIPTION: &str = "horus.description";
-const QOS: &str = "horus.qos";
+pub(crate) const QOS: &str = "horus.qos";
 
 /// Why a channel's metadata does not describe a horus topic.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -99,6 +99,12 @@ fn qos_from_json(v: &Value) -> Option<QosInfo> {
     })
 }
 
+/// The horus QoS from its JSON text (`horus.qos`).
+pub(crate) fn qos_from_str(s: &str) -> Result<QosInfo, String> {
+    let v: Value = serde_json::from_str(s).map_err(|e| e.to_string())?;
+    qos_from_json(&v).ok_or_else(|| "missing or out-of-range fields".into())
+}
+
 /// The channel metadata of a topic.
 pub fn to_metadata(d: &MessageDescription, qos: &QosInfo) -> BTreeMap<String, String> {
     let root = d.root();
@@ -141,9 +147,7 @@ pub fn from_metadata(m: &BTreeMap<String, String>) -> Result<ChannelMeta, MetaEr
             ),
         ));
     }
-    let qos: Value = serde_json::from_str(get(QOS)?).map_err(|e| bad(QOS, e.to_string()))?;
-    let qos =
-        qos_from_json(&qos).ok_or_else(|| bad(QOS, "missing or out-of-range fields".into()))?;
+    let qos = qos_from_str(get(QOS)?).map_err(|e| bad(QOS, e))?;
     Ok(ChannelMeta { description, qos })
 }
 

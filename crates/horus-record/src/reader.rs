@@ -18,6 +18,15 @@ use mcap::records::Record;
 use crate::cdr::CdrPlan;
 use crate::chunk::{op, ChunkError, ChunkRecords, MAX_RECORD_BYTES};
 use crate::meta::{self, ChannelMeta};
+use crate::ros2::{self, Ros2Channel, Ros2Error, MAX_DEFINITIONS_BYTES, MAX_DEFINITION_BYTES};
+
+/// A schema record as kept by the reader.
+struct SchemaEntry {
+    name: String,
+    encoding: String,
+    /// The definition of a `ros2msg` schema (or why it was not kept).
+    data: Result<Vec<u8>, Ros2Error>,
+}
 
 /// Opcode of a footer record.
 const OP_FOOTER: u8 = 0x02;
@@ -113,8 +122,16 @@ pub struct ReadChannel {
     pub topic: String,
     /// The schema's name as stored (`pkg/msg/Name`).
     pub schema_name: String,
+    /// The schema's encoding (`ros2msg`, `jsonschema`, …).
+    pub schema_encoding: String,
+    /// The messages' encoding (`cdr`, `json`, …).
+    pub message_encoding: String,
     /// The horus description and QoS, or why the channel has none usable.
     pub meta: Result<ChannelMeta, meta::MetaError>,
+    /// A ROS-typed channel (`ros2msg` schema, `cdr` messages, no horus description: what
+    /// horus records for ROS-typed topics and what rosbag2 writes), checked; `None` for
+    /// other channels. Its messages are the wire bytes ([`RecordedMessage::cdr`]).
+    pub ros2: Option<Result<Ros2Channel, Ros2Error>>,
     plan: Option<CdrPlan>,
 }
 
@@ -139,7 +156,9 @@ pub struct RecordingReader {
     pos: u64,
     done: bool,
     channels: HashMap<u16, ReadChannel>,
-    schemas: HashMap<u16, String>,
+    schemas: HashMap<u16, SchemaEntry>,
+    /// Bytes of definitions held in `schemas`.
+    definitions_bytes: usize,
     /// Records of the chunk being read, and the chunk's offset.
     pending: Option<ChunkRecords>,
     pending_at: u64,
@@ -163,6 +182,7 @@ impl RecordingReader {
             done: false,
             channels: HashMap::new(),
             schemas: HashMap::new(),
+            definitions_bytes: 0,
             pending: None,
             pending_at: 0,
             metadata: Vec::new(),
@@ -341,23 +361,39 @@ impl RecordingReader {
         rec: Record<'static>,
     ) -> Result<Option<RecordedMessage>, ReadError> {
         match rec {
-            Record::Schema { header, .. } => {
-                self.schemas.insert(header.id, header.name);
-            }
+            Record::Schema { header, data } => self.keep_schema(header, &data),
             Record::Channel(c) => {
                 let meta = meta::from_metadata(&c.metadata);
                 let plan = meta
                     .as_ref()
                     .ok()
                     .and_then(|m| CdrPlan::new(&m.description).ok());
-                let schema_name = self.schemas.get(&c.schema_id).cloned().unwrap_or_default();
+                let schema = self.schemas.get(&c.schema_id);
+                let schema_name = schema.map(|s| s.name.clone()).unwrap_or_default();
+                let schema_encoding = schema.map(|s| s.encoding.clone()).unwrap_or_default();
+                let ros2 = match schema {
+                    Some(s)
+                        if s.encoding == crate::ros2msg::ENCODING
+                            && c.message_encoding == ros2::MESSAGE_ENCODING
+                            && matches!(meta, Err(meta::MetaError::Missing(_))) =>
+                    {
+                        Some(match &s.data {
+                            Ok(d) => ros2::from_channel(&s.name, d, &c.metadata),
+                            Err(e) => Err(e.clone()),
+                        })
+                    }
+                    _ => None,
+                };
                 self.channels.insert(
                     c.id,
                     ReadChannel {
                         id: c.id,
                         topic: c.topic,
                         schema_name,
+                        schema_encoding,
+                        message_encoding: c.message_encoding,
                         meta,
+                        ros2,
                         plan,
                     },
                 );
@@ -380,6 +416,32 @@ impl RecordingReader {
             _ => {}
         }
         Ok(None)
+    }
+
+    /// Keeps a schema's name and encoding, and the definition of a `ros2msg` schema within
+    /// [`MAX_DEFINITION_BYTES`] each and [`MAX_DEFINITIONS_BYTES`] in all.
+    fn keep_schema(&mut self, header: mcap::records::SchemaHeader, data: &[u8]) {
+        if let Some(old) = self.schemas.remove(&header.id) {
+            self.definitions_bytes -= old.data.map(|d| d.len()).unwrap_or(0);
+        }
+        let data = if header.encoding != crate::ros2msg::ENCODING {
+            Ok(Vec::new())
+        } else if data.len() > MAX_DEFINITION_BYTES {
+            Err(Ros2Error::DefinitionTooLarge(data.len()))
+        } else if self.definitions_bytes + data.len() > MAX_DEFINITIONS_BYTES {
+            Err(Ros2Error::DefinitionsOverBudget(MAX_DEFINITIONS_BYTES))
+        } else {
+            self.definitions_bytes += data.len();
+            Ok(data.to_vec())
+        };
+        self.schemas.insert(
+            header.id,
+            SchemaEntry {
+                name: header.name,
+                encoding: header.encoding,
+                data,
+            },
+        );
     }
 
     /// The exact horus bytes of a message read from this file (`None`: its channel carries

@@ -3,7 +3,8 @@
 //!
 //! Each topic becomes one MCAP channel (message encoding `cdr`) with a `ros2msg` schema
 //! generated from its description, and the horus identity and QoS in the channel metadata
-//! ([`crate::meta`]). Chunks are compressed (zstd or lz4) and flushed at least every
+//! ([`crate::meta`]); a ROS-typed topic keeps its ROS type, definition and wire bytes
+//! ([`crate::ros2`]). Chunks are compressed (zstd or lz4) and flushed at least every
 //! [`WriterOptions::flush_every`], so a recorder killed with SIGKILL loses at most that much:
 //! everything up to the last complete chunk stays readable. On [`finish`](RecordingWriter::finish)
 //! each file gets its losses as a metadata record, then statistics, chunk and message indexes
@@ -21,7 +22,9 @@ use mcap::records::{MessageHeader, Metadata};
 
 use crate::cdr::{CdrError, CdrPlan, PlanError};
 use crate::meta;
+use crate::ros2;
 use crate::ros2msg::{self, Ros2Schema};
+use horus::msgs::Ros2Type;
 
 /// Chunk compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +175,9 @@ enum Encoder {
     Cdr(CdrPlan),
     /// Written as given (already in the channel's message encoding, e.g. JSON).
     Raw,
+    /// A ROS 2 message's wire bytes (encapsulation header + CDR body), written as given
+    /// once the header is checked.
+    Wire,
 }
 
 struct ChannelState {
@@ -344,6 +350,41 @@ impl RecordingWriter {
         Ok(ChannelId(self.channels.len() - 1))
     }
 
+    /// Adds a ROS-typed topic ([`crate::ros2`]): schema `ty.type_name` with the `ros2msg`
+    /// definition, `cdr` messages written exactly as given to [`write`](Self::write) (the
+    /// wire bytes: encapsulation header and CDR body), the hash and QoS in the metadata.
+    pub fn add_ros2_channel(
+        &mut self,
+        topic: &str,
+        ty: &Ros2Type,
+        qos: &QosInfo,
+    ) -> Result<ChannelId, WriteError> {
+        if self.channels.len() >= u16::MAX as usize {
+            return Err(WriteError::TooManyChannels);
+        }
+        self.channels.push(ChannelState {
+            topic: topic.to_owned(),
+            schema: Ros2Schema {
+                name: ty.type_name.clone(),
+                text: ty.definition.clone(),
+            },
+            schema_encoding: ros2msg::ENCODING.into(),
+            message_encoding: ros2::MESSAGE_ENCODING.into(),
+            metadata: ros2::to_metadata(ty, qos),
+            encoder: Encoder::Wire,
+            sequence: 0,
+            totals: ChannelTotals {
+                topic: topic.to_owned(),
+                schema: ty.type_name.clone(),
+                messages: 0,
+                missed: 0,
+                bytes: 0,
+            },
+            missed_in_file: 0,
+        });
+        Ok(ChannelId(self.channels.len() - 1))
+    }
+
     /// Adds a channel whose messages are written as given (no horus description: `horus
     /// play` does not publish it), e.g. log records as `foxglove.Log` JSON.
     pub fn add_raw_channel(
@@ -386,8 +427,9 @@ impl RecordingWriter {
         }
     }
 
-    /// Writes one message (the horus bytes, fixed part and tail) received at `log_time_ns`
-    /// (nanoseconds since the Unix epoch; non-decreasing).
+    /// Writes one message received at `log_time_ns` (nanoseconds since the Unix epoch;
+    /// non-decreasing): the horus bytes (fixed part and tail) of a horus topic, the wire
+    /// bytes of a ROS-typed one, the encoded message of a raw channel.
     pub fn write(
         &mut self,
         ch: ChannelId,
@@ -403,6 +445,14 @@ impl RecordingWriter {
                         topic: c.topic.clone(),
                         source,
                     })?
+            }
+            Encoder::Wire => {
+                ros2::check_wire(bytes).map_err(|source| WriteError::Encode {
+                    topic: c.topic.clone(),
+                    source,
+                })?;
+                self.cdr.clear();
+                self.cdr.extend_from_slice(bytes);
             }
             Encoder::Raw => {
                 self.cdr.clear();
@@ -497,8 +547,9 @@ impl RecordingWriter {
             .enumerate()
             .filter_map(|(i, c)| {
                 let n = std::mem::take(&mut c.missed_in_file);
-                let listed =
-                    matches!(c.encoder, Encoder::Cdr(_)) || n > 0 || f.ids.contains_key(&i);
+                let listed = matches!(c.encoder, Encoder::Cdr(_) | Encoder::Wire)
+                    || n > 0
+                    || f.ids.contains_key(&i);
                 listed.then(|| (c.topic.clone(), n.to_string()))
             })
             .collect();

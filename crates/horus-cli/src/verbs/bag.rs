@@ -1,5 +1,6 @@
 //! `horus bag info FILE`: topics, types, counts, duration, rates and losses of a recording,
-//! from its summary section (the data section is not read).
+//! from its summary section (the data section is not read). A ROS-typed channel's type is its
+//! ROS type (`sensor_msgs/msg/LaserScan`); `--json` adds its `type_hash`.
 //!
 //! `horus bag repair FILE`: an interrupted recording (recorder killed, disk full) has no
 //! summary and ends inside a chunk; this copies every message up to the last complete chunk
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use horus_record::{
-    foxlog, ReadError, RecordingInfo, RecordingReader, RecordingWriter, WriterOptions,
+    foxlog, RawSchema, ReadError, RecordingInfo, RecordingReader, RecordingWriter, WriterOptions,
 };
 
 use crate::output::Output;
@@ -100,6 +101,29 @@ fn repair(
             copied += 1;
             continue;
         }
+        if let Some(ros) = &ch.ros2 {
+            // A ROS-typed channel: its type, definition, metadata and wire bytes as they are.
+            let ros = ros
+                .as_ref()
+                .map_err(|e| anyhow::anyhow!("channel {}: {e}", ch.topic))?;
+            let id = match ids.get(&m.channel) {
+                Some(&id) => id,
+                None => {
+                    let schema = RawSchema {
+                        name: &ros.name,
+                        schema_encoding: &ch.schema_encoding,
+                        text: &ros.definition,
+                        message_encoding: &ch.message_encoding,
+                    };
+                    let id = w.add_raw_channel(&ch.topic, schema, ros.metadata())?;
+                    ids.insert(m.channel, id);
+                    id
+                }
+            };
+            w.write(id, m.log_time, &m.cdr)?;
+            copied += 1;
+            continue;
+        }
         let meta = ch
             .meta
             .as_ref()
@@ -174,7 +198,11 @@ fn info(file: &std::path::Path, out: &Output) -> anyhow::Result<ExitCode> {
     for c in &info.channels {
         t.row(vec![
             c.topic.clone(),
-            c.horus_schema.clone().unwrap_or_else(|| "-".into()),
+            // A ROS-typed channel's type is its ROS type (the schema's name).
+            c.horus_schema
+                .clone()
+                .or_else(|| c.is_ros2().then(|| c.schema.clone()))
+                .unwrap_or_else(|| "-".into()),
             format!("{} ({})", c.schema, c.schema_encoding),
             c.messages.to_string(),
             format!("{:.1}", c.rate_hz),

@@ -81,6 +81,7 @@ mod error;
 pub mod inspect;
 mod publisher;
 mod qos;
+pub mod ros;
 mod sample;
 mod sample_mut;
 pub mod sched_glue;
@@ -91,6 +92,8 @@ mod subscriber;
 mod topic;
 
 pub use error::{LoanError, RecvError, SendError, TopicError};
+/// Run-time support of ROS 2 interface types (`RosMessage`, `DecodeError`, `CdrWriter`, …).
+pub use horus_cdr as cdr;
 pub use horus_msgs as msgs;
 pub use horus_msgs::{message, Message, SchemaId};
 pub use horus_sched as sched;

@@ -77,6 +77,18 @@ impl<T: Message> Sample<T> {
         }
     }
 
+    /// The whole message as received: the fixed part and any tail.
+    pub(crate) fn payload(&self) -> &[u8] {
+        match &self.inner {
+            Inner::Inline(v) => bytemuck::bytes_of(v),
+            // SAFETY: as in `tail`: `len` bytes of the pinned chunk, not written while we
+            // hold the reference.
+            Inner::Chunk { ptr, len, .. } => unsafe {
+                std::slice::from_raw_parts(ptr.as_ptr(), *len)
+            },
+        }
+    }
+
     /// Whether the message was read in place in shared memory.
     pub fn is_zero_copy(&self) -> bool {
         matches!(self.inner, Inner::Chunk { .. })

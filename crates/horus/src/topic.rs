@@ -16,8 +16,13 @@ use crate::{schema_record, Publisher, Subscriber};
 pub const INLINE_MAX: usize = 2048;
 
 const DEFAULT_DEPTH: u32 = 16;
-const DEFAULT_TAIL_DEPTH: u32 = 4;
+pub(crate) const DEFAULT_TAIL_DEPTH: u32 = 4;
 const DEFAULT_MAX_TAIL: usize = 1 << 20;
+pub(crate) const DEFAULT_MAX_PUBLISHERS: u32 = 8;
+pub(crate) const DEFAULT_MAX_SUBSCRIBERS: u32 = 16;
+/// The ring slot payload of a topic whose messages travel in chunks (a slot then carries
+/// nothing but what `send_inline` of a tiny message would).
+pub(crate) const TAIL_SLOT_PAYLOAD: u32 = 16;
 
 /// Builder for a [`Topic`]. Settings that are left alone adopt whatever the
 /// topic already has; settings made explicitly must match an existing topic
@@ -107,15 +112,19 @@ impl<T: Message> TopicBuilder<T> {
                 0
             };
             let chunk = size.next_multiple_of(8) + tail;
-            (16, chunk as u64, self.pool.unwrap_or(2 * depth + 4))
+            (
+                TAIL_SLOT_PAYLOAD,
+                chunk as u64,
+                self.pool.unwrap_or(2 * depth + 4),
+            )
         };
         Ok((
             ChannelConfig {
                 schema: schema_record::encode(&T::SCHEMA),
                 depth,
                 slot_payload,
-                max_publishers: self.max_publishers.unwrap_or(8),
-                max_subscribers: self.max_subscribers.unwrap_or(16),
+                max_publishers: self.max_publishers.unwrap_or(DEFAULT_MAX_PUBLISHERS),
+                max_subscribers: self.max_subscribers.unwrap_or(DEFAULT_MAX_SUBSCRIBERS),
                 chunk_size,
                 chunks_per_publisher: chunks,
                 qos_code: self.overflow.unwrap_or(Overflow::DropOldest).code(),

@@ -11,6 +11,8 @@ mod decode;
 mod encode;
 mod raw_publisher;
 mod raw_reader;
+mod raw_sample;
+mod ros;
 mod topic_view;
 
 pub use create::{open_or_create_topic, CreateError};
@@ -18,4 +20,9 @@ pub use decode::{decode_message, DecodeError};
 pub use encode::{encode_message, EncodeError};
 pub use raw_publisher::{RawPublisher, RawSendError};
 pub use raw_reader::{RawMessage, RawObserver, RawReader};
+pub use raw_sample::RawSample;
+pub use ros::{
+    open_or_create_ros_topic, ros_qos, RawRosPublisher, RawRosReader, RawRosSample,
+    RawRosSendError, RosTopicError,
+};
 pub use topic_view::{list_topics, InspectError, QosInfo, TopicView};

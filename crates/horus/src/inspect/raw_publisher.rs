@@ -143,7 +143,12 @@ impl RawPublisher {
             }
         }
         let config = self.port.channel().layout().config;
-        let sent = if len <= config.slot_payload as usize {
+        // A type with a tail travels in chunks whenever the topic has them, however short:
+        // typed subscribers take an inline message only of exactly the type's size (a
+        // 12-byte ROS 2 message, 8-byte frame and 4-byte body, sent inline was counted
+        // malformed and lost).
+        let inline = len <= config.slot_payload as usize && !(self.tail && config.chunk_size > 0);
+        let sent = if inline {
             match parts {
                 [one] => self.port.send_inline(one),
                 _ => self.port.send_inline(&parts.concat()),

@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use horus_shm::{Channel, JoinError, Received, SubscriberPort};
 
+use super::RawSample;
+
 /// Polls before a blocking observer sleeps on the futex.
 const SPIN: u32 = 16;
 
@@ -78,6 +80,52 @@ impl RawReader {
             .port
             .receive_blocking(&mut self.buf, SPIN, Some(deadline))?;
         Some(self.copy_out(r))
+    }
+
+    /// The next message, if one is ready, read in place when it travelled in a chunk (no
+    /// copy; the sample pins the chunk until dropped).
+    pub fn try_recv_sample(&mut self) -> Option<RawSample> {
+        let r = self.port.try_receive(&mut self.buf)?;
+        Some(self.sample_of(r))
+    }
+
+    /// [`try_recv_sample`](Self::try_recv_sample), waiting at most `timeout` (as
+    /// [`recv_timeout`](Self::recv_timeout)).
+    pub fn recv_sample_timeout(&mut self, timeout: Duration) -> Option<RawSample> {
+        let deadline = Instant::now() + timeout;
+        let r = self
+            .port
+            .receive_blocking(&mut self.buf, SPIN, Some(deadline))?;
+        Some(self.sample_of(r))
+    }
+
+    /// Counts a received message the caller refuses as malformed (see [`Self::counts`]).
+    pub(crate) fn count_malformed(&mut self) {
+        self.port.count_malformed();
+    }
+
+    fn sample_of(&mut self, r: Received) -> RawSample {
+        let (source, seq) = self.port.last_source();
+        match r {
+            Received::Inline { len } => {
+                let inline: &[u8] = bytemuck::cast_slice(&self.buf);
+                RawSample::copied(&inline[..len.min(inline.len())], source, seq)
+            }
+            Received::Chunk { pool, chunk, len } => {
+                // The port validated the descriptor and pinned the chunk for this place;
+                // the sample releases it when dropped.
+                let ptr = self.port.chunk_ptr(pool, chunk);
+                RawSample::chunk(
+                    Arc::clone(self.port.place()),
+                    pool,
+                    chunk,
+                    ptr,
+                    len,
+                    source,
+                    seq,
+                )
+            }
+        }
     }
 
     /// Messages received, missed (overwritten before read) and malformed so far.

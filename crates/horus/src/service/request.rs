@@ -69,6 +69,11 @@ impl<Req: Message, Resp: Message> Request<Req, Resp> {
         self.sample.as_ref().map_or(&[], |s| s.tail())
     }
 
+    /// The request as received (`None` once answered).
+    pub(crate) fn sample(&self) -> Option<&Sample<Req>> {
+        self.sample.as_ref()
+    }
+
     /// Whether the request is read in place in shared memory.
     pub fn is_zero_copy(&self) -> bool {
         self.sample.as_ref().is_some_and(Sample::is_zero_copy)

@@ -41,17 +41,17 @@ SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && echo 
 
 # The phases of `make test`, in order; the first failure stops the run.
 TEST_PHASES := test-fmt test-clippy test-unit test-loom test-bench-smoke test-sched-smoke \
-               test-demo-smoke test-chaos-smoke test-python test-fuzz
+               test-demo-smoke test-chaos-smoke test-python test-ros2 test-fuzz
 
-.PHONY: help setup setup-python demo cli chaos test bench fmt lint clean setup-fuzz fuzz-build fuzz $(TEST_PHASES)
+.PHONY: help setup setup-python setup-ros2 demo cli chaos test bench fmt lint clean setup-fuzz fuzz-build fuzz $(TEST_PHASES)
 
 help:
 	@echo "make demo    run the demo robot"
 	@echo "make cli     install the horus command line (~/.cargo/bin, and the Python venv if present)"
-	@echo "make test    fmt, clippy, tests, loom models, benchmark/demo smoke, Python tests, fuzz smoke"
+	@echo "make test    fmt, clippy, tests, loom models, benchmark/demo smoke, Python tests, ROS 2 oracle, fuzz smoke"
 	@echo "make bench   full benchmark suite -> $(BENCH_DIR)/*.json, docs/benchmarks.md, docs/img/"
 	@echo "make fuzz    every fuzz target FUZZ_SECONDS (default 60) each, see docs/fuzzing.md"
-	@echo "make fmt | lint | clean | setup | setup-python"
+	@echo "make fmt | lint | clean | setup | setup-python | setup-ros2"
 	@echo "(build dir: $(CARGO_TARGET_DIR))"
 
 # ---------------------------------------------------------------------------
@@ -262,6 +262,55 @@ test-chaos-smoke: py-build
 include python/python.mk
 
 test-python: setup py-test
+
+# ---------------------------------------------------------------------------
+# ROS 2 (docs/interfaces.md, "How it is checked"): horus's CDR against rclpy's, live.
+#
+# ROS 2 kilted from PyPI wheels in a venv of its own, outside the clone (fresh clones reuse
+# it, like the build dir; about 330 MB): rclpy, the common interfaces and rmw_fastrtps_cpp
+# for the oracle; rosbags, mcap and mcap-ros2-support for tests that read ROS 2 recordings
+# beside rclpy; psutil for Fast DDS's `fastdds shm clean`. No ROS install and no sourced
+# setup.bash: scripts/ros2-python runs the venv's Python with the environment ROS 2 gets
+# here (discovery on this host only; what rclpy's libraries leave in /dev/shm removed,
+# see the script). setup-ros2 is silent when the venv imports all of them and was made
+# from this package list (ROS2_STAMP).
+ROS2_VENV     ?= $(HOME)/.cache/horus-ros2-venv
+ROS2_PACKAGES := ros-kilted-rclpy ros-kilted-common-interfaces ros-kilted-rmw-fastrtps-cpp \
+                 rosbags mcap mcap-ros2-support psutil
+ROS2_IMPORTS  := rclpy.serialization,std_msgs.msg,std_srvs.srv,sensor_msgs.msg,nav_msgs.msg,visualization_msgs.msg,rosbags.rosbag2,mcap_ros2.decoder,psutil
+ROS2_STAMP    := $(ROS2_VENV)/.horus-packages
+ROS2_PY       := HORUS_ROS2_VENV=$(ROS2_VENV) scripts/ros2-python
+
+setup-ros2: setup
+	@if [ "$$(cat $(ROS2_STAMP) 2>/dev/null)" != "$(ROS2_PACKAGES)" ] || \
+	   ! $(ROS2_PY) -c "import $(ROS2_IMPORTS)" >/dev/null 2>&1; then \
+	  echo "setup-ros2: installing ROS 2 kilted wheels into $(ROS2_VENV)"; \
+	  rm -f $(ROS2_STAMP); \
+	  test -x $(ROS2_VENV)/bin/python || $(PYTHON) -m venv $(ROS2_VENV); \
+	  $(ROS2_VENV)/bin/pip install --quiet --disable-pip-version-check $(ROS2_PACKAGES); \
+	  $(ROS2_PY) -c "import $(ROS2_IMPORTS)"; \
+	  echo "$(ROS2_PACKAGES)" > $(ROS2_STAMP); \
+	fi
+
+# The live oracle: crates/horus-ros2-oracle/live_oracle.py (rclpy, in the ROS 2 venv) makes
+# ROS2_ORACLE_PER_TYPE randomised messages of every standard type rclpy has (all of
+# crates/horus-idl/interfaces but tf2_msgs, which no wheel ships) from seed
+# ROS2_ORACLE_SEED, serializes them, and runs the Rust checker horus-ros2-oracle, which
+# compares horus's encoding with rclpy's bytes (all but padding, equal length) and decodes
+# rclpy's bytes; rclpy then deserializes horus's bytes. Both are real processes exchanging
+# JSON lines through a temporary directory. /dev/shm must be as before (scripts/ros2-python
+# removes the lttng-ust-wait-* files rclpy's tracing library makes).
+ROS2_ORACLE_SEED     ?= 20261127
+ROS2_ORACLE_PER_TYPE ?= 30
+ROS2_SHM_BEFORE      := $(CARGO_TARGET_DIR)/shm-before-ros2
+
+test-ros2: setup-ros2
+	$(CARGO) build -p horus-ros2-oracle
+	@scripts/shm-guard.sh snapshot $(ROS2_SHM_BEFORE)
+	$(ROS2_PY) crates/horus-ros2-oracle/live_oracle.py \
+	  --checker $(CARGO_TARGET_DIR)/debug/horus-ros2-oracle \
+	  --seed $(ROS2_ORACLE_SEED) --per-type $(ROS2_ORACLE_PER_TYPE)
+	@scripts/shm-guard.sh check $(ROS2_SHM_BEFORE)
 
 # ---------------------------------------------------------------------------
 # Fuzzing (docs/fuzzing.md): cargo-fuzz targets for every parser of untrusted input — what

@@ -9,6 +9,7 @@ mod foxglove;
 mod launch;
 mod log;
 mod monitor;
+mod msg;
 pub(crate) mod node;
 mod param;
 mod play;
@@ -47,6 +48,8 @@ pub(crate) enum Verb {
     Log(log::Log),
     /// Live terminal view of every topic and node (rates, latency, losses, jitter, misses).
     Monitor(monitor::Monitor),
+    /// ROS 2 interface types: list, show (like `ros2 interface show`), hash (RIHS01).
+    Msg(msg::MsgCmd),
     /// Foxglove WebSocket server: every topic live in Foxglove (ws://127.0.0.1:8765).
     Foxglove(foxglove::Foxglove),
     /// This host's bridge to other hosts (Zenoh): topics and services cross transparently.
@@ -69,6 +72,7 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Bag(args) => bag::run(args, out),
         Verb::Log(args) => log::run(args, out),
         Verb::Monitor(args) => monitor::run(args, out),
+        Verb::Msg(args) => msg::run(args, out),
         Verb::Foxglove(args) => foxglove::run(args, out),
         #[cfg(feature = "bridge")]
         Verb::Bridge(args) => bridge::run(*args, out),

@@ -511,3 +511,29 @@ fn raw_publisher_sends_short_tailed_messages_in_chunks_not_lost_as_malformed() {
     assert_eq!(got.decode().unwrap(), Other { n: 7 });
     assert_eq!(typed_sub.stats().malformed, 0);
 }
+
+#[test]
+fn a_definition_too_large_for_the_segment_is_a_typed_error_and_creates_nothing() {
+    let ns = unique_ns("ros-huge");
+    // Typed: the description JSON (over 64 KiB) does not fit the segment.
+    match Topic::<Ros<ros_types::Huge>>::builder("h")
+        .namespace(&ns)
+        .open()
+    {
+        Err(TopicError::Segment { .. }) => {}
+        other => panic!("expected a segment error, got {:?}", other.err()),
+    }
+    // Run time: a definition within Ros2Type's bound whose JSON (each newline escaped to
+    // two bytes) exceeds the area.
+    let ty = Ros2Type::new(
+        Blob::TYPE_NAME,
+        Blob::TYPE_HASH,
+        &"\n".repeat(Ros2Type::MAX_DEFINITION),
+    );
+    assert!(MessageDescription::ros2(ty.clone()).is_ok());
+    assert!(matches!(
+        inspect::open_or_create_ros_topic(&ns, "h", &ty, &inspect::ros_qos(1024)),
+        Err(inspect::CreateError::Open { .. })
+    ));
+    assert!(inspect::list_topics(&ns).unwrap().is_empty());
+}

@@ -28,8 +28,16 @@ impl<M: RosMessage> Sample<Ros<M>> {
     }
 
     /// Decodes the message into an owned `M` (copies; see [`view`](Self::view) for
-    /// reading in place).
+    /// reading in place). The bytes are first copied out of shared memory and decoded from
+    /// that private copy, so a publisher that breaks the protocol and rewrites the chunk
+    /// meanwhile cannot make a checked string invalid after its check.
     pub fn decode(&self) -> Result<M, DecodeError> {
-        horus_cdr::decode_message::<M>(self.cdr())
+        decode_private::<M>(self.cdr())
     }
+}
+
+/// Decodes `M` from a private, aligned copy of `cdr` (bytes in shared memory that another
+/// process could still write).
+pub(crate) fn decode_private<M: RosMessage>(cdr: &[u8]) -> Result<M, DecodeError> {
+    horus_cdr::decode_message::<M>(horus_cdr::CdrBuf::new(cdr).bytes())
 }

@@ -57,9 +57,10 @@ impl<Req: RosMessage, Resp: RosMessage> Request<Ros<Req>, Ros<Resp>> {
         horus_cdr::view_message::<Req>(self.cdr())
     }
 
-    /// Decodes the request into an owned `Req`.
+    /// Decodes the request into an owned `Req` (from a private copy, see
+    /// [`Sample::decode`]).
     pub fn decode(&self) -> Result<Req, DecodeError> {
-        horus_cdr::decode_message::<Req>(self.cdr())
+        super::sample::decode_private::<Req>(self.cdr())
     }
 
     /// Answers with `resp`, written once in place as its CDR body. A response that breaks

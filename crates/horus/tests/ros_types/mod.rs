@@ -208,3 +208,32 @@ pub fn blob(i: u32, n: usize) -> Blob {
         small: vec![i as u8; (i % 5) as usize],
     }
 }
+
+/// 70,000 bytes: more than a segment's 64 KiB description area holds.
+// A const (not a static) so that a const `DEFINITION` can borrow it.
+#[allow(clippy::large_const_arrays)]
+const HUGE_BYTES: [u8; 70_000] = [b'#'; 70_000];
+
+/// `demo_msgs/msg/Huge`: a definition too large for a segment's description.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Huge;
+
+impl RosMessage for Huge {
+    const TYPE_NAME: &'static str = "demo_msgs/msg/Huge";
+    const TYPE_HASH: &'static str =
+        "RIHS01_4e9e000000000000000000000000000000000000000000000000000000000001";
+    const DEFINITION: &'static str = match std::str::from_utf8(&HUGE_BYTES) {
+        Ok(s) => s,
+        Err(_) => panic!("ASCII"),
+    };
+    type View<'a> = OtherView;
+
+    fn write_cdr(&self, w: &mut CdrWriter<'_>) -> Result<(), EncodeError> {
+        w.write(0i32)
+    }
+
+    fn read_cdr(r: &mut CdrReader<'_>) -> Result<Self, DecodeError> {
+        r.read::<i32>()?;
+        Ok(Huge)
+    }
+}

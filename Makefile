@@ -150,8 +150,10 @@ test-clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 # nextest (one process per test, clear summary) when installed, plain cargo test otherwise.
-# nextest does not run doctests, so they run separately.
-test-unit:
+# nextest does not run doctests, so they run separately. Some tests read what horus writes
+# with ROS 2's own Python readers (rclpy, rosbags, mcap-ros2-support) through
+# scripts/ros2-python: the ROS 2 venv (setup-ros2) is made first.
+test-unit: setup-ros2
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 	  set -x; \
 	  $(CARGO) nextest run --workspace; \
@@ -279,7 +281,9 @@ ROS2_PACKAGES := ros-kilted-rclpy ros-kilted-common-interfaces ros-kilted-rmw-fa
                  rosbags mcap mcap-ros2-support psutil
 ROS2_IMPORTS  := rclpy.serialization,std_msgs.msg,std_srvs.srv,sensor_msgs.msg,nav_msgs.msg,visualization_msgs.msg,rosbags.rosbag2,mcap_ros2.decoder,psutil
 ROS2_STAMP    := $(ROS2_VENV)/.horus-packages
-ROS2_PY       := HORUS_ROS2_VENV=$(ROS2_VENV) scripts/ros2-python
+ROS2_PY       := scripts/ros2-python
+# scripts/ros2-python (also when a test runs it) uses this venv.
+export HORUS_ROS2_VENV = $(ROS2_VENV)
 
 setup-ros2: setup
 	@if [ "$$(cat $(ROS2_STAMP) 2>/dev/null)" != "$(ROS2_PACKAGES)" ] || \

@@ -11,11 +11,11 @@ Run in the ROS 2 venv (`scripts/ros2-python`, which `make setup-ros2` makes):
    and _Event); tf2_msgs is in horus's set but in no wheel, so its types are reported and
    not checked. A type of the vendored packages that rclpy has and horus lacks (or the
    reverse) fails the run: the vendored files and the wheels would disagree.
-2. makes --per-type randomised messages of each type from rosidl's run-time introspection
-   (SLOT_TYPES): empty, short, long and Unicode strings, empty and large sequences, nested
-   sequences of structures, extreme numbers; bounds and fixed sizes respected. Each is
-   serialized with rclpy.serialization.serialize_message (rmw_fastrtps_cpp) and must
-   deserialize to itself.
+2. makes the default message and --per-type randomised ones of each type from rosidl's
+   run-time introspection (SLOT_TYPES): empty, short, long and Unicode strings, empty and
+   large sequences, nested sequences of structures, extreme numbers; bounds and fixed sizes
+   respected. Each is serialized with rclpy.serialization.serialize_message
+   (rmw_fastrtps_cpp) and must deserialize to itself.
 3. writes values and bytes as JSON lines and runs `horus-ros2-oracle check IN OUT`, which
    encodes each value with horus (equal to rclpy's bytes everywhere but padding, same
    length as the message) and decodes rclpy's bytes (equal value), and writes horus's bytes.
@@ -289,14 +289,15 @@ def main():
         rclpy_path, horus_path = os.path.join(work, "rclpy.jsonl"), os.path.join(work, "horus.jsonl")
         with open(rclpy_path, "w", encoding="utf-8") as f:
             for name, cls in classes.items():
-                for i in range(args.per_type):
-                    mode = MODES[i % len(MODES)]
-                    msg = gen.message(cls, mode)
+                # First the message rclpy makes with the type's defaults, then random ones.
+                for i in range(-1, args.per_type):
+                    mode = "default" if i < 0 else MODES[i % len(MODES)]
+                    msg = cls() if i < 0 else gen.message(cls, mode)
                     cdr = serialize_message(msg)
                     if deserialize_message(cdr, cls) != msg:
                         failures.append(f"{name} {mode}-{i}: rclpy does not read its own bytes back")
                         continue
-                    case = f"{mode}-{i}"
+                    case = mode if i < 0 else f"{mode}-{i}"
                     messages[(name, case)] = (cls, msg, cdr)
                     value = to_json(msg, NamespacedType(name.split("/")[:2], name.split("/")[2]))
                     f.write(json.dumps({"type": name, "case": case, "value": value, "cdr": cdr.hex()},
@@ -333,9 +334,9 @@ def main():
     if failures:
         print("\n".join(failures[:20]), file=sys.stderr)
         sys.exit(f"live_oracle: FAILED: {len(failures)} problems (first 20 above; seed {args.seed})")
-    print(f"live_oracle: {len(classes)} types, {answered} messages (seed {args.seed}, "
-          f"{args.per_type} per type): horus's bytes equal rclpy's, {compared} bytes compared "
-          f"({padding} padding bytes skipped; rclpy's buffer ran past the message for "
+    print(f"live_oracle: {len(classes)} types, {answered} messages (seed {args.seed}; the "
+          f"default and {args.per_type} random ones per type): horus's bytes equal rclpy's, "
+          f"{compared} bytes compared ({padding} padding bytes skipped; rclpy's buffer ran past the message for "
           f"{len(overrun)} types), rclpy reads each of horus's encodings back; not checked "
           f"(no wheel): {len(no_wheel)} types of {', '.join(sorted(NO_WHEEL))}; "
           f"{generated - started:.1f}s rclpy, {checked - generated:.1f}s horus, "

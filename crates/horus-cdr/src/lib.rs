@@ -15,6 +15,9 @@
 //!   never a panic, an out-of-bounds read or a hang.
 //! - [`CdrBuf`]: an owned, 8-byte-aligned copy of a message's bytes, for viewing bytes
 //!   that did not come from shared memory.
+//! - [`RosService`], [`RosAction`]: the marker types generated for services and actions.
+//! - [`RosTypeInfo`]: a generated type's name, hash, definition and codec as plain
+//!   functions (generated crates list theirs in a `REGISTRY`).
 
 #![warn(missing_docs)]
 
@@ -23,8 +26,11 @@ mod error;
 mod message;
 mod primitive;
 mod reader;
+mod registry;
 mod seq_view;
+mod service;
 mod size;
+mod str_view;
 mod writer;
 
 pub use aligned::CdrBuf;
@@ -32,8 +38,11 @@ pub use error::{DecodeError, EncodeError};
 pub use message::{decode_message, encode_message, view_message, RosMessage, RosView};
 pub use primitive::CdrPrimitive;
 pub use reader::CdrReader;
+pub use registry::{RosTypeInfo, RoundTripError};
 pub use seq_view::{SeqIter, SeqView};
+pub use service::{RosAction, RosService};
 pub use size::{align_to, SizeCounter};
+pub use str_view::WStrView;
 pub use writer::CdrWriter;
 
 /// The encapsulation header ROS 2 writes before a little-endian (plain CDR) body.

@@ -3,6 +3,7 @@
 use crate::error::DecodeError;
 use crate::primitive::CdrPrimitive;
 use crate::size::align_to;
+use crate::str_view::WStrView;
 use crate::MAX_DEPTH;
 
 /// Reads a CDR body (after the encapsulation header). Positions and alignment count from
@@ -188,6 +189,19 @@ impl<'a> CdrReader<'a> {
             .collect()
     }
 
+    /// `n` bools viewed in place (each byte checked to be 0 or 1).
+    pub fn read_bool_slice(&mut self, n: usize) -> Result<&'a [bool], DecodeError> {
+        let offset = self.pos;
+        let bytes = self.take(1, n)?;
+        bytemuck::checked::try_cast_slice(bytes).map_err(|_| {
+            let i = bytes.iter().position(|b| *b > 1).unwrap_or(0);
+            DecodeError::InvalidBool {
+                offset: offset + i,
+                value: bytes.get(i).copied().unwrap_or(0),
+            }
+        })
+    }
+
     /// A `string` / `string<=N`, viewed in place: `u32` length including the NUL, bytes,
     /// NUL. A length of 0 reads as "" (as Fast CDR does).
     pub fn read_str(&mut self, bound: Option<usize>) -> Result<&'a str, DecodeError> {
@@ -231,6 +245,15 @@ impl<'a> CdrReader<'a> {
             return Err(DecodeError::StringContainsNul { offset });
         }
         Ok(s)
+    }
+
+    /// A `wstring` / `wstring<=N` viewed in place, its units checked (see
+    /// [`WStrView`]).
+    pub fn read_wstr(&mut self, bound: Option<usize>) -> Result<WStrView<'a>, DecodeError> {
+        let offset = align_to(self.pos, 4);
+        let n = self.read_count(4, bound)?;
+        let bytes = self.take(4, n * 4)?;
+        WStrView::new(bytes, offset)
     }
 
     /// Enters a nested structure; [`DecodeError::TooDeep`] past [`MAX_DEPTH`]. Pair with

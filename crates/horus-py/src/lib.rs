@@ -24,6 +24,7 @@ mod py_sched;
 mod py_service;
 mod py_topic;
 mod registry;
+mod ros;
 mod rust_nodes;
 pub mod tensor_msg;
 pub mod tensor_pool;
@@ -70,6 +71,10 @@ mod _horus {
     };
     #[pymodule_export]
     use crate::registry::{FieldInfo, SchemaInfo};
+    #[pymodule_export]
+    use crate::ros::errors::{CdrDecodeError, CdrEncodeError, CdrError, InterfaceError};
+    #[pymodule_export]
+    use crate::ros::RosTypes;
     #[pymodule_export]
     use crate::rust_nodes::RustNode;
     #[pymodule_export]

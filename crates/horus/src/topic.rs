@@ -67,7 +67,9 @@ impl<T: Message> TopicBuilder<T> {
     }
 
     /// Largest tail (point data, pixels) a message may carry. Default 1 MiB
-    /// for messages with a tail.
+    /// for messages with a tail. For ROS 2 types ([`Ros<M>`](crate::ros::Ros))
+    /// this is the largest CDR body: raise it for large images and point
+    /// clouds (a larger message is refused, nothing sent).
     pub fn max_tail_bytes(mut self, n: usize) -> Self {
         self.max_tail = Some(n);
         self

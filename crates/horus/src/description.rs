@@ -2,7 +2,10 @@
 //! creator, read back by tools as untrusted input.
 //!
 //! The format is the serde form of [`MessageDescription`](horus_msgs::MessageDescription)
-//! (documented in docs/cli.md), so any language with a JSON parser can decode a topic.
+//! (documented in docs/cli.md), so any language with a JSON parser can decode a topic. A
+//! topic of a ROS 2 type ([`Ros<M>`](crate::ros::Ros)) describes only its 8-byte frame and
+//! carries a `ros2` section (type name, RIHS01 hash, `ros2msg` definition) from which tools
+//! decode its CDR bytes; descriptions of fixed-layout types have no such key.
 
 use horus_msgs::{DescriptionError, Message, MessageDescription, SchemaId};
 use std::sync::Arc;

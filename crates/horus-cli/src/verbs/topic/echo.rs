@@ -3,7 +3,8 @@
 //! An observer that polls (never registers a wake-up with the publishers, so it costs them
 //! nothing) every millisecond when the topic is idle. Text output abbreviates arrays longer
 //! than 8 elements unless `--full`; `--json` prints each message complete, one per line, in
-//! the form `topic pub` accepts back.
+//! the form `topic pub` accepts back. A ROS 2-typed topic is decoded from the definition
+//! its description carries ([`super::ros_echo`]).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -18,9 +19,9 @@ use crate::output::Output;
 use horus::inspect::decode_message;
 
 /// Array elements text output shows before abbreviating.
-const KEEP: usize = 8;
+pub(super) const KEEP: usize = 8;
 /// Sleep between polls of an idle topic.
-const IDLE: Duration = Duration::from_millis(1);
+pub(super) const IDLE: Duration = Duration::from_millis(1);
 
 /// Print messages of a topic.
 #[derive(Debug, Args)]
@@ -29,25 +30,28 @@ pub(crate) struct Echo {
     topic: TopicArg,
     /// Print only this field (dotted path, e.g. `pose.position.x`); repeatable.
     #[arg(long = "field", short = 'f')]
-    fields: Vec<String>,
+    pub(super) fields: Vec<String>,
     /// Stop after this many messages.
     #[arg(long, short = 'n')]
-    count: Option<u64>,
+    pub(super) count: Option<u64>,
     /// Stop after one message (`--count 1`).
     #[arg(long, conflicts_with = "count")]
-    once: bool,
-    /// Print arrays whole in text output.
+    pub(super) once: bool,
+    /// Print arrays (and, for ROS 2 types, strings) whole in text output.
     #[arg(long)]
-    full: bool,
+    pub(super) full: bool,
     /// Give up (exit 1) when no message arrives for this many seconds.
     #[arg(long)]
-    timeout: Option<f64>,
+    pub(super) timeout: Option<f64>,
 }
 
 pub(super) fn run(a: Echo, out: &Output) -> anyhow::Result<ExitCode> {
     signals::install()?;
     let view = a.topic.open()?;
     let desc = description(&view)?;
+    if let Some(ty) = desc.ros2 {
+        return super::ros_echo::run(a, view, ty, out);
+    }
     let mut obs = view.observer(false)?;
     let limit = if a.once { Some(1) } else { a.count };
     let timeout = a

@@ -12,6 +12,10 @@ mod info;
 mod list;
 mod publish;
 pub(crate) mod rate;
+mod ros_echo;
+mod ros_json;
+mod ros_publish;
+mod ros_yaml;
 pub(crate) mod sampler;
 
 use std::process::ExitCode;

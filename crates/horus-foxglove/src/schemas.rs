@@ -12,6 +12,13 @@
 //! | `Odometry`       | `foxglove.FrameTransform` | on a second channel `<topic>/tf`: `frame_id` → `child_frame_id` |
 //! | `Pose`           | `foxglove.PoseInFrame` | frame `world`, stamped with the receive time   |
 //!
+//! A ROS-typed topic (its description has a `ros2` section: `sensor_msgs/msg/LaserScan`,
+//! `tf2_msgs/msg/TFMessage`, …) is advertised as ROS 2 itself would be: schema name = the ROS
+//! type, schema encoding `ros2msg` with the type's definition, message encoding `cdr`, and
+//! every message is the wire bytes as published (encapsulation header and CDR body, copied
+//! once, never converted), so Foxglove's 3-D, Image and other panels draw the standard ROS 2
+//! types directly.
+//!
 //! A type is recognised only when the topic's description is exactly the standard one (same
 //! fields, offsets and sizes), so its bytes can be read as the struct. Everything else goes
 //! through the generic path: the `ros2msg` schema generated from the description and the exact
@@ -23,7 +30,7 @@ use std::io::Write as _;
 
 use base64::Engine as _;
 use horus::inspect::decode_message;
-use horus::msgs::{Image, LaserScan, MessageDescription, Odometry, PointCloud, Pose};
+use horus::msgs::{Image, LaserScan, MessageDescription, Odometry, PointCloud, Pose, Ros2Type};
 use horus_record::{cdr::CdrPlan, ros2msg};
 
 const TIME: &str =
@@ -42,6 +49,9 @@ fn object(title: &str, props: &[(&str, String)]) -> String {
         body.join(",")
     )
 }
+
+/// Bytes before the wire bytes in a ROS-typed topic's message (`[0 0 0 0][00 01 00 00]…`).
+const ROS2_FRAME_RESERVED: usize = 4;
 
 const NUM: &str = r#"{"type":"number"}"#;
 const INT: &str = r#"{"type":"integer"}"#;
@@ -67,6 +77,8 @@ pub enum Mapping {
     Cdr(CdrPlan),
     /// A type CDR cannot express: JSON as `horus topic echo` prints it.
     Json(Box<MessageDescription>),
+    /// A ROS-typed topic: `ros2msg` schema = its definition, the wire bytes as they are.
+    Ros2(Box<Ros2Type>),
 }
 
 /// What a channel advertisement states about its messages.
@@ -160,7 +172,9 @@ fn base64_into(out: &mut Vec<u8>, data: &[u8]) {
 impl Mapping {
     /// The mapping for a validated description.
     pub fn for_description(d: &MessageDescription) -> Mapping {
-        if *d == MessageDescription::of::<LaserScan>() {
+        if let Some(ty) = &d.ros2 {
+            Mapping::Ros2(Box::new(ty.clone()))
+        } else if *d == MessageDescription::of::<LaserScan>() {
             Mapping::LaserScan
         } else if *d == MessageDescription::of::<PointCloud>() {
             Mapping::PointCloud
@@ -267,6 +281,12 @@ impl Mapping {
                 }
             }
             Mapping::Json(_) => json(&d.root().name, r#"{"type":"object"}"#.into()),
+            Mapping::Ros2(ty) => ChannelSchema {
+                encoding: "cdr",
+                name: ty.type_name.clone(),
+                schema_encoding: ros2msg::ENCODING,
+                text: ty.definition.clone(),
+            },
         }
     }
 
@@ -377,6 +397,12 @@ impl Mapping {
                 );
             }
             Mapping::Cdr(plan) => plan.encode(bytes, out)?,
+            Mapping::Ros2(_) => {
+                // The chunk: 4 reserved bytes, then the wire bytes (header and body).
+                let wire = bytes.get(ROS2_FRAME_RESERVED..).unwrap_or_default();
+                horus_record::ros2::check_wire(wire)?;
+                out.extend_from_slice(wire);
+            }
             Mapping::Json(d) => {
                 let v = decode_message(d, bytes)?;
                 serde_json::to_writer(&mut *out, &v).expect("writing JSON to a Vec never fails");
@@ -448,6 +474,45 @@ mod tests {
         let v = encode(&Pose::IDENTITY, &[]);
         assert_eq!(v["frame_id"], "world");
         assert_eq!(v["timestamp"]["nsec"], 99, "stamped with the receive time");
+    }
+
+    #[test]
+    fn ros_typed_topics_keep_their_type_definition_and_wire_bytes() {
+        let hash = "RIHS01_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        let ty = Ros2Type::new(
+            "geometry_msgs/msg/Vector3",
+            hash,
+            "float64 x\nfloat64 y\nfloat64 z\n",
+        );
+        let d = MessageDescription::ros2(ty.clone()).unwrap();
+        let m = Mapping::for_description(&d);
+        let s = m.schema(&d);
+        assert_eq!(
+            (
+                s.encoding,
+                s.name.as_str(),
+                s.schema_encoding,
+                s.text.as_str()
+            ),
+            (
+                "cdr",
+                "geometry_msgs/msg/Vector3",
+                "ros2msg",
+                ty.definition.as_str()
+            )
+        );
+        let mut chunk = vec![0, 0, 0, 0, 0, 1, 0, 0];
+        for v in [1.5f64, -2.0, 0.25] {
+            chunk.extend_from_slice(&v.to_le_bytes());
+        }
+        let mut out = Vec::new();
+        m.encode(&chunk, 0, &mut out).unwrap();
+        assert_eq!(out, chunk[4..], "the wire bytes, as published");
+        assert!(
+            m.encode(&[0, 0, 0, 0, 0, 0, 0, 0], 0, &mut out).is_err(),
+            "big-endian"
+        );
+        assert!(m.encode(&[0, 0, 0], 0, &mut out).is_err());
     }
 
     #[test]

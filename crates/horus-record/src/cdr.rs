@@ -496,7 +496,10 @@ mod tests {
 
     #[test]
     fn an_empty_description_is_an_error() {
-        let d = MessageDescription { types: Vec::new(), ros2: None };
+        let d = MessageDescription {
+            types: Vec::new(),
+            ros2: None,
+        };
         assert!(matches!(CdrPlan::new(&d), Err(PlanError::Unresolved(_))));
     }
 

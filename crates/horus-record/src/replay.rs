@@ -4,15 +4,21 @@
 //!
 //! [`RecordedInputs::load`] reads the chosen topics into memory; [`RecordedInputs::into_node`]
 //! makes a [`ReplayNode`] that publishes them (exact bytes, on topics created from the
-//! recorded descriptions when missing). Add it to a `Scheduler::new().deterministic(true)`
-//! ahead of the nodes under test (a lower `order`, or added first): on every run the nodes see
-//! the same messages at the same ticks, so nodes that depend only on their inputs and the
-//! scheduler's clock produce the same outputs, byte for byte.
+//! recorded descriptions when missing; ROS-typed channels, horus's or rosbag2's, as
+//! ROS-typed topics of the recorded type with the recorded wire bytes). Add it to a
+//! `Scheduler::new().deterministic(true)` ahead of the nodes under test (a lower `order`, or
+//! added first): on every run the nodes see the same messages at the same ticks, so nodes
+//! that depend only on their inputs and the scheduler's clock produce the same outputs,
+//! byte for byte.
 
 use std::path::Path;
 use std::time::Duration;
 
-use horus::inspect::{open_or_create_topic, RawPublisher, TopicView};
+use horus::inspect::{
+    open_or_create_ros_topic, open_or_create_topic, ros_qos, QosInfo, RawPublisher,
+    RawRosPublisher, TopicView,
+};
+use horus::msgs::Ros2Type;
 use horus::sched::{Node, NodeError, TickContext};
 
 use crate::meta::ChannelMeta;
@@ -56,10 +62,23 @@ pub enum ReplayError {
 /// plus 64 for its bookkeeping).
 pub const MAX_LOADED_BYTES: u64 = 4 << 30;
 
+/// What a recorded topic is published as.
+#[derive(Clone, Debug)]
+enum Kind {
+    /// A fixed-layout topic: its description and QoS; messages are horus bytes.
+    Horus(ChannelMeta),
+    /// A ROS-typed topic: its type and QoS; messages are wire bytes.
+    Ros(Box<Ros2Type>, QosInfo),
+}
+
+/// Largest message (CDR body) of a ROS-typed topic created for a recording that states no
+/// horus QoS (rosbag2's): a typed endpoint's default.
+const ROSBAG_MAX_MESSAGE: usize = 1 << 20;
+
 /// Messages of some topics of a recording, in recorded order, with their time since the
 /// recording's first message.
 pub struct RecordedInputs {
-    topics: Vec<(String, ChannelMeta)>,
+    topics: Vec<(String, Kind)>,
     messages: Vec<(Duration, usize, Vec<u8>)>,
 }
 
@@ -104,15 +123,28 @@ impl RecordedInputs {
             let idx = match out.topics.iter().position(|(t, _)| *t == ch.topic) {
                 Some(i) => i,
                 None => {
-                    let meta = ch.meta.clone().map_err(|e| bad(e.to_string()))?;
-                    out.topics.push((ch.topic.clone(), meta));
+                    let kind = match &ch.ros2 {
+                        Some(ros) => {
+                            let ros = ros.as_ref().map_err(|e| bad(e.to_string()))?;
+                            let ty = ros.ros2_type().map_err(|e| bad(e.to_string()))?;
+                            let qos = ros.qos.unwrap_or_else(|| ros_qos(ROSBAG_MAX_MESSAGE));
+                            Kind::Ros(Box::new(ty), qos)
+                        }
+                        None => Kind::Horus(ch.meta.clone().map_err(|e| bad(e.to_string()))?),
+                    };
+                    out.topics.push((ch.topic.clone(), kind));
                     out.topics.len() - 1
                 }
             };
-            match r.horus_bytes(&m, &mut bytes) {
-                Some(Ok(())) => {}
-                Some(Err(e)) => return Err(bad(e.to_string())),
-                None => return Err(bad("no horus description".into())),
+            if matches!(out.topics[idx].1, Kind::Ros(..)) {
+                bytes.clear();
+                bytes.extend_from_slice(&m.cdr);
+            } else {
+                match r.horus_bytes(&m, &mut bytes) {
+                    Some(Ok(())) => {}
+                    Some(Err(e)) => return Err(bad(e.to_string())),
+                    None => return Err(bad("no horus description".into())),
+                }
             }
             held = held.saturating_add(bytes.len() as u64 + 64);
             if held > limit {
@@ -147,17 +179,29 @@ impl RecordedInputs {
     /// clock reaches them.
     pub fn into_node(self, namespace: &str) -> Result<ReplayNode, ReplayError> {
         let mut outlets = Vec::new();
-        for (topic, meta) in &self.topics {
+        for (topic, kind) in &self.topics {
             let bad = |reason: String| ReplayError::Channel {
                 topic: topic.clone(),
                 reason,
             };
-            let view = open_or_create_topic(namespace, topic, &meta.description, &meta.qos)
-                .map_err(|e| bad(e.to_string()))?;
-            let publisher = view
-                .publisher(meta.description.root().size)
-                .map_err(|e| bad(e.to_string()))?;
-            outlets.push((view, publisher));
+            let outlet = match kind {
+                Kind::Horus(meta) => {
+                    let view = open_or_create_topic(namespace, topic, &meta.description, &meta.qos)
+                        .map_err(|e| bad(e.to_string()))?;
+                    let p = view
+                        .publisher(meta.description.root().size)
+                        .map_err(|e| bad(e.to_string()))?;
+                    (view, Outlet::Horus(p))
+                }
+                Kind::Ros(ty, qos) => {
+                    let name = crate::ros2::horus_topic_name(topic);
+                    let view = open_or_create_ros_topic(namespace, name, ty, qos)
+                        .map_err(|e| bad(e.to_string()))?;
+                    let p = view.ros_publisher().map_err(|e| bad(e.to_string()))?;
+                    (view, Outlet::Ros(p))
+                }
+            };
+            outlets.push(outlet);
         }
         Ok(ReplayNode {
             outlets,
@@ -168,10 +212,16 @@ impl RecordedInputs {
     }
 }
 
+/// A topic's publisher.
+enum Outlet {
+    Horus(RawPublisher),
+    Ros(RawRosPublisher),
+}
+
 /// Publishes recorded messages when the scheduler's clock reaches their recorded time.
 pub struct ReplayNode {
     /// Views keep the segments open while publishing.
-    outlets: Vec<(TopicView, RawPublisher)>,
+    outlets: Vec<(TopicView, Outlet)>,
     messages: Vec<(Duration, usize, Vec<u8>)>,
     next: usize,
     topics: Vec<String>,
@@ -195,10 +245,11 @@ impl Node for ReplayNode {
             if *at > now {
                 break;
             }
-            self.outlets[*i]
-                .1
-                .send(bytes)
-                .map_err(|e| NodeError::msg(format!("replaying {}: {e}", self.topics[*i])))?;
+            let sent = match &mut self.outlets[*i].1 {
+                Outlet::Horus(p) => p.send(bytes).map(drop).map_err(|e| e.to_string()),
+                Outlet::Ros(p) => p.send_cdr(bytes).map(drop).map_err(|e| e.to_string()),
+            };
+            sent.map_err(|e| NodeError::msg(format!("replaying {}: {e}", self.topics[*i])))?;
             self.next += 1;
         }
         Ok(())

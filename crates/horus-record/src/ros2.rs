@@ -62,6 +62,35 @@ pub struct Ros2Channel {
 }
 
 impl Ros2Channel {
+    /// The type to publish this channel's messages as on a horus topic. The hash is checked
+    /// against the one computed from the definition (`horus_idl`, bounded) when the
+    /// definition can be read; a file without a hash (rosbag2 before Iron) gets the computed
+    /// one. The result is validated as a topic's description would be.
+    pub fn ros2_type(&self) -> Result<Ros2Type, Ros2Error> {
+        let computed = horus_idl::resolve_ros2msg(&self.name, &self.definition)
+            .map_err(|e| e.to_string())
+            .and_then(|(r, root)| {
+                r.type_hash(&root.to_string())
+                    .ok_or_else(|| format!("no hash for {root}"))
+            })
+            .map(|h| h.to_string());
+        let hash = match (&self.hash, computed) {
+            (Some(stated), Ok(computed)) if *stated != computed => {
+                return Err(Ros2Error::HashMismatch {
+                    stated: stated.clone(),
+                    computed,
+                })
+            }
+            (Some(stated), _) => stated.clone(),
+            (None, Ok(computed)) => computed,
+            (None, Err(why)) => return Err(Ros2Error::NoHash(why)),
+        };
+        let ty = Ros2Type::new(&self.name, &hash, &self.definition);
+        ty.validate()
+            .map_err(|e| Ros2Error::Unpublishable(e.to_string()))?;
+        Ok(ty)
+    }
+
     /// The channel metadata this channel was read from (the keys horus uses), to copy the
     /// channel into another file.
     pub fn metadata(&self) -> BTreeMap<String, String> {
@@ -98,6 +127,20 @@ pub enum Ros2Error {
     /// The definition is not UTF-8.
     #[error("definition is not UTF-8")]
     DefinitionNotUtf8,
+    /// The stated `topic_type_hash` is not the hash of the definition.
+    #[error("{TYPE_HASH} {stated} is not the hash of the definition ({computed})")]
+    HashMismatch {
+        /// The hash the file states.
+        stated: String,
+        /// The hash of the definition.
+        computed: String,
+    },
+    /// No hash stated, and none could be computed from the definition (why).
+    #[error("no {TYPE_HASH}, and the definition does not give one: {0}")]
+    NoHash(String),
+    /// The type cannot travel on a horus topic (e.g. a definition over 64 KiB).
+    #[error("cannot be published on a horus topic: {0}")]
+    Unpublishable(String),
     /// The recorded horus QoS does not parse.
     #[error("horus.qos: {0}")]
     Qos(String),
@@ -195,6 +238,12 @@ pub fn from_channel(
         qos,
         offered_qos_profiles,
     })
+}
+
+/// The horus topic a recorded ROS 2 topic is published on: ROS 2's `/scan` is horus's
+/// `scan` (horus names have no leading `/`).
+pub fn horus_topic_name(recorded: &str) -> &str {
+    recorded.strip_prefix('/').unwrap_or(recorded)
 }
 
 /// Checks that `wire` is a ROS 2 message horus can carry: at least the 4-byte encapsulation

@@ -17,7 +17,8 @@ use horus::Overflow;
 use horus_record::ros2::{self, Ros2Error, MAX_DEFINITION_BYTES};
 use horus_record::{RecordingInfo, RecordingReader, RecordingWriter, WriteError, WriterOptions};
 
-const HASH: &str = "RIHS01_5bd1fa5d1a4f2b5ac6a0e1f2a9b1c0d4e5f60718293a4b5c6d7e8f9010203040";
+/// The RIHS01 of `test_msgs/msg/Point2` ([`DEFINITION`]).
+const HASH: &str = "RIHS01_000fb246ea682e050b4a5c8ff1d683fdf877e3902e9f5e700972d4d0216d7d5f";
 const DEFINITION: &str = "float64 x\nfloat64 y\nstring frame\n";
 
 fn dir() -> PathBuf {
@@ -36,7 +37,7 @@ fn qos() -> QosInfo {
         max_subscribers: 8,
         inline_bytes: 64,
         chunk_bytes: 1 << 16,
-        chunks_per_publisher: 4,
+        chunks_per_publisher: 2 * 16 + 4,
     }
 }
 
@@ -264,4 +265,45 @@ fn standard_ros_messages_recorded_here_decode_field_by_field_in_three_ros2_reade
             "{out}"
         );
     }
+}
+
+#[test]
+fn recorded_inputs_replay_ros_typed_channels_as_ros_typed_topics() {
+    use horus::sched::prelude::*;
+    use horus_record::replay::RecordedInputs;
+
+    // A horus recording and a rosbag2 one (`/t0`, played as `t0`).
+    let path = dir().join("replay-typed.mcap");
+    let _ = std::fs::remove_file(&path);
+    let mut w = RecordingWriter::create(&path, WriterOptions::default()).unwrap();
+    let ch = w.add_ros2_channel("robot/point", &ty(), &qos()).unwrap();
+    let sent: Vec<Vec<u8>> = (0..5).map(|i| wire(i as f64, 0.5, "map", i)).collect();
+    for (i, m) in sent.iter().enumerate() {
+        w.write(ch, 1_000_000 * (i as u64 + 1), m).unwrap();
+    }
+    w.finish().unwrap();
+    let ns = format!("record-ros2-replay-{}", std::process::id());
+    let inputs = RecordedInputs::load(&path, &["robot/point"]).unwrap();
+    let loaded: Vec<Vec<u8>> = inputs.messages().map(|(_, _, b)| b.to_vec()).collect();
+    assert_eq!(loaded, sent, "wire bytes as recorded");
+    let view = horus::inspect::open_or_create_ros_topic(&ns, "robot/point", &ty(), &qos()).unwrap();
+    let mut sub = view.ros_subscriber(false).unwrap();
+    let mut s = Scheduler::new()
+        .deterministic(true)
+        .publish_stats(false)
+        .handle_signals(false)
+        .namespace(&ns)
+        .tick_rate(1000_u64.hz());
+    s.add(
+        inputs.into_node(&ns).unwrap(),
+        NodeConfig::new().rate(1000_u64.hz()).order(0),
+    )
+    .unwrap();
+    s.run_for(Duration::from_millis(20)).unwrap();
+    let mut got = Vec::new();
+    while let Some(m) = sub.try_recv() {
+        got.push(m.cdr().to_vec());
+    }
+    assert_eq!(got, sent, "published as recorded, on the ROS-typed topic");
+    assert_eq!(view.ros2().unwrap(), ty());
 }

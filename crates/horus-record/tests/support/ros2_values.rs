@@ -204,20 +204,25 @@ pub(crate) fn expected_file(topics: &[Ros2Topic], path: &Path) {
     std::fs::write(path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
 }
 
-/// The ROS 2 venv's Python: `HORUS_ROS2_PYTHON`, else the repository's `scripts/ros2-python`
-/// (made by `make setup-ros2`). `None` (and why) when neither exists.
+/// The ROS 2 venv's Python: `HORUS_ROS2_PYTHON` if set (an interpreter with rclpy, rosbags
+/// and mcap-ros2-support), else the repository's `scripts/ros2-python`, which runs the venv
+/// `make setup-ros2` makes (`HORUS_ROS2_VENV`, default `~/.cache/horus-ros2-venv`). `Err`
+/// (why) when that venv does not exist.
 pub(crate) fn ros2_python() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("HORUS_ROS2_PYTHON") {
         return Ok(PathBuf::from(p));
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ros2-python");
-    if script.exists() {
-        return Ok(script);
+    let venv = std::env::var_os("HORUS_ROS2_VENV")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/horus-ros2-venv")))
+        .ok_or("neither HORUS_ROS2_VENV nor HOME is set")?;
+    if !venv.join("bin/python").exists() {
+        return Err(format!(
+            "no ROS 2 venv at {} (run `make setup-ros2`, or set HORUS_ROS2_PYTHON)",
+            venv.display()
+        ));
     }
-    Err(format!(
-        "no ROS 2 Python: set HORUS_ROS2_PYTHON or run `make setup-ros2` (makes {})",
-        script.display()
-    ))
+    Ok(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ros2-python"))
 }
 
 /// Runs `check_recording.py` on `recording`; panics with its output unless it passed.

@@ -1,6 +1,9 @@
 //! `horus play FILE`: publishes a recording's messages on their topics with their original
 //! relative timing (scaled by `--rate`), creating topics that do not exist from the
 //! description and QoS stored in the file, and publishing the exact recorded bytes.
+//! ROS-typed channels (horus's, and rosbag2's `ros2msg`/`cdr` channels) are published on
+//! ROS-typed topics of the same type, hash and definition, as the recorded wire bytes; a
+//! ROS 2 topic name's leading `/` is dropped (`/scan` → `scan`).
 //!
 //! On a terminal, space pauses and resumes and `s` publishes one message while paused.
 //! `--clock TOPIC` publishes the recorded time (`horus/Time`) for nodes on simulated time.
@@ -15,8 +18,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use horus::inspect::{open_or_create_topic, RawPublisher, TopicView};
+use horus::inspect::{open_or_create_topic, RawPublisher, RawRosPublisher, TopicView};
 use horus::msgs::Time;
+use horus_record::ros2::{Ros2Channel, Ros2Error};
 use horus_record::{foxlog, RecordedMessage, RecordingReader};
 use serde_json::json;
 
@@ -27,6 +31,10 @@ use keys::{Key, Keys};
 
 /// How often the clock topic is published, in recorded time.
 const CLOCK_PERIOD_NS: u64 = 10_000_000;
+/// Largest message (CDR body) of a topic created for a recording that states no horus QoS
+/// (rosbag2's): what a typed `Topic<Ros<M>>` opens with by default, so typed endpoints meet
+/// it; a larger message fails to publish and is counted.
+const ROSBAG_MAX_MESSAGE: usize = 1 << 20;
 /// Lateness samples kept for the timing report.
 const MAX_SAMPLES: usize = 1 << 20;
 
@@ -61,11 +69,19 @@ pub(crate) struct Play {
     namespace: Option<String>,
 }
 
+/// How a channel's messages are published.
+enum Publisher {
+    /// A fixed-layout topic: the horus bytes decoded from the file's CDR.
+    Horus(RawPublisher),
+    /// A ROS-typed topic: the wire bytes as recorded.
+    Ros(RawRosPublisher),
+}
+
 /// One recorded channel's publisher (or why it has none).
 struct Outlet {
     topic: String,
     /// Kept open: the segment lives while we publish.
-    publisher: Result<(TopicView, RawPublisher), String>,
+    publisher: Result<(TopicView, Publisher), String>,
     published: u64,
     failed: u64,
     lateness_us: Vec<f64>,
@@ -86,16 +102,19 @@ impl Player {
         self.outlets.entry(id).or_insert_with(|| {
             order.push(id);
             let ch = r.channel(id).expect("messages only on known channels");
-            let publisher = match &ch.meta {
-                Err(e) => Err(format!("no horus description: {e}")),
-                Ok(meta) => open_or_create_topic(ns, &ch.topic, &meta.description, &meta.qos)
-                    .map_err(|e| e.to_string())
-                    .and_then(|view| {
-                        let p = view
-                            .publisher(meta.description.root().size)
-                            .map_err(|e| e.to_string())?;
-                        Ok((view, p))
-                    }),
+            let publisher = match (&ch.meta, &ch.ros2) {
+                (_, Some(ros)) => ros2_outlet(ns, &ch.topic, ros),
+                (Err(e), None) => Err(format!("no horus description: {e}")),
+                (Ok(meta), None) => {
+                    open_or_create_topic(ns, &ch.topic, &meta.description, &meta.qos)
+                        .map_err(|e| e.to_string())
+                        .and_then(|view| {
+                            let p = view
+                                .publisher(meta.description.root().size)
+                                .map_err(|e| e.to_string())?;
+                            Ok((view, Publisher::Horus(p)))
+                        })
+                }
             };
             if let Err(e) = &publisher {
                 eprintln!("horus play: not publishing {}: {e}", ch.topic);
@@ -121,10 +140,13 @@ impl Player {
         let decoded = r.horus_bytes(m, &mut bytes);
         let o = self.outlet(r, m.channel);
         if let Ok((_, p)) = &mut o.publisher {
-            let sent = match decoded {
-                Some(Ok(())) => p.send(&bytes).map_err(|e| e.to_string()),
-                Some(Err(e)) => Err(e.to_string()),
-                None => Err("no description".into()),
+            let sent = match (p, decoded) {
+                (Publisher::Ros(p), _) => p.send_cdr(&m.cdr).map(drop).map_err(|e| e.to_string()),
+                (Publisher::Horus(p), Some(Ok(()))) => {
+                    p.send(&bytes).map(drop).map_err(|e| e.to_string())
+                }
+                (Publisher::Horus(_), Some(Err(e))) => Err(e.to_string()),
+                (Publisher::Horus(_), None) => Err("no description".into()),
             };
             match sent {
                 Ok(_) => {
@@ -145,6 +167,26 @@ impl Player {
         }
         self.bytes = bytes;
     }
+}
+
+/// The publisher of a ROS-typed channel (horus's, or a rosbag2 recording's): its type (hash
+/// checked against the definition), the recorded horus QoS or a typed endpoint's defaults,
+/// on the topic named without ROS 2's leading `/`.
+fn ros2_outlet(
+    ns: &str,
+    topic: &str,
+    ros: &Result<Ros2Channel, Ros2Error>,
+) -> Result<(TopicView, Publisher), String> {
+    let ros = ros.as_ref().map_err(|e| format!("ROS 2 channel: {e}"))?;
+    let ty = ros.ros2_type().map_err(|e| e.to_string())?;
+    let qos = ros
+        .qos
+        .unwrap_or_else(|| horus::inspect::ros_qos(ROSBAG_MAX_MESSAGE));
+    let topic = horus_record::ros2::horus_topic_name(topic);
+    let view = horus::inspect::open_or_create_ros_topic(ns, topic, &ty, &qos)
+        .map_err(|e| e.to_string())?;
+    let p = view.ros_publisher().map_err(|e| e.to_string())?;
+    Ok((view, Publisher::Ros(p)))
 }
 
 fn secs(name: &str, v: f64) -> anyhow::Result<Duration> {

@@ -5,7 +5,9 @@
 //! publisher's room check and never registers a wake-up, so attaching it changes nothing the
 //! robot observes. What it misses (overwritten before it read them) is counted per topic,
 //! written into each file's `horus.losses` metadata and printed at the end. New topics are
-//! picked up while it runs; it stops on Ctrl-C, SIGTERM or `--duration`.
+//! picked up while it runs; it stops on Ctrl-C, SIGTERM or `--duration`. A ROS-typed topic
+//! (`sensor_msgs/msg/LaserScan` …) is recorded as ROS 2 records it: its ROS type and
+//! definition, its wire bytes as they are (`horus_record::ros2`).
 
 mod select;
 mod sink;
@@ -16,7 +18,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use horus::inspect::{list_topics, RawObserver, TopicView};
+use horus::inspect::{list_topics, RawObserver, RawRosReader, TopicView};
 use horus_record::foxlog::{self, LogTap};
 use horus_record::{Compression, RecordingWriter, WriteError, WriterOptions};
 use serde_json::json;
@@ -82,9 +84,34 @@ struct Logs {
     ch: usize,
 }
 
+/// How a topic's messages are taken off its rings.
+enum Observer {
+    /// A fixed-layout topic: the horus bytes.
+    Horus(RawObserver),
+    /// A ROS-typed topic: the wire bytes (encapsulation header and CDR body).
+    Ros(RawRosReader),
+}
+
+impl Observer {
+    /// The next message's bytes as they are recorded.
+    fn try_recv(&mut self) -> Option<Vec<u8>> {
+        match self {
+            Observer::Horus(o) => o.try_recv().map(|m| m.bytes),
+            Observer::Ros(o) => o.try_recv().map(|s| s.cdr().to_vec()),
+        }
+    }
+
+    fn counts(&self) -> (u64, u64, u64) {
+        match self {
+            Observer::Horus(o) => o.counts(),
+            Observer::Ros(o) => o.counts(),
+        }
+    }
+}
+
 struct Recorded {
     view: TopicView,
-    obs: RawObserver,
+    obs: Observer,
     /// The channel's index in the sink.
     ch: usize,
     /// Messages dropped because the writer fell too far behind (already reported).
@@ -261,18 +288,32 @@ fn discover(
         let ch = match channels.get(&topic) {
             Some(&ch) => ch,
             None => {
-                // Refused here, before observing, if it cannot be recorded byte for byte.
-                if let Err(e) = horus_record::cdr::CdrPlan::new(&description) {
-                    eprintln!("horus record: not recording {topic}: {e}");
-                    refused.insert(topic, e.to_string());
-                    continue;
-                }
-                let ch = sink.channel(&topic, &description, &view.qos())?;
+                let ch = if let Some(ty) = &description.ros2 {
+                    // A ROS-typed topic: its ROS type, definition and wire bytes as they are.
+                    sink.ros2_channel(&topic, ty, &view.qos())?
+                } else {
+                    // Refused here, before observing, if it cannot be recorded byte for byte.
+                    if let Err(e) = horus_record::cdr::CdrPlan::new(&description) {
+                        eprintln!("horus record: not recording {topic}: {e}");
+                        refused.insert(topic, e.to_string());
+                        continue;
+                    }
+                    sink.channel(&topic, &description, &view.qos())?
+                };
                 channels.insert(topic.clone(), ch);
                 ch
             }
         };
-        let obs = match view.observer(false) {
+        let obs = if description.ros2.is_some() {
+            view.ros_observer(false)
+                .map(Observer::Ros)
+                .map_err(|e| e.to_string())
+        } else {
+            view.observer(false)
+                .map(Observer::Horus)
+                .map_err(|e| e.to_string())
+        };
+        let obs = match obs {
             Ok(o) => o,
             Err(e) => {
                 eprintln!("horus record: cannot observe {topic} yet: {e}");
@@ -299,8 +340,8 @@ fn drain(sink: &mut Sink, live: &mut Vec<Recorded>, clock: &Clock) -> anyhow::Re
     let mut got = 0;
     for r in live.iter_mut() {
         for _ in 0..BATCH {
-            let Some(msg) = r.obs.try_recv() else { break };
-            if !sink.message(r.ch, clock.now_ns(), msg.bytes)? {
+            let Some(bytes) = r.obs.try_recv() else { break };
+            if !sink.message(r.ch, clock.now_ns(), bytes)? {
                 r.dropped += 1;
             }
             got += 1;

@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use horus::inspect::QosInfo;
-use horus::msgs::MessageDescription;
+use horus::msgs::{MessageDescription, Ros2Type};
 use horus_record::{foxlog, ChannelId, RecordingTotals, RecordingWriter, WriteError};
 
 /// Most message bytes queued for the writer thread.
@@ -25,6 +25,12 @@ enum Event {
     Channel {
         topic: String,
         description: Box<MessageDescription>,
+        qos: QosInfo,
+    },
+    /// A ROS-typed topic.
+    Ros2Channel {
+        topic: String,
+        ty: Box<Ros2Type>,
         qos: QosInfo,
     },
     /// The `/log` channel (`foxglove.Log` JSON).
@@ -118,6 +124,23 @@ impl Sink {
         Ok(self.channels - 1)
     }
 
+    /// Adds a ROS-typed topic; returns its index for [`Sink::message`] (messages: the wire
+    /// bytes).
+    pub(super) fn ros2_channel(
+        &mut self,
+        topic: &str,
+        ty: &Ros2Type,
+        qos: &QosInfo,
+    ) -> anyhow::Result<usize> {
+        self.send(Event::Ros2Channel {
+            topic: topic.to_owned(),
+            ty: Box::new(ty.clone()),
+            qos: *qos,
+        })?;
+        self.channels += 1;
+        Ok(self.channels - 1)
+    }
+
     /// Adds the `/log` channel (log records as `foxglove.Log` JSON); returns its index.
     pub(super) fn log_channel(&mut self) -> anyhow::Result<usize> {
         self.send(Event::LogChannel)?;
@@ -192,6 +215,9 @@ fn apply(
             description,
             qos,
         } => ids.push(writer.add_channel(&topic, &description, &qos)?),
+        Event::Ros2Channel { topic, ty, qos } => {
+            ids.push(writer.add_ros2_channel(&topic, &ty, &qos)?)
+        }
         Event::LogChannel => {
             let mut metadata = std::collections::BTreeMap::new();
             metadata.insert("horus.kind".to_owned(), "log".to_owned());

@@ -1,0 +1,124 @@
+//! ROS-typed topics live in Foxglove: a real WebSocket client (tungstenite, speaking
+//! `foxglove.websocket.v1`) sees each advertised with schema name = the ROS type, schema
+//! encoding `ros2msg` with the type's definition and message encoding `cdr`, and receives
+//! exactly the wire bytes that were published. Behaviour only; nothing timed.
+
+#[path = "../../horus-record/tests/support/ros2_values.rs"]
+mod ros2_values;
+
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use horus::inspect::{self, RawRosPublisher};
+use horus_foxglove::{Bridge, BridgeOptions};
+use serde_json::Value;
+use tungstenite::client::IntoClientRequest;
+use tungstenite::{Message, WebSocket};
+
+/// Only turns a hang into a failure.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn connect(bridge: &Bridge) -> WebSocket<TcpStream> {
+    let mut req = format!("ws://{}", bridge.local_addr())
+        .into_client_request()
+        .unwrap();
+    req.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "foxglove.websocket.v1".parse().unwrap(),
+    );
+    let stream = TcpStream::connect(bridge.local_addr()).unwrap();
+    let (ws, _) = tungstenite::client(req, stream).unwrap();
+    ws.get_ref()
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    ws
+}
+
+fn next(ws: &mut WebSocket<TcpStream>) -> Option<Message> {
+    match ws.read() {
+        Ok(m) => Some(m),
+        Err(tungstenite::Error::Io(e))
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            None
+        }
+        Err(e) => panic!("client: {e}"),
+    }
+}
+
+#[test]
+fn ros_typed_topics_are_advertised_as_ros2msg_and_sent_as_their_wire_bytes() {
+    let ns = format!("test-fox-ros2-{}", std::process::id());
+    let topics = ros2_values::topics();
+    let mut pubs: Vec<(_, RawRosPublisher)> = topics
+        .iter()
+        .map(|t| {
+            let view =
+                inspect::open_or_create_ros_topic(&ns, &t.topic, &t.ty, &inspect::ros_qos(1 << 16))
+                    .unwrap();
+            let p = view.ros_publisher().unwrap();
+            (view, p)
+        })
+        .collect();
+    let bridge = Bridge::start(BridgeOptions::new("127.0.0.1:0".parse().unwrap(), &ns)).unwrap();
+    let mut ws = connect(&bridge);
+
+    // Every topic advertised with its ROS type and definition.
+    let mut channels: Vec<Option<Value>> = vec![None; topics.len()];
+    let t0 = Instant::now();
+    while channels.iter().any(Option::is_none) {
+        assert!(t0.elapsed() < PATIENCE, "not every topic was advertised");
+        if let Some(Message::Text(t)) = next(&mut ws) {
+            let v: Value = serde_json::from_str(t.as_str()).unwrap();
+            if v["op"] == "advertise" {
+                for c in v["channels"].as_array().unwrap() {
+                    if let Some(i) = topics.iter().position(|t| c["topic"] == *t.topic) {
+                        channels[i] = Some(c.clone());
+                    }
+                }
+            }
+        }
+    }
+    for (t, c) in topics.iter().zip(&channels) {
+        let c = c.as_ref().unwrap();
+        assert_eq!(c["schemaName"], *t.ty.type_name, "{}", t.topic);
+        assert_eq!(c["schemaEncoding"], "ros2msg");
+        assert_eq!(c["encoding"], "cdr");
+        assert_eq!(c["schema"], *t.ty.definition);
+    }
+    for (i, c) in channels.iter().enumerate() {
+        let m = serde_json::json!({"op": "subscribe", "subscriptions": [
+            {"id": i as u32 + 1, "channelId": c.as_ref().unwrap()["id"]}]});
+        ws.send(Message::text(m.to_string())).unwrap();
+    }
+
+    // Published until every channel delivered each of its messages, byte for byte.
+    let mut got: Vec<Vec<bool>> = topics.iter().map(|t| vec![false; t.wire.len()]).collect();
+    let t0 = Instant::now();
+    while got.iter().flatten().any(|g| !g) {
+        assert!(
+            t0.elapsed() < PATIENCE,
+            "not every message arrived: {got:?}"
+        );
+        for (t, (_, p)) in topics.iter().zip(pubs.iter_mut()) {
+            for w in &t.wire {
+                p.send_cdr(w).unwrap();
+            }
+        }
+        while let Some(m) = next(&mut ws) {
+            let Message::Binary(b) = m else { continue };
+            assert_eq!(b[0], 1, "messageData opcode");
+            let sub = u32::from_le_bytes(b[1..5].try_into().unwrap()) as usize;
+            let payload = &b[13..];
+            let t = &topics[sub - 1];
+            let k = t.wire.iter().position(|w| w.as_slice() == payload);
+            let k = k.unwrap_or_else(|| panic!("{}: payload is no published message", t.topic));
+            got[sub - 1][k] = true;
+        }
+    }
+    drop(ws);
+    bridge.stop();
+}

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use horus_idl::{standard_interfaces_dir, InterfaceSet};
 
@@ -32,7 +33,9 @@ struct Package(PathBuf);
 
 impl Package {
     fn new(tag: &str, files: &[(&str, &str)]) -> Self {
-        let dir = std::env::temp_dir().join(format!("horus-msg-{tag}-{}", std::process::id()));
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("horus-msg-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for (path, text) in files {
             let p = dir.join(path);
@@ -309,4 +312,126 @@ fn run_without_the_source_tree_reads_no_interface_file() {
         !trace.contains(&*dir.to_string_lossy()),
         "opened the source tree:\n{trace}"
     );
+}
+
+fn gen_package() -> Package {
+    Package::new(
+        "gen",
+        &[
+            (
+                "msg/Reading.msg",
+                "std_msgs/Header header\nfloat32[] values\n",
+            ),
+            ("srv/Ask.srv", "Reading r\n---\nbool ok\n"),
+        ],
+    )
+}
+
+#[test]
+fn gen_writes_what_horus_idl_gen_generates_for_the_package() {
+    let pkg = gen_package();
+    let out = pkg.0.join("generated.rs");
+    let arg = pkg.arg("gen_msgs");
+    let printed = ok(&[
+        "msg",
+        "gen",
+        "--package-dir",
+        &arg,
+        "--out",
+        &out.to_string_lossy(),
+        "--extern-standard",
+        "horus_ros_msgs",
+    ]);
+    assert!(printed.contains("packages gen_msgs"), "{printed}");
+    let mut set = InterfaceSet::standard().unwrap();
+    set.add_package_dir("gen_msgs", &pkg.0).unwrap();
+    let resolved = set.resolve().unwrap();
+    let options =
+        horus_idl_gen::GenOptions::default().with_standard_packages_from("horus_ros_msgs");
+    let expected = horus_idl_gen::generate_rust(&resolved, &["gen_msgs"], &options).unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+    // `-` prints it.
+    assert_eq!(
+        ok(&[
+            "msg",
+            "gen",
+            "--package-dir",
+            &arg,
+            "--out",
+            "-",
+            "--extern-standard",
+            "horus_ros_msgs"
+        ]),
+        expected
+    );
+}
+
+#[test]
+fn gen_without_extern_standard_includes_the_standard_packages_used_and_compiles() {
+    let pkg = gen_package();
+    let out = pkg.0.join("generated.rs");
+    let printed = ok(&[
+        "msg",
+        "gen",
+        "--package-dir",
+        &pkg.arg("gen_msgs"),
+        "--out",
+        &out.to_string_lossy(),
+    ]);
+    // Header uses builtin_interfaces; the service's event uses service_msgs.
+    assert!(
+        printed.contains("packages gen_msgs, builtin_interfaces, service_msgs, std_msgs"),
+        "{printed}"
+    );
+    // The file compiles against horus-cdr alone (a crate of its own, offline).
+    let krate = pkg.0.join("check");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    let cdr = Path::new(env!("CARGO_MANIFEST_DIR")).join("../horus-cdr");
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"gencheck\"\nversion = \"0.0.0\"\nedition = \"2021\"\n[workspace]\n\
+             [dependencies]\nhorus-cdr = {{ path = {:?} }}\n",
+            cdr.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        krate.join("src/main.rs"),
+        format!(
+            "include!({:?});\nfn main() {{ let r = gen_msgs::msg::Reading::default(); \
+             assert!(r.values.is_empty()); }}\n",
+            out.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    let check = Command::new(env!("CARGO"))
+        .args(["check", "--offline", "--quiet"])
+        .current_dir(&krate)
+        .env("CARGO_TARGET_DIR", krate.join("target"))
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+#[test]
+fn gen_without_a_package_or_with_an_unwritable_out_fails() {
+    let (code, _, stderr) = horus(&["msg", "gen", "--out", "/tmp/x.rs"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("no package to generate"), "{stderr}");
+    let pkg = gen_package();
+    let (code, _, stderr) = horus(&[
+        "msg",
+        "gen",
+        "--package-dir",
+        &pkg.arg("gen_msgs"),
+        "--out",
+        "/nonexistent-dir/x.rs",
+    ]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("/nonexistent-dir"), "{stderr}");
 }

@@ -104,7 +104,8 @@ impl<'a> CdrReader<'a> {
                 return Err(DecodeError::BoundExceeded { offset, len, bound });
             }
         }
-        let min_bytes = count as u64 * min_element_bytes.max(1) as u64;
+        // Saturating: a generated type's minimum element size can be near usize::MAX.
+        let min_bytes = (count as u64).saturating_mul(min_element_bytes.max(1) as u64);
         if min_bytes > self.remaining() as u64 {
             return Err(DecodeError::CountTooLarge {
                 offset,

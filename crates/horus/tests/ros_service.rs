@@ -9,17 +9,17 @@ use std::time::Duration;
 
 use common::{enter_peer, peer_ns, report, unique_ns, Peer};
 use horus::cdr::{DecodeError, EncodeError};
-use horus::ros::{Ros, RosCallError, RosReplyError};
+use horus::ros::{Ros, RosCallError, RosReplyError, RosSrv};
 use horus::{CallError, Service, ServiceError};
-use ros_types::{blob, Blob, Other};
+use ros_types::{blob, Blob, Count, Other};
 
 /// Calls the cross-process test makes.
 const CALLS: u32 = 50;
 const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The service: a `Blob` request, answered by an `Other` whose `n` is the number of values.
-fn service(ns: &str) -> Service<Ros<Blob>, Ros<Other>> {
-    Service::<Ros<Blob>, Ros<Other>>::builder("count")
+fn service(ns: &str) -> RosSrv<Count> {
+    RosSrv::<Count>::builder("count")
         .namespace(ns)
         .open()
         .unwrap()

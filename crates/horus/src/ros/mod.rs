@@ -38,3 +38,4 @@ mod service;
 
 pub use error::{RosCallError, RosReplyError, RosSendError};
 pub use frame::Ros;
+pub use service::RosSrv;

@@ -3,10 +3,17 @@
 
 use std::time::Duration;
 
-use horus_cdr::{CdrWriter, DecodeError, EncodeError, RosMessage};
+use horus_cdr::{CdrWriter, DecodeError, EncodeError, RosMessage, RosService};
 
 use super::{Ros, RosCallError, RosReplyError};
-use crate::{Client, Request, Sample};
+use crate::{Client, Request, Sample, Service};
+
+/// The horus service of the ROS 2 service type `S` (a generated marker such as
+/// `std_srvs::srv::SetBool`): requests `Ros<S::Request>`, responses `Ros<S::Response>`.
+///
+/// `RosSrv::<SetBool>::open("motor/enable")` is
+/// `Service::<Ros<SetBool_Request>, Ros<SetBool_Response>>::open("motor/enable")`.
+pub type RosSrv<S> = Service<Ros<<S as RosService>::Request>, Ros<<S as RosService>::Response>>;
 
 /// Writes `msg`'s body into `tail`, which is exactly its counted size; a failure (only a
 /// `write_cdr` that writes other bytes than it counted) leaves zeros, never stale bytes.

@@ -5,7 +5,9 @@
 
 use std::marker::PhantomData;
 
-use horus::cdr::{CdrReader, CdrWriter, DecodeError, EncodeError, RosMessage, RosView, SeqView};
+use horus::cdr::{
+    CdrReader, CdrWriter, DecodeError, EncodeError, RosMessage, RosService, RosView, SeqView,
+};
 
 /// `demo_msgs/msg/Point`: two `float64`.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -236,4 +238,17 @@ impl RosMessage for Huge {
         r.read::<i32>()?;
         Ok(Huge)
     }
+}
+
+/// `demo_msgs/srv/Count`: a [`Blob`] request answered by an [`Other`] (a generated service
+/// marker, written out).
+pub struct Count;
+
+impl RosService for Count {
+    const SERVICE_NAME: &'static str = "demo_msgs/srv/Count";
+    const TYPE_HASH: &'static str =
+        "RIHS01_c0c0000000000000000000000000000000000000000000000000000000000001";
+    type Request = Blob;
+    type Response = Other;
+    type Event = Other;
 }

@@ -440,3 +440,35 @@ fn echo_skips_and_counts_bytes_that_are_not_the_type() {
     }
     assert_no_shm_left(&ns);
 }
+
+#[test]
+fn echo_warns_when_the_definition_does_not_hash_to_the_type_hash_and_decodes_with_it() {
+    let ns = ns("hash");
+    let (mut ty, resolved, root) = reading_type();
+    ty.type_hash = format!("RIHS01_{}", "cd".repeat(32));
+    {
+        let view = open_or_create_ros_topic(&ns, "reading", &ty, &ros_qos(1 << 20)).unwrap();
+        let mut publisher = view.ros_publisher().unwrap();
+        let echo = spawn(&[
+            "topic",
+            "echo",
+            "reading",
+            "--namespace",
+            &ns,
+            "--once",
+            "--timeout",
+            "60",
+            "-f",
+            "label",
+        ]);
+        wait_for_observer(&view);
+        publisher
+            .send_cdr(&encode(&resolved, &root, &reading_value()).unwrap())
+            .unwrap();
+        let out = echo.wait_with_output().unwrap();
+        assert_eq!(stdout(&out), "label: two words\n---\n");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("not to its type hash RIHS01_cdcd"), "{err}");
+    }
+    assert_no_shm_left(&ns);
+}

@@ -444,3 +444,50 @@ fn deeply_nested_chain_of_sections_reads_without_recursion() {
     let (read, _) = resolve_ros2msg("a/Root", &text).unwrap();
     assert!(read.type_hash("a/msg/Root").is_some());
 }
+
+#[test]
+fn definitions_as_mcap_ros2_tools_register_them_read() {
+    // Schemas as mcap's ROS 2 writer is given them: `pkg/Type` roots, no final line
+    // break, a comment first, an empty definition, bare nested names resolved in the
+    // root's package.
+    let d = delimiter();
+    let cases: [(&str, String, &[&str]); 4] = [
+        (
+            "test_msgs/TestData",
+            "string a\nint32 b".into(),
+            &["a", "b"],
+        ),
+        (
+            "std_msgs/String",
+            "# std_msgs/String\nstring data".into(),
+            &["data"],
+        ),
+        (
+            "std_msgs/msg/Empty",
+            String::new(),
+            &[horus_idl::PLACEHOLDER_MEMBER],
+        ),
+        (
+            "test_msgs/PointCloud",
+            format!("Point[] points\n{d}\nMSG: test_msgs/Point\nfloat64 x\nfloat64 y"),
+            &["points"],
+        ),
+    ];
+    for (root, text, members) in cases {
+        let (read, name) = resolve_ros2msg(root, &text).unwrap_or_else(|e| panic!("{root}: {e}"));
+        let got: Vec<&str> = read
+            .get_struct(&name)
+            .unwrap()
+            .members
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(got, members, "{root}");
+    }
+    // std_msgs/String read this way is the standard type.
+    let (read, _) = resolve_ros2msg("std_msgs/String", "# std_msgs/String\nstring data").unwrap();
+    assert_eq!(
+        read.type_hash("std_msgs/msg/String"),
+        standard().type_hash("std_msgs/msg/String")
+    );
+}

@@ -59,6 +59,10 @@ __all__ = [
     "RecvTimeoutError",
     "ReplyFailedError",
     "Request",
+    "RosPublisher",
+    "RosSample",
+    "RosSubscriber",
+    "RosTopic",
     "RosTypes",
     "RustNode",
     "Sample",
@@ -184,6 +188,50 @@ class RosTypes:
     def definition(self, type_name: str) -> str: ...
     def generate(self, package: str) -> list[tuple[str, str]]: ...
     def _reference_reencode(self, type_name: str, data: bytes) -> bytes: ...
+
+@final
+class RosTopic:
+    def __new__(
+        cls,
+        types: RosTypes,
+        type_name: str,
+        name: str,
+        *,
+        depth: Optional[int] = None,
+        overflow: Optional[str] = None,
+        block_timeout: Optional[float] = None,
+        max_tail_bytes: Optional[int] = None,
+        namespace: Optional[str] = None,
+    ) -> RosTopic: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def type_name(self) -> str: ...
+    def publisher(self) -> RosPublisher: ...
+    def subscriber(self, *, observer: bool = False) -> RosSubscriber: ...
+
+@final
+class RosPublisher:
+    def send(self, types: RosTypes, obj: object) -> int: ...
+    @property
+    def topic(self) -> str: ...
+
+@final
+class RosSubscriber:
+    def try_recv(self) -> Optional[RosSample]: ...
+    def recv(self, timeout: Optional[float] = None) -> RosSample: ...
+    def counts(self) -> tuple[int, int, int]: ...
+    @property
+    def topic(self) -> str: ...
+
+@final
+class RosSample(Buffer):
+    @property
+    def source(self) -> int: ...
+    @property
+    def zero_copy(self) -> bool: ...
+    def __len__(self) -> int: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
 
 @final
 class FieldInfo:

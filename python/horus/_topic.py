@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Generic, Iterator, Optional, Tuple, Type, TypeVar, cast
@@ -58,6 +59,20 @@ class Topic(Generic[M]):
     else ``QosMismatchError``). Opening it with another message type than
     it carries raises ``SchemaMismatchError`` naming both schemas.
     """
+
+    def __new__(cls, msg_type: Any, *args: Any, **kwargs: Any) -> Any:
+        # A ROS 2 type (a horus.interfaces class) travels as CDR: RosTopic.
+        base = sys.modules.get("horus.interfaces._base")
+        if (
+            cls is Topic
+            and base is not None
+            and isinstance(msg_type, type)
+            and issubclass(msg_type, base.RosMessage)
+        ):
+            from ._ros_topic import RosTopic
+
+            return RosTopic(msg_type, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,

@@ -74,7 +74,7 @@ mod _horus {
     #[pymodule_export]
     use crate::ros::errors::{CdrDecodeError, CdrEncodeError, CdrError, InterfaceError};
     #[pymodule_export]
-    use crate::ros::RosTypes;
+    use crate::ros::{RosPublisher, RosSample, RosSubscriber, RosTopic, RosTypes};
     #[pymodule_export]
     use crate::rust_nodes::RustNode;
     #[pymodule_export]

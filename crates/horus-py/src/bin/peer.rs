@@ -16,12 +16,16 @@
 //! horus-py-peer action-call NAME X MODE                     an action client (see `action`)
 //! horus-py-peer param-serve NODE SECONDS                    a node's parameters (see `params`)
 //! horus-py-peer param-call NODE                             a parameter client (see `params`)
+//! horus-py-peer ros-sub TYPE TOPIC N                         N ROS 2 messages, decoded by horus_idl (see `ros`)
+//! horus-py-peer ros-pub TYPE TOPIC CDR_HEX N                 publishes those ROS 2 wire bytes N times
 //! ```
 
 #[path = "peer/action.rs"]
 mod action;
 #[path = "peer/params.rs"]
 mod params;
+#[path = "peer/ros.rs"]
+mod ros;
 #[path = "peer/service.rs"]
 mod service;
 
@@ -322,6 +326,8 @@ fn main() -> Result<()> {
         ("action-call", _) => action::call(a(1)?, a(2)?.parse()?, a(3)?.parse()?),
         ("param-serve", _) => params::serve(a(1)?, n(2)?),
         ("param-call", _) => params::call(a(1)?),
+        ("ros-sub", Some(ty)) => ros::sub(ty, a(2)?, n(3)?),
+        ("ros-pub", Some(ty)) => ros::publish(ty, a(2)?, a(3)?, n(4)?),
         (cmd, kind) => bail!("unknown command {cmd} {kind:?}"),
     }
 }

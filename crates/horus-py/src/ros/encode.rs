@@ -45,6 +45,48 @@ pub(crate) trait Sink {
         let pad = (align - self.pos() % align) % align;
         self.put_with(pad, |out| out.fill(0))
     }
+
+    /// A primitive array's bytes, from `buf` (which a sink may keep instead of copying).
+    fn put_block(&mut self, buf: ContiguousBuf) -> CodecResult<()> {
+        self.put(buf.bytes())
+    }
+}
+
+/// Arrays at least this large are not copied by [`Parts`]: the publisher copies them
+/// once, from where they are, into shared memory.
+pub(crate) const BLOCK_MIN: usize = 4096;
+
+/// Writes into pieces: small items into `small`, large primitive arrays kept in place
+/// (`blocks`: where in `small` each goes, and its buffer, held until sent).
+#[derive(Default)]
+pub(crate) struct Parts {
+    pub(crate) small: Vec<u8>,
+    pub(crate) pos: usize,
+    pub(crate) blocks: Vec<(usize, ContiguousBuf)>,
+}
+
+impl Sink for Parts {
+    fn pos(&self) -> usize {
+        self.pos
+    }
+
+    fn put_with(&mut self, n: usize, fill: impl FnOnce(&mut [u8])) -> CodecResult<()> {
+        let start = self.small.len();
+        self.small.resize(start + n, 0);
+        fill(&mut self.small[start..]);
+        self.pos += n;
+        Ok(())
+    }
+
+    fn put_block(&mut self, buf: ContiguousBuf) -> CodecResult<()> {
+        let n = buf.bytes().len();
+        if n < BLOCK_MIN {
+            return self.put(buf.bytes());
+        }
+        self.pos += n;
+        self.blocks.push((self.small.len(), buf));
+        Ok(())
+    }
 }
 
 /// Counts bytes.
@@ -173,7 +215,7 @@ impl<S: Sink> Enc<'_, S> {
         if let Elem::Prim(p) = f.elem {
             if !value.is_instance_of::<PyString>() {
                 if let Some(buf) = ContiguousBuf::get(value) {
-                    return self.prim_block(p, f.array, &buf);
+                    return self.prim_block(p, f.array, buf);
                 }
             }
         }
@@ -205,7 +247,7 @@ impl<S: Sink> Enc<'_, S> {
         &mut self,
         p: Primitive,
         array: ArrayKind,
-        buf: &ContiguousBuf,
+        buf: ContiguousBuf,
     ) -> CodecResult<()> {
         let size = prim_size(p);
         let bytes = buf.bytes();
@@ -245,7 +287,7 @@ impl<S: Sink> Enc<'_, S> {
                 }
             });
         }
-        self.sink.put(bytes)
+        self.sink.put_block(buf)
     }
 
     fn element(&mut self, elem: Elem, value: &Bound<'_, PyAny>, depth: usize) -> CodecResult<()> {

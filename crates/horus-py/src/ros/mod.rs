@@ -9,6 +9,9 @@ pub(crate) mod errors;
 mod gen;
 mod plan;
 mod pybuf;
+mod topic;
+
+pub(crate) use topic::{RosPublisher, RosSample, RosSubscriber, RosTopic};
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -26,10 +29,10 @@ use self::plan::Plans;
 use crate::buffer::{with_bytes, with_bytes_mut};
 
 /// Definitions and their compiled form; replaced as a whole when a package is added.
-struct Codec {
+pub(crate) struct Codec {
     set: InterfaceSet,
     resolved: Resolved,
-    plans: Plans,
+    pub(crate) plans: Plans,
     packages: BTreeSet<String>,
 }
 
@@ -47,7 +50,7 @@ fn interface_error(e: impl std::fmt::Display) -> PyErr {
 }
 
 impl RosTypes {
-    fn codec(&self) -> Arc<Codec> {
+    pub(crate) fn codec(&self) -> Arc<Codec> {
         // Held only to clone the Arc: never across Python code.
         match self.codec.lock() {
             Ok(g) => Arc::clone(&g),
@@ -55,7 +58,7 @@ impl RosTypes {
         }
     }
 
-    fn index(codec: &Codec, type_name: &str) -> PyResult<usize> {
+    pub(crate) fn index(codec: &Codec, type_name: &str) -> PyResult<usize> {
         codec.plans.index.get(type_name).copied().ok_or_else(|| {
             PyKeyError::new_err(format!(
                 "unknown ROS type {type_name:?} (standard packages and loaded ones only)"

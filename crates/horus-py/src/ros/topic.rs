@@ -1,0 +1,371 @@
+//! ROS 2-typed topics from Python: the run-time (type-erased) endpoints of `horus::inspect`
+//! (`open_or_create_ros_topic`), meeting typed Rust `Topic<Ros<M>>` endpoints on the
+//! same chunks `[0 0 0 0][00 01 00 00][CDR body…]`.
+//!
+//! Publishing encodes the object straight into the pieces of the chunk: small fields
+//! into one buffer, every large primitive array (≥ [`BLOCK_MIN`] bytes) left where it is
+//! and copied once, by the publisher, into shared memory. Receiving hands out a
+//! [`RosSample`] (the chunk, pinned) whose read-only buffer the decoder makes the NumPy
+//! arrays view.
+
+use std::ffi::c_int;
+use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
+
+use horus::inspect::{
+    self, CreateError, RawPublisher, RawRosReader, RawRosSample, RawSendError, RosTopicError,
+    TopicView,
+};
+use horus::msgs::Ros2Type;
+use horus::Overflow;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use super::encode::{Enc, Parts, HEADER};
+use super::RosTypes;
+use crate::buffer::export;
+use crate::dynamic::SendFailure;
+use crate::errors::{self, InvalidTopicError, RecvTimeoutError, SchemaMismatchError, SegmentError};
+
+/// Largest stretch a blocking receive waits without the GIL (signals: Ctrl-C).
+const SIGNAL_SLICE: Duration = Duration::from_millis(50);
+
+/// Bytes before the CDR body in a chunk (4 reserved, then the encapsulation header).
+const FRAME: usize = 8;
+
+fn lock<'a, T>(m: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
+    match m.try_lock() {
+        Ok(g) => Ok(g),
+        Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
+            "this {what} is in use by another thread; make one {what} per thread"
+        ))),
+        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+    }
+}
+
+fn create_error(
+    py: Python<'_>,
+    namespace: &str,
+    topic: &str,
+    expected: &str,
+    e: CreateError,
+) -> PyErr {
+    let msg = e.to_string();
+    let err = match &e {
+        CreateError::Open {
+            source: horus_shm::OpenError::SchemaMismatch { .. },
+            ..
+        } => {
+            let found = TopicView::open(namespace, topic)
+                .map(|v| v.schema_text())
+                .unwrap_or_else(|_| "another type".to_owned());
+            let err = SchemaMismatchError::new_err(format!(
+                "topic {topic:?} carries {found}, not {expected}"
+            ));
+            let v = err.value(py);
+            let _ = v.setattr("expected", expected);
+            let _ = v.setattr("found", found);
+            err
+        }
+        CreateError::Open { .. } => SegmentError::new_err(msg),
+        _ => InvalidTopicError::new_err(msg),
+    };
+    // Setting an attribute on a fresh exception instance cannot fail.
+    let _ = err.value(py).setattr("topic", topic);
+    err
+}
+
+fn ros_error(e: RosTopicError) -> PyErr {
+    match e {
+        RosTopicError::NotRos { .. } => SchemaMismatchError::new_err(e.to_string()),
+        _ => crate::errors::TopicError::new_err(e.to_string()),
+    }
+}
+
+fn send_failure(e: RawSendError) -> SendFailure {
+    match e {
+        RawSendError::Full => SendFailure::Full,
+        RawSendError::Timeout(d) => SendFailure::Timeout(d),
+        RawSendError::WrongSize { got, expected } => SendFailure::BadSize { got, expected },
+        RawSendError::TooLarge { len, capacity } => SendFailure::TooLarge {
+            requested: Some(len.saturating_sub(FRAME)),
+            max: capacity.saturating_sub(FRAME),
+        },
+        RawSendError::PoolExhausted => SendFailure::PoolExhausted,
+        RawSendError::SegmentLost => SendFailure::SegmentLost,
+    }
+}
+
+/// A topic carrying one ROS 2 type, created if it does not exist.
+#[pyclass(module = "horus._horus", frozen)]
+pub(crate) struct RosTopic {
+    view: TopicView,
+    type_name: String,
+    blocks: bool,
+}
+
+#[pymethods]
+impl RosTopic {
+    /// Opens `name` as a topic of `type_name` (its hash and definition from `types`),
+    /// creating it with the settings a typed Rust `Topic<Ros<M>>` uses by default
+    /// (`max_tail_bytes`: largest CDR body, default 1 MiB) unless given here.
+    #[new]
+    #[pyo3(signature = (types, type_name, name, *, depth=None, overflow=None, block_timeout=None,
+                        max_tail_bytes=None, namespace=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        types: &RosTypes,
+        type_name: &str,
+        name: &str,
+        depth: Option<u32>,
+        overflow: Option<&str>,
+        block_timeout: Option<f64>,
+        max_tail_bytes: Option<usize>,
+        namespace: Option<String>,
+    ) -> PyResult<Self> {
+        let hash = types.type_hash(type_name)?;
+        let definition = types.definition(type_name)?;
+        let ty = Ros2Type::new(type_name, &hash, &definition);
+        let mut qos = inspect::ros_qos(max_tail_bytes.unwrap_or(1 << 20));
+        if let Some(d) = depth {
+            qos.depth = d;
+            qos.chunks_per_publisher = 2 * d + 4;
+        }
+        let timeout = || -> PyResult<Duration> {
+            let t = block_timeout.unwrap_or(1.0);
+            Duration::try_from_secs_f64(t).map_err(|_| {
+                PyValueError::new_err(format!("block_timeout must be >= 0 s, not {t}"))
+            })
+        };
+        match overflow {
+            None => {}
+            Some("drop_oldest") => qos.overflow = Some(Overflow::DropOldest),
+            Some("reject") => qos.overflow = Some(Overflow::Reject),
+            Some("block") => {
+                qos.overflow = Some(Overflow::Block {
+                    timeout: timeout()?,
+                })
+            }
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "overflow must be 'drop_oldest', 'reject' or 'block', not {other:?}"
+                )))
+            }
+        }
+        let ns = namespace.unwrap_or_else(horus_shm::name::namespace);
+        let view = inspect::open_or_create_ros_topic(&ns, name, &ty, &qos)
+            .map_err(|e| create_error(py, &ns, name, type_name, e))?;
+        let blocks = matches!(view.qos().overflow, Some(Overflow::Block { .. }));
+        Ok(RosTopic {
+            view,
+            type_name: type_name.to_owned(),
+            blocks,
+        })
+    }
+
+    /// Topic name.
+    #[getter]
+    fn name(&self) -> &str {
+        self.view.name()
+    }
+
+    /// The ROS 2 type name it carries.
+    #[getter]
+    fn type_name(&self) -> &str {
+        &self.type_name
+    }
+
+    /// A publisher (one per thread).
+    fn publisher(&self) -> PyResult<RosPublisher> {
+        self.view.ros2().map_err(ros_error)?;
+        let raw = self
+            .view
+            .publisher(FRAME)
+            .map_err(|e| ros_error(RosTopicError::Join(e)))?;
+        Ok(RosPublisher {
+            raw: Mutex::new(raw),
+            topic: self.view.name().to_owned(),
+            type_name: self.type_name.clone(),
+            blocks: self.blocks,
+        })
+    }
+
+    /// A subscriber (`observer=True`: an observer, never back-pressuring publishers).
+    #[pyo3(signature = (*, observer=false))]
+    fn subscriber(&self, observer: bool) -> PyResult<RosSubscriber> {
+        let r = if observer {
+            self.view.ros_observer(true)
+        } else {
+            self.view.ros_subscriber(true)
+        }
+        .map_err(ros_error)?;
+        Ok(RosSubscriber {
+            raw: Mutex::new(r),
+            topic: self.view.name().to_owned(),
+        })
+    }
+}
+
+/// Publishes message objects of one ROS 2 type.
+#[pyclass(module = "horus._horus", frozen)]
+pub(crate) struct RosPublisher {
+    raw: Mutex<RawPublisher>,
+    topic: String,
+    type_name: String,
+    blocks: bool,
+}
+
+#[pymethods]
+impl RosPublisher {
+    /// Encodes `obj` (an object of the topic's type) and publishes it. Returns the
+    /// subscribers reached. Raises CdrEncodeError (nothing sent) or a SendError.
+    fn send(&self, py: Python<'_>, types: &RosTypes, obj: &Bound<'_, PyAny>) -> PyResult<u32> {
+        let codec = types.codec();
+        let idx = RosTypes::index(&codec, &self.type_name)?;
+        let mut enc = Enc {
+            plans: &codec.plans,
+            sink: Parts::default(),
+        };
+        enc.structure(idx, obj, 0)
+            .map_err(|e| e.into_py(py, &self.type_name))?;
+        let parts = enc.sink;
+        let reserved = [0u8; 4];
+        let mut pieces: Vec<&[u8]> = Vec::with_capacity(3 + 2 * parts.blocks.len());
+        pieces.push(&reserved);
+        pieces.push(&HEADER);
+        let mut at = 0;
+        for (off, block) in &parts.blocks {
+            pieces.push(&parts.small[at..*off]);
+            pieces.push(block.bytes());
+            at = *off;
+        }
+        pieces.push(&parts.small[at..]);
+        let mut raw = lock(&self.raw, "publisher")?;
+        let r = if self.blocks {
+            let raw: &mut RawPublisher = &mut raw;
+            py.detach(|| raw.send_parts(&pieces))
+        } else {
+            raw.send_parts(&pieces)
+        };
+        r.map_err(|e| errors::send_error(&self.topic, send_failure(e)))
+    }
+
+    /// Topic name.
+    #[getter]
+    fn topic(&self) -> &str {
+        &self.topic
+    }
+}
+
+/// Receives messages of one ROS 2 type as [`RosSample`]s (decoded by the package).
+#[pyclass(module = "horus._horus", frozen)]
+pub(crate) struct RosSubscriber {
+    raw: Mutex<RawRosReader>,
+    topic: String,
+}
+
+#[pymethods]
+impl RosSubscriber {
+    /// The next message if one is ready, else None.
+    fn try_recv(&self) -> PyResult<Option<RosSample>> {
+        Ok(lock(&self.raw, "subscriber")?
+            .try_recv()
+            .map(|inner| RosSample { inner }))
+    }
+
+    /// Waits for the next message, at most `timeout` seconds (None: for ever),
+    /// without the GIL; raises RecvTimeoutError when it expires.
+    #[pyo3(signature = (timeout=None))]
+    fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<RosSample> {
+        let mut guard = lock(&self.raw, "subscriber")?;
+        let deadline = match timeout {
+            Some(t) => Some(
+                Instant::now()
+                    + Duration::try_from_secs_f64(t).map_err(|_| {
+                        PyValueError::new_err(format!("timeout must be >= 0 s, not {t}"))
+                    })?,
+            ),
+            None => None,
+        };
+        let r: &mut RawRosReader = &mut guard;
+        loop {
+            let slice = match deadline {
+                Some(d) => d
+                    .saturating_duration_since(Instant::now())
+                    .min(SIGNAL_SLICE),
+                None => SIGNAL_SLICE,
+            };
+            if let Some(inner) = py.detach(|| r.recv_timeout(slice)) {
+                return Ok(RosSample { inner });
+            }
+            py.check_signals()?;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(RecvTimeoutError::new_err(format!(
+                    "topic {:?}: no message within {} s",
+                    self.topic,
+                    timeout.unwrap_or_default()
+                )));
+            }
+        }
+    }
+
+    /// (received, overrun, malformed) so far.
+    fn counts(&self) -> PyResult<(u64, u64, u64)> {
+        Ok(lock(&self.raw, "subscriber")?.counts())
+    }
+
+    /// Topic name.
+    #[getter]
+    fn topic(&self) -> &str {
+        &self.topic
+    }
+}
+
+/// One received message in place (its chunk pinned while this object or a view of it
+/// lives): a read-only buffer of its wire bytes (encapsulation header, CDR body).
+#[pyclass(module = "horus._horus", frozen)]
+pub(crate) struct RosSample {
+    inner: RawRosSample,
+}
+
+#[pymethods]
+impl RosSample {
+    /// The publisher place it came from.
+    #[getter]
+    fn source(&self) -> usize {
+        self.inner.source()
+    }
+
+    /// Whether it is read in place in shared memory.
+    #[getter]
+    fn zero_copy(&self) -> bool {
+        self.inner.is_zero_copy()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.cdr().len()
+    }
+
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        let cdr = slf.get().inner.cdr();
+        // SAFETY: the bytes are the sample's pinned chunk (or its own copy), valid while
+        // the sample lives, which the view guarantees through its reference to it;
+        // read-only (other subscribers read the same chunk).
+        unsafe {
+            export(
+                slf.as_any(),
+                view,
+                cdr.as_ptr().cast_mut(),
+                cdr.len(),
+                true,
+                flags,
+            )
+        }
+    }
+}

@@ -1,0 +1,158 @@
+"""Topics carrying ROS 2 types (``horus.interfaces`` classes), byte-compatible with ROS 2
+and meeting Rust ``Topic<Ros<M>>`` endpoints on the same shared-memory topic::
+
+    from horus.interfaces.sensor_msgs.msg import LaserScan
+
+    topic = horus.RosTopic(LaserScan, "scan")      # also: horus.Topic(LaserScan, "scan")
+    pub = topic.publisher()
+    pub.send(LaserScan(ranges=np.ones(360, np.float32)))
+    scan = topic.subscriber().recv(timeout=1.0)     # scan.ranges: read-only NumPy view
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Generic, Optional, Tuple, Type, TypeVar
+
+from . import _horus
+from ._topic import Overflow
+
+if TYPE_CHECKING:
+    from .interfaces._base import RosMessage
+
+__all__ = ["RosTopic", "RosPublisher", "RosSubscriber"]
+
+R = TypeVar("R", bound="RosMessage")
+
+
+class RosTopic(Generic[R]):
+    """A topic of one ROS 2 type, opened or created. Every message is one shared-memory
+    chunk holding the ROS 2 wire bytes (``00 01 00 00`` + CDR body), so Rust's
+    ``Topic<Ros<M>>``, recorders and bridges read it as is. Created with the settings
+    a Rust ``Topic::<Ros<M>>::open`` uses (largest CDR body ``max_tail_bytes``, default
+    1 MiB; ``DROP_OLDEST``) unless given. Opening it with another type raises
+    ``SchemaMismatchError``."""
+
+    def __init__(
+        self,
+        msg_type: Type[R],
+        name: str,
+        *,
+        depth: Optional[int] = None,
+        overflow: Optional[Overflow] = None,
+        max_tail_bytes: Optional[int] = None,
+        namespace: Optional[str] = None,
+    ) -> None:
+        from .interfaces import TYPES
+        from .interfaces._base import RosMessage
+
+        if not (isinstance(msg_type, type) and issubclass(msg_type, RosMessage)):
+            raise TypeError(f"msg_type must be a horus.interfaces class, not {msg_type!r}")
+        self.msg_type: Type[R] = msg_type
+        self._types = TYPES
+        self._native = _horus.RosTopic(
+            TYPES,
+            msg_type._TYPE,
+            name,
+            depth=depth,
+            overflow=None if overflow is None else overflow.kind,
+            block_timeout=None if overflow is None else overflow.timeout,
+            max_tail_bytes=max_tail_bytes,
+            namespace=namespace,
+        )
+
+    @property
+    def name(self) -> str:
+        """Topic name."""
+        return self._native.name
+
+    @property
+    def type_name(self) -> str:
+        """The ROS 2 type name, e.g. ``sensor_msgs/msg/LaserScan``."""
+        return self._native.type_name
+
+    def publisher(self) -> "RosPublisher[R]":
+        """A publisher (one per thread)."""
+        return RosPublisher(self.msg_type, self._types, self._native.publisher())
+
+    def subscriber(self) -> "RosSubscriber[R]":
+        """A subscriber: sees every message published after it was created."""
+        return RosSubscriber(self.msg_type, self._types, self._native.subscriber())
+
+    def observer(self) -> "RosSubscriber[R]":
+        """An observer: reads the same messages, never back-pressures publishers and
+        is not counted by them (tools)."""
+        return RosSubscriber(self.msg_type, self._types, self._native.subscriber(observer=True))
+
+    def __repr__(self) -> str:
+        return f"RosTopic({self.msg_type.__name__}, {self.name!r})"
+
+
+class RosPublisher(Generic[R]):
+    """Publishes messages of one ROS 2 type. Each is encoded in Rust straight into
+    the pieces of its chunk: large primitive arrays (``PointCloud2.data``,
+    ``Image.data``) are copied once, from the NumPy array into shared memory."""
+
+    __slots__ = ("msg_type", "_types", "_native")
+
+    def __init__(self, msg_type: Type[R], types: _horus.RosTypes, native: _horus.RosPublisher) -> None:
+        self.msg_type = msg_type
+        self._types = types
+        self._native = native
+
+    def send(self, msg: R) -> int:
+        """Publishes ``msg``; returns the subscribers reached. Raises
+        ``CdrEncodeError`` (naming the field; nothing sent), ``HistoryFullError`` /
+        ``SendTimeoutError`` / ``PoolExhaustedError``, or ``LoanError`` when the CDR
+        body exceeds the topic's ``max_tail_bytes``."""
+        if type(msg) is not self.msg_type:
+            raise TypeError(f"expected {self.msg_type.__name__}, got {type(msg).__name__}")
+        return self._native.send(self._types, msg)
+
+    @property
+    def topic(self) -> str:
+        """Topic name."""
+        return self._native.topic
+
+
+class RosSubscriber(Generic[R]):
+    """Receives messages of one ROS 2 type, decoded in Rust: primitive arrays are
+    read-only NumPy views into the shared-memory chunk (kept pinned while they live),
+    strings ``str``, nested messages objects. A message whose bytes are not a valid
+    message of the type raises ``CdrDecodeError`` (it was received: the next call gets
+    the next one)."""
+
+    __slots__ = ("msg_type", "_types", "_native", "_type_name")
+
+    def __init__(self, msg_type: Type[R], types: _horus.RosTypes, native: _horus.RosSubscriber) -> None:
+        self.msg_type = msg_type
+        self._types = types
+        self._native = native
+        self._type_name = msg_type._TYPE
+
+    def _decode(self, sample: _horus.RosSample) -> R:
+        msg: R = self._types.decode(self._type_name, sample, 0)
+        return msg
+
+    def recv(self, timeout: Optional[float] = None) -> R:
+        """The next message, waiting at most ``timeout`` s (None: for ever); raises
+        ``RecvTimeoutError``."""
+        return self._decode(self._native.recv(timeout))
+
+    def try_recv(self) -> Optional[R]:
+        """The next message if one is ready, else None."""
+        s = self._native.try_recv()
+        return None if s is None else self._decode(s)
+
+    def recv_sample(self, timeout: Optional[float] = None) -> _horus.RosSample:
+        """The next message undecoded: a read-only buffer of its wire bytes (header
+        and CDR body) in place, for recorders and bridges."""
+        return self._native.recv(timeout)
+
+    def counts(self) -> Tuple[int, int, int]:
+        """(received, overrun, malformed) so far."""
+        return self._native.counts()
+
+    @property
+    def topic(self) -> str:
+        """Topic name."""
+        return self._native.topic

@@ -472,3 +472,32 @@ fn echo_warns_when_the_definition_does_not_hash_to_the_type_hash_and_decodes_wit
     }
     assert_no_shm_left(&ns);
 }
+
+#[test]
+fn pub_with_a_ros_type_on_a_fixed_layout_topic_is_refused_naming_both() {
+    let ns = ns("fixed");
+    {
+        let topic = horus::Topic::<horus::msgs::CmdVel>::builder("cmd_vel")
+            .namespace(&ns)
+            .open()
+            .unwrap();
+        let mut sub = topic.subscriber().unwrap();
+        let out = horus(&[
+            "topic",
+            "pub",
+            "cmd_vel",
+            "geometry_msgs/msg/Twist",
+            "{linear: {x: 1.0}}",
+            "--namespace",
+            &ns,
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("carries the horus type") && err.contains("geometry_msgs/msg/Twist"),
+            "{err}"
+        );
+        assert!(sub.try_recv().is_none());
+    }
+    assert_no_shm_left(&ns);
+}

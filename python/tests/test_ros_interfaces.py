@@ -450,3 +450,17 @@ def test_mypy_sees_field_names_and_types(tmp_path: Path) -> None:
     assert len(errors) == 2, r.stdout + r.stderr
     assert 'typed_example.py:11: error: Incompatible types in assignment (expression has type "int", variable has type "str")' in errors[0]
     assert "typed_example.py:12:" in errors[1] and "no_such_field" in errors[1]
+
+
+def test_encode_into_a_buffer_at_an_offset() -> None:
+    from horus.interfaces.sensor_msgs.msg import LaserScan
+
+    scan = LaserScan(ranges=np.arange(10, dtype=np.float32))
+    want = scan.to_cdr()
+    buf = bytearray(len(want) + 16)
+    assert TYPES.encode_into("sensor_msgs/msg/LaserScan", scan, buf, 8) == len(want)
+    assert bytes(buf[8:8 + len(want)]) == want
+    with pytest.raises(ValueError):
+        TYPES.encode_into("sensor_msgs/msg/LaserScan", scan, bytearray(len(want) - 1))
+    with pytest.raises(KeyError):
+        TYPES.encode("no_pkg/msg/Nothing", scan)

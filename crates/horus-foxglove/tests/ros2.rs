@@ -1,7 +1,9 @@
 //! ROS-typed topics live in Foxglove: a real WebSocket client (tungstenite, speaking
 //! `foxglove.websocket.v1`) sees each advertised with schema name = the ROS type, schema
 //! encoding `ros2msg` with the type's definition and message encoding `cdr`, and receives
-//! exactly the wire bytes that were published. Behaviour only; nothing timed.
+//! exactly the wire bytes that were published; the advertised definitions and received
+//! payloads decode field by field in `mcap-ros2-support` (Foxglove's ROS 2 decoder), `rosbags`
+//! and rclpy. Behaviour only; nothing timed.
 
 #[path = "../../horus-record/tests/support/ros2_values.rs"]
 mod ros2_values;
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use horus::inspect::{self, RawRosPublisher};
 use horus_foxglove::{Bridge, BridgeOptions};
+use horus_record::{RawSchema, RecordingWriter, WriterOptions};
 use serde_json::Value;
 use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
@@ -97,6 +100,11 @@ fn ros_typed_topics_are_advertised_as_ros2msg_and_sent_as_their_wire_bytes() {
 
     // Published until every channel delivered each of its messages, byte for byte.
     let mut got: Vec<Vec<bool>> = topics.iter().map(|t| vec![false; t.wire.len()]).collect();
+    // What the client received, per topic and message, for the ROS 2 readers below.
+    let mut received: Vec<Vec<Vec<u8>>> = topics
+        .iter()
+        .map(|t| vec![Vec::new(); t.wire.len()])
+        .collect();
     let t0 = Instant::now();
     while got.iter().flatten().any(|g| !g) {
         assert!(
@@ -117,8 +125,46 @@ fn ros_typed_topics_are_advertised_as_ros2msg_and_sent_as_their_wire_bytes() {
             let k = t.wire.iter().position(|w| w.as_slice() == payload);
             let k = k.unwrap_or_else(|| panic!("{}: payload is no published message", t.topic));
             got[sub - 1][k] = true;
+            received[sub - 1][k] = payload.to_vec();
         }
     }
     drop(ws);
     bridge.stop();
+
+    // What a Foxglove client holds — each advertised schema (name, encoding, definition) and
+    // the payloads received — decodes field by field in ROS 2's own readers, Foxglove's
+    // `mcap-ros2-support` among them: put into an MCAP file as received, channel metadata
+    // left out (so `rosbags` computes the RIHS01 from the advertised definition alone).
+    let dir = std::env::temp_dir().join(format!("horus-fox-ros2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("live.mcap");
+    let _ = std::fs::remove_file(&file);
+    let mut w = RecordingWriter::create(&file, WriterOptions::default()).unwrap();
+    let mut t_ns = 1u64;
+    for ((t, c), payloads) in topics.iter().zip(&channels).zip(&received) {
+        let c = c.as_ref().unwrap();
+        let schema = RawSchema {
+            name: c["schemaName"].as_str().unwrap(),
+            schema_encoding: c["schemaEncoding"].as_str().unwrap(),
+            text: c["schema"].as_str().unwrap(),
+            message_encoding: c["encoding"].as_str().unwrap(),
+        };
+        let ch = w
+            .add_raw_channel(&t.topic, schema, Default::default())
+            .unwrap();
+        for p in payloads {
+            t_ns += 1;
+            w.write(ch, t_ns, p).unwrap();
+        }
+    }
+    w.finish().unwrap();
+    let expected = dir.join("live.expected.json");
+    ros2_values::expected_file(&topics, &expected);
+    if let Some(out) = ros2_values::check_with_ros2_readers(&file, &expected) {
+        assert!(
+            out.contains("OK: 8 topics, 24 messages, 3 readers"),
+            "{out}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,6 +4,8 @@
 //! definitions refused per channel without failing the file; a recording of standard ROS 2
 //! messages decoded field by field by `mcap-ros2-support`, `rosbags` and rclpy.
 
+#[path = "support/hostile_mcap.rs"]
+mod hostile_mcap;
 #[path = "support/ros2_values.rs"]
 mod ros2_values;
 
@@ -306,4 +308,29 @@ fn recorded_inputs_replay_ros_typed_channels_as_ros_typed_topics() {
     }
     assert_eq!(got, sent, "published as recorded, on the ROS-typed topic");
     assert_eq!(view.ros2().unwrap(), ty());
+}
+
+#[test]
+fn definitions_past_the_files_budget_are_not_kept() {
+    use horus_record::ros2::MAX_DEFINITIONS_BYTES;
+    // Each definition at the per-schema limit, in one compressed chunk: the reader keeps
+    // MAX_DEFINITIONS_BYTES of them in all; the channels past that are unusable.
+    let kept = MAX_DEFINITIONS_BYTES / MAX_DEFINITION_BYTES;
+    let n = kept + 2;
+    let bytes = hostile_mcap::chunk_of_ros2_schemas(n as u16, MAX_DEFINITION_BYTES);
+    assert!(bytes.len() < (1 << 20), "{} bytes", bytes.len());
+    let path = dir().join("over-budget.mcap");
+    std::fs::write(&path, bytes).unwrap();
+    let ch = channels(&path);
+    for i in 0..n {
+        let c = &ch[&format!("/t{i}")];
+        if i < kept {
+            assert!(c.is_ok(), "/t{i}: {c:?}");
+        } else {
+            assert_eq!(
+                *c,
+                Err(Ros2Error::DefinitionsOverBudget(MAX_DEFINITIONS_BYTES))
+            );
+        }
+    }
 }

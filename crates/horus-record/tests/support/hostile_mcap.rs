@@ -55,3 +55,31 @@ pub(crate) fn chunk_declaring_uncompressed(declared: u64) -> Vec<u8> {
     let z = zstd::bulk::compress(&[0u8; 64], 3).expect("zstd");
     file(&[chunk(declared, "zstd", &z)])
 }
+
+fn string(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s);
+}
+
+/// A zstd chunk of `n` `ros2msg` schemas (`test_msgs/msg/Big<i>`, each a definition of
+/// `def_len` bytes of `#`) and a channel `/t<i>` (`cdr`, no metadata) on each: tens of MiB
+/// of definitions in a file of kilobytes.
+pub(crate) fn chunk_of_ros2_schemas(n: u16, def_len: usize) -> Vec<u8> {
+    let def = vec![b'#'; def_len];
+    let mut inner = Vec::new();
+    for i in 0..n {
+        let mut body = (i + 1).to_le_bytes().to_vec();
+        string(&mut body, format!("test_msgs/msg/Big{i}").as_bytes());
+        string(&mut body, b"ros2msg");
+        string(&mut body, &def);
+        inner.extend_from_slice(&record(0x03, &body));
+        let mut body = (i + 1).to_le_bytes().to_vec(); // channel id
+        body.extend_from_slice(&(i + 1).to_le_bytes()); // schema id
+        string(&mut body, format!("/t{i}").as_bytes());
+        string(&mut body, b"cdr");
+        body.extend_from_slice(&0u32.to_le_bytes()); // metadata: empty map
+        inner.extend_from_slice(&record(0x04, &body));
+    }
+    let z = zstd::bulk::compress(&inner, 3).expect("zstd");
+    file(&[chunk(inner.len() as u64, "zstd", &z)])
+}

@@ -117,6 +117,30 @@ impl<'b> CdrWriter<'b> {
         Ok(())
     }
 
+    /// The elements of a numeric array or sequence (after its count), written in place:
+    /// aligned once as [`CdrWriter::write_slice`] does, then `fill` gets the
+    /// `n × size_of::<T>()` bytes to write as little-endian elements (every byte: they are
+    /// not cleared first). For large arrays produced straight into a loaned chunk (a
+    /// camera frame, a point cloud) without a second copy. Not called when counting.
+    pub fn write_slice_with<T: CdrPrimitive>(
+        &mut self,
+        field: &'static str,
+        n: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<(), EncodeError> {
+        if n == 0 {
+            // ROS 2 writes no padding before absent elements.
+            return Ok(());
+        }
+        let len = n
+            .checked_mul(T::SIZE)
+            .ok_or(EncodeError::TooLong { field, len: n })?;
+        if let Some(out) = self.reserve(T::SIZE, len)? {
+            fill(out);
+        }
+        Ok(())
+    }
+
     /// The elements of a `bool` array or sequence (after its count).
     pub fn write_bool_slice(&mut self, v: &[bool]) -> Result<(), EncodeError> {
         if let Some(out) = self.reserve(1, v.len())? {

@@ -13,13 +13,16 @@ Run in the ROS 2 venv (`scripts/ros2-python`, which `make setup-ros2` makes):
    reverse) fails the run: the vendored files and the wheels would disagree.
 2. makes the default message and --per-type randomised ones of each type from rosidl's
    run-time introspection (SLOT_TYPES): empty, short, long and Unicode strings, empty and
-   large sequences, nested sequences of structures, extreme numbers; bounds and fixed sizes
-   respected. Each is serialized with rclpy.serialization.serialize_message
+   large sequences, nested sequences of structures, extreme numbers (integer limits, ±0,
+   subnormals, the largest floats, ±inf, NaN); bounds and fixed sizes respected. Each is serialized with rclpy.serialization.serialize_message
    (rmw_fastrtps_cpp) and must deserialize to itself.
 3. writes values and bytes as JSON lines and runs `horus-ros2-oracle check IN OUT`, which
    encodes each value with horus (equal to rclpy's bytes everywhere but padding, same
-   length as the message) and decodes rclpy's bytes (equal value), and writes horus's bytes.
-4. deserializes horus's bytes with rclpy: each must give the message back; and rclpy reads
+   length as the message) and decodes rclpy's bytes (equal value), also through the
+   generated types of horus-ros-msgs (decoded, viewed and re-encoded: the same bytes; the
+   default message: the type's Default), and writes horus's bytes.
+4. deserializes horus's bytes with rclpy: each must give the message back (compared as JSON
+   text: -0.0 is not 0.0, NaN is NaN); and rclpy reads
    its own buffer's first `end` bytes (horus's length) as the message but not `end - 1`, so
    horus's length is exactly where rclpy's message ends (rclpy's buffers can run past it).
 
@@ -31,6 +34,7 @@ import array
 import contextlib
 import importlib
 import json
+import math
 import os
 import random
 import struct
@@ -76,10 +80,13 @@ INT_RANGES = {
     "int32": (-(2**31), 2**31 - 1), "uint32": (0, 2**32 - 1),
     "int64": (-(2**63), 2**63 - 1), "uint64": (0, 2**64 - 1),
 }
+INF, NAN = float("inf"), float("nan")
 FLOAT32_EDGES = [0.0, -0.0, 1.401298464324817e-45, -1.1754942106924411e-38,
-                 3.4028234663852886e38, -3.4028234663852886e38, 1.0, -1.5]
+                 3.4028234663852886e38, -3.4028234663852886e38, 1.0, -1.5, INF, -INF, NAN]
 FLOAT64_EDGES = [0.0, -0.0, 5e-324, -2.2250738585072014e-308,
-                 1.7976931348623157e308, -1.7976931348623157e308, 0.1, -1.5]
+                 1.7976931348623157e308, -1.7976931348623157e308, 0.1, -1.5, INF, -INF, NAN]
+# Floats JSON cannot hold, as the checker reads them.
+NON_FINITE = {INF: "inf", -INF: "-inf"}
 BYTE_LIKE = {"octet", "uint8", "char"}
 
 
@@ -226,20 +233,32 @@ def to_json(v, t):
             return v[0]
         if t.typename == "char":
             return ord(v)
-        return v.item() if hasattr(v, "item") else v
+        v = v.item() if hasattr(v, "item") else v
+        if isinstance(v, float) and not math.isfinite(v):
+            return "nan" if math.isnan(v) else NON_FINITE[v]
+        return v
     if isinstance(t, AbstractString):
         return v
     raise SystemExit(f"live_oracle: cannot write {type(v)} as JSON")
 
 
-def reads_as(data, cls, msg):
+def as_json(msg):
+    """A message as JSON text: two messages are the same message when their texts are equal
+    (unlike ==, this tells -0.0 from 0.0 and finds NaN equal to NaN)."""
+    cls = type(msg)
+    pkg, kind = cls.__module__.split(".")[:2]
+    return json.dumps(to_json(msg, NamespacedType([pkg, kind], cls.__name__)),
+                      ensure_ascii=False, allow_nan=False)
+
+
+def reads_as(data, cls, text):
     try:
-        return deserialize_message(data, cls) == msg
+        return as_json(deserialize_message(data, cls)) == text
     except Exception:
         return False
 
 
-def truncated_fails(data, cls, msg):
+def truncated_fails(data, cls, text):
     """Whether rclpy refuses (or misreads) `data`, a message cut short. Its C side prints
     "sequence size exceeds remaining buffer" to stderr for those: silenced here."""
     sys.stderr.flush()
@@ -247,7 +266,7 @@ def truncated_fails(data, cls, msg):
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
-        return not reads_as(data, cls, msg)
+        return not reads_as(data, cls, text)
     finally:
         os.dup2(saved, 2)
         os.close(saved)
@@ -295,14 +314,14 @@ def main():
                     mode = "default" if i < 0 else MODES[i % len(MODES)]
                     msg = cls() if i < 0 else gen.message(cls, mode)
                     cdr = serialize_message(msg)
-                    if deserialize_message(cdr, cls) != msg:
-                        failures.append(f"{name} {mode}-{i}: rclpy does not read its own bytes back")
-                        continue
                     case = mode if i < 0 else f"{mode}-{i}"
-                    messages[(name, case)] = (cls, msg, cdr)
-                    value = to_json(msg, NamespacedType(name.split("/")[:2], name.split("/")[2]))
-                    f.write(json.dumps({"type": name, "case": case, "value": value, "cdr": cdr.hex()},
-                                       ensure_ascii=False, allow_nan=False) + "\n")
+                    text = as_json(msg)
+                    if not reads_as(cdr, cls, text):
+                        failures.append(f"{name} {case}: rclpy does not read its own bytes back")
+                        continue
+                    messages[(name, case)] = (cls, text, cdr)
+                    f.write(f'{{"type": "{name}", "case": "{case}", "value": {text}, '
+                            f'"cdr": "{cdr.hex()}"}}\n')
         generated = time.monotonic()
         checker = subprocess.run([args.checker, "check", rclpy_path, horus_path])
         checked = time.monotonic()
@@ -315,7 +334,7 @@ def main():
         with open(horus_path, encoding="utf-8") if exists else contextlib.nullcontext([]) as f:
             for line in f:
                 a = json.loads(line)
-                cls, msg, cdr = messages.pop((a["type"], a["case"]))
+                cls, text, cdr = messages.pop((a["type"], a["case"]))
                 what = f"{a['type']} case {a['case']}"
                 horus, end = bytes.fromhex(a["horus"]), a["end"]
                 try:
@@ -323,9 +342,9 @@ def main():
                 except Exception as e:  # rclpy raises a plain RuntimeError on bad bytes
                     failures.append(f"{what}: rclpy cannot deserialize horus's bytes: {e}")
                     continue
-                if back != msg:
+                if as_json(back) != text:
                     failures.append(f"{what}: rclpy reads horus's bytes as another message")
-                if not reads_as(cdr[:end], cls, msg) or not truncated_fails(cdr[:end - 1], cls, msg):
+                if not reads_as(cdr[:end], cls, text) or not truncated_fails(cdr[:end - 1], cls, text):
                     failures.append(f"{what}: rclpy's message does not end at byte {end}")
                 if len(cdr) > end:
                     overrun.add(a["type"])
@@ -338,7 +357,8 @@ def main():
         print("\n".join(failures[:20]), file=sys.stderr)
         sys.exit(f"live_oracle: FAILED: {len(failures)} problems (first 20 above; seed {args.seed})")
     print(f"live_oracle: {len(classes)} types, {answered} messages (seed {args.seed}; the "
-          f"default and {args.per_type} random ones per type): horus's bytes equal rclpy's, "
+          f"default and {args.per_type} random ones per type): horus's bytes (horus_idl::cdr and "
+          f"the generated types) equal rclpy's, "
           f"{compared} bytes compared ({padding} padding bytes skipped; rclpy's buffer ran past the message for "
           f"{len(overrun)} types), rclpy reads each of horus's encodings back; not checked "
           f"(no wheel): {len(no_wheel)} types of {', '.join(sorted(NO_WHEEL))}; "

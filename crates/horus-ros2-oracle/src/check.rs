@@ -6,6 +6,7 @@ use horus_idl::{Resolved, TypeName};
 use serde_json::Value as Json;
 
 use crate::compare::{compare_bytes, first_difference};
+use crate::generated::Generated;
 use crate::value_json::{from_hex, structure, to_hex};
 
 /// A message the rclpy side wrote: `{"type", "case", "value", "cdr"}`.
@@ -58,8 +59,10 @@ pub(crate) struct Checked {
 ///   ends where horus's encoding ends;
 /// - horus's encoding of that value equals rclpy's bytes everywhere but alignment padding
 ///   (ROS 2 leaves padding unspecified: rmw_fastrtps leaves what was in memory), and
-///   horus's padding is zeros.
-pub(crate) fn check(resolved: &Resolved, case: &Case) -> Result<Checked> {
+///   horus's padding is zeros;
+/// - horus's generated type decodes rclpy's message and encodes it to the same bytes, so
+///   does its view, and its `Default` encodes as rclpy's default message (case `default`).
+pub(crate) fn check(resolved: &Resolved, generated: &Generated, case: &Case) -> Result<Checked> {
     let name = TypeName::parse(&case.type_name)
         .ok_or_else(|| anyhow!("not a type name: {}", case.type_name))?;
     let expected =
@@ -90,6 +93,12 @@ pub(crate) fn check(resolved: &Resolved, case: &Case) -> Result<Checked> {
     if let Some(at) = c.nonzero_padding {
         return Err(anyhow!("horus's padding byte {at} is not zero"));
     }
+    generated.check(
+        &case.type_name,
+        &case.rclpy[..end],
+        &ours.bytes,
+        case.case == "default",
+    )?;
     Ok(Checked {
         overrun: case.rclpy.len() - end,
         horus: ours.bytes,
@@ -148,7 +157,12 @@ mod tests {
 
     #[test]
     fn rclpy_padding_and_bytes_past_the_message_are_not_differences() {
-        let checked = check(&standard(), &case(rclpy_vector3_stamped(), -0.0)).unwrap();
+        let checked = check(
+            &standard(),
+            &Generated::new(),
+            &case(rclpy_vector3_stamped(), -0.0),
+        )
+        .unwrap();
         assert_eq!(checked.horus.len(), 44);
         assert_eq!(
             (checked.compared, checked.padding, checked.overrun),
@@ -161,13 +175,18 @@ mod tests {
     fn a_changed_value_byte_is_a_difference_naming_the_field() {
         let mut bytes = rclpy_vector3_stamped();
         bytes[20] ^= 1; // lowest byte of x
-        let e = check(&standard(), &case(bytes, -0.0)).unwrap_err();
+        let e = check(&standard(), &Generated::new(), &case(bytes, -0.0)).unwrap_err();
         assert!(format!("{e:#}").contains(".vector.x"), "{e:#}");
     }
 
     #[test]
     fn negative_zero_is_not_zero() {
-        let e = check(&standard(), &case(rclpy_vector3_stamped(), 0.0)).unwrap_err();
+        let e = check(
+            &standard(),
+            &Generated::new(),
+            &case(rclpy_vector3_stamped(), 0.0),
+        )
+        .unwrap_err();
         assert!(
             format!("{e:#}").contains(".vector.y: Float64(-0.0)"),
             "{e:#}"
@@ -178,7 +197,7 @@ mod tests {
     fn bytes_cut_short_are_a_decoding_error() {
         let mut bytes = rclpy_vector3_stamped();
         bytes.truncate(43);
-        let e = check(&standard(), &case(bytes, -0.0)).unwrap_err();
+        let e = check(&standard(), &Generated::new(), &case(bytes, -0.0)).unwrap_err();
         assert!(format!("{e:#}").contains("decoding rclpy's bytes"), "{e:#}");
     }
 }

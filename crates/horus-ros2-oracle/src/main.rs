@@ -1,7 +1,8 @@
 //! The Rust side of `make test-ros2` (docs/interfaces.md, "How it is checked"): the rclpy
 //! side (`live_oracle.py`, run in the ROS 2 venv) serializes randomised messages of every
 //! standard type with rclpy and hands their values and bytes over; this checks horus's
-//! encoding and decoding against them and hands horus's bytes back, which the rclpy side
+//! encoding and decoding against them — `horus_idl::cdr` on the dynamic value, and the
+//! generated types of horus-ros-msgs — and hands horus's bytes back, which the rclpy side
 //! then deserializes.
 //!
 //! ```text
@@ -15,6 +16,7 @@
 
 mod check;
 mod compare;
+mod generated;
 mod value_json;
 
 use std::collections::BTreeSet;
@@ -47,6 +49,7 @@ fn types() -> Result<ExitCode> {
 
 fn check_file(input: &Path, output: &Path) -> Result<ExitCode> {
     let resolved = standard()?;
+    let generated = generated::Generated::new();
     let reader =
         BufReader::new(File::open(input).with_context(|| format!("opening {}", input.display()))?);
     let mut writer = BufWriter::new(
@@ -59,7 +62,7 @@ fn check_file(input: &Path, output: &Path) -> Result<ExitCode> {
         let line = line.with_context(|| format!("reading {}", input.display()))?;
         let case = check::Case::parse(&line)
             .with_context(|| format!("{} line {}", input.display(), n + 1))?;
-        match check::check(&resolved, &case) {
+        match check::check(&resolved, &generated, &case) {
             Ok(checked) => {
                 writeln!(writer, "{}", check::answer(&case, &checked))?;
                 messages += 1;
@@ -80,9 +83,9 @@ fn check_file(input: &Path, output: &Path) -> Result<ExitCode> {
     }
     writer.flush()?;
     eprintln!(
-        "horus-ros2-oracle: {} types, {messages} messages equal to rclpy's: {compared} bytes \
-         compared, {padding} padding bytes skipped; rclpy's buffer ran past the message for \
-         {} types",
+        "horus-ros2-oracle: {} types, {messages} messages equal to rclpy's (horus_idl::cdr and \
+         the generated types of horus-ros-msgs): {compared} bytes compared, {padding} padding \
+         bytes skipped; rclpy's buffer ran past the message for {} types",
         types.len(),
         overrun_types.len()
     );

@@ -41,15 +41,27 @@ pub(crate) fn to_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// A float: a JSON number, or `"inf"`, `"-inf"` or `"nan"` (Python's quiet NaN) that JSON
+/// numbers cannot be.
+fn float(j: &Json) -> Option<f64> {
+    match j.as_str() {
+        Some("inf") => Some(f64::INFINITY),
+        Some("-inf") => Some(f64::NEG_INFINITY),
+        Some("nan") => Some(f64::NAN),
+        Some(_) => None,
+        None => j.as_f64(),
+    }
+}
+
 fn primitive(p: Primitive, j: &Json) -> Result<CdrValue> {
     let v = match p {
         Primitive::Bool => j.as_bool().map(CdrValue::Bool),
-        Primitive::Float32 => match j.as_f64() {
+        Primitive::Float32 => match float(j) {
             Some(f) if f as f32 as f64 == f || f.is_nan() => Some(CdrValue::Float32(f as f32)),
             Some(f) => bail!("float32 value {f} is not a float32"),
             None => None,
         },
-        Primitive::Float64 => j.as_f64().map(CdrValue::Float64),
+        Primitive::Float64 => float(j).map(CdrValue::Float64),
         Primitive::Int8 | Primitive::Int16 | Primitive::Int32 | Primitive::Int64 => {
             j.as_i64().map(CdrValue::Int)
         }
@@ -140,6 +152,22 @@ pub(crate) fn structure(r: &Resolved, name: &TypeName, j: &Json) -> Result<CdrVa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_finite_floats_come_as_text_with_python_s_bits() {
+        let f64_of = |t: &str| match primitive(Primitive::Float64, &Json::from(t)).unwrap() {
+            CdrValue::Float64(f) => f.to_bits(),
+            v => panic!("{v:?}"),
+        };
+        assert_eq!(f64_of("inf"), f64::INFINITY.to_bits());
+        assert_eq!(f64_of("-inf"), f64::NEG_INFINITY.to_bits());
+        assert_eq!(f64_of("nan"), 0x7ff8_0000_0000_0000);
+        match primitive(Primitive::Float32, &Json::from("nan")).unwrap() {
+            CdrValue::Float32(f) => assert_eq!(f.to_bits(), 0x7fc0_0000),
+            v => panic!("{v:?}"),
+        }
+        assert!(primitive(Primitive::Float64, &Json::from("infinity")).is_err());
+    }
 
     #[test]
     fn hex_round_trips_and_refuses_odd_or_foreign_text() {

@@ -119,7 +119,12 @@ demo: setup py-build
 # Every phase must leave /dev/shm as it found it: checked after the last phase. Files
 # that the peer middlewares' libraries leave behind (Zenoh's `*.zenoh`, iceoryx2's
 # `iox2_*`; a benchmark child exiting after the bench phase's own clean-up can leave
-# one) are removed first; anything else fails the run.
+# one) are removed first; anything else fails the run. ROS 2's Python (rclpy: recording
+# tests of the unit phase, the ROS 2 phase) runs through scripts/ros2-python, which
+# removes what its libraries leave there: the `lttng-ust-wait-*` files LTTng-UST (ROS 2
+# tracing) makes for a tracing daemon and never removes, if they were not there before it
+# ran, and a killed node's Fast DDS files (`fastdds shm clean`: only those no live process
+# holds).
 SHM_BEFORE := $(CARGO_TARGET_DIR)/shm-before-test
 
 test: setup

@@ -108,8 +108,9 @@ impl<'a> Types<'a> {
     ) -> Result<u64, CdrError> {
         Ok(match base {
             ResolvedBase::Primitive(p) => primitive_size(*p) as u64,
-            // Length and NUL.
-            ResolvedBase::String { .. } => 5,
+            // The length alone: a length of 0 is read as the empty string (as Fast CDR
+            // reads it), so a string can be 4 bytes.
+            ResolvedBase::String { .. } => 4,
             ResolvedBase::WString { .. } => 4,
             ResolvedBase::Nested(name) => self.min_struct_size(name, path, depth + 1)?,
         })

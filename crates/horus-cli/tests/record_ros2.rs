@@ -198,6 +198,40 @@ fn ros_typed_topics_record_as_ros2_read_in_three_readers_and_play_back_as_they_w
         );
     }
 
+    if let Some(out) = ros2_values::check_readers_agree(&file) {
+        assert!(
+            out.contains("OK: 8 topics, 24 messages, 3 readers"),
+            "{out}"
+        );
+    }
+
+    // bag repair copies ROS-typed channels as they are (type, definition, metadata, bytes).
+    let repaired = dir().join("live.repaired.mcap");
+    let _ = std::fs::remove_file(&repaired);
+    let out = horus(&ns)
+        .args(["bag", "repair"])
+        .arg(&file)
+        .arg("-o")
+        .arg(&repaired)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut rr = horus_record::RecordingReader::open(&repaired).unwrap();
+    let mut again: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+    while let Some(m) = rr.next_message().unwrap() {
+        let topic = rr.channel(m.channel).unwrap().topic.clone();
+        again.entry(topic).or_default().push(m.cdr);
+    }
+    assert_eq!(again, got, "repair copies the wire bytes");
+    for c in r.channels() {
+        let copy = rr.channels().find(|x| x.topic == c.topic).unwrap();
+        assert_eq!(copy.ros2, c.ros2, "{}: same ROS 2 channel", c.topic);
+    }
+
     // play: into another namespace, on topics of the same type, the same bytes.
     let ns2 = unique_ns("played");
     let mut subs: Vec<_> = topics
@@ -222,6 +256,13 @@ fn ros_typed_topics_record_as_ros2_read_in_three_readers_and_play_back_as_they_w
 
 const STRING_DEF: &str = "string data\n";
 
+/// `offered_qos_profiles` as rosbag2 in Humble writes it (enums as numbers, durations at
+/// their maximum).
+const HUMBLE_QOS: &str = "- history: 3\n  depth: 0\n  reliability: 1\n  durability: 2\n  \
+    deadline:\n    sec: 2147483647\n    nsec: 4294967295\n  lifespan:\n    sec: 2147483647\n    \
+    nsec: 4294967295\n  liveliness: 1\n  liveliness_lease_duration:\n    sec: 2147483647\n    \
+    nsec: 4294967295\n  avoid_ros_namespace_conventions: false\n";
+
 /// A file as rosbag2's MCAP storage writes one, as far as a reader sees: a channel with a ROS
 /// 2 topic name (leading `/`), schema `std_msgs/msg/String` (`ros2msg`), `cdr` messages,
 /// metadata `offered_qos_profiles` and, from Iron on, `topic_type_hash` (only when `hash` is
@@ -231,11 +272,7 @@ fn rosbag2_file(path: &Path, hash: Option<&str>, messages: &[&str]) -> Vec<Vec<u
     let _ = std::fs::remove_file(path);
     let mut w = RecordingWriter::create(path, WriterOptions::default()).unwrap();
     let mut md = BTreeMap::new();
-    md.insert(
-        "offered_qos_profiles".to_owned(),
-        "- history: keep_last\n  depth: 10\n  reliability: reliable\n  durability: volatile\n"
-            .to_owned(),
-    );
+    md.insert("offered_qos_profiles".to_owned(), HUMBLE_QOS.to_owned());
     if let Some(h) = hash {
         md.insert("topic_type_hash".to_owned(), h.to_owned());
     }

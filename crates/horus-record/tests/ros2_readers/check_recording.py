@@ -3,6 +3,12 @@
 Run in the ROS 2 venv (rclpy wheels + `mcap-ros2-support` + `rosbags`):
 
     python check_recording.py RECORDING.mcap EXPECTED.json
+    python check_recording.py --agree RECORDING.mcap
+
+With `--agree` (a recording whose values are not known in advance, such as `make demo`'s)
+every ROS-typed channel of the file is checked: the three readers must decode the same values
+field by field (those of `mcap_ros2` taken as the reference) and rosbags must accept every
+`topic_type_hash`; a file without any ROS-typed channel fails.
 
 EXPECTED.json (written by the Rust test that published the messages):
 
@@ -161,13 +167,51 @@ def with_rclpy(path: str, expected: Dict[str, Dict[str, Any]], errors: List[str]
     print(f"rclpy: {sum(len(v) for v in got.values())} messages deserialized")
 
 
+def agreed(path: str) -> Dict[str, Any]:
+    """Without expected values (`--agree`, e.g. `make demo`'s recording): every ROS-typed
+    channel (`ros2msg` schema, `cdr` messages) of the file, with what `mcap_ros2` decodes as
+    the values the other two readers must equal; its hash is the one `rosbags` computes from
+    the definition (checked against `topic_type_hash` when the file states one)."""
+    from mcap.reader import make_reader
+    from mcap_ros2.reader import read_ros2_messages
+    from rosbags.highlevel import AnyReader
+    from pathlib import Path
+
+    topics: Dict[str, Any] = {}
+    with open(path, "rb") as f:
+        summary = make_reader(f).get_summary()
+    assert summary is not None, "no summary section"
+    for ch in summary.channels.values():
+        schema = summary.schemas.get(ch.schema_id)
+        if ch.message_encoding == "cdr" and schema is not None and schema.encoding == "ros2msg":
+            topics[ch.topic] = {"topic": ch.topic, "type": schema.name, "messages": []}
+    for m in read_ros2_messages(path, topics=list(topics)):
+        topics[m.channel.topic]["messages"].append(norm(m.ros_msg))
+    with AnyReader([Path(path)]) as reader:
+        for c in reader.connections:
+            if c.topic in topics:
+                topics[c.topic]["hash"] = reader.typestore.hash_rihs01(c.msgtype)
+    return {"topics": list(topics.values())}
+
+
 def main(argv: List[str]) -> int:
-    if len(argv) != 3:
+    if len(argv) == 3 and argv[1] == "--agree":
+        path = argv[2]
+        try:
+            spec = agreed(path)
+        except Exception as err:  # a reader refusing the file is a failure, said plainly
+            print(f"FAILED: {path}: {type(err).__name__}: {err}")
+            return 1
+        if not spec["topics"]:
+            print(f"FAILED: {path} has no ROS-typed channel (ros2msg schema, cdr messages)")
+            return 1
+    elif len(argv) == 3:
+        path = argv[1]
+        with open(argv[2]) as f:
+            spec = json.load(f)
+    else:
         print(__doc__)
         return 2
-    path = argv[1]
-    with open(argv[2]) as f:
-        spec = json.load(f)
     expected = {t["topic"]: t for t in spec["topics"]}
     errors: List[str] = []
     for run in (with_mcap_ros2, with_rosbags, with_rclpy):

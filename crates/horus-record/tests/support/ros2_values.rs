@@ -228,6 +228,16 @@ pub(crate) fn ros2_python() -> Result<PathBuf, String> {
 /// Runs `check_recording.py` on `recording`; panics with its output unless it passed.
 /// Returns its output. Without the ROS 2 venv: prints why and returns `None` (skipped).
 pub(crate) fn check_with_ros2_readers(recording: &Path, expected: &Path) -> Option<String> {
+    run_checker(&[recording.as_os_str(), expected.as_os_str()])
+}
+
+/// [`check_with_ros2_readers`] without expected values: the three readers must agree on every
+/// ROS-typed channel of `recording` (`check_recording.py --agree`).
+pub(crate) fn check_readers_agree(recording: &Path) -> Option<String> {
+    run_checker(&["--agree".as_ref(), recording.as_os_str()])
+}
+
+fn run_checker(args: &[&std::ffi::OsStr]) -> Option<String> {
     let python = match ros2_python() {
         Ok(p) => p,
         Err(why) => {
@@ -237,8 +247,7 @@ pub(crate) fn check_with_ros2_readers(recording: &Path, expected: &Path) -> Opti
     };
     let out = Command::new(&python)
         .arg(readers_dir().join("check_recording.py"))
-        .arg(recording)
-        .arg(expected)
+        .args(args)
         .output()
         .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
     let text = format!(

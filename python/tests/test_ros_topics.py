@@ -58,6 +58,30 @@ def test_python_to_rust_point_cloud_of_a_mebibyte(rust: Any) -> None:
     assert [line["cdr"] for line in lines[:2]] == [cloud(i).to_cdr().hex() for i in range(2)]
 
 
+def test_python_to_typed_rust_laser_scan(rust: Any) -> None:
+    """The Rust side is a typed Topic<Ros<LaserScan>> with horus-ros-msgs' generated type."""
+    pub = horus.RosTopic(LaserScan, "ros/scan", **RELIABLE).publisher()  # type: ignore[arg-type]
+    peer = rust("ros-typed-sub", "laserscan", "ros/scan", str(N))
+    for i in range(N):
+        assert pub.send(scan(i)) == 1
+    lines = peer.finish()
+    for i, line in enumerate(lines[:N]):
+        assert line["cdr"] == scan(i).to_cdr().hex()
+        assert (line["frame_id"], line["sec"], line["ranges"]) == (f"laser{i}", i, 360)
+        assert line["last_range"] == 359.0 + i
+        assert line["zero_copy"] and line["in_chunk"]
+    assert lines[N] == {"received": N, "overrun": 0, "malformed": 0}
+
+
+def test_typed_rust_to_python_laser_scan(rust: Any) -> None:
+    sub = horus.RosTopic(LaserScan, "ros/scan", **RELIABLE).subscriber()  # type: ignore[arg-type]
+    peer = rust("ros-typed-pub", "laserscan", "ros/scan", str(N))
+    got = [sub.recv(timeout=10) for _ in range(N)]
+    peer.finish()
+    assert got == [scan(i) for i in range(N)]
+    assert sub.counts() == (N, 0, 0)
+
+
 def test_rust_to_python_laser_scan_zero_copy(rust: Any) -> None:
     sub = horus.Topic(LaserScan, "ros/scan", **RELIABLE).subscriber()  # horus.Topic takes ROS types too
     assert isinstance(sub, horus.RosSubscriber)

@@ -1,15 +1,19 @@
 //! ROS 2-typed topics, the Rust side: the run-time endpoints of `horus::inspect` (the
 //! chunk layout `Topic<Ros<M>>` uses), decoding with horus_idl's dynamic CDR codec — an
-//! implementation independent of the Python package's.
+//! implementation independent of the Python package's —, and typed `Topic<Ros<LaserScan>>`
+//! endpoints with the generated type of horus-ros-msgs.
 
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use horus::inspect;
 use horus::msgs::Ros2Type;
+use horus::ros::Ros;
+use horus::Topic;
 use horus_idl::{InterfaceSet, Resolved, TypeName};
+use horus_ros_msgs::sensor_msgs::msg::LaserScan;
 
-use super::say;
+use super::{recv, say, wait_for_subscribers};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -81,5 +85,63 @@ pub(crate) fn publish(type_name: &str, topic: &str, cdr_hex: &str, count: u64) -
         let n = p.send_cdr(&cdr)?;
         say(&format!("{{\"subscribers\": {n}}}"));
     }
+    Ok(())
+}
+
+/// The scan the Python tests build as `scan(i)` (python/tests/test_ros_topics.py).
+fn scan(i: u32) -> LaserScan {
+    let mut s = LaserScan {
+        angle_min: -1.5,
+        angle_max: 1.5,
+        range_max: 30.0,
+        ranges: (0..360).map(|k| (k + i) as f32).collect(),
+        intensities: vec![i as f32; 360],
+        ..LaserScan::default()
+    };
+    s.header.frame_id = format!("laser{i}");
+    s.header.stamp.sec = i as i32;
+    s
+}
+
+/// A typed Rust subscriber (`Topic<Ros<LaserScan>>`, generated type): prints each
+/// message's wire bytes, re-encoded from its owned decode (hex), and fields read through
+/// its zero-copy view.
+pub(crate) fn typed_sub(topic: &str, count: u64) -> Result<()> {
+    let t = Topic::<Ros<LaserScan>>::open(topic)?;
+    let mut s = t.subscriber()?;
+    say("ready");
+    for _ in 0..count {
+        let sample = recv(&mut s)?;
+        let v = sample.view()?;
+        let owned = sample.decode()?;
+        say(&format!(
+            "{{\"cdr\": \"{}\", \"frame_id\": {:?}, \"sec\": {}, \"ranges\": {}, \"last_range\": {:?}, \"zero_copy\": {}, \"in_chunk\": {}}}",
+            hex(&horus::cdr::encode_message(&owned)?),
+            v.header().frame_id(),
+            v.header().stamp().sec(),
+            v.ranges().len(),
+            v.ranges().last().copied().unwrap_or_default(),
+            sample.is_zero_copy(),
+            sample.cdr().as_ptr_range().contains(&v.ranges().as_ptr().cast()),
+        ));
+    }
+    let st = s.stats();
+    say(&format!(
+        "{{\"received\": {}, \"overrun\": {}, \"malformed\": {}}}",
+        st.received, st.overrun, st.malformed
+    ));
+    Ok(())
+}
+
+/// A typed Rust publisher (`Topic<Ros<LaserScan>>`): publishes `scan(0..count)`.
+pub(crate) fn typed_pub(topic: &str, count: u64) -> Result<()> {
+    let t = Topic::<Ros<LaserScan>>::open(topic)?;
+    let mut p = t.publisher()?;
+    say("ready");
+    wait_for_subscribers(&p)?;
+    for i in 0..count {
+        p.publish(&scan(i as u32))?;
+    }
+    say("{\"sent\": true}");
     Ok(())
 }

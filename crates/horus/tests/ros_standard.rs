@@ -12,7 +12,7 @@ use horus::ros::{Ros, RosSendError, RosSrv};
 use horus::Topic;
 use horus_idl::cdr::CdrValue;
 use horus_ros_msgs::builtin_interfaces::msg::Time;
-use horus_ros_msgs::sensor_msgs::msg::{Image, PointCloud2, PointField};
+use horus_ros_msgs::sensor_msgs::msg::{Image, Imu, PointCloud2, PointField};
 use horus_ros_msgs::std_msgs::msg::Header;
 use horus_ros_msgs::std_srvs::srv::{SetBool, SetBool_Request, SetBool_Response};
 
@@ -165,4 +165,38 @@ fn a_ros_service_is_called() {
     let v = resp.view().unwrap();
     assert!(v.success());
     assert_eq!(v.message(), "motor on");
+}
+
+#[test]
+fn an_image_topic_refuses_imu_and_horus_image_naming_both() {
+    let ns = unique_ns("ros-img-mismatch");
+    let _t = Topic::<Ros<Image>>::builder("cam")
+        .namespace(&ns)
+        .open()
+        .unwrap();
+    let names = |e: horus::TopicError| match e {
+        horus::TopicError::SchemaMismatch {
+            expected, found, ..
+        } => (expected, found),
+        e => panic!("expected a schema mismatch, got {e}"),
+    };
+    let (expected, found) = names(
+        Topic::<Ros<Imu>>::builder("cam")
+            .namespace(&ns)
+            .open()
+            .err()
+            .unwrap(),
+    );
+    assert!(expected.starts_with("sensor_msgs/msg/Imu v1"), "{expected}");
+    assert!(found.starts_with("sensor_msgs/msg/Image v1"), "{found}");
+    // horus's own fixed-layout Image is another type.
+    let (expected, found) = names(
+        Topic::<horus::msgs::Image>::builder("cam")
+            .namespace(&ns)
+            .open()
+            .err()
+            .unwrap(),
+    );
+    assert!(expected.starts_with("horus/Image"), "{expected}");
+    assert!(found.starts_with("sensor_msgs/msg/Image"), "{found}");
 }

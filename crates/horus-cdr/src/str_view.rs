@@ -25,12 +25,12 @@ impl<'a> WStrView<'a> {
     /// Checks `units` (4 little-endian bytes per UTF-16 unit) and views them.
     pub(crate) fn new(units: &'a [u8], offset: usize) -> Result<Self, DecodeError> {
         let view = WStrView { units };
-        for c in view.decode() {
-            match c {
-                Some('\0') => return Err(DecodeError::StringContainsNul { offset }),
-                Some(_) => {}
-                None => return Err(DecodeError::WStringNotUtf16 { offset }),
-            }
+        // Every unit first, then NUL: the errors `CdrReader::read_wstring` gives.
+        if view.decode().any(|c| c.is_none()) {
+            return Err(DecodeError::WStringNotUtf16 { offset });
+        }
+        if view.decode().any(|c| c == Some('\0')) {
+            return Err(DecodeError::StringContainsNul { offset });
         }
         Ok(view)
     }
@@ -129,6 +129,12 @@ mod tests {
             CdrReader::new(&nul).read_wstr(None),
             Err(DecodeError::StringContainsNul { .. })
         ));
+        // A NUL before a bad unit: the bad unit is reported, as read_wstring does.
+        let nul_then_bad = [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0];
+        let viewed = CdrReader::new(&nul_then_bad).read_wstr(None).map(|_| ());
+        let owned = CdrReader::new(&nul_then_bad).read_wstring(None).map(|_| ());
+        assert_eq!(viewed, owned);
+        assert!(matches!(viewed, Err(DecodeError::WStringNotUtf16 { .. })));
         let over = wire("abc");
         assert!(matches!(
             CdrReader::new(&over).read_wstr(Some(2)),

@@ -602,10 +602,14 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
         for (id, obs) in observers.iter_mut() {
             let Some(ch) = disc.get(*id) else { continue };
             for _ in 0..BATCH {
-                let Some(m) = obs.try_recv() else { break };
+                // In place (a chunk is pinned only while it is encoded): the encoding is the
+                // one copy, for a ROS-typed topic's wire bytes too.
+                let Some(m) = obs.try_recv_sample() else { break };
                 any = true;
                 let recv = now_ns();
-                if ch.mapping.encode(&m.bytes, recv, &mut scratch).is_err() {
+                let encoded = ch.mapping.encode(m.bytes(), recv, &mut scratch);
+                drop(m);
+                if encoded.is_err() {
                     continue;
                 }
                 // One payload for every client (the encoder's buffer moves into it).

@@ -147,3 +147,21 @@ def test_refusals_name_the_problem() -> None:
     small = horus.RosTopic(PointCloud2, "ros/small", max_tail_bytes=4096).publisher()
     with pytest.raises(horus.LoanError):
         small.send(cloud(0, 1024))
+
+
+def test_hostile_bytes_on_a_topic_raise_typed_errors_and_lose_nothing_else(rust: Any) -> None:
+    sub = horus.RosTopic(LaserScan, "ros/scan", **RELIABLE).subscriber()  # type: ignore[arg-type]
+    good = scan(3).to_cdr()
+    bad = [
+        good[: len(good) // 2],                        # truncated
+        good[:12] + b"\xff\xff\xff\x7f" + good[16:],  # a huge frame_id length after the stamp
+        b"\x00\x01\x00\x00",                           # header only
+    ]
+    for b in bad:
+        rust("ros-pub-unchecked", "sensor_msgs/msg/LaserScan", "ros/scan", b.hex(), "1").finish()
+        with pytest.raises(horus.CdrDecodeError) as e:
+            sub.recv(timeout=10)
+        assert e.value.kind in ("truncated", "count_too_large")
+    rust("ros-pub", "sensor_msgs/msg/LaserScan", "ros/scan", good.hex(), "1").finish()
+    assert sub.recv(timeout=10) == scan(3)
+    assert sub.counts() == (len(bad) + 1, 0, 0)

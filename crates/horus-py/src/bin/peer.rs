@@ -18,6 +18,7 @@
 //! horus-py-peer param-call NODE                             a parameter client (see `params`)
 //! horus-py-peer ros-sub TYPE TOPIC N                         N ROS 2 messages, decoded by horus_idl (see `ros`)
 //! horus-py-peer ros-pub TYPE TOPIC CDR_HEX N                 publishes those ROS 2 wire bytes N times
+//! horus-py-peer ros-pub-unchecked TYPE TOPIC CDR_HEX N       the same, not checked first (hostile bytes)
 //! horus-py-peer ros-typed-sub|ros-typed-pub laserscan TOPIC N  Topic<Ros<LaserScan>> (generated type)
 //! ```
 
@@ -328,7 +329,8 @@ fn main() -> Result<()> {
         ("param-serve", _) => params::serve(a(1)?, n(2)?),
         ("param-call", _) => params::call(a(1)?),
         ("ros-sub", Some(ty)) => ros::sub(ty, a(2)?, n(3)?),
-        ("ros-pub", Some(ty)) => ros::publish(ty, a(2)?, a(3)?, n(4)?),
+        ("ros-pub", Some(ty)) => ros::publish(ty, a(2)?, a(3)?, n(4)?, true),
+        ("ros-pub-unchecked", Some(ty)) => ros::publish(ty, a(2)?, a(3)?, n(4)?, false),
         ("ros-typed-sub", Some("laserscan")) => ros::typed_sub(a(2)?, n(3)?),
         ("ros-typed-pub", Some("laserscan")) => ros::typed_pub(a(2)?, n(3)?),
         (cmd, kind) => bail!("unknown command {cmd} {kind:?}"),

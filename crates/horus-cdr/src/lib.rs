@@ -22,6 +22,7 @@
 #![warn(missing_docs)]
 
 mod aligned;
+mod bools_view;
 mod error;
 mod message;
 mod primitive;
@@ -34,6 +35,7 @@ mod str_view;
 mod writer;
 
 pub use aligned::CdrBuf;
+pub use bools_view::BoolsView;
 pub use error::{DecodeError, EncodeError};
 pub use message::{decode_message, encode_message, view_message, RosMessage, RosView};
 pub use primitive::CdrPrimitive;

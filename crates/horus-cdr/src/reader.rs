@@ -1,5 +1,6 @@
 //! Reads a CDR body with every offset, count and length checked.
 
+use crate::bools_view::BoolsView;
 use crate::error::DecodeError;
 use crate::primitive::CdrPrimitive;
 use crate::size::align_to;
@@ -191,16 +192,10 @@ impl<'a> CdrReader<'a> {
     }
 
     /// `n` bools viewed in place (each byte checked to be 0 or 1).
-    pub fn read_bool_slice(&mut self, n: usize) -> Result<&'a [bool], DecodeError> {
+    pub fn read_bools(&mut self, n: usize) -> Result<BoolsView<'a>, DecodeError> {
         let offset = self.pos;
         let bytes = self.take(1, n)?;
-        bytemuck::checked::try_cast_slice(bytes).map_err(|_| {
-            let i = bytes.iter().position(|b| *b > 1).unwrap_or(0);
-            DecodeError::InvalidBool {
-                offset: offset + i,
-                value: bytes.get(i).copied().unwrap_or(0),
-            }
-        })
+        BoolsView::new(bytes, offset)
     }
 
     /// A `string` / `string<=N`, viewed in place: `u32` length including the NUL, bytes,

@@ -28,10 +28,13 @@ fn elem_view_type(ctx: &Ctx<'_>, elem: Elem<'_>) -> Result<String, GenError> {
 fn view_type(ctx: &Ctx<'_>, m: &Member) -> Result<String, GenError> {
     let elem = Elem::of(m);
     let t = elem_view_type(ctx, elem)?;
-    Ok(match (m.member_type.array, elem.is_plain()) {
+    Ok(match (m.member_type.array, elem) {
         (ArrayKind::Single, _) => t,
-        (_, true) => format!("&'a [{t}]"),
-        (_, false) => format!("{}::SeqView<'a, {t}>", ctx.rt),
+        (_, Elem::Num(_)) => format!("&'a [{t}]"),
+        // Not `&[bool]`: bytes in shared memory rewritten after the check must not
+        // become invalid `bool`s.
+        (_, Elem::Bool) => format!("{}::BoolsView<'a>", ctx.rt),
+        (_, _) => format!("{}::SeqView<'a, {t}>", ctx.rt),
     })
 }
 
@@ -75,7 +78,7 @@ fn read_member_view(ctx: &Ctx<'_>, m: &Member) -> Result<String, GenError> {
     };
     Ok(match elem {
         Elem::Num(p) => format!("{{ {n} r.read_slice::<{}>(n)? }}", primitive_rust(p)),
-        Elem::Bool => format!("{{ {n} r.read_bool_slice(n)? }}"),
+        Elem::Bool => format!("{{ {n} r.read_bools(n)? }}"),
         // Bounded string elements: the sequence view reads elements without their
         // bound, so the bound is checked first on a copy of the reader.
         Elem::Str(Some(_)) | Elem::WStr(Some(_)) => format!(
@@ -103,9 +106,13 @@ fn to_owned_member(ctx: &Ctx<'_>, m: &Member, v: &str) -> Result<String, GenErro
         (ArrayKind::Single, Elem::Num(_) | Elem::Bool) => v.to_string(),
         (ArrayKind::Single, Elem::WStr(_)) => format!("::std::string::ToString::to_string(&{v})"),
         (ArrayKind::Single, _) => format!("{mapper}({v})"),
-        (ArrayKind::Fixed(n), Elem::Num(_) | Elem::Bool) => format!(
+        (ArrayKind::Fixed(n), Elem::Num(_)) => format!(
             "{{ let mut a = [::core::default::Default::default(); {n}]; \
              for (x, y) in a.iter_mut().zip({v}.iter()) {{ *x = *y; }} a }}"
+        ),
+        (ArrayKind::Fixed(n), Elem::Bool) => format!(
+            "{{ let mut a = [false; {n}]; \
+             for (x, y) in a.iter_mut().zip({v}.iter()) {{ *x = y; }} a }}"
         ),
         (ArrayKind::Fixed(_), _) => format!(
             "{{ let mut it = {v}.iter().map({mapper}); \

@@ -12,10 +12,10 @@
 //!   (computed by `horus-idl` when generating), a CDR writer that checks bounds and
 //!   strings, and a reader that checks every count before allocating;
 //! - a `FooView<'a>`: checked once when made, then accessors that cannot fail —
-//!   numbers by value, strings as `&'a str`, numeric and `bool` arrays and sequences as
-//!   `&'a [T]` in place, nested messages as their views, arrays and sequences of
-//!   strings and structures as [`SeqView`](https://docs.rs/horus-cdr)s; and
-//!   `From<FooView> for Foo`.
+//!   numbers by value, strings as `&'a str`, numeric arrays and sequences as `&'a [T]`
+//!   in place, `bool` ones as `BoolsView<'a>` (bytes read as `!= 0`, never an invalid
+//!   `bool` if shared memory is rewritten), nested messages as their views, arrays and
+//!   sequences of strings and structures as `SeqView`s; and `From<FooView> for Foo`.
 //!
 //! Modules mirror ROS 2's names: `pkg::msg::Foo`, `pkg::srv::Foo_Request` /
 //! `_Response` / `_Event` plus a marker `pkg::srv::Foo` (`RosService`),

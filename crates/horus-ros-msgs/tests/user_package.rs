@@ -48,7 +48,7 @@ fn user_message_nests_the_standard_crates_types() {
     assert_eq!(v.points().get(0).unwrap().z(), 3.0);
     assert_eq!(v.r#type(), "kind");
     assert_eq!(v.self_(), 7);
-    assert_eq!(v.flags(), &[true, false, true]);
+    assert_eq!(v.flags(), [true, false, true]);
     assert_eq!(v.big_array()[39], 1.5);
     assert_eq!(Stamped::from(v), m);
     assert_eq!(Stamped::LIMIT, -7);

@@ -229,7 +229,7 @@ pub fn main(run: fn(Vec<String>) -> anyhow::Result<ExitCode>) -> ExitCode {
 
 /// Every child role of every suite binary.
 pub fn child_main(argv: &[String]) -> ExitCode {
-    use crate::{horus_peer, iceoryx2_peer, rate, topology, uds, zenoh_peer};
+    use crate::{horus_peer, iceoryx2_peer, rate, ros_peer, topology, uds, zenoh_peer};
     let role = argv.first().cloned().unwrap_or_default();
     let result = child::init_child().and_then(|()| {
         let args = ChildArgs::new(&role, argv[1..].to_vec());
@@ -242,6 +242,9 @@ pub fn child_main(argv: &[String]) -> ExitCode {
             zenoh_peer::ECHO_ROLE => zenoh_peer::echo_child(args),
             topology::PUB_ROLE | topology::SUB_ROLE => topology::child_main(&role, args),
             rate::PUB_ROLE | rate::SUB_ROLE => rate::child_main(&role, args),
+            ros_peer::ROS_ECHO_ROLE | ros_peer::FIXED_ECHO_ROLE => {
+                ros_peer::echo_child(&role, args)
+            }
             other => Err(anyhow::anyhow!("unknown child role {other:?}")),
         }
     });

@@ -10,11 +10,13 @@ mod interleaved;
 mod issues;
 mod peers;
 mod python;
+mod ros;
 
 pub use interleaved::*;
 pub use issues::*;
 pub use peers::*;
 pub use python::*;
+pub use ros::*;
 
 use crate::markdown::Table;
 use crate::report::{ns, size};

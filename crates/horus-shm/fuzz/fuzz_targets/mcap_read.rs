@@ -5,7 +5,9 @@
 //! `RecordingReader` reading every message and decoding it back to horus bytes must return
 //! values or a typed `ReadError`: no panic, no abort (a chunk record claiming 2^40 bytes
 //! used to make the `mcap` crate reserve them), no hang, and no allocation beyond the
-//! limits of `horus_record::chunk` (libFuzzer's -rss_limit_mb catches those).
+//! limits of `horus_record::chunk` (libFuzzer's -rss_limit_mb catches those). A ROS-typed
+//! channel's type is rebuilt from the file's definition as `horus play` does
+//! (`Ros2Channel::ros2_type`: horus_idl parses and resolves it, the hash is checked).
 #![no_main]
 
 use horus_fuzz::file_input::with_file;
@@ -39,6 +41,18 @@ fuzz_target!(|data: &[u8]| {
                 Err(e) => {
                     let _ = e.to_string();
                     break;
+                }
+            }
+        }
+        // ROS-typed channels: the type `horus play` would publish (the file's definition read
+        // and resolved by horus_idl, its RIHS01 hash checked against the stated one).
+        for c in r.channels() {
+            if let Some(Ok(ros)) = &c.ros2 {
+                match ros.ros2_type() {
+                    Ok(ty) => assert_eq!(ty.type_name, ros.name),
+                    Err(e) => {
+                        let _ = e.to_string();
+                    }
                 }
             }
         }

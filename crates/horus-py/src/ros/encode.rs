@@ -65,6 +65,23 @@ pub(crate) struct Parts {
     pub(crate) blocks: Vec<(usize, ContiguousBuf)>,
 }
 
+impl Parts {
+    /// The message's pieces in order: `head`, then the small buffer cut where each
+    /// block goes, with the blocks in between.
+    pub(crate) fn pieces<'a>(&'a self, head: &'a [u8]) -> Vec<&'a [u8]> {
+        let mut pieces: Vec<&[u8]> = Vec::with_capacity(2 + 2 * self.blocks.len());
+        pieces.push(head);
+        let mut at = 0;
+        for (off, block) in &self.blocks {
+            pieces.push(&self.small[at..*off]);
+            pieces.push(block.bytes());
+            at = *off;
+        }
+        pieces.push(&self.small[at..]);
+        pieces
+    }
+}
+
 impl Sink for Parts {
     fn pos(&self) -> usize {
         self.pos

@@ -19,11 +19,12 @@ use std::sync::{Arc, Mutex};
 
 use horus_idl::{InterfaceKind, InterfaceSet, Resolved, TypeName};
 use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyType};
 
 use self::decode::{Dec, PyRefs};
-use self::encode::{Counter, Enc, Writer, HEADER};
+use self::encode::{Counter, Enc, Parts, Writer, HEADER};
 use self::errors::{Failure, InterfaceError, Side};
 use self::plan::Plans;
 use crate::buffer::{with_bytes, with_bytes_mut};
@@ -215,6 +216,9 @@ impl RosTypes {
     }
 
     /// CDR bytes of `obj` (encapsulation header included). Raises CdrEncodeError.
+    ///
+    /// One walk into [`Parts`] (small items into one buffer, large arrays left in
+    /// place), then each piece copied once into a `bytes` object of the exact size.
     fn encode<'py>(
         &self,
         type_name: &str,
@@ -223,19 +227,38 @@ impl RosTypes {
         let codec = self.codec();
         let idx = Self::index(&codec, type_name)?;
         let py = obj.py();
-        let mut failure = None;
-        let bytes = Self::encode_with(&codec, idx, obj, |len, fill| {
-            PyBytes::new_with(py, len, |out| {
-                if let Err(e) = fill(out) {
-                    failure = Some(e);
-                }
-                Ok(())
-            })
-        })?;
-        match failure {
-            Some(e) => Err(e.into_py(py, type_name)),
-            None => Ok(bytes),
+        let mut enc = Enc {
+            plans: &codec.plans,
+            sink: Parts::default(),
+        };
+        enc.structure(idx, obj, 0)
+            .map_err(|e| e.into_py(py, type_name))?;
+        let parts = enc.sink;
+        let pieces = parts.pieces(&HEADER);
+        let total: usize = pieces.iter().map(|p| p.len()).sum();
+        let len = ffi::Py_ssize_t::try_from(total)
+            .map_err(|_| PyValueError::new_err(format!("{type_name}: message too large")))?;
+        // SAFETY: a NULL source asks CPython for an uninitialised bytes object of `len`
+        // bytes (plus its NUL); we own the returned reference.
+        let raw = unsafe { ffi::PyBytes_FromStringAndSize(std::ptr::null(), len) };
+        if raw.is_null() {
+            return Err(PyErr::fetch(py));
         }
+        // SAFETY: `raw` is a new, non-null reference to a bytes object.
+        let bytes = unsafe { Bound::from_owned_ptr(py, raw).cast_into_unchecked::<PyBytes>() };
+        // SAFETY: the object's buffer has room for `total` bytes; nobody else has seen the
+        // object yet. The pieces are copied back to back and their lengths sum to `total`,
+        // so every byte is written before the object is handed out; the pieces (our
+        // buffer, the arrays' buffers we hold) do not overlap a new object.
+        unsafe {
+            let dst = ffi::PyBytes_AsString(raw).cast::<u8>();
+            let mut at = 0;
+            for p in &pieces {
+                std::ptr::copy_nonoverlapping(p.as_ptr(), dst.add(at), p.len());
+                at += p.len();
+            }
+        }
+        Ok(bytes)
     }
 
     /// Bytes `encode` would return, without writing them.

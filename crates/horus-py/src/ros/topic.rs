@@ -231,17 +231,9 @@ impl RosPublisher {
         enc.structure(idx, obj, 0)
             .map_err(|e| e.into_py(py, &self.type_name))?;
         let parts = enc.sink;
-        let reserved = [0u8; 4];
-        let mut pieces: Vec<&[u8]> = Vec::with_capacity(3 + 2 * parts.blocks.len());
-        pieces.push(&reserved);
-        pieces.push(&HEADER);
-        let mut at = 0;
-        for (off, block) in &parts.blocks {
-            pieces.push(&parts.small[at..*off]);
-            pieces.push(block.bytes());
-            at = *off;
-        }
-        pieces.push(&parts.small[at..]);
+        // The chunk: 4 reserved bytes, the encapsulation header, the body.
+        let frame = [0, 0, 0, 0, HEADER[0], HEADER[1], HEADER[2], HEADER[3]];
+        let pieces = parts.pieces(&frame);
         let mut raw = lock(&self.raw, "publisher")?;
         let r = if self.blocks {
             let raw: &mut RawPublisher = &mut raw;

@@ -98,8 +98,9 @@ pub(crate) fn run(role: Role) -> anyhow::Result<i32> {
         Role::Motor => {
             let cmds = topics::cmd_vel(&ns)?.subscriber_with(WaitMode::BusyPoll)?;
             let stops = estop.subscriber_with(WaitMode::BusyPoll)?;
+            let odom = topics::odom(&ns)?.publisher()?;
             sched.add(
-                Motor::new(cmds, stops),
+                Motor::new(cmds, stops, odom),
                 watchdog(NodeConfig::new().rate(1000.hz())),
             )?;
         }

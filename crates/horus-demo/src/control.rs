@@ -1,13 +1,18 @@
 //! The `control` process: turns the newest scan and IMU reading into a
-//! velocity command, 100 times a second.
+//! velocity command, 100 times a second. It reads the ROS messages in place
+//! (zero-copy views: the scan's ranges are a `&[f32]` into shared memory) and
+//! publishes a `geometry_msgs/msg/Twist`.
 
 use horus::prelude::*;
+use horus::ros::Ros;
 use horus_params::{ParamDecl, ParamServer, Parameters, Range};
+use horus_ros_msgs::geometry_msgs::msg::{Twist, Vector3};
+use horus_ros_msgs::sensor_msgs::msg::{Imu, LaserScan, LaserScanView};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::topics::{now_ns, ControlTrace};
+use crate::topics::{now_ns, stamp_ns, ControlTrace, Failed};
 
 /// Cruise speed with a clear path, m/s (default of the `cruise_speed` parameter).
 const CRUISE: f32 = 0.5;
@@ -54,18 +59,65 @@ impl Default for Tuning {
     }
 }
 
+/// What the controller reads of a scan: a zero-copy view of one in shared memory, or an
+/// owned `LaserScan` (tests, the monitor).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Scan<'a> {
+    angle_min: f32,
+    angle_increment: f32,
+    range_min: f32,
+    range_max: f32,
+    ranges: &'a [f32],
+}
+
+impl<'a> From<LaserScanView<'a>> for Scan<'a> {
+    fn from(v: LaserScanView<'a>) -> Self {
+        Scan {
+            angle_min: v.angle_min(),
+            angle_increment: v.angle_increment(),
+            range_min: v.range_min(),
+            range_max: v.range_max(),
+            ranges: v.ranges(),
+        }
+    }
+}
+
+impl<'a> From<&'a LaserScan> for Scan<'a> {
+    fn from(m: &'a LaserScan) -> Self {
+        Scan {
+            angle_min: m.angle_min,
+            angle_increment: m.angle_increment,
+            range_min: m.range_min,
+            range_max: m.range_max,
+            ranges: &m.ranges,
+        }
+    }
+}
+
+impl Scan<'_> {
+    /// Angle of beam `i`, rad.
+    fn angle_of(&self, i: usize) -> f32 {
+        self.angle_min + i as f32 * self.angle_increment
+    }
+
+    /// Whether `range` is a return within the scanner's limits (NaN and ±∞ are not).
+    fn is_valid_range(&self, range: f32) -> bool {
+        range >= self.range_min && range <= self.range_max
+    }
+}
+
 /// Slow down as the nearest obstacle ahead gets closer; stop and turn
 /// towards the side with more room when it is too close.
-pub(crate) fn decide(scan: &LaserScan) -> Decision {
-    decide_with(scan, Tuning::default())
+pub(crate) fn decide<'a>(scan: impl Into<Scan<'a>>) -> Decision {
+    decide_with(scan.into(), Tuning::default())
 }
 
 /// [`decide`] with the given tuning.
-pub(crate) fn decide_with(scan: &LaserScan, t: Tuning) -> Decision {
+pub(crate) fn decide_with(scan: Scan<'_>, t: Tuning) -> Decision {
     let (cruise, stop_at) = (t.cruise, t.stop_at.min(SLOW_AT - 0.1));
     let mut nearest = f32::INFINITY;
     let (mut left, mut right) = (0.0_f32, 0.0_f32);
-    for (i, &r) in scan.valid_ranges().iter().enumerate() {
+    for (i, &r) in scan.ranges.iter().enumerate() {
         if !scan.is_valid_range(r) {
             continue;
         }
@@ -127,12 +179,14 @@ impl ReplayTick {
 
 /// The controller node.
 pub(crate) struct Controller {
-    scans: Subscriber<LaserScan>,
-    imu: Subscriber<Imu>,
-    commands: Publisher<CmdVel>,
+    scans: Subscriber<Ros<LaserScan>>,
+    imu: Subscriber<Ros<Imu>>,
+    commands: Publisher<Ros<Twist>>,
     /// The Python obstacle detector's stop flag (`demo/stop`).
     flags: Subscriber<EmergencyStop>,
-    scan: Option<LaserScan>,
+    /// The newest scan, kept in shared memory (the sample pins its chunk) and read in
+    /// place every tick.
+    scan: Option<Sample<Ros<LaserScan>>>,
     flag: Option<EmergencyStop>,
     yaw_rate: f32,
     sent: u64,
@@ -149,6 +203,10 @@ pub(crate) struct Controller {
     /// Stamps of the inputs held (0: none yet).
     scan_stamp: u64,
     imu_stamp: u64,
+    /// Scans and IMU readings that did not decode (a protocol-breaking publisher), skipped.
+    undecodable: u64,
+    /// Commands not sent (publish failed).
+    failed: Failed,
 }
 
 /// The controller's parameters (defaults [`CRUISE`] and [`STOP_AT`], as f64 literals so they
@@ -178,9 +236,9 @@ pub(crate) fn live_source() -> anyhow::Result<TickSource> {
 
 impl Controller {
     pub(crate) fn new(
-        scans: Subscriber<LaserScan>,
-        imu: Subscriber<Imu>,
-        commands: Publisher<CmdVel>,
+        scans: Subscriber<Ros<LaserScan>>,
+        imu: Subscriber<Ros<Imu>>,
+        commands: Publisher<Ros<Twist>>,
         flags: Subscriber<EmergencyStop>,
         traces: Publisher<ControlTrace>,
         source: TickSource,
@@ -202,7 +260,49 @@ impl Controller {
             flag_stopping: false,
             scan_stamp: 0,
             imu_stamp: 0,
+            undecodable: 0,
+            failed: Failed::default(),
         }
+    }
+
+    /// Takes the newest scan and IMU reading, if new ones arrived; one that does not decode
+    /// is counted and skipped (the previous one stays in use).
+    fn read_inputs(&mut self) {
+        // `latest` skips to the newest message: older ones are counted as
+        // skipped (on purpose), not lost.
+        if let Some(sample) = self.scans.latest() {
+            match sample.view() {
+                Ok(v) => {
+                    let t = v.header().stamp();
+                    self.scan_stamp = stamp_ns(t.sec(), t.nanosec());
+                    self.scan = Some(sample);
+                }
+                Err(e) => self.undecodable("scan", &e),
+            }
+        }
+        if let Some(sample) = self.imu.latest() {
+            match sample.view() {
+                Ok(v) => {
+                    let t = v.header().stamp();
+                    self.imu_stamp = stamp_ns(t.sec(), t.nanosec());
+                    self.yaw_rate = v.angular_velocity().z() as f32;
+                }
+                Err(e) => self.undecodable("IMU reading", &e),
+            }
+        }
+    }
+
+    fn undecodable(&mut self, what: &str, e: &horus::cdr::DecodeError) {
+        if self.undecodable == 0 {
+            horus_log::warn!("skipping an undecodable {}: {}", what, e.to_string(); node = "controller");
+        }
+        self.undecodable += 1;
+    }
+
+    /// The held scan, read in place (it decoded when it arrived: a view of it cannot fail
+    /// unless its publisher rewrote the chunk since, which then counts as no scan).
+    fn held_scan(&self) -> Option<LaserScanView<'_>> {
+        self.scan.as_ref().and_then(|s| s.view().ok())
     }
 
     /// This tick's time; applies changed parameters (live) or the replayed tuning.
@@ -241,6 +341,23 @@ impl Controller {
     }
 }
 
+/// The command for `linear` m/s forward and `angular` rad/s counter-clockwise (a planar
+/// robot: the other components are zero).
+pub(crate) fn twist(linear: f32, angular: f32) -> Twist {
+    Twist {
+        linear: Vector3 {
+            x: f64::from(linear),
+            y: 0.0,
+            z: 0.0,
+        },
+        angular: Vector3 {
+            x: 0.0,
+            y: 0.0,
+            z: f64::from(angular),
+        },
+    }
+}
+
 /// Whether `flag` asks to stop at time `now` (ns): engaged, and recent
 /// enough that its publisher is still deciding.
 pub(crate) fn flag_says_stop(flag: Option<&EmergencyStop>, now: u64) -> bool {
@@ -256,23 +373,14 @@ impl Node for Controller {
         // The tick's time is taken before the inputs are read: every input it uses was
         // published before it.
         let now = self.begin_tick();
-        // `latest` skips to the newest message: older ones are counted as
-        // skipped (on purpose), not lost.
-        if let Some(scan) = self.scans.latest() {
-            self.scan_stamp = scan.stamp_ns;
-            self.scan = Some(*scan);
-        }
-        if let Some(imu) = self.imu.latest() {
-            self.imu_stamp = imu.stamp_ns;
-            self.yaw_rate = imu.angular_velocity[2] as f32;
-        }
+        self.read_inputs();
         if let Some(flag) = self.flags.latest() {
             self.flag = Some(*flag);
         }
         // No scan yet: nothing is known about the surroundings; stand still.
-        let (mut linear, angular) = match &self.scan {
+        let (mut linear, angular) = match self.held_scan() {
             Some(scan) => {
-                let d = decide_with(scan, self.tuning);
+                let d = decide_with(scan.into(), self.tuning);
                 if d.linear == 0.0 {
                     self.stops += 1;
                 }
@@ -286,10 +394,9 @@ impl Node for Controller {
             linear = 0.0;
             self.flag_stops += 1;
             if !self.flag_stopping {
-                let nearest = self
-                    .scan
-                    .as_ref()
-                    .map_or(f32::INFINITY, |s| decide_with(s, self.tuning).nearest_ahead);
+                let nearest = self.held_scan().map_or(f32::INFINITY, |s| {
+                    decide_with(s.into(), self.tuning).nearest_ahead
+                });
                 horus_log::warn!(
                     "stopping on the detector's flag, obstacle {:.2} m ahead", nearest;
                     node = "controller", reason = self.flag.map_or(0, |f| f.reason)
@@ -299,7 +406,9 @@ impl Node for Controller {
         } else {
             self.flag_stopping = false;
         }
-        let _ = self.commands.send(CmdVel::new(now, linear, angular));
+        if let Err(e) = self.commands.publish(&twist(linear, angular)) {
+            self.failed.record("controller", &e);
+        }
         let _ = self.traces.send(ControlTrace {
             tick_ns: now,
             scan_stamp_ns: self.scan_stamp,
@@ -307,6 +416,8 @@ impl Node for Controller {
             flag_stamp_ns: self.flag.map_or(0, |f| f.stamp_ns),
             cruise: self.tuning.cruise,
             stop_at: self.tuning.stop_at,
+            linear,
+            angular,
         });
         self.sent += 1;
         Ok(())
@@ -315,8 +426,16 @@ impl Node for Controller {
     fn shutdown(&mut self) -> Result<(), NodeError> {
         println!(
             "controller: shut down after {} commands ({} of them stopped for an obstacle, \
-             {} more on the detector's stop flag)",
-            self.sent, self.stops, self.flag_stops
+             {} more on the detector's stop flag){}{}",
+            self.sent,
+            self.stops,
+            self.flag_stops,
+            self.failed.summary(),
+            if self.undecodable == 0 {
+                String::new()
+            } else {
+                format!(", {} undecodable inputs skipped", self.undecodable)
+            }
         );
         Ok(())
     }
@@ -329,7 +448,7 @@ mod tests {
 
     #[test]
     fn slows_down_and_turns_for_a_close_obstacle() {
-        let mut scan: LaserScan = bytemuck::Zeroable::zeroed();
+        let mut scan = LaserScan::default();
         // t = 3.75 s: the obstacle is at its closest (0.4 m centre).
         world::fill_scan(&mut scan, 3.75, 0.1);
         let d = decide(&scan);

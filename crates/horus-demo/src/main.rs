@@ -4,12 +4,18 @@
 //! ```text
 //! sensors process            control process          motor process
 //!   lidar  10 Hz ─ demo/scan ─┐
-//!                             ├─ controller 100 Hz ─ demo/cmd_vel ─ motor 1 kHz
+//!                             ├─ controller 100 Hz ─ demo/cmd_vel ─ motor 1 kHz ─ demo/odom
 //!   imu  1 kHz ─── demo/imu ──┘        │
 //!                                      └─ demo/stop ─ detector 20 Hz ─ demo/scan
 //!                                         python process (horus.Scheduler)
 //!                  all schedulers ── demo/estop (on an emergency stop) ─ motor
 //! ```
+//!
+//! The scan, IMU, command and odometry are ROS 2 messages (`sensor_msgs/msg/LaserScan`,
+//! `sensor_msgs/msg/Imu`, `geometry_msgs/msg/Twist`, `nav_msgs/msg/Odometry`: topics of
+//! `Ros<M>` carrying ROS 2's own CDR bytes, which `horus record` writes as ros2msg/cdr
+//! channels that ROS 2 tools read); the stop flags and the controller's trace are horus
+//! fixed-layout messages.
 //!
 //! The detector is a Python node (`python -m horus.demo.obstacle_detector`,
 //! in `python/horus/demo/`) run with the interpreter named by `HORUS_PYTHON`

@@ -1,15 +1,22 @@
-//! The `motor` process: applies the newest velocity command 1000 times a
-//! second and integrates the robot's pose (a unicycle model).
+//! The `motor` process: applies the newest velocity command (`geometry_msgs/msg/Twist`)
+//! 1000 times a second, integrates the robot's pose (a unicycle model) and publishes it
+//! as `nav_msgs/msg/Odometry` 100 times a second.
 
 use std::time::Duration;
 
 use horus::prelude::*;
+use horus::ros::Ros;
+use horus_ros_msgs::geometry_msgs::msg::{Quaternion, Twist};
+use horus_ros_msgs::nav_msgs::msg::Odometry;
 
-use crate::topics::now_ns;
+use crate::topics::{self, now_ns, ros_time, Failed};
 
-/// A command older than this is not applied: the robot stops (the
-/// controller died or stalled).
+/// A command received longer ago than this is not applied: the robot stops
+/// (the controller died or stalled). A `Twist` carries no stamp: the age is
+/// counted from its arrival.
 const COMMAND_TIMEOUT: Duration = Duration::from_millis(100);
+/// Odometry is published every this many motor ticks (100 Hz at 1 kHz).
+const ODOM_EVERY: u64 = 10;
 
 /// The robot's pose in the plane: x, y (m), heading θ (rad).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -32,29 +39,78 @@ impl Pose {
     }
 }
 
+impl Pose {
+    /// The heading as a quaternion (a rotation about z).
+    pub(crate) fn orientation(&self) -> Quaternion {
+        let (s, c) = (0.5 * self.theta).sin_cos();
+        Quaternion {
+            x: 0.0,
+            y: 0.0,
+            z: s,
+            w: c,
+        }
+    }
+}
+
 /// The motor node.
 pub(crate) struct Motor {
-    commands: Subscriber<CmdVel>,
+    commands: Subscriber<Ros<Twist>>,
     estop: Subscriber<EmergencyStop>,
-    command: CmdVel,
+    odom_out: Publisher<Ros<Odometry>>,
+    /// The newest command: linear and angular speed.
+    command: (f64, f64),
+    /// When it arrived (wall clock, ns; 0: none yet).
+    command_at: u64,
+    /// Reused from tick to tick.
+    odom: Odometry,
     pose: Pose,
     distance: f64,
+    ticks: u64,
     applied: u64,
     stale: u64,
+    undecodable: u64,
     stopped: bool,
+    failed: Failed,
 }
 
 impl Motor {
-    pub(crate) fn new(commands: Subscriber<CmdVel>, estop: Subscriber<EmergencyStop>) -> Motor {
+    pub(crate) fn new(
+        commands: Subscriber<Ros<Twist>>,
+        estop: Subscriber<EmergencyStop>,
+        odom_out: Publisher<Ros<Odometry>>,
+    ) -> Motor {
+        let mut odom = Odometry::default();
+        odom.header.frame_id = topics::ODOM_FRAME.to_owned();
+        odom.child_frame_id = topics::BASE_FRAME.to_owned();
         Motor {
             commands,
             estop,
-            command: CmdVel::STOP,
+            odom_out,
+            command: (0.0, 0.0),
+            command_at: 0,
+            odom,
             pose: Pose::default(),
             distance: 0.0,
+            ticks: 0,
             applied: 0,
             stale: 0,
+            undecodable: 0,
             stopped: false,
+            failed: Failed::default(),
+        }
+    }
+
+    /// Publishes the pose and the velocity applied.
+    fn publish_odom(&mut self, linear: f64, angular: f64) {
+        let o = &mut self.odom;
+        o.header.stamp = ros_time(now_ns());
+        o.pose.pose.position.x = self.pose.x;
+        o.pose.pose.position.y = self.pose.y;
+        o.pose.pose.orientation = self.pose.orientation();
+        o.twist.twist.linear.x = linear;
+        o.twist.twist.angular.z = angular;
+        if let Err(e) = self.odom_out.publish(&self.odom) {
+            self.failed.record("motor", &e);
         }
     }
 }
@@ -71,22 +127,30 @@ impl Node for Motor {
                 self.enter_safe_state();
             }
         }
-        if let Some(cmd) = self.commands.latest() {
-            self.command = *cmd;
+        let now = now_ns();
+        if let Some(sample) = self.commands.latest() {
+            match sample.view() {
+                Ok(t) => {
+                    self.command = (t.linear().x(), t.angular().z());
+                    self.command_at = now;
+                }
+                Err(e) => {
+                    if self.undecodable == 0 {
+                        horus_log::warn!("skipping an undecodable command: {}", e.to_string(); node = "motor");
+                    }
+                    self.undecodable += 1;
+                }
+            }
         }
-        let fresh =
-            now_ns().saturating_sub(self.command.stamp_ns) <= COMMAND_TIMEOUT.as_nanos() as u64;
+        let fresh = now.saturating_sub(self.command_at) <= COMMAND_TIMEOUT.as_nanos() as u64;
         let (linear, angular) = if self.stopped || !fresh {
-            if !self.stopped && self.command.stamp_ns != 0 {
+            if !self.stopped && self.command_at != 0 {
                 self.stale += 1;
             }
             (0.0, 0.0)
         } else {
             self.applied += 1;
-            (
-                f64::from(self.command.linear),
-                f64::from(self.command.angular),
-            )
+            self.command
         };
         let dt = ctx
             .period()
@@ -94,22 +158,31 @@ impl Node for Motor {
             .as_secs_f64();
         self.pose = self.pose.step(linear, angular, dt);
         self.distance += linear.abs() * dt;
+        if self.ticks.is_multiple_of(ODOM_EVERY) {
+            self.publish_odom(linear, angular);
+        }
+        self.ticks += 1;
         Ok(())
     }
 
     fn enter_safe_state(&mut self) {
         // Zero the motor currents, and keep them zero.
         self.stopped = true;
-        self.command = CmdVel::STOP;
+        self.command = (0.0, 0.0);
     }
 
     fn shutdown(&mut self) -> Result<(), NodeError> {
         let p = self.pose;
         println!(
-            "motor: shut down; applied {} commands ({} ticks on a stale command), drove {:.2} m, \
-             pose x {:+.2} m, y {:+.2} m, heading {:+.0}°{}",
+            "motor: shut down; applied {} commands ({} ticks on a stale command{}), drove \
+             {:.2} m, pose x {:+.2} m, y {:+.2} m, heading {:+.0}°{}{}",
             self.applied,
             self.stale,
+            if self.undecodable == 0 {
+                String::new()
+            } else {
+                format!(", {} undecodable commands skipped", self.undecodable)
+            },
             self.distance,
             p.x,
             p.y,
@@ -118,7 +191,8 @@ impl Node for Motor {
                 " (emergency-stopped)"
             } else {
                 ""
-            }
+            },
+            self.failed.summary()
         );
         Ok(())
     }
@@ -151,5 +225,8 @@ mod tests {
         }
         assert!((q.theta - std::f64::consts::FRAC_PI_2).abs() < 1e-9);
         assert_eq!(heading_degrees(1.5 * std::f64::consts::PI), -90.0);
+        let o = q.orientation();
+        assert!((o.z - std::f64::consts::FRAC_PI_4.sin()).abs() < 1e-9);
+        assert!((o.w - std::f64::consts::FRAC_PI_4.cos()).abs() < 1e-9);
     }
 }

@@ -7,7 +7,9 @@
 //! recorded inputs trace k names and sets the tick's time and tuning. A collector node after
 //! it keeps every command. This is done twice; the two runs' commands must be identical,
 //! byte for byte, and each must equal the command the live controller published at that tick
-//! (where the recording has it).
+//! (the trace holds it: a `Twist` has no stamp to find it by on `demo/cmd_vel`; the Twist
+//! messages recorded there must be those commands, in order). The ROS-typed inputs are
+//! decoded from their recorded CDR with the generated types and published as such.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,23 +17,30 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use horus::cdr::{decode_message, RosMessage};
 use horus::prelude::*;
+use horus::ros::Ros;
 use horus_record::replay::RecordedInputs;
+use horus_ros_msgs::geometry_msgs::msg::Twist;
+use horus_ros_msgs::sensor_msgs::msg::{Imu, LaserScan};
 
-use crate::control::{Controller, ReplayTick, TickSource};
-use crate::topics::{self, ControlTrace};
+use crate::control::{twist, Controller, ReplayTick, TickSource};
+use crate::topics::{self, stamp_ns, ControlTrace};
 
 /// The recorded messages replay needs, by topic.
 struct Recording {
+    /// Scans and IMU readings by `header.stamp` (ns), decoded from their CDR with the
+    /// generated types.
     scans: HashMap<u64, LaserScan>,
     imus: HashMap<u64, Imu>,
     flags: HashMap<u64, EmergencyStop>,
     traces: Vec<ControlTrace>,
-    /// The live controller's commands, by stamp.
-    commands: HashMap<u64, CmdVel>,
+    /// The live controller's commands on `demo/cmd_vel`, in the order recorded.
+    commands: Vec<Twist>,
 }
 
-fn decode<T: Message>(topic: &str, bytes: &[u8]) -> anyhow::Result<T> {
+/// A fixed-layout horus message from its recorded bytes.
+fn decode_fixed<T: Message>(topic: &str, bytes: &[u8]) -> anyhow::Result<T> {
     if bytes.len() != std::mem::size_of::<T>() {
         bail!(
             "{topic}: a message of {} bytes, {} needs {}",
@@ -41,6 +50,11 @@ fn decode<T: Message>(topic: &str, bytes: &[u8]) -> anyhow::Result<T> {
         );
     }
     Ok(bytemuck::pod_read_unaligned(bytes))
+}
+
+/// A ROS message from its recorded wire bytes (encapsulation header + CDR body).
+fn decode_ros<M: RosMessage>(topic: &str, bytes: &[u8]) -> anyhow::Result<M> {
+    decode_message(bytes).with_context(|| format!("{topic}: decoding a {}", M::TYPE_NAME))
 }
 
 fn load(path: &Path) -> anyhow::Result<Recording> {
@@ -58,27 +72,26 @@ fn load(path: &Path) -> anyhow::Result<Recording> {
         imus: HashMap::new(),
         flags: HashMap::new(),
         traces: Vec::new(),
-        commands: HashMap::new(),
+        commands: Vec::new(),
     };
     for (_, topic, bytes) in inputs.messages() {
         match topic {
             topics::SCAN => {
-                let m: LaserScan = decode(topic, bytes)?;
-                r.scans.insert(m.stamp_ns, m);
+                let m: LaserScan = decode_ros(topic, bytes)?;
+                r.scans
+                    .insert(stamp_ns(m.header.stamp.sec, m.header.stamp.nanosec), m);
             }
             topics::IMU => {
-                let m: Imu = decode(topic, bytes)?;
-                r.imus.insert(m.stamp_ns, m);
+                let m: Imu = decode_ros(topic, bytes)?;
+                r.imus
+                    .insert(stamp_ns(m.header.stamp.sec, m.header.stamp.nanosec), m);
             }
             topics::STOP => {
-                let m: EmergencyStop = decode(topic, bytes)?;
+                let m: EmergencyStop = decode_fixed(topic, bytes)?;
                 r.flags.insert(m.stamp_ns, m);
             }
-            topics::CONTROL_TRACE => r.traces.push(decode(topic, bytes)?),
-            _ => {
-                let m: CmdVel = decode(topic, bytes)?;
-                r.commands.insert(m.stamp_ns, m);
-            }
+            topics::CONTROL_TRACE => r.traces.push(decode_fixed(topic, bytes)?),
+            _ => r.commands.push(decode_ros(topic, bytes)?),
         }
     }
     if r.traces.is_empty() {
@@ -99,8 +112,8 @@ struct Feeder {
     flags: HashMap<u64, EmergencyStop>,
     next: usize,
     tick: Arc<ReplayTick>,
-    scan_out: Publisher<LaserScan>,
-    imu_out: Publisher<Imu>,
+    scan_out: Publisher<Ros<LaserScan>>,
+    imu_out: Publisher<Ros<Imu>>,
     flag_out: Publisher<EmergencyStop>,
     /// Stamps last published (the controller keeps the newest it saw).
     last: (u64, u64, u64),
@@ -123,14 +136,22 @@ impl Node for Feeder {
         let mut missing = 0u32;
         if t.scan_stamp_ns != 0 && t.scan_stamp_ns != self.last.0 {
             match self.scans.get(&t.scan_stamp_ns) {
-                Some(m) => drop(self.scan_out.send_ref(m)),
+                Some(m) => {
+                    self.scan_out
+                        .publish(m)
+                        .map_err(|e| NodeError::msg(format!("replay: a scan: {e}")))?;
+                }
                 None => missing += 1,
             }
             self.last.0 = t.scan_stamp_ns;
         }
         if t.imu_stamp_ns != 0 && t.imu_stamp_ns != self.last.1 {
             match self.imus.get(&t.imu_stamp_ns) {
-                Some(m) => drop(self.imu_out.send_ref(m)),
+                Some(m) => {
+                    self.imu_out
+                        .publish(m)
+                        .map_err(|e| NodeError::msg(format!("replay: an IMU reading: {e}")))?;
+                }
                 None => missing += 1,
             }
             self.last.1 = t.imu_stamp_ns;
@@ -150,10 +171,10 @@ impl Node for Feeder {
     }
 }
 
-/// Keeps every command the controller sends.
+/// Keeps every command the controller sends, as its wire bytes.
 struct Collector {
-    commands: Subscriber<CmdVel>,
-    out: Arc<Mutex<Vec<CmdVel>>>,
+    commands: Subscriber<Ros<Twist>>,
+    out: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 impl Node for Collector {
@@ -164,21 +185,22 @@ impl Node for Collector {
     fn tick(&mut self, _ctx: &TickContext<'_>) -> Result<(), NodeError> {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         while let Some(c) = self.commands.try_recv() {
-            out.push(*c);
+            out.push(c.cdr().to_vec());
         }
         Ok(())
     }
 }
 
-/// One deterministic run: the commands the controller produced, and per tick whether the
-/// recording held every input its trace names.
-fn run_once(rec: &Recording, ns: &str) -> anyhow::Result<(Vec<CmdVel>, Vec<bool>)> {
+/// One deterministic run: the commands the controller produced (wire bytes), and per tick
+/// whether the recording held every input its trace names.
+fn run_once(rec: &Recording, ns: &str) -> anyhow::Result<(Vec<Vec<u8>>, Vec<bool>)> {
     let tick = Arc::new(ReplayTick::default());
     let complete = Arc::new(Mutex::new(Vec::new()));
     let out = Arc::new(Mutex::new(Vec::new()));
-    let cmd_topic = Topic::<CmdVel>::builder(topics::CMD_VEL)
+    let cmd_topic = Topic::<Ros<Twist>>::builder(topics::CMD_VEL)
         .namespace(ns)
         .depth(64)
+        .max_tail_bytes(1024)
         .open()?;
     {
         let scan = topics::scan(ns)?;
@@ -234,40 +256,126 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             rec.traces.len()
         );
     }
-    let differ = first
-        .iter()
-        .zip(&second)
-        .filter(|(a, b)| bytemuck::bytes_of(*a) != bytemuck::bytes_of(*b))
-        .count();
+    let differ = first.iter().zip(&second).filter(|(a, b)| a != b).count();
+    // Each tick's live command is in its trace (a Twist has no stamp to find it by).
     let (mut compared, mut equal, mut incomplete) = (0usize, 0usize, 0usize);
-    for (c, &whole) in first.iter().zip(&complete) {
+    for ((bytes, &whole), trace) in first.iter().zip(&complete).zip(&rec.traces) {
         if !whole {
             // An input the live controller used is not in the recording: this tick cannot
             // be reproduced (nor, until newer inputs arrive, necessarily equal).
             incomplete += 1;
             continue;
         }
-        if let Some(live) = rec.commands.get(&c.stamp_ns) {
-            compared += 1;
-            if bytemuck::bytes_of(live) == bytemuck::bytes_of(c) {
-                equal += 1;
-            }
+        compared += 1;
+        let replayed: Twist = decode_message(bytes).context("a replayed command")?;
+        if replayed == twist(trace.linear, trace.angular) {
+            equal += 1;
         }
     }
+    let on_topic = commands_on_topic(&rec.commands, &rec.traces);
     println!(
         "replay of {}: {} controller ticks re-executed twice on the simulated clock; \
-         run 1 vs run 2: {} of {} commands differ; vs the recorded commands: {equal} of \
-         {compared} identical ({incomplete} ticks used an input the recorder missed, {} \
-         ticks' commands were not recorded: not compared)",
+         run 1 vs run 2: {} of {} commands differ; vs the live commands: {equal} of \
+         {compared} identical ({incomplete} ticks used an input the recorder missed: not \
+         compared); {}",
         path.display(),
         rec.traces.len(),
         differ,
         first.len(),
-        first.len() - compared - incomplete,
+        on_topic.as_ref().unwrap_or_else(|e| e),
     );
     // Some ticks must be comparable, and a recorder that missed most inputs proves nothing.
-    if differ != 0 || equal != compared || compared == 0 || incomplete * 10 > first.len() {
+    if differ != 0
+        || equal != compared
+        || compared == 0
+        || incomplete * 10 > first.len()
+        || on_topic.is_err()
+    {
         bail!("the re-execution is not identical to the recording");
     }
     Ok(())
+}
+
+/// Checks that the commands recorded on `demo/cmd_vel` are the ones the traces name, in
+/// order: all of them when the recorder missed none of either topic, else (one topic lost
+/// some) the shorter list found in order in the longer one. A sentence saying what was
+/// checked; `Err` when they differ.
+fn commands_on_topic(recorded: &[Twist], traces: &[ControlTrace]) -> Result<String, String> {
+    let traced: Vec<Twist> = traces.iter().map(|t| twist(t.linear, t.angular)).collect();
+    let topic = topics::CMD_VEL;
+    if recorded.len() == traced.len() {
+        let differ = recorded.iter().zip(&traced).filter(|(a, b)| a != b).count();
+        return if differ == 0 {
+            Ok(format!(
+                "the {} Twist messages recorded on {topic} are the traced commands, in order",
+                recorded.len()
+            ))
+        } else {
+            Err(format!(
+                "{differ} of the {} Twist messages recorded on {topic} differ from the \
+                 traced commands",
+                recorded.len()
+            ))
+        };
+    }
+    let (short, long) = if recorded.len() < traced.len() {
+        (recorded, traced.as_slice())
+    } else {
+        (traced.as_slice(), recorded)
+    };
+    let mut rest = long.iter();
+    let found = short.iter().take_while(|c| rest.any(|l| l == *c)).count();
+    let what = format!(
+        "{} Twist messages recorded on {topic} for {} traced ticks (the recorder missed some)",
+        recorded.len(),
+        traced.len()
+    );
+    if found == short.len() {
+        Ok(format!("{what}: found in order"))
+    } else {
+        Err(format!("{what}: only {found} found in order"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(linear: f32, angular: f32) -> ControlTrace {
+        ControlTrace {
+            tick_ns: 1,
+            scan_stamp_ns: 0,
+            imu_stamp_ns: 0,
+            flag_stamp_ns: 0,
+            cruise: 0.5,
+            stop_at: 0.6,
+            linear,
+            angular,
+        }
+    }
+
+    #[test]
+    fn recorded_twists_must_be_the_traced_commands_in_order() {
+        let traces: Vec<ControlTrace> = (0..5).map(|i| trace(0.1 * i as f32, 0.0)).collect();
+        let all: Vec<Twist> = traces.iter().map(|t| twist(t.linear, t.angular)).collect();
+        assert!(commands_on_topic(&all, &traces).is_ok());
+        // One command changed: refused.
+        let mut changed = all.clone();
+        changed[3].angular.z = 0.25;
+        assert!(commands_on_topic(&changed, &traces).is_err());
+        // The recorder missed one command (or one trace): the rest must be found in order.
+        let missed: Vec<Twist> = all
+            .iter()
+            .cloned()
+            .enumerate()
+            .filter(|(i, _)| *i != 2)
+            .map(|(_, t)| t)
+            .collect();
+        assert!(commands_on_topic(&missed, &traces).is_ok());
+        assert!(commands_on_topic(&all, &traces[1..]).is_ok());
+        // Out of order: refused.
+        let mut swapped = missed.clone();
+        swapped.swap(0, 3);
+        assert!(commands_on_topic(&swapped, &traces).is_err());
+    }
 }

@@ -1,19 +1,32 @@
-//! The `sensors` process: a simulated lidar (10 Hz) and IMU (1 kHz).
+//! The `sensors` process: a simulated lidar (10 Hz) and IMU (1 kHz), publishing
+//! `sensor_msgs/msg/LaserScan` and `sensor_msgs/msg/Imu`.
 
 use horus::prelude::*;
+use horus::ros::Ros;
+use horus_ros_msgs::sensor_msgs::msg::{Imu, LaserScan};
 
-use crate::topics::now_ns;
+use crate::topics::{self, now_ns, ros_time, Failed};
 use crate::world;
 
 /// Publishes a `LaserScan` of the simulated world every tick.
 pub(crate) struct Lidar {
-    scans: Publisher<LaserScan>,
+    scans: Publisher<Ros<LaserScan>>,
+    /// Reused from tick to tick (its ranges keep their allocation).
+    scan: LaserScan,
     sent: u64,
+    failed: Failed,
 }
 
 impl Lidar {
-    pub(crate) fn new(scans: Publisher<LaserScan>) -> Lidar {
-        Lidar { scans, sent: 0 }
+    pub(crate) fn new(scans: Publisher<Ros<LaserScan>>) -> Lidar {
+        let mut scan = LaserScan::default();
+        scan.header.frame_id = topics::LASER_FRAME.to_owned();
+        Lidar {
+            scans,
+            scan,
+            sent: 0,
+            failed: Failed::default(),
+        }
     }
 }
 
@@ -25,41 +38,47 @@ impl Node for Lidar {
     fn tick(&mut self, ctx: &TickContext<'_>) -> Result<(), NodeError> {
         let t = ctx.release_time().as_secs_f64();
         let scan_time = ctx.period().map_or(0.1, |p| p.as_secs_f32());
-        // Written in place: the scan is filled in the publisher's staging
-        // buffer and copied into the ring on send (no extra copy of our own).
-        let mut scan = self
-            .scans
-            .loan()
-            .map_err(|e| NodeError::msg(format!("lidar: loan failed: {e}")))?;
-        world::fill_scan(&mut scan, t, scan_time);
+        world::fill_scan(&mut self.scan, t, scan_time);
         // Stamp last, just before the send: the latency the monitor reports
-        // is from here to its receive.
-        scan.stamp_ns = now_ns();
-        // DropOldest never refuses a message.
-        let _ = scan.send();
-        self.sent += 1;
+        // is from here to its receive. `publish` sizes the CDR, loans a chunk
+        // and encodes the message into it in place.
+        self.scan.header.stamp = ros_time(now_ns());
+        // DropOldest never refuses a message for a full history; what can still fail (no
+        // free chunk in the loan pool) is counted and reported at shutdown.
+        match self.scans.publish(&self.scan) {
+            Ok(_) => self.sent += 1,
+            Err(e) => self.failed.record("lidar", &e),
+        }
         Ok(())
     }
 
     fn shutdown(&mut self) -> Result<(), NodeError> {
-        println!("lidar: shut down after {} scans", self.sent);
+        println!(
+            "lidar: shut down after {} scans{}",
+            self.sent,
+            self.failed.summary()
+        );
         Ok(())
     }
 }
 
 /// Publishes an `Imu` reading every tick.
 pub(crate) struct ImuSensor {
-    readings: Publisher<Imu>,
+    readings: Publisher<Ros<Imu>>,
     reading: Imu,
     sent: u64,
+    failed: Failed,
 }
 
 impl ImuSensor {
-    pub(crate) fn new(readings: Publisher<Imu>) -> ImuSensor {
+    pub(crate) fn new(readings: Publisher<Ros<Imu>>) -> ImuSensor {
+        let mut reading = Imu::default();
+        reading.header.frame_id = topics::IMU_FRAME.to_owned();
         ImuSensor {
             readings,
-            reading: bytemuck::Zeroable::zeroed(),
+            reading,
             sent: 0,
+            failed: Failed::default(),
         }
     }
 }
@@ -71,14 +90,20 @@ impl Node for ImuSensor {
 
     fn tick(&mut self, ctx: &TickContext<'_>) -> Result<(), NodeError> {
         world::fill_imu(&mut self.reading, ctx.release_time().as_secs_f64());
-        self.reading.stamp_ns = now_ns();
-        let _ = self.readings.send(self.reading);
-        self.sent += 1;
+        self.reading.header.stamp = ros_time(now_ns());
+        match self.readings.publish(&self.reading) {
+            Ok(_) => self.sent += 1,
+            Err(e) => self.failed.record("imu", &e),
+        }
         Ok(())
     }
 
     fn shutdown(&mut self) -> Result<(), NodeError> {
-        println!("imu: shut down after {} readings", self.sent);
+        println!(
+            "imu: shut down after {} readings{}",
+            self.sent,
+            self.failed.summary()
+        );
         Ok(())
     }
 }

@@ -8,8 +8,11 @@
 
 use std::f64::consts::{PI, TAU};
 
-use horus::msgs::LASER_SCAN_MAX_RANGES;
-use horus::prelude::*;
+use horus_ros_msgs::geometry_msgs::msg::{Quaternion, Vector3};
+use horus_ros_msgs::sensor_msgs::msg::{Imu, LaserScan};
+
+/// Beams per scan: one per degree.
+pub(crate) const BEAMS: usize = 360;
 
 /// Half the side of the square room around the robot, m.
 const ROOM_HALF: f64 = 4.0;
@@ -52,10 +55,11 @@ fn circle_range(c: f64, s: f64, (px, py): (f64, f64), r: f64) -> Option<f64> {
     (t > 0.0).then_some(t)
 }
 
-/// Fills `scan` with the sweep taken at time `t`: 360 beams, one per degree,
-/// from −180° to +179°. `stamp_ns` is left for the caller (set at send).
+/// Fills `scan` with the sweep taken at time `t`: [`BEAMS`] beams, one per degree,
+/// from −180° to +179° (no return: +∞, as REP 117 asks). The header is left for the
+/// caller (stamped at send).
 pub(crate) fn fill_scan(scan: &mut LaserScan, t: f64, scan_time: f32) {
-    let n = LASER_SCAN_MAX_RANGES;
+    let n = BEAMS;
     let inc = TAU / n as f64;
     scan.angle_min = -PI as f32;
     scan.angle_increment = inc as f32;
@@ -64,7 +68,8 @@ pub(crate) fn fill_scan(scan: &mut LaserScan, t: f64, scan_time: f32) {
     scan.time_increment = scan_time / n as f32;
     scan.range_min = RANGE_MIN;
     scan.range_max = RANGE_MAX;
-    scan.num_ranges = n as u32;
+    scan.ranges.resize(n, 0.0);
+    scan.intensities.clear();
     let obs = obstacle(t);
     for (i, r) in scan.ranges.iter_mut().enumerate() {
         let a = -PI + inc * i as f64;
@@ -81,7 +86,7 @@ pub(crate) fn fill_scan(scan: &mut LaserScan, t: f64, scan_time: f32) {
 }
 
 /// The IMU reading at time `t` (s): a gentle yaw oscillation plus gravity.
-/// `stamp_ns` is left for the caller (set at send).
+/// The header is left for the caller (stamped at send).
 pub(crate) fn fill_imu(imu: &mut Imu, t: f64) {
     // ω_z(t) = A sin(2πt/T), so yaw(t) = A T / 2π · (1 − cos(2πt/T)).
     let (a, period) = (0.3, 2.0);
@@ -89,19 +94,27 @@ pub(crate) fn fill_imu(imu: &mut Imu, t: f64) {
     let yaw_rate = a * (w * t).sin();
     let yaw = a / w * (1.0 - (w * t).cos());
     let (sy, cy) = (yaw / 2.0).sin_cos();
-    imu.orientation = [0.0, 0.0, sy, cy];
-    imu.angular_velocity = [0.0, 0.0, yaw_rate];
-    imu.linear_acceleration = [0.2 * (w * t).cos(), 0.0, 9.81];
-    imu.covariance = [0.0; 27];
-    for block in [
-        Imu::ORIENTATION_COV,
-        Imu::ANGULAR_VELOCITY_COV,
-        Imu::LINEAR_ACCELERATION_COV,
-    ] {
-        for d in 0..3 {
-            imu.covariance[block + 4 * d] = 1e-4;
-        }
-    }
+    imu.orientation = Quaternion {
+        x: 0.0,
+        y: 0.0,
+        z: sy,
+        w: cy,
+    };
+    imu.angular_velocity = Vector3 {
+        x: 0.0,
+        y: 0.0,
+        z: yaw_rate,
+    };
+    imu.linear_acceleration = Vector3 {
+        x: 0.2 * (w * t).cos(),
+        y: 0.0,
+        z: 9.81,
+    };
+    // Row-major 3×3 covariances: 1e-4 on each diagonal.
+    let diagonal = [1e-4, 0.0, 0.0, 0.0, 1e-4, 0.0, 0.0, 0.0, 1e-4];
+    imu.orientation_covariance = diagonal;
+    imu.angular_velocity_covariance = diagonal;
+    imu.linear_acceleration_covariance = diagonal;
 }
 
 #[cfg(test)]
@@ -110,7 +123,7 @@ mod tests {
 
     #[test]
     fn the_scan_sees_the_obstacle_ahead_and_walls_elsewhere() {
-        let mut scan: LaserScan = bytemuck::Zeroable::zeroed();
+        let mut scan = LaserScan::default();
         // t = 0: obstacle centre at (2.0, 0.0), straight ahead.
         fill_scan(&mut scan, 0.0, 0.1);
         let ahead = scan.ranges[180]; // angle 0
@@ -121,11 +134,11 @@ mod tests {
 
     #[test]
     fn the_imu_measures_gravity() {
-        let mut imu: Imu = bytemuck::Zeroable::zeroed();
+        let mut imu = Imu::default();
         fill_imu(&mut imu, 0.7);
-        assert_eq!(imu.linear_acceleration[2], 9.81);
-        let q = imu.orientation;
-        let norm = q.iter().map(|v| v * v).sum::<f64>();
+        assert_eq!(imu.linear_acceleration.z, 9.81);
+        let q = &imu.orientation;
+        let norm = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
         assert!((norm - 1.0).abs() < 1e-9);
     }
 }

@@ -1,7 +1,9 @@
 """The demo robot's Python node: an obstacle detector.
 
-Reads the newest ``demo/scan`` (``LaserScan``) with ``latest()`` and, for
-every new scan, publishes a stop flag on ``demo/stop``: an
+Reads the newest ``demo/scan`` (a ROS 2 ``sensor_msgs/msg/LaserScan``, as
+``horus.interfaces.sensor_msgs.msg.LaserScan`` whose ``ranges`` is a read-only
+NumPy view into the shared-memory message) and, for every new scan,
+publishes a stop flag on ``demo/stop``: an
 ``EmergencyStop`` message (the standard Rust message, reused) that is
 *engaged* while something is closer than ``STOP_AT`` m in the sector
 ahead and *released* otherwise. The Rust controller honours it: it
@@ -28,10 +30,14 @@ from typing import List, Optional
 import numpy as np
 
 import horus
+from horus.interfaces.sensor_msgs.msg import LaserScan
 
 #: Topics (the Rust side: ``crates/horus-demo/src/topics.rs``).
 SCAN = "demo/scan"
 STOP = "demo/stop"
+#: ``demo/scan``'s settings, as every Rust endpoint opens it (history, largest CDR body).
+SCAN_DEPTH = 8
+SCAN_MAX_BYTES = 4096
 #: Engage the flag when an obstacle ahead is closer than this, m (the Rust
 #: controller's own reflex stops at 0.6 m; the detector is more cautious).
 STOP_AT = 1.0
@@ -45,10 +51,10 @@ SOURCE = "py-detector"
 SCHEDULER = "python"
 
 
-def nearest_ahead(scan: horus.Message) -> float:
+def nearest_ahead(scan: LaserScan) -> float:
     """Nearest valid return within ±``AHEAD`` rad, m (inf when clear)."""
-    n = int(scan.num_ranges)
-    ranges = np.asarray(scan.ranges[:n])
+    ranges = np.asarray(scan.ranges, dtype=np.float32)
+    n = len(ranges)
     angles = float(scan.angle_min) + float(scan.angle_increment) * np.arange(n, dtype=np.float32)
     valid = (
         np.isfinite(ranges)
@@ -65,7 +71,13 @@ class ObstacleDetector:
     name = "detector"
 
     def __init__(self) -> None:
-        self.scans = horus.Topic(horus.LaserScan, SCAN).subscriber()
+        self.scans = horus.RosTopic(
+            LaserScan,
+            SCAN,
+            depth=SCAN_DEPTH,
+            overflow=horus.Overflow.DROP_OLDEST,
+            max_tail_bytes=SCAN_MAX_BYTES,
+        ).subscriber()
         self.flags = horus.Topic(horus.EmergencyStop, STOP).publisher()
         self.parent = int(os.environ.get("HORUS_DEMO_PARENT", "0"))
         self.sent = 0
@@ -76,7 +88,11 @@ class ObstacleDetector:
         if self.parent and os.getppid() != self.parent:
             ctx.request_stop()
             return
-        scan = self.scans.latest()
+        # The newest scan: older ones waiting are passed over (each is decoded in place,
+        # its ranges a view: cheap).
+        scan: Optional[LaserScan] = None
+        while (newer := self.scans.try_recv()) is not None:
+            scan = newer
         if scan is None:
             return
         engaged = nearest_ahead(scan) < STOP_AT

@@ -20,7 +20,11 @@ use horus::sched::{read_stats, stats_path, StopHandle};
 use crate::control::decide;
 use crate::topics;
 use children::{ChildSpec, Ended, Running};
-use probe::{Probe, Shared, Stamped};
+use horus::ros::Ros;
+use horus_ros_msgs::geometry_msgs::msg::Twist;
+use horus_ros_msgs::nav_msgs::msg::Odometry;
+use horus_ros_msgs::sensor_msgs::msg::{Imu, LaserScan};
+use probe::{Probe, Shared, Watchable};
 use report::TopicRow;
 
 /// How long the robot's processes get to start before the monitor gives up.
@@ -31,12 +35,12 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 const MONITOR: &str = "monitor";
 
 /// A topic under observation.
-struct Watched<T> {
+struct Watched<T: Watchable> {
     topic: Topic<T>,
-    window: Shared<T>,
+    window: Shared<T::Last>,
 }
 
-impl<T: Stamped> Watched<T> {
+impl<T: Watchable> Watched<T> {
     /// Subscribes to `topic` and adds the probe draining it to `sched`.
     fn add(topic: Topic<T>, sched: &mut Scheduler) -> anyhow::Result<Watched<T>> {
         let sub = topic.subscriber()?;
@@ -47,12 +51,12 @@ impl<T: Stamped> Watched<T> {
     }
 
     fn row(&self, ty: &'static str, elapsed: Duration) -> TopicRow {
-        let latencies_ns = self.window.take();
+        let (received, latencies_ns) = self.window.take();
         let stats = self.topic.stats();
         TopicRow {
             topic: topic_name(self.topic.name()),
             ty,
-            rate: latencies_ns.len() as f64 / elapsed.as_secs_f64(),
+            rate: received as f64 / elapsed.as_secs_f64(),
             latencies_ns,
             lost: stats.lost() + stats.refused(),
         }
@@ -64,6 +68,7 @@ fn topic_name(name: &str) -> &'static str {
         topics::SCAN,
         topics::IMU,
         topics::CMD_VEL,
+        topics::ODOM,
         topics::ESTOP,
         topics::STOP,
     ]
@@ -74,9 +79,10 @@ fn topic_name(name: &str) -> &'static str {
 
 /// Everything the monitor watches.
 struct Watch {
-    scan: Watched<LaserScan>,
-    imu: Watched<Imu>,
-    cmd: Watched<CmdVel>,
+    scan: Watched<Ros<LaserScan>>,
+    imu: Watched<Ros<Imu>>,
+    cmd: Watched<Ros<Twist>>,
+    odom: Watched<Ros<Odometry>>,
     estop: Watched<EmergencyStop>,
     /// The Python detector's stop flag.
     stop: Watched<EmergencyStop>,
@@ -211,10 +217,11 @@ pub(crate) fn finish(
 fn print_python_note() {
     println!(
         "python    the obstacle detector is a Python node (horus.Scheduler, python -m\n\
-         \x20         horus.demo.obstacle_detector): it reads {} with latest() and publishes a\n\
-         \x20         stop flag on {} (EmergencyStop, engaged while an obstacle is < 1 m\n\
-         \x20         ahead) for every scan; the controller commands no forward speed while\n\
-         \x20         it is engaged.\n",
+         \x20         horus.demo.obstacle_detector): it reads the newest LaserScan on {} (a\n\
+         \x20         horus.interfaces class, ranges a NumPy view of the shared memory) and\n\
+         \x20         publishes a stop flag on {} (EmergencyStop, engaged while an obstacle is\n\
+         \x20         < 1 m ahead) for every scan; the controller commands no forward speed\n\
+         \x20         while it is engaged.\n",
         topics::SCAN,
         topics::STOP
     );
@@ -240,6 +247,7 @@ fn start_probes(ns: &str) -> anyhow::Result<(StopHandle, SchedThread, Watch)> {
                 scan: Watched::add(topics::scan(&ns)?, &mut sched)?,
                 imu: Watched::add(topics::imu(&ns)?, &mut sched)?,
                 cmd: Watched::add(topics::cmd_vel(&ns)?, &mut sched)?,
+                odom: Watched::add(topics::odom(&ns)?, &mut sched)?,
                 estop: Watched::add(topics::estop(&ns)?, &mut sched)?,
                 stop: Watched::add(topics::stop_flag(&ns)?, &mut sched)?,
             })
@@ -308,6 +316,7 @@ fn report_loop(
     watch.scan.window.take();
     watch.imu.window.take();
     watch.cmd.window.take();
+    watch.odom.window.take();
     watch.stop.window.take();
     let t0 = Instant::now();
     let mut last = t0;
@@ -332,7 +341,8 @@ fn report_loop(
         let mut rows = vec![
             watch.scan.row("LaserScan", elapsed),
             watch.imu.row("Imu", elapsed),
-            watch.cmd.row("CmdVel", elapsed),
+            watch.cmd.row("Twist", elapsed),
+            watch.odom.row("Odometry", elapsed),
         ];
         if with_python {
             rows.push(watch.stop.row("EmergencyStop", elapsed));
@@ -371,8 +381,13 @@ fn robot_line(watch: &Watch) -> String {
     let nearest = watch.scan.window.last().map(|s| decide(&s).nearest_ahead);
     let mut s = String::from("robot:");
     match cmd {
-        Some(c) => s += &format!(" commanded {:.2} m/s, {:+.2} rad/s;", c.linear, c.angular),
+        Some((linear, angular)) => {
+            s += &format!(" commanded {linear:.2} m/s, {angular:+.2} rad/s;")
+        }
         None => s += " no command yet;",
+    }
+    if let Some(p) = watch.odom.window.last() {
+        s += &format!(" odometry x {:+.2} m, y {:+.2} m;", p.x, p.y);
     }
     match nearest {
         Some(d) if d.is_finite() => s += &format!(" nearest obstacle ahead {d:.2} m"),

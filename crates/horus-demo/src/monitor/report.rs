@@ -46,10 +46,12 @@ pub(crate) fn header(ns: &str, seconds: u64, children: &[(String, u32)]) -> Stri
         "horus demo robot: {} + this monitor (pid {}), namespace {ns:?}, {seconds} s\n\
          \n\
          topics    msg/s = messages the monitor received in the last second.\n\
-         \x20         latency = one-way, cross-process: stamp_ns is taken from CLOCK_REALTIME by the\n\
-         \x20         publishing node right before send; the monitor (another process, an extra\n\
-         \x20         subscriber sleeping on the topic's futex) reads CLOCK_REALTIME when it receives\n\
-         \x20         the message. Includes the monitor's wake-up. p50/p99 over the last second, µs.\n\
+         \x20         latency = one-way, cross-process: the stamp (header.stamp of the ROS messages,\n\
+         \x20         stamp_ns of EmergencyStop) is taken from CLOCK_REALTIME by the publishing node\n\
+         \x20         right before send; the monitor (another process, an extra subscriber sleeping\n\
+         \x20         on the topic's futex) reads CLOCK_REALTIME when it receives the message.\n\
+         \x20         Includes the monitor's wake-up. p50/p99 over the last second, µs. A Twist has\n\
+         \x20         no header: no latency (-).\n\
          \x20         lost = messages overwritten before any subscriber read them (overrun, all\n\
          \x20         subscribers) + messages refused to publishers, since start, from the topic's\n\
          \x20         shared counters. Skipping to the newest on purpose (latest()) is not a loss.\n\

@@ -13,7 +13,7 @@ mod ros2_values;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use horus::inspect::{self, QosInfo, RawRosReader, TopicView};
@@ -95,6 +95,36 @@ fn play(ns: &str, file: &Path) -> Value {
     serde_json::from_str(stdout.trim()).unwrap()
 }
 
+/// `horus record` into `file`, once it records every topic of `expect`.
+fn start_recorder(ns: &str, file: &Path, expect: &[&str]) -> Child {
+    let _ = std::fs::remove_file(file);
+    let mut rec = horus(ns)
+        .args(["--json", "record", "--no-logs", "-o"])
+        .arg(file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(rec.stderr.take().unwrap()).lines();
+    let mut missing: Vec<&str> = expect.to_vec();
+    while !missing.is_empty() {
+        let l = lines.next().expect("recorder never started").unwrap();
+        missing.retain(|t| !l.starts_with(&format!("horus record: recording {t} ")));
+    }
+    // The rest of its stderr, drained so that it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    rec
+}
+
+/// SIGINT, then the recorder's JSON report.
+fn stop_recorder(rec: Child) -> Value {
+    // SAFETY: kill(2) on our own child's pid with a valid signal number.
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    let out = rec.wait_with_output().unwrap();
+    assert!(out.status.success(), "recorder failed: {:?}", out.status);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn ros_typed_topics_record_as_ros2_read_in_three_readers_and_play_back_as_they_were() {
     let ns = unique_ns("live");
@@ -108,30 +138,17 @@ fn ros_typed_topics_record_as_ros2_read_in_three_readers_and_play_back_as_they_w
         })
         .collect();
     let file = dir().join("live.mcap");
-    let _ = std::fs::remove_file(&file);
-    let mut rec = horus(&ns)
-        .args(["--json", "record", "--no-logs", "-o"])
-        .arg(&file)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(rec.stderr.take().unwrap()).lines();
-    let mut missing: Vec<String> = topics.iter().map(|t| t.topic.clone()).collect();
-    while !missing.is_empty() {
-        let l = lines.next().expect("recorder never started").unwrap();
-        missing.retain(|t| !l.starts_with(&format!("horus record: recording {t} ")));
-    }
+    let rec = start_recorder(
+        &ns,
+        &file,
+        &topics.iter().map(|t| t.topic.as_str()).collect::<Vec<_>>(),
+    );
     for (t, (_, p)) in topics.iter().zip(pubs.iter_mut()) {
         for w in &t.wire {
             p.send_cdr(w).unwrap();
         }
     }
-    // SAFETY: kill(2) on our own child's pid with a valid signal number.
-    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
-    let out = rec.wait_with_output().unwrap();
-    assert!(out.status.success(), "recorder failed: {:?}", out.status);
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = stop_recorder(rec);
     for t in report["topics"].as_array().unwrap() {
         assert_eq!(t["missed"], 0, "{t}");
         assert_eq!(t["messages"], 3, "{t}");
@@ -334,5 +351,38 @@ fn a_rosbag2_channel_whose_hash_is_not_its_definitions_is_not_played() {
     assert_eq!(t["published"], 0, "{report}");
     let why = t["skipped"].as_str().unwrap();
     assert!(why.contains("is not the hash of the definition"), "{why}");
+    assert!(leftover(&ns).is_empty());
+}
+
+#[test]
+fn a_ros_message_without_a_cdr_header_is_counted_missed_and_the_recording_goes_on() {
+    // Before: the writer refused the message and the whole recording stopped with an error.
+    let ns = unique_ns("bad-header");
+    let topics = ros2_values::topics();
+    let t = topics.iter().find(|t| t.topic == "robot/cmd_vel").unwrap();
+    let view = inspect::open_or_create_ros_topic(&ns, &t.topic, &t.ty, &qos()).unwrap();
+    let mut good = view.ros_publisher().unwrap();
+    // A publisher that breaks the protocol: a chunk whose header says big-endian CDR.
+    let mut raw = view.publisher(8).unwrap();
+    let file = dir().join("bad-header.mcap");
+    let rec = start_recorder(&ns, &file, &[&t.topic]);
+    good.send_cdr(&t.wire[0]).unwrap();
+    raw.send_parts(&[&[0; 4], &[0, 0, 0, 0], &t.wire[1][4..]])
+        .unwrap();
+    good.send_cdr(&t.wire[2]).unwrap();
+    let report = stop_recorder(rec);
+    let r = &report["topics"][0];
+    assert_eq!(
+        (r["messages"].as_u64(), r["missed"].as_u64()),
+        (Some(2), Some(1)),
+        "{report}"
+    );
+    let mut rd = horus_record::RecordingReader::open(&file).unwrap();
+    let mut got = Vec::new();
+    while let Some(m) = rd.next_message().unwrap() {
+        got.push(m.cdr);
+    }
+    assert_eq!(got, [t.wire[0].clone(), t.wire[2].clone()]);
+    drop((raw, good, view));
     assert!(leftover(&ns).is_empty());
 }

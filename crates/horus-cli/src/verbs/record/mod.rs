@@ -88,8 +88,10 @@ struct Logs {
 enum Observer {
     /// A fixed-layout topic: the horus bytes.
     Horus(RawObserver),
-    /// A ROS-typed topic: the wire bytes (encapsulation header and CDR body).
-    Ros(RawRosReader),
+    /// A ROS-typed topic: the wire bytes (encapsulation header and CDR body), and how many
+    /// messages were not ROS 2 CDR (no little-endian encapsulation header: a publisher that
+    /// broke the protocol), skipped and counted as malformed.
+    Ros(RawRosReader, u64),
 }
 
 impl Observer {
@@ -97,14 +99,24 @@ impl Observer {
     fn try_recv(&mut self) -> Option<Vec<u8>> {
         match self {
             Observer::Horus(o) => o.try_recv().map(|m| m.bytes),
-            Observer::Ros(o) => o.try_recv().map(|s| s.cdr().to_vec()),
+            Observer::Ros(o, bad) => loop {
+                let s = o.try_recv()?;
+                if horus_record::ros2::check_wire(s.cdr()).is_ok() {
+                    break Some(s.cdr().to_vec());
+                }
+                *bad += 1;
+            },
         }
     }
 
+    /// Received, missed (overrun) and malformed so far.
     fn counts(&self) -> (u64, u64, u64) {
         match self {
             Observer::Horus(o) => o.counts(),
-            Observer::Ros(o) => o.counts(),
+            Observer::Ros(o, bad) => {
+                let (received, missed, malformed) = o.counts();
+                (received, missed, malformed + bad)
+            }
         }
     }
 }
@@ -306,7 +318,7 @@ fn discover(
         };
         let obs = if description.ros2.is_some() {
             view.ros_observer(false)
-                .map(Observer::Ros)
+                .map(|o| Observer::Ros(o, 0))
                 .map_err(|e| e.to_string())
         } else {
             view.observer(false)

@@ -8,6 +8,7 @@
 //! are bounded by [`MAX_IN_FLIGHT`]: past that, messages are dropped and counted as missed,
 //! like any other loss of the recorder, instead of exhausting memory.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -70,14 +71,15 @@ impl Sink {
             .spawn(move || {
                 lower_priority();
                 let mut ids: Vec<ChannelId> = Vec::new();
+                let mut refused = HashSet::new();
                 loop {
                     match rx.recv_timeout(Duration::from_millis(100)) {
                         Ok(Event::Batch(events)) => {
                             for e in events {
-                                apply(&mut writer, &mut ids, &counter, e)?;
+                                apply(&mut writer, &mut ids, &mut refused, &counter, e)?;
                             }
                         }
-                        Ok(e) => apply(&mut writer, &mut ids, &counter, e)?,
+                        Ok(e) => apply(&mut writer, &mut ids, &mut refused, &counter, e)?,
                         Err(mpsc::RecvTimeoutError::Timeout) => {}
                         Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }
@@ -202,10 +204,12 @@ impl Sink {
     }
 }
 
-/// One event, on the writer thread.
+/// One event, on the writer thread. `refused`: channels a message of which was refused
+/// (said once each).
 fn apply(
     writer: &mut RecordingWriter,
     ids: &mut Vec<ChannelId>,
+    refused: &mut HashSet<usize>,
     in_flight: &AtomicU64,
     e: Event,
 ) -> Result<(), WriteError> {
@@ -230,12 +234,22 @@ fn apply(
         } => {
             // Relaxed: a byte budget, not a synchronisation point.
             in_flight.fetch_sub(bytes.len() as u64, Ordering::Relaxed);
-            writer.write(ids[channel], log_time, &bytes)?;
+            match writer.write(ids[channel], log_time, &bytes) {
+                // One message its topic's type cannot hold (a publisher that broke the
+                // protocol): counted as missed, said once per topic; the recording goes on.
+                Err(WriteError::Encode { topic, source }) => {
+                    writer.add_missed(ids[channel], 1);
+                    if refused.insert(channel) {
+                        eprintln!("horus record: {topic}: a message not recorded: {source} (counted as missed)");
+                    }
+                }
+                r => r?,
+            }
         }
         Event::Missed { channel, n } => writer.add_missed(ids[channel], n),
         Event::Batch(events) => {
             for e in events {
-                apply(writer, ids, in_flight, e)?;
+                apply(writer, ids, refused, in_flight, e)?;
             }
         }
     }

@@ -14,12 +14,16 @@ fn main() {
         panic!("generating the standard ROS 2 types failed: {e}");
     }
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let gen_test = manifest.join("tests/horus_gen_test");
+    let idl_test = manifest.join("../horus-idl/tests/fixtures/horus_idl_test");
+    if !gen_test.is_dir() || !idl_test.is_dir() {
+        // Outside the workspace (a packaged crate): no tests to build.
+        println!("cargo:rerun-if-changed=build.rs");
+        return;
+    }
     if let Err(e) = horus_idl_gen::Builder::new()
-        .package_dir("horus_gen_test", manifest.join("tests/horus_gen_test"))
-        .package_dir(
-            "horus_idl_test",
-            manifest.join("../horus-idl/tests/fixtures/horus_idl_test"),
-        )
+        .package_dir("horus_gen_test", gen_test)
+        .package_dir("horus_idl_test", idl_test)
         .with_standard_packages_from("horus_ros_msgs")
         .out_file(out.join("test_msgs.rs"))
         .generate()

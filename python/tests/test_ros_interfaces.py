@@ -403,6 +403,10 @@ def test_load_package_of_a_user(tmp_path: Path) -> None:
         "uint8 OK=0\nstd_msgs/Header header\nfloat32[] values\nstring<=8 label \"x\"\nint32 from\n"
     )
     (pkg / "srv" / "Calibrate.srv").write_text("Reading reading\n---\nbool ok\n")
+    # Field and type names that would shadow what generated code names.
+    (pkg / "msg" / "Sequence.msg").write_text(
+        "string[] list\nint32 int\nfloat64 float\nReading[2] range\nfloat64 inf -inf\n"
+    )
     load_package("horus_test_msgs", pkg)
     from horus.interfaces.horus_test_msgs.msg import Reading  # type: ignore[import-not-found]
     from horus.interfaces.horus_test_msgs.srv import Calibrate  # type: ignore[import-not-found]
@@ -412,6 +416,11 @@ def test_load_package_of_a_user(tmp_path: Path) -> None:
     assert Reading.from_cdr(r.to_cdr()) == r
     req = Calibrate.Request(reading=r)
     assert Calibrate.Request.from_cdr(req.to_cdr()) == req
+    from horus.interfaces.horus_test_msgs.msg import Sequence as Seq  # type: ignore[import-not-found]
+
+    q = Seq(list=["a", "b"], int_=3, float_=1.5)
+    assert len(q.range) == 2 and q.inf == float("-inf")
+    assert Seq.from_cdr(q.to_cdr()) == q
     r.label = "123456789"
     assert encode_error(r).kind == "over_bound"
     with pytest.raises(horus.InterfaceError):

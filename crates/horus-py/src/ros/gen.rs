@@ -60,17 +60,17 @@ fn module_alias(t: &TypeName) -> String {
 
 fn np_dtype(p: Primitive) -> &'static str {
     match p {
-        Primitive::Bool => "np.bool_",
-        Primitive::Byte | Primitive::Char | Primitive::UInt8 => "np.uint8",
-        Primitive::Int8 => "np.int8",
-        Primitive::Int16 => "np.int16",
-        Primitive::UInt16 => "np.uint16",
-        Primitive::Int32 => "np.int32",
-        Primitive::UInt32 => "np.uint32",
-        Primitive::Int64 => "np.int64",
-        Primitive::UInt64 => "np.uint64",
-        Primitive::Float32 => "np.float32",
-        Primitive::Float64 => "np.float64",
+        Primitive::Bool => "_np.bool_",
+        Primitive::Byte | Primitive::Char | Primitive::UInt8 => "_np.uint8",
+        Primitive::Int8 => "_np.int8",
+        Primitive::Int16 => "_np.int16",
+        Primitive::UInt16 => "_np.uint16",
+        Primitive::Int32 => "_np.int32",
+        Primitive::UInt32 => "_np.uint32",
+        Primitive::Int64 => "_np.int64",
+        Primitive::UInt64 => "_np.uint64",
+        Primitive::Float32 => "_np.float32",
+        Primitive::Float64 => "_np.float64",
     }
 }
 
@@ -107,9 +107,9 @@ fn py_value(v: &Value) -> String {
         Value::Bool(true) => "True".to_owned(),
         Value::Bool(false) => "False".to_owned(),
         Value::Int(i) => i.to_string(),
-        Value::Float(f) if f.is_nan() => "float(\"nan\")".to_owned(),
-        Value::Float(f) if f.is_infinite() && *f > 0.0 => "float(\"inf\")".to_owned(),
-        Value::Float(f) if f.is_infinite() => "float(\"-inf\")".to_owned(),
+        Value::Float(f) if f.is_nan() => "_builtins.float(\"nan\")".to_owned(),
+        Value::Float(f) if f.is_infinite() && *f > 0.0 => "_builtins.float(\"inf\")".to_owned(),
+        Value::Float(f) if f.is_infinite() => "_builtins.float(\"-inf\")".to_owned(),
         Value::Float(f) => format!("{f:?}"),
         Value::String(s) => serde_json::to_string(s).expect("strings serialize"),
     }
@@ -172,7 +172,7 @@ fn module(
             "    {}\n",
             docstring(&format!("{type_name}: its types."))
         );
-        let _ = writeln!(body, "    _TYPE: ClassVar[str] = {type_name:?}");
+        let _ = writeln!(body, "    _TYPE: _ClassVar[str] = {type_name:?}");
         for (attr, target) in parts {
             let _ = writeln!(body, "    {attr} = {target}");
         }
@@ -239,10 +239,20 @@ fn module(
         ))
     );
     out.push_str("from __future__ import annotations\n\n");
-    out.push_str("from typing import ClassVar, List, Optional, Sequence, Tuple\n\n");
-    out.push_str("import numpy as np\nimport numpy.typing as npt\n\n");
+    // Everything the module itself names starts with `_`: a ROS type (CamelCase, never
+    // `_`-prefixed) or field cannot shadow it.
+    out.push_str("import builtins as _builtins\n");
+    out.push_str("from typing import ClassVar as _ClassVar\n");
+    out.push_str("from typing import List as _List\n");
+    out.push_str("from typing import Optional as _Optional\n");
+    out.push_str("from typing import Sequence as _Sequence\n");
+    out.push_str("from typing import Tuple as _Tuple\n\n");
+    out.push_str("import numpy as _np\nimport numpy.typing as _npt\n\n");
     out.push_str(
-        "from horus.interfaces._base import ArrayInput, RosMessage, array_field, register\n",
+        "from horus.interfaces._base import ArrayInput as _ArrayInput\n\
+         from horus.interfaces._base import RosMessage as _RosMessage\n\
+         from horus.interfaces._base import array_field as _array_field\n\
+         from horus.interfaces._base import register as _register\n",
     );
     for i in &ctx.imports {
         out.push_str(i);
@@ -254,20 +264,22 @@ fn module(
     }
     out.push_str("]\n");
     out.push_str(&body);
-    out.push_str("\n\nregister(\n");
+    out.push_str("\n\n_register(\n");
     for s in structs {
         let _ = writeln!(out, "    {},", s.name.name);
     }
     out.push_str(")\n");
     // Keep the numpy.typing import used even in modules without arrays (mypy --strict
     // does not mind unused imports; flake-style linters might).
-    out.push_str("_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)\n");
+    out.push_str(
+        "_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)\n",
+    );
     out
 }
 
 fn class(ctx: &mut Ctx<'_>, out: &mut String, s: &StructDef) {
     let name = &s.name.name;
-    let _ = writeln!(out, "\n\nclass {name}(RosMessage):");
+    let _ = writeln!(out, "\n\nclass {name}(_RosMessage):");
     let mut doc = s.name.to_string();
     if !s.comment.lines.is_empty() {
         doc.push_str("\n\n");
@@ -292,8 +304,8 @@ fn class(ctx: &mut Ctx<'_>, out: &mut String, s: &StructDef) {
     } else {
         let _ = writeln!(out, "    __slots__ = ({})", slots.join(", "));
     }
-    let _ = writeln!(out, "    _TYPE: ClassVar[str] = {:?}", s.name.to_string());
-    out.push_str("    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (\n");
+    let _ = writeln!(out, "    _TYPE: _ClassVar[str] = {:?}", s.name.to_string());
+    out.push_str("    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (\n");
     for (m, a) in members.iter().zip(&attrs) {
         let _ = writeln!(out, "        ({a:?}, {:?}),", ros_type_text(&m.member_type));
     }
@@ -336,7 +348,7 @@ fn constant(out: &mut String, c: &Constant) {
     );
     let _ = writeln!(
         out,
-        "    {}: ClassVar[{ann}] = {}",
+        "    {}: _ClassVar[{ann}] = {}",
         c.name,
         py_value_for(&c.value, float)
     );
@@ -386,7 +398,7 @@ fn field_code(
             let c = ctx.class_ref(n);
             (
                 c.clone(),
-                format!("{a}: Optional[{c}] = None"),
+                format!("{a}: _Optional[{c}] = None"),
                 format!("self.{a} = {c}() if {a} is None else {a}"),
             )
         }
@@ -402,9 +414,9 @@ fn field_code(
             };
             let fixed = fixed.map_or("None".to_owned(), |n| n.to_string());
             (
-                format!("npt.NDArray[{dt}]"),
-                format!("{a}: Optional[ArrayInput] = None"),
-                format!("self.{a} = array_field({a}, {dt}, {d}, {fixed})"),
+                format!("_npt.NDArray[{dt}]"),
+                format!("{a}: _Optional[_ArrayInput] = None"),
+                format!("self.{a} = _array_field({a}, {dt}, {d}, {fixed})"),
             )
         }
         (ResolvedBase::String { .. } | ResolvedBase::WString { .. }, _) => {
@@ -417,21 +429,21 @@ fn field_code(
                 _ => "[]".to_owned(),
             };
             (
-                "List[str]".to_owned(),
-                format!("{a}: Optional[Sequence[str]] = None"),
-                format!("self.{a} = {d} if {a} is None else list({a})"),
+                "_List[str]".to_owned(),
+                format!("{a}: _Optional[_Sequence[str]] = None"),
+                format!("self.{a} = {d} if {a} is None else _builtins.list({a})"),
             )
         }
         (ResolvedBase::Nested(n), _) => {
             let c = ctx.class_ref(n);
             let d = match fixed {
-                Some(n) => format!("[{c}() for _ in range({n})]"),
+                Some(n) => format!("[{c}() for _ in _builtins.range({n})]"),
                 None => "[]".to_owned(),
             };
             (
-                format!("List[{c}]"),
-                format!("{a}: Optional[Sequence[{c}]] = None"),
-                format!("self.{a} = {d} if {a} is None else list({a})"),
+                format!("_List[{c}]"),
+                format!("{a}: _Optional[_Sequence[{c}]] = None"),
+                format!("self.{a} = {d} if {a} is None else _builtins.list({a})"),
             )
         }
     }

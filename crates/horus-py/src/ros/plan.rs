@@ -9,9 +9,9 @@ use horus_idl::{ArrayKind, Primitive, Resolved, ResolvedBase, StructDef};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyType};
 
-/// Python keywords a ROS field name may collide with (ROS names are lower case), and
-/// the methods of `horus.interfaces._base.RosMessage`; the attribute gets a trailing
-/// `_`, as rosidl_generator_py does for keywords.
+/// Python keywords a ROS field name may collide with (ROS names are lower case), the
+/// methods of `horus.interfaces._base.RosMessage` and the builtins annotations name; the
+/// attribute gets a trailing `_`, as rosidl_generator_py does for keywords.
 const PY_KEYWORDS: &[&str] = &[
     "to_cdr",
     "from_cdr",
@@ -19,6 +19,11 @@ const PY_KEYWORDS: &[&str] = &[
     "ros_type_hash",
     "ros_definition",
     "get_fields_and_field_types",
+    // Builtins the generated annotations name (a field `int: int` would shadow it).
+    "bool",
+    "int",
+    "float",
+    "str",
     "and",
     "as",
     "assert",

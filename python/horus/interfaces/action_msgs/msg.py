@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.builtin_interfaces import msg as _builtin_interfaces_msg
 from horus.interfaces.unique_identifier_msgs import msg as _unique_identifier_msgs_msg
 
@@ -19,15 +27,15 @@ __all__ = [
 ]
 
 
-class GoalInfo(RosMessage):
+class GoalInfo(_RosMessage):
     """action_msgs/msg/GoalInfo
 
     Goal ID
     """
 
     __slots__ = ("goal_id", "stamp")
-    _TYPE: ClassVar[str] = "action_msgs/msg/GoalInfo"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "action_msgs/msg/GoalInfo"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("goal_id", "unique_identifier_msgs/msg/UUID"),
         ("stamp", "builtin_interfaces/msg/Time"),
     )
@@ -37,14 +45,14 @@ class GoalInfo(RosMessage):
 
     def __init__(
         self,
-        goal_id: Optional[_unique_identifier_msgs_msg.UUID] = None,
-        stamp: Optional[_builtin_interfaces_msg.Time] = None,
+        goal_id: _Optional[_unique_identifier_msgs_msg.UUID] = None,
+        stamp: _Optional[_builtin_interfaces_msg.Time] = None,
     ) -> None:
         self.goal_id = _unique_identifier_msgs_msg.UUID() if goal_id is None else goal_id
         self.stamp = _builtin_interfaces_msg.Time() if stamp is None else stamp
 
 
-class GoalStatus(RosMessage):
+class GoalStatus(_RosMessage):
     """action_msgs/msg/GoalStatus
 
     An action goal can be in one of these states after it is accepted by an action
@@ -54,55 +62,55 @@ class GoalStatus(RosMessage):
     """
 
     __slots__ = ("goal_info", "status")
-    _TYPE: ClassVar[str] = "action_msgs/msg/GoalStatus"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "action_msgs/msg/GoalStatus"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("goal_info", "action_msgs/msg/GoalInfo"),
         ("status", "int8"),
     )
-    STATUS_UNKNOWN: ClassVar[int] = 0
-    STATUS_ACCEPTED: ClassVar[int] = 1
-    STATUS_EXECUTING: ClassVar[int] = 2
-    STATUS_CANCELING: ClassVar[int] = 3
-    STATUS_SUCCEEDED: ClassVar[int] = 4
-    STATUS_CANCELED: ClassVar[int] = 5
-    STATUS_ABORTED: ClassVar[int] = 6
+    STATUS_UNKNOWN: _ClassVar[int] = 0
+    STATUS_ACCEPTED: _ClassVar[int] = 1
+    STATUS_EXECUTING: _ClassVar[int] = 2
+    STATUS_CANCELING: _ClassVar[int] = 3
+    STATUS_SUCCEEDED: _ClassVar[int] = 4
+    STATUS_CANCELED: _ClassVar[int] = 5
+    STATUS_ABORTED: _ClassVar[int] = 6
 
     goal_info: GoalInfo
     status: int
 
     def __init__(
         self,
-        goal_info: Optional[GoalInfo] = None,
+        goal_info: _Optional[GoalInfo] = None,
         status: int = 0,
     ) -> None:
         self.goal_info = GoalInfo() if goal_info is None else goal_info
         self.status = status
 
 
-class GoalStatusArray(RosMessage):
+class GoalStatusArray(_RosMessage):
     """action_msgs/msg/GoalStatusArray
 
     An array of goal statuses.
     """
 
     __slots__ = ("status_list",)
-    _TYPE: ClassVar[str] = "action_msgs/msg/GoalStatusArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "action_msgs/msg/GoalStatusArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("status_list", "action_msgs/msg/GoalStatus[]"),
     )
 
-    status_list: List[GoalStatus]
+    status_list: _List[GoalStatus]
 
     def __init__(
         self,
-        status_list: Optional[Sequence[GoalStatus]] = None,
+        status_list: _Optional[_Sequence[GoalStatus]] = None,
     ) -> None:
-        self.status_list = [] if status_list is None else list(status_list)
+        self.status_list = [] if status_list is None else _builtins.list(status_list)
 
 
-register(
+_register(
     GoalInfo,
     GoalStatus,
     GoalStatusArray,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.action_msgs import msg as _action_msgs_msg
 from horus.interfaces.service_msgs import msg as _service_msgs_msg
 
@@ -20,33 +28,33 @@ __all__ = [
 ]
 
 
-class CancelGoal_Event(RosMessage):
+class CancelGoal_Event(_RosMessage):
     """action_msgs/srv/CancelGoal_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "action_msgs/srv/CancelGoal_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "action_msgs/srv/CancelGoal_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "action_msgs/srv/CancelGoal_Request[<=1]"),
         ("response", "action_msgs/srv/CancelGoal_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[CancelGoal_Request]
-    response: List[CancelGoal_Response]
+    request: _List[CancelGoal_Request]
+    response: _List[CancelGoal_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[CancelGoal_Request]] = None,
-        response: Optional[Sequence[CancelGoal_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[CancelGoal_Request]] = None,
+        response: _Optional[_Sequence[CancelGoal_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class CancelGoal_Request(RosMessage):
+class CancelGoal_Request(_RosMessage):
     """action_msgs/srv/CancelGoal_Request
 
     Cancel one or more goals with the following policy:
@@ -61,8 +69,8 @@ class CancelGoal_Request(RosMessage):
     """
 
     __slots__ = ("goal_info",)
-    _TYPE: ClassVar[str] = "action_msgs/srv/CancelGoal_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "action_msgs/srv/CancelGoal_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("goal_info", "action_msgs/msg/GoalInfo"),
     )
 
@@ -70,52 +78,52 @@ class CancelGoal_Request(RosMessage):
 
     def __init__(
         self,
-        goal_info: Optional[_action_msgs_msg.GoalInfo] = None,
+        goal_info: _Optional[_action_msgs_msg.GoalInfo] = None,
     ) -> None:
         self.goal_info = _action_msgs_msg.GoalInfo() if goal_info is None else goal_info
 
 
-class CancelGoal_Response(RosMessage):
+class CancelGoal_Response(_RosMessage):
     """action_msgs/srv/CancelGoal_Response
 
     Return codes.
     """
 
     __slots__ = ("return_code", "goals_canceling")
-    _TYPE: ClassVar[str] = "action_msgs/srv/CancelGoal_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "action_msgs/srv/CancelGoal_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("return_code", "int8"),
         ("goals_canceling", "action_msgs/msg/GoalInfo[]"),
     )
-    ERROR_NONE: ClassVar[int] = 0
-    ERROR_REJECTED: ClassVar[int] = 1
-    ERROR_UNKNOWN_GOAL_ID: ClassVar[int] = 2
-    ERROR_GOAL_TERMINATED: ClassVar[int] = 3
+    ERROR_NONE: _ClassVar[int] = 0
+    ERROR_REJECTED: _ClassVar[int] = 1
+    ERROR_UNKNOWN_GOAL_ID: _ClassVar[int] = 2
+    ERROR_GOAL_TERMINATED: _ClassVar[int] = 3
 
     return_code: int
-    goals_canceling: List[_action_msgs_msg.GoalInfo]
+    goals_canceling: _List[_action_msgs_msg.GoalInfo]
 
     def __init__(
         self,
         return_code: int = 0,
-        goals_canceling: Optional[Sequence[_action_msgs_msg.GoalInfo]] = None,
+        goals_canceling: _Optional[_Sequence[_action_msgs_msg.GoalInfo]] = None,
     ) -> None:
         self.return_code = return_code
-        self.goals_canceling = [] if goals_canceling is None else list(goals_canceling)
+        self.goals_canceling = [] if goals_canceling is None else _builtins.list(goals_canceling)
 
 
 class CancelGoal:
     """action_msgs/srv/CancelGoal: its types."""
 
-    _TYPE: ClassVar[str] = "action_msgs/srv/CancelGoal"
+    _TYPE: _ClassVar[str] = "action_msgs/srv/CancelGoal"
     Request = CancelGoal_Request
     Response = CancelGoal_Response
     Event = CancelGoal_Event
 
 
-register(
+_register(
     CancelGoal_Event,
     CancelGoal_Request,
     CancelGoal_Response,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

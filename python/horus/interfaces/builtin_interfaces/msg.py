@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 
 __all__ = [
     "Duration",
@@ -16,7 +24,7 @@ __all__ = [
 ]
 
 
-class Duration(RosMessage):
+class Duration(_RosMessage):
     """builtin_interfaces/msg/Duration
 
     Duration defines a period between two time points.
@@ -25,8 +33,8 @@ class Duration(RosMessage):
     """
 
     __slots__ = ("sec", "nanosec")
-    _TYPE: ClassVar[str] = "builtin_interfaces/msg/Duration"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "builtin_interfaces/msg/Duration"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("sec", "int32"),
         ("nanosec", "uint32"),
     )
@@ -43,7 +51,7 @@ class Duration(RosMessage):
         self.nanosec = nanosec
 
 
-class Time(RosMessage):
+class Time(_RosMessage):
     """builtin_interfaces/msg/Time
 
     This message communicates ROS Time defined here:
@@ -51,8 +59,8 @@ class Time(RosMessage):
     """
 
     __slots__ = ("sec", "nanosec")
-    _TYPE: ClassVar[str] = "builtin_interfaces/msg/Time"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "builtin_interfaces/msg/Time"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("sec", "int32"),
         ("nanosec", "uint32"),
     )
@@ -69,8 +77,8 @@ class Time(RosMessage):
         self.nanosec = nanosec
 
 
-register(
+_register(
     Duration,
     Time,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

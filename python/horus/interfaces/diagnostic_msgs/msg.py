@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.std_msgs import msg as _std_msgs_msg
 
 __all__ = [
@@ -18,56 +26,56 @@ __all__ = [
 ]
 
 
-class DiagnosticArray(RosMessage):
+class DiagnosticArray(_RosMessage):
     """diagnostic_msgs/msg/DiagnosticArray
 
     This message is used to send diagnostic information about the state of the robot.
     """
 
     __slots__ = ("header", "status")
-    _TYPE: ClassVar[str] = "diagnostic_msgs/msg/DiagnosticArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/msg/DiagnosticArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("status", "diagnostic_msgs/msg/DiagnosticStatus[]"),
     )
 
     header: _std_msgs_msg.Header
-    status: List[DiagnosticStatus]
+    status: _List[DiagnosticStatus]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        status: Optional[Sequence[DiagnosticStatus]] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        status: _Optional[_Sequence[DiagnosticStatus]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.status = [] if status is None else list(status)
+        self.status = [] if status is None else _builtins.list(status)
 
 
-class DiagnosticStatus(RosMessage):
+class DiagnosticStatus(_RosMessage):
     """diagnostic_msgs/msg/DiagnosticStatus
 
     This message holds the status of an individual component of the robot.
     """
 
     __slots__ = ("level", "name", "message", "hardware_id", "values")
-    _TYPE: ClassVar[str] = "diagnostic_msgs/msg/DiagnosticStatus"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/msg/DiagnosticStatus"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("level", "byte"),
         ("name", "string"),
         ("message", "string"),
         ("hardware_id", "string"),
         ("values", "diagnostic_msgs/msg/KeyValue[]"),
     )
-    OK: ClassVar[int] = 0
-    WARN: ClassVar[int] = 1
-    ERROR: ClassVar[int] = 2
-    STALE: ClassVar[int] = 3
+    OK: _ClassVar[int] = 0
+    WARN: _ClassVar[int] = 1
+    ERROR: _ClassVar[int] = 2
+    STALE: _ClassVar[int] = 3
 
     level: int
     name: str
     message: str
     hardware_id: str
-    values: List[KeyValue]
+    values: _List[KeyValue]
 
     def __init__(
         self,
@@ -75,24 +83,24 @@ class DiagnosticStatus(RosMessage):
         name: str = "",
         message: str = "",
         hardware_id: str = "",
-        values: Optional[Sequence[KeyValue]] = None,
+        values: _Optional[_Sequence[KeyValue]] = None,
     ) -> None:
         self.level = level
         self.name = name
         self.message = message
         self.hardware_id = hardware_id
-        self.values = [] if values is None else list(values)
+        self.values = [] if values is None else _builtins.list(values)
 
 
-class KeyValue(RosMessage):
+class KeyValue(_RosMessage):
     """diagnostic_msgs/msg/KeyValue
 
     What to label this value when viewing.
     """
 
     __slots__ = ("key", "value")
-    _TYPE: ClassVar[str] = "diagnostic_msgs/msg/KeyValue"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/msg/KeyValue"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("key", "string"),
         ("value", "string"),
     )
@@ -109,9 +117,9 @@ class KeyValue(RosMessage):
         self.value = value
 
 
-register(
+_register(
     DiagnosticArray,
     DiagnosticStatus,
     KeyValue,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.diagnostic_msgs import msg as _diagnostic_msgs_msg
 from horus.interfaces.service_msgs import msg as _service_msgs_msg
 
@@ -24,33 +32,33 @@ __all__ = [
 ]
 
 
-class AddDiagnostics_Event(RosMessage):
+class AddDiagnostics_Event(_RosMessage):
     """diagnostic_msgs/srv/AddDiagnostics_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "diagnostic_msgs/srv/AddDiagnostics_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/srv/AddDiagnostics_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "diagnostic_msgs/srv/AddDiagnostics_Request[<=1]"),
         ("response", "diagnostic_msgs/srv/AddDiagnostics_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[AddDiagnostics_Request]
-    response: List[AddDiagnostics_Response]
+    request: _List[AddDiagnostics_Request]
+    response: _List[AddDiagnostics_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[AddDiagnostics_Request]] = None,
-        response: Optional[Sequence[AddDiagnostics_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[AddDiagnostics_Request]] = None,
+        response: _Optional[_Sequence[AddDiagnostics_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class AddDiagnostics_Request(RosMessage):
+class AddDiagnostics_Request(_RosMessage):
     """diagnostic_msgs/srv/AddDiagnostics_Request
 
     This service is used as part of the process for loading analyzers at runtime,
@@ -60,8 +68,8 @@ class AddDiagnostics_Request(RosMessage):
     """
 
     __slots__ = ("load_namespace",)
-    _TYPE: ClassVar[str] = "diagnostic_msgs/srv/AddDiagnostics_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/srv/AddDiagnostics_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("load_namespace", "string"),
     )
 
@@ -74,12 +82,12 @@ class AddDiagnostics_Request(RosMessage):
         self.load_namespace = load_namespace
 
 
-class AddDiagnostics_Response(RosMessage):
+class AddDiagnostics_Response(_RosMessage):
     """diagnostic_msgs/srv/AddDiagnostics_Response"""
 
     __slots__ = ("success", "message")
-    _TYPE: ClassVar[str] = "diagnostic_msgs/srv/AddDiagnostics_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/srv/AddDiagnostics_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("success", "bool"),
         ("message", "string"),
     )
@@ -96,38 +104,38 @@ class AddDiagnostics_Response(RosMessage):
         self.message = message
 
 
-class SelfTest_Event(RosMessage):
+class SelfTest_Event(_RosMessage):
     """diagnostic_msgs/srv/SelfTest_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "diagnostic_msgs/srv/SelfTest_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/srv/SelfTest_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "diagnostic_msgs/srv/SelfTest_Request[<=1]"),
         ("response", "diagnostic_msgs/srv/SelfTest_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[SelfTest_Request]
-    response: List[SelfTest_Response]
+    request: _List[SelfTest_Request]
+    response: _List[SelfTest_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[SelfTest_Request]] = None,
-        response: Optional[Sequence[SelfTest_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[SelfTest_Request]] = None,
+        response: _Optional[_Sequence[SelfTest_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class SelfTest_Request(RosMessage):
+class SelfTest_Request(_RosMessage):
     """diagnostic_msgs/srv/SelfTest_Request"""
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "diagnostic_msgs/srv/SelfTest_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/srv/SelfTest_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -135,12 +143,12 @@ class SelfTest_Request(RosMessage):
         pass
 
 
-class SelfTest_Response(RosMessage):
+class SelfTest_Response(_RosMessage):
     """diagnostic_msgs/srv/SelfTest_Response"""
 
     __slots__ = ("id", "passed", "status")
-    _TYPE: ClassVar[str] = "diagnostic_msgs/srv/SelfTest_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/srv/SelfTest_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("id", "string"),
         ("passed", "byte"),
         ("status", "diagnostic_msgs/msg/DiagnosticStatus[]"),
@@ -148,23 +156,23 @@ class SelfTest_Response(RosMessage):
 
     id: str
     passed: int
-    status: List[_diagnostic_msgs_msg.DiagnosticStatus]
+    status: _List[_diagnostic_msgs_msg.DiagnosticStatus]
 
     def __init__(
         self,
         id: str = "",
         passed: int = 0,
-        status: Optional[Sequence[_diagnostic_msgs_msg.DiagnosticStatus]] = None,
+        status: _Optional[_Sequence[_diagnostic_msgs_msg.DiagnosticStatus]] = None,
     ) -> None:
         self.id = id
         self.passed = passed
-        self.status = [] if status is None else list(status)
+        self.status = [] if status is None else _builtins.list(status)
 
 
 class AddDiagnostics:
     """diagnostic_msgs/srv/AddDiagnostics: its types."""
 
-    _TYPE: ClassVar[str] = "diagnostic_msgs/srv/AddDiagnostics"
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/srv/AddDiagnostics"
     Request = AddDiagnostics_Request
     Response = AddDiagnostics_Response
     Event = AddDiagnostics_Event
@@ -173,13 +181,13 @@ class AddDiagnostics:
 class SelfTest:
     """diagnostic_msgs/srv/SelfTest: its types."""
 
-    _TYPE: ClassVar[str] = "diagnostic_msgs/srv/SelfTest"
+    _TYPE: _ClassVar[str] = "diagnostic_msgs/srv/SelfTest"
     Request = SelfTest_Request
     Response = SelfTest_Response
     Event = SelfTest_Event
 
 
-register(
+_register(
     AddDiagnostics_Event,
     AddDiagnostics_Request,
     AddDiagnostics_Response,
@@ -187,4 +195,4 @@ register(
     SelfTest_Request,
     SelfTest_Response,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

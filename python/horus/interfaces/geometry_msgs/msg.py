@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.std_msgs import msg as _std_msgs_msg
 
 __all__ = [
@@ -47,15 +55,15 @@ __all__ = [
 ]
 
 
-class Accel(RosMessage):
+class Accel(_RosMessage):
     """geometry_msgs/msg/Accel
 
     This expresses acceleration in free space broken into its linear and angular parts.
     """
 
     __slots__ = ("linear", "angular")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Accel"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Accel"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("linear", "geometry_msgs/msg/Vector3"),
         ("angular", "geometry_msgs/msg/Vector3"),
     )
@@ -65,22 +73,22 @@ class Accel(RosMessage):
 
     def __init__(
         self,
-        linear: Optional[Vector3] = None,
-        angular: Optional[Vector3] = None,
+        linear: _Optional[Vector3] = None,
+        angular: _Optional[Vector3] = None,
     ) -> None:
         self.linear = Vector3() if linear is None else linear
         self.angular = Vector3() if angular is None else angular
 
 
-class AccelStamped(RosMessage):
+class AccelStamped(_RosMessage):
     """geometry_msgs/msg/AccelStamped
 
     An accel with reference coordinate frame and timestamp
     """
 
     __slots__ = ("header", "accel")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/AccelStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/AccelStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("accel", "geometry_msgs/msg/Accel"),
     )
@@ -90,47 +98,47 @@ class AccelStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        accel: Optional[Accel] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        accel: _Optional[Accel] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.accel = Accel() if accel is None else accel
 
 
-class AccelWithCovariance(RosMessage):
+class AccelWithCovariance(_RosMessage):
     """geometry_msgs/msg/AccelWithCovariance
 
     This expresses acceleration in free space with uncertainty.
     """
 
     __slots__ = ("accel", "covariance")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/AccelWithCovariance"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/AccelWithCovariance"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("accel", "geometry_msgs/msg/Accel"),
         ("covariance", "float64[36]"),
     )
 
     accel: Accel
-    covariance: npt.NDArray[np.float64]
+    covariance: _npt.NDArray[_np.float64]
 
     def __init__(
         self,
-        accel: Optional[Accel] = None,
-        covariance: Optional[ArrayInput] = None,
+        accel: _Optional[Accel] = None,
+        covariance: _Optional[_ArrayInput] = None,
     ) -> None:
         self.accel = Accel() if accel is None else accel
-        self.covariance = array_field(covariance, np.float64, None, 36)
+        self.covariance = _array_field(covariance, _np.float64, None, 36)
 
 
-class AccelWithCovarianceStamped(RosMessage):
+class AccelWithCovarianceStamped(_RosMessage):
     """geometry_msgs/msg/AccelWithCovarianceStamped
 
     This represents an estimated accel with reference coordinate frame and timestamp.
     """
 
     __slots__ = ("header", "accel")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/AccelWithCovarianceStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/AccelWithCovarianceStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("accel", "geometry_msgs/msg/AccelWithCovariance"),
     )
@@ -140,22 +148,22 @@ class AccelWithCovarianceStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        accel: Optional[AccelWithCovariance] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        accel: _Optional[AccelWithCovariance] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.accel = AccelWithCovariance() if accel is None else accel
 
 
-class Inertia(RosMessage):
+class Inertia(_RosMessage):
     """geometry_msgs/msg/Inertia
 
     Mass
     """
 
     __slots__ = ("m", "com", "ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Inertia"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Inertia"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("m", "float64"),
         ("com", "geometry_msgs/msg/Vector3"),
         ("ixx", "float64"),
@@ -178,7 +186,7 @@ class Inertia(RosMessage):
     def __init__(
         self,
         m: float = 0.0,
-        com: Optional[Vector3] = None,
+        com: _Optional[Vector3] = None,
         ixx: float = 0.0,
         ixy: float = 0.0,
         ixz: float = 0.0,
@@ -196,15 +204,15 @@ class Inertia(RosMessage):
         self.izz = izz
 
 
-class InertiaStamped(RosMessage):
+class InertiaStamped(_RosMessage):
     """geometry_msgs/msg/InertiaStamped
 
     An Inertia with a time stamp and reference frame.
     """
 
     __slots__ = ("header", "inertia")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/InertiaStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/InertiaStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("inertia", "geometry_msgs/msg/Inertia"),
     )
@@ -214,22 +222,22 @@ class InertiaStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        inertia: Optional[Inertia] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        inertia: _Optional[Inertia] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.inertia = Inertia() if inertia is None else inertia
 
 
-class Point(RosMessage):
+class Point(_RosMessage):
     """geometry_msgs/msg/Point
 
     This contains the position of a point in free space
     """
 
     __slots__ = ("x", "y", "z")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Point"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Point"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("x", "float64"),
         ("y", "float64"),
         ("z", "float64"),
@@ -250,7 +258,7 @@ class Point(RosMessage):
         self.z = z
 
 
-class Point32(RosMessage):
+class Point32(_RosMessage):
     """geometry_msgs/msg/Point32
 
     This contains the position of a point in free space(with 32 bits of precision).
@@ -263,8 +271,8 @@ class Point32(RosMessage):
     """
 
     __slots__ = ("x", "y", "z")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Point32"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Point32"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("x", "float32"),
         ("y", "float32"),
         ("z", "float32"),
@@ -285,15 +293,15 @@ class Point32(RosMessage):
         self.z = z
 
 
-class PointStamped(RosMessage):
+class PointStamped(_RosMessage):
     """geometry_msgs/msg/PointStamped
 
     This represents a Point with reference coordinate frame and timestamp
     """
 
     __slots__ = ("header", "point")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/PointStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/PointStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("point", "geometry_msgs/msg/Point"),
     )
@@ -303,35 +311,35 @@ class PointStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        point: Optional[Point] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        point: _Optional[Point] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.point = Point() if point is None else point
 
 
-class Polygon(RosMessage):
+class Polygon(_RosMessage):
     """geometry_msgs/msg/Polygon
 
     A specification of a polygon where the first and last points are assumed to be connected
     """
 
     __slots__ = ("points",)
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Polygon"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Polygon"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("points", "geometry_msgs/msg/Point32[]"),
     )
 
-    points: List[Point32]
+    points: _List[Point32]
 
     def __init__(
         self,
-        points: Optional[Sequence[Point32]] = None,
+        points: _Optional[_Sequence[Point32]] = None,
     ) -> None:
-        self.points = [] if points is None else list(points)
+        self.points = [] if points is None else _builtins.list(points)
 
 
-class PolygonInstance(RosMessage):
+class PolygonInstance(_RosMessage):
     """geometry_msgs/msg/PolygonInstance
 
     A specification of a polygon where the first and last points are assumed to be connected
@@ -339,8 +347,8 @@ class PolygonInstance(RosMessage):
     """
 
     __slots__ = ("polygon", "id")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/PolygonInstance"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/PolygonInstance"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("polygon", "geometry_msgs/msg/Polygon"),
         ("id", "int64"),
     )
@@ -350,14 +358,14 @@ class PolygonInstance(RosMessage):
 
     def __init__(
         self,
-        polygon: Optional[Polygon] = None,
+        polygon: _Optional[Polygon] = None,
         id: int = 0,
     ) -> None:
         self.polygon = Polygon() if polygon is None else polygon
         self.id = id
 
 
-class PolygonInstanceStamped(RosMessage):
+class PolygonInstanceStamped(_RosMessage):
     """geometry_msgs/msg/PolygonInstanceStamped
 
     This represents a Polygon with reference coordinate frame and timestamp
@@ -365,8 +373,8 @@ class PolygonInstanceStamped(RosMessage):
     """
 
     __slots__ = ("header", "polygon")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/PolygonInstanceStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/PolygonInstanceStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("polygon", "geometry_msgs/msg/PolygonInstance"),
     )
@@ -376,22 +384,22 @@ class PolygonInstanceStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        polygon: Optional[PolygonInstance] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        polygon: _Optional[PolygonInstance] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.polygon = PolygonInstance() if polygon is None else polygon
 
 
-class PolygonStamped(RosMessage):
+class PolygonStamped(_RosMessage):
     """geometry_msgs/msg/PolygonStamped
 
     This represents a Polygon with reference coordinate frame and timestamp
     """
 
     __slots__ = ("header", "polygon")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/PolygonStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/PolygonStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("polygon", "geometry_msgs/msg/Polygon"),
     )
@@ -401,22 +409,22 @@ class PolygonStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        polygon: Optional[Polygon] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        polygon: _Optional[Polygon] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.polygon = Polygon() if polygon is None else polygon
 
 
-class Pose(RosMessage):
+class Pose(_RosMessage):
     """geometry_msgs/msg/Pose
 
     A representation of pose in free space, composed of position and orientation.
     """
 
     __slots__ = ("position", "orientation")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Pose"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Pose"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("position", "geometry_msgs/msg/Point"),
         ("orientation", "geometry_msgs/msg/Quaternion"),
     )
@@ -426,14 +434,14 @@ class Pose(RosMessage):
 
     def __init__(
         self,
-        position: Optional[Point] = None,
-        orientation: Optional[Quaternion] = None,
+        position: _Optional[Point] = None,
+        orientation: _Optional[Quaternion] = None,
     ) -> None:
         self.position = Point() if position is None else position
         self.orientation = Quaternion() if orientation is None else orientation
 
 
-class Pose2D(RosMessage):
+class Pose2D(_RosMessage):
     """geometry_msgs/msg/Pose2D
 
     Deprecated as of Foxy and will potentially be removed in any following release.
@@ -441,8 +449,8 @@ class Pose2D(RosMessage):
     """
 
     __slots__ = ("x", "y", "theta")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Pose2D"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Pose2D"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("x", "float64"),
         ("y", "float64"),
         ("theta", "float64"),
@@ -463,40 +471,40 @@ class Pose2D(RosMessage):
         self.theta = theta
 
 
-class PoseArray(RosMessage):
+class PoseArray(_RosMessage):
     """geometry_msgs/msg/PoseArray
 
     An array of poses with a header for global reference.
     """
 
     __slots__ = ("header", "poses")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/PoseArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/PoseArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("poses", "geometry_msgs/msg/Pose[]"),
     )
 
     header: _std_msgs_msg.Header
-    poses: List[Pose]
+    poses: _List[Pose]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        poses: Optional[Sequence[Pose]] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        poses: _Optional[_Sequence[Pose]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.poses = [] if poses is None else list(poses)
+        self.poses = [] if poses is None else _builtins.list(poses)
 
 
-class PoseStamped(RosMessage):
+class PoseStamped(_RosMessage):
     """geometry_msgs/msg/PoseStamped
 
     A Pose with reference coordinate frame and timestamp
     """
 
     __slots__ = ("header", "pose")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/PoseStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/PoseStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("pose", "geometry_msgs/msg/Pose"),
     )
@@ -506,47 +514,47 @@ class PoseStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        pose: Optional[Pose] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        pose: _Optional[Pose] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.pose = Pose() if pose is None else pose
 
 
-class PoseWithCovariance(RosMessage):
+class PoseWithCovariance(_RosMessage):
     """geometry_msgs/msg/PoseWithCovariance
 
     This represents a pose in free space with uncertainty.
     """
 
     __slots__ = ("pose", "covariance")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/PoseWithCovariance"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/PoseWithCovariance"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("pose", "geometry_msgs/msg/Pose"),
         ("covariance", "float64[36]"),
     )
 
     pose: Pose
-    covariance: npt.NDArray[np.float64]
+    covariance: _npt.NDArray[_np.float64]
 
     def __init__(
         self,
-        pose: Optional[Pose] = None,
-        covariance: Optional[ArrayInput] = None,
+        pose: _Optional[Pose] = None,
+        covariance: _Optional[_ArrayInput] = None,
     ) -> None:
         self.pose = Pose() if pose is None else pose
-        self.covariance = array_field(covariance, np.float64, None, 36)
+        self.covariance = _array_field(covariance, _np.float64, None, 36)
 
 
-class PoseWithCovarianceStamped(RosMessage):
+class PoseWithCovarianceStamped(_RosMessage):
     """geometry_msgs/msg/PoseWithCovarianceStamped
 
     This expresses an estimated pose with a reference coordinate frame and timestamp
     """
 
     __slots__ = ("header", "pose")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/PoseWithCovarianceStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/PoseWithCovarianceStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("pose", "geometry_msgs/msg/PoseWithCovariance"),
     )
@@ -556,22 +564,22 @@ class PoseWithCovarianceStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        pose: Optional[PoseWithCovariance] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        pose: _Optional[PoseWithCovariance] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.pose = PoseWithCovariance() if pose is None else pose
 
 
-class Quaternion(RosMessage):
+class Quaternion(_RosMessage):
     """geometry_msgs/msg/Quaternion
 
     This represents an orientation in free space in quaternion form.
     """
 
     __slots__ = ("x", "y", "z", "w")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Quaternion"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Quaternion"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("x", "float64"),
         ("y", "float64"),
         ("z", "float64"),
@@ -596,15 +604,15 @@ class Quaternion(RosMessage):
         self.w = w
 
 
-class QuaternionStamped(RosMessage):
+class QuaternionStamped(_RosMessage):
     """geometry_msgs/msg/QuaternionStamped
 
     This represents an orientation with reference coordinate frame and timestamp.
     """
 
     __slots__ = ("header", "quaternion")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/QuaternionStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/QuaternionStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("quaternion", "geometry_msgs/msg/Quaternion"),
     )
@@ -614,22 +622,22 @@ class QuaternionStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        quaternion: Optional[Quaternion] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        quaternion: _Optional[Quaternion] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.quaternion = Quaternion() if quaternion is None else quaternion
 
 
-class Transform(RosMessage):
+class Transform(_RosMessage):
     """geometry_msgs/msg/Transform
 
     This represents the transform between two coordinate frames in free space.
     """
 
     __slots__ = ("translation", "rotation")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Transform"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Transform"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("translation", "geometry_msgs/msg/Vector3"),
         ("rotation", "geometry_msgs/msg/Quaternion"),
     )
@@ -639,14 +647,14 @@ class Transform(RosMessage):
 
     def __init__(
         self,
-        translation: Optional[Vector3] = None,
-        rotation: Optional[Quaternion] = None,
+        translation: _Optional[Vector3] = None,
+        rotation: _Optional[Quaternion] = None,
     ) -> None:
         self.translation = Vector3() if translation is None else translation
         self.rotation = Quaternion() if rotation is None else rotation
 
 
-class TransformStamped(RosMessage):
+class TransformStamped(_RosMessage):
     """geometry_msgs/msg/TransformStamped
 
     This expresses a transform from coordinate frame header.frame_id
@@ -662,8 +670,8 @@ class TransformStamped(RosMessage):
     """
 
     __slots__ = ("header", "child_frame_id", "transform")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/TransformStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/TransformStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("child_frame_id", "string"),
         ("transform", "geometry_msgs/msg/Transform"),
@@ -675,24 +683,24 @@ class TransformStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         child_frame_id: str = "",
-        transform: Optional[Transform] = None,
+        transform: _Optional[Transform] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.child_frame_id = child_frame_id
         self.transform = Transform() if transform is None else transform
 
 
-class Twist(RosMessage):
+class Twist(_RosMessage):
     """geometry_msgs/msg/Twist
 
     This expresses velocity in free space broken into its linear and angular parts.
     """
 
     __slots__ = ("linear", "angular")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Twist"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Twist"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("linear", "geometry_msgs/msg/Vector3"),
         ("angular", "geometry_msgs/msg/Vector3"),
     )
@@ -702,22 +710,22 @@ class Twist(RosMessage):
 
     def __init__(
         self,
-        linear: Optional[Vector3] = None,
-        angular: Optional[Vector3] = None,
+        linear: _Optional[Vector3] = None,
+        angular: _Optional[Vector3] = None,
     ) -> None:
         self.linear = Vector3() if linear is None else linear
         self.angular = Vector3() if angular is None else angular
 
 
-class TwistStamped(RosMessage):
+class TwistStamped(_RosMessage):
     """geometry_msgs/msg/TwistStamped
 
     A twist with reference coordinate frame and timestamp
     """
 
     __slots__ = ("header", "twist")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/TwistStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/TwistStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("twist", "geometry_msgs/msg/Twist"),
     )
@@ -727,47 +735,47 @@ class TwistStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        twist: Optional[Twist] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        twist: _Optional[Twist] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.twist = Twist() if twist is None else twist
 
 
-class TwistWithCovariance(RosMessage):
+class TwistWithCovariance(_RosMessage):
     """geometry_msgs/msg/TwistWithCovariance
 
     This expresses velocity in free space with uncertainty.
     """
 
     __slots__ = ("twist", "covariance")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/TwistWithCovariance"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/TwistWithCovariance"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("twist", "geometry_msgs/msg/Twist"),
         ("covariance", "float64[36]"),
     )
 
     twist: Twist
-    covariance: npt.NDArray[np.float64]
+    covariance: _npt.NDArray[_np.float64]
 
     def __init__(
         self,
-        twist: Optional[Twist] = None,
-        covariance: Optional[ArrayInput] = None,
+        twist: _Optional[Twist] = None,
+        covariance: _Optional[_ArrayInput] = None,
     ) -> None:
         self.twist = Twist() if twist is None else twist
-        self.covariance = array_field(covariance, np.float64, None, 36)
+        self.covariance = _array_field(covariance, _np.float64, None, 36)
 
 
-class TwistWithCovarianceStamped(RosMessage):
+class TwistWithCovarianceStamped(_RosMessage):
     """geometry_msgs/msg/TwistWithCovarianceStamped
 
     This represents an estimated twist with reference coordinate frame and timestamp.
     """
 
     __slots__ = ("header", "twist")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/TwistWithCovarianceStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/TwistWithCovarianceStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("twist", "geometry_msgs/msg/TwistWithCovariance"),
     )
@@ -777,22 +785,22 @@ class TwistWithCovarianceStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        twist: Optional[TwistWithCovariance] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        twist: _Optional[TwistWithCovariance] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.twist = TwistWithCovariance() if twist is None else twist
 
 
-class Vector3(RosMessage):
+class Vector3(_RosMessage):
     """geometry_msgs/msg/Vector3
 
     This represents a vector in free space.
     """
 
     __slots__ = ("x", "y", "z")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Vector3"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Vector3"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("x", "float64"),
         ("y", "float64"),
         ("z", "float64"),
@@ -813,15 +821,15 @@ class Vector3(RosMessage):
         self.z = z
 
 
-class Vector3Stamped(RosMessage):
+class Vector3Stamped(_RosMessage):
     """geometry_msgs/msg/Vector3Stamped
 
     This represents a Vector3 with reference coordinate frame and timestamp
     """
 
     __slots__ = ("header", "vector")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Vector3Stamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Vector3Stamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("vector", "geometry_msgs/msg/Vector3"),
     )
@@ -831,14 +839,14 @@ class Vector3Stamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        vector: Optional[Vector3] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        vector: _Optional[Vector3] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.vector = Vector3() if vector is None else vector
 
 
-class VelocityStamped(RosMessage):
+class VelocityStamped(_RosMessage):
     """geometry_msgs/msg/VelocityStamped
 
     This expresses the timestamped velocity vector of a frame 'body_frame_id' in the reference frame 'reference_frame_id' expressed from arbitrary observation frame 'header.frame_id'.
@@ -847,8 +855,8 @@ class VelocityStamped(RosMessage):
     """
 
     __slots__ = ("header", "body_frame_id", "reference_frame_id", "velocity")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/VelocityStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/VelocityStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("body_frame_id", "string"),
         ("reference_frame_id", "string"),
@@ -862,10 +870,10 @@ class VelocityStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         body_frame_id: str = "",
         reference_frame_id: str = "",
-        velocity: Optional[Twist] = None,
+        velocity: _Optional[Twist] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.body_frame_id = body_frame_id
@@ -873,15 +881,15 @@ class VelocityStamped(RosMessage):
         self.velocity = Twist() if velocity is None else velocity
 
 
-class Wrench(RosMessage):
+class Wrench(_RosMessage):
     """geometry_msgs/msg/Wrench
 
     This represents force in free space, separated into its linear and angular parts.
     """
 
     __slots__ = ("force", "torque")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/Wrench"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/Wrench"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("force", "geometry_msgs/msg/Vector3"),
         ("torque", "geometry_msgs/msg/Vector3"),
     )
@@ -891,22 +899,22 @@ class Wrench(RosMessage):
 
     def __init__(
         self,
-        force: Optional[Vector3] = None,
-        torque: Optional[Vector3] = None,
+        force: _Optional[Vector3] = None,
+        torque: _Optional[Vector3] = None,
     ) -> None:
         self.force = Vector3() if force is None else force
         self.torque = Vector3() if torque is None else torque
 
 
-class WrenchStamped(RosMessage):
+class WrenchStamped(_RosMessage):
     """geometry_msgs/msg/WrenchStamped
 
     A wrench with reference coordinate frame and timestamp
     """
 
     __slots__ = ("header", "wrench")
-    _TYPE: ClassVar[str] = "geometry_msgs/msg/WrenchStamped"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "geometry_msgs/msg/WrenchStamped"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("wrench", "geometry_msgs/msg/Wrench"),
     )
@@ -916,14 +924,14 @@ class WrenchStamped(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        wrench: Optional[Wrench] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        wrench: _Optional[Wrench] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.wrench = Wrench() if wrench is None else wrench
 
 
-register(
+_register(
     Accel,
     AccelStamped,
     AccelWithCovariance,
@@ -957,4 +965,4 @@ register(
     Wrench,
     WrenchStamped,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

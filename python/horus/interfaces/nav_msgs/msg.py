@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.builtin_interfaces import msg as _builtin_interfaces_msg
 from horus.interfaces.geometry_msgs import msg as _geometry_msgs_msg
 from horus.interfaces.std_msgs import msg as _std_msgs_msg
@@ -23,40 +31,40 @@ __all__ = [
 ]
 
 
-class Goals(RosMessage):
+class Goals(_RosMessage):
     """nav_msgs/msg/Goals
 
     An array of navigation goals
     """
 
     __slots__ = ("header", "goals")
-    _TYPE: ClassVar[str] = "nav_msgs/msg/Goals"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/msg/Goals"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("goals", "geometry_msgs/msg/PoseStamped[]"),
     )
 
     header: _std_msgs_msg.Header
-    goals: List[_geometry_msgs_msg.PoseStamped]
+    goals: _List[_geometry_msgs_msg.PoseStamped]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        goals: Optional[Sequence[_geometry_msgs_msg.PoseStamped]] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        goals: _Optional[_Sequence[_geometry_msgs_msg.PoseStamped]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.goals = [] if goals is None else list(goals)
+        self.goals = [] if goals is None else _builtins.list(goals)
 
 
-class GridCells(RosMessage):
+class GridCells(_RosMessage):
     """nav_msgs/msg/GridCells
 
     An array of cells in a 2D grid
     """
 
     __slots__ = ("header", "cell_width", "cell_height", "cells")
-    _TYPE: ClassVar[str] = "nav_msgs/msg/GridCells"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/msg/GridCells"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("cell_width", "float32"),
         ("cell_height", "float32"),
@@ -66,30 +74,30 @@ class GridCells(RosMessage):
     header: _std_msgs_msg.Header
     cell_width: float
     cell_height: float
-    cells: List[_geometry_msgs_msg.Point]
+    cells: _List[_geometry_msgs_msg.Point]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         cell_width: float = 0.0,
         cell_height: float = 0.0,
-        cells: Optional[Sequence[_geometry_msgs_msg.Point]] = None,
+        cells: _Optional[_Sequence[_geometry_msgs_msg.Point]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.cell_width = cell_width
         self.cell_height = cell_height
-        self.cells = [] if cells is None else list(cells)
+        self.cells = [] if cells is None else _builtins.list(cells)
 
 
-class MapMetaData(RosMessage):
+class MapMetaData(_RosMessage):
     """nav_msgs/msg/MapMetaData
 
     This hold basic information about the characteristics of the OccupancyGrid
     """
 
     __slots__ = ("map_load_time", "resolution", "width", "height", "origin")
-    _TYPE: ClassVar[str] = "nav_msgs/msg/MapMetaData"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/msg/MapMetaData"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("map_load_time", "builtin_interfaces/msg/Time"),
         ("resolution", "float32"),
         ("width", "uint32"),
@@ -105,11 +113,11 @@ class MapMetaData(RosMessage):
 
     def __init__(
         self,
-        map_load_time: Optional[_builtin_interfaces_msg.Time] = None,
+        map_load_time: _Optional[_builtin_interfaces_msg.Time] = None,
         resolution: float = 0.0,
         width: int = 0,
         height: int = 0,
-        origin: Optional[_geometry_msgs_msg.Pose] = None,
+        origin: _Optional[_geometry_msgs_msg.Pose] = None,
     ) -> None:
         self.map_load_time = _builtin_interfaces_msg.Time() if map_load_time is None else map_load_time
         self.resolution = resolution
@@ -118,15 +126,15 @@ class MapMetaData(RosMessage):
         self.origin = _geometry_msgs_msg.Pose() if origin is None else origin
 
 
-class OccupancyGrid(RosMessage):
+class OccupancyGrid(_RosMessage):
     """nav_msgs/msg/OccupancyGrid
 
     This represents a 2-D grid map
     """
 
     __slots__ = ("header", "info", "data")
-    _TYPE: ClassVar[str] = "nav_msgs/msg/OccupancyGrid"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/msg/OccupancyGrid"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("info", "nav_msgs/msg/MapMetaData"),
         ("data", "int8[]"),
@@ -134,20 +142,20 @@ class OccupancyGrid(RosMessage):
 
     header: _std_msgs_msg.Header
     info: MapMetaData
-    data: npt.NDArray[np.int8]
+    data: _npt.NDArray[_np.int8]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        info: Optional[MapMetaData] = None,
-        data: Optional[ArrayInput] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        info: _Optional[MapMetaData] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.info = MapMetaData() if info is None else info
-        self.data = array_field(data, np.int8, None, None)
+        self.data = _array_field(data, _np.int8, None, None)
 
 
-class Odometry(RosMessage):
+class Odometry(_RosMessage):
     """nav_msgs/msg/Odometry
 
     This represents an estimate of a position and velocity in free space.
@@ -156,8 +164,8 @@ class Odometry(RosMessage):
     """
 
     __slots__ = ("header", "child_frame_id", "pose", "twist")
-    _TYPE: ClassVar[str] = "nav_msgs/msg/Odometry"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/msg/Odometry"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("child_frame_id", "string"),
         ("pose", "geometry_msgs/msg/PoseWithCovariance"),
@@ -171,10 +179,10 @@ class Odometry(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         child_frame_id: str = "",
-        pose: Optional[_geometry_msgs_msg.PoseWithCovariance] = None,
-        twist: Optional[_geometry_msgs_msg.TwistWithCovariance] = None,
+        pose: _Optional[_geometry_msgs_msg.PoseWithCovariance] = None,
+        twist: _Optional[_geometry_msgs_msg.TwistWithCovariance] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.child_frame_id = child_frame_id
@@ -182,32 +190,32 @@ class Odometry(RosMessage):
         self.twist = _geometry_msgs_msg.TwistWithCovariance() if twist is None else twist
 
 
-class Path(RosMessage):
+class Path(_RosMessage):
     """nav_msgs/msg/Path
 
     An array of poses that represents a Path for a robot to follow.
     """
 
     __slots__ = ("header", "poses")
-    _TYPE: ClassVar[str] = "nav_msgs/msg/Path"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/msg/Path"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("poses", "geometry_msgs/msg/PoseStamped[]"),
     )
 
     header: _std_msgs_msg.Header
-    poses: List[_geometry_msgs_msg.PoseStamped]
+    poses: _List[_geometry_msgs_msg.PoseStamped]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        poses: Optional[Sequence[_geometry_msgs_msg.PoseStamped]] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        poses: _Optional[_Sequence[_geometry_msgs_msg.PoseStamped]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.poses = [] if poses is None else list(poses)
+        self.poses = [] if poses is None else _builtins.list(poses)
 
 
-register(
+_register(
     Goals,
     GridCells,
     MapMetaData,
@@ -215,4 +223,4 @@ register(
     Odometry,
     Path,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

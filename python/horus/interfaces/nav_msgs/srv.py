@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.geometry_msgs import msg as _geometry_msgs_msg
 from horus.interfaces.nav_msgs import msg as _nav_msgs_msg
 from horus.interfaces.service_msgs import msg as _service_msgs_msg
@@ -33,41 +41,41 @@ __all__ = [
 ]
 
 
-class GetMap_Event(RosMessage):
+class GetMap_Event(_RosMessage):
     """nav_msgs/srv/GetMap_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "nav_msgs/srv/GetMap_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/GetMap_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "nav_msgs/srv/GetMap_Request[<=1]"),
         ("response", "nav_msgs/srv/GetMap_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[GetMap_Request]
-    response: List[GetMap_Response]
+    request: _List[GetMap_Request]
+    response: _List[GetMap_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[GetMap_Request]] = None,
-        response: Optional[Sequence[GetMap_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[GetMap_Request]] = None,
+        response: _Optional[_Sequence[GetMap_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class GetMap_Request(RosMessage):
+class GetMap_Request(_RosMessage):
     """nav_msgs/srv/GetMap_Request
 
     Get the map as a nav_msgs/OccupancyGrid
     """
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "nav_msgs/srv/GetMap_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/GetMap_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -75,15 +83,15 @@ class GetMap_Request(RosMessage):
         pass
 
 
-class GetMap_Response(RosMessage):
+class GetMap_Response(_RosMessage):
     """nav_msgs/srv/GetMap_Response
 
     The current map hosted by this map service.
     """
 
     __slots__ = ("map",)
-    _TYPE: ClassVar[str] = "nav_msgs/srv/GetMap_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/GetMap_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("map", "nav_msgs/msg/OccupancyGrid"),
     )
 
@@ -91,46 +99,46 @@ class GetMap_Response(RosMessage):
 
     def __init__(
         self,
-        map: Optional[_nav_msgs_msg.OccupancyGrid] = None,
+        map: _Optional[_nav_msgs_msg.OccupancyGrid] = None,
     ) -> None:
         self.map = _nav_msgs_msg.OccupancyGrid() if map is None else map
 
 
-class GetPlan_Event(RosMessage):
+class GetPlan_Event(_RosMessage):
     """nav_msgs/srv/GetPlan_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "nav_msgs/srv/GetPlan_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/GetPlan_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "nav_msgs/srv/GetPlan_Request[<=1]"),
         ("response", "nav_msgs/srv/GetPlan_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[GetPlan_Request]
-    response: List[GetPlan_Response]
+    request: _List[GetPlan_Request]
+    response: _List[GetPlan_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[GetPlan_Request]] = None,
-        response: Optional[Sequence[GetPlan_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[GetPlan_Request]] = None,
+        response: _Optional[_Sequence[GetPlan_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class GetPlan_Request(RosMessage):
+class GetPlan_Request(_RosMessage):
     """nav_msgs/srv/GetPlan_Request
 
     Get a plan from the current position to the goal Pose
     """
 
     __slots__ = ("start", "goal", "tolerance")
-    _TYPE: ClassVar[str] = "nav_msgs/srv/GetPlan_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/GetPlan_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("start", "geometry_msgs/msg/PoseStamped"),
         ("goal", "geometry_msgs/msg/PoseStamped"),
         ("tolerance", "float32"),
@@ -142,8 +150,8 @@ class GetPlan_Request(RosMessage):
 
     def __init__(
         self,
-        start: Optional[_geometry_msgs_msg.PoseStamped] = None,
-        goal: Optional[_geometry_msgs_msg.PoseStamped] = None,
+        start: _Optional[_geometry_msgs_msg.PoseStamped] = None,
+        goal: _Optional[_geometry_msgs_msg.PoseStamped] = None,
         tolerance: float = 0.0,
     ) -> None:
         self.start = _geometry_msgs_msg.PoseStamped() if start is None else start
@@ -151,15 +159,15 @@ class GetPlan_Request(RosMessage):
         self.tolerance = tolerance
 
 
-class GetPlan_Response(RosMessage):
+class GetPlan_Response(_RosMessage):
     """nav_msgs/srv/GetPlan_Response
 
     Array of poses from start to goal if one was successfully found.
     """
 
     __slots__ = ("plan",)
-    _TYPE: ClassVar[str] = "nav_msgs/srv/GetPlan_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/GetPlan_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("plan", "nav_msgs/msg/Path"),
     )
 
@@ -167,38 +175,38 @@ class GetPlan_Response(RosMessage):
 
     def __init__(
         self,
-        plan: Optional[_nav_msgs_msg.Path] = None,
+        plan: _Optional[_nav_msgs_msg.Path] = None,
     ) -> None:
         self.plan = _nav_msgs_msg.Path() if plan is None else plan
 
 
-class LoadMap_Event(RosMessage):
+class LoadMap_Event(_RosMessage):
     """nav_msgs/srv/LoadMap_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "nav_msgs/srv/LoadMap_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/LoadMap_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "nav_msgs/srv/LoadMap_Request[<=1]"),
         ("response", "nav_msgs/srv/LoadMap_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[LoadMap_Request]
-    response: List[LoadMap_Response]
+    request: _List[LoadMap_Request]
+    response: _List[LoadMap_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[LoadMap_Request]] = None,
-        response: Optional[Sequence[LoadMap_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[LoadMap_Request]] = None,
+        response: _Optional[_Sequence[LoadMap_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class LoadMap_Request(RosMessage):
+class LoadMap_Request(_RosMessage):
     """nav_msgs/srv/LoadMap_Request
 
     URL of map resource
@@ -207,8 +215,8 @@ class LoadMap_Request(RosMessage):
     """
 
     __slots__ = ("map_url",)
-    _TYPE: ClassVar[str] = "nav_msgs/srv/LoadMap_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/LoadMap_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("map_url", "string"),
     )
 
@@ -221,71 +229,71 @@ class LoadMap_Request(RosMessage):
         self.map_url = map_url
 
 
-class LoadMap_Response(RosMessage):
+class LoadMap_Response(_RosMessage):
     """nav_msgs/srv/LoadMap_Response
 
     Result code definitions
     """
 
     __slots__ = ("map", "result")
-    _TYPE: ClassVar[str] = "nav_msgs/srv/LoadMap_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/LoadMap_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("map", "nav_msgs/msg/OccupancyGrid"),
         ("result", "uint8"),
     )
-    RESULT_SUCCESS: ClassVar[int] = 0
-    RESULT_MAP_DOES_NOT_EXIST: ClassVar[int] = 1
-    RESULT_INVALID_MAP_DATA: ClassVar[int] = 2
-    RESULT_INVALID_MAP_METADATA: ClassVar[int] = 3
-    RESULT_UNDEFINED_FAILURE: ClassVar[int] = 255
+    RESULT_SUCCESS: _ClassVar[int] = 0
+    RESULT_MAP_DOES_NOT_EXIST: _ClassVar[int] = 1
+    RESULT_INVALID_MAP_DATA: _ClassVar[int] = 2
+    RESULT_INVALID_MAP_METADATA: _ClassVar[int] = 3
+    RESULT_UNDEFINED_FAILURE: _ClassVar[int] = 255
 
     map: _nav_msgs_msg.OccupancyGrid
     result: int
 
     def __init__(
         self,
-        map: Optional[_nav_msgs_msg.OccupancyGrid] = None,
+        map: _Optional[_nav_msgs_msg.OccupancyGrid] = None,
         result: int = 0,
     ) -> None:
         self.map = _nav_msgs_msg.OccupancyGrid() if map is None else map
         self.result = result
 
 
-class SetMap_Event(RosMessage):
+class SetMap_Event(_RosMessage):
     """nav_msgs/srv/SetMap_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "nav_msgs/srv/SetMap_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/SetMap_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "nav_msgs/srv/SetMap_Request[<=1]"),
         ("response", "nav_msgs/srv/SetMap_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[SetMap_Request]
-    response: List[SetMap_Response]
+    request: _List[SetMap_Request]
+    response: _List[SetMap_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[SetMap_Request]] = None,
-        response: Optional[Sequence[SetMap_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[SetMap_Request]] = None,
+        response: _Optional[_Sequence[SetMap_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class SetMap_Request(RosMessage):
+class SetMap_Request(_RosMessage):
     """nav_msgs/srv/SetMap_Request
 
     Set a new map together with an initial pose
     """
 
     __slots__ = ("map", "initial_pose")
-    _TYPE: ClassVar[str] = "nav_msgs/srv/SetMap_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/SetMap_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("map", "nav_msgs/msg/OccupancyGrid"),
         ("initial_pose", "geometry_msgs/msg/PoseWithCovarianceStamped"),
     )
@@ -295,19 +303,19 @@ class SetMap_Request(RosMessage):
 
     def __init__(
         self,
-        map: Optional[_nav_msgs_msg.OccupancyGrid] = None,
-        initial_pose: Optional[_geometry_msgs_msg.PoseWithCovarianceStamped] = None,
+        map: _Optional[_nav_msgs_msg.OccupancyGrid] = None,
+        initial_pose: _Optional[_geometry_msgs_msg.PoseWithCovarianceStamped] = None,
     ) -> None:
         self.map = _nav_msgs_msg.OccupancyGrid() if map is None else map
         self.initial_pose = _geometry_msgs_msg.PoseWithCovarianceStamped() if initial_pose is None else initial_pose
 
 
-class SetMap_Response(RosMessage):
+class SetMap_Response(_RosMessage):
     """nav_msgs/srv/SetMap_Response"""
 
     __slots__ = ("success",)
-    _TYPE: ClassVar[str] = "nav_msgs/srv/SetMap_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/SetMap_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("success", "bool"),
     )
 
@@ -323,7 +331,7 @@ class SetMap_Response(RosMessage):
 class GetMap:
     """nav_msgs/srv/GetMap: its types."""
 
-    _TYPE: ClassVar[str] = "nav_msgs/srv/GetMap"
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/GetMap"
     Request = GetMap_Request
     Response = GetMap_Response
     Event = GetMap_Event
@@ -332,7 +340,7 @@ class GetMap:
 class GetPlan:
     """nav_msgs/srv/GetPlan: its types."""
 
-    _TYPE: ClassVar[str] = "nav_msgs/srv/GetPlan"
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/GetPlan"
     Request = GetPlan_Request
     Response = GetPlan_Response
     Event = GetPlan_Event
@@ -341,7 +349,7 @@ class GetPlan:
 class LoadMap:
     """nav_msgs/srv/LoadMap: its types."""
 
-    _TYPE: ClassVar[str] = "nav_msgs/srv/LoadMap"
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/LoadMap"
     Request = LoadMap_Request
     Response = LoadMap_Response
     Event = LoadMap_Event
@@ -350,13 +358,13 @@ class LoadMap:
 class SetMap:
     """nav_msgs/srv/SetMap: its types."""
 
-    _TYPE: ClassVar[str] = "nav_msgs/srv/SetMap"
+    _TYPE: _ClassVar[str] = "nav_msgs/srv/SetMap"
     Request = SetMap_Request
     Response = SetMap_Response
     Event = SetMap_Event
 
 
-register(
+_register(
     GetMap_Event,
     GetMap_Request,
     GetMap_Response,
@@ -370,4 +378,4 @@ register(
     SetMap_Request,
     SetMap_Response,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.builtin_interfaces import msg as _builtin_interfaces_msg
 from horus.interfaces.geometry_msgs import msg as _geometry_msgs_msg
 from horus.interfaces.std_msgs import msg as _std_msgs_msg
@@ -44,12 +52,12 @@ __all__ = [
 ]
 
 
-class BatteryState(RosMessage):
+class BatteryState(_RosMessage):
     """sensor_msgs/msg/BatteryState"""
 
     __slots__ = ("header", "voltage", "temperature", "current", "charge", "capacity", "design_capacity", "percentage", "power_supply_status", "power_supply_health", "power_supply_technology", "present", "cell_voltage", "cell_temperature", "location", "serial_number")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/BatteryState"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/BatteryState"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("voltage", "float32"),
         ("temperature", "float32"),
@@ -67,29 +75,29 @@ class BatteryState(RosMessage):
         ("location", "string"),
         ("serial_number", "string"),
     )
-    POWER_SUPPLY_STATUS_UNKNOWN: ClassVar[int] = 0
-    POWER_SUPPLY_STATUS_CHARGING: ClassVar[int] = 1
-    POWER_SUPPLY_STATUS_DISCHARGING: ClassVar[int] = 2
-    POWER_SUPPLY_STATUS_NOT_CHARGING: ClassVar[int] = 3
-    POWER_SUPPLY_STATUS_FULL: ClassVar[int] = 4
-    POWER_SUPPLY_HEALTH_UNKNOWN: ClassVar[int] = 0
-    POWER_SUPPLY_HEALTH_GOOD: ClassVar[int] = 1
-    POWER_SUPPLY_HEALTH_OVERHEAT: ClassVar[int] = 2
-    POWER_SUPPLY_HEALTH_DEAD: ClassVar[int] = 3
-    POWER_SUPPLY_HEALTH_OVERVOLTAGE: ClassVar[int] = 4
-    POWER_SUPPLY_HEALTH_UNSPEC_FAILURE: ClassVar[int] = 5
-    POWER_SUPPLY_HEALTH_COLD: ClassVar[int] = 6
-    POWER_SUPPLY_HEALTH_WATCHDOG_TIMER_EXPIRE: ClassVar[int] = 7
-    POWER_SUPPLY_HEALTH_SAFETY_TIMER_EXPIRE: ClassVar[int] = 8
-    POWER_SUPPLY_TECHNOLOGY_UNKNOWN: ClassVar[int] = 0
-    POWER_SUPPLY_TECHNOLOGY_NIMH: ClassVar[int] = 1
-    POWER_SUPPLY_TECHNOLOGY_LION: ClassVar[int] = 2
-    POWER_SUPPLY_TECHNOLOGY_LIPO: ClassVar[int] = 3
-    POWER_SUPPLY_TECHNOLOGY_LIFE: ClassVar[int] = 4
-    POWER_SUPPLY_TECHNOLOGY_NICD: ClassVar[int] = 5
-    POWER_SUPPLY_TECHNOLOGY_LIMN: ClassVar[int] = 6
-    POWER_SUPPLY_TECHNOLOGY_TERNARY: ClassVar[int] = 7
-    POWER_SUPPLY_TECHNOLOGY_VRLA: ClassVar[int] = 8
+    POWER_SUPPLY_STATUS_UNKNOWN: _ClassVar[int] = 0
+    POWER_SUPPLY_STATUS_CHARGING: _ClassVar[int] = 1
+    POWER_SUPPLY_STATUS_DISCHARGING: _ClassVar[int] = 2
+    POWER_SUPPLY_STATUS_NOT_CHARGING: _ClassVar[int] = 3
+    POWER_SUPPLY_STATUS_FULL: _ClassVar[int] = 4
+    POWER_SUPPLY_HEALTH_UNKNOWN: _ClassVar[int] = 0
+    POWER_SUPPLY_HEALTH_GOOD: _ClassVar[int] = 1
+    POWER_SUPPLY_HEALTH_OVERHEAT: _ClassVar[int] = 2
+    POWER_SUPPLY_HEALTH_DEAD: _ClassVar[int] = 3
+    POWER_SUPPLY_HEALTH_OVERVOLTAGE: _ClassVar[int] = 4
+    POWER_SUPPLY_HEALTH_UNSPEC_FAILURE: _ClassVar[int] = 5
+    POWER_SUPPLY_HEALTH_COLD: _ClassVar[int] = 6
+    POWER_SUPPLY_HEALTH_WATCHDOG_TIMER_EXPIRE: _ClassVar[int] = 7
+    POWER_SUPPLY_HEALTH_SAFETY_TIMER_EXPIRE: _ClassVar[int] = 8
+    POWER_SUPPLY_TECHNOLOGY_UNKNOWN: _ClassVar[int] = 0
+    POWER_SUPPLY_TECHNOLOGY_NIMH: _ClassVar[int] = 1
+    POWER_SUPPLY_TECHNOLOGY_LION: _ClassVar[int] = 2
+    POWER_SUPPLY_TECHNOLOGY_LIPO: _ClassVar[int] = 3
+    POWER_SUPPLY_TECHNOLOGY_LIFE: _ClassVar[int] = 4
+    POWER_SUPPLY_TECHNOLOGY_NICD: _ClassVar[int] = 5
+    POWER_SUPPLY_TECHNOLOGY_LIMN: _ClassVar[int] = 6
+    POWER_SUPPLY_TECHNOLOGY_TERNARY: _ClassVar[int] = 7
+    POWER_SUPPLY_TECHNOLOGY_VRLA: _ClassVar[int] = 8
 
     header: _std_msgs_msg.Header
     voltage: float
@@ -103,14 +111,14 @@ class BatteryState(RosMessage):
     power_supply_health: int
     power_supply_technology: int
     present: bool
-    cell_voltage: npt.NDArray[np.float32]
-    cell_temperature: npt.NDArray[np.float32]
+    cell_voltage: _npt.NDArray[_np.float32]
+    cell_temperature: _npt.NDArray[_np.float32]
     location: str
     serial_number: str
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         voltage: float = 0.0,
         temperature: float = 0.0,
         current: float = 0.0,
@@ -122,8 +130,8 @@ class BatteryState(RosMessage):
         power_supply_health: int = 0,
         power_supply_technology: int = 0,
         present: bool = False,
-        cell_voltage: Optional[ArrayInput] = None,
-        cell_temperature: Optional[ArrayInput] = None,
+        cell_voltage: _Optional[_ArrayInput] = None,
+        cell_temperature: _Optional[_ArrayInput] = None,
         location: str = "",
         serial_number: str = "",
     ) -> None:
@@ -139,13 +147,13 @@ class BatteryState(RosMessage):
         self.power_supply_health = power_supply_health
         self.power_supply_technology = power_supply_technology
         self.present = present
-        self.cell_voltage = array_field(cell_voltage, np.float32, None, None)
-        self.cell_temperature = array_field(cell_temperature, np.float32, None, None)
+        self.cell_voltage = _array_field(cell_voltage, _np.float32, None, None)
+        self.cell_temperature = _array_field(cell_temperature, _np.float32, None, None)
         self.location = location
         self.serial_number = serial_number
 
 
-class CameraInfo(RosMessage):
+class CameraInfo(_RosMessage):
     """sensor_msgs/msg/CameraInfo
 
     This message defines meta information for a camera. It should be in a
@@ -174,8 +182,8 @@ class CameraInfo(RosMessage):
     """
 
     __slots__ = ("header", "height", "width", "distortion_model", "d", "k", "r", "p", "binning_x", "binning_y", "roi")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/CameraInfo"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/CameraInfo"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("height", "uint32"),
         ("width", "uint32"),
@@ -193,42 +201,42 @@ class CameraInfo(RosMessage):
     height: int
     width: int
     distortion_model: str
-    d: npt.NDArray[np.float64]
-    k: npt.NDArray[np.float64]
-    r: npt.NDArray[np.float64]
-    p: npt.NDArray[np.float64]
+    d: _npt.NDArray[_np.float64]
+    k: _npt.NDArray[_np.float64]
+    r: _npt.NDArray[_np.float64]
+    p: _npt.NDArray[_np.float64]
     binning_x: int
     binning_y: int
     roi: RegionOfInterest
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         height: int = 0,
         width: int = 0,
         distortion_model: str = "",
-        d: Optional[ArrayInput] = None,
-        k: Optional[ArrayInput] = None,
-        r: Optional[ArrayInput] = None,
-        p: Optional[ArrayInput] = None,
+        d: _Optional[_ArrayInput] = None,
+        k: _Optional[_ArrayInput] = None,
+        r: _Optional[_ArrayInput] = None,
+        p: _Optional[_ArrayInput] = None,
         binning_x: int = 0,
         binning_y: int = 0,
-        roi: Optional[RegionOfInterest] = None,
+        roi: _Optional[RegionOfInterest] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.height = height
         self.width = width
         self.distortion_model = distortion_model
-        self.d = array_field(d, np.float64, None, None)
-        self.k = array_field(k, np.float64, None, 9)
-        self.r = array_field(r, np.float64, None, 9)
-        self.p = array_field(p, np.float64, None, 12)
+        self.d = _array_field(d, _np.float64, None, None)
+        self.k = _array_field(k, _np.float64, None, 9)
+        self.r = _array_field(r, _np.float64, None, 9)
+        self.p = _array_field(p, _np.float64, None, 12)
         self.binning_x = binning_x
         self.binning_y = binning_y
         self.roi = RegionOfInterest() if roi is None else roi
 
 
-class ChannelFloat32(RosMessage):
+class ChannelFloat32(_RosMessage):
     """sensor_msgs/msg/ChannelFloat32
 
     This message is used by the PointCloud message to hold optional data
@@ -250,33 +258,33 @@ class ChannelFloat32(RosMessage):
     """
 
     __slots__ = ("name", "values")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/ChannelFloat32"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/ChannelFloat32"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("name", "string"),
         ("values", "float32[]"),
     )
 
     name: str
-    values: npt.NDArray[np.float32]
+    values: _npt.NDArray[_np.float32]
 
     def __init__(
         self,
         name: str = "",
-        values: Optional[ArrayInput] = None,
+        values: _Optional[_ArrayInput] = None,
     ) -> None:
         self.name = name
-        self.values = array_field(values, np.float32, None, None)
+        self.values = _array_field(values, _np.float32, None, None)
 
 
-class CompressedImage(RosMessage):
+class CompressedImage(_RosMessage):
     """sensor_msgs/msg/CompressedImage
 
     This message contains a compressed image.
     """
 
     __slots__ = ("header", "format", "data")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/CompressedImage"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/CompressedImage"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("format", "string"),
         ("data", "uint8[]"),
@@ -284,20 +292,20 @@ class CompressedImage(RosMessage):
 
     header: _std_msgs_msg.Header
     format: str
-    data: npt.NDArray[np.uint8]
+    data: _npt.NDArray[_np.uint8]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         format: str = "",
-        data: Optional[ArrayInput] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.format = format
-        self.data = array_field(data, np.uint8, None, None)
+        self.data = _array_field(data, _np.uint8, None, None)
 
 
-class FluidPressure(RosMessage):
+class FluidPressure(_RosMessage):
     """sensor_msgs/msg/FluidPressure
 
     Single pressure reading.  This message is appropriate for measuring the
@@ -308,8 +316,8 @@ class FluidPressure(RosMessage):
     """
 
     __slots__ = ("header", "fluid_pressure", "variance")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/FluidPressure"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/FluidPressure"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("fluid_pressure", "float64"),
         ("variance", "float64"),
@@ -321,7 +329,7 @@ class FluidPressure(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         fluid_pressure: float = 0.0,
         variance: float = 0.0,
     ) -> None:
@@ -330,7 +338,7 @@ class FluidPressure(RosMessage):
         self.variance = variance
 
 
-class Illuminance(RosMessage):
+class Illuminance(_RosMessage):
     """sensor_msgs/msg/Illuminance
 
     Single photometric illuminance measurement.  Light should be assumed to be
@@ -349,8 +357,8 @@ class Illuminance(RosMessage):
     """
 
     __slots__ = ("header", "illuminance", "variance")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/Illuminance"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/Illuminance"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("illuminance", "float64"),
         ("variance", "float64"),
@@ -362,7 +370,7 @@ class Illuminance(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         illuminance: float = 0.0,
         variance: float = 0.0,
     ) -> None:
@@ -371,7 +379,7 @@ class Illuminance(RosMessage):
         self.variance = variance
 
 
-class Image(RosMessage):
+class Image(_RosMessage):
     """sensor_msgs/msg/Image
 
     This message contains an uncompressed image
@@ -379,8 +387,8 @@ class Image(RosMessage):
     """
 
     __slots__ = ("header", "height", "width", "encoding", "is_bigendian", "step", "data")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/Image"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/Image"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("height", "uint32"),
         ("width", "uint32"),
@@ -396,17 +404,17 @@ class Image(RosMessage):
     encoding: str
     is_bigendian: int
     step: int
-    data: npt.NDArray[np.uint8]
+    data: _npt.NDArray[_np.uint8]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         height: int = 0,
         width: int = 0,
         encoding: str = "",
         is_bigendian: int = 0,
         step: int = 0,
-        data: Optional[ArrayInput] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.height = height
@@ -414,10 +422,10 @@ class Image(RosMessage):
         self.encoding = encoding
         self.is_bigendian = is_bigendian
         self.step = step
-        self.data = array_field(data, np.uint8, None, None)
+        self.data = _array_field(data, _np.uint8, None, None)
 
 
-class Imu(RosMessage):
+class Imu(_RosMessage):
     """sensor_msgs/msg/Imu
 
     This is a message to hold data from an IMU (Inertial Measurement Unit)
@@ -436,8 +444,8 @@ class Imu(RosMessage):
     """
 
     __slots__ = ("header", "orientation", "orientation_covariance", "angular_velocity", "angular_velocity_covariance", "linear_acceleration", "linear_acceleration_covariance")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/Imu"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/Imu"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("orientation", "geometry_msgs/msg/Quaternion"),
         ("orientation_covariance", "float64[9]"),
@@ -449,32 +457,32 @@ class Imu(RosMessage):
 
     header: _std_msgs_msg.Header
     orientation: _geometry_msgs_msg.Quaternion
-    orientation_covariance: npt.NDArray[np.float64]
+    orientation_covariance: _npt.NDArray[_np.float64]
     angular_velocity: _geometry_msgs_msg.Vector3
-    angular_velocity_covariance: npt.NDArray[np.float64]
+    angular_velocity_covariance: _npt.NDArray[_np.float64]
     linear_acceleration: _geometry_msgs_msg.Vector3
-    linear_acceleration_covariance: npt.NDArray[np.float64]
+    linear_acceleration_covariance: _npt.NDArray[_np.float64]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        orientation: Optional[_geometry_msgs_msg.Quaternion] = None,
-        orientation_covariance: Optional[ArrayInput] = None,
-        angular_velocity: Optional[_geometry_msgs_msg.Vector3] = None,
-        angular_velocity_covariance: Optional[ArrayInput] = None,
-        linear_acceleration: Optional[_geometry_msgs_msg.Vector3] = None,
-        linear_acceleration_covariance: Optional[ArrayInput] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        orientation: _Optional[_geometry_msgs_msg.Quaternion] = None,
+        orientation_covariance: _Optional[_ArrayInput] = None,
+        angular_velocity: _Optional[_geometry_msgs_msg.Vector3] = None,
+        angular_velocity_covariance: _Optional[_ArrayInput] = None,
+        linear_acceleration: _Optional[_geometry_msgs_msg.Vector3] = None,
+        linear_acceleration_covariance: _Optional[_ArrayInput] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.orientation = _geometry_msgs_msg.Quaternion() if orientation is None else orientation
-        self.orientation_covariance = array_field(orientation_covariance, np.float64, None, 9)
+        self.orientation_covariance = _array_field(orientation_covariance, _np.float64, None, 9)
         self.angular_velocity = _geometry_msgs_msg.Vector3() if angular_velocity is None else angular_velocity
-        self.angular_velocity_covariance = array_field(angular_velocity_covariance, np.float64, None, 9)
+        self.angular_velocity_covariance = _array_field(angular_velocity_covariance, _np.float64, None, 9)
         self.linear_acceleration = _geometry_msgs_msg.Vector3() if linear_acceleration is None else linear_acceleration
-        self.linear_acceleration_covariance = array_field(linear_acceleration_covariance, np.float64, None, 9)
+        self.linear_acceleration_covariance = _array_field(linear_acceleration_covariance, _np.float64, None, 9)
 
 
-class JointState(RosMessage):
+class JointState(_RosMessage):
     """sensor_msgs/msg/JointState
 
     This is a message that holds data to describe the state of a set of torque controlled joints.
@@ -498,8 +506,8 @@ class JointState(RosMessage):
     """
 
     __slots__ = ("header", "name", "position", "velocity", "effort")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/JointState"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/JointState"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("name", "string[]"),
         ("position", "float64[]"),
@@ -508,71 +516,71 @@ class JointState(RosMessage):
     )
 
     header: _std_msgs_msg.Header
-    name: List[str]
-    position: npt.NDArray[np.float64]
-    velocity: npt.NDArray[np.float64]
-    effort: npt.NDArray[np.float64]
+    name: _List[str]
+    position: _npt.NDArray[_np.float64]
+    velocity: _npt.NDArray[_np.float64]
+    effort: _npt.NDArray[_np.float64]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        name: Optional[Sequence[str]] = None,
-        position: Optional[ArrayInput] = None,
-        velocity: Optional[ArrayInput] = None,
-        effort: Optional[ArrayInput] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        name: _Optional[_Sequence[str]] = None,
+        position: _Optional[_ArrayInput] = None,
+        velocity: _Optional[_ArrayInput] = None,
+        effort: _Optional[_ArrayInput] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.name = [] if name is None else list(name)
-        self.position = array_field(position, np.float64, None, None)
-        self.velocity = array_field(velocity, np.float64, None, None)
-        self.effort = array_field(effort, np.float64, None, None)
+        self.name = [] if name is None else _builtins.list(name)
+        self.position = _array_field(position, _np.float64, None, None)
+        self.velocity = _array_field(velocity, _np.float64, None, None)
+        self.effort = _array_field(effort, _np.float64, None, None)
 
 
-class Joy(RosMessage):
+class Joy(_RosMessage):
     """sensor_msgs/msg/Joy
 
     Reports the state of a joystick's axes and buttons.
     """
 
     __slots__ = ("header", "axes", "buttons")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/Joy"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/Joy"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("axes", "float32[]"),
         ("buttons", "int32[]"),
     )
 
     header: _std_msgs_msg.Header
-    axes: npt.NDArray[np.float32]
-    buttons: npt.NDArray[np.int32]
+    axes: _npt.NDArray[_np.float32]
+    buttons: _npt.NDArray[_np.int32]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        axes: Optional[ArrayInput] = None,
-        buttons: Optional[ArrayInput] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        axes: _Optional[_ArrayInput] = None,
+        buttons: _Optional[_ArrayInput] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.axes = array_field(axes, np.float32, None, None)
-        self.buttons = array_field(buttons, np.int32, None, None)
+        self.axes = _array_field(axes, _np.float32, None, None)
+        self.buttons = _array_field(buttons, _np.int32, None, None)
 
 
-class JoyFeedback(RosMessage):
+class JoyFeedback(_RosMessage):
     """sensor_msgs/msg/JoyFeedback
 
     Declare of the type of feedback
     """
 
     __slots__ = ("type", "id", "intensity")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/JoyFeedback"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/JoyFeedback"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("type", "uint8"),
         ("id", "uint8"),
         ("intensity", "float32"),
     )
-    TYPE_LED: ClassVar[int] = 0
-    TYPE_RUMBLE: ClassVar[int] = 1
-    TYPE_BUZZER: ClassVar[int] = 2
+    TYPE_LED: _ClassVar[int] = 0
+    TYPE_RUMBLE: _ClassVar[int] = 1
+    TYPE_BUZZER: _ClassVar[int] = 2
 
     type: int
     id: int
@@ -589,28 +597,28 @@ class JoyFeedback(RosMessage):
         self.intensity = intensity
 
 
-class JoyFeedbackArray(RosMessage):
+class JoyFeedbackArray(_RosMessage):
     """sensor_msgs/msg/JoyFeedbackArray
 
     This message publishes values for multiple feedback at once.
     """
 
     __slots__ = ("array",)
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/JoyFeedbackArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/JoyFeedbackArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("array", "sensor_msgs/msg/JoyFeedback[]"),
     )
 
-    array: List[JoyFeedback]
+    array: _List[JoyFeedback]
 
     def __init__(
         self,
-        array: Optional[Sequence[JoyFeedback]] = None,
+        array: _Optional[_Sequence[JoyFeedback]] = None,
     ) -> None:
-        self.array = [] if array is None else list(array)
+        self.array = [] if array is None else _builtins.list(array)
 
 
-class LaserEcho(RosMessage):
+class LaserEcho(_RosMessage):
     """sensor_msgs/msg/LaserEcho
 
     This message is a submessage of MultiEchoLaserScan and is not intended
@@ -618,21 +626,21 @@ class LaserEcho(RosMessage):
     """
 
     __slots__ = ("echoes",)
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/LaserEcho"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/LaserEcho"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("echoes", "float32[]"),
     )
 
-    echoes: npt.NDArray[np.float32]
+    echoes: _npt.NDArray[_np.float32]
 
     def __init__(
         self,
-        echoes: Optional[ArrayInput] = None,
+        echoes: _Optional[_ArrayInput] = None,
     ) -> None:
-        self.echoes = array_field(echoes, np.float32, None, None)
+        self.echoes = _array_field(echoes, _np.float32, None, None)
 
 
-class LaserScan(RosMessage):
+class LaserScan(_RosMessage):
     """sensor_msgs/msg/LaserScan
 
     Single scan from a planar laser range-finder
@@ -643,8 +651,8 @@ class LaserScan(RosMessage):
     """
 
     __slots__ = ("header", "angle_min", "angle_max", "angle_increment", "time_increment", "scan_time", "range_min", "range_max", "ranges", "intensities")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/LaserScan"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/LaserScan"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("angle_min", "float32"),
         ("angle_max", "float32"),
@@ -665,12 +673,12 @@ class LaserScan(RosMessage):
     scan_time: float
     range_min: float
     range_max: float
-    ranges: npt.NDArray[np.float32]
-    intensities: npt.NDArray[np.float32]
+    ranges: _npt.NDArray[_np.float32]
+    intensities: _npt.NDArray[_np.float32]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         angle_min: float = 0.0,
         angle_max: float = 0.0,
         angle_increment: float = 0.0,
@@ -678,8 +686,8 @@ class LaserScan(RosMessage):
         scan_time: float = 0.0,
         range_min: float = 0.0,
         range_max: float = 0.0,
-        ranges: Optional[ArrayInput] = None,
-        intensities: Optional[ArrayInput] = None,
+        ranges: _Optional[_ArrayInput] = None,
+        intensities: _Optional[_ArrayInput] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.angle_min = angle_min
@@ -689,11 +697,11 @@ class LaserScan(RosMessage):
         self.scan_time = scan_time
         self.range_min = range_min
         self.range_max = range_max
-        self.ranges = array_field(ranges, np.float32, None, None)
-        self.intensities = array_field(intensities, np.float32, None, None)
+        self.ranges = _array_field(ranges, _np.float32, None, None)
+        self.intensities = _array_field(intensities, _np.float32, None, None)
 
 
-class MagneticField(RosMessage):
+class MagneticField(_RosMessage):
     """sensor_msgs/msg/MagneticField
 
     Measurement of the Magnetic Field vector at a specific location.
@@ -707,8 +715,8 @@ class MagneticField(RosMessage):
     """
 
     __slots__ = ("header", "magnetic_field", "magnetic_field_covariance")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/MagneticField"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/MagneticField"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("magnetic_field", "geometry_msgs/msg/Vector3"),
         ("magnetic_field_covariance", "float64[9]"),
@@ -716,20 +724,20 @@ class MagneticField(RosMessage):
 
     header: _std_msgs_msg.Header
     magnetic_field: _geometry_msgs_msg.Vector3
-    magnetic_field_covariance: npt.NDArray[np.float64]
+    magnetic_field_covariance: _npt.NDArray[_np.float64]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        magnetic_field: Optional[_geometry_msgs_msg.Vector3] = None,
-        magnetic_field_covariance: Optional[ArrayInput] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        magnetic_field: _Optional[_geometry_msgs_msg.Vector3] = None,
+        magnetic_field_covariance: _Optional[_ArrayInput] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.magnetic_field = _geometry_msgs_msg.Vector3() if magnetic_field is None else magnetic_field
-        self.magnetic_field_covariance = array_field(magnetic_field_covariance, np.float64, None, 9)
+        self.magnetic_field_covariance = _array_field(magnetic_field_covariance, _np.float64, None, 9)
 
 
-class MultiDOFJointState(RosMessage):
+class MultiDOFJointState(_RosMessage):
     """sensor_msgs/msg/MultiDOFJointState
 
     Representation of state for joints with multiple degrees of freedom,
@@ -754,8 +762,8 @@ class MultiDOFJointState(RosMessage):
     """
 
     __slots__ = ("header", "joint_names", "transforms", "twist", "wrench")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/MultiDOFJointState"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/MultiDOFJointState"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("joint_names", "string[]"),
         ("transforms", "geometry_msgs/msg/Transform[]"),
@@ -764,27 +772,27 @@ class MultiDOFJointState(RosMessage):
     )
 
     header: _std_msgs_msg.Header
-    joint_names: List[str]
-    transforms: List[_geometry_msgs_msg.Transform]
-    twist: List[_geometry_msgs_msg.Twist]
-    wrench: List[_geometry_msgs_msg.Wrench]
+    joint_names: _List[str]
+    transforms: _List[_geometry_msgs_msg.Transform]
+    twist: _List[_geometry_msgs_msg.Twist]
+    wrench: _List[_geometry_msgs_msg.Wrench]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        joint_names: Optional[Sequence[str]] = None,
-        transforms: Optional[Sequence[_geometry_msgs_msg.Transform]] = None,
-        twist: Optional[Sequence[_geometry_msgs_msg.Twist]] = None,
-        wrench: Optional[Sequence[_geometry_msgs_msg.Wrench]] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        joint_names: _Optional[_Sequence[str]] = None,
+        transforms: _Optional[_Sequence[_geometry_msgs_msg.Transform]] = None,
+        twist: _Optional[_Sequence[_geometry_msgs_msg.Twist]] = None,
+        wrench: _Optional[_Sequence[_geometry_msgs_msg.Wrench]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.joint_names = [] if joint_names is None else list(joint_names)
-        self.transforms = [] if transforms is None else list(transforms)
-        self.twist = [] if twist is None else list(twist)
-        self.wrench = [] if wrench is None else list(wrench)
+        self.joint_names = [] if joint_names is None else _builtins.list(joint_names)
+        self.transforms = [] if transforms is None else _builtins.list(transforms)
+        self.twist = [] if twist is None else _builtins.list(twist)
+        self.wrench = [] if wrench is None else _builtins.list(wrench)
 
 
-class MultiEchoLaserScan(RosMessage):
+class MultiEchoLaserScan(_RosMessage):
     """sensor_msgs/msg/MultiEchoLaserScan
 
     Single scan from a multi-echo planar laser range-finder
@@ -795,8 +803,8 @@ class MultiEchoLaserScan(RosMessage):
     """
 
     __slots__ = ("header", "angle_min", "angle_max", "angle_increment", "time_increment", "scan_time", "range_min", "range_max", "ranges", "intensities")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/MultiEchoLaserScan"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/MultiEchoLaserScan"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("angle_min", "float32"),
         ("angle_max", "float32"),
@@ -817,12 +825,12 @@ class MultiEchoLaserScan(RosMessage):
     scan_time: float
     range_min: float
     range_max: float
-    ranges: List[LaserEcho]
-    intensities: List[LaserEcho]
+    ranges: _List[LaserEcho]
+    intensities: _List[LaserEcho]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         angle_min: float = 0.0,
         angle_max: float = 0.0,
         angle_increment: float = 0.0,
@@ -830,8 +838,8 @@ class MultiEchoLaserScan(RosMessage):
         scan_time: float = 0.0,
         range_min: float = 0.0,
         range_max: float = 0.0,
-        ranges: Optional[Sequence[LaserEcho]] = None,
-        intensities: Optional[Sequence[LaserEcho]] = None,
+        ranges: _Optional[_Sequence[LaserEcho]] = None,
+        intensities: _Optional[_Sequence[LaserEcho]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.angle_min = angle_min
@@ -841,11 +849,11 @@ class MultiEchoLaserScan(RosMessage):
         self.scan_time = scan_time
         self.range_min = range_min
         self.range_max = range_max
-        self.ranges = [] if ranges is None else list(ranges)
-        self.intensities = [] if intensities is None else list(intensities)
+        self.ranges = [] if ranges is None else _builtins.list(ranges)
+        self.intensities = [] if intensities is None else _builtins.list(intensities)
 
 
-class NavSatFix(RosMessage):
+class NavSatFix(_RosMessage):
     """sensor_msgs/msg/NavSatFix
 
     Navigation Satellite fix for any Global Navigation Satellite System
@@ -854,8 +862,8 @@ class NavSatFix(RosMessage):
     """
 
     __slots__ = ("header", "status", "latitude", "longitude", "altitude", "position_covariance", "position_covariance_type")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/NavSatFix"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/NavSatFix"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("status", "sensor_msgs/msg/NavSatStatus"),
         ("latitude", "float64"),
@@ -864,27 +872,27 @@ class NavSatFix(RosMessage):
         ("position_covariance", "float64[9]"),
         ("position_covariance_type", "uint8"),
     )
-    COVARIANCE_TYPE_UNKNOWN: ClassVar[int] = 0
-    COVARIANCE_TYPE_APPROXIMATED: ClassVar[int] = 1
-    COVARIANCE_TYPE_DIAGONAL_KNOWN: ClassVar[int] = 2
-    COVARIANCE_TYPE_KNOWN: ClassVar[int] = 3
+    COVARIANCE_TYPE_UNKNOWN: _ClassVar[int] = 0
+    COVARIANCE_TYPE_APPROXIMATED: _ClassVar[int] = 1
+    COVARIANCE_TYPE_DIAGONAL_KNOWN: _ClassVar[int] = 2
+    COVARIANCE_TYPE_KNOWN: _ClassVar[int] = 3
 
     header: _std_msgs_msg.Header
     status: NavSatStatus
     latitude: float
     longitude: float
     altitude: float
-    position_covariance: npt.NDArray[np.float64]
+    position_covariance: _npt.NDArray[_np.float64]
     position_covariance_type: int
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        status: Optional[NavSatStatus] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        status: _Optional[NavSatStatus] = None,
         latitude: float = 0.0,
         longitude: float = 0.0,
         altitude: float = 0.0,
-        position_covariance: Optional[ArrayInput] = None,
+        position_covariance: _Optional[_ArrayInput] = None,
         position_covariance_type: int = 0,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
@@ -892,11 +900,11 @@ class NavSatFix(RosMessage):
         self.latitude = latitude
         self.longitude = longitude
         self.altitude = altitude
-        self.position_covariance = array_field(position_covariance, np.float64, None, 9)
+        self.position_covariance = _array_field(position_covariance, _np.float64, None, 9)
         self.position_covariance_type = position_covariance_type
 
 
-class NavSatStatus(RosMessage):
+class NavSatStatus(_RosMessage):
     """sensor_msgs/msg/NavSatStatus
 
     Navigation Satellite fix status for any Global Navigation Satellite System.
@@ -907,21 +915,21 @@ class NavSatStatus(RosMessage):
     """
 
     __slots__ = ("status", "service")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/NavSatStatus"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/NavSatStatus"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("status", "int8"),
         ("service", "uint16"),
     )
-    STATUS_UNKNOWN: ClassVar[int] = -2
-    STATUS_NO_FIX: ClassVar[int] = -1
-    STATUS_FIX: ClassVar[int] = 0
-    STATUS_SBAS_FIX: ClassVar[int] = 1
-    STATUS_GBAS_FIX: ClassVar[int] = 2
-    SERVICE_UNKNOWN: ClassVar[int] = 0
-    SERVICE_GPS: ClassVar[int] = 1
-    SERVICE_GLONASS: ClassVar[int] = 2
-    SERVICE_COMPASS: ClassVar[int] = 4
-    SERVICE_GALILEO: ClassVar[int] = 8
+    STATUS_UNKNOWN: _ClassVar[int] = -2
+    STATUS_NO_FIX: _ClassVar[int] = -1
+    STATUS_FIX: _ClassVar[int] = 0
+    STATUS_SBAS_FIX: _ClassVar[int] = 1
+    STATUS_GBAS_FIX: _ClassVar[int] = 2
+    SERVICE_UNKNOWN: _ClassVar[int] = 0
+    SERVICE_GPS: _ClassVar[int] = 1
+    SERVICE_GLONASS: _ClassVar[int] = 2
+    SERVICE_COMPASS: _ClassVar[int] = 4
+    SERVICE_GALILEO: _ClassVar[int] = 8
 
     status: int
     service: int
@@ -935,7 +943,7 @@ class NavSatStatus(RosMessage):
         self.service = service
 
 
-class PointCloud(RosMessage):
+class PointCloud(_RosMessage):
     """sensor_msgs/msg/PointCloud
 
     THIS MESSAGE IS DEPRECATED AS OF FOXY
@@ -943,29 +951,29 @@ class PointCloud(RosMessage):
     """
 
     __slots__ = ("header", "points", "channels")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/PointCloud"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/PointCloud"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("points", "geometry_msgs/msg/Point32[]"),
         ("channels", "sensor_msgs/msg/ChannelFloat32[]"),
     )
 
     header: _std_msgs_msg.Header
-    points: List[_geometry_msgs_msg.Point32]
-    channels: List[ChannelFloat32]
+    points: _List[_geometry_msgs_msg.Point32]
+    channels: _List[ChannelFloat32]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        points: Optional[Sequence[_geometry_msgs_msg.Point32]] = None,
-        channels: Optional[Sequence[ChannelFloat32]] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        points: _Optional[_Sequence[_geometry_msgs_msg.Point32]] = None,
+        channels: _Optional[_Sequence[ChannelFloat32]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.points = [] if points is None else list(points)
-        self.channels = [] if channels is None else list(channels)
+        self.points = [] if points is None else _builtins.list(points)
+        self.channels = [] if channels is None else _builtins.list(channels)
 
 
-class PointCloud2(RosMessage):
+class PointCloud2(_RosMessage):
     """sensor_msgs/msg/PointCloud2
 
     This message holds a collection of N-dimensional points, which may
@@ -979,8 +987,8 @@ class PointCloud2(RosMessage):
     """
 
     __slots__ = ("header", "height", "width", "fields", "is_bigendian", "point_step", "row_step", "data", "is_dense")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/PointCloud2"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/PointCloud2"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("height", "uint32"),
         ("width", "uint32"),
@@ -995,37 +1003,37 @@ class PointCloud2(RosMessage):
     header: _std_msgs_msg.Header
     height: int
     width: int
-    fields: List[PointField]
+    fields: _List[PointField]
     is_bigendian: bool
     point_step: int
     row_step: int
-    data: npt.NDArray[np.uint8]
+    data: _npt.NDArray[_np.uint8]
     is_dense: bool
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         height: int = 0,
         width: int = 0,
-        fields: Optional[Sequence[PointField]] = None,
+        fields: _Optional[_Sequence[PointField]] = None,
         is_bigendian: bool = False,
         point_step: int = 0,
         row_step: int = 0,
-        data: Optional[ArrayInput] = None,
+        data: _Optional[_ArrayInput] = None,
         is_dense: bool = False,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.height = height
         self.width = width
-        self.fields = [] if fields is None else list(fields)
+        self.fields = [] if fields is None else _builtins.list(fields)
         self.is_bigendian = is_bigendian
         self.point_step = point_step
         self.row_step = row_step
-        self.data = array_field(data, np.uint8, None, None)
+        self.data = _array_field(data, _np.uint8, None, None)
         self.is_dense = is_dense
 
 
-class PointField(RosMessage):
+class PointField(_RosMessage):
     """sensor_msgs/msg/PointField
 
     This message holds the description of one point entry in the
@@ -1033,21 +1041,21 @@ class PointField(RosMessage):
     """
 
     __slots__ = ("name", "offset", "datatype", "count")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/PointField"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/PointField"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("name", "string"),
         ("offset", "uint32"),
         ("datatype", "uint8"),
         ("count", "uint32"),
     )
-    INT8: ClassVar[int] = 1
-    UINT8: ClassVar[int] = 2
-    INT16: ClassVar[int] = 3
-    UINT16: ClassVar[int] = 4
-    INT32: ClassVar[int] = 5
-    UINT32: ClassVar[int] = 6
-    FLOAT32: ClassVar[int] = 7
-    FLOAT64: ClassVar[int] = 8
+    INT8: _ClassVar[int] = 1
+    UINT8: _ClassVar[int] = 2
+    INT16: _ClassVar[int] = 3
+    UINT16: _ClassVar[int] = 4
+    INT32: _ClassVar[int] = 5
+    UINT32: _ClassVar[int] = 6
+    FLOAT32: _ClassVar[int] = 7
+    FLOAT64: _ClassVar[int] = 8
 
     name: str
     offset: int
@@ -1067,7 +1075,7 @@ class PointField(RosMessage):
         self.count = count
 
 
-class Range(RosMessage):
+class Range(_RosMessage):
     """sensor_msgs/msg/Range
 
     Single range reading from an active ranger that emits energy and reports
@@ -1082,8 +1090,8 @@ class Range(RosMessage):
     """
 
     __slots__ = ("header", "radiation_type", "field_of_view", "min_range", "max_range", "range", "variance")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/Range"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/Range"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("radiation_type", "uint8"),
         ("field_of_view", "float32"),
@@ -1092,8 +1100,8 @@ class Range(RosMessage):
         ("range", "float32"),
         ("variance", "float32"),
     )
-    ULTRASOUND: ClassVar[int] = 0
-    INFRARED: ClassVar[int] = 1
+    ULTRASOUND: _ClassVar[int] = 0
+    INFRARED: _ClassVar[int] = 1
 
     header: _std_msgs_msg.Header
     radiation_type: int
@@ -1105,7 +1113,7 @@ class Range(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         radiation_type: int = 0,
         field_of_view: float = 0.0,
         min_range: float = 0.0,
@@ -1122,7 +1130,7 @@ class Range(RosMessage):
         self.variance = variance
 
 
-class RegionOfInterest(RosMessage):
+class RegionOfInterest(_RosMessage):
     """sensor_msgs/msg/RegionOfInterest
 
     This message is used to specify a region of interest within an image.
@@ -1134,8 +1142,8 @@ class RegionOfInterest(RosMessage):
     """
 
     __slots__ = ("x_offset", "y_offset", "height", "width", "do_rectify")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/RegionOfInterest"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/RegionOfInterest"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("x_offset", "uint32"),
         ("y_offset", "uint32"),
         ("height", "uint32"),
@@ -1164,7 +1172,7 @@ class RegionOfInterest(RosMessage):
         self.do_rectify = do_rectify
 
 
-class RelativeHumidity(RosMessage):
+class RelativeHumidity(_RosMessage):
     """sensor_msgs/msg/RelativeHumidity
 
     Single reading from a relative humidity sensor.
@@ -1173,8 +1181,8 @@ class RelativeHumidity(RosMessage):
     """
 
     __slots__ = ("header", "relative_humidity", "variance")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/RelativeHumidity"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/RelativeHumidity"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("relative_humidity", "float64"),
         ("variance", "float64"),
@@ -1186,7 +1194,7 @@ class RelativeHumidity(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         relative_humidity: float = 0.0,
         variance: float = 0.0,
     ) -> None:
@@ -1195,15 +1203,15 @@ class RelativeHumidity(RosMessage):
         self.variance = variance
 
 
-class Temperature(RosMessage):
+class Temperature(_RosMessage):
     """sensor_msgs/msg/Temperature
 
     Single temperature reading.
     """
 
     __slots__ = ("header", "temperature", "variance")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/Temperature"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/Temperature"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("temperature", "float64"),
         ("variance", "float64"),
@@ -1215,7 +1223,7 @@ class Temperature(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         temperature: float = 0.0,
         variance: float = 0.0,
     ) -> None:
@@ -1224,15 +1232,15 @@ class Temperature(RosMessage):
         self.variance = variance
 
 
-class TimeReference(RosMessage):
+class TimeReference(_RosMessage):
     """sensor_msgs/msg/TimeReference
 
     Measurement from an external time source not actively synchronized with the system clock.
     """
 
     __slots__ = ("header", "time_ref", "source")
-    _TYPE: ClassVar[str] = "sensor_msgs/msg/TimeReference"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/msg/TimeReference"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("time_ref", "builtin_interfaces/msg/Time"),
         ("source", "string"),
@@ -1244,8 +1252,8 @@ class TimeReference(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        time_ref: Optional[_builtin_interfaces_msg.Time] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        time_ref: _Optional[_builtin_interfaces_msg.Time] = None,
         source: str = "",
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
@@ -1253,7 +1261,7 @@ class TimeReference(RosMessage):
         self.source = source
 
 
-register(
+_register(
     BatteryState,
     CameraInfo,
     ChannelFloat32,
@@ -1282,4 +1290,4 @@ register(
     Temperature,
     TimeReference,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

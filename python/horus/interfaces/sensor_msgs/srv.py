@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.sensor_msgs import msg as _sensor_msgs_msg
 from horus.interfaces.service_msgs import msg as _service_msgs_msg
 
@@ -20,33 +28,33 @@ __all__ = [
 ]
 
 
-class SetCameraInfo_Event(RosMessage):
+class SetCameraInfo_Event(_RosMessage):
     """sensor_msgs/srv/SetCameraInfo_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "sensor_msgs/srv/SetCameraInfo_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/srv/SetCameraInfo_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "sensor_msgs/srv/SetCameraInfo_Request[<=1]"),
         ("response", "sensor_msgs/srv/SetCameraInfo_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[SetCameraInfo_Request]
-    response: List[SetCameraInfo_Response]
+    request: _List[SetCameraInfo_Request]
+    response: _List[SetCameraInfo_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[SetCameraInfo_Request]] = None,
-        response: Optional[Sequence[SetCameraInfo_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[SetCameraInfo_Request]] = None,
+        response: _Optional[_Sequence[SetCameraInfo_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class SetCameraInfo_Request(RosMessage):
+class SetCameraInfo_Request(_RosMessage):
     """sensor_msgs/srv/SetCameraInfo_Request
 
     This service requests that a camera stores the given CameraInfo as that
@@ -59,8 +67,8 @@ class SetCameraInfo_Request(RosMessage):
     """
 
     __slots__ = ("camera_info",)
-    _TYPE: ClassVar[str] = "sensor_msgs/srv/SetCameraInfo_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/srv/SetCameraInfo_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("camera_info", "sensor_msgs/msg/CameraInfo"),
     )
 
@@ -68,17 +76,17 @@ class SetCameraInfo_Request(RosMessage):
 
     def __init__(
         self,
-        camera_info: Optional[_sensor_msgs_msg.CameraInfo] = None,
+        camera_info: _Optional[_sensor_msgs_msg.CameraInfo] = None,
     ) -> None:
         self.camera_info = _sensor_msgs_msg.CameraInfo() if camera_info is None else camera_info
 
 
-class SetCameraInfo_Response(RosMessage):
+class SetCameraInfo_Response(_RosMessage):
     """sensor_msgs/srv/SetCameraInfo_Response"""
 
     __slots__ = ("success", "status_message")
-    _TYPE: ClassVar[str] = "sensor_msgs/srv/SetCameraInfo_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "sensor_msgs/srv/SetCameraInfo_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("success", "bool"),
         ("status_message", "string"),
     )
@@ -98,15 +106,15 @@ class SetCameraInfo_Response(RosMessage):
 class SetCameraInfo:
     """sensor_msgs/srv/SetCameraInfo: its types."""
 
-    _TYPE: ClassVar[str] = "sensor_msgs/srv/SetCameraInfo"
+    _TYPE: _ClassVar[str] = "sensor_msgs/srv/SetCameraInfo"
     Request = SetCameraInfo_Request
     Response = SetCameraInfo_Response
     Event = SetCameraInfo_Event
 
 
-register(
+_register(
     SetCameraInfo_Event,
     SetCameraInfo_Request,
     SetCameraInfo_Response,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

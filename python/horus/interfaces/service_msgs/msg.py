@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.builtin_interfaces import msg as _builtin_interfaces_msg
 
 __all__ = [
@@ -16,41 +24,41 @@ __all__ = [
 ]
 
 
-class ServiceEventInfo(RosMessage):
+class ServiceEventInfo(_RosMessage):
     """service_msgs/msg/ServiceEventInfo"""
 
     __slots__ = ("event_type", "stamp", "client_gid", "sequence_number")
-    _TYPE: ClassVar[str] = "service_msgs/msg/ServiceEventInfo"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "service_msgs/msg/ServiceEventInfo"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("event_type", "uint8"),
         ("stamp", "builtin_interfaces/msg/Time"),
         ("client_gid", "char[16]"),
         ("sequence_number", "int64"),
     )
-    REQUEST_SENT: ClassVar[int] = 0
-    REQUEST_RECEIVED: ClassVar[int] = 1
-    RESPONSE_SENT: ClassVar[int] = 2
-    RESPONSE_RECEIVED: ClassVar[int] = 3
+    REQUEST_SENT: _ClassVar[int] = 0
+    REQUEST_RECEIVED: _ClassVar[int] = 1
+    RESPONSE_SENT: _ClassVar[int] = 2
+    RESPONSE_RECEIVED: _ClassVar[int] = 3
 
     event_type: int
     stamp: _builtin_interfaces_msg.Time
-    client_gid: npt.NDArray[np.uint8]
+    client_gid: _npt.NDArray[_np.uint8]
     sequence_number: int
 
     def __init__(
         self,
         event_type: int = 0,
-        stamp: Optional[_builtin_interfaces_msg.Time] = None,
-        client_gid: Optional[ArrayInput] = None,
+        stamp: _Optional[_builtin_interfaces_msg.Time] = None,
+        client_gid: _Optional[_ArrayInput] = None,
         sequence_number: int = 0,
     ) -> None:
         self.event_type = event_type
         self.stamp = _builtin_interfaces_msg.Time() if stamp is None else stamp
-        self.client_gid = array_field(client_gid, np.uint8, None, 16)
+        self.client_gid = _array_field(client_gid, _np.uint8, None, 16)
         self.sequence_number = sequence_number
 
 
-register(
+_register(
     ServiceEventInfo,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

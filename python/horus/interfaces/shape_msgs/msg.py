@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.geometry_msgs import msg as _geometry_msgs_msg
 
 __all__ = [
@@ -19,53 +27,53 @@ __all__ = [
 ]
 
 
-class Mesh(RosMessage):
+class Mesh(_RosMessage):
     """shape_msgs/msg/Mesh
 
     Definition of a mesh.
     """
 
     __slots__ = ("triangles", "vertices")
-    _TYPE: ClassVar[str] = "shape_msgs/msg/Mesh"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "shape_msgs/msg/Mesh"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("triangles", "shape_msgs/msg/MeshTriangle[]"),
         ("vertices", "geometry_msgs/msg/Point[]"),
     )
 
-    triangles: List[MeshTriangle]
-    vertices: List[_geometry_msgs_msg.Point]
+    triangles: _List[MeshTriangle]
+    vertices: _List[_geometry_msgs_msg.Point]
 
     def __init__(
         self,
-        triangles: Optional[Sequence[MeshTriangle]] = None,
-        vertices: Optional[Sequence[_geometry_msgs_msg.Point]] = None,
+        triangles: _Optional[_Sequence[MeshTriangle]] = None,
+        vertices: _Optional[_Sequence[_geometry_msgs_msg.Point]] = None,
     ) -> None:
-        self.triangles = [] if triangles is None else list(triangles)
-        self.vertices = [] if vertices is None else list(vertices)
+        self.triangles = [] if triangles is None else _builtins.list(triangles)
+        self.vertices = [] if vertices is None else _builtins.list(vertices)
 
 
-class MeshTriangle(RosMessage):
+class MeshTriangle(_RosMessage):
     """shape_msgs/msg/MeshTriangle
 
     Definition of a triangle's vertices.
     """
 
     __slots__ = ("vertex_indices",)
-    _TYPE: ClassVar[str] = "shape_msgs/msg/MeshTriangle"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "shape_msgs/msg/MeshTriangle"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("vertex_indices", "uint32[3]"),
     )
 
-    vertex_indices: npt.NDArray[np.uint32]
+    vertex_indices: _npt.NDArray[_np.uint32]
 
     def __init__(
         self,
-        vertex_indices: Optional[ArrayInput] = None,
+        vertex_indices: _Optional[_ArrayInput] = None,
     ) -> None:
-        self.vertex_indices = array_field(vertex_indices, np.uint32, None, 3)
+        self.vertex_indices = _array_field(vertex_indices, _np.uint32, None, 3)
 
 
-class Plane(RosMessage):
+class Plane(_RosMessage):
     """shape_msgs/msg/Plane
 
     Representation of a plane, using the plane equation ax + by + cz + d = 0.
@@ -77,21 +85,21 @@ class Plane(RosMessage):
     """
 
     __slots__ = ("coef",)
-    _TYPE: ClassVar[str] = "shape_msgs/msg/Plane"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "shape_msgs/msg/Plane"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("coef", "float64[4]"),
     )
 
-    coef: npt.NDArray[np.float64]
+    coef: _npt.NDArray[_np.float64]
 
     def __init__(
         self,
-        coef: Optional[ArrayInput] = None,
+        coef: _Optional[_ArrayInput] = None,
     ) -> None:
-        self.coef = array_field(coef, np.float64, None, 4)
+        self.coef = _array_field(coef, _np.float64, None, 4)
 
 
-class SolidPrimitive(RosMessage):
+class SolidPrimitive(_RosMessage):
     """shape_msgs/msg/SolidPrimitive
 
     Defines box, sphere, cylinder, cone and prism.
@@ -99,46 +107,46 @@ class SolidPrimitive(RosMessage):
     """
 
     __slots__ = ("type", "dimensions", "polygon")
-    _TYPE: ClassVar[str] = "shape_msgs/msg/SolidPrimitive"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "shape_msgs/msg/SolidPrimitive"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("type", "uint8"),
         ("dimensions", "float64[<=3]"),
         ("polygon", "geometry_msgs/msg/Polygon"),
     )
-    BOX: ClassVar[int] = 1
-    SPHERE: ClassVar[int] = 2
-    CYLINDER: ClassVar[int] = 3
-    CONE: ClassVar[int] = 4
-    PRISM: ClassVar[int] = 5
-    BOX_X: ClassVar[int] = 0
-    BOX_Y: ClassVar[int] = 1
-    BOX_Z: ClassVar[int] = 2
-    SPHERE_RADIUS: ClassVar[int] = 0
-    CYLINDER_HEIGHT: ClassVar[int] = 0
-    CYLINDER_RADIUS: ClassVar[int] = 1
-    CONE_HEIGHT: ClassVar[int] = 0
-    CONE_RADIUS: ClassVar[int] = 1
-    PRISM_HEIGHT: ClassVar[int] = 0
+    BOX: _ClassVar[int] = 1
+    SPHERE: _ClassVar[int] = 2
+    CYLINDER: _ClassVar[int] = 3
+    CONE: _ClassVar[int] = 4
+    PRISM: _ClassVar[int] = 5
+    BOX_X: _ClassVar[int] = 0
+    BOX_Y: _ClassVar[int] = 1
+    BOX_Z: _ClassVar[int] = 2
+    SPHERE_RADIUS: _ClassVar[int] = 0
+    CYLINDER_HEIGHT: _ClassVar[int] = 0
+    CYLINDER_RADIUS: _ClassVar[int] = 1
+    CONE_HEIGHT: _ClassVar[int] = 0
+    CONE_RADIUS: _ClassVar[int] = 1
+    PRISM_HEIGHT: _ClassVar[int] = 0
 
     type: int
-    dimensions: npt.NDArray[np.float64]
+    dimensions: _npt.NDArray[_np.float64]
     polygon: _geometry_msgs_msg.Polygon
 
     def __init__(
         self,
         type: int = 0,
-        dimensions: Optional[ArrayInput] = None,
-        polygon: Optional[_geometry_msgs_msg.Polygon] = None,
+        dimensions: _Optional[_ArrayInput] = None,
+        polygon: _Optional[_geometry_msgs_msg.Polygon] = None,
     ) -> None:
         self.type = type
-        self.dimensions = array_field(dimensions, np.float64, None, None)
+        self.dimensions = _array_field(dimensions, _np.float64, None, None)
         self.polygon = _geometry_msgs_msg.Polygon() if polygon is None else polygon
 
 
-register(
+_register(
     Mesh,
     MeshTriangle,
     Plane,
     SolidPrimitive,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

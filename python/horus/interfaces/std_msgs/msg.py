@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.builtin_interfaces import msg as _builtin_interfaces_msg
 
 __all__ = [
@@ -45,7 +53,7 @@ __all__ = [
 ]
 
 
-class Bool(RosMessage):
+class Bool(_RosMessage):
     """std_msgs/msg/Bool
 
     This was originally provided as an example message.
@@ -55,8 +63,8 @@ class Bool(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Bool"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Bool"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "bool"),
     )
 
@@ -69,7 +77,7 @@ class Bool(RosMessage):
         self.data = data
 
 
-class Byte(RosMessage):
+class Byte(_RosMessage):
     """std_msgs/msg/Byte
 
     This was originally provided as an example message.
@@ -79,8 +87,8 @@ class Byte(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Byte"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Byte"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "byte"),
     )
 
@@ -93,7 +101,7 @@ class Byte(RosMessage):
         self.data = data
 
 
-class ByteMultiArray(RosMessage):
+class ByteMultiArray(_RosMessage):
     """std_msgs/msg/ByteMultiArray
 
     This was originally provided as an example message.
@@ -103,25 +111,25 @@ class ByteMultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/ByteMultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/ByteMultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "byte[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.uint8]
+    data: _npt.NDArray[_np.uint8]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.uint8, None, None)
+        self.data = _array_field(data, _np.uint8, None, None)
 
 
-class Char(RosMessage):
+class Char(_RosMessage):
     """std_msgs/msg/Char
 
     This was originally provided as an example message.
@@ -131,8 +139,8 @@ class Char(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Char"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Char"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "char"),
     )
 
@@ -145,12 +153,12 @@ class Char(RosMessage):
         self.data = data
 
 
-class ColorRGBA(RosMessage):
+class ColorRGBA(_RosMessage):
     """std_msgs/msg/ColorRGBA"""
 
     __slots__ = ("r", "g", "b", "a")
-    _TYPE: ClassVar[str] = "std_msgs/msg/ColorRGBA"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/ColorRGBA"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("r", "float32"),
         ("g", "float32"),
         ("b", "float32"),
@@ -175,12 +183,12 @@ class ColorRGBA(RosMessage):
         self.a = a
 
 
-class Empty(RosMessage):
+class Empty(_RosMessage):
     """std_msgs/msg/Empty"""
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "std_msgs/msg/Empty"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Empty"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -188,7 +196,7 @@ class Empty(RosMessage):
         pass
 
 
-class Float32(RosMessage):
+class Float32(_RosMessage):
     """std_msgs/msg/Float32
 
     This was originally provided as an example message.
@@ -198,8 +206,8 @@ class Float32(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Float32"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Float32"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "float32"),
     )
 
@@ -212,7 +220,7 @@ class Float32(RosMessage):
         self.data = data
 
 
-class Float32MultiArray(RosMessage):
+class Float32MultiArray(_RosMessage):
     """std_msgs/msg/Float32MultiArray
 
     This was originally provided as an example message.
@@ -222,25 +230,25 @@ class Float32MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/Float32MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Float32MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "float32[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.float32]
+    data: _npt.NDArray[_np.float32]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.float32, None, None)
+        self.data = _array_field(data, _np.float32, None, None)
 
 
-class Float64(RosMessage):
+class Float64(_RosMessage):
     """std_msgs/msg/Float64
 
     This was originally provided as an example message.
@@ -250,8 +258,8 @@ class Float64(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Float64"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Float64"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "float64"),
     )
 
@@ -264,7 +272,7 @@ class Float64(RosMessage):
         self.data = data
 
 
-class Float64MultiArray(RosMessage):
+class Float64MultiArray(_RosMessage):
     """std_msgs/msg/Float64MultiArray
 
     This was originally provided as an example message.
@@ -274,25 +282,25 @@ class Float64MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/Float64MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Float64MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "float64[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.float64]
+    data: _npt.NDArray[_np.float64]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.float64, None, None)
+        self.data = _array_field(data, _np.float64, None, None)
 
 
-class Header(RosMessage):
+class Header(_RosMessage):
     """std_msgs/msg/Header
 
     Standard metadata for higher-level stamped data types.
@@ -301,8 +309,8 @@ class Header(RosMessage):
     """
 
     __slots__ = ("stamp", "frame_id")
-    _TYPE: ClassVar[str] = "std_msgs/msg/Header"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Header"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("stamp", "builtin_interfaces/msg/Time"),
         ("frame_id", "string"),
     )
@@ -312,14 +320,14 @@ class Header(RosMessage):
 
     def __init__(
         self,
-        stamp: Optional[_builtin_interfaces_msg.Time] = None,
+        stamp: _Optional[_builtin_interfaces_msg.Time] = None,
         frame_id: str = "",
     ) -> None:
         self.stamp = _builtin_interfaces_msg.Time() if stamp is None else stamp
         self.frame_id = frame_id
 
 
-class Int16(RosMessage):
+class Int16(_RosMessage):
     """std_msgs/msg/Int16
 
     This was originally provided as an example message.
@@ -329,8 +337,8 @@ class Int16(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Int16"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Int16"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "int16"),
     )
 
@@ -343,7 +351,7 @@ class Int16(RosMessage):
         self.data = data
 
 
-class Int16MultiArray(RosMessage):
+class Int16MultiArray(_RosMessage):
     """std_msgs/msg/Int16MultiArray
 
     This was originally provided as an example message.
@@ -353,25 +361,25 @@ class Int16MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/Int16MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Int16MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "int16[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.int16]
+    data: _npt.NDArray[_np.int16]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.int16, None, None)
+        self.data = _array_field(data, _np.int16, None, None)
 
 
-class Int32(RosMessage):
+class Int32(_RosMessage):
     """std_msgs/msg/Int32
 
     This was originally provided as an example message.
@@ -381,8 +389,8 @@ class Int32(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Int32"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Int32"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "int32"),
     )
 
@@ -395,7 +403,7 @@ class Int32(RosMessage):
         self.data = data
 
 
-class Int32MultiArray(RosMessage):
+class Int32MultiArray(_RosMessage):
     """std_msgs/msg/Int32MultiArray
 
     This was originally provided as an example message.
@@ -405,25 +413,25 @@ class Int32MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/Int32MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Int32MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "int32[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.int32]
+    data: _npt.NDArray[_np.int32]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.int32, None, None)
+        self.data = _array_field(data, _np.int32, None, None)
 
 
-class Int64(RosMessage):
+class Int64(_RosMessage):
     """std_msgs/msg/Int64
 
     This was originally provided as an example message.
@@ -433,8 +441,8 @@ class Int64(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Int64"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Int64"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "int64"),
     )
 
@@ -447,7 +455,7 @@ class Int64(RosMessage):
         self.data = data
 
 
-class Int64MultiArray(RosMessage):
+class Int64MultiArray(_RosMessage):
     """std_msgs/msg/Int64MultiArray
 
     This was originally provided as an example message.
@@ -457,25 +465,25 @@ class Int64MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/Int64MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Int64MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "int64[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.int64]
+    data: _npt.NDArray[_np.int64]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.int64, None, None)
+        self.data = _array_field(data, _np.int64, None, None)
 
 
-class Int8(RosMessage):
+class Int8(_RosMessage):
     """std_msgs/msg/Int8
 
     This was originally provided as an example message.
@@ -485,8 +493,8 @@ class Int8(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/Int8"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Int8"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "int8"),
     )
 
@@ -499,7 +507,7 @@ class Int8(RosMessage):
         self.data = data
 
 
-class Int8MultiArray(RosMessage):
+class Int8MultiArray(_RosMessage):
     """std_msgs/msg/Int8MultiArray
 
     This was originally provided as an example message.
@@ -509,25 +517,25 @@ class Int8MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/Int8MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/Int8MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "int8[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.int8]
+    data: _npt.NDArray[_np.int8]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.int8, None, None)
+        self.data = _array_field(data, _np.int8, None, None)
 
 
-class MultiArrayDimension(RosMessage):
+class MultiArrayDimension(_RosMessage):
     """std_msgs/msg/MultiArrayDimension
 
     This was originally provided as an example message.
@@ -537,8 +545,8 @@ class MultiArrayDimension(RosMessage):
     """
 
     __slots__ = ("label", "size", "stride")
-    _TYPE: ClassVar[str] = "std_msgs/msg/MultiArrayDimension"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/MultiArrayDimension"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("label", "string"),
         ("size", "uint32"),
         ("stride", "uint32"),
@@ -559,7 +567,7 @@ class MultiArrayDimension(RosMessage):
         self.stride = stride
 
 
-class MultiArrayLayout(RosMessage):
+class MultiArrayLayout(_RosMessage):
     """std_msgs/msg/MultiArrayLayout
 
     This was originally provided as an example message.
@@ -569,25 +577,25 @@ class MultiArrayLayout(RosMessage):
     """
 
     __slots__ = ("dim", "data_offset")
-    _TYPE: ClassVar[str] = "std_msgs/msg/MultiArrayLayout"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/MultiArrayLayout"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("dim", "std_msgs/msg/MultiArrayDimension[]"),
         ("data_offset", "uint32"),
     )
 
-    dim: List[MultiArrayDimension]
+    dim: _List[MultiArrayDimension]
     data_offset: int
 
     def __init__(
         self,
-        dim: Optional[Sequence[MultiArrayDimension]] = None,
+        dim: _Optional[_Sequence[MultiArrayDimension]] = None,
         data_offset: int = 0,
     ) -> None:
-        self.dim = [] if dim is None else list(dim)
+        self.dim = [] if dim is None else _builtins.list(dim)
         self.data_offset = data_offset
 
 
-class String(RosMessage):
+class String(_RosMessage):
     """std_msgs/msg/String
 
     This was originally provided as an example message.
@@ -597,8 +605,8 @@ class String(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/String"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/String"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "string"),
     )
 
@@ -611,7 +619,7 @@ class String(RosMessage):
         self.data = data
 
 
-class UInt16(RosMessage):
+class UInt16(_RosMessage):
     """std_msgs/msg/UInt16
 
     This was originally provided as an example message.
@@ -621,8 +629,8 @@ class UInt16(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/UInt16"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/UInt16"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "uint16"),
     )
 
@@ -635,7 +643,7 @@ class UInt16(RosMessage):
         self.data = data
 
 
-class UInt16MultiArray(RosMessage):
+class UInt16MultiArray(_RosMessage):
     """std_msgs/msg/UInt16MultiArray
 
     This was originally provided as an example message.
@@ -645,25 +653,25 @@ class UInt16MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/UInt16MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/UInt16MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "uint16[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.uint16]
+    data: _npt.NDArray[_np.uint16]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.uint16, None, None)
+        self.data = _array_field(data, _np.uint16, None, None)
 
 
-class UInt32(RosMessage):
+class UInt32(_RosMessage):
     """std_msgs/msg/UInt32
 
     This was originally provided as an example message.
@@ -673,8 +681,8 @@ class UInt32(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/UInt32"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/UInt32"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "uint32"),
     )
 
@@ -687,7 +695,7 @@ class UInt32(RosMessage):
         self.data = data
 
 
-class UInt32MultiArray(RosMessage):
+class UInt32MultiArray(_RosMessage):
     """std_msgs/msg/UInt32MultiArray
 
     This was originally provided as an example message.
@@ -697,25 +705,25 @@ class UInt32MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/UInt32MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/UInt32MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "uint32[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.uint32]
+    data: _npt.NDArray[_np.uint32]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.uint32, None, None)
+        self.data = _array_field(data, _np.uint32, None, None)
 
 
-class UInt64(RosMessage):
+class UInt64(_RosMessage):
     """std_msgs/msg/UInt64
 
     This was originally provided as an example message.
@@ -725,8 +733,8 @@ class UInt64(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/UInt64"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/UInt64"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "uint64"),
     )
 
@@ -739,7 +747,7 @@ class UInt64(RosMessage):
         self.data = data
 
 
-class UInt64MultiArray(RosMessage):
+class UInt64MultiArray(_RosMessage):
     """std_msgs/msg/UInt64MultiArray
 
     This was originally provided as an example message.
@@ -749,25 +757,25 @@ class UInt64MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/UInt64MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/UInt64MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "uint64[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.uint64]
+    data: _npt.NDArray[_np.uint64]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.uint64, None, None)
+        self.data = _array_field(data, _np.uint64, None, None)
 
 
-class UInt8(RosMessage):
+class UInt8(_RosMessage):
     """std_msgs/msg/UInt8
 
     This was originally provided as an example message.
@@ -777,8 +785,8 @@ class UInt8(RosMessage):
     """
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_msgs/msg/UInt8"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/UInt8"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "uint8"),
     )
 
@@ -791,7 +799,7 @@ class UInt8(RosMessage):
         self.data = data
 
 
-class UInt8MultiArray(RosMessage):
+class UInt8MultiArray(_RosMessage):
     """std_msgs/msg/UInt8MultiArray
 
     This was originally provided as an example message.
@@ -801,25 +809,25 @@ class UInt8MultiArray(RosMessage):
     """
 
     __slots__ = ("layout", "data")
-    _TYPE: ClassVar[str] = "std_msgs/msg/UInt8MultiArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_msgs/msg/UInt8MultiArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("layout", "std_msgs/msg/MultiArrayLayout"),
         ("data", "uint8[]"),
     )
 
     layout: MultiArrayLayout
-    data: npt.NDArray[np.uint8]
+    data: _npt.NDArray[_np.uint8]
 
     def __init__(
         self,
-        layout: Optional[MultiArrayLayout] = None,
-        data: Optional[ArrayInput] = None,
+        layout: _Optional[MultiArrayLayout] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.layout = MultiArrayLayout() if layout is None else layout
-        self.data = array_field(data, np.uint8, None, None)
+        self.data = _array_field(data, _np.uint8, None, None)
 
 
-register(
+_register(
     Bool,
     Byte,
     ByteMultiArray,
@@ -851,4 +859,4 @@ register(
     UInt8,
     UInt8MultiArray,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.service_msgs import msg as _service_msgs_msg
 
 __all__ = [
@@ -27,38 +35,38 @@ __all__ = [
 ]
 
 
-class Empty_Event(RosMessage):
+class Empty_Event(_RosMessage):
     """std_srvs/srv/Empty_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "std_srvs/srv/Empty_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/Empty_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "std_srvs/srv/Empty_Request[<=1]"),
         ("response", "std_srvs/srv/Empty_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[Empty_Request]
-    response: List[Empty_Response]
+    request: _List[Empty_Request]
+    response: _List[Empty_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[Empty_Request]] = None,
-        response: Optional[Sequence[Empty_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[Empty_Request]] = None,
+        response: _Optional[_Sequence[Empty_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class Empty_Request(RosMessage):
+class Empty_Request(_RosMessage):
     """std_srvs/srv/Empty_Request"""
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "std_srvs/srv/Empty_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/Empty_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -66,12 +74,12 @@ class Empty_Request(RosMessage):
         pass
 
 
-class Empty_Response(RosMessage):
+class Empty_Response(_RosMessage):
     """std_srvs/srv/Empty_Response"""
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "std_srvs/srv/Empty_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/Empty_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -79,38 +87,38 @@ class Empty_Response(RosMessage):
         pass
 
 
-class SetBool_Event(RosMessage):
+class SetBool_Event(_RosMessage):
     """std_srvs/srv/SetBool_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "std_srvs/srv/SetBool_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/SetBool_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "std_srvs/srv/SetBool_Request[<=1]"),
         ("response", "std_srvs/srv/SetBool_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[SetBool_Request]
-    response: List[SetBool_Response]
+    request: _List[SetBool_Request]
+    response: _List[SetBool_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[SetBool_Request]] = None,
-        response: Optional[Sequence[SetBool_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[SetBool_Request]] = None,
+        response: _Optional[_Sequence[SetBool_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class SetBool_Request(RosMessage):
+class SetBool_Request(_RosMessage):
     """std_srvs/srv/SetBool_Request"""
 
     __slots__ = ("data",)
-    _TYPE: ClassVar[str] = "std_srvs/srv/SetBool_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/SetBool_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("data", "bool"),
     )
 
@@ -123,12 +131,12 @@ class SetBool_Request(RosMessage):
         self.data = data
 
 
-class SetBool_Response(RosMessage):
+class SetBool_Response(_RosMessage):
     """std_srvs/srv/SetBool_Response"""
 
     __slots__ = ("success", "message")
-    _TYPE: ClassVar[str] = "std_srvs/srv/SetBool_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/SetBool_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("success", "bool"),
         ("message", "string"),
     )
@@ -145,38 +153,38 @@ class SetBool_Response(RosMessage):
         self.message = message
 
 
-class Trigger_Event(RosMessage):
+class Trigger_Event(_RosMessage):
     """std_srvs/srv/Trigger_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "std_srvs/srv/Trigger_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/Trigger_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "std_srvs/srv/Trigger_Request[<=1]"),
         ("response", "std_srvs/srv/Trigger_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[Trigger_Request]
-    response: List[Trigger_Response]
+    request: _List[Trigger_Request]
+    response: _List[Trigger_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[Trigger_Request]] = None,
-        response: Optional[Sequence[Trigger_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[Trigger_Request]] = None,
+        response: _Optional[_Sequence[Trigger_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class Trigger_Request(RosMessage):
+class Trigger_Request(_RosMessage):
     """std_srvs/srv/Trigger_Request"""
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "std_srvs/srv/Trigger_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/Trigger_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -184,12 +192,12 @@ class Trigger_Request(RosMessage):
         pass
 
 
-class Trigger_Response(RosMessage):
+class Trigger_Response(_RosMessage):
     """std_srvs/srv/Trigger_Response"""
 
     __slots__ = ("success", "message")
-    _TYPE: ClassVar[str] = "std_srvs/srv/Trigger_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "std_srvs/srv/Trigger_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("success", "bool"),
         ("message", "string"),
     )
@@ -209,7 +217,7 @@ class Trigger_Response(RosMessage):
 class Empty:
     """std_srvs/srv/Empty: its types."""
 
-    _TYPE: ClassVar[str] = "std_srvs/srv/Empty"
+    _TYPE: _ClassVar[str] = "std_srvs/srv/Empty"
     Request = Empty_Request
     Response = Empty_Response
     Event = Empty_Event
@@ -218,7 +226,7 @@ class Empty:
 class SetBool:
     """std_srvs/srv/SetBool: its types."""
 
-    _TYPE: ClassVar[str] = "std_srvs/srv/SetBool"
+    _TYPE: _ClassVar[str] = "std_srvs/srv/SetBool"
     Request = SetBool_Request
     Response = SetBool_Response
     Event = SetBool_Event
@@ -227,13 +235,13 @@ class SetBool:
 class Trigger:
     """std_srvs/srv/Trigger: its types."""
 
-    _TYPE: ClassVar[str] = "std_srvs/srv/Trigger"
+    _TYPE: _ClassVar[str] = "std_srvs/srv/Trigger"
     Request = Trigger_Request
     Response = Trigger_Response
     Event = Trigger_Event
 
 
-register(
+_register(
     Empty_Event,
     Empty_Request,
     Empty_Response,
@@ -244,4 +252,4 @@ register(
     Trigger_Request,
     Trigger_Response,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.builtin_interfaces import msg as _builtin_interfaces_msg
 from horus.interfaces.geometry_msgs import msg as _geometry_msgs_msg
 from horus.interfaces.service_msgs import msg as _service_msgs_msg
@@ -32,12 +40,12 @@ __all__ = [
 ]
 
 
-class LookupTransform_Feedback(RosMessage):
+class LookupTransform_Feedback(_RosMessage):
     """tf2_msgs/action/LookupTransform_Feedback"""
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_Feedback"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_Feedback"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -45,12 +53,12 @@ class LookupTransform_Feedback(RosMessage):
         pass
 
 
-class LookupTransform_FeedbackMessage(RosMessage):
+class LookupTransform_FeedbackMessage(_RosMessage):
     """tf2_msgs/action/LookupTransform_FeedbackMessage"""
 
     __slots__ = ("goal_id", "feedback")
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_FeedbackMessage"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_FeedbackMessage"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("goal_id", "unique_identifier_msgs/msg/UUID"),
         ("feedback", "tf2_msgs/action/LookupTransform_Feedback"),
     )
@@ -60,45 +68,45 @@ class LookupTransform_FeedbackMessage(RosMessage):
 
     def __init__(
         self,
-        goal_id: Optional[_unique_identifier_msgs_msg.UUID] = None,
-        feedback: Optional[LookupTransform_Feedback] = None,
+        goal_id: _Optional[_unique_identifier_msgs_msg.UUID] = None,
+        feedback: _Optional[LookupTransform_Feedback] = None,
     ) -> None:
         self.goal_id = _unique_identifier_msgs_msg.UUID() if goal_id is None else goal_id
         self.feedback = LookupTransform_Feedback() if feedback is None else feedback
 
 
-class LookupTransform_GetResult_Event(RosMessage):
+class LookupTransform_GetResult_Event(_RosMessage):
     """tf2_msgs/action/LookupTransform_GetResult_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_GetResult_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_GetResult_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "tf2_msgs/action/LookupTransform_GetResult_Request[<=1]"),
         ("response", "tf2_msgs/action/LookupTransform_GetResult_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[LookupTransform_GetResult_Request]
-    response: List[LookupTransform_GetResult_Response]
+    request: _List[LookupTransform_GetResult_Request]
+    response: _List[LookupTransform_GetResult_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[LookupTransform_GetResult_Request]] = None,
-        response: Optional[Sequence[LookupTransform_GetResult_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[LookupTransform_GetResult_Request]] = None,
+        response: _Optional[_Sequence[LookupTransform_GetResult_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class LookupTransform_GetResult_Request(RosMessage):
+class LookupTransform_GetResult_Request(_RosMessage):
     """tf2_msgs/action/LookupTransform_GetResult_Request"""
 
     __slots__ = ("goal_id",)
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_GetResult_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_GetResult_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("goal_id", "unique_identifier_msgs/msg/UUID"),
     )
 
@@ -106,17 +114,17 @@ class LookupTransform_GetResult_Request(RosMessage):
 
     def __init__(
         self,
-        goal_id: Optional[_unique_identifier_msgs_msg.UUID] = None,
+        goal_id: _Optional[_unique_identifier_msgs_msg.UUID] = None,
     ) -> None:
         self.goal_id = _unique_identifier_msgs_msg.UUID() if goal_id is None else goal_id
 
 
-class LookupTransform_GetResult_Response(RosMessage):
+class LookupTransform_GetResult_Response(_RosMessage):
     """tf2_msgs/action/LookupTransform_GetResult_Response"""
 
     __slots__ = ("status", "result")
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_GetResult_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_GetResult_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("status", "int8"),
         ("result", "tf2_msgs/action/LookupTransform_Result"),
     )
@@ -127,21 +135,21 @@ class LookupTransform_GetResult_Response(RosMessage):
     def __init__(
         self,
         status: int = 0,
-        result: Optional[LookupTransform_Result] = None,
+        result: _Optional[LookupTransform_Result] = None,
     ) -> None:
         self.status = status
         self.result = LookupTransform_Result() if result is None else result
 
 
-class LookupTransform_Goal(RosMessage):
+class LookupTransform_Goal(_RosMessage):
     """tf2_msgs/action/LookupTransform_Goal
 
     Simple API
     """
 
     __slots__ = ("target_frame", "source_frame", "source_time", "timeout", "target_time", "fixed_frame", "advanced")
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_Goal"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_Goal"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("target_frame", "string"),
         ("source_frame", "string"),
         ("source_time", "builtin_interfaces/msg/Time"),
@@ -163,9 +171,9 @@ class LookupTransform_Goal(RosMessage):
         self,
         target_frame: str = "",
         source_frame: str = "",
-        source_time: Optional[_builtin_interfaces_msg.Time] = None,
-        timeout: Optional[_builtin_interfaces_msg.Duration] = None,
-        target_time: Optional[_builtin_interfaces_msg.Time] = None,
+        source_time: _Optional[_builtin_interfaces_msg.Time] = None,
+        timeout: _Optional[_builtin_interfaces_msg.Duration] = None,
+        target_time: _Optional[_builtin_interfaces_msg.Time] = None,
         fixed_frame: str = "",
         advanced: bool = False,
     ) -> None:
@@ -178,12 +186,12 @@ class LookupTransform_Goal(RosMessage):
         self.advanced = advanced
 
 
-class LookupTransform_Result(RosMessage):
+class LookupTransform_Result(_RosMessage):
     """tf2_msgs/action/LookupTransform_Result"""
 
     __slots__ = ("transform", "error")
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_Result"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_Result"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("transform", "geometry_msgs/msg/TransformStamped"),
         ("error", "tf2_msgs/msg/TF2Error"),
     )
@@ -193,45 +201,45 @@ class LookupTransform_Result(RosMessage):
 
     def __init__(
         self,
-        transform: Optional[_geometry_msgs_msg.TransformStamped] = None,
-        error: Optional[_tf2_msgs_msg.TF2Error] = None,
+        transform: _Optional[_geometry_msgs_msg.TransformStamped] = None,
+        error: _Optional[_tf2_msgs_msg.TF2Error] = None,
     ) -> None:
         self.transform = _geometry_msgs_msg.TransformStamped() if transform is None else transform
         self.error = _tf2_msgs_msg.TF2Error() if error is None else error
 
 
-class LookupTransform_SendGoal_Event(RosMessage):
+class LookupTransform_SendGoal_Event(_RosMessage):
     """tf2_msgs/action/LookupTransform_SendGoal_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_SendGoal_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_SendGoal_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "tf2_msgs/action/LookupTransform_SendGoal_Request[<=1]"),
         ("response", "tf2_msgs/action/LookupTransform_SendGoal_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[LookupTransform_SendGoal_Request]
-    response: List[LookupTransform_SendGoal_Response]
+    request: _List[LookupTransform_SendGoal_Request]
+    response: _List[LookupTransform_SendGoal_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[LookupTransform_SendGoal_Request]] = None,
-        response: Optional[Sequence[LookupTransform_SendGoal_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[LookupTransform_SendGoal_Request]] = None,
+        response: _Optional[_Sequence[LookupTransform_SendGoal_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class LookupTransform_SendGoal_Request(RosMessage):
+class LookupTransform_SendGoal_Request(_RosMessage):
     """tf2_msgs/action/LookupTransform_SendGoal_Request"""
 
     __slots__ = ("goal_id", "goal")
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_SendGoal_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_SendGoal_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("goal_id", "unique_identifier_msgs/msg/UUID"),
         ("goal", "tf2_msgs/action/LookupTransform_Goal"),
     )
@@ -241,19 +249,19 @@ class LookupTransform_SendGoal_Request(RosMessage):
 
     def __init__(
         self,
-        goal_id: Optional[_unique_identifier_msgs_msg.UUID] = None,
-        goal: Optional[LookupTransform_Goal] = None,
+        goal_id: _Optional[_unique_identifier_msgs_msg.UUID] = None,
+        goal: _Optional[LookupTransform_Goal] = None,
     ) -> None:
         self.goal_id = _unique_identifier_msgs_msg.UUID() if goal_id is None else goal_id
         self.goal = LookupTransform_Goal() if goal is None else goal
 
 
-class LookupTransform_SendGoal_Response(RosMessage):
+class LookupTransform_SendGoal_Response(_RosMessage):
     """tf2_msgs/action/LookupTransform_SendGoal_Response"""
 
     __slots__ = ("accepted", "stamp")
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_SendGoal_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_SendGoal_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("accepted", "bool"),
         ("stamp", "builtin_interfaces/msg/Time"),
     )
@@ -264,7 +272,7 @@ class LookupTransform_SendGoal_Response(RosMessage):
     def __init__(
         self,
         accepted: bool = False,
-        stamp: Optional[_builtin_interfaces_msg.Time] = None,
+        stamp: _Optional[_builtin_interfaces_msg.Time] = None,
     ) -> None:
         self.accepted = accepted
         self.stamp = _builtin_interfaces_msg.Time() if stamp is None else stamp
@@ -273,7 +281,7 @@ class LookupTransform_SendGoal_Response(RosMessage):
 class LookupTransform_SendGoal:
     """tf2_msgs/action/LookupTransform_SendGoal: its types."""
 
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_SendGoal"
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_SendGoal"
     Request = LookupTransform_SendGoal_Request
     Response = LookupTransform_SendGoal_Response
     Event = LookupTransform_SendGoal_Event
@@ -282,7 +290,7 @@ class LookupTransform_SendGoal:
 class LookupTransform_GetResult:
     """tf2_msgs/action/LookupTransform_GetResult: its types."""
 
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform_GetResult"
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform_GetResult"
     Request = LookupTransform_GetResult_Request
     Response = LookupTransform_GetResult_Response
     Event = LookupTransform_GetResult_Event
@@ -291,7 +299,7 @@ class LookupTransform_GetResult:
 class LookupTransform:
     """tf2_msgs/action/LookupTransform: its types."""
 
-    _TYPE: ClassVar[str] = "tf2_msgs/action/LookupTransform"
+    _TYPE: _ClassVar[str] = "tf2_msgs/action/LookupTransform"
     Goal = LookupTransform_Goal
     Result = LookupTransform_Result
     Feedback = LookupTransform_Feedback
@@ -300,7 +308,7 @@ class LookupTransform:
     FeedbackMessage = LookupTransform_FeedbackMessage
 
 
-register(
+_register(
     LookupTransform_Feedback,
     LookupTransform_FeedbackMessage,
     LookupTransform_GetResult_Event,
@@ -312,4 +320,4 @@ register(
     LookupTransform_SendGoal_Request,
     LookupTransform_SendGoal_Response,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

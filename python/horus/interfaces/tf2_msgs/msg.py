@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.geometry_msgs import msg as _geometry_msgs_msg
 
 __all__ = [
@@ -17,22 +25,22 @@ __all__ = [
 ]
 
 
-class TF2Error(RosMessage):
+class TF2Error(_RosMessage):
     """tf2_msgs/msg/TF2Error"""
 
     __slots__ = ("error", "error_string")
-    _TYPE: ClassVar[str] = "tf2_msgs/msg/TF2Error"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/msg/TF2Error"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("error", "uint8"),
         ("error_string", "string"),
     )
-    NO_ERROR: ClassVar[int] = 0
-    LOOKUP_ERROR: ClassVar[int] = 1
-    CONNECTIVITY_ERROR: ClassVar[int] = 2
-    EXTRAPOLATION_ERROR: ClassVar[int] = 3
-    INVALID_ARGUMENT_ERROR: ClassVar[int] = 4
-    TIMEOUT_ERROR: ClassVar[int] = 5
-    TRANSFORM_ERROR: ClassVar[int] = 6
+    NO_ERROR: _ClassVar[int] = 0
+    LOOKUP_ERROR: _ClassVar[int] = 1
+    CONNECTIVITY_ERROR: _ClassVar[int] = 2
+    EXTRAPOLATION_ERROR: _ClassVar[int] = 3
+    INVALID_ARGUMENT_ERROR: _ClassVar[int] = 4
+    TIMEOUT_ERROR: _ClassVar[int] = 5
+    TRANSFORM_ERROR: _ClassVar[int] = 6
 
     error: int
     error_string: str
@@ -46,26 +54,26 @@ class TF2Error(RosMessage):
         self.error_string = error_string
 
 
-class TFMessage(RosMessage):
+class TFMessage(_RosMessage):
     """tf2_msgs/msg/TFMessage"""
 
     __slots__ = ("transforms",)
-    _TYPE: ClassVar[str] = "tf2_msgs/msg/TFMessage"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/msg/TFMessage"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("transforms", "geometry_msgs/msg/TransformStamped[]"),
     )
 
-    transforms: List[_geometry_msgs_msg.TransformStamped]
+    transforms: _List[_geometry_msgs_msg.TransformStamped]
 
     def __init__(
         self,
-        transforms: Optional[Sequence[_geometry_msgs_msg.TransformStamped]] = None,
+        transforms: _Optional[_Sequence[_geometry_msgs_msg.TransformStamped]] = None,
     ) -> None:
-        self.transforms = [] if transforms is None else list(transforms)
+        self.transforms = [] if transforms is None else _builtins.list(transforms)
 
 
-register(
+_register(
     TF2Error,
     TFMessage,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.service_msgs import msg as _service_msgs_msg
 
 __all__ = [
@@ -19,38 +27,38 @@ __all__ = [
 ]
 
 
-class FrameGraph_Event(RosMessage):
+class FrameGraph_Event(_RosMessage):
     """tf2_msgs/srv/FrameGraph_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "tf2_msgs/srv/FrameGraph_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/srv/FrameGraph_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "tf2_msgs/srv/FrameGraph_Request[<=1]"),
         ("response", "tf2_msgs/srv/FrameGraph_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[FrameGraph_Request]
-    response: List[FrameGraph_Response]
+    request: _List[FrameGraph_Request]
+    response: _List[FrameGraph_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[FrameGraph_Request]] = None,
-        response: Optional[Sequence[FrameGraph_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[FrameGraph_Request]] = None,
+        response: _Optional[_Sequence[FrameGraph_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class FrameGraph_Request(RosMessage):
+class FrameGraph_Request(_RosMessage):
     """tf2_msgs/srv/FrameGraph_Request"""
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "tf2_msgs/srv/FrameGraph_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/srv/FrameGraph_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -58,12 +66,12 @@ class FrameGraph_Request(RosMessage):
         pass
 
 
-class FrameGraph_Response(RosMessage):
+class FrameGraph_Response(_RosMessage):
     """tf2_msgs/srv/FrameGraph_Response"""
 
     __slots__ = ("frame_yaml",)
-    _TYPE: ClassVar[str] = "tf2_msgs/srv/FrameGraph_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "tf2_msgs/srv/FrameGraph_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("frame_yaml", "string"),
     )
 
@@ -79,15 +87,15 @@ class FrameGraph_Response(RosMessage):
 class FrameGraph:
     """tf2_msgs/srv/FrameGraph: its types."""
 
-    _TYPE: ClassVar[str] = "tf2_msgs/srv/FrameGraph"
+    _TYPE: _ClassVar[str] = "tf2_msgs/srv/FrameGraph"
     Request = FrameGraph_Request
     Response = FrameGraph_Response
     Event = FrameGraph_Event
 
 
-register(
+_register(
     FrameGraph_Event,
     FrameGraph_Request,
     FrameGraph_Response,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

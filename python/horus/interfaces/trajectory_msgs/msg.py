@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.builtin_interfaces import msg as _builtin_interfaces_msg
 from horus.interfaces.geometry_msgs import msg as _geometry_msgs_msg
 from horus.interfaces.std_msgs import msg as _std_msgs_msg
@@ -21,7 +29,7 @@ __all__ = [
 ]
 
 
-class JointTrajectory(RosMessage):
+class JointTrajectory(_RosMessage):
     """trajectory_msgs/msg/JointTrajectory
 
     The header is used to specify the coordinate frame and the reference time for
@@ -29,29 +37,29 @@ class JointTrajectory(RosMessage):
     """
 
     __slots__ = ("header", "joint_names", "points")
-    _TYPE: ClassVar[str] = "trajectory_msgs/msg/JointTrajectory"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "trajectory_msgs/msg/JointTrajectory"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("joint_names", "string[]"),
         ("points", "trajectory_msgs/msg/JointTrajectoryPoint[]"),
     )
 
     header: _std_msgs_msg.Header
-    joint_names: List[str]
-    points: List[JointTrajectoryPoint]
+    joint_names: _List[str]
+    points: _List[JointTrajectoryPoint]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        joint_names: Optional[Sequence[str]] = None,
-        points: Optional[Sequence[JointTrajectoryPoint]] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        joint_names: _Optional[_Sequence[str]] = None,
+        points: _Optional[_Sequence[JointTrajectoryPoint]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.joint_names = [] if joint_names is None else list(joint_names)
-        self.points = [] if points is None else list(points)
+        self.joint_names = [] if joint_names is None else _builtins.list(joint_names)
+        self.points = [] if points is None else _builtins.list(points)
 
 
-class JointTrajectoryPoint(RosMessage):
+class JointTrajectoryPoint(_RosMessage):
     """trajectory_msgs/msg/JointTrajectoryPoint
 
     Each trajectory point specifies either positions[, velocities[, accelerations]]
@@ -60,8 +68,8 @@ class JointTrajectoryPoint(RosMessage):
     """
 
     __slots__ = ("positions", "velocities", "accelerations", "effort", "time_from_start")
-    _TYPE: ClassVar[str] = "trajectory_msgs/msg/JointTrajectoryPoint"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "trajectory_msgs/msg/JointTrajectoryPoint"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("positions", "float64[]"),
         ("velocities", "float64[]"),
         ("accelerations", "float64[]"),
@@ -69,93 +77,93 @@ class JointTrajectoryPoint(RosMessage):
         ("time_from_start", "builtin_interfaces/msg/Duration"),
     )
 
-    positions: npt.NDArray[np.float64]
-    velocities: npt.NDArray[np.float64]
-    accelerations: npt.NDArray[np.float64]
-    effort: npt.NDArray[np.float64]
+    positions: _npt.NDArray[_np.float64]
+    velocities: _npt.NDArray[_np.float64]
+    accelerations: _npt.NDArray[_np.float64]
+    effort: _npt.NDArray[_np.float64]
     time_from_start: _builtin_interfaces_msg.Duration
 
     def __init__(
         self,
-        positions: Optional[ArrayInput] = None,
-        velocities: Optional[ArrayInput] = None,
-        accelerations: Optional[ArrayInput] = None,
-        effort: Optional[ArrayInput] = None,
-        time_from_start: Optional[_builtin_interfaces_msg.Duration] = None,
+        positions: _Optional[_ArrayInput] = None,
+        velocities: _Optional[_ArrayInput] = None,
+        accelerations: _Optional[_ArrayInput] = None,
+        effort: _Optional[_ArrayInput] = None,
+        time_from_start: _Optional[_builtin_interfaces_msg.Duration] = None,
     ) -> None:
-        self.positions = array_field(positions, np.float64, None, None)
-        self.velocities = array_field(velocities, np.float64, None, None)
-        self.accelerations = array_field(accelerations, np.float64, None, None)
-        self.effort = array_field(effort, np.float64, None, None)
+        self.positions = _array_field(positions, _np.float64, None, None)
+        self.velocities = _array_field(velocities, _np.float64, None, None)
+        self.accelerations = _array_field(accelerations, _np.float64, None, None)
+        self.effort = _array_field(effort, _np.float64, None, None)
         self.time_from_start = _builtin_interfaces_msg.Duration() if time_from_start is None else time_from_start
 
 
-class MultiDOFJointTrajectory(RosMessage):
+class MultiDOFJointTrajectory(_RosMessage):
     """trajectory_msgs/msg/MultiDOFJointTrajectory
 
     The header is used to specify the coordinate frame and the reference time for the trajectory durations
     """
 
     __slots__ = ("header", "joint_names", "points")
-    _TYPE: ClassVar[str] = "trajectory_msgs/msg/MultiDOFJointTrajectory"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "trajectory_msgs/msg/MultiDOFJointTrajectory"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("joint_names", "string[]"),
         ("points", "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint[]"),
     )
 
     header: _std_msgs_msg.Header
-    joint_names: List[str]
-    points: List[MultiDOFJointTrajectoryPoint]
+    joint_names: _List[str]
+    points: _List[MultiDOFJointTrajectoryPoint]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        joint_names: Optional[Sequence[str]] = None,
-        points: Optional[Sequence[MultiDOFJointTrajectoryPoint]] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        joint_names: _Optional[_Sequence[str]] = None,
+        points: _Optional[_Sequence[MultiDOFJointTrajectoryPoint]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
-        self.joint_names = [] if joint_names is None else list(joint_names)
-        self.points = [] if points is None else list(points)
+        self.joint_names = [] if joint_names is None else _builtins.list(joint_names)
+        self.points = [] if points is None else _builtins.list(points)
 
 
-class MultiDOFJointTrajectoryPoint(RosMessage):
+class MultiDOFJointTrajectoryPoint(_RosMessage):
     """trajectory_msgs/msg/MultiDOFJointTrajectoryPoint
 
     Each multi-dof joint can specify a transform (up to 6 DOF).
     """
 
     __slots__ = ("transforms", "velocities", "accelerations", "time_from_start")
-    _TYPE: ClassVar[str] = "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "trajectory_msgs/msg/MultiDOFJointTrajectoryPoint"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("transforms", "geometry_msgs/msg/Transform[]"),
         ("velocities", "geometry_msgs/msg/Twist[]"),
         ("accelerations", "geometry_msgs/msg/Twist[]"),
         ("time_from_start", "builtin_interfaces/msg/Duration"),
     )
 
-    transforms: List[_geometry_msgs_msg.Transform]
-    velocities: List[_geometry_msgs_msg.Twist]
-    accelerations: List[_geometry_msgs_msg.Twist]
+    transforms: _List[_geometry_msgs_msg.Transform]
+    velocities: _List[_geometry_msgs_msg.Twist]
+    accelerations: _List[_geometry_msgs_msg.Twist]
     time_from_start: _builtin_interfaces_msg.Duration
 
     def __init__(
         self,
-        transforms: Optional[Sequence[_geometry_msgs_msg.Transform]] = None,
-        velocities: Optional[Sequence[_geometry_msgs_msg.Twist]] = None,
-        accelerations: Optional[Sequence[_geometry_msgs_msg.Twist]] = None,
-        time_from_start: Optional[_builtin_interfaces_msg.Duration] = None,
+        transforms: _Optional[_Sequence[_geometry_msgs_msg.Transform]] = None,
+        velocities: _Optional[_Sequence[_geometry_msgs_msg.Twist]] = None,
+        accelerations: _Optional[_Sequence[_geometry_msgs_msg.Twist]] = None,
+        time_from_start: _Optional[_builtin_interfaces_msg.Duration] = None,
     ) -> None:
-        self.transforms = [] if transforms is None else list(transforms)
-        self.velocities = [] if velocities is None else list(velocities)
-        self.accelerations = [] if accelerations is None else list(accelerations)
+        self.transforms = [] if transforms is None else _builtins.list(transforms)
+        self.velocities = [] if velocities is None else _builtins.list(velocities)
+        self.accelerations = [] if accelerations is None else _builtins.list(accelerations)
         self.time_from_start = _builtin_interfaces_msg.Duration() if time_from_start is None else time_from_start
 
 
-register(
+_register(
     JointTrajectory,
     JointTrajectoryPoint,
     MultiDOFJointTrajectory,
     MultiDOFJointTrajectoryPoint,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,19 +3,27 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 
 __all__ = [
     "UUID",
 ]
 
 
-class UUID(RosMessage):
+class UUID(_RosMessage):
     """unique_identifier_msgs/msg/UUID
 
     A universally unique identifier (UUID).
@@ -25,21 +33,21 @@ class UUID(RosMessage):
     """
 
     __slots__ = ("uuid",)
-    _TYPE: ClassVar[str] = "unique_identifier_msgs/msg/UUID"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "unique_identifier_msgs/msg/UUID"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("uuid", "uint8[16]"),
     )
 
-    uuid: npt.NDArray[np.uint8]
+    uuid: _npt.NDArray[_np.uint8]
 
     def __init__(
         self,
-        uuid: Optional[ArrayInput] = None,
+        uuid: _Optional[_ArrayInput] = None,
     ) -> None:
-        self.uuid = array_field(uuid, np.uint8, None, 16)
+        self.uuid = _array_field(uuid, _np.uint8, None, 16)
 
 
-register(
+_register(
     UUID,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.builtin_interfaces import msg as _builtin_interfaces_msg
 from horus.interfaces.geometry_msgs import msg as _geometry_msgs_msg
 from horus.interfaces.sensor_msgs import msg as _sensor_msgs_msg
@@ -30,12 +38,12 @@ __all__ = [
 ]
 
 
-class ImageMarker(RosMessage):
+class ImageMarker(_RosMessage):
     """visualization_msgs/msg/ImageMarker"""
 
     __slots__ = ("header", "ns", "id", "type", "action", "position", "scale", "outline_color", "filled", "fill_color", "lifetime", "points", "outline_colors")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/ImageMarker"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/ImageMarker"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("ns", "string"),
         ("id", "int32"),
@@ -50,13 +58,13 @@ class ImageMarker(RosMessage):
         ("points", "geometry_msgs/msg/Point[]"),
         ("outline_colors", "std_msgs/msg/ColorRGBA[]"),
     )
-    CIRCLE: ClassVar[int] = 0
-    LINE_STRIP: ClassVar[int] = 1
-    LINE_LIST: ClassVar[int] = 2
-    POLYGON: ClassVar[int] = 3
-    POINTS: ClassVar[int] = 4
-    ADD: ClassVar[int] = 0
-    REMOVE: ClassVar[int] = 1
+    CIRCLE: _ClassVar[int] = 0
+    LINE_STRIP: _ClassVar[int] = 1
+    LINE_LIST: _ClassVar[int] = 2
+    POLYGON: _ClassVar[int] = 3
+    POINTS: _ClassVar[int] = 4
+    ADD: _ClassVar[int] = 0
+    REMOVE: _ClassVar[int] = 1
 
     header: _std_msgs_msg.Header
     ns: str
@@ -69,24 +77,24 @@ class ImageMarker(RosMessage):
     filled: int
     fill_color: _std_msgs_msg.ColorRGBA
     lifetime: _builtin_interfaces_msg.Duration
-    points: List[_geometry_msgs_msg.Point]
-    outline_colors: List[_std_msgs_msg.ColorRGBA]
+    points: _List[_geometry_msgs_msg.Point]
+    outline_colors: _List[_std_msgs_msg.ColorRGBA]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         ns: str = "",
         id: int = 0,
         type: int = 0,
         action: int = 0,
-        position: Optional[_geometry_msgs_msg.Point] = None,
+        position: _Optional[_geometry_msgs_msg.Point] = None,
         scale: float = 0.0,
-        outline_color: Optional[_std_msgs_msg.ColorRGBA] = None,
+        outline_color: _Optional[_std_msgs_msg.ColorRGBA] = None,
         filled: int = 0,
-        fill_color: Optional[_std_msgs_msg.ColorRGBA] = None,
-        lifetime: Optional[_builtin_interfaces_msg.Duration] = None,
-        points: Optional[Sequence[_geometry_msgs_msg.Point]] = None,
-        outline_colors: Optional[Sequence[_std_msgs_msg.ColorRGBA]] = None,
+        fill_color: _Optional[_std_msgs_msg.ColorRGBA] = None,
+        lifetime: _Optional[_builtin_interfaces_msg.Duration] = None,
+        points: _Optional[_Sequence[_geometry_msgs_msg.Point]] = None,
+        outline_colors: _Optional[_Sequence[_std_msgs_msg.ColorRGBA]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.ns = ns
@@ -99,11 +107,11 @@ class ImageMarker(RosMessage):
         self.filled = filled
         self.fill_color = _std_msgs_msg.ColorRGBA() if fill_color is None else fill_color
         self.lifetime = _builtin_interfaces_msg.Duration() if lifetime is None else lifetime
-        self.points = [] if points is None else list(points)
-        self.outline_colors = [] if outline_colors is None else list(outline_colors)
+        self.points = [] if points is None else _builtins.list(points)
+        self.outline_colors = [] if outline_colors is None else _builtins.list(outline_colors)
 
 
-class InteractiveMarker(RosMessage):
+class InteractiveMarker(_RosMessage):
     """visualization_msgs/msg/InteractiveMarker
 
     Time/frame info.
@@ -115,8 +123,8 @@ class InteractiveMarker(RosMessage):
     """
 
     __slots__ = ("header", "pose", "name", "description", "scale", "menu_entries", "controls")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/InteractiveMarker"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/InteractiveMarker"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("pose", "geometry_msgs/msg/Pose"),
         ("name", "string"),
@@ -131,37 +139,37 @@ class InteractiveMarker(RosMessage):
     name: str
     description: str
     scale: float
-    menu_entries: List[MenuEntry]
-    controls: List[InteractiveMarkerControl]
+    menu_entries: _List[MenuEntry]
+    controls: _List[InteractiveMarkerControl]
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        pose: Optional[_geometry_msgs_msg.Pose] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        pose: _Optional[_geometry_msgs_msg.Pose] = None,
         name: str = "",
         description: str = "",
         scale: float = 0.0,
-        menu_entries: Optional[Sequence[MenuEntry]] = None,
-        controls: Optional[Sequence[InteractiveMarkerControl]] = None,
+        menu_entries: _Optional[_Sequence[MenuEntry]] = None,
+        controls: _Optional[_Sequence[InteractiveMarkerControl]] = None,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
         self.pose = _geometry_msgs_msg.Pose() if pose is None else pose
         self.name = name
         self.description = description
         self.scale = scale
-        self.menu_entries = [] if menu_entries is None else list(menu_entries)
-        self.controls = [] if controls is None else list(controls)
+        self.menu_entries = [] if menu_entries is None else _builtins.list(menu_entries)
+        self.controls = [] if controls is None else _builtins.list(controls)
 
 
-class InteractiveMarkerControl(RosMessage):
+class InteractiveMarkerControl(_RosMessage):
     """visualization_msgs/msg/InteractiveMarkerControl
 
     Represents a control that is to be displayed together with an interactive marker
     """
 
     __slots__ = ("name", "orientation", "orientation_mode", "interaction_mode", "always_visible", "markers", "independent_marker_orientation", "description")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerControl"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerControl"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("name", "string"),
         ("orientation", "geometry_msgs/msg/Quaternion"),
         ("orientation_mode", "uint8"),
@@ -171,37 +179,37 @@ class InteractiveMarkerControl(RosMessage):
         ("independent_marker_orientation", "bool"),
         ("description", "string"),
     )
-    INHERIT: ClassVar[int] = 0
-    FIXED: ClassVar[int] = 1
-    VIEW_FACING: ClassVar[int] = 2
-    NONE: ClassVar[int] = 0
-    MENU: ClassVar[int] = 1
-    BUTTON: ClassVar[int] = 2
-    MOVE_AXIS: ClassVar[int] = 3
-    MOVE_PLANE: ClassVar[int] = 4
-    ROTATE_AXIS: ClassVar[int] = 5
-    MOVE_ROTATE: ClassVar[int] = 6
-    MOVE_3D: ClassVar[int] = 7
-    ROTATE_3D: ClassVar[int] = 8
-    MOVE_ROTATE_3D: ClassVar[int] = 9
+    INHERIT: _ClassVar[int] = 0
+    FIXED: _ClassVar[int] = 1
+    VIEW_FACING: _ClassVar[int] = 2
+    NONE: _ClassVar[int] = 0
+    MENU: _ClassVar[int] = 1
+    BUTTON: _ClassVar[int] = 2
+    MOVE_AXIS: _ClassVar[int] = 3
+    MOVE_PLANE: _ClassVar[int] = 4
+    ROTATE_AXIS: _ClassVar[int] = 5
+    MOVE_ROTATE: _ClassVar[int] = 6
+    MOVE_3D: _ClassVar[int] = 7
+    ROTATE_3D: _ClassVar[int] = 8
+    MOVE_ROTATE_3D: _ClassVar[int] = 9
 
     name: str
     orientation: _geometry_msgs_msg.Quaternion
     orientation_mode: int
     interaction_mode: int
     always_visible: bool
-    markers: List[Marker]
+    markers: _List[Marker]
     independent_marker_orientation: bool
     description: str
 
     def __init__(
         self,
         name: str = "",
-        orientation: Optional[_geometry_msgs_msg.Quaternion] = None,
+        orientation: _Optional[_geometry_msgs_msg.Quaternion] = None,
         orientation_mode: int = 0,
         interaction_mode: int = 0,
         always_visible: bool = False,
-        markers: Optional[Sequence[Marker]] = None,
+        markers: _Optional[_Sequence[Marker]] = None,
         independent_marker_orientation: bool = False,
         description: str = "",
     ) -> None:
@@ -210,20 +218,20 @@ class InteractiveMarkerControl(RosMessage):
         self.orientation_mode = orientation_mode
         self.interaction_mode = interaction_mode
         self.always_visible = always_visible
-        self.markers = [] if markers is None else list(markers)
+        self.markers = [] if markers is None else _builtins.list(markers)
         self.independent_marker_orientation = independent_marker_orientation
         self.description = description
 
 
-class InteractiveMarkerFeedback(RosMessage):
+class InteractiveMarkerFeedback(_RosMessage):
     """visualization_msgs/msg/InteractiveMarkerFeedback
 
     Time/frame info.
     """
 
     __slots__ = ("header", "client_id", "marker_name", "control_name", "event_type", "pose", "menu_entry_id", "mouse_point", "mouse_point_valid")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerFeedback"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerFeedback"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("client_id", "string"),
         ("marker_name", "string"),
@@ -234,12 +242,12 @@ class InteractiveMarkerFeedback(RosMessage):
         ("mouse_point", "geometry_msgs/msg/Point"),
         ("mouse_point_valid", "bool"),
     )
-    KEEP_ALIVE: ClassVar[int] = 0
-    POSE_UPDATE: ClassVar[int] = 1
-    MENU_SELECT: ClassVar[int] = 2
-    BUTTON_CLICK: ClassVar[int] = 3
-    MOUSE_DOWN: ClassVar[int] = 4
-    MOUSE_UP: ClassVar[int] = 5
+    KEEP_ALIVE: _ClassVar[int] = 0
+    POSE_UPDATE: _ClassVar[int] = 1
+    MENU_SELECT: _ClassVar[int] = 2
+    BUTTON_CLICK: _ClassVar[int] = 3
+    MOUSE_DOWN: _ClassVar[int] = 4
+    MOUSE_UP: _ClassVar[int] = 5
 
     header: _std_msgs_msg.Header
     client_id: str
@@ -253,14 +261,14 @@ class InteractiveMarkerFeedback(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         client_id: str = "",
         marker_name: str = "",
         control_name: str = "",
         event_type: int = 0,
-        pose: Optional[_geometry_msgs_msg.Pose] = None,
+        pose: _Optional[_geometry_msgs_msg.Pose] = None,
         menu_entry_id: int = 0,
-        mouse_point: Optional[_geometry_msgs_msg.Point] = None,
+        mouse_point: _Optional[_geometry_msgs_msg.Point] = None,
         mouse_point_valid: bool = False,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
@@ -274,7 +282,7 @@ class InteractiveMarkerFeedback(RosMessage):
         self.mouse_point_valid = mouse_point_valid
 
 
-class InteractiveMarkerInit(RosMessage):
+class InteractiveMarkerInit(_RosMessage):
     """visualization_msgs/msg/InteractiveMarkerInit
 
     Identifying string. Must be unique in the topic namespace
@@ -282,8 +290,8 @@ class InteractiveMarkerInit(RosMessage):
     """
 
     __slots__ = ("server_id", "seq_num", "markers")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerInit"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerInit"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("server_id", "string"),
         ("seq_num", "uint64"),
         ("markers", "visualization_msgs/msg/InteractiveMarker[]"),
@@ -291,25 +299,25 @@ class InteractiveMarkerInit(RosMessage):
 
     server_id: str
     seq_num: int
-    markers: List[InteractiveMarker]
+    markers: _List[InteractiveMarker]
 
     def __init__(
         self,
         server_id: str = "",
         seq_num: int = 0,
-        markers: Optional[Sequence[InteractiveMarker]] = None,
+        markers: _Optional[_Sequence[InteractiveMarker]] = None,
     ) -> None:
         self.server_id = server_id
         self.seq_num = seq_num
-        self.markers = [] if markers is None else list(markers)
+        self.markers = [] if markers is None else _builtins.list(markers)
 
 
-class InteractiveMarkerPose(RosMessage):
+class InteractiveMarkerPose(_RosMessage):
     """visualization_msgs/msg/InteractiveMarkerPose"""
 
     __slots__ = ("header", "pose", "name")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerPose"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerPose"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("pose", "geometry_msgs/msg/Pose"),
         ("name", "string"),
@@ -321,8 +329,8 @@ class InteractiveMarkerPose(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
-        pose: Optional[_geometry_msgs_msg.Pose] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
+        pose: _Optional[_geometry_msgs_msg.Pose] = None,
         name: str = "",
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
@@ -330,12 +338,12 @@ class InteractiveMarkerPose(RosMessage):
         self.name = name
 
 
-class InteractiveMarkerUpdate(RosMessage):
+class InteractiveMarkerUpdate(_RosMessage):
     """visualization_msgs/msg/InteractiveMarkerUpdate"""
 
     __slots__ = ("server_id", "seq_num", "type", "markers", "poses", "erases")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerUpdate"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/InteractiveMarkerUpdate"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("server_id", "string"),
         ("seq_num", "uint64"),
         ("type", "uint8"),
@@ -343,34 +351,34 @@ class InteractiveMarkerUpdate(RosMessage):
         ("poses", "visualization_msgs/msg/InteractiveMarkerPose[]"),
         ("erases", "string[]"),
     )
-    KEEP_ALIVE: ClassVar[int] = 0
-    UPDATE: ClassVar[int] = 1
+    KEEP_ALIVE: _ClassVar[int] = 0
+    UPDATE: _ClassVar[int] = 1
 
     server_id: str
     seq_num: int
     type: int
-    markers: List[InteractiveMarker]
-    poses: List[InteractiveMarkerPose]
-    erases: List[str]
+    markers: _List[InteractiveMarker]
+    poses: _List[InteractiveMarkerPose]
+    erases: _List[str]
 
     def __init__(
         self,
         server_id: str = "",
         seq_num: int = 0,
         type: int = 0,
-        markers: Optional[Sequence[InteractiveMarker]] = None,
-        poses: Optional[Sequence[InteractiveMarkerPose]] = None,
-        erases: Optional[Sequence[str]] = None,
+        markers: _Optional[_Sequence[InteractiveMarker]] = None,
+        poses: _Optional[_Sequence[InteractiveMarkerPose]] = None,
+        erases: _Optional[_Sequence[str]] = None,
     ) -> None:
         self.server_id = server_id
         self.seq_num = seq_num
         self.type = type
-        self.markers = [] if markers is None else list(markers)
-        self.poses = [] if poses is None else list(poses)
-        self.erases = [] if erases is None else list(erases)
+        self.markers = [] if markers is None else _builtins.list(markers)
+        self.poses = [] if poses is None else _builtins.list(poses)
+        self.erases = [] if erases is None else _builtins.list(erases)
 
 
-class Marker(RosMessage):
+class Marker(_RosMessage):
     """visualization_msgs/msg/Marker
 
     See:
@@ -381,8 +389,8 @@ class Marker(RosMessage):
     """
 
     __slots__ = ("header", "ns", "id", "type", "action", "pose", "scale", "color", "lifetime", "frame_locked", "points", "colors", "texture_resource", "texture", "uv_coordinates", "text", "mesh_resource", "mesh_file", "mesh_use_embedded_materials")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/Marker"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/Marker"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("header", "std_msgs/msg/Header"),
         ("ns", "string"),
         ("id", "int32"),
@@ -403,23 +411,23 @@ class Marker(RosMessage):
         ("mesh_file", "visualization_msgs/msg/MeshFile"),
         ("mesh_use_embedded_materials", "bool"),
     )
-    ARROW: ClassVar[int] = 0
-    CUBE: ClassVar[int] = 1
-    SPHERE: ClassVar[int] = 2
-    CYLINDER: ClassVar[int] = 3
-    LINE_STRIP: ClassVar[int] = 4
-    LINE_LIST: ClassVar[int] = 5
-    CUBE_LIST: ClassVar[int] = 6
-    SPHERE_LIST: ClassVar[int] = 7
-    POINTS: ClassVar[int] = 8
-    TEXT_VIEW_FACING: ClassVar[int] = 9
-    MESH_RESOURCE: ClassVar[int] = 10
-    TRIANGLE_LIST: ClassVar[int] = 11
-    ARROW_STRIP: ClassVar[int] = 12
-    ADD: ClassVar[int] = 0
-    MODIFY: ClassVar[int] = 0
-    DELETE: ClassVar[int] = 2
-    DELETEALL: ClassVar[int] = 3
+    ARROW: _ClassVar[int] = 0
+    CUBE: _ClassVar[int] = 1
+    SPHERE: _ClassVar[int] = 2
+    CYLINDER: _ClassVar[int] = 3
+    LINE_STRIP: _ClassVar[int] = 4
+    LINE_LIST: _ClassVar[int] = 5
+    CUBE_LIST: _ClassVar[int] = 6
+    SPHERE_LIST: _ClassVar[int] = 7
+    POINTS: _ClassVar[int] = 8
+    TEXT_VIEW_FACING: _ClassVar[int] = 9
+    MESH_RESOURCE: _ClassVar[int] = 10
+    TRIANGLE_LIST: _ClassVar[int] = 11
+    ARROW_STRIP: _ClassVar[int] = 12
+    ADD: _ClassVar[int] = 0
+    MODIFY: _ClassVar[int] = 0
+    DELETE: _ClassVar[int] = 2
+    DELETEALL: _ClassVar[int] = 3
 
     header: _std_msgs_msg.Header
     ns: str
@@ -431,11 +439,11 @@ class Marker(RosMessage):
     color: _std_msgs_msg.ColorRGBA
     lifetime: _builtin_interfaces_msg.Duration
     frame_locked: bool
-    points: List[_geometry_msgs_msg.Point]
-    colors: List[_std_msgs_msg.ColorRGBA]
+    points: _List[_geometry_msgs_msg.Point]
+    colors: _List[_std_msgs_msg.ColorRGBA]
     texture_resource: str
     texture: _sensor_msgs_msg.CompressedImage
-    uv_coordinates: List[UVCoordinate]
+    uv_coordinates: _List[UVCoordinate]
     text: str
     mesh_resource: str
     mesh_file: MeshFile
@@ -443,24 +451,24 @@ class Marker(RosMessage):
 
     def __init__(
         self,
-        header: Optional[_std_msgs_msg.Header] = None,
+        header: _Optional[_std_msgs_msg.Header] = None,
         ns: str = "",
         id: int = 0,
         type: int = 0,
         action: int = 0,
-        pose: Optional[_geometry_msgs_msg.Pose] = None,
-        scale: Optional[_geometry_msgs_msg.Vector3] = None,
-        color: Optional[_std_msgs_msg.ColorRGBA] = None,
-        lifetime: Optional[_builtin_interfaces_msg.Duration] = None,
+        pose: _Optional[_geometry_msgs_msg.Pose] = None,
+        scale: _Optional[_geometry_msgs_msg.Vector3] = None,
+        color: _Optional[_std_msgs_msg.ColorRGBA] = None,
+        lifetime: _Optional[_builtin_interfaces_msg.Duration] = None,
         frame_locked: bool = False,
-        points: Optional[Sequence[_geometry_msgs_msg.Point]] = None,
-        colors: Optional[Sequence[_std_msgs_msg.ColorRGBA]] = None,
+        points: _Optional[_Sequence[_geometry_msgs_msg.Point]] = None,
+        colors: _Optional[_Sequence[_std_msgs_msg.ColorRGBA]] = None,
         texture_resource: str = "",
-        texture: Optional[_sensor_msgs_msg.CompressedImage] = None,
-        uv_coordinates: Optional[Sequence[UVCoordinate]] = None,
+        texture: _Optional[_sensor_msgs_msg.CompressedImage] = None,
+        uv_coordinates: _Optional[_Sequence[UVCoordinate]] = None,
         text: str = "",
         mesh_resource: str = "",
-        mesh_file: Optional[MeshFile] = None,
+        mesh_file: _Optional[MeshFile] = None,
         mesh_use_embedded_materials: bool = False,
     ) -> None:
         self.header = _std_msgs_msg.Header() if header is None else header
@@ -473,36 +481,36 @@ class Marker(RosMessage):
         self.color = _std_msgs_msg.ColorRGBA() if color is None else color
         self.lifetime = _builtin_interfaces_msg.Duration() if lifetime is None else lifetime
         self.frame_locked = frame_locked
-        self.points = [] if points is None else list(points)
-        self.colors = [] if colors is None else list(colors)
+        self.points = [] if points is None else _builtins.list(points)
+        self.colors = [] if colors is None else _builtins.list(colors)
         self.texture_resource = texture_resource
         self.texture = _sensor_msgs_msg.CompressedImage() if texture is None else texture
-        self.uv_coordinates = [] if uv_coordinates is None else list(uv_coordinates)
+        self.uv_coordinates = [] if uv_coordinates is None else _builtins.list(uv_coordinates)
         self.text = text
         self.mesh_resource = mesh_resource
         self.mesh_file = MeshFile() if mesh_file is None else mesh_file
         self.mesh_use_embedded_materials = mesh_use_embedded_materials
 
 
-class MarkerArray(RosMessage):
+class MarkerArray(_RosMessage):
     """visualization_msgs/msg/MarkerArray"""
 
     __slots__ = ("markers",)
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/MarkerArray"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/MarkerArray"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("markers", "visualization_msgs/msg/Marker[]"),
     )
 
-    markers: List[Marker]
+    markers: _List[Marker]
 
     def __init__(
         self,
-        markers: Optional[Sequence[Marker]] = None,
+        markers: _Optional[_Sequence[Marker]] = None,
     ) -> None:
-        self.markers = [] if markers is None else list(markers)
+        self.markers = [] if markers is None else _builtins.list(markers)
 
 
-class MenuEntry(RosMessage):
+class MenuEntry(_RosMessage):
     """visualization_msgs/msg/MenuEntry
 
     MenuEntry message.
@@ -538,17 +546,17 @@ class MenuEntry(RosMessage):
     """
 
     __slots__ = ("id", "parent_id", "title", "command", "command_type")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/MenuEntry"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/MenuEntry"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("id", "uint32"),
         ("parent_id", "uint32"),
         ("title", "string"),
         ("command", "string"),
         ("command_type", "uint8"),
     )
-    FEEDBACK: ClassVar[int] = 0
-    ROSRUN: ClassVar[int] = 1
-    ROSLAUNCH: ClassVar[int] = 2
+    FEEDBACK: _ClassVar[int] = 0
+    ROSRUN: _ClassVar[int] = 1
+    ROSLAUNCH: _ClassVar[int] = 2
 
     id: int
     parent_id: int
@@ -571,32 +579,32 @@ class MenuEntry(RosMessage):
         self.command_type = command_type
 
 
-class MeshFile(RosMessage):
+class MeshFile(_RosMessage):
     """visualization_msgs/msg/MeshFile
 
     Used to send raw mesh files.
     """
 
     __slots__ = ("filename", "data")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/MeshFile"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/MeshFile"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("filename", "string"),
         ("data", "uint8[]"),
     )
 
     filename: str
-    data: npt.NDArray[np.uint8]
+    data: _npt.NDArray[_np.uint8]
 
     def __init__(
         self,
         filename: str = "",
-        data: Optional[ArrayInput] = None,
+        data: _Optional[_ArrayInput] = None,
     ) -> None:
         self.filename = filename
-        self.data = array_field(data, np.uint8, None, None)
+        self.data = _array_field(data, _np.uint8, None, None)
 
 
-class UVCoordinate(RosMessage):
+class UVCoordinate(_RosMessage):
     """visualization_msgs/msg/UVCoordinate
 
     Location of the pixel as a ratio of the width of a 2D texture.
@@ -604,8 +612,8 @@ class UVCoordinate(RosMessage):
     """
 
     __slots__ = ("u", "v")
-    _TYPE: ClassVar[str] = "visualization_msgs/msg/UVCoordinate"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/msg/UVCoordinate"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("u", "float32"),
         ("v", "float32"),
     )
@@ -622,7 +630,7 @@ class UVCoordinate(RosMessage):
         self.v = v
 
 
-register(
+_register(
     ImageMarker,
     InteractiveMarker,
     InteractiveMarkerControl,
@@ -636,4 +644,4 @@ register(
     MeshFile,
     UVCoordinate,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, List, Optional, Sequence, Tuple
+import builtins as _builtins
+from typing import ClassVar as _ClassVar
+from typing import List as _List
+from typing import Optional as _Optional
+from typing import Sequence as _Sequence
+from typing import Tuple as _Tuple
 
-import numpy as np
-import numpy.typing as npt
+import numpy as _np
+import numpy.typing as _npt
 
-from horus.interfaces._base import ArrayInput, RosMessage, array_field, register
+from horus.interfaces._base import ArrayInput as _ArrayInput
+from horus.interfaces._base import RosMessage as _RosMessage
+from horus.interfaces._base import array_field as _array_field
+from horus.interfaces._base import register as _register
 from horus.interfaces.service_msgs import msg as _service_msgs_msg
 from horus.interfaces.visualization_msgs import msg as _visualization_msgs_msg
 
@@ -20,38 +28,38 @@ __all__ = [
 ]
 
 
-class GetInteractiveMarkers_Event(RosMessage):
+class GetInteractiveMarkers_Event(_RosMessage):
     """visualization_msgs/srv/GetInteractiveMarkers_Event"""
 
     __slots__ = ("info", "request", "response")
-    _TYPE: ClassVar[str] = "visualization_msgs/srv/GetInteractiveMarkers_Event"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/srv/GetInteractiveMarkers_Event"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("info", "service_msgs/msg/ServiceEventInfo"),
         ("request", "visualization_msgs/srv/GetInteractiveMarkers_Request[<=1]"),
         ("response", "visualization_msgs/srv/GetInteractiveMarkers_Response[<=1]"),
     )
 
     info: _service_msgs_msg.ServiceEventInfo
-    request: List[GetInteractiveMarkers_Request]
-    response: List[GetInteractiveMarkers_Response]
+    request: _List[GetInteractiveMarkers_Request]
+    response: _List[GetInteractiveMarkers_Response]
 
     def __init__(
         self,
-        info: Optional[_service_msgs_msg.ServiceEventInfo] = None,
-        request: Optional[Sequence[GetInteractiveMarkers_Request]] = None,
-        response: Optional[Sequence[GetInteractiveMarkers_Response]] = None,
+        info: _Optional[_service_msgs_msg.ServiceEventInfo] = None,
+        request: _Optional[_Sequence[GetInteractiveMarkers_Request]] = None,
+        response: _Optional[_Sequence[GetInteractiveMarkers_Response]] = None,
     ) -> None:
         self.info = _service_msgs_msg.ServiceEventInfo() if info is None else info
-        self.request = [] if request is None else list(request)
-        self.response = [] if response is None else list(response)
+        self.request = [] if request is None else _builtins.list(request)
+        self.response = [] if response is None else _builtins.list(response)
 
 
-class GetInteractiveMarkers_Request(RosMessage):
+class GetInteractiveMarkers_Request(_RosMessage):
     """visualization_msgs/srv/GetInteractiveMarkers_Request"""
 
     __slots__ = ()
-    _TYPE: ClassVar[str] = "visualization_msgs/srv/GetInteractiveMarkers_Request"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/srv/GetInteractiveMarkers_Request"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
     )
 
 
@@ -59,7 +67,7 @@ class GetInteractiveMarkers_Request(RosMessage):
         pass
 
 
-class GetInteractiveMarkers_Response(RosMessage):
+class GetInteractiveMarkers_Response(_RosMessage):
     """visualization_msgs/srv/GetInteractiveMarkers_Response
 
     Sequence number.
@@ -69,36 +77,36 @@ class GetInteractiveMarkers_Response(RosMessage):
     """
 
     __slots__ = ("sequence_number", "markers")
-    _TYPE: ClassVar[str] = "visualization_msgs/srv/GetInteractiveMarkers_Response"
-    _FIELDS: ClassVar[Tuple[Tuple[str, str], ...]] = (
+    _TYPE: _ClassVar[str] = "visualization_msgs/srv/GetInteractiveMarkers_Response"
+    _FIELDS: _ClassVar[_Tuple[_Tuple[str, str], ...]] = (
         ("sequence_number", "uint64"),
         ("markers", "visualization_msgs/msg/InteractiveMarker[]"),
     )
 
     sequence_number: int
-    markers: List[_visualization_msgs_msg.InteractiveMarker]
+    markers: _List[_visualization_msgs_msg.InteractiveMarker]
 
     def __init__(
         self,
         sequence_number: int = 0,
-        markers: Optional[Sequence[_visualization_msgs_msg.InteractiveMarker]] = None,
+        markers: _Optional[_Sequence[_visualization_msgs_msg.InteractiveMarker]] = None,
     ) -> None:
         self.sequence_number = sequence_number
-        self.markers = [] if markers is None else list(markers)
+        self.markers = [] if markers is None else _builtins.list(markers)
 
 
 class GetInteractiveMarkers:
     """visualization_msgs/srv/GetInteractiveMarkers: its types."""
 
-    _TYPE: ClassVar[str] = "visualization_msgs/srv/GetInteractiveMarkers"
+    _TYPE: _ClassVar[str] = "visualization_msgs/srv/GetInteractiveMarkers"
     Request = GetInteractiveMarkers_Request
     Response = GetInteractiveMarkers_Response
     Event = GetInteractiveMarkers_Event
 
 
-register(
+_register(
     GetInteractiveMarkers_Event,
     GetInteractiveMarkers_Request,
     GetInteractiveMarkers_Response,
 )
-_ = (npt, np, List, Optional, Sequence, Tuple, ArrayInput, array_field)
+_ = (_builtins, _npt, _np, _List, _Optional, _Sequence, _Tuple, _ArrayInput, _array_field)

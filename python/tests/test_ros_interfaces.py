@@ -403,10 +403,6 @@ def test_load_package_of_a_user(tmp_path: Path) -> None:
         "uint8 OK=0\nstd_msgs/Header header\nfloat32[] values\nstring<=8 label \"x\"\nint32 from\n"
     )
     (pkg / "srv" / "Calibrate.srv").write_text("Reading reading\n---\nbool ok\n")
-    # Field and type names that would shadow what generated code names.
-    (pkg / "msg" / "Sequence.msg").write_text(
-        "string[] list\nint32 int\nfloat64 float\nReading[2] range\nfloat64 inf -inf\n"
-    )
     load_package("horus_test_msgs", pkg)
     from horus.interfaces.horus_test_msgs.msg import Reading  # type: ignore[import-not-found]
     from horus.interfaces.horus_test_msgs.srv import Calibrate  # type: ignore[import-not-found]
@@ -416,11 +412,6 @@ def test_load_package_of_a_user(tmp_path: Path) -> None:
     assert Reading.from_cdr(r.to_cdr()) == r
     req = Calibrate.Request(reading=r)
     assert Calibrate.Request.from_cdr(req.to_cdr()) == req
-    from horus.interfaces.horus_test_msgs.msg import Sequence as Seq  # type: ignore[import-not-found]
-
-    q = Seq(list=["a", "b"], int_=3, float_=1.5)
-    assert len(q.range) == 2 and q.inf == float("-inf")
-    assert Seq.from_cdr(q.to_cdr()) == q
     r.label = "123456789"
     assert encode_error(r).kind == "over_bound"
     with pytest.raises(horus.InterfaceError):
@@ -430,6 +421,24 @@ def test_load_package_of_a_user(tmp_path: Path) -> None:
     (bad / "msg" / "Bad.msg").write_text("no_such_pkg/Thing t\n")
     with pytest.raises(horus.InterfaceError):
         load_package("horus_bad_msgs", bad)
+
+
+def test_type_and_field_names_that_shadow_names_generated_code_uses(tmp_path: Path) -> None:
+    """A type named Sequence/List and fields named list/range/int/float once broke the
+    generated module (its own `list(...)`, `range(...)`, typing names were shadowed)."""
+    pkg = tmp_path / "horus_shadow_msgs"
+    (pkg / "msg").mkdir(parents=True)
+    (pkg / "msg" / "List.msg").write_text("float32 x\n")
+    (pkg / "msg" / "Sequence.msg").write_text(
+        "string[] list\nint32 int\nfloat64 float\nList[2] range\nfloat64 inf -inf\n"
+        "List[] optional\n"
+    )
+    load_package("horus_shadow_msgs", pkg)
+    from horus.interfaces.horus_shadow_msgs.msg import List as L, Sequence as Seq  # type: ignore[import-not-found]
+
+    q = Seq(list=["a", "b"], int_=3, float_=1.5, optional=[L(x=1.0)])
+    assert len(q.range) == 2 and q.inf == float("-inf")
+    assert Seq.from_cdr(q.to_cdr()) == q
 
 
 # --- stubs -----------------------------------------------------------------------

@@ -462,6 +462,24 @@ mod tests {
     }
 
     #[test]
+    fn decides_the_same_from_a_shared_memory_view_as_from_the_owned_scan() {
+        let ns = format!("test-demo-control-{}", std::process::id());
+        let topic = crate::topics::scan(&ns).unwrap();
+        let mut publisher = topic.publisher().unwrap();
+        let mut subscriber = topic.subscriber().unwrap();
+        let mut scan = LaserScan::default();
+        for t in [0.0, 1.25, 3.75] {
+            world::fill_scan(&mut scan, t, 0.1);
+            publisher.publish(&scan).unwrap();
+            let sample = subscriber.try_recv().unwrap();
+            let view = sample.view().unwrap();
+            // The ranges are read in place: a slice of the shared-memory chunk.
+            assert_eq!(view.ranges(), scan.ranges.as_slice());
+            assert_eq!(decide(view), decide(&scan));
+        }
+    }
+
+    #[test]
     fn honours_only_a_fresh_engaged_flag() {
         let now = 10_000_000_000;
         let engaged = EmergencyStop::engage(now - 1_000_000, 4, "py").unwrap();

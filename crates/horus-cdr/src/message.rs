@@ -13,7 +13,7 @@ pub trait RosMessage: Sized + Clone + Send + Sync + 'static {
     /// The RIHS01 type hash as ROS 2 computes it: `RIHS01_` and 64 hex digits.
     const TYPE_HASH: &'static str;
     /// The definition in MCAP's `ros2msg` schema form: the type's own `.msg` text, then
-    /// each type it uses after a line of 80 `=` and `MSG: pkg/Type`.
+    /// each type it uses after a line of 80 `=` and `MSG: pkg/msg/Type`.
     const DEFINITION: &'static str;
 
     /// The borrowed, zero-copy view of this type (`&str` strings, `&[T]` primitive

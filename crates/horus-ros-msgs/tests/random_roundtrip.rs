@@ -38,6 +38,38 @@ fn registry_lists_every_standard_structure_once_with_its_identity() {
 }
 
 #[test]
+fn service_and_action_markers_carry_their_names_and_hashes() {
+    use horus_cdr::{RosAction, RosMessage, RosService};
+    use horus_ros_msgs::std_srvs::srv::{SetBool, SetBool_Request};
+    use horus_ros_msgs::tf2_msgs::action::{LookupTransform, LookupTransform_SendGoal};
+
+    let resolved = common::standard();
+    let hash = |n: &str| resolved.type_hash(n).unwrap().to_string();
+    assert_eq!(SetBool::SERVICE_NAME, "std_srvs/srv/SetBool");
+    assert_eq!(SetBool::TYPE_HASH, hash("std_srvs/srv/SetBool"));
+    assert_eq!(
+        <SetBool as RosService>::Request::TYPE_NAME,
+        <SetBool_Request as RosMessage>::TYPE_NAME
+    );
+    assert_eq!(
+        LookupTransform::ACTION_NAME,
+        "tf2_msgs/action/LookupTransform"
+    );
+    assert_eq!(
+        LookupTransform::TYPE_HASH,
+        hash("tf2_msgs/action/LookupTransform")
+    );
+    assert_eq!(
+        LookupTransform_SendGoal::TYPE_HASH,
+        hash("tf2_msgs/action/LookupTransform_SendGoal")
+    );
+    assert_eq!(
+        <<LookupTransform as RosAction>::FeedbackMessage as RosMessage>::TYPE_NAME,
+        "tf2_msgs/action/LookupTransform_FeedbackMessage"
+    );
+}
+
+#[test]
 fn defaults_encode_and_read_back() {
     let resolved = common::standard();
     for t in horus_ros_msgs::REGISTRY {

@@ -163,7 +163,9 @@ pub struct ClientStats {
 pub struct BridgeStats {
     /// Every connected client.
     pub clients: Vec<ClientStats>,
-    /// Per topic: messages the bridge's observer missed (overwritten before it read them).
+    /// Per topic: messages the bridge's observer missed (overwritten before it read them),
+    /// malformed ones, and ones the topic's mapping could not encode (e.g. a ROS-typed
+    /// message without a CDR header).
     pub missed: BTreeMap<String, u64>,
     /// Refusals so far, by kind: connections (`origin`, `host`, `token_missing`,
     /// `token_wrong`, `subprotocol`, `handshake`, `too_many_clients`,
@@ -537,6 +539,8 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
         });
     }
     let mut observers: HashMap<u32, RawObserver> = HashMap::new();
+    // Per channel: messages its mapping could not encode (counted with the missed ones).
+    let mut unencodable: HashMap<u32, u64> = HashMap::new();
     // The subscribed channels, updated only when they change (subs.rs).
     let mut wanted: BTreeSet<u32> = BTreeSet::new();
     let mut wanted_seen = 0u64;
@@ -604,12 +608,15 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
             for _ in 0..BATCH {
                 // In place (a chunk is pinned only while it is encoded): the encoding is the
                 // one copy, for a ROS-typed topic's wire bytes too.
-                let Some(m) = obs.try_recv_sample() else { break };
+                let Some(m) = obs.try_recv_sample() else {
+                    break;
+                };
                 any = true;
                 let recv = now_ns();
                 let encoded = ch.mapping.encode(m.bytes(), recv, &mut scratch);
                 drop(m);
                 if encoded.is_err() {
+                    *unencodable.entry(*id).or_default() += 1;
                     continue;
                 }
                 // One payload for every client (the encoder's buffer moves into it).
@@ -626,8 +633,9 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
                 }
             }
             let (_, missed, malformed) = obs.counts();
-            if missed + malformed > 0 {
-                lock(&shared.missed).insert(ch.topic.clone(), missed + malformed);
+            let lost = missed + malformed + unencodable.get(id).copied().unwrap_or(0);
+            if lost > 0 {
+                lock(&shared.missed).insert(ch.topic.clone(), lost);
             }
         }
         if !any {

@@ -128,6 +128,47 @@ fn ros_typed_topics_are_advertised_as_ros2msg_and_sent_as_their_wire_bytes() {
             received[sub - 1][k] = payload.to_vec();
         }
     }
+    // A protocol-breaking publisher's message (big-endian CDR header) is not sent, and is
+    // counted: the next good message still arrives.
+    let before = bridge
+        .stats()
+        .missed
+        .get(&topics[0].topic)
+        .copied()
+        .unwrap_or(0);
+    let mut raw = pubs[0].0.publisher(8).unwrap();
+    raw.send_parts(&[&[0; 4], &[0, 0, 0, 0], &topics[0].wire[0][4..]])
+        .unwrap();
+    pubs[0].1.send_cdr(&topics[0].wire[1]).unwrap();
+    let t0 = Instant::now();
+    loop {
+        assert!(t0.elapsed() < PATIENCE, "the good message never arrived");
+        let Some(Message::Binary(b)) = next(&mut ws) else {
+            continue;
+        };
+        let sub = u32::from_le_bytes(b[1..5].try_into().unwrap());
+        assert!(
+            b[13..] != topics[0].wire[0][4..],
+            "the bad message was sent"
+        );
+        if sub == 1 && b[13..] == topics[0].wire[1] {
+            break;
+        }
+    }
+    // Counted once the pump has looked at the topic's counts again.
+    let t0 = Instant::now();
+    while bridge
+        .stats()
+        .missed
+        .get(&topics[0].topic)
+        .copied()
+        .unwrap_or(0)
+        <= before
+    {
+        let missed = bridge.stats().missed;
+        assert!(t0.elapsed() < PATIENCE, "not counted: {missed:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     drop(ws);
     bridge.stop();
 

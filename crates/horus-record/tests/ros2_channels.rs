@@ -230,6 +230,7 @@ fn hostile_ros_channels_are_refused_one_by_one() {
     );
     assert_eq!(ch["/t3"], Err(Ros2Error::DefinitionNotUtf8));
     assert!(ch["/t4"].is_ok(), "the good channel after them still reads");
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]
@@ -333,4 +334,5 @@ fn definitions_past_the_files_budget_are_not_kept() {
             );
         }
     }
+    let _ = std::fs::remove_file(&path);
 }

@@ -43,7 +43,7 @@ SUDO := $(shell [ "$$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1 && echo 
 TEST_PHASES := test-fmt test-clippy test-unit test-loom test-bench-smoke test-sched-smoke \
                test-demo-smoke test-chaos-smoke test-python test-ros2 test-fuzz
 
-.PHONY: help setup setup-python setup-ros2 demo cli chaos test bench fmt lint clean setup-fuzz fuzz-build fuzz $(TEST_PHASES)
+.PHONY: help setup setup-python setup-ros2 demo cli chaos test bench bench-ros2 fmt lint clean setup-fuzz fuzz-build fuzz $(TEST_PHASES)
 
 help:
 	@echo "make demo    run the demo robot"
@@ -198,7 +198,7 @@ export CHECK_JSON
 BENCH_BIN   := $(CARGO_TARGET_DIR)/release
 # The smoke phase's build (profile bench-smoke in Cargo.toml: quick to compile).
 SMOKE_BIN   := $(CARGO_TARGET_DIR)/bench-smoke
-SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers interleaved rpc
+SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers interleaved rpc ros_messages
 CHECK_SUITE := $(PYTHON) crates/horus-bench/scripts/check_suite_json.py
 
 test-bench-smoke:
@@ -412,14 +412,15 @@ BENCH_IMG  ?= docs/img
 # the arguments. pingpong_touch: the 1 MiB-vs-16 B loan target of issue 2 (touch payload).
 BENCH_RUNS := pingpong:pingpong: \
               pingpong_touch:pingpong:--touch=--pinned-only=--only=ref,horus=--sizes=16,1048576 \
-              robotics_messages:robotics_messages: payload_sweep:payload_sweep: \
+              robotics_messages:robotics_messages: ros_messages:ros_messages: payload_sweep:payload_sweep: \
               all_paths:all_paths: scalability:scalability: peers:peers: \
               interleaved:interleaved:--rounds=5 rpc:rpc:--rounds=3 logging:logging: \
               determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling: \
               multi_host:multi_host:--rounds=3=--markdown=docs/multi-host-results.md
 
-# The Python benchmark (issue 5) runs last, against the installed package and the Rust peer.
-bench: setup py-build py-peer py-bench-deps
+# The Python benchmarks run last, against the installed package: issue 5's (with the Rust
+# peer) and issue 19's ROS 2 one (bench-ros2: horus against rclpy from the ROS 2 venv).
+bench: setup py-build py-peer py-bench-deps setup-ros2
 	@mkdir -p $(BENCH_DIR)
 	@scripts/shm-guard.sh snapshot $(BENCH_DIR)/shm-before
 	$(CARGO) build --release -p horus-bench --bins
@@ -435,10 +436,19 @@ bench: setup py-build py-peer py-bench-deps
 	printf '\n==> [%s] python_latency\n' "$$(date +%T)"; \
 	HORUS_PY_PEER=$(PY_PEER) $(PY) python/bench/python_latency.py --json $(BENCH_DIR)/python_latency.json \
 	  || failed="$$failed python_latency"; \
+	printf '\n==> [%s] ros_python\n' "$$(date +%T)"; \
+	$(PY) python/bench/ros_python.py --json $(BENCH_DIR)/ros_python.json || failed="$$failed ros_python"; \
 	scripts/shm-guard.sh clean-peers $(BENCH_DIR)/shm-before; \
 	$(BENCH_BIN)/report --results $(BENCH_DIR) --out $(BENCH_DOC) --img $(BENCH_IMG); \
 	echo "make bench: $$(( $$(date +%s) - start ))s"; \
 	if [ -n "$$failed" ]; then echo "make bench: measurements failed in:$$failed" >&2; exit 1; fi
+
+# Issue 19's Python benchmark alone (also part of `make bench`): a PointCloud2's data as a
+# NumPy view, and horus Python against rclpy + Fast DDS (the ROS 2 venv, scripts/ros2-python,
+# which removes the /dev/shm files rclpy's process leaves). Writes $(BENCH_DIR)/ros_python.json.
+bench-ros2: setup py-build setup-ros2
+	@mkdir -p $(BENCH_DIR)
+	$(PY) python/bench/ros_python.py --json $(BENCH_DIR)/ros_python.json
 
 # ---------------------------------------------------------------------------
 # Conveniences

@@ -212,6 +212,30 @@ def check_rpc(doc):
             summary(r.get("rtt"), what)
 
 
+ROS_KINDS = ["Image", "Cloud10k", "Cloud100k", "Cloud1MiB", "Scan360", "Scan1080", "Joints30", "Tf50"]
+ROS_BUILD_METHODS = ["memcpy", "write", "publish", "memcpy-no-loan"]
+
+
+def check_ros(doc):
+    """ros_messages: each round has both paths of every kind (pinned; --quick is pinned only)
+    and every loan-build method."""
+    rounds = sorted({r["round"] for r in doc["rows"]})
+    for k in rounds:
+        rtt = [r for r in doc["rows"] if r["row"] == "round-trip" and r["round"] == k and r["pinned"]]
+        for kind in ROS_KINDS:
+            for path in ["ros", "fixed"]:
+                got = [r for r in rtt if r["kind"] == kind and r["path"] == path]
+                if len(got) != 1:
+                    fail(f"round {k}: {len(got)} pinned {path} rows for {kind}")
+                else:
+                    summary(got[0]["rtt"], f"round {k} {kind} {path}")
+        builds = [r for r in doc["rows"] if r["row"] == "loan-build" and r["round"] == k]
+        if sorted(r["method"] for r in builds) != sorted(ROS_BUILD_METHODS):
+            fail(f"round {k}: loan-build methods {[r['method'] for r in builds]}")
+        for r in builds:
+            summary(r["per_batch"], f"round {k} build {r['method']}")
+
+
 CHECKS = {
     "robotics_messages": check_robotics,
     "payload_sweep": check_sweep,
@@ -220,6 +244,7 @@ CHECKS = {
     "peers": check_peers,
     "interleaved": check_interleaved,
     "rpc": check_rpc,
+    "ros_messages": check_ros,
 }
 
 

@@ -24,6 +24,8 @@ use horus_bench::logging::{self, LogRow};
 use horus_bench::multi_host::{self, rows::MhRow, SystemName};
 use horus_bench::plot::{self, Chart, Series};
 use horus_bench::report::{Machine, Row};
+use horus_bench::ros_report;
+use horus_bench::ros_rows::RosRow;
 use horus_bench::rows::{PathRow, RoboticsRow, ScaleRow, ScaleSweep, SweepRow};
 use horus_bench::rpc::{self, rows::RpcRow};
 use horus_bench::suite::Doc;
@@ -111,6 +113,10 @@ struct Results {
     logging: Option<Doc<LogRow>>,
     /// `multi_host` (issue 13's benchmark).
     multi_host: Option<Doc<MhRow>>,
+    /// `ros_messages` (issue 19's Rust benchmark).
+    ros: Option<Doc<RosRow>>,
+    /// `python/bench/ros_python.py --json` (issue 19's Python benchmark).
+    ros_python: Option<Value>,
     missing: Vec<String>,
 }
 
@@ -151,6 +157,8 @@ impl Results {
             rpc: load(dir, "rpc", m)?,
             logging: load(dir, "logging", m)?,
             multi_host: load(dir, "multi_host", m)?,
+            ros: load(dir, "ros_messages", m)?,
+            ros_python: load(dir, "ros_python", m)?,
             missing,
         })
     }
@@ -181,6 +189,12 @@ impl Results {
         v.extend(of("rpc", &self.rpc));
         v.extend(of("logging", &self.logging));
         v.extend(of("multi_host", &self.multi_host));
+        v.extend(of("ros_messages", &self.ros));
+        if let Some(py) = &self.ros_python {
+            for e in py["errors"].as_array().into_iter().flatten() {
+                v.push(format!("ros_python: {}", e.as_str().unwrap_or("?")));
+            }
+        }
         if let Some(py) = &self.python {
             v.extend(
                 tables::python_failures(py)
@@ -496,6 +510,10 @@ fn run(a: &Args) -> anyhow::Result<()> {
                 .collect()
         }),
     );
+    // ROS 2 types (issue 19): Rust and Python.
+    let ros_keys = ros_report::rust_keys_or_missing(r.ros.as_ref());
+    let py_keys = ros_report::python_keys_or_missing(r.ros_python.as_ref());
+    keys.extend(ros_keys.into_iter().chain(py_keys));
     keys.insert(
         "multi_host.method",
         section(&r.multi_host, "multi_host", |d| bullets(&d.method)),

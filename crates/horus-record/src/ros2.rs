@@ -33,8 +33,8 @@ pub const OFFERED_QOS: &str = "offered_qos_profiles";
 pub const TYPE_HASH: &str = "topic_type_hash";
 /// Longest type name accepted (`pkg/msg/Type`).
 pub const MAX_TYPE_NAME: usize = 256;
-/// Largest definition accepted from a file (the largest standard type's full definition,
-/// `visualization_msgs/msg/MarkerArray`, is about 20 KiB).
+/// Largest definition accepted from a file (full definitions of standard types are a few
+/// KiB: `visualization_msgs/msg/Marker` 8.6 KiB; a horus topic's at most 64 KiB).
 pub const MAX_DEFINITION_BYTES: usize = 1 << 20;
 /// Most bytes of `ros2msg` definitions a reader keeps for all the schemas of a file
 /// together; a channel whose schema's definition was not kept because of this is not
@@ -218,7 +218,7 @@ pub fn from_channel(
         .to_owned();
     let hash = match metadata.get(TYPE_HASH) {
         Some(h) if valid_hash(h) => Some(h.clone()),
-        // rosbag2 writes an empty hash for types it has none for.
+        // An empty value states no hash (a recorder that knows none).
         Some(h) if h.is_empty() => None,
         Some(h) => return Err(Ros2Error::Hash(h.chars().take(80).collect())),
         None => None,

@@ -79,7 +79,7 @@ fn lock<F: Payload>(m: &Mutex<Shared<F>>) -> MutexGuard<'_, Shared<F>> {
 
 /// A unique high half for this client's goal ids: process id and a
 /// per-process client counter, salted with the clock.
-fn client_token() -> u64 {
+pub(crate) fn client_token() -> u64 {
     use std::sync::atomic::{AtomicU32, Ordering};
     // Relaxed: only uniqueness of the returned values matters.
     static N: AtomicU32 = AtomicU32::new(0);

@@ -8,6 +8,12 @@
 //! `Canceled`. A server runs several goals at once; each has a 128-bit
 //! [`GoalId`]; a finished goal's result is kept for a configurable time.
 //!
+//! Goals, feedback and results here are fixed-size horus messages of at most
+//! [`PAYLOAD_MAX`] bytes. For ROS 2 action types (a `.action` file's generated
+//! `Foo_Goal`/`Foo_Result`/`Foo_Feedback`, with strings and sequences of any length) use
+//! [`RosActionServer`] / [`RosActionClient`] ([`ros`]): the same semantics on ROS 2's
+//! services and topics (`name/_action/send_goal`, …, `action_msgs/msg/GoalStatusArray`).
+//!
 //! ```
 //! use std::time::Duration;
 //! use horus_actions::{ActionClient, ActionServer, GoalStatus};
@@ -51,11 +57,16 @@
 mod client;
 mod endpoints;
 mod error;
+pub mod ros;
 mod server;
 mod wire;
 
 pub use client::{ActionClient, GoalHandle, FEEDBACK_KEPT};
 pub use error::{ActionError, GoalError, OpenError};
+pub use ros::{
+    RosActionClient, RosActionError, RosActionServer, RosGoalError, RosGoalHandle, RosNewGoal,
+    RosOpenError,
+};
 pub use server::{ActionServer, NewGoal, DEFAULT_RETENTION};
 pub use wire::{
     ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, Payload, RawPayload, RawSpec,

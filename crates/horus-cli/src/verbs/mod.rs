@@ -38,7 +38,7 @@ pub(crate) enum Verb {
     Service(service::ServiceCmd),
     /// A running node's parameters: list, get, set, dump, load.
     Param(param::ParamCmd),
-    /// Record topics to MCAP (CDR + ros2msg: Foxglove, mcap and rosbags read it).
+    /// Record topics to MCAP (CDR + ros2msg: Foxglove and mcap read it; rosbags with --no-logs).
     Record(record::Record),
     /// Publish a recording with its original timing.
     Play(play::Play),

@@ -1,5 +1,5 @@
 //! `horus record`: every topic of a namespace (or a selection) into MCAP files that Foxglove,
-//! the `mcap` Python library and `rosbags` read (library: `horus-record`).
+//! the `mcap` Python library and `rosbags` (with `--no-logs`) read (library: `horus-record`).
 //!
 //! The recorder is an observer on every topic it records: it polls, never takes part in a
 //! publisher's room check and never registers a wake-up, so attaching it changes nothing the

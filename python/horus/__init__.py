@@ -88,6 +88,7 @@ from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
 from ._service import SERVICE_TYPES, Client, PendingCall, Request, Server, Service
 from ._tensor import Tensor, TensorPool
 from ._topic import Loan, Overflow, Publisher, Subscriber, Topic
+from ._ros_action import RosActionClient, RosActionServer, RosGoalHandle, RosNewGoal
 from ._ros_topic import RosPublisher, RosSubscriber, RosTopic
 
 __version__: str = _horus.__version__
@@ -192,6 +193,10 @@ __all__ = [
     "RecvTimeoutError",
     "ReplyFailedError",
     "Request",
+    "RosActionClient",
+    "RosActionServer",
+    "RosGoalHandle",
+    "RosNewGoal",
     "RosPublisher",
     "RosSubscriber",
     "RosTopic",

@@ -68,7 +68,17 @@ class ActionClient(Generic[G, F, R]):
     Failures raise an ``ActionError`` subclass: ``ActionNoServerError`` at
     once when no server runs, ``ActionServerDiedError``,
     ``ActionTimeoutError``, ``GoalRejectedError``, ``UnknownGoalError``,
-    ``ActionTypeError``. Waiting releases the GIL."""
+    ``ActionTypeError``. Waiting releases the GIL.
+
+    ``ActionClient(Action, name)`` with a ``horus.interfaces`` action class
+    gives a ``RosActionClient`` (ROS 2 types, any length)."""
+
+    def __new__(cls, goal_type: Any, *args: Any, **kwargs: Any) -> Any:
+        from ._ros_action import RosActionClient, is_ros_action
+
+        if cls is ActionClient and is_ros_action(goal_type):
+            return RosActionClient(goal_type, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -190,7 +200,17 @@ class ActionServer(Generic[G, F, R]):
     acknowledged by that poll and reported by ``take_cancel_requests()``.
     A finished goal's result stays available for ``result_retention``
     seconds (15 by default). Run one server per action. Wrong transitions
-    raise ``InvalidTransitionError``, unknown goals ``UnknownGoalError``."""
+    raise ``InvalidTransitionError``, unknown goals ``UnknownGoalError``.
+
+    ``ActionServer(Action, name)`` with a ``horus.interfaces`` action class
+    gives a ``RosActionServer`` (ROS 2 types, any length)."""
+
+    def __new__(cls, goal_type: Any, *args: Any, **kwargs: Any) -> Any:
+        from ._ros_action import RosActionServer, is_ros_action
+
+        if cls is ActionServer and is_ros_action(goal_type):
+            return RosActionServer(goal_type, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,

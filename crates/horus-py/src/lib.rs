@@ -20,6 +20,7 @@ mod py_action;
 mod py_inspect;
 mod py_log;
 mod py_params;
+mod py_ros_action;
 mod py_sched;
 mod py_service;
 mod py_topic;
@@ -61,6 +62,8 @@ mod _horus {
     use crate::py_log::{log_record, log_segment_name, log_shutdown};
     #[pymodule_export]
     use crate::py_params::{ParamClient, ParamServer, Parameters};
+    #[pymodule_export]
+    use crate::py_ros_action::{RosActionClient, RosActionServer, RosGoalHandle, RosNewGoal};
     #[pymodule_export]
     use crate::py_sched::{Scheduler, TickInfo};
     #[pymodule_export]

@@ -26,6 +26,10 @@ fn a_count_the_bytes_can_hold_is_accepted() {
     let mut r = CdrReader::new(&body);
     assert!(matches!(
         r.read_count(4, Some(1)),
-        Err(DecodeError::BoundExceeded { len: 2, bound: 1, .. })
+        Err(DecodeError::BoundExceeded {
+            len: 2,
+            bound: 1,
+            ..
+        })
     ));
 }

@@ -3,7 +3,8 @@
 //! horus stamps are nanoseconds since the UNIX epoch on the wall clock (`horus::msgs::Time`).
 //! The stamp is found through the topic's description: a `stamp_ns: u64` field of the
 //! message, else a nested message (a `Header`, say) holding one, else a `stamp` field of type
-//! `horus/Time`. A message's latency is the monitor's clock when it read the message minus
+//! `horus/Time`; for a ROS 2-typed topic, `header.stamp` (`builtin_interfaces/msg/Time`) when
+//! the header is the message's first member (`ros_stamp`). A message's latency is the monitor's clock when it read the message minus
 //! that stamp. Stamps that cannot be publish times (in the future, or older than
 //! [`PLAUSIBLE`]: a counter, a replayed recording, a simulated clock) are counted, not used.
 
@@ -19,18 +20,38 @@ pub(crate) const PLAUSIBLE: Duration = Duration::from_secs(60);
 pub(crate) struct StampField {
     /// The field, as a dotted path (`stamp_ns`, `header.stamp_ns`).
     pub(crate) path: String,
-    /// Byte offset of the `u64` from the start of the message.
+    /// Byte offset of the stamp from the start of the message.
     pub(crate) offset: usize,
+    /// How the stamp is written there.
+    pub(crate) encoding: StampEncoding,
+}
+
+/// How a stamp is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StampEncoding {
+    /// A `u64` of ns since the epoch (horus's fixed-layout messages).
+    Nanos,
+    /// A ROS 2 `builtin_interfaces/msg/Time` in CDR: `int32 sec`, `uint32 nanosec`.
+    RosTime,
 }
 
 impl StampField {
     /// Finds the stamp of the root type of `d` (a validated description: offsets in bounds).
     pub(crate) fn find(d: &MessageDescription) -> Option<StampField> {
+        if let Some(ty) = &d.ros2 {
+            let (path, offset) = super::ros_stamp::find(ty)?;
+            return Some(StampField {
+                path,
+                offset,
+                encoding: StampEncoding::RosTime,
+            });
+        }
         let root = d.root();
         if let Some(off) = own_stamp(d, root) {
             return Some(StampField {
                 path: off.0,
                 offset: off.1,
+                encoding: StampEncoding::Nanos,
             });
         }
         // One level down: a header-like nested message. `header` first, then in field order.
@@ -48,12 +69,16 @@ impl StampField {
             Some(StampField {
                 path: format!("{}.{path}", f.name),
                 offset: f.offset.checked_add(off)?,
+                encoding: StampEncoding::Nanos,
             })
         })
     }
 
     /// The stamp of one message's bytes, if it holds the field.
     pub(crate) fn read(&self, bytes: &[u8]) -> Option<u64> {
+        if self.encoding == StampEncoding::RosTime {
+            return super::ros_stamp::read(bytes, self.offset);
+        }
         let end = self.offset.checked_add(8)?;
         let b: [u8; 8] = bytes.get(self.offset..end)?.try_into().ok()?;
         Some(u64::from_le_bytes(b))
@@ -174,11 +199,13 @@ mod tests {
         let f = StampField {
             path: "x".into(),
             offset: 8,
+            encoding: StampEncoding::Nanos,
         };
         assert_eq!(f.read(&[0; 15]), None);
         let f = StampField {
             path: "x".into(),
             offset: usize::MAX - 3,
+            encoding: StampEncoding::Nanos,
         };
         assert_eq!(f.read(&[0; 64]), None);
     }

@@ -107,8 +107,8 @@ pub(crate) fn draw_topic(f: &mut Frame<'_>, s: &Snapshot, name: &str) {
         Row::new(vec![
             Cell::from(x.path.clone()),
             Cell::from(x.ty.clone()),
-            Cell::from(format!("@{}", x.offset)),
-            Cell::from(format!("{} B", x.size)),
+            Cell::from(x.offset.map_or("CDR".into(), |o| format!("@{o}"))),
+            Cell::from(x.size.map_or("-".into(), |s| format!("{s} B"))),
         ])
     });
     f.render_widget(

@@ -1,7 +1,7 @@
 //! `horus monitor`: every topic and node of a namespace, live, in the terminal.
 //!
-//! - `stamp`: where a message's publish stamp is, and its one-way latency (`ros_stamp`: in a
-//!   ROS 2-typed message);
+//! - `stamp`: where a message's publish stamp is, and its one-way latency (`ros_type`: stamp and
+//!   fields of a ROS 2-typed message);
 //! - `window`: rate, bandwidth and latency percentiles over a sliding window;
 //! - `probe`: one topic — its publishers' counters and a polling observer;
 //! - `sampler`: the thread that finds and polls the topics, and builds snapshots;
@@ -20,7 +20,7 @@ mod keys;
 mod logs;
 mod model;
 mod probe;
-mod ros_stamp;
+mod ros_type;
 mod sampler;
 mod sort;
 mod stamp;

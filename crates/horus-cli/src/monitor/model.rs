@@ -147,13 +147,19 @@ pub(crate) struct FieldRow {
     pub(crate) path: String,
     #[serde(rename = "type")]
     pub(crate) ty: String,
-    pub(crate) offset: usize,
-    pub(crate) size: usize,
+    /// Byte offset and size in a fixed-layout message; none for a ROS 2 (CDR) member.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) offset: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) size: Option<usize>,
 }
 
 /// The fields of `d`'s root type, nested messages flattened as dotted paths (bounded depth:
 /// descriptions are validated, and this only shows them).
 pub(crate) fn field_rows(d: &MessageDescription) -> Vec<FieldRow> {
+    if let Some(ty) = &d.ros2 {
+        return super::ros_type::field_rows(ty);
+    }
     fn walk(
         d: &MessageDescription,
         ty: &str,
@@ -168,8 +174,8 @@ pub(crate) fn field_rows(d: &MessageDescription) -> Vec<FieldRow> {
             out.push(FieldRow {
                 path: path.clone(),
                 ty: f.ty.clone(),
-                offset: base.saturating_add(f.offset),
-                size: f.size,
+                offset: Some(base.saturating_add(f.offset)),
+                size: Some(f.size),
             });
             if let FieldKind::Message(inner) = &f.kind {
                 if depth < 8 {
@@ -191,8 +197,8 @@ pub(crate) fn field_rows(d: &MessageDescription) -> Vec<FieldRow> {
         out.push(FieldRow {
             path: "(tail)".into(),
             ty: "variable-size bytes".into(),
-            offset: d.root().size,
-            size: 0,
+            offset: Some(d.root().size),
+            size: Some(0),
         });
     }
     out

@@ -4,7 +4,7 @@
 //! The stamp is found through the topic's description: a `stamp_ns: u64` field of the
 //! message, else a nested message (a `Header`, say) holding one, else a `stamp` field of type
 //! `horus/Time`; for a ROS 2-typed topic, `header.stamp` (`builtin_interfaces/msg/Time`) when
-//! the header is the message's first member (`ros_stamp`). A message's latency is the monitor's clock when it read the message minus
+//! the header is the message's first member (`ros_type`). A message's latency is the monitor's clock when it read the message minus
 //! that stamp. Stamps that cannot be publish times (in the future, or older than
 //! [`PLAUSIBLE`]: a counter, a replayed recording, a simulated clock) are counted, not used.
 
@@ -39,7 +39,7 @@ impl StampField {
     /// Finds the stamp of the root type of `d` (a validated description: offsets in bounds).
     pub(crate) fn find(d: &MessageDescription) -> Option<StampField> {
         if let Some(ty) = &d.ros2 {
-            let (path, offset) = super::ros_stamp::find(ty)?;
+            let (path, offset) = super::ros_type::find(ty)?;
             return Some(StampField {
                 path,
                 offset,
@@ -77,7 +77,7 @@ impl StampField {
     /// The stamp of one message's bytes, if it holds the field.
     pub(crate) fn read(&self, bytes: &[u8]) -> Option<u64> {
         if self.encoding == StampEncoding::RosTime {
-            return super::ros_stamp::read(bytes, self.offset);
+            return super::ros_type::read(bytes, self.offset);
         }
         let end = self.offset.checked_add(8)?;
         let b: [u8; 8] = bytes.get(self.offset..end)?.try_into().ok()?;

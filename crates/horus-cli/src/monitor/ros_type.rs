@@ -1,6 +1,7 @@
-//! The publish stamp of a ROS 2-typed topic's messages: `header.stamp` (or `stamp`) when it
-//! is the message's first member, the only place whose CDR offset does not depend on the
-//! message's contents.
+//! What the monitor reads of a ROS 2-typed topic, from the `ros2msg` definition its segment
+//! carries: the members of the message (for the detail view), and the publish stamp —
+//! `header.stamp` (or `stamp`) when it is the message's first member, the only place whose
+//! CDR offset does not depend on the message's contents.
 //!
 //! A ROS-typed message is read as its chunk: an 8-byte frame (4 reserved bytes and the
 //! encapsulation header), then the CDR body. A first member `std_msgs/msg/Header` starts
@@ -8,15 +9,57 @@
 //! member `builtin_interfaces/msg/Time`: both put the stamp at body offset 0, chunk offset 8.
 
 use horus::msgs::Ros2Type;
-use horus_idl::{ArrayKind, ResolvedBase};
+use horus_idl::{ArrayKind, ResolvedBase, ResolvedType};
+
+use super::model::FieldRow;
 
 /// Chunk offset of the CDR body of a ROS-typed message.
 const BODY: usize = 8;
 
+/// The members of the type's root structure, with their ROS types (`std_msgs/msg/Header`,
+/// `float32[]`); CDR has no fixed offsets, so rows carry none. Empty when the definition
+/// does not read.
+pub(crate) fn field_rows(ty: &Ros2Type) -> Vec<FieldRow> {
+    // The definition comes from the topic's segment: untrusted, and read by horus_idl's
+    // bounded reader (typed errors; a topic whose definition does not read shows nothing).
+    let Ok((resolved, root)) = horus_idl::resolve_ros2msg(&ty.type_name, &ty.definition) else {
+        return Vec::new();
+    };
+    let Some(root) = resolved.get_struct(&root) else {
+        return Vec::new();
+    };
+    root.members
+        .iter()
+        .filter(|m| !m.placeholder)
+        .map(|m| FieldRow {
+            path: m.name.clone(),
+            ty: type_text(&m.member_type),
+            offset: None,
+            size: None,
+        })
+        .collect()
+}
+
+/// A member's type as a `.msg` file writes it, with full names for nested types.
+fn type_text(t: &ResolvedType) -> String {
+    let base = match &t.base {
+        ResolvedBase::Primitive(p) => format!("{p:?}").to_lowercase(),
+        ResolvedBase::String { bound: None } => "string".into(),
+        ResolvedBase::String { bound: Some(n) } => format!("string<={n}"),
+        ResolvedBase::WString { bound: None } => "wstring".into(),
+        ResolvedBase::WString { bound: Some(n) } => format!("wstring<={n}"),
+        ResolvedBase::Nested(name) => name.to_string(),
+    };
+    match t.array {
+        ArrayKind::Single => base,
+        ArrayKind::Fixed(n) => format!("{base}[{n}]"),
+        ArrayKind::Bounded(n) => format!("{base}[<={n}]"),
+        ArrayKind::Unbounded => format!("{base}[]"),
+    }
+}
+
 /// The path of the stamp (`header.stamp`, `stamp`) when the type's first member holds it.
 pub(crate) fn find(ty: &Ros2Type) -> Option<(String, usize)> {
-    // The definition comes from the topic's segment: untrusted, and read by horus_idl's
-    // bounded reader (typed errors; a topic whose definition does not read has no stamp).
     let (resolved, root) = horus_idl::resolve_ros2msg(&ty.type_name, &ty.definition).ok()?;
     let first = resolved.get_struct(&root)?.members.first()?;
     if first.member_type.array != ArrayKind::Single {
@@ -64,6 +107,19 @@ mod tests {
     }
 
     #[test]
+    fn the_members_are_listed_with_their_ros_types() {
+        let rows = field_rows(&ty::<LaserScan>());
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.path.as_str(), r.ty.as_str()))
+            .collect();
+        assert_eq!(got[0], ("header", "std_msgs/msg/Header"));
+        assert_eq!(got[1], ("angle_min", "float32"));
+        assert_eq!(got.last(), Some(&("intensities", "float32[]")));
+        assert!(rows.iter().all(|r| r.offset.is_none() && r.size.is_none()));
+    }
+
+    #[test]
     fn a_type_without_a_leading_header_has_no_stamp() {
         assert_eq!(find(&ty::<TFMessage>()), None);
     }
@@ -72,6 +128,7 @@ mod tests {
     fn a_definition_that_does_not_read_has_no_stamp() {
         let bad = Ros2Type::new("pkg/msg/Bad", LaserScan::TYPE_HASH, "int32[ x\n");
         assert_eq!(find(&bad), None);
+        assert!(field_rows(&bad).is_empty());
     }
 
     #[test]

@@ -250,3 +250,25 @@ fn a_ros_action_in_another_process_carries_strings_and_sequences_with_feedback_r
     assert_eq!(lines.next().as_deref(), Some("malformed 3 0 0"));
     assert!(child.wait().unwrap().success());
 }
+
+/// A server killed while its client lives: when the client goes, nothing of the action is
+/// left in shared memory (the raw topics reclaimed the dead server's places and unlinked,
+/// as typed topics do; before, `fetch/_action/feedback` and `status` stayed).
+#[test]
+fn a_killed_servers_action_topics_are_not_left_behind() {
+    let ns = ns("killed");
+    let (mut child, mut lines) = spawn_server(&ns);
+    assert_eq!(lines.next().as_deref(), Some("ready"));
+    let mut client = RosActionClient::<Fetch>::open_in("fetch", &ns).unwrap();
+    let g = client.send_goal(&goal("shelf", &["a"]), T).unwrap();
+    assert_eq!(g.result(T).unwrap().0, GoalStatus::Succeeded);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop((g, client));
+    let left: Vec<String> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(&ns))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}

@@ -14,6 +14,7 @@ use horus_ros_msgs::unique_identifier_msgs::msg::UUID;
 
 use super::error::{RosActionError, RosOpenError};
 use super::frames;
+use super::owned::Owned;
 use super::server::topic;
 use super::types::{self, RosActionTypes};
 use crate::client::FEEDBACK_KEPT;
@@ -70,8 +71,8 @@ struct Shared {
     send_goal: Svc,
     cancel: Svc,
     get_result: Svc,
-    feedback: RawRosReader,
-    status: RawRosReader,
+    feedback: Owned<RawRosReader>,
+    status: Owned<RawRosReader>,
     goals: HashMap<GoalId, Tracked>,
     malformed: TopicMalformed,
 }
@@ -145,6 +146,19 @@ impl Shared {
     }
 }
 
+impl Drop for Shared {
+    /// Services this client never called are joined and left once, so that a service
+    /// whose server was killed is reclaimed and unlinked as the called ones are when their
+    /// client goes (else a killed server's `cancel_goal` stays in shared memory).
+    fn drop(&mut self) {
+        for svc in [&self.send_goal, &self.cancel, &self.get_result] {
+            if svc.client.is_none() {
+                drop(RawClient::open(&self.ns, &svc.name));
+            }
+        }
+    }
+}
+
 fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -193,9 +207,12 @@ impl RawRosActionClient {
                 &types.get_result_request,
                 &types.get_result_response,
             ),
-            feedback: topic(&ns, &ep("feedback"), &types.feedback_message)?
-                .ros_subscriber(false)?,
-            status: topic(&ns, &ep("status"), &types::status_array())?.ros_subscriber(false)?,
+            feedback: Owned::new(topic(&ns, &ep("feedback"), &types.feedback_message)?, |v| {
+                v.ros_subscriber(false)
+            })?,
+            status: Owned::new(topic(&ns, &ep("status"), &types::status_array())?, |v| {
+                v.ros_subscriber(false)
+            })?,
             name: name.to_owned(),
             ns,
             goals: HashMap::new(),

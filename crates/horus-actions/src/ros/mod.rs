@@ -33,6 +33,7 @@
 mod client;
 mod error;
 mod frames;
+mod owned;
 mod server;
 mod typed;
 mod types;

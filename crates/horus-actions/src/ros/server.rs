@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use horus::inspect::{self, RawRosPublisher};
+
+use super::owned::Owned;
 use horus::msgs::MessageDescription;
 use horus::{RawRequest, RawServer, ServiceError};
 use horus_cdr::{decode_message, encode_message, DecodeError};
@@ -92,8 +94,8 @@ pub struct RawRosActionServer {
     send_goal: RawServer,
     cancel: RawServer,
     get_result: RawServer,
-    feedback: RawRosPublisher,
-    status: RawRosPublisher,
+    feedback: Owned<RawRosPublisher>,
+    status: Owned<RawRosPublisher>,
     /// A `GetResult` response with status unknown and the default result.
     unknown: Vec<u8>,
     goals: HashMap<GoalId, Goal>,
@@ -165,8 +167,14 @@ impl RawRosActionServer {
             types.get_result_request.clone(),
             types.get_result_response.clone(),
         )?;
-        let feedback = topic(&ns, &ep("feedback"), &types.feedback_message)?.ros_publisher()?;
-        let status = topic(&ns, &ep("status"), &types::status_array())?.ros_publisher()?;
+        let feedback = Owned::new(
+            topic(&ns, &ep("feedback"), &types.feedback_message)?,
+            inspect::TopicView::ros_publisher,
+        )?;
+        let status = Owned::new(
+            topic(&ns, &ep("status"), &types::status_array())?,
+            inspect::TopicView::ros_publisher,
+        )?;
         let mut unknown = default_result.to_vec();
         frames::set_status(&mut unknown, RosGoalStatus::STATUS_UNKNOWN);
         Ok(RawRosActionServer {

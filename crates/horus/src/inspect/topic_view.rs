@@ -173,6 +173,14 @@ impl TopicView {
         self.chan.is_lost()
     }
 
+    /// Removes the topic's name if no endpoint is active, after reclaiming the places of
+    /// dead processes (what a typed `Topic` does when its last endpoint is dropped): call
+    /// it after dropping this process's raw endpoints, so a topic whose other users were
+    /// killed is not left behind. Returns whether it unlinked.
+    pub fn unlink_if_unused(&self) -> bool {
+        self.chan.unlink_if_unused()
+    }
+
     /// A publisher on the topic for messages of `message_size` bytes (the described type's
     /// size; followed by a tail of any length when the description says the type has one),
     /// following the topic's overflow policy.

@@ -89,6 +89,7 @@ from ._service import SERVICE_TYPES, Client, PendingCall, Request, Server, Servi
 from ._tensor import Tensor, TensorPool
 from ._topic import Loan, Overflow, Publisher, Subscriber, Topic
 from ._ros_action import RosActionClient, RosActionServer, RosGoalHandle, RosNewGoal
+from ._ros_service import RosRequest, RosService, RosServiceClient, RosServiceServer
 from ._ros_topic import RosPublisher, RosSubscriber, RosTopic
 
 __version__: str = _horus.__version__
@@ -198,6 +199,10 @@ __all__ = [
     "RosGoalHandle",
     "RosNewGoal",
     "RosPublisher",
+    "RosRequest",
+    "RosService",
+    "RosServiceClient",
+    "RosServiceServer",
     "RosSubscriber",
     "RosTopic",
     "RustNode",

@@ -64,6 +64,9 @@ __all__ = [
     "RosGoalHandle",
     "RosNewGoal",
     "RosPublisher",
+    "RosServiceClient",
+    "RosServiceRequest",
+    "RosServiceServer",
     "RosSample",
     "RosSubscriber",
     "RosTopic",
@@ -738,6 +741,46 @@ class RosNewGoal:
     def id(self) -> int: ...
     @property
     def data(self) -> bytes: ...
+
+@final
+class RosServiceClient:
+    def __new__(
+        cls,
+        request_type: _RosTypeTriple,
+        response_type: _RosTypeTriple,
+        name: str,
+        *,
+        namespace: Optional[str] = None,
+    ) -> RosServiceClient: ...
+    @property
+    def name(self) -> str: ...
+    def call(self, request: bytes, timeout: float = 1.0) -> bytes: ...
+
+@final
+class RosServiceServer:
+    def __new__(
+        cls,
+        request_type: _RosTypeTriple,
+        response_type: _RosTypeTriple,
+        name: str,
+        *,
+        namespace: Optional[str] = None,
+    ) -> RosServiceServer: ...
+    @property
+    def name(self) -> str: ...
+    def try_recv(self) -> Optional[RosServiceRequest]: ...
+    def recv(self, timeout: Optional[float] = None) -> RosServiceRequest: ...
+
+@final
+class RosServiceRequest:
+    @property
+    def client_pid(self) -> int: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def answered(self) -> bool: ...
+    def reply(self, response: bytes) -> bool: ...
+    def drop_unanswered(self) -> None: ...
 
 @final
 class Parameters:

@@ -35,7 +35,17 @@ class Service(Generic[Q, R]):
 
     * ``depth`` — calls in flight per client (beyond: ``BusyError``).
     * ``max_clients`` / ``max_servers`` — places for each role.
+
+    ``Service(Srv, name)`` with a ``horus.interfaces`` service class gives a
+    ``RosService`` (ROS 2 types, CDR, any length).
     """
+
+    def __new__(cls, request_type: Any, *args: Any, **kwargs: Any) -> Any:
+        from ._ros_service import RosService, is_ros_service
+
+        if cls is Service and is_ros_service(request_type):
+            return RosService(request_type, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,

@@ -21,6 +21,7 @@ mod py_inspect;
 mod py_log;
 mod py_params;
 mod py_ros_action;
+mod py_ros_service;
 mod py_sched;
 mod py_service;
 mod py_topic;
@@ -64,6 +65,8 @@ mod _horus {
     use crate::py_params::{ParamClient, ParamServer, Parameters};
     #[pymodule_export]
     use crate::py_ros_action::{RosActionClient, RosActionServer, RosGoalHandle, RosNewGoal};
+    #[pymodule_export]
+    use crate::py_ros_service::{RosServiceClient, RosServiceRequest, RosServiceServer};
     #[pymodule_export]
     use crate::py_sched::{Scheduler, TickInfo};
     #[pymodule_export]

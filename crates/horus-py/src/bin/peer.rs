@@ -20,6 +20,7 @@
 //! horus-py-peer ros-pub TYPE TOPIC CDR_HEX N                 publishes those ROS 2 wire bytes N times
 //! horus-py-peer ros-pub-unchecked TYPE TOPIC CDR_HEX N       the same, not checked first (hostile bytes)
 //! horus-py-peer ros-typed-sub|ros-typed-pub laserscan TOPIC N  Topic<Ros<LaserScan>> (generated type)
+//! horus-py-peer ros-action-serve|ros-action-call|ros-srv-serve|ros-srv-call …  ROS-typed actions and services (see `ros_action`)
 //! ```
 
 #[path = "peer/action.rs"]
@@ -28,6 +29,8 @@ mod action;
 mod params;
 #[path = "peer/ros.rs"]
 mod ros;
+#[path = "peer/ros_action.rs"]
+mod ros_action;
 #[path = "peer/service.rs"]
 mod service;
 
@@ -333,6 +336,10 @@ fn main() -> Result<()> {
         ("ros-pub-unchecked", Some(ty)) => ros::publish(ty, a(2)?, a(3)?, n(4)?, false),
         ("ros-typed-sub", Some("laserscan")) => ros::typed_sub(a(2)?, n(3)?),
         ("ros-typed-pub", Some("laserscan")) => ros::typed_pub(a(2)?, n(3)?),
+        ("ros-action-serve", _) => ros_action::serve(a(1)?, n(2)?),
+        ("ros-action-call", _) => ros_action::call(a(1)?),
+        ("ros-srv-serve", _) => ros_action::srv_serve(a(1)?, n(2)?),
+        ("ros-srv-call", _) => ros_action::srv_call(a(1)?),
         (cmd, kind) => bail!("unknown command {cmd} {kind:?}"),
     }
 }

@@ -17,7 +17,7 @@
 //!   and the cross-process clock and CPU accounting;
 //! * [`interleaved`] — horus and each peer back to back over several rounds, and
 //!   the per-round ratios every "faster" claim is drawn from;
-//! * [`ros_kinds`], [`ros_peer`], [`ros_build`], [`ros_rows`], [`ros_report`] — ROS 2 messages
+//! * [`ros_kinds`], [`ros_loads`], [`ros_peer`], [`ros_build`], [`ros_rows`], [`ros_report`] — ROS 2 messages
 //!   (`Topic<Ros<M>>`) against the fixed-layout path of the same bytes, and loan
 //!   builds against a memcpy (the `ros_messages` binary);
 //! * [`rpc`] — request/response calls: horus services beside iceoryx2, Zenoh
@@ -58,6 +58,7 @@ pub mod report;
 pub mod robotics;
 pub mod ros_build;
 pub mod ros_kinds;
+pub mod ros_loads;
 pub mod ros_peer;
 pub mod ros_report;
 pub mod ros_rows;

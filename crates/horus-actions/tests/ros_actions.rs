@@ -26,7 +26,7 @@ const T: Duration = Duration::from_secs(10);
 
 /// The server node. Goals: shelf "reject" is rejected and stops the node; "hold" runs until
 /// canceled (feedback each tick); "huge" gets feedback larger than the topic takes (the
-/// typed error is reported on stdout) and aborts; others get one feedback per item and
+/// typed error is reported on stdout) and aborts with a result too large to be answered; others get one feedback per item and
 /// succeed with the items fetched `repeat` times each.
 fn server_main() {
     let ns = std::env::var("HORUS_ACTIONS_NS").unwrap();
@@ -67,7 +67,13 @@ fn server_main() {
                     };
                     let e = s.abort(id, &bad).unwrap_err();
                     println!("@@ bad result: {}", matches!(e, RosGoalError::Encode(_)));
-                    s.abort(id, &Fetch_Result::default()).unwrap();
+                    // A result over the get_result service's largest response (1 MiB
+                    // of tail): stored, but every result call is told ReplyFailed.
+                    let big = Fetch_Result {
+                        summary: "r".repeat(2 << 20),
+                        ..Default::default()
+                    };
+                    s.abort(id, &big).unwrap();
                 }
                 _ => {
                     for (i, item) in goal.items.iter().enumerate() {
@@ -209,10 +215,36 @@ fn a_ros_action_in_another_process_carries_strings_and_sequences_with_feedback_r
         ))
     ));
 
+    // A goal over the service's largest request (1 MiB of tail): a typed error, nothing
+    // sent (the server sees no goal: its malformed count below stays 3).
+    let big = goal(&"s".repeat(2 << 20), &[]);
+    let r = client.send_goal(&big, T);
+    assert!(
+        matches!(
+            r,
+            Err(RosActionError::Action(ActionError::Call(
+                horus::CallError::TooLarge { .. }
+            )))
+        ),
+        "{:?}",
+        r.err()
+    );
+
     // Feedback over the topic's size and a result that cannot be encoded: typed errors on
     // the server; the goal ends aborted.
     let g = client.send_goal(&goal("huge", &[]), T).unwrap();
-    assert_eq!(g.result(T).unwrap().0, GoalStatus::Aborted);
+    let r = g.result(T);
+    assert!(
+        matches!(
+            r,
+            Err(RosActionError::Action(ActionError::Call(
+                horus::CallError::ReplyFailed
+            )))
+        ),
+        "{:?}",
+        r.err()
+    );
+    assert_eq!(g.status(), GoalStatus::Aborted);
     assert_eq!(lines.next().as_deref(), Some("huge feedback: true"));
     assert_eq!(lines.next().as_deref(), Some("bad result: true"));
 

@@ -112,7 +112,7 @@ def test_a_python_server_in_another_process_serves_strings_and_sequences(
     while (first := h.feedback()) is None:
         assert time.monotonic() < deadline, "no feedback"
         time.sleep(0.001)
-    assert first.current == "tick 1"
+    assert first.current.startswith("tick ")
     assert h.cancel(timeout=T) == horus.GoalStatus.CANCELING
     status, result = h.result(timeout=T)
     assert (status, result.summary) == (horus.GoalStatus.CANCELED, "canceled")

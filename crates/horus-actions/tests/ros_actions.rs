@@ -195,7 +195,7 @@ fn a_ros_action_in_another_process_carries_strings_and_sequences_with_feedback_r
         assert!(Instant::now() < deadline, "no feedback");
         std::thread::yield_now();
     };
-    assert_eq!(first.current, "tick 1");
+    assert!(first.current.starts_with("tick "), "{first:?}");
     assert_eq!(g.cancel(T).unwrap(), GoalStatus::Canceling);
     let (status, r) = g.result(T).unwrap();
     assert_eq!(

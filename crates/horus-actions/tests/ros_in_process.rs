@@ -150,3 +150,54 @@ fn plain_ros_service_clients_send_goals_and_cancel_every_goal() {
     assert_eq!(ids, [1, 2]);
     node.join().unwrap();
 }
+
+/// Hostile messages on an action's topics (a feedback message too short for a goal id, a
+/// status message that is not a `GoalStatusArray`): skipped and counted by the client,
+/// which goes on following its goals.
+#[test]
+fn hostile_feedback_and_status_messages_are_counted_not_followed() {
+    let ns = ns("hostile-topics");
+    let server = RosActionServer::<LookupTransform>::new_in("tf_hostile", &ns).unwrap();
+    let mut client = RosActionClient::<LookupTransform>::open_in("tf_hostile", &ns).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = std::sync::Arc::clone(&stop);
+    let node = serve(server, move |s| {
+        if let Some(g) = s.next_goal() {
+            let id = s.accept(g);
+            s.execute(id).unwrap();
+        }
+        !stopped.load(std::sync::atomic::Ordering::Relaxed)
+    });
+    let g = client
+        .send_goal(&LookupTransform_Goal::default(), T)
+        .unwrap();
+    let pub_on = |topic: &str| {
+        horus::inspect::TopicView::open(&ns, &format!("tf_hostile/_action/{topic}"))
+            .unwrap()
+            .ros_publisher()
+            .unwrap()
+    };
+    // A 3-byte body: no room for the 16-byte goal id.
+    pub_on("feedback").send_cdr(&[0, 1, 0, 0, 1, 2, 3]).unwrap();
+    // A status list claiming 2^32-1 entries in 4 bytes.
+    pub_on("status")
+        .send_cdr(&[0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff])
+        .unwrap();
+    assert!(g.feedback().is_none());
+    // The server's statuses still arrive past the hostile one.
+    let deadline = Instant::now() + T;
+    while g.status() != GoalStatus::Executing {
+        assert!(
+            Instant::now() < deadline,
+            "status stuck at {:?}",
+            g.status()
+        );
+        std::thread::yield_now();
+    }
+    let m = client.malformed();
+    assert_eq!((m.feedback, m.status), (1, 1));
+    drop((g, client));
+    // Relaxed: a flag alone, nothing else published through it.
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    node.join().unwrap();
+}

@@ -1,7 +1,7 @@
 """ROS-typed services from Python (``horus.RosService``, also ``horus.Service(Srv, name)``):
-a server in another Python process answers ``std_srvs/SetBool`` and the vendored
-``tf2_msgs/srv/FrameGraph`` (a string response); Python ↔ Python within a process; the
-failure cases: no server, a request that breaks its type's rules, a hostile request, a
+a server in another Python process answers ``std_srvs/SetBool`` (a 600-byte string in
+the response); ``std_srvs/Trigger`` Python ↔ Python within a process (a 5 000-byte
+response); the failure cases: no server, a request that breaks its type's rules, a hostile request, a
 second reply. Rust ↔ Python against a typed Rust ``RosSrv`` is in
 ``test_ros_actions_rust.py``.
 """

@@ -115,7 +115,7 @@ pub(crate) fn draw_topic(f: &mut Frame<'_>, s: &Snapshot, name: &str) {
         table(
             rows,
             &["field", "type", "offset", "size"],
-            &[32, 24, 8, 10],
+            &[32, 36, 8, 10],
             " Fields ".into(),
         ),
         fields,

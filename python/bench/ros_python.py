@@ -383,7 +383,8 @@ def main() -> int:
         "byte once (NumPy checksum) and publishes the data back, ping reads every byte (checksum) and "
         "checks it; RTT = perf_counter_ns from before the fill to after the check",
         "horus: horus.RosTopic(std_msgs.msg.UInt8MultiArray), `horus` = blocking recv (RosSubscriber.recv: "
-        "16 polls, then the futex), `horus-busy` = try_recv spin on both sides; "
+        "1000 polls as a Topic subscriber's, a few yields, then the futex), "
+        "`horus-busy` = try_recv spin on both sides; "
         "rclpy: ROS 2 kilted wheels, rmw_fastrtps_cpp, reliable keep-last 10, spin_once, "
         "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (scripts/ros2-python)",
         "percentiles nearest-rank over all timed samples, none discarded",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic, Optional, Tuple, Type, TypeVar
 
 from . import _horus
-from ._topic import Overflow
+from ._topic import DEFAULT_SPIN, Overflow
 
 if TYPE_CHECKING:
     from .interfaces._base import RosMessage
@@ -74,14 +74,18 @@ class RosTopic(Generic[R]):
         """A publisher (one per thread)."""
         return RosPublisher(self.msg_type, self._types, self._native.publisher())
 
-    def subscriber(self) -> "RosSubscriber[R]":
-        """A subscriber: sees every message published after it was created."""
-        return RosSubscriber(self.msg_type, self._types, self._native.subscriber())
+    def subscriber(self, *, spin: int = DEFAULT_SPIN) -> "RosSubscriber[R]":
+        """A subscriber: sees every message published after it was created. ``recv``
+        polls ``spin`` times (some tens of µs) before it sleeps on a futex, as
+        ``Topic.subscriber``'s (same default); ``spin=0`` sleeps at once."""
+        return RosSubscriber(self.msg_type, self._types, self._native.subscriber(spin=spin))
 
-    def observer(self) -> "RosSubscriber[R]":
+    def observer(self, *, spin: int = DEFAULT_SPIN) -> "RosSubscriber[R]":
         """An observer: reads the same messages, never back-pressures publishers and
-        is not counted by them (tools)."""
-        return RosSubscriber(self.msg_type, self._types, self._native.subscriber(observer=True))
+        is not counted by them (tools). ``spin`` as for ``subscriber``."""
+        return RosSubscriber(
+            self.msg_type, self._types, self._native.subscriber(spin=spin, observer=True)
+        )
 
     def __repr__(self) -> str:
         return f"RosTopic({self.msg_type.__name__}, {self.name!r})"

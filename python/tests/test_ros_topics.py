@@ -132,6 +132,32 @@ def test_python_to_python_strings_and_try_recv() -> None:
         sub.recv(timeout=0.01)
 
 
+def test_ros_subscriber_recv_spins_like_a_topic_subscriber() -> None:
+    """RosSubscriber.recv polled only 16 times before the futex while Topic subscribers
+    poll DEFAULT_SPIN times: both now take the same ``spin`` knob with the same default."""
+    import inspect
+    import threading
+
+    from horus._topic import DEFAULT_SPIN
+
+    for method in ("subscriber", "observer"):
+        ros = inspect.signature(getattr(horus.RosTopic, method)).parameters["spin"]
+        plain = inspect.signature(getattr(horus.Topic, method)).parameters["spin"]
+        assert ros.kind is inspect.Parameter.KEYWORD_ONLY
+        assert ros.default == plain.default == DEFAULT_SPIN
+    topic = horus.RosTopic(String, "ros/spin")
+    subs = [topic.subscriber(), topic.subscriber(spin=0), topic.subscriber(spin=100_000),
+            topic.observer(spin=0)]
+    sender = threading.Thread(target=lambda: topic.publisher().send(String(data="late")))
+    sender.start()
+    try:
+        assert [s.recv(timeout=5).data for s in subs] == ["late"] * 4
+    finally:
+        sender.join()
+    with pytest.raises(OverflowError):
+        topic.subscriber(spin=-1)
+
+
 def test_refusals_name_the_problem() -> None:
     horus.RosTopic(LaserScan, "ros/scan")
     with pytest.raises(horus.SchemaMismatchError):

@@ -193,14 +193,19 @@ impl RosTopic {
     }
 
     /// A subscriber (`observer=True`: an observer, never back-pressuring publishers).
-    #[pyo3(signature = (*, observer=false))]
-    fn subscriber(&self, observer: bool) -> PyResult<RosSubscriber> {
-        let r = if observer {
+    /// `recv` polls `spin` times before it sleeps on the futex, as an ordinary
+    /// subscriber's (`Topic.subscriber(spin=…)`); None keeps the native default.
+    #[pyo3(signature = (*, spin=None, observer=false))]
+    fn subscriber(&self, spin: Option<u32>, observer: bool) -> PyResult<RosSubscriber> {
+        let mut r = if observer {
             self.view.ros_observer(true)
         } else {
             self.view.ros_subscriber(true)
         }
         .map_err(ros_error)?;
+        if let Some(n) = spin {
+            r.set_spin(n);
+        }
         Ok(RosSubscriber {
             raw: Mutex::new(r),
             topic: self.view.name().to_owned(),

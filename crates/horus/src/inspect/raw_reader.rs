@@ -7,8 +7,8 @@ use horus_shm::{Channel, JoinError, Received, SubscriberPort};
 
 use super::RawSample;
 
-/// Polls before a blocking observer sleeps on the futex.
-const SPIN: u32 = 16;
+/// Polls before a blocking reader sleeps on the futex, unless set ([`RawReader::set_spin`]).
+const DEFAULT_SPIN: u32 = 16;
 
 /// One message as received: the fixed part followed by any tail.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +33,8 @@ pub struct RawReader {
     buf: Box<[u64]>,
     /// Bytes reserved at the front of every copied message (see [`RawReader::with_prefix`]).
     prefix: usize,
+    /// Polls a blocking receive makes before it yields and sleeps ([`RawReader::set_spin`]).
+    spin: u32,
 }
 
 /// The reader the tools use: an observer.
@@ -50,6 +52,7 @@ impl RawReader {
             port,
             buf: vec![0u64; words].into_boxed_slice(),
             prefix: 0,
+            spin: DEFAULT_SPIN,
         })
     }
 
@@ -59,6 +62,14 @@ impl RawReader {
     pub fn with_prefix(mut self, prefix: usize) -> RawReader {
         self.prefix = prefix;
         self
+    }
+
+    /// How many empty polls a blocking receive ([`recv_timeout`](Self::recv_timeout),
+    /// [`recv_sample_timeout`](Self::recv_sample_timeout)) makes before it yields the CPU a
+    /// few times and sleeps on the futex, as [`Subscriber::set_spin`](crate::Subscriber::set_spin)
+    /// (default 16). 0 sleeps at once.
+    pub fn set_spin(&mut self, polls: u32) {
+        self.spin = polls;
     }
 
     /// Whether this reader is an observer (else a subscriber).
@@ -78,7 +89,7 @@ impl RawReader {
         let deadline = Instant::now() + timeout;
         let r = self
             .port
-            .receive_blocking(&mut self.buf, SPIN, Some(deadline))?;
+            .receive_blocking(&mut self.buf, self.spin, Some(deadline))?;
         Some(self.copy_out(r))
     }
 
@@ -95,7 +106,7 @@ impl RawReader {
         let deadline = Instant::now() + timeout;
         let r = self
             .port
-            .receive_blocking(&mut self.buf, SPIN, Some(deadline))?;
+            .receive_blocking(&mut self.buf, self.spin, Some(deadline))?;
         Some(self.sample_of(r))
     }
 

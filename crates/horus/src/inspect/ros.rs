@@ -178,6 +178,11 @@ impl RawRosReader {
         }
     }
 
+    /// Polls a blocking receive makes before it sleeps (see [`RawReader::set_spin`]).
+    pub fn set_spin(&mut self, polls: u32) {
+        self.raw.set_spin(polls);
+    }
+
     fn accept(&mut self, s: RawSample) -> Option<RawRosSample> {
         if s.bytes().len() < FRAME {
             drop(s);

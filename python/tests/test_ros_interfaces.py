@@ -482,3 +482,55 @@ def test_encode_into_a_buffer_at_an_offset() -> None:
         TYPES.encode_into("sensor_msgs/msg/LaserScan", scan, bytearray(len(want) - 1))
     with pytest.raises(KeyError):
         TYPES.encode("no_pkg/msg/Nothing", scan)
+
+
+def test_decoded_fields_go_where_setattr_would_put_them() -> None:
+    """The decoder stores fields straight into ``__slots__`` (cached per class version);
+    a class whose field is a property, that defines ``__setattr__``, has no slots, or was
+    changed after a decode gets its fields through ``setattr`` as before."""
+    from horus.interfaces.std_msgs.msg import String
+
+    wire = String(data="hi").to_cdr()
+    seen: List[str] = []
+
+    class Slotted(String):
+        __slots__ = ()
+
+    class Prop(String):
+        __slots__ = ()
+
+        @property  # type: ignore[misc]
+        def data(self) -> str:
+            return "prop:" + seen[-1]
+
+        @data.setter
+        def data(self, v: str) -> None:
+            seen.append(v)
+
+    class Hooked(String):
+        __slots__ = ()
+
+        def __setattr__(self, k: str, v: Any) -> None:
+            seen.append(f"{k}={v}")
+            object.__setattr__(self, k, v)
+
+    class Plain:
+        pass
+
+    try:
+        for cls in (Slotted, Prop, Hooked, Plain):
+            TYPES.bind(String._TYPE, cls)
+            for _ in range(3):  # the first decode computes the layout, the next use it
+                m = TYPES.decode(String._TYPE, wire)
+                assert type(m) is cls
+                assert m.data == ("prop:hi" if cls is Prop else "hi")
+        assert seen == ["hi"] * 3 + ["data=hi"] * 3
+        # Changed after decodes: a property now shadows the slot, and is used.
+        TYPES.bind(String._TYPE, Slotted)
+        assert TYPES.decode(String._TYPE, wire).data == "hi"
+        Slotted.data = property(lambda self: "new", lambda self, v: seen.append("new:" + v))  # type: ignore[assignment]
+        assert TYPES.decode(String._TYPE, wire).data == "new"
+        assert seen[-1] == "new:hi"
+    finally:
+        TYPES.bind(String._TYPE, String)
+    assert type(TYPES.decode(String._TYPE, wire)) is String

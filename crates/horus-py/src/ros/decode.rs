@@ -8,12 +8,15 @@
 //! is at most [`MAX_DEPTH`] deep, and every problem is a [`Failure`] naming the field.
 
 use horus_idl::{ArrayKind, Primitive};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyMemoryView, PyString};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyType};
 
 use super::encode::MAX_DEPTH;
 use super::errors::{CodecResult, Failure, PathSeg, Side};
 use super::plan::{min_elem_size, prim_size, Elem, FieldPlan, Plans};
+use super::slots;
+use super::topic::RosSample;
 
 fn fail(kind: &'static str, message: impl Into<String>) -> Failure {
     Failure::new(Side::Decode, kind, message)
@@ -68,6 +71,40 @@ impl PyRefs {
                 .getattr("__new__")?
                 .unbind(),
         })
+    }
+}
+
+/// `object.__new__(cls)`: a new instance, no `__init__`. For a class that keeps
+/// `object`'s `__new__` and is not abstract (every generated message class) this is what
+/// `object.__new__` does after its checks — `cls->tp_alloc(cls, 0)` — without the call
+/// through Python (about a third of a small message's decode); any other class goes
+/// through `object.__new__` itself, with its checks and errors.
+fn new_instance<'py>(
+    cls: &Bound<'py, PyType>,
+    object_new: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    let tp = cls.as_type_ptr();
+    // SAFETY: `tp` is a live type object (`cls` holds a reference to it) and the GIL is
+    // held; reading its slots and `object`'s `tp_new` is what `object.__new__` does.
+    let alloc = unsafe {
+        let object_tp_new = (*std::ptr::addr_of!(ffi::PyBaseObject_Type)).tp_new;
+        // Addresses of C functions in the interpreter (one each), compared as CPython
+        // compares slots.
+        let plain = (*tp).tp_new.map(|f| f as usize) == object_tp_new.map(|f| f as usize)
+            && ffi::PyType_HasFeature(tp, ffi::Py_TPFLAGS_IS_ABSTRACT) == 0;
+        if plain {
+            (*tp).tp_alloc
+        } else {
+            None
+        }
+    };
+    match alloc {
+        // SAFETY: `alloc` is `cls`'s own allocator, called as `object_new` calls it (the
+        // GIL held, 0 items); it returns a new reference or NULL with an exception set,
+        // which `from_owned_ptr_or_err` takes over.
+        Some(alloc) => unsafe { Bound::from_owned_ptr_or_err(py, alloc(tp, 0)) },
+        None => object_new.call1((cls,)),
     }
 }
 
@@ -155,13 +192,10 @@ impl<'py> Dec<'_, 'py> {
                 ),
             ));
         };
-        let obj = self
-            .refs
-            .object_new
-            .bind(self.py)
-            .call1((cls.bind(self.py),))
-            .map_err(Self::py_err)?;
-        for f in &plan.fields {
+        let cls = cls.bind(self.py);
+        let obj = new_instance(cls, self.refs.object_new.bind(self.py)).map_err(Self::py_err)?;
+        let offsets = slots::offsets(&plan.slots, cls, plan);
+        for (k, f) in plan.fields.iter().enumerate() {
             if f.placeholder {
                 // Any value: rclpy ignores it too.
                 self.take(1)?;
@@ -170,7 +204,12 @@ impl<'py> Dec<'_, 'py> {
             let v = self
                 .field(f, depth)
                 .map_err(|e| e.at(PathSeg::Field(f.name.clone())))?;
-            obj.setattr(f.attr.bind(self.py), v).map_err(Self::py_err)?;
+            match &offsets {
+                // SAFETY: the offsets are those of `cls`, `obj`'s exact class
+                // (`new_instance` made it), one per field of the plan.
+                Some(o) => unsafe { slots::store(&obj, o[k], v) },
+                None => obj.setattr(f.attr.bind(self.py), v).map_err(Self::py_err)?,
+            }
         }
         Ok(obj)
     }
@@ -225,9 +264,14 @@ impl<'py> Dec<'_, 'py> {
         let view = match &self.view {
             Some(v) => v.clone(),
             None => {
-                let v = PyMemoryView::from(self.owner)
-                    .and_then(|m| m.call_method0("toreadonly"))
-                    .map_err(Self::py_err)?;
+                // A received sample exports its bytes read-only already: its memoryview
+                // is read-only without the `toreadonly` call.
+                let m = PyMemoryView::from(self.owner).map_err(Self::py_err)?;
+                let v = if self.owner.is_instance_of::<RosSample>() {
+                    m.into_any()
+                } else {
+                    m.call_method0("toreadonly").map_err(Self::py_err)?
+                };
                 self.view = Some(v.clone());
                 v
             }

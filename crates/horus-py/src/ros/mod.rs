@@ -9,6 +9,7 @@ pub(crate) mod errors;
 mod gen;
 mod plan;
 mod pybuf;
+mod slots;
 mod topic;
 
 pub(crate) use topic::{RosPublisher, RosSample, RosSubscriber, RosTopic};

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use super::slots::SlotCache;
 use horus_idl::{ArrayKind, Primitive, Resolved, ResolvedBase, StructDef};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyType};
@@ -108,6 +109,8 @@ pub(crate) struct StructPlan {
     /// The Python class decoded values get; `None` until a module binds one (a
     /// reloaded module binds its new class).
     pub(crate) class: Mutex<Option<Py<PyType>>>,
+    /// Where its fields live in an instance of the bound class (the decoder's cache).
+    pub(crate) slots: SlotCache,
 }
 
 impl StructPlan {
@@ -193,6 +196,7 @@ impl Plans {
                     name,
                     min_size: u64::MAX,
                     class: Mutex::new(class),
+                    slots: SlotCache::default(),
                 }
             })
             .collect();

@@ -133,19 +133,16 @@ class RosSubscriber(Generic[R]):
         self._native = native
         self._type_name = msg_type._TYPE
 
-    def _decode(self, sample: _horus.RosSample) -> R:
-        msg: R = self._types.decode(self._type_name, sample, 0)
-        return msg
-
     def recv(self, timeout: Optional[float] = None) -> R:
         """The next message, waiting at most ``timeout`` s (None: for ever); raises
         ``RecvTimeoutError``."""
-        return self._decode(self._native.recv(timeout))
+        msg: R = self._native.recv_msg(self._types, self._type_name, timeout)
+        return msg
 
     def try_recv(self) -> Optional[R]:
         """The next message if one is ready, else None."""
-        s = self._native.try_recv()
-        return None if s is None else self._decode(s)
+        msg: Optional[R] = self._native.try_recv_msg(self._types, self._type_name)
+        return msg
 
     def recv_sample(self, timeout: Optional[float] = None) -> _horus.RosSample:
         """The next message undecoded: a read-only buffer of its wire bytes (header

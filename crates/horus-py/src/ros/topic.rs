@@ -308,6 +308,35 @@ impl RosSubscriber {
         }
     }
 
+    /// `try_recv` and `types.decode(type_name, sample)` in one call: the next message
+    /// object (its arrays viewing the sample, which they keep pinned), or None.
+    fn try_recv_msg<'py>(
+        &self,
+        py: Python<'py>,
+        types: &RosTypes,
+        type_name: &str,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.try_recv()? {
+            Some(s) => types
+                .decode(type_name, Bound::new(py, s)?.as_any(), 0)
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `recv(timeout)` and `types.decode(type_name, sample)` in one call.
+    #[pyo3(signature = (types, type_name, timeout=None))]
+    fn recv_msg<'py>(
+        &self,
+        py: Python<'py>,
+        types: &RosTypes,
+        type_name: &str,
+        timeout: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.recv(py, timeout)?;
+        types.decode(type_name, Bound::new(py, s)?.as_any(), 0)
+    }
+
     /// (received, overrun, malformed) so far.
     fn counts(&self) -> PyResult<(u64, u64, u64)> {
         Ok(lock(&self.raw, "subscriber")?.counts())

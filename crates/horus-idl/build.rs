@@ -6,7 +6,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("interfaces");
+    // Read at run time, not `env!` at compile time: cargo may reuse this compiled script for
+    // the same workspace at another path (its hash is relative to the workspace root).
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let root = manifest.join("interfaces");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files: Vec<(String, &str, String, PathBuf)> = Vec::new();
     for package in sorted_dir(&root) {

@@ -50,6 +50,7 @@ mod sub_port;
 #[cfg(fuzzing)]
 pub mod fuzz_api;
 
+pub mod place;
 mod pool;
 mod protocol;
 mod records;

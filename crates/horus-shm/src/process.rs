@@ -49,7 +49,9 @@ impl ProcessId {
     }
 
     /// Packs pid and the low 32 bits of the start time into one word, so a
-    /// record's owner is claimed with a single CAS. Never 0 or `u64::MAX`.
+    /// record's owner is claimed with a single CAS. Never 0, and bit 63 is
+    /// clear (a pid is below 2^31): [`crate::place::RECLAIMING`] marks a
+    /// reclaimer's token.
     pub fn token(&self) -> u64 {
         (u64::from(self.pid) << 32) | (self.start_time & 0xffff_ffff)
     }

@@ -3,37 +3,16 @@
 //! Every publisher and subscriber holds one *place* in the channel: a record
 //! whose `owner` word is the owning process's packed [`ProcessId`] token
 //! (0 = free). Claiming a place is one CAS on `owner`; a place whose owner
-//! is dead is reclaimed by whoever notices, under a second CAS to the
-//! `RECLAIMING` marker so exactly one process cleans it up.
+//! is dead is reclaimed by whoever notices (see [`crate::place`]: the
+//! owner-word and membership-word protocol, shared with the service table).
 //!
-//! The membership word publishes which places are active (bits 0..32
-//! subscribers, 32..48 publishers) and carries the `CLOSING` bit set by the
-//! last participant before it unlinks the segment: a place can only become
-//! active while `CLOSING` is clear, so no one joins a segment that is being
-//! removed.
+//! The channel's membership word has subscriber places in bits 0..32 and
+//! publisher places in bits 32..48.
 
 #[cfg(not(loom))]
-use crate::process::ProcessId;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
-
-/// Owner value while a dead place is being cleaned up.
-pub(crate) const RECLAIMING: u64 = u64::MAX;
-/// Set in the membership word once the segment is being unlinked.
-pub(crate) const CLOSING: u64 = 1 << 63;
-/// Bits 48..63 of the membership word count joins and leaves, so a reader
-/// that caches the word notices an endpoint that came and went between two
-/// looks (the place bits alone would be unchanged: an ABA).
-const EPOCH_SHIFT: u32 = 48;
-const EPOCH_MASK: u64 = 0x7fff << EPOCH_SHIFT;
-/// The place bits of the membership word.
-pub(crate) const PLACES: u64 = (1 << EPOCH_SHIFT) - 1;
-
-fn bump_epoch(m: u64) -> u64 {
-    // Wrapping: the word may hold any value a corrupt peer wrote (CLOSING
-    // and a full epoch would overflow a plain add); only the epoch bits
-    // take the carry.
-    (m & !EPOCH_MASK) | (m.wrapping_add(1 << EPOCH_SHIFT) & EPOCH_MASK)
-}
+pub(crate) use crate::place::{classify, try_begin_reclaim, try_claim, Owner};
+pub(crate) use crate::place::{free, join, leave, touch, try_close};
+use crate::sync::{AtomicU32, AtomicU64};
 
 /// A subscriber cursor that no publisher has started yet.
 ///
@@ -167,138 +146,4 @@ pub(crate) fn port_wait_bit(j: usize) -> u64 {
 /// The `waiting` bit of place `j`'s readiness wait.
 pub(crate) fn pending_wait_bit(j: usize) -> u64 {
     1 << (32 + j)
-}
-
-/// Outcome of checking an owner word.
-#[cfg(not(loom))]
-pub(crate) enum Owner {
-    Free,
-    Busy,
-    Alive,
-    Dead(u64),
-}
-
-/// Classifies an owner word.
-#[cfg(not(loom))]
-pub(crate) fn classify(owner: u64) -> Owner {
-    match owner {
-        0 => Owner::Free,
-        RECLAIMING => Owner::Busy,
-        t if ProcessId::from_token(t).is_alive() => Owner::Alive,
-        t => Owner::Dead(t),
-    }
-}
-
-/// Tries to claim a free place: CAS `owner` from 0 to our token.
-#[cfg(not(loom))]
-pub(crate) fn try_claim(owner: &AtomicU64) -> bool {
-    // Acquire: the previous owner's (or reclaimer's) writes to the record,
-    // released by its store of 0, are visible before we reinitialise it.
-    owner
-        .compare_exchange(
-            0,
-            ProcessId::current().token(),
-            Ordering::Acquire,
-            Ordering::Relaxed,
-        )
-        .is_ok()
-}
-
-/// Tries to take a dead owner's place for cleanup.
-pub(crate) fn try_begin_reclaim(owner: &AtomicU64, dead: u64) -> bool {
-    owner
-        .compare_exchange(dead, RECLAIMING, Ordering::Acquire, Ordering::Relaxed)
-        .is_ok()
-}
-
-/// Releases a place (after cleanup, or by its owner on drop).
-pub(crate) fn free(owner: &AtomicU64) {
-    // Release: everything we wrote to the record happens before the next
-    // claimer's Acquire CAS.
-    owner.store(0, Ordering::Release);
-}
-
-/// Sets `bit` in the membership word unless the segment is closing.
-pub(crate) fn join(membership: &AtomicU64, bit: u64) -> bool {
-    let mut m = membership.load(Ordering::Relaxed);
-    loop {
-        if m & CLOSING != 0 {
-            return false;
-        }
-        // AcqRel: Release publishes the record initialisation that precedes
-        // the join (cursors, observer bit) to anyone who sees the bit; Acquire
-        // orders our later reads after earlier leavers.
-        match membership.compare_exchange_weak(
-            m,
-            bump_epoch(m | bit),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => return true,
-            Err(now) => m = now,
-        }
-    }
-}
-
-/// Bumps the epoch without changing any place bit, so that publishers that
-/// cache the membership word look at the places again (a joining subscriber
-/// calls it once its cursors read [`CURSOR_JOINING`]).
-pub(crate) fn touch(membership: &AtomicU64) {
-    let mut m = membership.load(Ordering::Relaxed);
-    loop {
-        // AcqRel as in `join`: Release publishes the cursors stored before.
-        match membership.compare_exchange_weak(
-            m,
-            bump_epoch(m),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => return,
-            Err(now) => m = now,
-        }
-    }
-}
-
-/// Clears `bit`; returns the place bits that remain.
-pub(crate) fn leave(membership: &AtomicU64, bit: u64) -> u64 {
-    let mut m = membership.load(Ordering::Relaxed);
-    loop {
-        // AcqRel as in `join`.
-        match membership.compare_exchange_weak(
-            m,
-            bump_epoch(m & !bit),
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => return m & !bit & PLACES,
-            Err(now) => m = now,
-        }
-    }
-}
-
-/// Marks the segment as closing if nobody is a member. The caller that
-/// succeeds unlinks the segment.
-pub(crate) fn try_close(membership: &AtomicU64) -> bool {
-    let m = membership.load(Ordering::Relaxed);
-    m & (PLACES | CLOSING) == 0
-        && membership
-            .compare_exchange(m, m | CLOSING, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Regression: the epoch increment overflowed (a panic in debug builds)
-    /// on a word with `CLOSING` set and a full epoch, which a corrupt peer
-    /// can write.
-    #[test]
-    fn epoch_wraps_without_touching_other_bits() {
-        let m = CLOSING | EPOCH_MASK | 0b101;
-        let bumped = bump_epoch(m);
-        assert_eq!(bumped & !EPOCH_MASK, m & !EPOCH_MASK);
-        assert_eq!(bumped & EPOCH_MASK, 0);
-        assert_eq!(bump_epoch(u64::MAX) & !EPOCH_MASK, !EPOCH_MASK);
-    }
 }

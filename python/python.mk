@@ -44,9 +44,10 @@ $(PY_VENV)/.horus-installed: $(PY_VENV)/.horus-dev $(PY_SOURCES)
 py-peer:
 	cargo build --release -p horus-py --bin horus-py-peer
 
+# `--workspace`: the unit phase's feature resolution, so its debug build is reused as is
+# (`-p horus-cli` alone resolves other features and rebuilt Zenoh and the CLI: a cold minute).
 py-record-tools:
-	cargo build -p horus-cli --bin horus
-	cargo build -p horus-record --example user_publisher
+	cargo build --workspace --bin horus --example user_publisher
 
 py-test: py-build py-peer py-record-tools
 	cd python/tests && HORUS_PY_PEER=$(PY_PEER) HORUS_BIN=$(PY_HORUS_BIN) \

@@ -14,7 +14,9 @@ fn ns(tag: &str) -> String {
 }
 
 fn file(tag: &str, bytes: &[u8]) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("horus-cli-hostile-{}", std::process::id()));
+    // Scratch in cargo's CARGO_TARGET_TMPDIR (the build directory), not /tmp.
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("horus-cli-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join(format!("{tag}.mcap"));
     std::fs::write(&p, bytes).unwrap();

@@ -28,7 +28,9 @@ fn unique_ns(tag: &str) -> String {
 }
 
 fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("horus-cli-record-ros2-{}", std::process::id()));
+    // Scratch in cargo's CARGO_TARGET_TMPDIR (the build directory), not /tmp.
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("horus-cli-record-ros2-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -14,7 +14,9 @@ use horus_record::replay::{RecordedInputs, ReplayError};
 use horus_record::{ReadError, RecordingInfo, RecordingReader, RecordingWriter, WriterOptions};
 
 fn write(tag: &str, bytes: &[u8]) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("horus-record-hostile-{}", std::process::id()));
+    // Scratch in cargo's CARGO_TARGET_TMPDIR (the build directory), not /tmp.
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("horus-record-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let p = d.join(format!("{tag}.mcap"));
     std::fs::write(&p, bytes).unwrap();

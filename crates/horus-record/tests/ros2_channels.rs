@@ -24,7 +24,9 @@ const HASH: &str = "RIHS01_000fb246ea682e050b4a5c8ff1d683fdf877e3902e9f5e700972d
 const DEFINITION: &str = "float64 x\nfloat64 y\nstring frame\n";
 
 fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("horus-record-ros2-{}", std::process::id()));
+    // Scratch in cargo's CARGO_TARGET_TMPDIR (the build directory), not /tmp.
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("horus-record-ros2-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

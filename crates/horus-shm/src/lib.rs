@@ -17,7 +17,9 @@
 
 #![warn(missing_docs)]
 
-mod sync;
+/// The atomics every lock-free protocol of horus uses (loom's under `cfg(loom)`), for
+/// crates that build their own shared-memory structures on this substrate (horus-tf).
+pub mod sync;
 
 #[cfg(not(loom))]
 mod channel;

@@ -8,14 +8,14 @@
 //! is what lets us overlay them on shared memory.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+pub use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+pub use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// Gives the CPU to another runnable thread, if any (loom: lets another thread run).
 #[inline]
-pub(crate) fn yield_now() {
+pub fn yield_now() {
     #[cfg(loom)]
     loom::thread::yield_now();
     #[cfg(not(loom))]
@@ -24,7 +24,7 @@ pub(crate) fn yield_now() {
 
 /// Spin-loop hint that loom understands (it must be able to preempt a spinner).
 #[inline(always)]
-pub(crate) fn spin_hint() {
+pub fn spin_hint() {
     #[cfg(loom)]
     loom::thread::yield_now();
     #[cfg(not(loom))]

@@ -1,0 +1,272 @@
+//! Reading one frame's history: its newest sample, and the sample (or the two
+//! samples to interpolate between) for a time, as tf2's `TimeCache` and
+//! `StaticCache` answer them.
+//!
+//! A frame's ring holds positions `lo..head`, where `head` counts the samples
+//! ever written and `lo = max(tail, head − history)`: `tail` is the oldest
+//! position the writer still considers inside the window. Positions only
+//! grow, stamps strictly increase with them (the writer refuses others), so a
+//! time is found by looking at the newest two samples and, failing that, by
+//! binary search. A slot overwritten while we search (the writer lapped us)
+//! restarts the search with fresh bounds, a bounded number of times.
+
+use horus_shm::sync::Ordering;
+
+use crate::error::LookupError;
+use crate::layout::{KIND_DYNAMIC, KIND_NONE, KIND_STATIC};
+use crate::math::{norm2_error, Transform};
+use crate::mem::Mem;
+use crate::seqlock::{self, Read, DATA_WORDS};
+
+/// Searches restarted before a lookup reports [`LookupError::Busy`].
+pub(crate) const MAX_TRIES: u32 = 8;
+
+/// One decoded, validated sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Sample {
+    pub(crate) stamp: i64,
+    pub(crate) parent: u32,
+    pub(crate) tf: Transform,
+}
+
+/// What a frame's history says about a time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum At {
+    /// The frame has no transform (it is only ever a parent: a root).
+    NoData,
+    /// The frame's transform to `parent` at the time.
+    Found { parent: u32, tf: Transform },
+    /// Before the oldest sample.
+    Past { earliest: i64, latest: i64 },
+    /// After the newest sample.
+    Future { earliest: i64, latest: i64 },
+}
+
+/// How a frame is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Nothing written yet.
+    None,
+    /// A history of stamped samples.
+    Dynamic,
+    /// One transform that holds at every time.
+    Static,
+}
+
+pub(crate) fn kind(mem: &Mem, f: u32) -> Result<Kind, LookupError> {
+    // Relaxed: the kind is stored before the first head is published, and we
+    // read the head with Acquire before relying on any sample.
+    match mem.kind(f).load(Ordering::Relaxed) {
+        KIND_NONE => Ok(Kind::None),
+        KIND_DYNAMIC => Ok(Kind::Dynamic),
+        KIND_STATIC => Ok(Kind::Static),
+        k => Err(LookupError::Corrupt(format!("frame #{f} has kind {k}"))),
+    }
+}
+
+/// Encodes a sample as the slot's data words.
+pub(crate) fn encode(stamp: i64, parent: u32, tf: &Transform) -> [u64; DATA_WORDS] {
+    let t = tf.translation;
+    let q = tf.rotation;
+    [
+        stamp as u64,
+        u64::from(parent),
+        t[0].to_bits(),
+        t[1].to_bits(),
+        t[2].to_bits(),
+        q[0].to_bits(),
+        q[1].to_bits(),
+        q[2].to_bits(),
+        q[3].to_bits(),
+    ]
+}
+
+/// Decodes and validates a sample read from the segment.
+fn decode(f: u32, d: &[u64; DATA_WORDS], frames: u32) -> Result<Sample, LookupError> {
+    if d[1] >= u64::from(frames) {
+        return Err(LookupError::Corrupt(format!(
+            "frame #{f} names parent #{} of {frames} frames",
+            d[1]
+        )));
+    }
+    let v = |i: usize| f64::from_bits(d[i]);
+    let tf = Transform {
+        translation: [v(2), v(3), v(4)],
+        rotation: [v(5), v(6), v(7), v(8)],
+    };
+    let finite = tf
+        .translation
+        .iter()
+        .chain(&tf.rotation)
+        .all(|x| x.is_finite());
+    if !finite || norm2_error(&tf.rotation).abs() > 1e-6 {
+        return Err(LookupError::Corrupt(format!(
+            "frame #{f} holds a transform that is not finite or not a unit rotation"
+        )));
+    }
+    Ok(Sample {
+        stamp: d[0] as i64,
+        parent: d[1] as u32,
+        tf,
+    })
+}
+
+/// The live positions `lo..head` of frame `f` (`head == 0`: no samples).
+#[inline]
+fn bounds(mem: &Mem, f: u32) -> (u64, u64) {
+    // Acquire: pairs with the writer's Release stores of tail and head, so
+    // the kind word and every sample below `head` are visible.
+    let tail = mem.tail(f).load(Ordering::Acquire);
+    let head = mem.head(f).load(Ordering::Acquire);
+    if head == 0 {
+        return (0, 0);
+    }
+    let cap = u64::from(mem.layout.caps.history);
+    let lo = tail.max(head.saturating_sub(cap)).min(head - 1);
+    (lo, head)
+}
+
+/// The sample at position `p` of frame `f`, if its slot still holds it.
+#[inline]
+fn read_at(mem: &Mem, f: u32, p: u64, frames: u32) -> Result<Option<Sample>, LookupError> {
+    let cap = u64::from(mem.layout.caps.history);
+    // history is a power of two, so `p % cap` is `p & (cap − 1)` < history.
+    let slot = mem.slot(f, (p & (cap - 1)) as usize);
+    match seqlock::read(slot, p / cap) {
+        Read::Sample(d) => decode(f, &d, frames).map(Some),
+        Read::Gone { .. } => Ok(None),
+    }
+}
+
+/// The newest sample of `f` (None: no samples).
+pub(crate) fn newest(mem: &Mem, f: u32, frames: u32) -> Result<Option<Sample>, LookupError> {
+    for _ in 0..MAX_TRIES {
+        let (_, head) = bounds(mem, f);
+        if head == 0 {
+            return Ok(None);
+        }
+        if let Some(s) = read_at(mem, f, head - 1, frames)? {
+            return Ok(Some(s));
+        }
+    }
+    Err(busy(f))
+}
+
+/// Oldest and newest stamps and the number of live samples of `f`.
+pub(crate) fn span(mem: &Mem, f: u32, frames: u32) -> Result<Option<(i64, i64, u64)>, LookupError> {
+    for _ in 0..MAX_TRIES {
+        let (lo, head) = bounds(mem, f);
+        if head == 0 {
+            return Ok(None);
+        }
+        let (Some(first), Some(last)) = (
+            read_at(mem, f, lo, frames)?,
+            read_at(mem, f, head - 1, frames)?,
+        ) else {
+            continue;
+        };
+        return Ok(Some((first.stamp, last.stamp, head - lo)));
+    }
+    Err(busy(f))
+}
+
+fn busy(f: u32) -> LookupError {
+    LookupError::Busy {
+        frame: format!("#{f}"),
+        tries: MAX_TRIES,
+    }
+}
+
+/// Frame `f`'s transform to its parent at `time` (0: the newest), as tf2's
+/// caches give it: a static frame's one transform at any time; a dynamic
+/// frame's sample at exactly that stamp, or the interpolation of the two
+/// samples around it (the older one alone when their parents differ), or an
+/// extrapolation verdict with the span held.
+pub(crate) fn at(mem: &Mem, f: u32, time: i64, frames: u32) -> Result<At, LookupError> {
+    let static_frame = kind(mem, f)? == Kind::Static;
+    'retry: for _ in 0..MAX_TRIES {
+        let (lo, head) = bounds(mem, f);
+        if head == 0 {
+            return Ok(At::NoData);
+        }
+        let Some(newest) = read_at(mem, f, head - 1, frames)? else {
+            continue;
+        };
+        if static_frame || time == 0 || time == newest.stamp {
+            return Ok(found(&newest));
+        }
+        let earliest = |mem: &Mem| -> Result<i64, LookupError> {
+            Ok(read_at(mem, f, lo, frames)?.map_or(newest.stamp, |s| s.stamp))
+        };
+        if time > newest.stamp {
+            return Ok(At::Future {
+                earliest: earliest(mem)?,
+                latest: newest.stamp,
+            });
+        }
+        if head - 1 == lo {
+            return Ok(At::Past {
+                earliest: newest.stamp,
+                latest: newest.stamp,
+            });
+        }
+        // The common case: between the two newest samples.
+        let Some(prev) = read_at(mem, f, head - 2, frames)? else {
+            continue;
+        };
+        if prev.stamp <= time {
+            return Ok(between(&prev, &newest, time));
+        }
+        let Some(first) = read_at(mem, f, lo, frames)? else {
+            continue;
+        };
+        if time < first.stamp {
+            return Ok(At::Past {
+                earliest: first.stamp,
+                latest: newest.stamp,
+            });
+        }
+        // Invariant: stamp(a) ≤ time < stamp(b); b − a halves each step.
+        let (mut a, mut sa) = (lo, first);
+        let (mut b, mut sb) = (head - 2, prev);
+        while b - a > 1 {
+            let m = a + (b - a) / 2;
+            let Some(sm) = read_at(mem, f, m, frames)? else {
+                continue 'retry;
+            };
+            if sm.stamp <= time {
+                (a, sa) = (m, sm);
+            } else {
+                (b, sb) = (m, sm);
+            }
+        }
+        return Ok(between(&sa, &sb, time));
+    }
+    Err(busy(f))
+}
+
+fn found(s: &Sample) -> At {
+    At::Found {
+        parent: s.parent,
+        tf: s.tf,
+    }
+}
+
+/// Interpolates between `a` and `b` at `time`, `a.stamp ≤ time ≤ b.stamp`.
+#[inline]
+fn between(a: &Sample, b: &Sample, time: i64) -> At {
+    if time == a.stamp || a.parent != b.parent || b.stamp <= a.stamp {
+        // tf2: samples with different parents are not interpolated.
+        return found(a);
+    }
+    if time >= b.stamp {
+        return found(b);
+    }
+    // i128: a peer's stamps may be anywhere in i64; the differences may not fit it.
+    let ratio = (i128::from(time) - i128::from(a.stamp)) as f64
+        / (i128::from(b.stamp) - i128::from(a.stamp)) as f64;
+    At::Found {
+        parent: a.parent,
+        tf: Transform::interpolate(&a.tf, &b.tf, ratio),
+    }
+}

@@ -85,7 +85,7 @@ fn last_survivor_unlinks_the_topic_after_members_were_killed() {
     for peer in &mut peers {
         peer.expect("ready");
     }
-    p.send(Tick { n: 1 });
+    p.send(Tick { n: 1 }).unwrap();
     for peer in &mut peers {
         peer.kill9();
     }

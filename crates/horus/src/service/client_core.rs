@@ -12,7 +12,7 @@ use horus_shm::{Channel, ProcessId, PublisherPort, Received, SubPlace, Subscribe
 use super::error::{CallError, ServiceError};
 use super::liveness::{Witnesses, LIVENESS_EVERY};
 use super::service::{JoinFailure, ServiceInner};
-use super::table::{ClientCounter, Table};
+use super::table::{ClientCounter, EnterError, Table};
 use super::wire::{self, RequestHeader, ResponseHeader, HEADER};
 use crate::Sample;
 
@@ -136,8 +136,9 @@ impl<Resp> ClientCore<Resp> {
             let req = PublisherPort::join(req_chan).map_err(|e| svc.join_error(e, "client"))?;
             let k = req.place();
             match table.enter_client(k, token) {
-                Some(first) => Ok((Arc::clone(table), req, k, first)),
-                None => Err(JoinFailure::Closing),
+                Ok(first) => Ok((Arc::clone(table), req, k, first)),
+                Err(EnterError::Closing) => Err(JoinFailure::Closing),
+                Err(EnterError::Stuck { pid }) => Err(JoinFailure::Fatal(svc.place_stuck(k, pid))),
             }
         });
         let (table, req, k, first) = match joined {

@@ -53,6 +53,22 @@ pub enum ServiceError {
         /// Places the service has for that role.
         max: u32,
     },
+    /// The client place this endpoint was given is held by a live process
+    /// that marked itself as reclaiming it and has not finished for longer
+    /// than any reclaim takes (a stopped or hostile process). Nothing was
+    /// joined; retrying after that process ends (or continues) succeeds.
+    #[error(
+        "service {service:?}: client place {place} is held by process {pid}, \
+         which is reclaiming it and does not finish"
+    )]
+    PlaceStuck {
+        /// Service name.
+        service: String,
+        /// The place.
+        place: usize,
+        /// Process id of the holder.
+        pid: u32,
+    },
     /// A shared-memory segment could not be created, opened or validated.
     #[error("service {service:?}: {source}")]
     Segment {

@@ -340,6 +340,14 @@ impl ServiceInner {
         }
     }
 
+    pub(crate) fn place_stuck(&self, place: usize, pid: u32) -> ServiceError {
+        ServiceError::PlaceStuck {
+            service: self.name.clone(),
+            place,
+            pid,
+        }
+    }
+
     pub(crate) fn segment_error(&self, source: OpenError) -> ServiceError {
         ServiceError::Segment {
             service: self.name.clone(),

@@ -6,14 +6,18 @@
 //!
 //! Every word is an `AtomicU64`; the segment is validated on open and
 //! every index is bounds-checked against the validated configuration, never
-//! read from shared memory. Lifetime follows the topics' rule: a membership
-//! word (bit per client and server place, plus `CLOSING`) lets the last
-//! endpoint to leave unlink the segment, and an opener that finds it closing
+//! read from shared memory. Places and lifetime follow the topics' rules, with
+//! the same code ([`horus_shm::place`]): a client's pid word and a server's
+//! owner word are owner words (a dead owner's place is reclaimed by whoever
+//! notices, and a reclaimer that dies mid-reclaim is taken over), and a
+//! membership word (bit per client and server place, plus `CLOSING`) lets the
+//! last endpoint to leave unlink the segment; an opener that finds it closing
 //! reopens a fresh one.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use horus_shm::place::{self, Owner};
 use horus_shm::{OpenError, ProcessId, Segment, SegmentError, SCHEMA_BYTES};
 
 use super::wire::{claim, MAX_CALL_ID};
@@ -25,11 +29,13 @@ pub(crate) const MAX_DEPTH: u32 = 1024;
 
 const MAGIC: u64 = 0x4853_5643_5442_4c31; // "HSVCTBL1"
 /// 2: counters on cache lines of their own, away from the identity words the peer reads.
-const VERSION: u64 = 2;
-const CLOSING: u64 = 1 << 63;
-/// A place being reclaimed after its owner's death.
-const RECLAIMING: u64 = u64::MAX;
+/// 3: owner words and the membership word follow `horus_shm::place` (a reclaimer names
+/// itself in the word; the membership word counts joins and leaves in its epoch bits).
+const VERSION: u64 = 3;
 const INIT_WAIT: Duration = Duration::from_secs(2);
+/// How long a joining client waits for a live process that is reclaiming its place's
+/// record (a handful of stores and one unlink) before giving up with an error.
+const RECLAIM_WAIT: Duration = Duration::from_secs(2);
 
 // Header words.
 const W_MAGIC: usize = 0;
@@ -153,6 +159,19 @@ fn low_bits(n: u32) -> u32 {
     } else {
         (1 << n) - 1
     }
+}
+
+/// Why a client could not take its place in the table.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum EnterError {
+    /// The table is closing: reopen and try again.
+    Closing,
+    /// A live process has held the place's record as its reclaimer for longer
+    /// than any reclaim takes (stopped, or hostile): the place is not ours.
+    Stuck {
+        /// Process id of the holder.
+        pid: u32,
+    },
 }
 
 /// A mapped, validated service table.
@@ -392,43 +411,29 @@ impl Table {
         // Acquire pairs with the Release claim in `enter_server`.
         let owner = self.server_word(s, S_OWNER).load(Ordering::Acquire);
         let gen = self.server_word(s, S_GEN).load(Ordering::Acquire);
-        (owner != 0 && owner != RECLAIMING).then(|| (ProcessId::from_token(owner), gen))
+        (owner != 0 && owner & place::RECLAIMING == 0).then(|| (ProcessId::from_token(owner), gen))
     }
 
     /// The process of the client at place `k`, if any.
     pub(crate) fn client_owner(&self, k: usize) -> Option<ProcessId> {
         let pid = self.client_word(k, C_PID).load(Ordering::Acquire);
-        (pid != 0 && pid != RECLAIMING).then(|| ProcessId::from_token(pid))
+        (pid != 0 && pid & place::RECLAIMING == 0).then(|| ProcessId::from_token(pid))
     }
 
     /// Sets membership bit `bit` unless the table is closing.
     fn join(&self, bit: u64) -> bool {
-        let m = self.members();
-        let mut cur = m.load(Ordering::Relaxed);
-        loop {
-            if cur & CLOSING != 0 {
-                return false;
-            }
-            // AcqRel: Release publishes the record written before joining.
-            match m.compare_exchange_weak(cur, cur | bit, Ordering::AcqRel, Ordering::Relaxed) {
-                Ok(_) => return true,
-                Err(now) => cur = now,
-            }
-        }
+        place::join(self.members(), bit)
     }
 
     fn leave(&self, bit: u64) -> u64 {
-        self.members().fetch_and(!bit, Ordering::AcqRel) & !bit
+        place::leave(self.members(), bit)
     }
 
     /// Marks the table closing if no place is active (after reclaiming
     /// dead ones) and unlinks it. Returns whether it did.
     pub(crate) fn close_if_unused(&self) -> bool {
         self.reclaim_dead();
-        let closed = self
-            .members()
-            .compare_exchange(0, CLOSING, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok();
+        let closed = place::try_close(self.members());
         if closed {
             self.seg.unlink_if_same();
         }
@@ -438,25 +443,12 @@ impl Table {
     /// Client place `k` (taken on the request channel, so exclusively ours)
     /// now belongs to this process under `token`. Returns the first call
     /// id to use (after every call of the place's previous owner, below
-    /// `MAX_CALL_ID`), or `None` if the table is closing.
-    pub(crate) fn enter_client(&self, k: usize, token: u64) -> Option<u64> {
-        // A reclaimer may be clearing a dead predecessor's record: wait for
-        // it (it does a handful of stores).
-        let pid = self.client_word(k, C_PID);
-        let me = ProcessId::current().token();
-        for _ in 0..100_000 {
-            let p = pid.load(Ordering::Acquire);
-            // A CAS, not a store: a reclaimer that read the dead owner's
-            // pid then fails its own CAS and leaves our record alone.
-            if p != RECLAIMING
-                && pid
-                    .compare_exchange(p, me, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-            {
-                break;
-            }
-            std::thread::yield_now();
-        }
+    /// `MAX_CALL_ID`). Never goes on without owning the place's pid word:
+    /// a dead previous owner's record (or one whose reclaimer died) is
+    /// reclaimed here first; a live reclaimer is waited for, for at most
+    /// [`RECLAIM_WAIT`] ([`EnterError::Stuck`] after that).
+    pub(crate) fn enter_client(&self, k: usize, token: u64) -> Result<u64, EnterError> {
+        self.own_client_record(k)?;
         for i in 0..CLIENT_COUNTERS {
             self.client_word(k, C_COUNTERS + i)
                 .store(0, Ordering::Relaxed);
@@ -499,9 +491,58 @@ impl Table {
         self.client_word(k, C_TOKEN).store(token, Ordering::Release);
         if !self.join(Self::client_bit(k)) {
             self.leave_client(k);
-            return None;
+            return Err(EnterError::Closing);
         }
-        Some(first)
+        Ok(first)
+    }
+
+    /// Makes this process the owner of client place `k`'s pid word (see
+    /// [`Table::enter_client`]).
+    fn own_client_record(&self, k: usize) -> Result<(), EnterError> {
+        let pid = self.client_word(k, C_PID);
+        let me = ProcessId::current().token();
+        let deadline = Instant::now() + RECLAIM_WAIT;
+        let mut looks = 0u32;
+        loop {
+            let p = pid.load(Ordering::Acquire);
+            match place::classify(p) {
+                // Free, or a live token: the place is ours (our request port
+                // holds it), so a live token left there is no owner (a hostile
+                // write, or a forked parent's record) and is replaced. A CAS:
+                // a reclaimer that read a dead owner's token then fails its
+                // own CAS and leaves our record alone.
+                Owner::Free | Owner::Alive => {
+                    if pid
+                        .compare_exchange(p, me, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                    {
+                        return Ok(());
+                    }
+                }
+                // A dead owner whose record nobody cleaned, or a reclaimer
+                // that died cleaning it: clean it ourselves (its response
+                // channel's name goes), then take the free word.
+                Owner::Dead(seen) => {
+                    if place::try_begin_reclaim(pid, seen) {
+                        self.finish_client_reclaim(k);
+                    }
+                }
+                // A live reclaimer: a handful of stores, then the word is 0.
+                Owner::Busy => {
+                    if Instant::now() >= deadline {
+                        return Err(EnterError::Stuck {
+                            pid: ProcessId::from_token(p & !place::RECLAIMING).pid,
+                        });
+                    }
+                    looks += 1;
+                    if looks < 64 {
+                        std::thread::yield_now();
+                    } else {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            }
+        }
     }
 
     /// Client place `k` is given up (its request port is dropped after).
@@ -517,11 +558,7 @@ impl Table {
         self.reclaim_dead();
         let me = ProcessId::current().token();
         for s in 0..self.config.max_servers as usize {
-            let owner = self.server_word(s, S_OWNER);
-            if owner
-                .compare_exchange(0, me, Ordering::AcqRel, Ordering::Relaxed)
-                .is_err()
-            {
+            if !place::try_claim_as(self.server_word(s, S_OWNER), me) {
                 continue;
             }
             for i in 0..SERVER_COUNTERS {
@@ -553,52 +590,53 @@ impl Table {
     }
 
     /// Frees the places of dead processes (pid + start time, zombies count
-    /// as dead). Reads `/proc` once per active place: not for hot paths.
+    /// as dead), and finishes reclaims whose reclaimer died. Reads `/proc`
+    /// once per owned place: not for hot paths.
     pub(crate) fn reclaim_dead(&self) -> usize {
         let mut n = 0;
-        let members = self.members().load(Ordering::Acquire);
-        // Every owned server record, member or not: an owner that died
-        // between claiming its record and joining must not hold it for ever.
+        // Every owned record, member or not: an owner that died between
+        // claiming its record and joining (or a reclaimer that died after
+        // clearing the bit) must not hold it for ever.
         for s in 0..self.config.max_servers as usize {
             let owner = self.server_word(s, S_OWNER);
-            let o = owner.load(Ordering::Acquire);
-            if o == 0 || o == RECLAIMING || ProcessId::from_token(o).is_alive() {
-                continue;
-            }
-            if owner
-                .compare_exchange(o, RECLAIMING, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                self.server_word(s, S_GEN).fetch_add(1, Ordering::AcqRel);
-                self.leave(Self::server_bit(s));
-                owner.store(0, Ordering::Release);
-                n += 1;
+            if let Owner::Dead(seen) = place::classify(owner.load(Ordering::Acquire)) {
+                if place::try_begin_reclaim(owner, seen) {
+                    // Each step may run twice (a reclaimer before us may have
+                    // died after it): a second generation bump only moves the
+                    // generation on, a second leave clears a clear bit.
+                    self.server_word(s, S_GEN).fetch_add(1, Ordering::AcqRel);
+                    self.leave(Self::server_bit(s));
+                    place::free(owner);
+                    n += 1;
+                }
             }
         }
         for k in 0..self.config.max_clients as usize {
-            if members & Self::client_bit(k) == 0 {
-                continue;
-            }
             let pid = self.client_word(k, C_PID);
-            let p = pid.load(Ordering::Acquire);
-            if p == 0 || p == RECLAIMING || ProcessId::from_token(p).is_alive() {
-                continue;
-            }
-            if pid
-                .compare_exchange(p, RECLAIMING, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                let token = self.client_word(k, C_TOKEN).swap(0, Ordering::AcqRel);
-                self.leave(Self::client_bit(k));
-                pid.store(0, Ordering::Release);
-                // Only the dead client used its response channel's name.
-                if token != 0 && !self.resp_prefix.is_empty() {
-                    Segment::unlink(&format!("{}{token:016x}", self.resp_prefix));
+            if let Owner::Dead(seen) = place::classify(pid.load(Ordering::Acquire)) {
+                if place::try_begin_reclaim(pid, seen) {
+                    self.finish_client_reclaim(k);
+                    n += 1;
                 }
-                n += 1;
             }
         }
         n
+    }
+
+    /// Cleans client place `k`'s record, whose pid word this process has
+    /// just set to its reclaiming word, and frees it. Every step is
+    /// idempotent (a reclaimer before us may have died after any of them):
+    /// the token is cleared only after its response channel's name is gone,
+    /// so a successor still finds the name to remove.
+    fn finish_client_reclaim(&self, k: usize) {
+        let token = self.client_word(k, C_TOKEN).load(Ordering::Acquire);
+        self.leave(Self::client_bit(k));
+        // Only the dead client used its response channel's name.
+        if token != 0 && !self.resp_prefix.is_empty() {
+            Segment::unlink(&format!("{}{token:016x}", self.resp_prefix));
+        }
+        self.client_word(k, C_TOKEN).store(0, Ordering::Release);
+        place::free(self.client_word(k, C_PID));
     }
 
     /// Live server places (reclaiming dead ones first).

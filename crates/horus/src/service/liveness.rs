@@ -1,7 +1,7 @@
 //! Watching a waiting call: who took it (its claim word), whether that
 //! process is alive, and whether anyone who could still take it is.
 
-use std::sync::atomic::Ordering;
+use horus_shm::sync::Ordering;
 use std::time::{Duration, Instant};
 
 use super::client_core::{ClientCore, Slot};

@@ -6,7 +6,7 @@
 //! [`Decoder`]; the body is decoded only once the call is taken, so a server
 //! never copies a request another server took.
 
-use std::sync::atomic::Ordering;
+use horus_shm::sync::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 

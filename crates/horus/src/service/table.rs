@@ -14,10 +14,11 @@
 //! last endpoint to leave unlink the segment; an opener that finds it closing
 //! reopens a fresh one.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use horus_shm::place::{self, Owner};
+// The loom-swappable atomics, as every shared-memory protocol of horus uses.
+use horus_shm::sync::{AtomicU64, Ordering};
 use horus_shm::{OpenError, ProcessId, Segment, SegmentError, SCHEMA_BYTES};
 
 use super::wire::{claim, MAX_CALL_ID};

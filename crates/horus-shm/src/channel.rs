@@ -408,6 +408,11 @@ impl Channel {
                 if records::try_begin_reclaim(&rec.owner, t) {
                     // The ring and its chunks stay readable; the next
                     // publisher to take this place sweeps loans left behind.
+                    // Its latched history died with it, as when a publisher
+                    // leaves (see `PublisherPort::drop`): subscribers that
+                    // join from now on start after its last message.
+                    rec.history_floor
+                        .store(self.ring_end(k).saturating_add(1), Ordering::Release);
                     records::leave(self.membership(), records::pub_member(k));
                     records::free(&rec.owner);
                     n += 1;
@@ -475,13 +480,10 @@ impl Channel {
     pub(crate) fn adopt_ring(&self, k: usize) -> u64 {
         let depth = self.layout.config.depth as u64;
         let rec = self.pub_record(k);
-        let mut head = rec.head.load(Ordering::Acquire);
+        let head = self.ring_end(k);
         let mut referenced = Vec::new();
         for i in 0..depth {
             let slot = self.slot(k, i);
-            if let Some(seq) = ring::committed_seq(&slot) {
-                head = head.max(seq);
-            }
             if let Some((KIND_CHUNK, desc, _len)) = ring::peek_descriptor(&slot) {
                 referenced.push(desc);
             }
@@ -496,6 +498,27 @@ impl Channel {
         }
         rec.head.store(head, Ordering::Release);
         head
+    }
+}
+
+impl Channel {
+    /// The last message ring `k` holds: its `head`, or a later committed
+    /// slot (a publisher may die between committing a slot and publishing
+    /// `head`). Reads every slot's stamp: a cold path.
+    pub(crate) fn ring_end(&self, k: usize) -> u64 {
+        let mut head = self.pub_record(k).head.load(Ordering::Acquire);
+        for i in 0..u64::from(self.layout.config.depth) {
+            if let Some(seq) = ring::committed_seq(&self.slot(k, i)) {
+                head = head.max(seq);
+            }
+        }
+        head
+    }
+
+    /// The retained history (transient-local durability) of this channel:
+    /// see [`ChannelConfig::latched`].
+    pub fn latched(&self) -> u32 {
+        self.layout.config.latched()
     }
 }
 

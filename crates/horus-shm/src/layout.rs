@@ -68,8 +68,38 @@ pub struct ChannelConfig {
     pub chunk_size: u64,
     /// Chunks in each publisher's pool.
     pub chunks_per_publisher: u32,
-    /// Delivery policy code, opaque to this crate, compared on open.
+    /// Delivery policy code, compared on open. The low
+    /// [`QOS_LATCHED_SHIFT`] bits are opaque to this crate (the overflow
+    /// policy of `horus`); the bits above carry the retained history
+    /// (transient-local durability): see [`ChannelConfig::latched`].
     pub qos_code: u32,
+}
+
+/// Bit of [`ChannelConfig::qos_code`] where the retained-history depth
+/// starts (17 bits: 0..=65536, enough for [`MAX_DEPTH`]).
+pub const QOS_LATCHED_SHIFT: u32 = 15;
+
+impl ChannelConfig {
+    /// How many of its latest messages each publisher of the channel keeps
+    /// for subscribers that join later (transient-local durability); 0 for a
+    /// volatile channel, whose subscribers start at the next message. At
+    /// most `depth` (checked by [`Layout::new`]).
+    pub fn latched(&self) -> u32 {
+        self.qos_code >> QOS_LATCHED_SHIFT
+    }
+
+    /// The opaque, low part of [`qos_code`](Self::qos_code).
+    pub fn qos_policy(&self) -> u32 {
+        self.qos_code & ((1 << QOS_LATCHED_SHIFT) - 1)
+    }
+
+    /// A `qos_code` made of an opaque policy code (below
+    /// 2^[`QOS_LATCHED_SHIFT`]) and a retained-history depth; `None` if
+    /// either does not fit its bits.
+    pub fn compose_qos(policy: u32, latched: u32) -> Option<u32> {
+        (policy < 1 << QOS_LATCHED_SHIFT && latched <= MAX_DEPTH)
+            .then_some(policy | (latched << QOS_LATCHED_SHIFT))
+    }
 }
 
 impl std::fmt::Display for ChannelConfig {
@@ -161,6 +191,13 @@ impl Layout {
             return Err(format!(
                 "slot payload {} must be a multiple of 8 in 16..=1MiB",
                 c.slot_payload
+            ));
+        }
+        if c.latched() > c.depth {
+            return Err(format!(
+                "retained history of {} messages exceeds the depth {}",
+                c.latched(),
+                c.depth
             ));
         }
         if (c.chunk_size == 0) != (c.chunks_per_publisher == 0) {
@@ -412,6 +449,13 @@ mod tests {
         let mut c = config();
         c.chunk_size = 0;
         assert!(Layout::new(c).is_err());
+        let mut c = config();
+        c.qos_code = ChannelConfig::compose_qos(1, 17).unwrap();
+        assert!(Layout::new(c).is_err(), "history deeper than the ring");
+        c.qos_code = ChannelConfig::compose_qos(1, 16).unwrap();
+        assert_eq!(Layout::new(c).unwrap().config.latched(), 16);
+        assert_eq!(c.qos_policy(), 1);
+        assert_eq!(ChannelConfig::compose_qos(1 << 15, 0), None);
     }
 
     #[test]

@@ -78,7 +78,7 @@ pub use segment::Segment;
 #[cfg(not(loom))]
 pub use snapshot::{ChannelSnapshot, PublisherSnapshot, SubscriberSnapshot};
 #[cfg(not(loom))]
-pub use sub_port::{Received, SubPlace, SubscriberPort};
+pub use sub_port::{Received, StartAt, SubPlace, SubscriberPort};
 
 /// The lock-free protocols, exposed for the loom model tests only.
 #[cfg(loom)]

@@ -123,6 +123,37 @@ pub(crate) fn publisher_cursor(cursor: &AtomicU64, next_seq: u64) -> Option<u64>
     }
 }
 
+/// Subscriber of a transient-local channel: where its cursor on a ring
+/// starts, chosen by itself at join (not by the publisher, which may never
+/// send again: a latched topic is often published once). `head` is the
+/// ring's last message, `floor` its `history_floor` (0 = none), `latched`
+/// the channel's retained history (≤ `depth`).
+///
+/// The start is the oldest of the last `latched` messages, never before
+/// message 1, the oldest slot of the ring or the floor a departed
+/// publisher left. Everything from there is read as any message is: a
+/// message overwritten (or whose chunk was reused) before the subscriber
+/// gets to it is counted as an overrun, never skipped in silence. The
+/// caller stores the start with [`start_cursor_at`].
+///
+/// Saturating arithmetic: `head` and `floor` come from shared memory.
+#[inline]
+pub(crate) fn latched_start(head: u64, floor: u64, latched: u64, depth: u64) -> u64 {
+    let next = head.saturating_add(1);
+    next.saturating_sub(latched.min(depth)).max(floor).max(1)
+}
+
+/// Subscriber, once its membership bit is set: starts its cursor on a ring
+/// at `start` itself (a transient-local or oldest-first join), instead of
+/// leaving it `CURSOR_JOINING` for the publisher. Release, as in
+/// [`open_cursors`]: a publisher that reads the start (Acquire) in a scan
+/// made with an older membership word then also sees our join.
+#[inline]
+pub(crate) fn start_cursor_at(cursor: &AtomicU64, start: u64) {
+    debug_assert!(!records::is_unstarted(start));
+    cursor.store(start, Ordering::Release);
+}
+
 /// Subscriber: the start its publisher chose on a ring, or `None` while it
 /// has not noticed the join yet (nothing on that ring is ours then).
 #[inline]
@@ -205,12 +236,23 @@ pub(crate) fn release_slot_hold<'a, S: SlotMem>(
     }
 }
 
+/// Publisher: the bound below which [`release_consumed`] may drop ring
+/// holds: what every reliable subscriber consumed (`min_cursor`), and on a
+/// transient-local channel never one of the last `latched` messages (up to
+/// `next_seq - 1`), which a subscriber joining later starts with.
+#[inline]
+pub(crate) fn release_bound(min_cursor: u64, next_seq: u64, latched: u64) -> u64 {
+    min_cursor.min(next_seq.saturating_sub(latched))
+}
+
 /// Publisher: drops the ring's hold on the chunks of messages below
 /// `min_cursor` (consumed by every reliable subscriber), starting at
 /// `released_upto`; returns the new `released_upto`. `slot(seq)` is the
 /// slot of message `seq` in a ring of `depth` slots.
 ///
-/// A subscriber that joins later starts after our head, so it never needs
+/// A subscriber that joins later starts after our head (on a
+/// transient-local channel, at the retained history, which the caller
+/// keeps out of `min_cursor` with [`release_bound`]), so it never needs
 /// these chunks; one that still holds a sample keeps its own reference bit.
 #[inline]
 pub(crate) fn release_consumed<'a, S: SlotMem>(
@@ -243,8 +285,23 @@ pub(crate) fn release_consumed<'a, S: SlotMem>(
 /// the ring's hold too and the publisher reuses the chunk while it is hot.
 /// Observers do not count: the publisher owes them nothing (one that has
 /// not read it yet finds the generation gone and counts an overrun).
+///
+/// On a transient-local channel (`latched`) a subscriber that joins later
+/// may still need the message, so only the pin is dropped: the ring's hold
+/// is the publisher's to drop, once the message is out of the retained
+/// history ([`release_consumed`] with the history as a bound).
 #[inline]
-pub(crate) fn release_pinned(state: &AtomicU64, j: usize, membership: &AtomicU64, wake: &Wake) {
+pub(crate) fn release_pinned(
+    state: &AtomicU64,
+    j: usize,
+    membership: &AtomicU64,
+    wake: &Wake,
+    latched: bool,
+) {
+    if latched {
+        pool::release(state, j);
+        return;
+    }
     // A Relaxed snapshot suffices. Reliable subscribers that joined before
     // us are in it (our own join was an RMW on this word, and coherence
     // forbids reading an older value after it). One that joins later starts
@@ -473,7 +530,28 @@ pub(crate) mod model {
     }
     /// See [`super::release_pinned`].
     pub fn release_pinned(state: &AtomicU64, j: usize, membership: &AtomicU64, wake: &WakeWords) {
-        super::release_pinned(state, j, membership, &wake.0)
+        super::release_pinned(state, j, membership, &wake.0, false)
+    }
+    /// See [`super::release_pinned`], on a transient-local channel.
+    pub fn release_pinned_latched(
+        state: &AtomicU64,
+        j: usize,
+        membership: &AtomicU64,
+        wake: &WakeWords,
+    ) {
+        super::release_pinned(state, j, membership, &wake.0, true)
+    }
+    /// See [`super::latched_start`].
+    pub fn latched_start(head: u64, floor: u64, latched: u64, depth: u64) -> u64 {
+        super::latched_start(head, floor, latched, depth)
+    }
+    /// See [`super::start_cursor_at`].
+    pub fn start_cursor_at(cursor: &AtomicU64, start: u64) {
+        super::start_cursor_at(cursor, start)
+    }
+    /// See [`super::release_bound`].
+    pub fn release_bound(min_cursor: u64, next_seq: u64, latched: u64) -> u64 {
+        super::release_bound(min_cursor, next_seq, latched)
     }
     /// Writes message `seq` of kind `kind` into `slot` (`ring::write`).
     pub fn write_slot(slot: &HeapSlotForTests, seq: u64, kind: u32, payload: &[u8]) {

@@ -46,6 +46,12 @@ pub struct PublisherPort {
     /// Every message below this sequence number has had its chunk's ring
     /// hold released (see `release_consumed`).
     released_upto: u64,
+    /// The channel's retained history (transient-local durability): the
+    /// ring keeps its hold on the chunks of the last `latched` messages
+    /// whoever has read them, for subscribers that join later. It is not a
+    /// subscriber: it never bounds our room (`has_space`), so it never makes
+    /// a `Reject`/`Block` send refuse or wait.
+    latched: u64,
 }
 
 // SAFETY: the raw pointers point into the shared mapping kept alive by
@@ -87,6 +93,7 @@ impl PublisherPort {
                 reliable: 0,
                 min_cursor: 0,
                 released_upto: head.saturating_add(1),
+                latched: u64::from(chan.layout().config.latched()),
             });
         }
         Err(JoinError::Full {
@@ -168,9 +175,10 @@ impl PublisherPort {
         self.refresh_min_cursor(m);
         let depth = u64::from(self.chan.layout().config.depth);
         let (chan, ring, k) = (&self.chan, &self.ring, self.k);
+        let bound = protocol::release_bound(self.min_cursor, self.next_seq, self.latched);
         self.released_upto = protocol::release_consumed(
             self.released_upto,
-            self.min_cursor,
+            bound,
             depth,
             |seq| ring.slot(seq),
             |c| chan.chunk_state(k, c),
@@ -199,8 +207,10 @@ impl PublisherPort {
         // With one reliable subscriber, it frees each chunk itself when it
         // drops the sample (`release_last_reader`), so the lowest free chunk is the
         // hot one without reading its cursor line on every loan. With more,
-        // free what every subscriber has consumed first.
-        if self.subscribers() > 1 {
+        // free what every subscriber has consumed first; on a
+        // transient-local channel subscribers never free chunks themselves
+        // (the history may still need them), so always.
+        if self.latched > 0 || self.subscribers() > 1 {
             self.release_consumed();
         }
         if let Some(loan) = self.claim_free_chunk() {
@@ -369,6 +379,11 @@ impl PublisherPort {
 impl Drop for PublisherPort {
     fn drop(&mut self) {
         let rec = self.chan.pub_record(self.k);
+        // Our latched history leaves with us: a subscriber that joins from
+        // now on starts after our last message (see
+        // `protocol::latched_start`). Stored before we leave; Release pairs
+        // with the joining subscriber's Acquire load.
+        rec.history_floor.store(self.next_seq, Ordering::Release);
         let left = records::leave(self.members(), records::pub_member(self.k));
         records::free(&rec.owner);
         if left == 0 && records::try_close(self.members()) {

@@ -85,7 +85,12 @@ pub(crate) struct PubRecord {
     pub(crate) undelivered: AtomicU64,
     /// Payload bytes of every message sent (for `topic bw`), wrapping.
     pub(crate) bytes_sent: AtomicU64,
-    _pad1: u64,
+    /// Sequence number of the first message of this place's ring that is
+    /// latched history: its publisher leaving (or found dead) sets it past
+    /// its last message, so a subscriber joining later gets none of a
+    /// departed publisher's history (0 = no floor; see
+    /// `protocol::latched_start`).
+    pub(crate) history_floor: AtomicU64,
 }
 
 /// The fixed part of a subscriber's record; one cursor word per publisher

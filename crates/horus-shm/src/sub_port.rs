@@ -42,7 +42,14 @@ impl SubPlace {
         if let Some(state) = self.chan.chunk_state(k, c) {
             // As the only reliable subscriber, this also drops the ring's
             // hold (see `protocol::release_pinned`).
-            protocol::release_pinned(state, self.j, self.chan.membership(), self.chan.wake());
+            let latched = self.chan.layout().config.latched() > 0;
+            protocol::release_pinned(
+                state,
+                self.j,
+                self.chan.membership(),
+                self.chan.wake(),
+                latched,
+            );
         }
     }
 
@@ -79,6 +86,25 @@ pub enum Received {
         /// Payload length.
         len: usize,
     },
+}
+
+/// Where a joining subscriber starts on each publisher's ring.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StartAt {
+    /// As the channel's durability says: on a transient-local channel
+    /// ([`ChannelConfig::latched`](crate::ChannelConfig::latched) > 0) the
+    /// last `latched` messages of every live publisher, then the live
+    /// stream; on a volatile one, [`StartAt::Next`].
+    #[default]
+    Durability,
+    /// The next message each publisher sends once it notices the join.
+    Next,
+    /// The oldest message each ring still holds (whatever the durability,
+    /// including a departed publisher's): for tools that join late and
+    /// want everything still there, such as a recorder. Chunk messages
+    /// whose chunk was already reused are not "still held": the start is
+    /// past them.
+    Oldest,
 }
 
 /// Ways a message can fail to reach this subscriber, each counted.
@@ -132,10 +158,29 @@ impl SubscriberPort {
     /// The subscriber receives every message its publishers send from the
     /// moment each of them notices the join (see [`records::CURSOR_JOINING`]);
     /// nothing published before counts as lost.
+    ///
+    /// On a transient-local channel it first receives the retained history
+    /// (see [`StartAt::Durability`]): [`join_at`](Self::join_at) with that.
     pub fn join(
         chan: &Arc<Channel>,
         blocking: bool,
         observer: bool,
+    ) -> Result<SubscriberPort, JoinError> {
+        Self::join_at(chan, blocking, observer, StartAt::Durability)
+    }
+
+    /// As [`join`](Self::join), starting where `start` says. A start in the
+    /// past ([`StartAt::Oldest`], or [`StartAt::Durability`] on a
+    /// transient-local channel) is chosen by the subscriber itself at join
+    /// (the publisher may never send again); every message from there is
+    /// validated like any other, so one overwritten (or whose chunk was
+    /// reused) before it is read counts as `overrun`, and none is skipped
+    /// or delivered twice.
+    pub fn join_at(
+        chan: &Arc<Channel>,
+        blocking: bool,
+        observer: bool,
+        start: StartAt,
     ) -> Result<SubscriberPort, JoinError> {
         chan.reclaim_dead();
         let cfg = chan.layout().config;
@@ -156,7 +201,7 @@ impl SubscriberPort {
             // notices the join (not-member markers until we are one). The membership join below (Release) orders
             // these stores, and the observer bit, before our bit becomes
             // visible, so a publisher that sees the bit sees them.
-            let cursors = vec![records::CURSOR_JOINING; cfg.max_publishers as usize];
+            let mut cursors = vec![records::CURSOR_JOINING; cfg.max_publishers as usize];
             let wake = chan.wake();
             protocol::prepare_join(
                 (0..cursors.len()).map(|k| chan.cursor(j, k)),
@@ -189,7 +234,15 @@ impl SubscriberPort {
             // Only now, as a member, may our cursors be started (see
             // `records::CURSOR_NOT_MEMBER`); the touch makes publishers that
             // cached the word with our bit but a not-member cursor look again.
-            protocol::open_cursors((0..cursors.len()).map(|k| chan.cursor(j, k)));
+            for (k, cursor) in cursors.iter_mut().enumerate() {
+                match self_start(chan, k, start) {
+                    Some(s) => {
+                        protocol::start_cursor_at(chan.cursor(j, k), s);
+                        *cursor = s;
+                    }
+                    None => protocol::open_cursors(std::iter::once(chan.cursor(j, k))),
+                }
+            }
             records::touch(chan.membership());
             return Ok(SubscriberPort {
                 rings: (0..cfg.max_publishers as usize)
@@ -623,6 +676,55 @@ impl Drop for SubscriberPort {
         let left = records::leave(chan.membership(), records::sub_member(self.place.j));
         if left == 0 && records::try_close(chan.membership()) {
             Segment::unlink_if_same(chan.segment());
+        }
+    }
+}
+
+/// Where a subscriber joining with `start` begins on ring `k`, if it picks
+/// its start itself; `None` leaves it to the ring's publisher
+/// (`CURSOR_JOINING`).
+fn self_start(chan: &Channel, k: usize, start: StartAt) -> Option<u64> {
+    let cfg = chan.layout().config;
+    let depth = u64::from(cfg.depth);
+    let rec = chan.pub_record(k);
+    match start {
+        StartAt::Next => None,
+        StartAt::Durability if cfg.latched() == 0 => None,
+        StartAt::Durability => {
+            // Acquire: pairs with the publisher's Release stores of `head`
+            // (the slots up to it are committed) and of the floor.
+            let head = rec.head.load(Ordering::Acquire);
+            let floor = rec.history_floor.load(Ordering::Acquire);
+            Some(protocol::latched_start(
+                head,
+                floor,
+                u64::from(cfg.latched()),
+                depth,
+            ))
+        }
+        StartAt::Oldest => {
+            let head = rec.head.load(Ordering::Acquire);
+            let first = protocol::latched_start(head, 0, depth, depth);
+            // The first message still held: its slot not yet overwritten and,
+            // for a chunk, its chunk not yet reused. Racy by nature (the
+            // publisher moves on meanwhile); the receive validates each
+            // message again and counts what went in between as overrun.
+            // At most `depth` slots, whatever `head` says.
+            let held = (first..=head).take(cfg.depth as usize).find(|&seq| {
+                let slot = chan.slot(k, seq);
+                if ring::committed_seq(&slot) != Some(seq) {
+                    return false;
+                }
+                match ring::peek_descriptor(&slot) {
+                    Some((KIND_CHUNK, desc, _)) => {
+                        let (c, gen) = protocol::split_descriptor(desc);
+                        chan.chunk_state(k, c)
+                            .is_some_and(|s| pool::generation(s.load(Ordering::Acquire)) == gen)
+                    }
+                    _ => true,
+                }
+            });
+            Some(held.unwrap_or(head.saturating_add(1)).max(1))
         }
     }
 }

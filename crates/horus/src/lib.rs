@@ -100,7 +100,7 @@ pub use horus_sched as sched;
 /// The namespace in force for this process (`HORUS_NAMESPACE`, else one per user).
 pub use horus_shm::name::namespace;
 pub use publisher::{Delivery, Publisher};
-pub use qos::{Overflow, WaitMode};
+pub use qos::{Durability, Overflow, StartAt, WaitMode};
 pub use sample::Sample;
 pub use sample_mut::SampleMut;
 pub use service::{

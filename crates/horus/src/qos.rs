@@ -66,3 +66,57 @@ pub enum WaitMode {
     /// `recv` spins. Publishers never pay for waking anyone.
     BusyPoll,
 }
+
+/// Whether a subscriber that joins late receives messages published before
+/// it joined (ROS 2's durability). A property of the topic, like
+/// [`Overflow`]: stored in the topic's segment, every endpoint agrees on
+/// it, and asking for another one than the topic has is
+/// [`TopicError::QosMismatch`](crate::TopicError::QosMismatch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// A subscriber starts at the next message published after it joined.
+    #[default]
+    Volatile,
+    /// "Latched": each publisher keeps its last `depth` messages (at most
+    /// the topic's depth) for subscribers that join later. A subscriber (or
+    /// observer) that joins receives them first — the oldest first — and
+    /// then the live stream, with no gap and no duplicate between the two.
+    /// The history of a publisher lives as long as that publisher: once it
+    /// has left (or died), subscribers that join later get none of its
+    /// messages (as in ROS 2, where the history belongs to the writer). The
+    /// retained history is not a subscriber: it never makes a `Reject` or
+    /// `Block` publisher refuse or wait.
+    TransientLocal {
+        /// Messages kept per publisher, 1..=the topic's depth.
+        depth: u32,
+    },
+}
+
+impl Durability {
+    /// Messages kept per publisher (0 for [`Durability::Volatile`]).
+    pub fn latched(self) -> u32 {
+        match self {
+            Durability::Volatile => 0,
+            Durability::TransientLocal { depth } => depth,
+        }
+    }
+
+    /// The durability a segment's retained-history depth stands for.
+    pub(crate) fn from_latched(latched: u32) -> Durability {
+        match latched {
+            0 => Durability::Volatile,
+            depth => Durability::TransientLocal { depth },
+        }
+    }
+}
+
+impl std::fmt::Display for Durability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Durability::Volatile => f.write_str("volatile"),
+            Durability::TransientLocal { depth } => write!(f, "transient-local ({depth})"),
+        }
+    }
+}
+
+pub use horus_shm::StartAt;

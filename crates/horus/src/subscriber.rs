@@ -8,7 +8,7 @@ use horus_msgs::Message;
 use horus_shm::{Received, SubscriberPort};
 
 use crate::error::{RecvError, TopicError};
-use crate::qos::WaitMode;
+use crate::qos::{StartAt, WaitMode};
 use crate::sample::Sample;
 use crate::stats::SubscriberStats;
 use crate::topic::TopicInner;
@@ -38,9 +38,18 @@ impl<T: Message> Subscriber<T> {
         mode: WaitMode,
         observer: bool,
     ) -> Result<Self, TopicError> {
+        Self::new_at(topic, mode, observer, StartAt::Durability)
+    }
+
+    pub(crate) fn new_at(
+        topic: Arc<TopicInner>,
+        mode: WaitMode,
+        observer: bool,
+        start: StartAt,
+    ) -> Result<Self, TopicError> {
         let blocking = mode == WaitMode::Futex;
         let port = topic.join(
-            |chan| SubscriberPort::join(chan, blocking, observer),
+            |chan| SubscriberPort::join_at(chan, blocking, observer, start),
             &T::SCHEMA.to_string(),
         )?;
         let words = port.place().channel().layout().config.slot_payload as usize / 8;

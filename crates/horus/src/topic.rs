@@ -8,7 +8,7 @@ use horus_msgs::Message;
 use horus_shm::{Channel, ChannelConfig, OpenError, SegmentError};
 
 use crate::error::TopicError;
-use crate::qos::{Overflow, WaitMode};
+use crate::qos::{Durability, Overflow, StartAt, WaitMode};
 use crate::{schema_record, Publisher, Subscriber};
 
 /// Messages up to this size travel inside the ring slots; larger ones and
@@ -33,6 +33,7 @@ pub struct TopicBuilder<T> {
     namespace: Option<String>,
     depth: Option<u32>,
     overflow: Option<Overflow>,
+    durability: Option<Durability>,
     max_publishers: Option<u32>,
     max_subscribers: Option<u32>,
     max_tail: Option<usize>,
@@ -51,6 +52,15 @@ impl<T: Message> TopicBuilder<T> {
     /// Overflow policy. Default [`Overflow::DropOldest`].
     pub fn overflow(mut self, overflow: Overflow) -> Self {
         self.overflow = Some(overflow);
+        self
+    }
+
+    /// Durability: whether late subscribers get messages published before
+    /// they joined. Default [`Durability::Volatile`].
+    /// [`Durability::TransientLocal`]'s depth must be 1..=the topic's depth
+    /// ([`TopicError::Invalid`] otherwise, from [`open`](Self::open)).
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = Some(durability);
         self
     }
 
@@ -105,6 +115,13 @@ impl<T: Message> TopicBuilder<T> {
         } else {
             DEFAULT_TAIL_DEPTH
         });
+        let durability = self.durability.unwrap_or_default();
+        let latched = durability.latched();
+        if latched > depth || durability == (Durability::TransientLocal { depth: 0 }) {
+            return Err(self.invalid(format!(
+                "durability {durability} must keep 1..={depth} messages (the topic's depth)"
+            )));
+        }
         let (slot_payload, chunk_size, chunks) = if inline {
             (size.next_multiple_of(8).max(16) as u32, 0, 0)
         } else {
@@ -129,7 +146,11 @@ impl<T: Message> TopicBuilder<T> {
                 max_subscribers: self.max_subscribers.unwrap_or(DEFAULT_MAX_SUBSCRIBERS),
                 chunk_size,
                 chunks_per_publisher: chunks,
-                qos_code: self.overflow.unwrap_or(Overflow::DropOldest).code(),
+                qos_code: ChannelConfig::compose_qos(
+                    self.overflow.unwrap_or(Overflow::DropOldest).code(),
+                    latched,
+                )
+                .ok_or_else(|| self.invalid("durability depth out of range"))?,
             },
             inline,
         ))
@@ -138,7 +159,12 @@ impl<T: Message> TopicBuilder<T> {
     /// Checks the explicitly requested settings against an existing topic.
     fn compatible(&self, want: &ChannelConfig, have: &ChannelConfig) -> bool {
         self.depth.is_none_or(|_| want.depth == have.depth)
-            && self.overflow.is_none_or(|_| want.qos_code == have.qos_code)
+            && self
+                .overflow
+                .is_none_or(|_| want.qos_policy() == have.qos_policy())
+            && self
+                .durability
+                .is_none_or(|_| want.latched() == have.latched())
             && self
                 .max_publishers
                 .is_none_or(|_| want.max_publishers == have.max_publishers)
@@ -194,7 +220,7 @@ impl<T: Message> TopicBuilder<T> {
         // adopted one is decoded (check_fits rejected unknown codes).
         let overflow = self
             .overflow
-            .or_else(|| Overflow::from_code(have.qos_code))
+            .or_else(|| Overflow::from_code(have.qos_policy()))
             .unwrap_or(Overflow::DropOldest);
         Ok(Topic {
             inner: Arc::new(TopicInner {
@@ -268,8 +294,11 @@ fn check_fits<T: Message>(
 ) -> Result<(), TopicError> {
     let size = std::mem::size_of::<T>();
     let inline = !T::HAS_TAIL && size <= INLINE_MAX;
-    let reason = if Overflow::from_code(have.qos_code).is_none() {
-        Some(format!("unknown overflow policy code {}", have.qos_code))
+    let reason = if Overflow::from_code(have.qos_policy()).is_none() {
+        Some(format!(
+            "unknown overflow policy code {}",
+            have.qos_policy()
+        ))
     } else if inline && (have.chunk_size != 0 || (have.slot_payload as usize) < size) {
         Some(format!(
             "{} B inline slots and {} B chunks cannot carry a {size}-byte inline message",
@@ -297,9 +326,10 @@ fn check_fits<T: Message>(
 
 fn describe_qos(c: &ChannelConfig) -> String {
     format!(
-        "{} depth {}, {} publishers, {} subscribers, {} B chunks × {}",
-        Overflow::name_of(c.qos_code),
+        "{} depth {}, {}, {} publishers, {} subscribers, {} B chunks × {}",
+        Overflow::name_of(c.qos_policy()),
         c.depth,
+        Durability::from_latched(c.latched()),
         c.max_publishers,
         c.max_subscribers,
         c.chunk_size,
@@ -420,6 +450,7 @@ impl<T: Message> Topic<T> {
             namespace: None,
             depth: None,
             overflow: None,
+            durability: None,
             max_publishers: None,
             max_subscribers: None,
             max_tail: None,
@@ -443,6 +474,11 @@ impl<T: Message> Topic<T> {
         self.inner.overflow
     }
 
+    /// The durability in force (see [`Durability`]).
+    pub fn durability(&self) -> Durability {
+        Durability::from_latched(self.inner.adopted.latched())
+    }
+
     /// Creates a publisher.
     pub fn publisher(&self) -> Result<Publisher<T>, TopicError> {
         Publisher::new(Arc::clone(&self.inner))
@@ -456,6 +492,28 @@ impl<T: Message> Topic<T> {
     /// Creates a subscriber with the given wait mode.
     pub fn subscriber_with(&self, mode: WaitMode) -> Result<Subscriber<T>, TopicError> {
         Subscriber::new(Arc::clone(&self.inner), mode, false)
+    }
+
+    /// Creates a subscriber that starts where `start` says: on a
+    /// transient-local topic [`StartAt::Durability`] (what
+    /// [`subscriber`](Self::subscriber) does) delivers the latched history
+    /// first; [`StartAt::Next`] skips it; [`StartAt::Oldest`] starts at the
+    /// oldest message each publisher's ring still holds, whatever the
+    /// durability. Messages of the history overwritten before this
+    /// subscriber reads them are counted as `overrun`.
+    pub fn subscriber_at(
+        &self,
+        mode: WaitMode,
+        start: StartAt,
+    ) -> Result<Subscriber<T>, TopicError> {
+        Subscriber::new_at(Arc::clone(&self.inner), mode, false, start)
+    }
+
+    /// Creates an observer (see [`observer`](Self::observer)) that starts
+    /// where `start` says (see [`subscriber_at`](Self::subscriber_at)):
+    /// a recorder joining late asks for [`StartAt::Oldest`].
+    pub fn observer_at(&self, mode: WaitMode, start: StartAt) -> Result<Subscriber<T>, TopicError> {
+        Subscriber::new_at(Arc::clone(&self.inner), mode, true, start)
     }
 
     /// Creates an *observer*: a subscriber for tools (echo, rate meters,

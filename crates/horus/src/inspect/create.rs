@@ -10,7 +10,7 @@ use horus_shm::{ChannelConfig, OpenError, SegmentError};
 
 use super::{QosInfo, TopicView};
 use crate::description::SchemaRecord;
-use crate::qos::Overflow;
+use crate::qos::{Durability, Overflow};
 
 /// Why a topic could not be created from a description.
 #[derive(Debug, thiserror::Error)]
@@ -46,11 +46,26 @@ pub enum CreateError {
 
 /// Opens `topic` of `namespace`, creating its segment from `description` and `qos` when it
 /// does not exist. An existing segment must carry the same schema (its own QoS is kept).
+/// A topic it creates is volatile: see [`open_or_create_topic_durable`].
 pub fn open_or_create_topic(
     namespace: &str,
     topic: &str,
     description: &MessageDescription,
     qos: &QosInfo,
+) -> Result<TopicView, CreateError> {
+    open_or_create_topic_durable(namespace, topic, description, qos, Durability::Volatile)
+}
+
+/// [`open_or_create_topic`], creating the segment with `durability` (a replayed
+/// `tf_static` is latched again). The history depth must be at most `qos.depth`
+/// ([`CreateError::Qos`] otherwise). An existing segment keeps its own durability: compare
+/// [`TopicView::durability`] if it matters.
+pub fn open_or_create_topic_durable(
+    namespace: &str,
+    topic: &str,
+    description: &MessageDescription,
+    qos: &QosInfo,
+    durability: Durability,
 ) -> Result<TopicView, CreateError> {
     description
         .validate()
@@ -101,7 +116,15 @@ pub fn open_or_create_topic(
         max_subscribers: qos.max_subscribers,
         chunk_size: qos.chunk_bytes,
         chunks_per_publisher: qos.chunks_per_publisher,
-        qos_code: Overflow::code(overflow),
+        qos_code: ChannelConfig::compose_qos(Overflow::code(overflow), durability.latched())
+            .filter(|_| durability != (Durability::TransientLocal { depth: 0 }))
+            .filter(|_| durability.latched() <= qos.depth)
+            .ok_or_else(|| {
+                qos_err(format!(
+                    "durability {durability} must keep 1..={} messages (the depth)",
+                    qos.depth
+                ))
+            })?,
     };
     let json = serde_json::to_vec(description).map_err(|e| qos_err(e.to_string()))?;
     let seg = horus_shm::name::segment_name(namespace, "t", topic)

@@ -15,7 +15,7 @@ mod raw_sample;
 mod ros;
 mod topic_view;
 
-pub use create::{open_or_create_topic, CreateError};
+pub use create::{open_or_create_topic, open_or_create_topic_durable, CreateError};
 pub use decode::{decode_message, DecodeError};
 pub use encode::{encode_message, EncodeError};
 pub use raw_publisher::{RawPublisher, RawSendError};

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use horus_shm::{Channel, JoinError, Received, SubscriberPort};
+use horus_shm::{Channel, JoinError, Received, StartAt, SubscriberPort};
 
 use super::RawSample;
 
@@ -45,8 +45,9 @@ impl RawReader {
         chan: &Arc<Channel>,
         blocking: bool,
         observer: bool,
+        start: StartAt,
     ) -> Result<RawReader, JoinError> {
-        let port = SubscriberPort::join(chan, blocking, observer)?;
+        let port = SubscriberPort::join_at(chan, blocking, observer, start)?;
         let words = (chan.layout().config.slot_payload as usize).div_ceil(8);
         Ok(RawReader {
             port,

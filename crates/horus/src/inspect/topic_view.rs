@@ -7,7 +7,7 @@ use horus_shm::{Channel, ChannelSnapshot, OpenError, SegmentError};
 
 use super::{RawObserver, RawPublisher, RawReader};
 use crate::description::{DescriptionReadError, SchemaRecord};
-use crate::qos::Overflow;
+use crate::qos::{Durability, Overflow, StartAt};
 
 /// Why a topic could not be looked at.
 #[derive(Debug, thiserror::Error)]
@@ -154,13 +154,18 @@ impl TopicView {
         let c = self.chan.layout().config;
         QosInfo {
             depth: c.depth,
-            overflow: Overflow::from_code(c.qos_code),
+            overflow: Overflow::from_code(c.qos_policy()),
             max_publishers: c.max_publishers,
             max_subscribers: c.max_subscribers,
             inline_bytes: c.slot_payload,
             chunk_bytes: c.chunk_size,
             chunks_per_publisher: c.chunks_per_publisher,
         }
+    }
+
+    /// The durability the segment states (see [`Durability`]).
+    pub fn durability(&self) -> Durability {
+        Durability::from_latched(self.chan.latched())
     }
 
     /// Every endpoint's counters, read now.
@@ -197,8 +202,18 @@ impl TopicView {
 
     /// An observer of the topic's messages, as bytes. `blocking` observers sleep on the
     /// topic's futex in [`RawObserver::recv_timeout`] instead of polling.
+    /// On a transient-local topic it receives the latched history first (see
+    /// [`observer_at`](Self::observer_at)).
     pub fn observer(&self, blocking: bool) -> Result<RawObserver, InspectError> {
-        RawReader::join(&self.chan, blocking, true).map_err(|source| InspectError::Join {
+        self.observer_at(blocking, StartAt::Durability)
+    }
+
+    /// An observer that starts where `start` says: [`StartAt::Oldest`] for the oldest
+    /// message each ring still holds (a recorder that discovers a topic late),
+    /// [`StartAt::Durability`] for the latched history of a transient-local topic,
+    /// [`StartAt::Next`] for only what is published from now on.
+    pub fn observer_at(&self, blocking: bool, start: StartAt) -> Result<RawObserver, InspectError> {
+        RawReader::join(&self.chan, blocking, true, start).map_err(|source| InspectError::Join {
             topic: self.name.clone(),
             source,
         })
@@ -207,8 +222,15 @@ impl TopicView {
     /// A subscriber of the topic's messages, as bytes: unlike an observer it is in the
     /// publishers' room check (a `Block` publisher waits for it) and counted as delivered to.
     /// For the network bridge, which stands for the subscribers of another host.
+    /// On a transient-local topic it receives the latched history first.
     pub fn subscriber(&self, blocking: bool) -> Result<RawReader, InspectError> {
-        RawReader::join(&self.chan, blocking, false).map_err(|source| InspectError::Join {
+        self.subscriber_at(blocking, StartAt::Durability)
+    }
+
+    /// [`subscriber`](Self::subscriber), starting where `start` says (see
+    /// [`observer_at`](Self::observer_at)).
+    pub fn subscriber_at(&self, blocking: bool, start: StartAt) -> Result<RawReader, InspectError> {
+        RawReader::join(&self.chan, blocking, false, start).map_err(|source| InspectError::Join {
             topic: self.name.clone(),
             source,
         })

@@ -197,6 +197,67 @@ fn echo_is_an_observer_and_prints_selected_fields() {
 }
 
 #[test]
+fn info_shows_the_durability_and_a_late_echo_prints_the_latched_messages_first() {
+    let ns = ns("latched");
+    let imu = Topic::<Imu>::builder("static")
+        .namespace(&ns)
+        .depth(8)
+        .durability(horus::Durability::TransientLocal { depth: 2 })
+        .open()
+        .unwrap();
+    let mut p = imu.publisher().unwrap();
+    for n in 1..=5 {
+        let mut m: Imu = bytemuck::Zeroable::zeroed();
+        m.stamp_ns = n;
+        p.send(m).unwrap();
+    }
+    let info = &json_lines(&horus(&[
+        "--json",
+        "topic",
+        "info",
+        "static",
+        "--namespace",
+        &ns,
+    ]))[0];
+    assert_eq!(info["durability"]["kind"], "transient_local");
+    assert_eq!(info["durability"]["depth"], 2);
+    let text = horus(&["topic", "info", "static", "--namespace", &ns]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("durability transient-local (2)"), "{text}");
+    // The publisher is idle: echo gets the two latched messages, nothing else.
+    let echoed = json_lines(&horus(&[
+        "--json",
+        "topic",
+        "echo",
+        "static",
+        "--namespace",
+        &ns,
+        "--count",
+        "2",
+        "--field",
+        "stamp_ns",
+        "--timeout",
+        "20",
+    ]));
+    let stamps: Vec<u64> = echoed
+        .iter()
+        .map(|l| l["stamp_ns"].as_u64().unwrap())
+        .collect();
+    assert_eq!(stamps, vec![4, 5]);
+    let volatile = Topic::<Imu>::builder("live").namespace(&ns).open().unwrap();
+    let _p = volatile.publisher().unwrap();
+    let info = &json_lines(&horus(&[
+        "--json",
+        "topic",
+        "info",
+        "live",
+        "--namespace",
+        &ns,
+    ]))[0];
+    assert_eq!(info["durability"]["kind"], "volatile");
+}
+
+#[test]
 fn what_echo_prints_pub_sends_back_identically() {
     let ns = ns("roundtrip");
     let odom = Topic::<Odometry>::builder("odom")

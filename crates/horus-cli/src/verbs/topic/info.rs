@@ -59,6 +59,7 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
                 Err(e) => json!({ "error": e.to_string() }),
             },
             "qos": qos_json(&q),
+            "durability": durability_json(view.durability()),
             "publishers": publishers,
             "subscribers": subscribers,
             "bridge": bridge,
@@ -78,6 +79,7 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
         q.max_publishers,
         q.max_subscribers
     );
+    println!("durability {}", view.durability());
     println!("endpoints {np} publisher(s), {ns} subscriber(s), {no} observer(s)");
     match &desc {
         Ok(d) => {
@@ -144,6 +146,17 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
         print!("\n{}", t.render());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `{"kind": "volatile"}` or `{"kind": "transient_local", "depth": N}` (N: messages each
+/// publisher keeps for late joiners).
+fn durability_json(d: horus::Durability) -> Value {
+    match d {
+        horus::Durability::Volatile => json!({ "kind": "volatile" }),
+        horus::Durability::TransientLocal { depth } => {
+            json!({ "kind": "transient_local", "depth": depth })
+        }
+    }
 }
 
 fn proc_text(pid: u32) -> String {

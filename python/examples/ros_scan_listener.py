@@ -1,4 +1,4 @@
-"""Receives three sensor_msgs/msg/LaserScan on ``robot/scan`` (README: ROS 2 types).
+"""Receives three sensor_msgs/msg/LaserScan on ``robot/scan`` (docs/interfaces.md).
 
 Run it beside ``cargo run -p horus --example ros_scan``; the ranges arrive as a read-only
 NumPy view of the shared-memory chunk the Rust publisher wrote.

@@ -47,7 +47,7 @@ except horus.SegmentLostError:
 del sub
 # Reopen only once every endpoint of the old segment is gone (the test's
 # go file): a late endpoint of the old segment removing its name races with
-# the creation of the new one (README, known limitations).
+# the creation of the new one (docs/topics.md, known limitations).
 import os, time
 go = "/tmp/" + os.environ["HORUS_NAMESPACE"] + ".go"
 while not os.path.exists(go):

@@ -1,6 +1,7 @@
 //! Publishes three `sensor_msgs/msg/LaserScan` messages on `robot/scan` — a ROS 2 type,
 //! as the CDR bytes a ROS 2 node would put on the wire — once a subscriber is there.
-//! The README runs it beside `python/examples/ros_scan_listener.py`.
+//! docs/interfaces.md ("Rust publishes, Python receives") runs it beside
+//! `python/examples/ros_scan_listener.py`.
 
 use std::time::Duration;
 

@@ -39,15 +39,23 @@ mod lease;
 mod seqlock;
 
 #[cfg(not(loom))]
+mod broadcaster;
+#[cfg(not(loom))]
+mod broadcaster_topics;
+#[cfg(not(loom))]
 mod buffer;
 #[cfg(not(loom))]
 mod error;
+#[cfg(not(loom))]
+mod feeder_claim;
 #[cfg(not(loom))]
 mod frames;
 #[cfg(not(loom))]
 mod history;
 #[cfg(not(loom))]
 mod layout;
+#[cfg(not(loom))]
+mod listener;
 #[cfg(not(loom))]
 mod lookup;
 #[cfg(not(loom))]
@@ -61,8 +69,17 @@ mod names;
 #[cfg(not(loom))]
 mod open;
 #[cfg(not(loom))]
+mod survey;
+#[cfg(not(loom))]
 mod writer;
 
+#[cfg(not(loom))]
+pub use broadcaster::{
+    stamp_now, time_of_ns, transform_stamped, BroadcastError, BroadcasterError,
+    StaticTransformBroadcaster, TransformBroadcaster,
+};
+#[cfg(not(loom))]
+pub use broadcaster_topics::{open_tf_topic, TfTopic, TF_STATIC_TOPIC, TF_TOPIC};
 #[cfg(not(loom))]
 pub use buffer::{
     stamp_ns, FeedReport, FrameInfo, TfBuffer, TfBufferBuilder, TfStats, LATEST,
@@ -74,9 +91,15 @@ pub use layout::{
     Capacities, MAX_FRAMES_LIMIT, MAX_FRAME_ID, MAX_HISTORY_LIMIT, MAX_PARTICIPANTS,
 };
 #[cfg(not(loom))]
+pub use listener::{FeederStats, ListenerError, TfListener};
+#[cfg(not(loom))]
 pub use math::{StampedTransform, Transform};
 #[cfg(not(loom))]
 pub use open::{remove_stale, segment_name, StaleOutcome};
+#[cfg(not(loom))]
+pub use survey::{
+    process_name, FrameSurvey, SeenFrame, SurveyError, SurveyReader, MAX_SURVEY_FRAMES,
+};
 #[cfg(not(loom))]
 pub use writer::{now_ns, QUATERNION_TOLERANCE};
 

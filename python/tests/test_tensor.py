@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -163,6 +166,30 @@ def test_dead_holder_is_reclaimed(python: Any) -> None:
     assert t.refcount == 1
     del t
     assert pool.free_slots == pool.slots
+
+
+def test_exit_with_a_live_dlpack_view_leaves_no_pool_in_dev_shm(ns: str) -> None:
+    """Regression (issue 22): a script that exited while a NumPy or DLPack view
+    of a tensor was alive left its whole pool (128 MiB with the default one) in
+    /dev/shm: the interpreter never freed the view, so the pool's last holder
+    never left. At exit the package now leaves every pool, views alive or not."""
+    script = textwrap.dedent(
+        """
+        import os
+        import numpy as np
+        import horus
+        pool = horus.TensorPool(4243)
+        h = pool.alloc([256, 256], 'float32')
+        b = np.from_dlpack(h)
+        a = h.numpy()
+        b[0, 0] = 1.0
+        print(sorted(n for n in os.listdir('/dev/shm') if '.%s.' % os.environ['HORUS_NAMESPACE'] in n))
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert f"horus.{ns}.tp.4243" in run.stdout, "the pool existed while the script ran"
+    assert [n for n in os.listdir("/dev/shm") if f".{ns}." in n] == []
 
 
 def test_image_published_by_descriptor() -> None:

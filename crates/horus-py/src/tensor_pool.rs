@@ -30,26 +30,30 @@
 //! a slot that was freed and reused. Each process holds at most one bit per
 //! slot and counts its own handles locally, so a dead process's references
 //! are exactly its bit, cleared with an idempotent `fetch_and`.
+//!
+//! Holder places and the membership word follow `horus_shm::place` (the
+//! topics' and services' code): a dead holder's place is reclaimed by
+//! whoever notices, also when the reclaimer itself dies half-way, and the
+//! last holder out unlinks the segment — also a process whose NumPy or
+//! DLPack views outlive its interpreter's exit ([`PoolInner::depart`]).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use horus_shm::{ProcessId, Segment, SegmentError};
+use horus_shm::place::{self, Owner};
+use horus_shm::sync::AtomicU64;
+use horus_shm::{Segment, SegmentError};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"HORUSTP1");
-const VERSION: u32 = 1;
+/// 2: holder places and membership word as `horus_shm::place` (named reclaimers, epoch).
+const VERSION: u32 = 2;
 /// Holder places (processes mapping the pool at once).
 pub const HOLDERS: usize = 32;
 const HOLDER_BITS: u64 = 0xffff_ffff;
 const PLACES_OFFSET: usize = 128;
 const STATES_OFFSET: usize = PLACES_OFFSET + HOLDERS * 8;
 const PAGE: usize = 4096;
-/// Set in the membership word by the last holder before it unlinks the
-/// segment: no one may join a pool that is being removed.
-const CLOSING: u64 = 1 << 63;
-/// Owner value while a dead holder's place is being cleaned up.
-const RECLAIMING: u64 = u64::MAX;
 /// Most slots a pool may have.
 pub const MAX_SLOTS: u32 = 1 << 16;
 
@@ -69,7 +73,8 @@ struct PoolHeader {
     pool_id: u64,
     data_offset: u64,
     total_len: u64,
-    /// Bits 0..32: active holder places; bit 63: [`CLOSING`].
+    /// Bits 0..32: active holder places; epoch and `CLOSING` as in
+    /// `horus_shm::place`.
     members: AtomicU64,
     /// Allocation hint: where the next search for a free slot starts.
     next: AtomicU32,
@@ -139,6 +144,11 @@ pub enum PoolError {
     /// does not describe this pool.
     #[error("stale or foreign tensor descriptor: {0}")]
     Stale(String),
+    /// This process left the pool ([`PoolInner::depart`], at interpreter
+    /// exit): its views still read and write the memory, but it takes no
+    /// new tensors or references.
+    #[error("tensor pool {0}: this process has left the pool (interpreter exit)")]
+    Departed(u64),
 }
 
 /// Settings of a pool; `None` adopts what an existing pool has (or the
@@ -162,6 +172,10 @@ pub struct PoolInner {
     data_offset: u64,
     /// Handles this process holds per slot; the holder bit is set while > 0.
     local: Mutex<Vec<u32>>,
+    /// Set (under `local`'s lock) once this process left the pool: from
+    /// then on its holder place and bits may be someone else's, and nothing
+    /// here touches them.
+    departed: AtomicBool,
 }
 
 // The struct holds a mapping and plain data; the mapping is Send + Sync.
@@ -322,6 +336,7 @@ impl PoolInner {
             slot_bytes,
             data_offset,
             local: Mutex::new(vec![0; slots as usize]),
+            departed: AtomicBool::new(false),
         };
         match inner.join()? {
             Some(place) => {
@@ -366,14 +381,9 @@ impl PoolInner {
 
     /// Claims a holder place and marks it active. `None` if closing.
     fn join(&self) -> Result<Option<usize>, PoolError> {
-        let token = ProcessId::current().token();
         let mut reclaimed = false;
         let place = loop {
-            let free = (0..HOLDERS).find(|&j| {
-                self.owner(j)
-                    .compare_exchange(0, token, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_ok()
-            });
+            let free = (0..HOLDERS).find(|&j| place::try_claim(self.owner(j)));
             match free {
                 Some(j) => break j,
                 None if !reclaimed => {
@@ -383,56 +393,75 @@ impl PoolInner {
                 None => return Err(PoolError::TooManyHolders(self.pool_id)),
             }
         };
-        let members = &self.header().members;
-        let mut m = members.load(Ordering::Acquire);
-        loop {
-            if m & CLOSING != 0 {
-                self.owner(place).store(0, Ordering::Release);
-                return Ok(None);
-            }
-            match members.compare_exchange_weak(
-                m,
-                m | (1 << place),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Ok(Some(place)),
-                Err(now) => m = now,
-            }
+        if place::join(&self.header().members, 1 << place) {
+            Ok(Some(place))
+        } else {
+            place::free(self.owner(place));
+            Ok(None)
         }
     }
 
-    /// Clears the references and places of holders whose process died.
-    /// Returns how many places were reclaimed.
+    /// Clears the references and places of holders whose process died (or
+    /// finishes a reclaim whose reclaimer died). Returns how many places
+    /// were reclaimed.
     pub fn reclaim_dead(&self) -> usize {
         let mut n = 0;
         for j in 0..HOLDERS {
             let owner = self.owner(j);
-            let token = owner.load(Ordering::Acquire);
-            if token == 0 || token == RECLAIMING || j == self.place {
+            let Owner::Dead(seen) = place::classify(owner.load(Ordering::Acquire)) else {
                 continue;
-            }
-            if ProcessId::from_token(token).is_alive() {
-                continue;
-            }
-            // Exactly one process cleans a dead place up.
-            if owner
-                .compare_exchange(token, RECLAIMING, Ordering::AcqRel, Ordering::Relaxed)
-                .is_err()
-            {
+            };
+            // Exactly one process cleans a dead place up; each step is
+            // idempotent, for a successor of a reclaimer that died.
+            if !place::try_begin_reclaim(owner, seen) {
                 continue;
             }
             for s in 0..self.slots {
                 // Release: pairs with the Acquire of the next `alloc` CAS.
                 self.state(s).fetch_and(!(1u64 << j), Ordering::Release);
             }
-            self.header()
-                .members
-                .fetch_and(!(1u64 << j), Ordering::AcqRel);
-            owner.store(0, Ordering::Release);
+            place::leave(&self.header().members, 1 << j);
+            place::free(owner);
             n += 1;
         }
         n
+    }
+
+    /// Leaves the pool now, while tensors of this process may still be
+    /// alive: drops every reference this process holds, gives up its holder
+    /// place and, if it was the last holder, unlinks the segment. The
+    /// mapping stays until the last handle drops, so live views keep
+    /// working on memory nobody else will hand out (once the name is gone,
+    /// a pool of the same id is a new segment); this process takes no new
+    /// tensors or references ([`PoolError::Departed`]). For the
+    /// interpreter's exit, which may never free objects still referenced.
+    /// Idempotent.
+    pub fn depart(&self) {
+        let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+        if self.place >= HOLDERS || self.departed.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        local.iter_mut().for_each(|n| *n = 0);
+        self.leave_place();
+    }
+
+    /// Clears our bits, gives up our place and unlinks the segment if we
+    /// were the last holder.
+    fn leave_place(&self) {
+        for s in 0..self.slots {
+            // Release: our accesses to the data happen before the next
+            // allocation's Acquire CAS on this word.
+            self.state(s)
+                .fetch_and(!(1u64 << self.place), Ordering::Release);
+        }
+        self.reclaim_dead();
+        let members = &self.header().members;
+        let left = place::leave(members, 1 << self.place);
+        place::free(self.owner(self.place));
+        // Last one out removes the name (existing mappings stay valid).
+        if left & HOLDER_BITS == 0 && place::try_close(members) {
+            Segment::unlink(&self.name);
+        }
     }
 
     /// Pool id.
@@ -490,6 +519,9 @@ impl PoolInner {
                 slot_bytes: self.slot_bytes,
             });
         }
+        if self.departed.load(Ordering::Relaxed) {
+            return Err(PoolError::Departed(self.pool_id));
+        }
         let bit = 1u64 << self.place;
         for attempt in 0..2 {
             let start = self.header().next.load(Ordering::Relaxed) % self.slots;
@@ -513,7 +545,14 @@ impl PoolInner {
                     )
                     .is_ok()
                 {
-                    self.local.lock().expect("pool mutex poisoned")[slot as usize] = 1;
+                    let mut local = self.local.lock().expect("pool mutex poisoned");
+                    if self.departed.load(Ordering::Relaxed) {
+                        // Left while we allocated: the place is no longer ours.
+                        state.fetch_and(!bit, Ordering::Release);
+                        return Err(PoolError::Departed(self.pool_id));
+                    }
+                    local[slot as usize] = 1;
+                    drop(local);
                     self.header().next.store(slot + 1, Ordering::Relaxed);
                     return Ok(self.tensor(slot, gen, nbytes));
                 }
@@ -562,6 +601,9 @@ impl PoolInner {
         let bit = 1u64 << self.place;
         let state = self.state(slot);
         let mut local = self.local.lock().expect("pool mutex poisoned");
+        if self.departed.load(Ordering::Relaxed) {
+            return Err(PoolError::Departed(self.pool_id));
+        }
         if local[slot as usize] > 0 {
             // We already hold the bit, so the generation cannot change.
             if (state.load(Ordering::Relaxed) >> 32) as u32 != gen {
@@ -595,6 +637,10 @@ impl PoolInner {
 
     fn release(&self, slot: u32) {
         let mut local = self.local.lock().expect("pool mutex poisoned");
+        if self.departed.load(Ordering::Relaxed) {
+            // Our references went when we left; the place may be another's.
+            return;
+        }
         let n = &mut local[slot as usize];
         debug_assert!(*n > 0);
         *n -= 1;
@@ -609,28 +655,13 @@ impl PoolInner {
 
 impl Drop for PoolInner {
     fn drop(&mut self) {
-        if self.place >= HOLDERS {
+        // Every Tensor holds an Arc of the pool, so none is alive: our bits
+        // are clear (`leave_place` clears them anyway, in case of a leaked
+        // local count). Nothing to do if we left already.
+        if self.place >= HOLDERS || *self.departed.get_mut() {
             return;
         }
-        // Every Tensor holds an Arc of the pool, so none is alive: our bits
-        // are clear. Clear them anyway in case of a leaked local count.
-        for s in 0..self.slots {
-            self.state(s)
-                .fetch_and(!(1u64 << self.place), Ordering::Release);
-        }
-        self.reclaim_dead();
-        let members = &self.header().members;
-        let left =
-            members.fetch_and(!(1u64 << self.place), Ordering::AcqRel) & !(1u64 << self.place);
-        self.owner(self.place).store(0, Ordering::Release);
-        // Last one out removes the name (existing mappings stay valid).
-        if left & HOLDER_BITS == 0
-            && members
-                .compare_exchange(left, left | CLOSING, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-        {
-            Segment::unlink(&self.name);
-        }
+        self.leave_place();
     }
 }
 
@@ -762,6 +793,31 @@ mod tests {
         ));
         let adopt = PoolInner::open(&ns("cfg"), 8, PoolConfig::default()).unwrap();
         assert_eq!(adopt.slots(), 1);
+    }
+
+    /// Regression (issue 22): a process whose tensors outlive it (Python
+    /// views the interpreter never frees at exit) left the pool in /dev/shm.
+    #[test]
+    fn departing_with_live_tensors_unlinks_and_keeps_them_readable() {
+        let name = horus_shm::name::segment_name(&ns("depart"), "tp", "10").unwrap();
+        let path = format!("/dev/shm{name}");
+        let cfg = PoolConfig {
+            slots: Some(2),
+            slot_bytes: Some(4096),
+        };
+        let pool = PoolInner::open(&ns("depart"), 10, cfg).unwrap();
+        let t = pool.alloc(100).unwrap();
+        let t2 = t.try_clone().unwrap();
+        // SAFETY: 100 bytes of our slot, nobody else uses the pool.
+        unsafe { t.as_ptr().write_bytes(7, 100) };
+        pool.depart();
+        assert!(!std::path::Path::new(&path).exists());
+        assert_eq!(t2.bytes()[99], 7, "a live view still reads its memory");
+        assert!(matches!(pool.alloc(1), Err(PoolError::Departed(10))));
+        assert!(matches!(t.try_clone(), Err(PoolError::Departed(10))));
+        pool.depart();
+        drop((t, t2, pool));
+        assert!(!std::path::Path::new(&path).exists());
     }
 
     #[test]

@@ -326,11 +326,26 @@ pub(crate) fn attach_view(
     view_of(&attached(namespace, r.pool_id)?, &r)
 }
 
-/// Lets go of the pools `attach_view` mapped (the package calls it at exit).
+/// Lets go of the pools `attach_view` mapped, and leaves every pool this
+/// process has open (the package calls it at exit, `atexit`).
+///
+/// The interpreter does not free every object at exit: a NumPy or DLPack
+/// view still referenced then (a global `b = np.from_dlpack(h)`) keeps its
+/// tensor, and so its pool, alive for good, and the pool's last holder
+/// never unlinked it (its whole segment stayed in /dev/shm). Leaving at
+/// exit ([`PoolInner::depart`]) drops this process's references and place
+/// whatever views are alive; the views keep working on the mapping until
+/// the process ends.
 #[pyfunction]
 pub(crate) fn release_attached() {
     let pools = std::mem::take(&mut *ATTACHED.lock().unwrap_or_else(|p| p.into_inner()));
     drop(pools);
+    let open = std::mem::take(&mut *POOLS.lock().unwrap_or_else(|p| p.into_inner()));
+    for (_, _, pool) in open {
+        if let Some(pool) = pool.upgrade() {
+            pool.depart();
+        }
+    }
 }
 
 /// A `TensorRef` naming `t` as `shape` of `dtype` (a NumPy type string).

@@ -8,12 +8,14 @@
 //! process share a token: the lease is only ever taken from 0 (or from a
 //! *dead* token), so a second thread of the holder waits like any other
 //! writer instead of believing it holds the lease.
+// `pub` items of a private module: the loom build re-exports them (`horus_tf::model`).
+#![cfg_attr(not(loom), allow(unreachable_pub))]
 
 use horus_shm::sync::{AtomicU64, Ordering};
 
 /// The outcome of one attempt to take the lease.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Attempt {
+pub enum Attempt {
     /// Taken from nobody.
     Taken,
     /// Taken over from a holder found dead (its token).
@@ -24,7 +26,7 @@ pub(crate) enum Attempt {
 
 /// Tries once to take the lease for `me` (never 0). `is_alive(token)` decides
 /// whether a holder still lives; it is only asked about other holders' tokens.
-pub(crate) fn try_take(lease: &AtomicU64, me: u64, is_alive: impl Fn(u64) -> bool) -> Attempt {
+pub fn try_take(lease: &AtomicU64, me: u64, is_alive: impl Fn(u64) -> bool) -> Attempt {
     debug_assert_ne!(me, 0);
     // Acquire (on success): pairs with the previous holder's Release in
     // `give_back`, so everything it wrote (heads, slots, frame records) is
@@ -45,7 +47,7 @@ pub(crate) fn try_take(lease: &AtomicU64, me: u64, is_alive: impl Fn(u64) -> boo
 
 /// Gives the lease back if `me` still holds it. Returns whether it did (false
 /// when another process took it over, believing us dead).
-pub(crate) fn give_back(lease: &AtomicU64, me: u64) -> bool {
+pub fn give_back(lease: &AtomicU64, me: u64) -> bool {
     // Release: publishes this holder's writes to the next holder's Acquire.
     lease
         .compare_exchange(me, 0, Ordering::Release, Ordering::Relaxed)

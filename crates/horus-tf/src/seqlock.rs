@@ -21,23 +21,25 @@
 //! sequence odd and never advanced the ring's head, so the next writer writes
 //! the same position again and makes the slot whole (`repair` is simply the
 //! ordinary write).
+// `pub` items of a private module: the loom build re-exports them (`horus_tf::model`).
+#![cfg_attr(not(loom), allow(unreachable_pub))]
 
 use horus_shm::sync::{fence, AtomicU64, Ordering};
 
 /// Data words of a sample: stamp, parent index, translation (3), rotation (4).
-pub(crate) const DATA_WORDS: usize = 9;
+pub const DATA_WORDS: usize = 9;
 /// Words of a slot: the sequence plus the data.
-pub(crate) const SLOT_WORDS: usize = 1 + DATA_WORDS;
+pub const SLOT_WORDS: usize = 1 + DATA_WORDS;
 
 /// The sequence value of a complete sample of lap `lap`.
 #[inline]
-pub(crate) fn complete_seq(lap: u64) -> u64 {
+pub fn complete_seq(lap: u64) -> u64 {
     lap.wrapping_mul(2).wrapping_add(2)
 }
 
 /// What reading the slot for an expected lap found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Read {
+pub enum Read {
     /// The sample of the expected lap, whole.
     Sample([u64; DATA_WORDS]),
     /// The slot does not (or no longer) hold a whole sample of that lap:
@@ -51,7 +53,7 @@ pub(crate) enum Read {
 /// Writes `data` as the sample of lap `lap` into `slot` (`slot[0]` is the
 /// sequence). The caller is the only writer of the ring (it holds the lease).
 #[inline]
-pub(crate) fn write(slot: &[AtomicU64; SLOT_WORDS], lap: u64, data: &[u64; DATA_WORDS]) {
+pub fn write(slot: &[AtomicU64; SLOT_WORDS], lap: u64, data: &[u64; DATA_WORDS]) {
     let seq = &slot[0];
     // Relaxed: the Release fence below orders this store before the data stores.
     seq.store(complete_seq(lap).wrapping_sub(1), Ordering::Relaxed);
@@ -68,7 +70,7 @@ pub(crate) fn write(slot: &[AtomicU64; SLOT_WORDS], lap: u64, data: &[u64; DATA_
 
 /// Reads the sample of lap `lap` from `slot`, if the slot holds it whole.
 #[inline]
-pub(crate) fn read(slot: &[AtomicU64; SLOT_WORDS], lap: u64) -> Read {
+pub fn read(slot: &[AtomicU64; SLOT_WORDS], lap: u64) -> Read {
     let want = complete_seq(lap);
     let seq = &slot[0];
     // Acquire: pairs with the writer's final Release store, so the data of

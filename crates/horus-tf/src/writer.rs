@@ -184,6 +184,13 @@ pub(crate) fn write_locked(
     // Relaxed: we are the only writer (lease), and the lease's Acquire made
     // the previous writer's stores visible.
     let p = mem.head(child).load(Ordering::Relaxed);
+    if p == u64::MAX {
+        // Only a peer's garbage gets here (2^64 writes): there is no next position.
+        return Err(SetError::Corrupt(format!(
+            "frame {:?} claims {p} samples written",
+            c.child
+        )));
+    }
     let slot = mem.slot(child, (p & (cap - 1)) as usize);
     seqlock::write(slot, p / cap, &history::encode(c.stamp, parent, &c.tf));
     let tail = if c.is_static {

@@ -87,7 +87,7 @@ from ._params import ParamClient, ParamInfo, Parameters, ParamServer, ParamValue
 from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
 from ._service import SERVICE_TYPES, Client, PendingCall, Request, Server, Service
 from ._tensor import Tensor, TensorPool
-from ._topic import Loan, Overflow, Publisher, Subscriber, Topic
+from ._topic import Durability, Loan, Overflow, Publisher, Subscriber, Topic
 from ._ros_action import RosActionClient, RosActionServer, RosGoalHandle, RosNewGoal
 from ._ros_service import RosRequest, RosService, RosServiceClient, RosServiceServer
 from ._ros_topic import RosPublisher, RosSubscriber, RosTopic
@@ -146,6 +146,7 @@ __all__ = [
     "CdrError",
     "Client",
     "CmdVel",
+    "Durability",
     "EmergencyStop",
     "FnNode",
     "GoalHandle",

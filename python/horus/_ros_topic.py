@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic, Optional, Tuple, Type, TypeVar
 
 from . import _horus
-from ._topic import DEFAULT_SPIN, Overflow
+from ._topic import DEFAULT_SPIN, Durability, Overflow, _start
 
 if TYPE_CHECKING:
     from .interfaces._base import RosMessage
@@ -41,6 +41,7 @@ class RosTopic(Generic[R]):
         overflow: Optional[Overflow] = None,
         max_tail_bytes: Optional[int] = None,
         namespace: Optional[str] = None,
+        durability: Optional[Durability] = None,
     ) -> None:
         from .interfaces import TYPES
         from .interfaces._base import RosMessage
@@ -58,6 +59,7 @@ class RosTopic(Generic[R]):
             block_timeout=None if overflow is None else overflow.timeout,
             max_tail_bytes=max_tail_bytes,
             namespace=namespace,
+            durability=None if durability is None else durability.depth,
         )
 
     @property
@@ -74,17 +76,28 @@ class RosTopic(Generic[R]):
         """A publisher (one per thread)."""
         return RosPublisher(self.msg_type, self._types, self._native.publisher())
 
-    def subscriber(self, *, spin: int = DEFAULT_SPIN) -> "RosSubscriber[R]":
-        """A subscriber: sees every message published after it was created. ``recv``
-        polls ``spin`` times (some tens of µs) before it sleeps on a futex, as
-        ``Topic.subscriber``'s (same default); ``spin=0`` sleeps at once."""
-        return RosSubscriber(self.msg_type, self._types, self._native.subscriber(spin=spin))
+    @property
+    def durability(self) -> Durability:
+        """The durability in force (``durability=`` applies when this call creates the
+        topic; an explicit one must match an existing topic's, else ``QosMismatchError``)."""
+        return Durability(self._native.durability)
 
-    def observer(self, *, spin: int = DEFAULT_SPIN) -> "RosSubscriber[R]":
-        """An observer: reads the same messages, never back-pressures publishers and
-        is not counted by them (tools). ``spin`` as for ``subscriber``."""
+    def subscriber(self, *, spin: int = DEFAULT_SPIN, start: str = "durability") -> "RosSubscriber[R]":
+        """A subscriber: sees every message published after it was created and, on a
+        transient-local topic, first the latched history. ``recv`` polls ``spin`` times
+        (some tens of µs) before it sleeps on a futex, as ``Topic.subscriber``'s (same
+        default); ``spin=0`` sleeps at once. ``start`` as for ``Topic.subscriber``."""
         return RosSubscriber(
-            self.msg_type, self._types, self._native.subscriber(spin=spin, observer=True)
+            self.msg_type, self._types, self._native.subscriber(spin=spin, start=_start(start))
+        )
+
+    def observer(self, *, spin: int = DEFAULT_SPIN, start: str = "durability") -> "RosSubscriber[R]":
+        """An observer: reads the same messages, never back-pressures publishers and
+        is not counted by them (tools). ``spin`` and ``start`` as for ``subscriber``."""
+        return RosSubscriber(
+            self.msg_type,
+            self._types,
+            self._native.subscriber(spin=spin, observer=True, start=_start(start)),
         )
 
     def __repr__(self) -> str:

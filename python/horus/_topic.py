@@ -13,7 +13,7 @@ import numpy.typing as npt
 from . import _horus
 from ._messages import Message
 
-__all__ = ["Overflow", "Topic", "Publisher", "Subscriber", "Loan"]
+__all__ = ["Durability", "Overflow", "Topic", "Publisher", "Subscriber", "Loan"]
 
 M = TypeVar("M", bound=Message)
 
@@ -52,6 +52,47 @@ Overflow.DROP_OLDEST = Overflow("drop_oldest")
 Overflow.REJECT = Overflow("reject")
 
 
+@dataclass(frozen=True)
+class Durability:
+    """Whether a subscriber that joins late gets messages published before it
+    joined (ROS 2's durability). A property of the topic, like ``Overflow``:
+    an explicit one must match the topic's (else ``QosMismatchError``).
+
+    * ``Durability.VOLATILE`` — a subscriber starts at the next message.
+    * ``Durability.transient_local(depth)`` — "latched": each publisher keeps
+      its last ``depth`` messages (1..the topic's depth) and a subscriber that
+      joins gets them first, then the live stream, with no gap and no
+      duplicate. A publisher's history ends when it exits (or dies).
+    """
+
+    depth: int = 0
+
+    VOLATILE: ClassVar["Durability"]
+
+    @classmethod
+    def transient_local(cls, depth: int = 1) -> "Durability":
+        """Keep the last ``depth`` messages of each publisher for late joiners."""
+        if depth < 1:
+            raise ValueError(f"a transient-local history keeps at least 1 message, not {depth}")
+        return cls(int(depth))
+
+    @property
+    def kind(self) -> str:
+        """``'volatile'`` or ``'transient_local'``."""
+        return "volatile" if self.depth == 0 else "transient_local"
+
+
+Durability.VOLATILE = Durability(0)
+
+_STARTS = ("durability", "next", "oldest")
+
+
+def _start(start: str) -> str:
+    if start not in _STARTS:
+        raise ValueError(f"start must be one of {_STARTS}, not {start!r}")
+    return start
+
+
 class Topic(Generic[M]):
     """A typed topic: a name, a message type and the QoS every endpoint on
     it shares. Opens the topic, creating it if it does not exist; settings
@@ -86,6 +127,7 @@ class Topic(Generic[M]):
         max_tail_bytes: Optional[int] = None,
         loan_pool: Optional[int] = None,
         namespace: Optional[str] = None,
+        durability: Optional[Durability] = None,
     ) -> None:
         if not (isinstance(msg_type, type) and issubclass(msg_type, Message)):
             raise TypeError(f"msg_type must be a horus message class, not {msg_type!r}")
@@ -101,6 +143,7 @@ class Topic(Generic[M]):
             max_tail_bytes=max_tail_bytes,
             loan_pool=loan_pool,
             namespace=namespace,
+            durability=None if durability is None else durability.depth,
         )
 
     @property
@@ -113,28 +156,47 @@ class Topic(Generic[M]):
         """The overflow policy in force."""
         return Overflow(self._native.overflow, self._native.block_timeout)
 
+    @property
+    def durability(self) -> Durability:
+        """The durability in force."""
+        return Durability(self._native.durability)
+
     def publisher(self) -> "Publisher[M]":
         """A publisher (one per thread)."""
         return Publisher(self.msg_type, self._native.publisher())
 
-    def subscriber(self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN) -> "Subscriber[M]":
+    def subscriber(
+        self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN, start: str = "durability"
+    ) -> "Subscriber[M]":
         """A subscriber. It sees every message published after it was
-        created. ``busy_poll=True`` spins while waiting (lowest latency, one
+        created and, on a transient-local topic, first the latched history.
+        ``busy_poll=True`` spins while waiting (lowest latency, one
         core busy); otherwise ``recv`` polls ``spin`` times (some tens of µs)
         and then sleeps on a futex in shared memory (no CPU while idle).
-        ``spin=0`` sleeps at once."""
-        return Subscriber(self.msg_type, self._native.subscriber(busy_poll=busy_poll, spin=spin))
+        ``spin=0`` sleeps at once. ``start``: ``"durability"`` (the topic's
+        durability decides), ``"next"`` (skip any latched history) or
+        ``"oldest"`` (the oldest message each publisher's ring still holds,
+        whatever the durability)."""
+        return Subscriber(
+            self.msg_type,
+            self._native.subscriber(busy_poll=busy_poll, spin=spin, start=_start(start)),
+        )
 
-    def observer(self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN) -> "Subscriber[M]":
+    def observer(
+        self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN, start: str = "durability"
+    ) -> "Subscriber[M]":
         """An observer: a subscriber for tools (echo, rate meters, recorders).
         It reads the same messages, but a ``Reject``/``Block`` publisher never
         waits for it or refuses a message because of it, and publishers do
         not count it as a subscriber. What it misses because it fell behind
         it counts as its own ``overrun``. Attaching one changes nothing the
-        other endpoints observe."""
+        other endpoints observe. ``start`` as for ``subscriber`` (a recorder
+        joining late asks for ``"oldest"``)."""
         return Subscriber(
             self.msg_type,
-            self._native.subscriber(busy_poll=busy_poll, spin=spin, observer=True),
+            self._native.subscriber(
+                busy_poll=busy_poll, spin=spin, observer=True, start=_start(start)
+            ),
         )
 
     def stats(self) -> _horus.TopicStats:

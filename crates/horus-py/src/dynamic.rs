@@ -9,8 +9,8 @@ use std::ptr::NonNull;
 use std::time::Duration;
 
 use horus::{
-    Message, Overflow, Publisher, PublisherStats, Sample, SampleMut, SendError, Subscriber,
-    SubscriberStats, Topic, TopicError, TopicStats, WaitMode,
+    Durability, Message, Overflow, Publisher, PublisherStats, Sample, SampleMut, SendError,
+    StartAt, Subscriber, SubscriberStats, Topic, TopicError, TopicStats, WaitMode,
 };
 
 use crate::registry::for_each_message;
@@ -25,6 +25,7 @@ pub(crate) struct TopicOptions {
     pub(crate) max_subscribers: Option<u32>,
     pub(crate) max_tail_bytes: Option<usize>,
     pub(crate) loan_pool: Option<u32>,
+    pub(crate) durability: Option<Durability>,
 }
 
 /// Why a send did not publish the message.
@@ -78,11 +79,13 @@ impl<M> From<SendError<M>> for SendFailure {
 pub(crate) trait DynTopic: Send + Sync {
     fn name(&self) -> &str;
     fn overflow(&self) -> Overflow;
+    fn durability(&self) -> Durability;
     fn publisher(&self) -> Result<Box<dyn DynPublisher>, TopicError>;
     fn subscriber(
         &self,
         mode: WaitMode,
         observer: bool,
+        start: StartAt,
     ) -> Result<Box<dyn DynSubscriber>, TopicError>;
     fn stats(&self) -> TopicStats;
 }
@@ -192,6 +195,9 @@ fn build<T: Message>(name: &str, o: &TopicOptions) -> Result<Topic<T>, TopicErro
     if let Some(n) = o.loan_pool {
         b = b.loan_pool(n);
     }
+    if let Some(d) = o.durability {
+        b = b.durability(d);
+    }
     b.open()
 }
 
@@ -201,6 +207,9 @@ impl<T: Message> DynTopic for Topic<T> {
     }
     fn overflow(&self) -> Overflow {
         Topic::overflow(self)
+    }
+    fn durability(&self) -> Durability {
+        Topic::durability(self)
     }
     fn publisher(&self) -> Result<Box<dyn DynPublisher>, TopicError> {
         let p = Box::new(Topic::publisher(self)?);
@@ -213,11 +222,12 @@ impl<T: Message> DynTopic for Topic<T> {
         &self,
         mode: WaitMode,
         observer: bool,
+        start: StartAt,
     ) -> Result<Box<dyn DynSubscriber>, TopicError> {
         if observer {
-            Ok(Box::new(self.observer_with(mode)?))
+            Ok(Box::new(self.observer_at(mode, start)?))
         } else {
-            Ok(Box::new(self.subscriber_with(mode)?))
+            Ok(Box::new(self.subscriber_at(mode, start)?))
         }
     }
     fn stats(&self) -> TopicStats {

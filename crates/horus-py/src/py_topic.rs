@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
-use horus::{Overflow, WaitMode};
+use horus::{Durability, Overflow, StartAt, WaitMode};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -58,6 +58,26 @@ fn parse_overflow(
     })
 }
 
+/// The durability a history depth from Python stands for (0: volatile).
+pub(crate) fn durability_of(latched: u32) -> Durability {
+    match latched {
+        0 => Durability::Volatile,
+        depth => Durability::TransientLocal { depth },
+    }
+}
+
+/// A subscriber's start from Python: None or 'durability', 'next', 'oldest'.
+pub(crate) fn parse_start(start: Option<&str>) -> PyResult<StartAt> {
+    match start {
+        None | Some("durability") => Ok(StartAt::Durability),
+        Some("next") => Ok(StartAt::Next),
+        Some("oldest") => Ok(StartAt::Oldest),
+        Some(other) => Err(PyValueError::new_err(format!(
+            "start must be 'durability', 'next' or 'oldest', not {other:?}"
+        ))),
+    }
+}
+
 fn overflow_name(o: Overflow) -> &'static str {
     match o {
         Overflow::DropOldest => "drop_oldest",
@@ -79,7 +99,7 @@ impl Topic {
     #[new]
     #[pyo3(signature = (schema, name, *, depth=None, overflow=None, block_timeout=None,
                         max_publishers=None, max_subscribers=None, max_tail_bytes=None,
-                        loan_pool=None, namespace=None))]
+                        loan_pool=None, namespace=None, durability=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -93,6 +113,7 @@ impl Topic {
         max_tail_bytes: Option<usize>,
         loan_pool: Option<u32>,
         namespace: Option<String>,
+        durability: Option<u32>,
     ) -> PyResult<Self> {
         let opts = TopicOptions {
             namespace,
@@ -102,6 +123,7 @@ impl Topic {
             max_subscribers,
             max_tail_bytes,
             loan_pool,
+            durability: durability.map(durability_of),
         };
         match dynamic::open_topic(schema, name, &opts) {
             Ok(Some(inner)) => Ok(Topic {
@@ -131,6 +153,13 @@ impl Topic {
     #[getter]
     fn overflow(&self) -> &'static str {
         overflow_name(self.inner.overflow())
+    }
+
+    /// Messages each publisher keeps for subscribers that join later
+    /// (transient-local durability); 0 for a volatile topic.
+    #[getter]
+    fn durability(&self) -> u32 {
+        self.inner.durability().latched()
     }
 
     /// Longest wait per send under 'block', in seconds; None otherwise.
@@ -164,15 +193,20 @@ impl Topic {
     /// latency, one core busy); otherwise it sleeps on a futex after `spin`
     /// empty polls. `observer=True` makes it an observer: it never
     /// back-pressures a Reject/Block publisher, is not counted by publishers,
-    /// and counts what it misses as its own overrun.
-    #[pyo3(signature = (*, busy_poll=false, spin=None, observer=false))]
+    /// and counts what it misses as its own overrun. `start`: 'durability'
+    /// (default: on a transient-local topic the latched history first),
+    /// 'next' (only what is published from now on) or 'oldest' (the oldest
+    /// message each publisher's ring still holds).
+    #[pyo3(signature = (*, busy_poll=false, spin=None, observer=false, start=None))]
     fn subscriber(
         &self,
         py: Python<'_>,
         busy_poll: bool,
         spin: Option<u32>,
         observer: bool,
+        start: Option<&str>,
     ) -> PyResult<Subscriber> {
+        let start = parse_start(start)?;
         let mode = if busy_poll {
             WaitMode::BusyPoll
         } else {
@@ -180,7 +214,7 @@ impl Topic {
         };
         let mut inner = self
             .inner
-            .subscriber(mode, observer)
+            .subscriber(mode, observer, start)
             .map_err(|e| errors::topic_error(py, e))?;
         if let Some(n) = spin {
             inner.set_spin(n);

@@ -90,7 +90,7 @@ impl RustNode {
             name,
             dst: dst.to_owned(),
             sub: from
-                .subscriber(WaitMode::BusyPoll, false)
+                .subscriber(WaitMode::BusyPoll, false, horus::StartAt::Durability)
                 .map_err(|e| errors::topic_error(py, e))?,
             publisher: to.publisher().map_err(|e| errors::topic_error(py, e))?,
         };

@@ -112,7 +112,7 @@ impl RosTopic {
     /// (`max_tail_bytes`: largest CDR body, default 1 MiB) unless given here.
     #[new]
     #[pyo3(signature = (types, type_name, name, *, depth=None, overflow=None, block_timeout=None,
-                        max_tail_bytes=None, namespace=None))]
+                        max_tail_bytes=None, namespace=None, durability=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -124,6 +124,7 @@ impl RosTopic {
         block_timeout: Option<f64>,
         max_tail_bytes: Option<usize>,
         namespace: Option<String>,
+        durability: Option<u32>,
     ) -> PyResult<Self> {
         let hash = types.type_hash(type_name)?;
         let definition = types.definition(type_name)?;
@@ -155,8 +156,26 @@ impl RosTopic {
             }
         }
         let ns = namespace.unwrap_or_else(horus_shm::name::namespace);
-        let view = inspect::open_or_create_ros_topic(&ns, name, &ty, &qos)
-            .map_err(|e| create_error(py, &ns, name, type_name, e))?;
+        let wanted = durability.map(crate::py_topic::durability_of);
+        let view = inspect::open_or_create_ros_topic_durable(
+            &ns,
+            name,
+            &ty,
+            &qos,
+            wanted.unwrap_or(horus::Durability::Volatile),
+        )
+        .map_err(|e| create_error(py, &ns, name, type_name, e))?;
+        // An explicit durability must match an existing topic's, as with `Topic`.
+        if let Some(want) = wanted.filter(|&w| w != view.durability()) {
+            return Err(crate::errors::topic_error(
+                py,
+                horus::TopicError::QosMismatch {
+                    topic: name.to_owned(),
+                    found: view.durability().to_string(),
+                    requested: want.to_string(),
+                },
+            ));
+        }
         let blocks = matches!(view.qos().overflow, Some(Overflow::Block { .. }));
         Ok(RosTopic {
             view,
@@ -177,6 +196,13 @@ impl RosTopic {
         &self.type_name
     }
 
+    /// Messages each publisher keeps for subscribers that join later
+    /// (transient-local durability); 0 for a volatile topic.
+    #[getter]
+    fn durability(&self) -> u32 {
+        self.view.durability().latched()
+    }
+
     /// A publisher (one per thread).
     fn publisher(&self) -> PyResult<RosPublisher> {
         self.view.ros2().map_err(ros_error)?;
@@ -195,14 +221,20 @@ impl RosTopic {
     /// A subscriber (`observer=True`: an observer, never back-pressuring publishers).
     /// `recv` polls `spin` times before it sleeps on the futex, as an ordinary
     /// subscriber's (`Topic.subscriber(spin=…)`); None keeps the native default.
-    #[pyo3(signature = (*, spin=None, observer=false))]
-    fn subscriber(&self, spin: Option<u32>, observer: bool) -> PyResult<RosSubscriber> {
-        let mut r = if observer {
-            self.view.ros_observer(true)
-        } else {
-            self.view.ros_subscriber(true)
-        }
-        .map_err(ros_error)?;
+    /// `start`: 'durability' (default: the latched history first on a
+    /// transient-local topic), 'next' or 'oldest' (see `Topic.subscriber`).
+    #[pyo3(signature = (*, spin=None, observer=false, start=None))]
+    fn subscriber(
+        &self,
+        spin: Option<u32>,
+        observer: bool,
+        start: Option<&str>,
+    ) -> PyResult<RosSubscriber> {
+        let start = crate::py_topic::parse_start(start)?;
+        let mut r = self
+            .view
+            .ros_reader_at(true, observer, start)
+            .map_err(ros_error)?;
         if let Some(n) = spin {
             r.set_spin(n);
         }

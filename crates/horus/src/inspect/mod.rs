@@ -22,7 +22,7 @@ pub use raw_publisher::{RawPublisher, RawSendError};
 pub use raw_reader::{RawMessage, RawObserver, RawReader};
 pub use raw_sample::RawSample;
 pub use ros::{
-    open_or_create_ros_topic, ros_qos, RawRosPublisher, RawRosReader, RawRosSample,
-    RawRosSendError, RosTopicError,
+    open_or_create_ros_topic, open_or_create_ros_topic_durable, ros_qos, RawRosPublisher,
+    RawRosReader, RawRosSample, RawRosSendError, RosTopicError,
 };
 pub use topic_view::{list_topics, InspectError, QosInfo, TopicView};

@@ -52,6 +52,23 @@ pub fn open_or_create_ros_topic(
     open_or_create_topic(namespace, topic, &d, qos)
 }
 
+/// [`open_or_create_ros_topic`], creating the topic with `durability` (see
+/// [`open_or_create_topic_durable`](super::open_or_create_topic_durable)); an existing
+/// topic keeps its own (compare [`TopicView::durability`]).
+pub fn open_or_create_ros_topic_durable(
+    namespace: &str,
+    topic: &str,
+    ty: &Ros2Type,
+    qos: &QosInfo,
+    durability: crate::Durability,
+) -> Result<TopicView, CreateError> {
+    let d = MessageDescription::ros2(ty.clone()).map_err(|source| CreateError::Description {
+        topic: topic.to_owned(),
+        source,
+    })?;
+    super::open_or_create_topic_durable(namespace, topic, &d, qos, durability)
+}
+
 /// Why a topic could not be used as a ROS 2-typed one.
 #[derive(Debug, thiserror::Error)]
 pub enum RosTopicError {
@@ -105,6 +122,23 @@ impl TopicView {
         Ok(RawRosReader {
             raw: self.observer(blocking)?,
         })
+    }
+
+    /// A subscriber (or, with `observer`, an observer) of this ROS 2-typed topic starting
+    /// where `start` says (see [`TopicView::observer_at`]).
+    pub fn ros_reader_at(
+        &self,
+        blocking: bool,
+        observer: bool,
+        start: crate::StartAt,
+    ) -> Result<RawRosReader, RosTopicError> {
+        self.ros2()?;
+        let raw = if observer {
+            self.observer_at(blocking, start)?
+        } else {
+            self.subscriber_at(blocking, start)?
+        };
+        Ok(RawRosReader { raw })
     }
 
     /// A subscriber of this ROS 2-typed topic (see [`TopicView::subscriber`]).

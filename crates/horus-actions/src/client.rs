@@ -1,32 +1,21 @@
 //! The calling end of an action: send goals, follow their status and
 //! feedback, cancel them, wait for their results.
 
-use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use horus::msgs::prelude::Zeroable;
 use horus::{Client, Message, Subscriber};
 
+pub use crate::client_goals::FEEDBACK_KEPT;
+use crate::client_goals::{lock, ClientGoals, Followed, Follows, GoalIds, PUMP_MAX};
 use crate::endpoints::Endpoints;
 use crate::error::{ActionError, OpenError};
 use crate::wire::{
     self, ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, Payload, RawPayload,
     RawSpec, StatusMsg,
 };
-
-/// Feedback messages kept per goal for a client that does not read them
-/// (older ones are dropped).
-pub const FEEDBACK_KEPT: usize = 64;
-
-/// Most topic messages read per pump (bounds a hostile publisher).
-const PUMP_MAX: usize = 1024;
-
-struct Tracked<F> {
-    status: GoalStatus,
-    feedback: VecDeque<F>,
-}
 
 struct Shared<F: Payload> {
     name: String,
@@ -36,11 +25,13 @@ struct Shared<F: Payload> {
     get_result: Client<ActionRequest, ActionResponse>,
     feedback: Subscriber<FeedbackMsg>,
     status: Subscriber<StatusMsg>,
-    goals: HashMap<GoalId, Tracked<F>>,
+    goals: ClientGoals<F>,
     _ep: Endpoints,
 }
 
-impl<F: Payload> Shared<F> {
+impl<F: Payload> Follows for Shared<F> {
+    type Feedback = F;
+
     /// Files the status and feedback messages that arrived under their goals.
     fn pump(&mut self) {
         for _ in 0..PUMP_MAX {
@@ -48,11 +39,8 @@ impl<F: Payload> Shared<F> {
                 break;
             };
             let id = GoalId::from_parts(m.id_hi, m.id_lo);
-            if let (Some(t), Some(s)) = (self.goals.get_mut(&id), GoalStatus::from_code(m.status)) {
-                // Never step back from a final status (messages may be lost or late).
-                if !t.status.is_terminal() {
-                    t.status = s;
-                }
+            if let Some(s) = GoalStatus::from_code(m.status) {
+                self.goals.note(id, s);
             }
         }
         for _ in 0..PUMP_MAX {
@@ -60,34 +48,18 @@ impl<F: Payload> Shared<F> {
                 break;
             };
             let id = GoalId::from_parts(m.id_hi, m.id_lo);
-            let Some(t) = self.goals.get_mut(&id) else {
+            if !self.goals.tracks(id) {
                 continue;
-            };
+            }
             if let Some(f) = F::get(&self.feedback_spec, m.schema, m.len, &m.payload) {
-                if t.feedback.len() == FEEDBACK_KEPT {
-                    t.feedback.pop_front();
-                }
-                t.feedback.push_back(f);
+                self.goals.push_feedback(id, f);
             }
         }
     }
-}
 
-fn lock<F: Payload>(m: &Mutex<Shared<F>>) -> MutexGuard<'_, Shared<F>> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A unique high half for this client's goal ids: process id and a
-/// per-process client counter, salted with the clock.
-pub(crate) fn client_token() -> u64 {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    // Relaxed: only uniqueness of the returned values matters.
-    static N: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    (u64::from(std::process::id()) << 32) | u64::from(n.wrapping_mul(0x9e37_79b9) ^ nanos)
+    fn goals(&mut self) -> &mut ClientGoals<F> {
+        &mut self.goals
+    }
 }
 
 /// Sends goals of type `G` to an action and follows them (feedback `F`,
@@ -96,8 +68,7 @@ pub struct ActionClient<G: Payload, F: Payload, R: Payload> {
     shared: Arc<Mutex<Shared<F>>>,
     goal_spec: G::Spec,
     result_spec: R::Spec,
-    token: u64,
-    next: u64,
+    ids: GoalIds,
     _t: PhantomData<fn(G) -> R>,
 }
 
@@ -146,15 +117,14 @@ impl<G: Payload, F: Payload, R: Payload> ActionClient<G, F, R> {
             // this client's goals is missed.
             feedback: ep.feedback.subscriber()?,
             status: ep.status.subscriber()?,
-            goals: HashMap::new(),
+            goals: ClientGoals::new(),
             _ep: ep,
         };
         Ok(ActionClient {
             shared: Arc::new(Mutex::new(shared)),
             goal_spec,
             result_spec,
-            token: client_token(),
-            next: 1,
+            ids: GoalIds::new(),
             _t: PhantomData,
         })
     }
@@ -166,64 +136,41 @@ impl<G: Payload, F: Payload, R: Payload> ActionClient<G, F, R> {
         goal: &G,
         timeout: Duration,
     ) -> Result<GoalHandle<F, R>, ActionError> {
-        let id = GoalId::from_parts(self.token, self.next);
-        self.next += 1;
+        let id = self.ids.next_id();
         let mut req = ActionRequest::zeroed();
         req.id_hi = id.hi();
         req.id_lo = id.lo();
         (req.schema, req.len) = goal.put(&self.goal_spec, &mut req.payload);
+        // Followed before the call: status published while we wait is kept. Dropped
+        // (unfollowed) if the goal is not accepted.
+        let goal = Followed::new_goal(&self.shared, id);
         let mut sh = lock(&self.shared);
-        // Tracked before the call: status published while we wait is kept.
-        sh.goals.insert(
-            id,
-            Tracked {
-                status: GoalStatus::Accepted,
-                feedback: VecDeque::new(),
-            },
-        );
         let name = sh.name.clone();
         // Waited for without the lock: other handles stay usable meanwhile.
         let r = sh.send_goal.call_async(&req);
         drop(sh);
-        let r = r.and_then(|p| p.wait(timeout)).map(|s| *s);
-        let mut sh = lock(&self.shared);
-        let resp = match r {
-            Ok(resp) => resp,
-            Err(e) => {
-                sh.goals.remove(&id);
-                return Err(ActionError::from_call(e, &name));
-            }
-        };
-        let err = match resp.code {
-            wire::OK => None,
-            wire::REJECTED => Some(ActionError::Rejected(id)),
-            wire::WRONG_TYPE => Some(ActionError::WrongType),
-            _ => Some(ActionError::Malformed),
-        };
-        if let Some(e) = err {
-            sh.goals.remove(&id);
-            return Err(e);
+        let resp = r
+            .and_then(|p| p.wait(timeout))
+            .map(|s| *s)
+            .map_err(|e| ActionError::from_call(e, &name))?;
+        match resp.code {
+            wire::OK => Ok(GoalHandle {
+                goal,
+                result_spec: self.result_spec.clone(),
+                _t: PhantomData,
+            }),
+            wire::REJECTED => Err(ActionError::Rejected(id)),
+            wire::WRONG_TYPE => Err(ActionError::WrongType),
+            _ => Err(ActionError::Malformed),
         }
-        drop(sh);
-        Ok(GoalHandle {
-            id,
-            shared: Arc::clone(&self.shared),
-            result_spec: self.result_spec.clone(),
-            _t: PhantomData,
-        })
     }
 
     /// A handle on goal `id` (for example one another handle was dropped
     /// for): its result and cancel work; status and feedback follow from
     /// now on.
     pub fn handle(&self, id: GoalId) -> GoalHandle<F, R> {
-        lock(&self.shared).goals.entry(id).or_insert(Tracked {
-            status: GoalStatus::Accepted,
-            feedback: VecDeque::new(),
-        });
         GoalHandle {
-            id,
-            shared: Arc::clone(&self.shared),
+            goal: Followed::existing(&self.shared, id),
             result_spec: self.result_spec.clone(),
             _t: PhantomData,
         }
@@ -233,8 +180,7 @@ impl<G: Payload, F: Payload, R: Payload> ActionClient<G, F, R> {
 /// One goal sent by an [`ActionClient`]. Dropping it stops following the
 /// goal (the goal itself goes on).
 pub struct GoalHandle<F: Payload, R: Payload> {
-    id: GoalId,
-    shared: Arc<Mutex<Shared<F>>>,
+    goal: Followed<Shared<F>>,
     result_spec: R::Spec,
     _t: PhantomData<fn() -> R>,
 }
@@ -242,24 +188,18 @@ pub struct GoalHandle<F: Payload, R: Payload> {
 impl<F: Payload, R: Payload> GoalHandle<F, R> {
     /// The goal's id.
     pub fn id(&self) -> GoalId {
-        self.id
+        self.goal.id()
     }
 
     /// The goal's latest known status (from the status topic; never blocks).
     pub fn status(&self) -> GoalStatus {
-        let mut sh = lock(&self.shared);
-        sh.pump();
-        sh.goals
-            .get(&self.id)
-            .map_or(GoalStatus::Accepted, |t| t.status)
+        self.goal.status()
     }
 
     /// The oldest feedback not yet read, if any (never blocks). Feedback
     /// not read is kept, up to [`FEEDBACK_KEPT`] messages per goal.
     pub fn feedback(&self) -> Option<F> {
-        let mut sh = lock(&self.shared);
-        sh.pump();
-        sh.goals.get_mut(&self.id)?.feedback.pop_front()
+        self.goal.feedback()
     }
 
     /// Asks the server to cancel the goal; waits at most `timeout` for its
@@ -268,7 +208,7 @@ impl<F: Payload, R: Payload> GoalHandle<F, R> {
     pub fn cancel(&self, timeout: Duration) -> Result<GoalStatus, ActionError> {
         let resp = self.call(|sh| &mut sh.cancel, timeout)?;
         let s = GoalStatus::from_code(resp.status).ok_or(ActionError::Malformed)?;
-        self.note(s);
+        self.goal.note(s);
         Ok(s)
     }
 
@@ -293,16 +233,8 @@ impl<F: Payload, R: Payload> GoalHandle<F, R> {
                 .ok_or(ActionError::Malformed)?;
             let r = R::get(&self.result_spec, resp.schema, resp.len, &resp.payload)
                 .ok_or(ActionError::WrongType)?;
-            self.note(s);
+            self.goal.note(s);
             return Ok((s, r));
-        }
-    }
-
-    fn note(&self, s: GoalStatus) {
-        if let Some(t) = lock(&self.shared).goals.get_mut(&self.id) {
-            if !t.status.is_terminal() {
-                t.status = s;
-            }
         }
     }
 
@@ -312,9 +244,9 @@ impl<F: Payload, R: Payload> GoalHandle<F, R> {
         timeout: Duration,
     ) -> Result<ActionResponse, ActionError> {
         let mut req = ActionRequest::zeroed();
-        req.id_hi = self.id.hi();
-        req.id_lo = self.id.lo();
-        let mut sh = lock(&self.shared);
+        req.id_hi = self.id().hi();
+        req.id_lo = self.id().lo();
+        let mut sh = lock(self.goal.shared());
         let name = sh.name.clone();
         let pending = which(&mut sh).call_async(&req);
         // Waited for without the lock: a `result` blocking on one goal
@@ -326,14 +258,8 @@ impl<F: Payload, R: Payload> GoalHandle<F, R> {
             .map_err(|e| ActionError::from_call(e, &name))?;
         match resp.code {
             wire::OK | wire::PENDING => Ok(resp),
-            wire::UNKNOWN => Err(ActionError::UnknownGoal(self.id)),
+            wire::UNKNOWN => Err(ActionError::UnknownGoal(self.id())),
             _ => Err(ActionError::Malformed),
         }
-    }
-}
-
-impl<F: Payload, R: Payload> Drop for GoalHandle<F, R> {
-    fn drop(&mut self) {
-        lock(&self.shared).goals.remove(&self.id);
     }
 }

@@ -55,8 +55,10 @@
 //! ```
 
 mod client;
+mod client_goals;
 mod endpoints;
 mod error;
+mod goal_table;
 pub mod ros;
 mod server;
 mod wire;

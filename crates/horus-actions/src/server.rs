@@ -1,25 +1,19 @@
 //! The serving end of an action, polled from a node's tick.
 
-use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use horus::msgs::prelude::Zeroable;
 use horus::{Message, Publisher, Request, Server};
 
 use crate::endpoints::Endpoints;
 use crate::error::{GoalError, OpenError};
+pub use crate::goal_table::DEFAULT_RETENTION;
+use crate::goal_table::{GoalTable, ResultAnswer};
 use crate::wire::{
     self, ActionRequest, ActionResponse, FeedbackMsg, GoalId, GoalStatus, Payload, RawPayload,
     RawSpec, StatusMsg,
 };
-
-/// How long a finished goal's result is kept unless configured.
-pub const DEFAULT_RETENTION: Duration = Duration::from_secs(15);
-
-/// Most `get_result` calls held (waiting for a goal to finish) at once;
-/// beyond, the oldest is answered "pending" and the client asks again.
-const MAX_HELD: usize = 256;
 
 type Req = Request<ActionRequest, ActionResponse>;
 
@@ -42,12 +36,6 @@ impl<G> NewGoal<G> {
     }
 }
 
-struct Goal {
-    status: GoalStatus,
-    /// The result, once finished, and when it finished.
-    done: Option<(ActionResponse, Instant)>,
-}
-
 /// Serves an action: goals of type `G`, feedback `F`, results `R`.
 ///
 /// Poll it from a tick: [`ActionServer::next_goal`] takes new goals (which
@@ -64,10 +52,9 @@ pub struct ActionServer<G: Payload, F: Payload, R: Payload> {
     get_result: Server<ActionRequest, ActionResponse>,
     feedback: Publisher<FeedbackMsg>,
     status: Publisher<StatusMsg>,
-    goals: HashMap<GoalId, Goal>,
-    held: Vec<(GoalId, Req)>,
-    cancels: Vec<GoalId>,
-    retention: Duration,
+    /// Each goal's status and result; result calls waiting (nothing kept beside a
+    /// goal; results are the `get_result` answers).
+    goals: GoalTable<(), ActionResponse, Req>,
     _ep: Endpoints,
     _t: PhantomData<fn(G) -> (F, R)>,
 }
@@ -114,10 +101,7 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
             get_result: ep.get_result.server()?,
             feedback: ep.feedback.publisher()?,
             status: ep.status.publisher()?,
-            goals: HashMap::new(),
-            held: Vec::new(),
-            cancels: Vec::new(),
-            retention: DEFAULT_RETENTION,
+            goals: GoalTable::new(),
             _ep: ep,
             _t: PhantomData,
         })
@@ -131,7 +115,7 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
     /// How long a finished goal's result stays available to `get_result`
     /// (default [`DEFAULT_RETENTION`]).
     pub fn set_result_retention(&mut self, retention: Duration) {
-        self.retention = retention;
+        self.goals.set_retention(retention);
     }
 
     /// Whether a goal, cancel or result request is waiting (for a
@@ -143,12 +127,7 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
     /// Answers cancel and result requests and drops expired results.
     /// Bounded by the services' queue depths.
     pub fn poll(&mut self) {
-        let now = Instant::now();
-        let retention = self.retention;
-        self.goals.retain(|_, g| match &g.done {
-            Some((_, at)) => now.duration_since(*at) < retention,
-            None => true,
-        });
+        self.goals.expire();
         while let Some(req) = self.cancel.try_recv() {
             self.on_cancel(req);
         }
@@ -168,7 +147,7 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
                 let _ = req.reply(&answer(wire::WRONG_TYPE, None));
                 continue;
             };
-            if self.goals.contains_key(&id) {
+            if self.goals.contains(id) {
                 // A reused id: refuse rather than confuse two goals.
                 let _ = req.reply(&answer(wire::REJECTED, None));
                 continue;
@@ -181,13 +160,7 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
     /// Accepts a goal: its status becomes `Accepted`.
     pub fn accept(&mut self, goal: NewGoal<G>) -> GoalId {
         let id = goal.id;
-        self.goals.insert(
-            id,
-            Goal {
-                status: GoalStatus::Accepted,
-                done: None,
-            },
-        );
+        self.goals.insert(id, ());
         self.publish_status(id, GoalStatus::Accepted);
         let _ = goal
             .req
@@ -202,7 +175,9 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
 
     /// Moves an accepted goal to `Executing`.
     pub fn execute(&mut self, id: GoalId) -> Result<(), GoalError> {
-        self.transition(id, GoalStatus::Executing, |s| s == GoalStatus::Accepted)
+        self.goals.execute(id)?;
+        self.publish_status(id, GoalStatus::Executing);
+        Ok(())
     }
 
     /// Goals whose cancel was requested since the last call (each is now
@@ -210,39 +185,22 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
     /// [`ActionServer::succeed`] / [`ActionServer::abort`]).
     pub fn take_cancel_requests(&mut self) -> Vec<GoalId> {
         self.poll();
-        std::mem::take(&mut self.cancels)
+        self.goals.take_cancels()
     }
 
     /// The status of a goal this server keeps.
     pub fn status(&self, id: GoalId) -> Option<GoalStatus> {
-        self.goals.get(&id).map(|g| g.status)
+        self.goals.status(id)
     }
 
     /// Goals accepted and not finished.
     pub fn active_goals(&self) -> Vec<GoalId> {
-        let mut v: Vec<_> = self
-            .goals
-            .iter()
-            .filter(|(_, g)| !g.status.is_terminal())
-            .map(|(id, _)| *id)
-            .collect();
-        v.sort();
-        v
+        self.goals.active()
     }
 
     /// Publishes feedback for an active goal (clients read it or not).
     pub fn publish_feedback(&mut self, id: GoalId, feedback: &F) -> Result<(), GoalError> {
-        match self.goals.get(&id) {
-            Some(g) if !g.status.is_terminal() => {}
-            Some(g) => {
-                return Err(GoalError::InvalidTransition {
-                    id,
-                    from: g.status,
-                    to: g.status,
-                })
-            }
-            None => return Err(GoalError::UnknownGoal(id)),
-        }
+        self.goals.check_active(id)?;
         let mut m = FeedbackMsg::zeroed();
         m.id_hi = id.hi();
         m.id_lo = id.lo();
@@ -267,44 +225,22 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
         self.finish(id, GoalStatus::Canceled, result)
     }
 
-    fn finish(&mut self, id: GoalId, to: GoalStatus, result: &R) -> Result<(), GoalError> {
-        let ok = |s: GoalStatus| match to {
-            GoalStatus::Canceled => s == GoalStatus::Canceling,
-            _ => !s.is_terminal(),
-        };
-        self.transition(id, to, ok)?;
-        let mut resp = answer(wire::OK, Some(to));
-        (resp.schema, resp.len) = result.put(&self.specs.2, &mut resp.payload);
-        if let Some(g) = self.goals.get_mut(&id) {
-            g.done = Some((resp, Instant::now()));
-        }
-        // Answer the result calls that were waiting for this goal.
-        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
-            .into_iter()
-            .partition(|(g, _)| *g == id);
-        self.held = later;
-        for (_, req) in now {
-            let _ = req.reply(&resp);
-        }
-        Ok(())
-    }
-
-    fn transition(
-        &mut self,
-        id: GoalId,
-        to: GoalStatus,
-        allowed: impl Fn(GoalStatus) -> bool,
-    ) -> Result<(), GoalError> {
-        let g = self.goals.get_mut(&id).ok_or(GoalError::UnknownGoal(id))?;
-        if !allowed(g.status) {
-            return Err(GoalError::InvalidTransition {
-                id,
-                from: g.status,
-                to,
-            });
-        }
-        g.status = to;
+    /// Finishes a goal as `to` with `result`: `Succeeded` or `Aborted` from any
+    /// unfinished status, `Canceled` from `Canceling` (as [`succeed`](Self::succeed),
+    /// [`abort`](Self::abort), [`canceled`](Self::canceled)); another `to` is
+    /// [`GoalError::InvalidTransition`].
+    pub fn finish(&mut self, id: GoalId, to: GoalStatus, result: &R) -> Result<(), GoalError> {
+        let specs = &self.specs;
+        self.goals.finish(id, to, || {
+            let mut resp = answer(wire::OK, Some(to));
+            (resp.schema, resp.len) = result.put(&specs.2, &mut resp.payload);
+            Ok::<_, GoalError>(resp)
+        })?;
         self.publish_status(id, to);
+        // Answer the result calls that were waiting for this goal.
+        self.goals.release_held(id, |req, resp| {
+            let _ = req.reply(resp);
+        });
         Ok(())
     }
 
@@ -322,42 +258,28 @@ impl<G: Payload, F: Payload, R: Payload> ActionServer<G, F, R> {
     /// with the goal's final status if it already finished.
     fn on_cancel(&mut self, req: Req) {
         let id = GoalId::from_parts(req.id_hi, req.id_lo);
-        let Some(g) = self.goals.get_mut(&id) else {
+        if !self.goals.contains(id) {
             let _ = req.reply(&answer(wire::UNKNOWN, None));
             return;
-        };
-        let s = g.status;
-        if matches!(s, GoalStatus::Accepted | GoalStatus::Executing) {
-            g.status = GoalStatus::Canceling;
-            self.cancels.push(id);
+        }
+        if self.goals.cancel_where(|g, ()| g == id).changed {
             self.publish_status(id, GoalStatus::Canceling);
         }
-        let now = self.goals.get(&id).map_or(s, |g| g.status);
-        let _ = req.reply(&answer(wire::OK, Some(now)));
+        let now = self.goals.status(id);
+        let _ = req.reply(&answer(wire::OK, now));
     }
 
     /// A result request: answered now if the goal finished, else held
     /// until it does (the client's call times out otherwise).
     fn on_get_result(&mut self, req: Req) {
         let id = GoalId::from_parts(req.id_hi, req.id_lo);
-        match self.goals.get(&id) {
-            None => {
-                let _ = req.reply(&answer(wire::UNKNOWN, None));
-            }
-            Some(Goal {
-                done: Some((resp, _)),
-                ..
-            }) => {
-                let _ = req.reply(resp);
-            }
-            Some(_) => {
-                if self.held.len() >= MAX_HELD {
-                    let (_, old) = self.held.remove(0);
-                    let _ = old.reply(&answer(wire::PENDING, None));
-                }
-                self.held.push((id, req));
-            }
-        }
+        self.goals.request_result(id, req, |req, a| {
+            let _ = match a {
+                ResultAnswer::Finished(resp) => req.reply(resp),
+                ResultAnswer::Unknown => req.reply(&answer(wire::UNKNOWN, None)),
+                ResultAnswer::Pending(_) => req.reply(&answer(wire::PENDING, None)),
+            };
+        });
     }
 }
 

@@ -1,7 +1,6 @@
 //! The calling end of a ROS-typed action, on bytes (see [`RawRosActionServer`](super::RawRosActionServer)).
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use horus::inspect::RawRosReader;
@@ -17,12 +16,9 @@ use super::frames;
 use super::owned::Owned;
 use super::server::topic;
 use super::types::{self, RosActionTypes};
-use crate::client::FEEDBACK_KEPT;
+use crate::client_goals::{lock, ClientGoals, Followed, Follows, GoalIds, PUMP_MAX};
 use crate::error::ActionError;
 use crate::wire::{GoalId, GoalStatus};
-
-/// Most topic messages read per pump (bounds a hostile publisher).
-const PUMP_MAX: usize = 1024;
 
 /// Messages of the action's topics that were not what their type says (skipped).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,11 +27,6 @@ pub struct TopicMalformed {
     pub feedback: u64,
     /// Status messages that are not a `GoalStatusArray`.
     pub status: u64,
-}
-
-struct Tracked {
-    status: GoalStatus,
-    feedback: VecDeque<Vec<u8>>,
 }
 
 /// One of the action's services: opened when first called (the server creates it).
@@ -73,11 +64,14 @@ struct Shared {
     get_result: Svc,
     feedback: Owned<RawRosReader>,
     status: Owned<RawRosReader>,
-    goals: HashMap<GoalId, Tracked>,
+    /// Followed goals; feedback kept as `Foo_Feedback` wire bytes.
+    goals: ClientGoals<Vec<u8>>,
     malformed: TopicMalformed,
 }
 
-impl Shared {
+impl Follows for Shared {
+    type Feedback = Vec<u8>;
+
     fn pump(&mut self) {
         for _ in 0..PUMP_MAX {
             let Some(m) = self.status.try_recv() else {
@@ -89,12 +83,8 @@ impl Shared {
             };
             for s in a.status_list {
                 let id = frames::goal_id(s.goal_info.goal_id.uuid);
-                let (Some(t), Some(s)) = (self.goals.get_mut(&id), status_of(s.status)) else {
-                    continue;
-                };
-                // Never step back from a final status (messages may be lost or late).
-                if !t.status.is_terminal() {
-                    t.status = s;
+                if let Some(s) = status_of(s.status) {
+                    self.goals.note(id, s);
                 }
             }
         }
@@ -106,16 +96,16 @@ impl Shared {
                 self.malformed.feedback += 1;
                 continue;
             };
-            let Some(t) = self.goals.get_mut(&id) else {
-                continue;
-            };
-            if t.feedback.len() == FEEDBACK_KEPT {
-                t.feedback.pop_front();
-            }
-            t.feedback.push_back(f);
+            self.goals.push_feedback(id, f);
         }
     }
 
+    fn goals(&mut self) -> &mut ClientGoals<Vec<u8>> {
+        &mut self.goals
+    }
+}
+
+impl Shared {
     /// Calls one of the services with wire bytes `req`; returns the response's wire bytes.
     fn call(
         sh: &Mutex<Shared>,
@@ -159,10 +149,6 @@ impl Drop for Shared {
     }
 }
 
-fn lock(m: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// A ROS 2 status code as a status (`None`: unknown or not a status).
 pub(crate) fn status_of(code: i8) -> Option<GoalStatus> {
     u32::try_from(code).ok().and_then(GoalStatus::from_code)
@@ -171,8 +157,7 @@ pub(crate) fn status_of(code: i8) -> Option<GoalStatus> {
 /// Sends goals to a ROS-typed action on bytes and follows them.
 pub struct RawRosActionClient {
     shared: Arc<Mutex<Shared>>,
-    token: u64,
-    next: u64,
+    ids: GoalIds,
 }
 
 impl RawRosActionClient {
@@ -215,13 +200,12 @@ impl RawRosActionClient {
             })?,
             name: name.to_owned(),
             ns,
-            goals: HashMap::new(),
+            goals: ClientGoals::new(),
             malformed: TopicMalformed::default(),
         };
         Ok(RawRosActionClient {
             shared: Arc::new(Mutex::new(shared)),
-            token: crate::client::client_token(),
-            next: 1,
+            ids: GoalIds::new(),
         })
     }
 
@@ -238,74 +222,46 @@ impl RawRosActionClient {
         goal: &[u8],
         timeout: Duration,
     ) -> Result<RawRosGoalHandle, RosActionError> {
-        let id = GoalId::from_parts(self.token, self.next);
-        self.next += 1;
+        let id = self.ids.next_id();
         let req = frames::with_id(id, goal).map_err(RosActionError::Decode)?;
-        lock(&self.shared).goals.insert(
-            id,
-            Tracked {
-                status: GoalStatus::Accepted,
-                feedback: VecDeque::new(),
-            },
-        );
-        let r = Shared::call(&self.shared, |s| &mut s.send_goal, &req, timeout)
-            .and_then(|w| frames::read_accepted(&w).map_err(|_| ActionError::Malformed));
-        match r {
-            Ok(true) => Ok(RawRosGoalHandle {
-                id,
-                shared: Arc::clone(&self.shared),
-            }),
-            Ok(false) => {
-                lock(&self.shared).goals.remove(&id);
-                Err(ActionError::Rejected(id).into())
-            }
-            Err(e) => {
-                lock(&self.shared).goals.remove(&id);
-                Err(e.into())
-            }
+        // Followed before the call; dropped (unfollowed) if the goal is not accepted.
+        let goal = Followed::new_goal(&self.shared, id);
+        let accepted = Shared::call(&self.shared, |s| &mut s.send_goal, &req, timeout)
+            .and_then(|w| frames::read_accepted(&w).map_err(|_| ActionError::Malformed))?;
+        if !accepted {
+            return Err(ActionError::Rejected(id).into());
         }
+        Ok(RawRosGoalHandle { goal })
     }
 
     /// A handle on goal `id` (sent by another handle): its result and cancel work;
     /// status and feedback follow from now on.
     pub fn handle(&self, id: GoalId) -> RawRosGoalHandle {
-        lock(&self.shared).goals.entry(id).or_insert(Tracked {
-            status: GoalStatus::Accepted,
-            feedback: VecDeque::new(),
-        });
         RawRosGoalHandle {
-            id,
-            shared: Arc::clone(&self.shared),
+            goal: Followed::existing(&self.shared, id),
         }
     }
 }
 
 /// One goal sent by a [`RawRosActionClient`]. Dropping it stops following the goal.
 pub struct RawRosGoalHandle {
-    id: GoalId,
-    shared: Arc<Mutex<Shared>>,
+    goal: Followed<Shared>,
 }
 
 impl RawRosGoalHandle {
     /// The goal's id.
     pub fn id(&self) -> GoalId {
-        self.id
+        self.goal.id()
     }
 
     /// The goal's latest known status (from the status topic; never blocks).
     pub fn status(&self) -> GoalStatus {
-        let mut sh = lock(&self.shared);
-        sh.pump();
-        sh.goals
-            .get(&self.id)
-            .map_or(GoalStatus::Accepted, |t| t.status)
+        self.goal.status()
     }
 
     /// The oldest feedback not yet read (`Foo_Feedback` wire bytes, not checked), if any.
     pub fn feedback(&self) -> Option<Vec<u8>> {
-        let mut sh = lock(&self.shared);
-        sh.pump();
-        sh.goals.get_mut(&self.id)?.feedback.pop_front()
+        self.goal.feedback()
     }
 
     /// Asks the server to cancel the goal; waits at most `timeout` for its answer.
@@ -315,22 +271,22 @@ impl RawRosGoalHandle {
         let req = CancelGoal_Request {
             goal_info: GoalInfo {
                 goal_id: UUID {
-                    uuid: frames::uuid(self.id),
+                    uuid: frames::uuid(self.id()),
                 },
                 stamp: Default::default(),
             },
         };
         let req = encode_message(&req).map_err(RosActionError::Encode)?;
-        let w = Shared::call(&self.shared, |s| &mut s.cancel, &req, timeout)?;
+        let w = Shared::call(self.goal.shared(), |s| &mut s.cancel, &req, timeout)?;
         let r = decode_message::<CancelGoal_Response>(&w).map_err(RosActionError::Decode)?;
         match r.return_code {
             CancelGoal_Response::ERROR_NONE => {
-                self.note(GoalStatus::Canceling);
+                self.goal.note(GoalStatus::Canceling);
                 Ok(GoalStatus::Canceling)
             }
             CancelGoal_Response::ERROR_REJECTED => Err(RosActionError::CancelRejected),
             CancelGoal_Response::ERROR_UNKNOWN_GOAL_ID => {
-                Err(ActionError::UnknownGoal(self.id).into())
+                Err(ActionError::UnknownGoal(self.id()).into())
             }
             CancelGoal_Response::ERROR_GOAL_TERMINATED => {
                 let left = deadline.saturating_duration_since(Instant::now());
@@ -346,41 +302,27 @@ impl RawRosGoalHandle {
     /// the result follows).
     pub fn result(&self, timeout: Duration) -> Result<(GoalStatus, Vec<u8>), RosActionError> {
         let deadline = Instant::now() + timeout;
-        let req = frames::id_only(self.id);
+        let req = frames::id_only(self.id());
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(ActionError::Timeout(timeout).into());
             }
-            let w = match Shared::call(&self.shared, |s| &mut s.get_result, &req, left) {
+            let w = match Shared::call(self.goal.shared(), |s| &mut s.get_result, &req, left) {
                 Err(ActionError::Timeout(_)) => return Err(ActionError::Timeout(timeout).into()),
                 r => r?,
             };
             let code = frames::read_status(&w).map_err(RosActionError::Decode)?;
             match status_of(code) {
-                None if code == 0 => return Err(ActionError::UnknownGoal(self.id).into()),
+                None if code == 0 => return Err(ActionError::UnknownGoal(self.id()).into()),
                 None => return Err(ActionError::Malformed.into()),
                 // The server let go of the call before the goal finished: ask again.
                 Some(s) if !s.is_terminal() => continue,
                 Some(s) => {
-                    self.note(s);
+                    self.goal.note(s);
                     return Ok((s, w));
                 }
             }
         }
-    }
-
-    fn note(&self, s: GoalStatus) {
-        if let Some(t) = lock(&self.shared).goals.get_mut(&self.id) {
-            if !t.status.is_terminal() {
-                t.status = s;
-            }
-        }
-    }
-}
-
-impl Drop for RawRosGoalHandle {
-    fn drop(&mut self) {
-        lock(&self.shared).goals.remove(&self.id);
     }
 }

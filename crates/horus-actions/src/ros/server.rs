@@ -2,8 +2,7 @@
 //! ROS 2 wire bytes (encapsulation header and CDR body). [`RosActionServer`](super::RosActionServer)
 //! encodes and decodes a generated action's types over it; bindings use it directly.
 
-use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use horus::inspect::{self, RawRosPublisher};
 
@@ -20,12 +19,8 @@ use super::error::{RosGoalError, RosOpenError};
 use super::frames;
 use super::types::{self, RosActionTypes};
 use crate::error::GoalError;
-use crate::server::DEFAULT_RETENTION;
+use crate::goal_table::{GoalTable, ResultAnswer};
 use crate::wire::{GoalId, GoalStatus};
-
-/// Most `get_result` calls held (waiting for a goal to finish) at once; beyond, the
-/// oldest is answered with the goal's current status and the client asks again.
-const MAX_HELD: usize = 256;
 
 /// Most goals listed in one status message (active goals first).
 pub const MAX_STATUS_LIST: usize = 4096;
@@ -68,13 +63,6 @@ impl Drop for RawRosNewGoal {
     }
 }
 
-struct Goal {
-    status: GoalStatus,
-    stamp: Time,
-    /// The `GetResult` response, once finished, and when it finished.
-    done: Option<(Vec<u8>, Instant)>,
-}
-
 /// Requests and messages refused because their bytes were not what their type says.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MalformedCounts {
@@ -98,10 +86,9 @@ pub struct RawRosActionServer {
     status: Owned<RawRosPublisher>,
     /// A `GetResult` response with status unknown and the default result.
     unknown: Vec<u8>,
-    goals: HashMap<GoalId, Goal>,
-    held: Vec<(GoalId, RawRequest)>,
-    cancels: Vec<GoalId>,
-    retention: Duration,
+    /// Each goal's status, acceptance stamp and `GetResult` response record; result
+    /// calls waiting.
+    goals: GoalTable<Time, Vec<u8>, RawRequest>,
     malformed: MalformedCounts,
 }
 
@@ -185,10 +172,7 @@ impl RawRosActionServer {
             feedback,
             status,
             unknown,
-            goals: HashMap::new(),
-            held: Vec::new(),
-            cancels: Vec::new(),
-            retention: DEFAULT_RETENTION,
+            goals: GoalTable::new(),
             malformed: MalformedCounts::default(),
         })
     }
@@ -198,9 +182,10 @@ impl RawRosActionServer {
         &self.name
     }
 
-    /// How long a finished goal's result stays available (default [`DEFAULT_RETENTION`]).
+    /// How long a finished goal's result stays available (default
+    /// [`DEFAULT_RETENTION`](crate::DEFAULT_RETENTION)).
     pub fn set_result_retention(&mut self, retention: Duration) {
-        self.retention = retention;
+        self.goals.set_retention(retention);
     }
 
     /// Requests refused as malformed so far.
@@ -215,12 +200,7 @@ impl RawRosActionServer {
 
     /// Answers cancel and result requests and drops expired results.
     pub fn poll(&mut self) {
-        let now = Instant::now();
-        let retention = self.retention;
-        self.goals.retain(|_, g| match &g.done {
-            Some((_, at)) => now.duration_since(*at) < retention,
-            None => true,
-        });
+        self.goals.expire();
         while let Some(req) = self.cancel.try_recv() {
             self.on_cancel(req);
         }
@@ -253,7 +233,7 @@ impl RawRosActionServer {
                 goal,
                 req: Some(req),
             };
-            if self.goals.contains_key(&id) {
+            if self.goals.contains(id) {
                 continue; // dropped: refused
             }
             return Some(new);
@@ -265,14 +245,7 @@ impl RawRosActionServer {
     pub fn accept(&mut self, mut goal: RawRosNewGoal) -> GoalId {
         let id = goal.id;
         let stamp = frames::now();
-        self.goals.insert(
-            id,
-            Goal {
-                status: GoalStatus::Accepted,
-                stamp: stamp.clone(),
-                done: None,
-            },
-        );
+        self.goals.insert(id, stamp.clone());
         self.publish_status();
         if let Some(req) = goal.req.take() {
             let _ = req.reply(&frames::record(&frames::send_goal_response(true, &stamp)));
@@ -287,47 +260,31 @@ impl RawRosActionServer {
 
     /// Moves an accepted goal to `Executing`.
     pub fn execute(&mut self, id: GoalId) -> Result<(), GoalError> {
-        self.transition(id, GoalStatus::Executing, |s| s == GoalStatus::Accepted)
+        self.goals.execute(id)?;
+        self.publish_status();
+        Ok(())
     }
 
     /// Goals whose cancel was requested since the last call (each is now `Canceling`).
     pub fn take_cancel_requests(&mut self) -> Vec<GoalId> {
         self.poll();
-        std::mem::take(&mut self.cancels)
+        self.goals.take_cancels()
     }
 
     /// The status of a goal this server keeps.
     pub fn status(&self, id: GoalId) -> Option<GoalStatus> {
-        self.goals.get(&id).map(|g| g.status)
+        self.goals.status(id)
     }
 
     /// Goals accepted and not finished.
     pub fn active_goals(&self) -> Vec<GoalId> {
-        let mut v: Vec<_> = self
-            .goals
-            .iter()
-            .filter(|(_, g)| !g.status.is_terminal())
-            .map(|(id, _)| *id)
-            .collect();
-        v.sort();
-        v
+        self.goals.active()
     }
 
     /// Publishes feedback (`Foo_Feedback` wire bytes) for an active goal, as a
     /// `Foo_FeedbackMessage`.
     pub fn publish_feedback(&mut self, id: GoalId, feedback: &[u8]) -> Result<(), RosGoalError> {
-        match self.goals.get(&id) {
-            Some(g) if !g.status.is_terminal() => {}
-            Some(g) => {
-                return Err(GoalError::InvalidTransition {
-                    id,
-                    from: g.status,
-                    to: g.status,
-                }
-                .into())
-            }
-            None => return Err(GoalError::UnknownGoal(id).into()),
-        }
+        self.goals.check_active(id)?;
         let m = frames::with_id(id, feedback).map_err(RosGoalError::NotCdr)?;
         self.feedback.send_cdr(&m)?;
         Ok(())
@@ -341,48 +298,16 @@ impl RawRosActionServer {
         to: GoalStatus,
         response: &[u8],
     ) -> Result<(), RosGoalError> {
-        if !to.is_terminal() {
-            let from = self.status(id).ok_or(GoalError::UnknownGoal(id))?;
-            return Err(GoalError::InvalidTransition { id, from, to }.into());
-        }
-        frames::read_status(response).map_err(RosGoalError::NotCdr)?;
-        let ok = |s: GoalStatus| match to {
-            GoalStatus::Canceled => s == GoalStatus::Canceling,
-            _ => !s.is_terminal(),
-        };
-        self.transition(id, to, ok)?;
-        let mut resp = response.to_vec();
-        frames::set_status(&mut resp, status_code(to));
-        let resp = frames::record(&resp);
-        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
-            .into_iter()
-            .partition(|(g, _)| *g == id);
-        self.held = later;
-        for (_, req) in now {
-            let _ = req.reply(&resp);
-        }
-        if let Some(g) = self.goals.get_mut(&id) {
-            g.done = Some((resp, Instant::now()));
-        }
-        Ok(())
-    }
-
-    fn transition(
-        &mut self,
-        id: GoalId,
-        to: GoalStatus,
-        allowed: impl Fn(GoalStatus) -> bool,
-    ) -> Result<(), GoalError> {
-        let g = self.goals.get_mut(&id).ok_or(GoalError::UnknownGoal(id))?;
-        if !allowed(g.status) {
-            return Err(GoalError::InvalidTransition {
-                id,
-                from: g.status,
-                to,
-            });
-        }
-        g.status = to;
+        self.goals.finish(id, to, || {
+            frames::read_status(response).map_err(RosGoalError::NotCdr)?;
+            let mut resp = response.to_vec();
+            frames::set_status(&mut resp, status_code(to));
+            Ok::<_, RosGoalError>(frames::record(&resp))
+        })?;
         self.publish_status();
+        self.goals.release_held(id, |req, resp| {
+            let _ = req.reply(resp);
+        });
         Ok(())
     }
 
@@ -390,18 +315,15 @@ impl RawRosActionServer {
     /// [`MAX_STATUS_LIST`]), as ROS 2 servers do on every change.
     fn publish_status(&mut self) {
         let mut list: Vec<_> = self.goals.iter().collect();
-        list.sort_by_key(|(id, g)| (g.status.is_terminal(), g.stamp.sec, g.stamp.nanosec, **id));
+        list.sort_by_key(|(id, status, stamp)| {
+            (status.is_terminal(), stamp.sec, stamp.nanosec, *id)
+        });
         let status_list = list
             .into_iter()
             .take(MAX_STATUS_LIST)
-            .map(|(id, g)| RosGoalStatus {
-                goal_info: GoalInfo {
-                    goal_id: UUID {
-                        uuid: frames::uuid(*id),
-                    },
-                    stamp: g.stamp.clone(),
-                },
-                status: status_code(g.status),
+            .map(|(id, status, stamp)| RosGoalStatus {
+                goal_info: info_of(id, stamp),
+                status: status_code(status),
             })
             .collect();
         if let Ok(bytes) = encode_message(&GoalStatusArray { status_list }) {
@@ -435,38 +357,27 @@ impl RawRosActionServer {
         let by_stamp = stamp != (0, 0);
         let mut code = CancelGoal_Response::ERROR_NONE;
         if id != GoalId(0) {
-            match self.goals.get(&id) {
+            match self.goals.status(id) {
                 None if !by_stamp => code = CancelGoal_Response::ERROR_UNKNOWN_GOAL_ID,
-                Some(g) if g.status.is_terminal() && !by_stamp => {
+                Some(s) if s.is_terminal() && !by_stamp => {
                     code = CancelGoal_Response::ERROR_GOAL_TERMINATED
                 }
                 _ => {}
             }
         }
-        let mut canceling = Vec::new();
-        let mut changed = false;
-        for (gid, g) in self.goals.iter_mut() {
-            let picked = (id == GoalId(0) && !by_stamp)
-                || *gid == id
-                || (by_stamp && (g.stamp.sec, g.stamp.nanosec) <= stamp);
-            if !picked || g.status.is_terminal() {
-                continue;
-            }
-            if g.status != GoalStatus::Canceling {
-                g.status = GoalStatus::Canceling;
-                self.cancels.push(*gid);
-                changed = true;
-            }
-            canceling.push(GoalInfo {
-                goal_id: UUID {
-                    uuid: frames::uuid(*gid),
-                },
-                stamp: g.stamp.clone(),
-            });
-        }
-        if changed {
+        let picked = self.goals.cancel_where(|gid, accepted| {
+            (id == GoalId(0) && !by_stamp)
+                || gid == id
+                || (by_stamp && (accepted.sec, accepted.nanosec) <= stamp)
+        });
+        if picked.changed {
             self.publish_status();
         }
+        let canceling: Vec<_> = picked
+            .goals
+            .into_iter()
+            .filter_map(|gid| Some(info_of(gid, self.goals.meta(gid)?)))
+            .collect();
         if code == CancelGoal_Response::ERROR_NONE && canceling.is_empty() && id != GoalId(0) {
             code = CancelGoal_Response::ERROR_UNKNOWN_GOAL_ID;
         }
@@ -490,30 +401,29 @@ impl RawRosActionServer {
             let _ = req.reply(&frames::record(&self.unknown));
             return;
         };
-        match self.goals.get(&id) {
-            None => {
-                let _ = req.reply(&frames::record(&self.unknown));
-            }
-            Some(Goal {
-                done: Some((resp, _)),
-                ..
-            }) => {
-                let _ = req.reply(resp);
-            }
-            Some(_) => {
-                if self.held.len() >= MAX_HELD {
-                    let (old_id, old) = self.held.remove(0);
-                    let mut pending = self.unknown.clone();
-                    let s = self
-                        .goals
-                        .get(&old_id)
-                        .map_or(GoalStatus::Accepted, |g| g.status);
+        let unknown = &self.unknown;
+        self.goals.request_result(id, req, |req, a| {
+            let _ = match a {
+                ResultAnswer::Finished(resp) => req.reply(resp),
+                ResultAnswer::Unknown => req.reply(&frames::record(unknown)),
+                // Let go before the goal finished: its status now (the client asks again).
+                ResultAnswer::Pending(s) => {
+                    let mut pending = unknown.clone();
                     frames::set_status(&mut pending, status_code(s));
-                    let _ = old.reply(&frames::record(&pending));
+                    req.reply(&frames::record(&pending))
                 }
-                self.held.push((id, req));
-            }
-        }
+            };
+        });
+    }
+}
+
+/// A goal's `GoalInfo` (its UUID and acceptance stamp).
+fn info_of(id: GoalId, stamp: &Time) -> GoalInfo {
+    GoalInfo {
+        goal_id: UUID {
+            uuid: frames::uuid(id),
+        },
+        stamp: stamp.clone(),
     }
 }
 

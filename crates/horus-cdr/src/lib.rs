@@ -32,6 +32,7 @@ mod seq_view;
 mod service;
 mod size;
 mod str_view;
+mod text;
 mod writer;
 
 pub use aligned::CdrBuf;

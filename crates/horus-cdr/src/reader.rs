@@ -5,7 +5,26 @@ use crate::error::DecodeError;
 use crate::primitive::CdrPrimitive;
 use crate::size::align_to;
 use crate::str_view::WStrView;
+use crate::text;
 use crate::MAX_DEPTH;
+
+/// `text` (a string's bytes without its terminator) as a `&str`: no NUL inside, valid
+/// UTF-8. Plain ASCII (nearly every frame id and name) is settled by one pass over the
+/// bytes; anything else gets the exact checks, in the order their errors are reported.
+#[inline]
+fn check_text(text: &[u8], offset: usize) -> Result<&str, DecodeError> {
+    if text::is_ascii_without_nul(text) {
+        // SAFETY: every byte is in 1..=0x7F (just checked), and a sequence of ASCII bytes
+        // is valid UTF-8. (Bytes in shared memory that a publisher rewrites after this
+        // check: the caveat of every `&str` view, docs/security.md "Not protected" — the
+        // same as after `str::from_utf8`.)
+        return Ok(unsafe { std::str::from_utf8_unchecked(text) });
+    }
+    if text.contains(&0) {
+        return Err(DecodeError::StringContainsNul { offset });
+    }
+    std::str::from_utf8(text).map_err(|_| DecodeError::StringNotUtf8 { offset })
+}
 
 /// Reads a CDR body (after the encapsulation header). Positions and alignment count from
 /// the body's first byte. Every read checks the bytes left first; counts are checked
@@ -77,6 +96,20 @@ impl<'a> CdrReader<'a> {
     #[inline]
     pub fn read<T: CdrPrimitive>(&mut self) -> Result<T, DecodeError> {
         Ok(T::from_le(self.take(T::SIZE, T::SIZE)?))
+    }
+
+    /// `N` bytes after padding to `align`: a run of fixed-size fields read with one bounds
+    /// check (generated code reads consecutive numeric members this way and decodes each
+    /// from its offset in the block). A truncated block is reported at its start.
+    #[inline]
+    pub fn read_block<const N: usize>(&mut self, align: usize) -> Result<&'a [u8; N], DecodeError> {
+        let offset = self.pos;
+        let bytes = self.take(align, N)?;
+        bytes.first_chunk::<N>().ok_or(DecodeError::Truncated {
+            offset,
+            needed: N,
+            remaining: 0,
+        })
     }
 
     /// A `bool`: 0 or 1, anything else is an error.
@@ -220,10 +253,7 @@ impl<'a> CdrReader<'a> {
                 });
             }
         }
-        if text.contains(&0) {
-            return Err(DecodeError::StringContainsNul { offset });
-        }
-        std::str::from_utf8(text).map_err(|_| DecodeError::StringNotUtf8 { offset })
+        check_text(text, offset)
     }
 
     /// A `wstring` / `wstring<=N` (units of 4 bytes each), decoded into a `String`.

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use horus_idl::{ArrayKind, Member, StructDef};
 
 use crate::context::Ctx;
+use crate::emit_blocks::{local, read_stmts, write_stmts};
 use crate::error::GenError;
 use crate::names::{field_ident, raw_str_lit, str_lit, type_ident};
 use crate::types::{bound_lit, primitive_rust, primitive_size, seq_bound, Elem};
@@ -149,11 +150,11 @@ pub(crate) fn emit_codec(ctx: &Ctx<'_>, def: &StructDef, out: &mut String) -> Re
     writeln!(out, "        type View<'a> = {name}View<'a>;").unwrap();
     writeln!(
         out,
-        "        fn write_cdr(&self, w: &mut {rt}::CdrWriter<'_>) -> ::core::result::Result<(), {rt}::EncodeError> {{"
+        "        #[inline]\n        fn write_cdr(&self, w: &mut {rt}::CdrWriter<'_>) -> ::core::result::Result<(), {rt}::EncodeError> {{"
     )
     .unwrap();
-    for m in &def.members {
-        writeln!(out, "            {}", write_member(ctx, m)).unwrap();
+    for stmt in write_stmts(def, |m| write_member(ctx, m)) {
+        writeln!(out, "            {stmt}").unwrap();
     }
     out.push_str("            ::core::result::Result::Ok(())\n        }\n");
     writeln!(
@@ -161,9 +162,8 @@ pub(crate) fn emit_codec(ctx: &Ctx<'_>, def: &StructDef, out: &mut String) -> Re
         "        fn read_cdr(r: &mut {rt}::CdrReader<'_>) -> ::core::result::Result<Self, {rt}::DecodeError> {{"
     )
     .unwrap();
-    for m in def.members.iter().filter(|m| m.placeholder) {
-        let _ = m;
-        out.push_str("            let _: u8 = r.read()?;\n");
+    for stmt in read_stmts(rt, def, |m| read_member(ctx, m))? {
+        writeln!(out, "            {stmt}").unwrap();
     }
     out.push_str("            ::core::result::Result::Ok(Self {\n");
     for m in def.members.iter().filter(|m| !m.placeholder) {
@@ -171,7 +171,7 @@ pub(crate) fn emit_codec(ctx: &Ctx<'_>, def: &StructDef, out: &mut String) -> Re
             out,
             "                {}: {},",
             field_ident(&m.name),
-            read_member(ctx, m)?
+            local(m)
         )
         .unwrap();
     }

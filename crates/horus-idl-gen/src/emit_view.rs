@@ -7,6 +7,7 @@ use horus_idl::{ArrayKind, Member, StructDef};
 
 use crate::context::Ctx;
 use crate::docs::{comment_lines, doc_attrs};
+use crate::emit_blocks::{local, read_stmts};
 use crate::emit_struct::fields;
 use crate::error::GenError;
 use crate::names::{field_ident, type_ident};
@@ -183,11 +184,11 @@ pub(crate) fn emit_view(ctx: &Ctx<'_>, def: &StructDef, out: &mut String) -> Res
     writeln!(out, "    impl<'a> {rt}::RosView<'a> for {view}<'a> {{").unwrap();
     writeln!(
         out,
-        "        fn read_view(r: &mut {rt}::CdrReader<'a>) -> ::core::result::Result<Self, {rt}::DecodeError> {{"
+        "        #[inline]\n        fn read_view(r: &mut {rt}::CdrReader<'a>) -> ::core::result::Result<Self, {rt}::DecodeError> {{"
     )
     .unwrap();
-    if def.members.iter().any(|m| m.placeholder) {
-        out.push_str("            let _: u8 = r.read()?;\n");
+    for stmt in read_stmts(rt, def, |m| read_member_view(ctx, m))? {
+        writeln!(out, "            {stmt}").unwrap();
     }
     out.push_str("            ::core::result::Result::Ok(Self {\n");
     for m in fields(def) {
@@ -195,7 +196,7 @@ pub(crate) fn emit_view(ctx: &Ctx<'_>, def: &StructDef, out: &mut String) -> Res
             out,
             "                {}: {},",
             field_ident(&m.name),
-            read_member_view(ctx, m)?
+            local(m)
         )
         .unwrap();
     }

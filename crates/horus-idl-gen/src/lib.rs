@@ -28,6 +28,7 @@
 mod builder;
 mod context;
 mod docs;
+mod emit_blocks;
 mod emit_codec;
 mod emit_module;
 mod emit_struct;

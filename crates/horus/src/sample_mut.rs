@@ -58,6 +58,13 @@ impl<'a, T: Message> SampleMut<'a, T> {
         unsafe { std::slice::from_raw_parts_mut(self.bytes().add(tail_offset::<T>()), len) }
     }
 
+    /// Shortens the tail to its first `len` bytes (a body written into a loan of the
+    /// largest tail, its length known only once written); a longer `len` changes nothing.
+    pub(crate) fn shrink_tail(&mut self, len: usize) {
+        debug_assert!(len <= self.tail_len);
+        self.tail_len = self.tail_len.min(len);
+    }
+
     /// Publishes the sample. If the overflow policy refuses it, the sample
     /// is handed back unchanged.
     pub fn send(mut self) -> Result<Delivery, SendError<SampleMut<'a, T>>> {

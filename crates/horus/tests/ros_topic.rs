@@ -283,6 +283,37 @@ fn encoding_errors_and_oversize_messages_send_nothing() {
     assert_eq!(s.try_recv().unwrap().decode().unwrap(), other);
 }
 
+/// `publish` encodes into a loan of the largest body in one pass; the message's own length
+/// is what is sent (not the loan's), and `loan_encoded` dropped unsent sends nothing and
+/// gives its chunk back.
+#[test]
+fn one_pass_publish_sends_the_bodys_length_and_an_unsent_loan_returns_its_chunk() {
+    let ns = unique_ns("ros-one-pass");
+    let t = Topic::<Ros<Blob>>::builder("b")
+        .namespace(&ns)
+        .max_tail_bytes(4096)
+        .open()
+        .unwrap();
+    let mut p = t.publisher().unwrap();
+    let mut s = t.subscriber().unwrap();
+    for i in 0..40 {
+        let msg = blob(i, i as usize % 7);
+        let encoded = horus::cdr::encode_message(&msg).unwrap();
+        // Loaned, encoded, dropped: nothing goes, the chunk comes back.
+        let sample = p.loan_encoded(&msg).unwrap();
+        drop(sample);
+        assert!(s.try_recv().is_none(), "an unsent loan is not received");
+        p.publish(&msg).unwrap();
+        let got = s.try_recv().unwrap();
+        assert_eq!(
+            got.cdr(),
+            &encoded[..],
+            "exactly the message's bytes, no more"
+        );
+    }
+    assert_eq!(p.stats().sent, 40);
+}
+
 #[test]
 fn another_type_is_a_schema_mismatch_naming_both() {
     let ns = unique_ns("ros-mismatch");

@@ -12,8 +12,10 @@
 //! chunk + 8   CDR body …       8-byte aligned: CDR alignment == memory alignment
 //! ```
 //!
-//! - [`Publisher::publish`](crate::Publisher::publish) sizes the message (every encoding
-//!   check), loans a chunk of that size and writes the body in place in one pass.
+//! - [`Publisher::publish`](crate::Publisher::publish) loans a chunk and encodes the body
+//!   into it in one pass (every encoding check on the way; an error sends nothing and
+//!   returns the chunk); [`Publisher::loan_encoded`](crate::Publisher::loan_encoded) stops
+//!   before sending.
 //! - [`Sample::view`](crate::Sample::view) reads it in place (`&str`, `&[f32]`, nested
 //!   views), [`Sample::decode`](crate::Sample::decode) copies it out,
 //!   [`Sample::cdr`](crate::Sample::cdr) gives the wire bytes (`chunk[4..len]`).

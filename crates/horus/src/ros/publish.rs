@@ -1,20 +1,57 @@
-//! Publishing a ROS 2 message: size it, loan a chunk of that size, write the CDR body in
-//! place, send.
+//! Publishing a ROS 2 message: loan a chunk, encode the CDR body into it in one pass,
+//! send.
 
 use horus_cdr::{CdrWriter, EncodeError, RosMessage};
 
 use super::{Ros, RosSendError};
-use crate::{Delivery, Publisher};
+use crate::{Delivery, Publisher, SampleMut};
 
 impl<M: RosMessage> Publisher<Ros<M>> {
-    /// Publishes `msg` as ROS 2's CDR bytes, written once, in place, in a loaned chunk:
-    /// its exact size is computed first (which makes every encoding check), so a message
-    /// that breaks its type's rules ([`RosSendError::Encode`]) or is larger than the
-    /// topic's `max_tail_bytes` ([`RosSendError::TooLarge`]) loans and sends nothing. Every
-    /// error means nothing was sent.
+    /// Publishes `msg` as ROS 2's CDR bytes, encoded once, in place, into a loaned chunk
+    /// (see [`loan_encoded`](Self::loan_encoded)). A message that breaks its type's rules
+    /// ([`RosSendError::Encode`]) or is larger than the topic's `max_tail_bytes`
+    /// ([`RosSendError::TooLarge`]) sends nothing, and its chunk goes back to the pool.
+    /// Every error means nothing was sent.
     pub fn publish(&mut self, msg: &M) -> Result<Delivery, RosSendError> {
-        let size = msg.cdr_size().map_err(RosSendError::Encode)?;
-        self.publish_with(size, |w| msg.write_cdr(w))
+        let (sample, len) = self.encode_in_loan(msg)?;
+        sample.send().map_err(|e| RosSendError::from_send(e, len))
+    }
+
+    /// `msg` encoded into a loaned chunk, not sent yet: [`send`](SampleMut::send) publishes
+    /// it, dropping it gives the chunk back. One pass: the chunk is loaned first and the
+    /// CDR writer encodes straight into it, making every encoding check on the way (bounds,
+    /// NULs, 32-bit counts), so nothing is walked twice; the body's length is what was
+    /// written. A message that breaks its type's rules is [`RosSendError::Encode`], one
+    /// larger than the topic's `max_tail_bytes` is [`RosSendError::TooLarge`] with its
+    /// exact size (counted only then); either way the chunk went back to the pool. The
+    /// chunk is loaned before anything is checked: with none free the answer is
+    /// [`RosSendError::PoolExhausted`] (counted), whatever the message.
+    pub fn loan_encoded(&mut self, msg: &M) -> Result<SampleMut<'_, Ros<M>>, RosSendError> {
+        self.encode_in_loan(msg).map(|(sample, _)| sample)
+    }
+
+    #[inline]
+    fn encode_in_loan(&mut self, msg: &M) -> Result<(SampleMut<'_, Ros<M>>, usize), RosSendError> {
+        let max = self.max_tail();
+        let mut sample = self.loan_slice(max)?;
+        *sample = Ros::new();
+        let mut w = CdrWriter::new(sample.tail_mut());
+        match msg.write_cdr(&mut w) {
+            Ok(()) => {}
+            // Past the largest body: the message's whole size, for the error (an encoding
+            // error further on is reported instead, as a sizing pass would have).
+            Err(EncodeError::BufferTooSmall { .. }) => {
+                return Err(match msg.cdr_size() {
+                    Ok(size) => RosSendError::TooLarge { size, max },
+                    Err(e) => RosSendError::Encode(e),
+                });
+            }
+            // The sample is dropped unsent: its chunk goes back to the pool.
+            Err(e) => return Err(RosSendError::Encode(e)),
+        }
+        let len = w.finish();
+        sample.shrink_tail(len);
+        Ok((sample, len))
     }
 
     /// Publishes a CDR body of exactly `len` bytes written by `write` into the loaned chunk

@@ -134,6 +134,15 @@ pub trait Workload {
         self.stamp(seq);
         p.publish_with(self.body_len(), |w| self.write_body(w, seq))
     }
+    /// Moves the owned message's arrays (reallocating them) until none of them, copied into
+    /// a body starting at any of `bodies`, lands at a 4K-aliasing page offset from its
+    /// source (see [`crate::ros_build::aliases`]); nothing for types built field by field.
+    fn place_apart(&mut self, _bodies: &[usize]) {}
+    /// The owned message that [`Workload::publish`] sends with `Publisher::publish` (the
+    /// types a driver holds as owned messages); `None` for those built field by field.
+    fn owned(&self) -> Option<&Self::M> {
+        None
+    }
     /// Reads every byte of a received message through its view; returns its sequence number.
     fn read(view: <Self::M as RosMessage>::View<'_>) -> anyhow::Result<u64>;
 }

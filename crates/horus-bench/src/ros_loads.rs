@@ -207,6 +207,8 @@ impl Workload for CloudLoad {
 /// `sensor_msgs/LaserScan`: ranges and intensities held by the driver, encoded by `publish`.
 pub struct ScanLoad {
     msg: LaserScan,
+    /// Allocations that keep moved arrays from coming back to their old places.
+    spacers: Vec<Vec<f32>>,
 }
 
 impl Workload for ScanLoad {
@@ -227,6 +229,23 @@ impl Workload for ScanLoad {
                 ranges: (0..n).map(|k| 1.0 + k as f32 * 0.01).collect(),
                 intensities: (0..n).map(|k| (k % 256) as f32).collect(),
             },
+            spacers: Vec::new(),
+        }
+    }
+    fn place_apart(&mut self, bodies: &[usize]) {
+        // Where the arrays' elements go in the body: after the header, the seven floats
+        // and the ranges' count; the intensities after the ranges and their count.
+        let mut w = CdrWriter::counting();
+        self.msg.header.write_cdr(&mut w).expect("a header encodes");
+        let ranges_at = w.position().next_multiple_of(4) + 7 * 4 + 4;
+        let intensities_at = ranges_at + 4 * self.msg.ranges.len() + 4;
+        let m = &mut self.msg;
+        for (v, at) in [
+            (&mut m.ranges, ranges_at),
+            (&mut m.intensities, intensities_at),
+        ] {
+            let dst: Vec<usize> = bodies.iter().map(|b| b + at).collect();
+            crate::ros_build::move_apart(v, &dst, &mut self.spacers);
         }
     }
     fn body_len(&self) -> usize {
@@ -245,6 +264,9 @@ impl Workload for ScanLoad {
     ) -> Result<Delivery, RosSendError> {
         self.stamp(seq);
         p.publish(&self.msg)
+    }
+    fn owned(&self) -> Option<&LaserScan> {
+        Some(&self.msg)
     }
     fn read(v: LaserScanView<'_>) -> anyhow::Result<u64> {
         let seq = read_header(v.header());
@@ -296,6 +318,9 @@ impl Workload for JointsLoad {
     ) -> Result<Delivery, RosSendError> {
         self.stamp(seq);
         p.publish(&self.msg)
+    }
+    fn owned(&self) -> Option<&JointState> {
+        Some(&self.msg)
     }
     fn read(v: JointStateView<'_>) -> anyhow::Result<u64> {
         let seq = read_header(v.header());
@@ -359,6 +384,9 @@ impl Workload for TfLoad {
     ) -> Result<Delivery, RosSendError> {
         self.stamp(seq);
         p.publish(&self.msg)
+    }
+    fn owned(&self) -> Option<&TFMessage> {
+        Some(&self.msg)
     }
     fn read(v: TFMessageView<'_>) -> anyhow::Result<u64> {
         let mut seq = None;

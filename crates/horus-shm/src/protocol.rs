@@ -140,7 +140,14 @@ pub(crate) fn publisher_cursor(cursor: &AtomicU64, next_seq: u64) -> Option<u64>
 #[inline]
 pub(crate) fn latched_start(head: u64, floor: u64, latched: u64, depth: u64) -> u64 {
     let next = head.saturating_add(1);
-    next.saturating_sub(latched.min(depth)).max(floor).max(1)
+    next.saturating_sub(latched.min(depth))
+        .max(floor)
+        .max(1)
+        // An honest floor is at most `next` (a departed publisher's next
+        // message); a larger one, or a `head` near u64::MAX, is corrupt and
+        // must not become one of the "not started" markers.
+        .min(next)
+        .min(records::CURSOR_NOT_MEMBER - 1)
 }
 
 /// Subscriber, once its membership bit is set: starts its cursor on a ring
@@ -372,6 +379,37 @@ pub(crate) fn must_wake(wake: &Wake) -> bool {
 #[inline]
 pub(crate) fn bump_notify(wake: &Wake) {
     wake.notify.fetch_add(1, Ordering::Release);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latched_start_is_the_last_n_never_before_the_floor_or_message_1() {
+        assert_eq!(latched_start(10, 0, 3, 8), 8);
+        assert_eq!(latched_start(2, 0, 4, 8), 1, "fewer published than kept");
+        assert_eq!(latched_start(0, 0, 4, 8), 1, "nothing published");
+        assert_eq!(latched_start(10, 11, 3, 8), 11, "the publisher left at 10");
+        assert_eq!(latched_start(20, 11, 3, 8), 18, "a new publisher since");
+        assert_eq!(latched_start(10, 0, 64, 8), 3, "never more than a ring");
+    }
+
+    /// Regression: a hostile `head` or `history_floor` near u64::MAX made
+    /// the start one of the "not started" cursor markers.
+    #[test]
+    fn hostile_head_or_floor_never_makes_a_start_marker() {
+        for (head, floor) in [
+            (u64::MAX, 0),
+            (u64::MAX - 1, 0),
+            (5, u64::MAX),
+            (u64::MAX, u64::MAX),
+        ] {
+            let s = latched_start(head, floor, 3, 8);
+            assert!(!records::is_unstarted(s), "head {head} floor {floor}: {s}");
+            assert!(s <= head.saturating_add(1));
+        }
+    }
 }
 
 /// Public wrappers for the loom model tests (`tests/loom_protocol.rs`).

@@ -724,7 +724,10 @@ fn self_start(chan: &Channel, k: usize, start: StartAt) -> Option<u64> {
                     _ => true,
                 }
             });
-            Some(held.unwrap_or(head.saturating_add(1)).max(1))
+            let start = held.unwrap_or(head.saturating_add(1)).max(1);
+            // A corrupt `head` near u64::MAX must not make a "not started"
+            // marker (see `protocol::latched_start`).
+            Some(start.min(records::CURSOR_NOT_MEMBER - 1))
         }
     }
 }

@@ -98,6 +98,7 @@ fn peer() {
     match (role.as_str(), a.as_slice()) {
         ("late", [topic, n]) => late(topic, n.parse().unwrap()),
         ("late_cloud", [topic]) => late_cloud(topic),
+        ("spray", [topic, n]) => spray(topic, n.parse().unwrap()),
         ("publish_then_exit", [topic, n, count]) => {
             publish_then_exit(topic, n.parse().unwrap(), count.parse().unwrap())
         }
@@ -162,6 +163,31 @@ fn late_cloud(topic: &str) {
             panic!("unknown command {cmd}");
         }
     }
+}
+
+/// Publishes 1, 2, 3, … as fast as it can on the stream with history `n`
+/// (`DropOldest`) until its stdin closes or says `stop`; reports `sent <n>`.
+fn spray(topic: &str, n: u32) {
+    let t = numbered(&peer_ns(), topic, Overflow::DropOldest, n);
+    let mut p = t.publisher().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !matches!(command().as_str(), "stop" | "eof") {}
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        })
+    };
+    let mut sent = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        sent += 1;
+        p.send(Numbered { n: sent }).unwrap();
+        if sent == 1 {
+            report("started");
+        }
+    }
+    watcher.join().unwrap();
+    report(format!("sent {sent}"));
 }
 
 /// Publishes `count` messages on the stream with history `n`, reports
@@ -262,22 +288,11 @@ fn a_subscriber_may_skip_the_history_and_an_observer_may_start_at_the_oldest() {
 }
 
 #[test]
-fn late_joiners_racing_a_fast_publisher_count_every_overrun_and_nothing_else() {
+fn late_joiners_racing_a_fast_publisher_process_count_every_overrun_and_nothing_else() {
     let ns = unique_ns("latched-race");
     let t = numbered(&ns, "race", Overflow::DropOldest, DEPTH);
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writer = {
-        let (t, stop) = (t.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let mut p = t.publisher().unwrap();
-            let mut n = 0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                n += 1;
-                p.send(Numbered { n }).unwrap();
-            }
-            n
-        })
-    };
+    let mut writer = Peer::spawn(&ns, "spray", &["race", &DEPTH.to_string()]);
+    writer.expect("started");
     let mut lapped_somewhere = false;
     for _ in 0..200 {
         let mut s = t.subscriber_with(WaitMode::BusyPoll).unwrap();
@@ -297,8 +312,10 @@ fn late_joiners_racing_a_fast_publisher_count_every_overrun_and_nothing_else() {
         assert_eq!(last - first + 1, got + overrun, "first {first} last {last}");
         lapped_somewhere |= s.stats().overrun > 0;
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    assert!(writer.join().unwrap() > 0);
+    writer.tell("stop");
+    let sent: u64 = writer.expect("sent").parse().unwrap();
+    writer.finish();
+    assert!(sent > 0);
     // Not an assertion of timing: only says whether the race was exercised.
     eprintln!("some late joiner was lapped: {lapped_somewhere}");
 }

@@ -22,7 +22,9 @@ const LOST_POLL: Duration = Duration::from_millis(100);
 
 /// Receives messages of type `T`. Each subscriber has its own cursor: it
 /// sees every message published after it was created (unless overwritten
-/// under `DropOldest`, which it counts), independently of other subscribers.
+/// under `DropOldest`, which it counts), independently of other subscribers,
+/// and on a transient-local topic first the latched history (see
+/// [`Durability`](crate::Durability) and [`StartAt`]).
 pub struct Subscriber<T> {
     topic: Arc<TopicInner>,
     port: SubscriberPort,

@@ -470,3 +470,40 @@ fn the_retained_history_never_makes_reject_or_block_refuse_or_wait() {
     let got: Vec<u64> = std::iter::from_fn(|| late.try_recv().map(|m| m.stamp_ns)).collect();
     assert_eq!(got, vec![99, 100]);
 }
+
+#[test]
+fn tools_create_latched_topics_and_their_observers_start_where_asked() {
+    use horus::inspect::{open_or_create_topic_durable, CreateError, TopicView};
+    let ns = unique_ns("latched-tools");
+    // A described type, as `horus play` gets it from a recording.
+    let src = numbered(&ns, "src", Overflow::DropOldest, 0);
+    let view = TopicView::open(&ns, "src").unwrap();
+    let desc = view.description().unwrap();
+    let made = open_or_create_topic_durable(&ns, "copy", &desc, &view.qos(), latched(2)).unwrap();
+    assert_eq!(made.durability(), latched(2));
+    assert!(matches!(
+        open_or_create_topic_durable(&ns, "deep", &desc, &view.qos(), latched(DEPTH + 1)),
+        Err(CreateError::Qos { .. })
+    ));
+    // A typed endpoint that leaves durability unset adopts it.
+    let copy = Topic::<Numbered>::builder("copy")
+        .namespace(&ns)
+        .open()
+        .unwrap();
+    assert_eq!(copy.durability(), latched(2));
+    let mut p = copy.publisher().unwrap();
+    for n in 1..=3 {
+        p.send(Numbered { n }).unwrap();
+    }
+    let number =
+        |m: horus::inspect::RawMessage| u64::from_ne_bytes(m.bytes[..8].try_into().unwrap());
+    let mut history = made.observer(false).unwrap();
+    let got: Vec<u64> = std::iter::from_fn(|| history.try_recv().map(number)).collect();
+    assert_eq!(got, vec![2, 3]);
+    let mut oldest = made.observer_at(false, StartAt::Oldest).unwrap();
+    let got: Vec<u64> = std::iter::from_fn(|| oldest.try_recv().map(number)).collect();
+    assert_eq!(got, vec![1, 2, 3]);
+    let mut next = made.observer_at(false, StartAt::Next).unwrap();
+    assert!(next.try_recv().is_none());
+    drop((history, oldest, next, made, view, src));
+}

@@ -52,6 +52,7 @@ mod sub_port;
 #[cfg(fuzzing)]
 pub mod fuzz_api;
 
+pub mod call;
 pub mod place;
 mod pool;
 mod protocol;

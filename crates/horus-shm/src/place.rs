@@ -125,6 +125,98 @@ pub fn try_begin_reclaim(owner: &AtomicU64, seen: u64) -> bool {
     try_begin_reclaim_as(owner, seen, ProcessId::current().token())
 }
 
+/// Reclaims the place if its owner (or its reclaimer) is dead: takes it for
+/// cleanup by `me`, runs `cleanup` (which must be idempotent: a reclaimer
+/// before us may have died after any of its steps) and frees it. Returns
+/// whether this call reclaimed it.
+pub fn reclaim_if_dead_with(
+    owner: &AtomicU64,
+    me: u64,
+    alive: impl Fn(u64) -> bool,
+    cleanup: impl FnOnce(),
+) -> bool {
+    let Owner::Dead(seen) = classify_with(owner.load(Ordering::Acquire), alive) else {
+        return false;
+    };
+    if !try_begin_reclaim_as(owner, seen, me) {
+        return false;
+    }
+    cleanup();
+    free(owner);
+    true
+}
+
+/// [`reclaim_if_dead_with`] for this process, liveness from `/proc`.
+#[cfg(not(loom))]
+pub fn reclaim_if_dead(owner: &AtomicU64, cleanup: impl FnOnce()) -> bool {
+    reclaim_if_dead_with(
+        owner,
+        ProcessId::current().token(),
+        |t| ProcessId::from_token(t).is_alive(),
+        cleanup,
+    )
+}
+
+/// What one [`try_take_with`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Take {
+    /// The owner word is now `me`.
+    Taken,
+    /// A live process (its token) is reclaiming the place: wait, or give up.
+    Busy(u64),
+    /// The word changed under us, or we just reclaimed a dead owner's
+    /// place: look again.
+    Again,
+}
+
+/// One step of taking a place this process already has the right to (given
+/// by something else it holds exclusively, such as the channel place that
+/// goes with it): a free word, or one naming a live process (hostile, or a
+/// forked parent's leftover: the place is ours, whoever it names), becomes
+/// `me` with a CAS; a dead owner's (or dead reclaimer's) place is reclaimed
+/// first with `cleanup`, as in [`reclaim_if_dead_with`]; a live reclaimer
+/// is left alone ([`Take::Busy`]). The caller loops on [`Take::Again`] and
+/// bounds its wait on [`Take::Busy`]: it never goes on without the word.
+pub fn try_take_with(
+    owner: &AtomicU64,
+    me: u64,
+    alive: impl Fn(u64) -> bool,
+    cleanup: impl FnOnce(),
+) -> Take {
+    let p = owner.load(Ordering::Acquire);
+    match classify_with(p, alive) {
+        Owner::Free | Owner::Alive => {
+            // A CAS, not a store: a reclaimer that read a dead owner's token
+            // then fails its own CAS and leaves our record alone. AcqRel:
+            // Acquire as in `try_claim_as`; Release orders nothing we wrote
+            // before but is harmless.
+            match owner.compare_exchange(p, me, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => Take::Taken,
+                Err(_) => Take::Again,
+            }
+        }
+        Owner::Dead(seen) => {
+            if try_begin_reclaim_as(owner, seen, me) {
+                cleanup();
+                free(owner);
+            }
+            Take::Again
+        }
+        Owner::Busy => Take::Busy(p & !RECLAIMING),
+    }
+}
+
+/// [`try_take_with`] for this process, liveness from `/proc`.
+#[cfg(not(loom))]
+pub fn try_take(owner: &AtomicU64, cleanup: impl FnOnce()) -> Take {
+    try_take_with(
+        owner,
+        ProcessId::current().token(),
+        |t| ProcessId::from_token(t).is_alive(),
+        cleanup,
+    )
+}
+
 /// Releases a place (after cleanup, or by its owner when it leaves).
 pub fn free(owner: &AtomicU64) {
     // Release: everything we wrote to the record happens before the next

@@ -46,27 +46,7 @@ impl Witnesses {
 impl<Resp> ClientCore<Resp> {
     /// Marks call `id` withdrawn unless a server took it; true if it did.
     pub(super) fn try_cancel(&self, id: u64) -> bool {
-        let word = self.table.claim(self.k, id);
-        for _ in 0..16 {
-            let cur = word.load(Ordering::Acquire);
-            if claim::state(cur, id) != claim::State::Unclaimed {
-                return false;
-            }
-            // AcqRel: the CAS races with a server's claiming CAS; exactly
-            // one of them wins the word.
-            if word
-                .compare_exchange(
-                    cur,
-                    claim::cancelled(id),
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                )
-                .is_ok()
-            {
-                return true;
-            }
-        }
-        false
+        claim::try_withdraw(self.table.claim(self.k, id), id)
     }
 }
 

@@ -6,7 +6,6 @@
 //! [`Decoder`]; the body is decoded only once the call is taken, so a server
 //! never copies a request another server took.
 
-use horus_shm::sync::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -186,24 +185,7 @@ impl Receiver {
     /// the client withdrew it.
     fn claim(&self, h: &RequestHeader) -> bool {
         let word = self.table.claim(h.client, h.id);
-        let mine = claim::claimed(h.id, self.replier.s, self.replier.gen);
-        // Bounded: each failed CAS means another party changed the word;
-        // only an honest race (a few parties) or a hostile writer can.
-        for _ in 0..64 {
-            let cur = word.load(Ordering::Acquire);
-            if claim::state(cur, h.id) != claim::State::Unclaimed {
-                return false;
-            }
-            // AcqRel: exactly one of the servers' and the client's CASes on
-            // this word wins; the winner's later reads see the others' state.
-            if word
-                .compare_exchange(cur, mine, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                return true;
-            }
-        }
-        false
+        claim::try_claim(word, h.id, self.replier.s, self.replier.gen)
     }
 
     /// The request-channel port (for the readiness source).

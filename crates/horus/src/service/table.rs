@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use horus_shm::place::{self, Owner};
+use horus_shm::place::{self, Take};
 // The loom-swappable atomics, as every shared-memory protocol of horus uses.
 use horus_shm::sync::{AtomicU64, Ordering};
 use horus_shm::{OpenError, ProcessId, Segment, SegmentError, SCHEMA_BYTES};
@@ -501,38 +501,21 @@ impl Table {
     /// [`Table::enter_client`]).
     fn own_client_record(&self, k: usize) -> Result<(), EnterError> {
         let pid = self.client_word(k, C_PID);
-        let me = ProcessId::current().token();
         let deadline = Instant::now() + RECLAIM_WAIT;
         let mut looks = 0u32;
         loop {
-            let p = pid.load(Ordering::Acquire);
-            match place::classify(p) {
-                // Free, or a live token: the place is ours (our request port
-                // holds it), so a live token left there is no owner (a hostile
-                // write, or a forked parent's record) and is replaced. A CAS:
-                // a reclaimer that read a dead owner's token then fails its
-                // own CAS and leaves our record alone.
-                Owner::Free | Owner::Alive => {
-                    if pid
-                        .compare_exchange(p, me, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-                    {
-                        return Ok(());
-                    }
-                }
-                // A dead owner whose record nobody cleaned, or a reclaimer
-                // that died cleaning it: clean it ourselves (its response
-                // channel's name goes), then take the free word.
-                Owner::Dead(seen) => {
-                    if place::try_begin_reclaim(pid, seen) {
-                        self.finish_client_reclaim(k);
-                    }
-                }
+            // A dead owner whose record nobody cleaned, or a reclaimer that
+            // died cleaning it, is cleaned here (its response channel's name
+            // goes); a live token is replaced (the place is ours: our request
+            // port holds it).
+            match place::try_take(pid, || self.clean_client_record(k)) {
+                Take::Taken => return Ok(()),
+                Take::Again => {}
                 // A live reclaimer: a handful of stores, then the word is 0.
-                Owner::Busy => {
+                Take::Busy(holder) => {
                     if Instant::now() >= deadline {
                         return Err(EnterError::Stuck {
-                            pid: ProcessId::from_token(p & !place::RECLAIMING).pid,
+                            pid: ProcessId::from_token(holder).pid,
                         });
                     }
                     looks += 1;
@@ -557,9 +540,8 @@ impl Table {
     /// `Err(true)` if the table is closing, `Err(false)` if all are taken.
     pub(crate) fn enter_server(&self) -> Result<(usize, u64), bool> {
         self.reclaim_dead();
-        let me = ProcessId::current().token();
         for s in 0..self.config.max_servers as usize {
-            if !place::try_claim_as(self.server_word(s, S_OWNER), me) {
+            if !place::try_claim(self.server_word(s, S_OWNER)) {
                 continue;
             }
             for i in 0..SERVER_COUNTERS {
@@ -594,42 +576,35 @@ impl Table {
     /// as dead), and finishes reclaims whose reclaimer died. Reads `/proc`
     /// once per owned place: not for hot paths.
     pub(crate) fn reclaim_dead(&self) -> usize {
-        let mut n = 0;
         // Every owned record, member or not: an owner that died between
         // claiming its record and joining (or a reclaimer that died after
         // clearing the bit) must not hold it for ever.
-        for s in 0..self.config.max_servers as usize {
-            let owner = self.server_word(s, S_OWNER);
-            if let Owner::Dead(seen) = place::classify(owner.load(Ordering::Acquire)) {
-                if place::try_begin_reclaim(owner, seen) {
-                    // Each step may run twice (a reclaimer before us may have
-                    // died after it): a second generation bump only moves the
-                    // generation on, a second leave clears a clear bit.
-                    self.server_word(s, S_GEN).fetch_add(1, Ordering::AcqRel);
-                    self.leave(Self::server_bit(s));
-                    place::free(owner);
-                    n += 1;
-                }
-            }
-        }
-        for k in 0..self.config.max_clients as usize {
-            let pid = self.client_word(k, C_PID);
-            if let Owner::Dead(seen) = place::classify(pid.load(Ordering::Acquire)) {
-                if place::try_begin_reclaim(pid, seen) {
-                    self.finish_client_reclaim(k);
-                    n += 1;
-                }
-            }
-        }
-        n
+        let servers = (0..self.config.max_servers as usize).filter(|&s| {
+            place::reclaim_if_dead(self.server_word(s, S_OWNER), || self.clean_server_record(s))
+        });
+        let n = servers.count();
+        let clients = (0..self.config.max_clients as usize).filter(|&k| {
+            place::reclaim_if_dead(self.client_word(k, C_PID), || self.clean_client_record(k))
+        });
+        n + clients.count()
     }
 
-    /// Cleans client place `k`'s record, whose pid word this process has
-    /// just set to its reclaiming word, and frees it. Every step is
-    /// idempotent (a reclaimer before us may have died after any of them):
-    /// the token is cleared only after its response channel's name is gone,
-    /// so a successor still finds the name to remove.
-    fn finish_client_reclaim(&self, k: usize) {
+    /// Cleans server place `s`'s record for a reclaim. Each step may run
+    /// twice (a reclaimer before us may have died after it): a second
+    /// generation bump only moves the generation on, a second leave clears
+    /// a clear bit.
+    fn clean_server_record(&self, s: usize) {
+        // The generation moves on: a client whose call this server took
+        // sees it as gone even once the place is taken again.
+        self.server_word(s, S_GEN).fetch_add(1, Ordering::AcqRel);
+        self.leave(Self::server_bit(s));
+    }
+
+    /// Cleans client place `k`'s record for a reclaim. Idempotent (see
+    /// [`Table::clean_server_record`]): the token is cleared only after its
+    /// response channel's name is gone, so a successor still finds the name
+    /// to remove.
+    fn clean_client_record(&self, k: usize) {
         let token = self.client_word(k, C_TOKEN).load(Ordering::Acquire);
         self.leave(Self::client_bit(k));
         // Only the dead client used its response channel's name.
@@ -637,7 +612,6 @@ impl Table {
             Segment::unlink(&format!("{}{token:016x}", self.resp_prefix));
         }
         self.client_word(k, C_TOKEN).store(0, Ordering::Release);
-        place::free(self.client_word(k, C_PID));
     }
 
     /// Live server places (reclaiming dead ones first).

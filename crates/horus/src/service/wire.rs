@@ -13,7 +13,7 @@ const REQ_MAGIC: u64 = 0x4853_5251; // "HSRQ"
 const RESP_MAGIC: u64 = 0x4853_5250; // "HSRP"
 
 /// Call ids stay below this so that they fit a claim word.
-pub(crate) const MAX_CALL_ID: u64 = 1 << 44;
+pub(crate) use horus_shm::call::MAX_CALL_ID;
 
 /// The response carries a body.
 pub(crate) const STATUS_OK: u64 = 0;
@@ -118,89 +118,9 @@ pub(crate) unsafe fn read_header(ptr: *const u8) -> [u64; 4] {
     unsafe { std::ptr::read_volatile(ptr.cast::<[u64; 4]>()) }
 }
 
-/// The claim word of one call slot of a client record:
-/// `id << 20 | (server generation & 0x3fff) << 6 | tag`, where `tag` is
-/// `server + 1` (1..=32) for a claimed call and [`TAG_CANCELLED`] for a
-/// call the client withdrew before any server took it. A word whose id is
-/// before a call's id says nothing about that call (it is left from an
-/// earlier call in the same slot): the call is unclaimed.
-///
-/// Ids live in `1..MAX_CALL_ID` and wrap (to 1) there, so "before" and
-/// "after" are serial-number comparisons modulo `MAX_CALL_ID`: a word whose
-/// id is less than half the id space ahead of a call's is after it. A plain
-/// `<` made every word left near the maximum read as after every call once
-/// the ids wrapped, and every later call failed with `NoServer`. A slot's
-/// word trails its next call by one lap of the slots (`depth` ids) while the
-/// client runs, and a joining client rewrites the words of its place
-/// (`Table::enter_client`), so no word is ever half the id space away.
-pub(crate) mod claim {
-    use super::MAX_CALL_ID;
-
-    const ID_SHIFT: u32 = 20;
-    const GEN_SHIFT: u32 = 6;
-    const GEN_MASK: u64 = 0x3fff;
-    const TAG_MASK: u64 = 0x3f;
-    /// Withdrawn by the client.
-    pub(crate) const TAG_CANCELLED: u64 = 63;
-
-    /// What a claim word says about call `id`.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub(crate) enum State {
-        /// No server took it (yet).
-        Unclaimed,
-        /// Taken by server place `server` of generation `gen` (low bits).
-        Claimed { server: usize, gen: u64 },
-        /// Withdrawn by the client.
-        Cancelled,
-        /// The word belongs to a later call: `id` is long settled.
-        Stale,
-    }
-
-    pub(crate) fn claimed(id: u64, server: usize, gen: u64) -> u64 {
-        debug_assert!(server < 32);
-        (id << ID_SHIFT) | ((gen & GEN_MASK) << GEN_SHIFT) | (server as u64 + 1)
-    }
-
-    pub(crate) fn cancelled(id: u64) -> u64 {
-        (id << ID_SHIFT) | TAG_CANCELLED
-    }
-
-    pub(crate) fn id_of(word: u64) -> u64 {
-        word >> ID_SHIFT
-    }
-
-    pub(crate) fn gen_matches(a: u64, b: u64) -> bool {
-        a & GEN_MASK == b & GEN_MASK
-    }
-
-    /// Whether id `a` comes after id `b` (serial order modulo
-    /// `MAX_CALL_ID`: less than half the id space ahead).
-    pub(crate) fn after(a: u64, b: u64) -> bool {
-        let ahead = a.wrapping_sub(b) & (MAX_CALL_ID - 1);
-        ahead != 0 && ahead < MAX_CALL_ID / 2
-    }
-
-    pub(crate) fn state(word: u64, id: u64) -> State {
-        let found = id_of(word) & (MAX_CALL_ID - 1);
-        if found != id {
-            return if after(found, id) {
-                State::Stale
-            } else {
-                State::Unclaimed
-            };
-        }
-        match word & TAG_MASK {
-            TAG_CANCELLED => State::Cancelled,
-            // Tag 0 or > 32 is no value we write: treat the call as taken
-            // by nobody we can check, i.e. withdrawn.
-            t if t == 0 || t > 32 => State::Cancelled,
-            t => State::Claimed {
-                server: (t - 1) as usize,
-                gen: (word >> GEN_SHIFT) & GEN_MASK,
-            },
-        }
-    }
-}
+/// The claim word of one call slot of a client record (see
+/// [`horus_shm::call`], where its protocol lives with the loom model).
+pub(crate) use horus_shm::call as claim;
 
 /// Writes one record into a loaned chunk: the header, then the fixed part
 /// of `T` (`size` bytes, filled in place by `fill`) and, at `tail_at`, a tail

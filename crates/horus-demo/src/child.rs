@@ -67,9 +67,16 @@ pub(crate) fn run(role: Role) -> anyhow::Result<i32> {
         .on_emergency_stop(TopicEmergencyStop::from_topic(&estop)?);
     // A node that stops ticking for this long is reported (not stopped: on
     // a shared 2-core machine a stall is a measurement, not a fault).
+    // The sensors' static transforms: published once, kept (latched) while this lives.
+    let mut _statics = None;
     let watchdog = |c: NodeConfig| c.watchdog(Duration::from_millis(250), WatchdogAction::Warn);
     match role {
         Role::Sensors => {
+            let mut statics = horus_tf::StaticTransformBroadcaster::open(Some(&ns))?;
+            statics.send_all(&crate::frames::static_transforms(topics::ros_time(
+                topics::now_ns(),
+            )))?;
+            _statics = Some(statics);
             let imu = topics::imu(&ns)?.publisher()?;
             let scans = topics::scan(&ns)?.publisher()?;
             sched.add(
@@ -100,7 +107,12 @@ pub(crate) fn run(role: Role) -> anyhow::Result<i32> {
             let stops = estop.subscriber_with(WaitMode::BusyPoll)?;
             let odom = topics::odom(&ns)?.publisher()?;
             sched.add(
-                Motor::new(cmds, stops, odom),
+                Motor::new(
+                    cmds,
+                    stops,
+                    odom,
+                    horus_tf::TransformBroadcaster::open(Some(&ns))?,
+                ),
                 watchdog(NodeConfig::new().rate(1000.hz())),
             )?;
         }

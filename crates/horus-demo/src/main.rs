@@ -38,6 +38,7 @@
 mod child;
 mod control;
 mod monitor;
+mod frames;
 mod motor;
 mod replay;
 mod sensors;

@@ -1,6 +1,7 @@
 //! The `motor` process: applies the newest velocity command (`geometry_msgs/msg/Twist`)
 //! 1000 times a second, integrates the robot's pose (a unicycle model) and publishes it
-//! as `nav_msgs/msg/Odometry` 100 times a second.
+//! as `nav_msgs/msg/Odometry` 100 times a second, and as the transform `odom → base_link` on
+//! `tf` with the same stamp.
 
 use std::time::Duration;
 
@@ -8,6 +9,7 @@ use horus::prelude::*;
 use horus::ros::Ros;
 use horus_ros_msgs::geometry_msgs::msg::{Quaternion, Twist};
 use horus_ros_msgs::nav_msgs::msg::Odometry;
+use horus_tf::{transform_stamped, TransformBroadcaster};
 
 use crate::topics::{self, now_ns, ros_time, Failed};
 
@@ -57,6 +59,8 @@ pub(crate) struct Motor {
     commands: Subscriber<Ros<Twist>>,
     estop: Subscriber<EmergencyStop>,
     odom_out: Publisher<Ros<Odometry>>,
+    /// `odom → base_link` on `tf`.
+    tf: TransformBroadcaster,
     /// The newest command: linear and angular speed.
     command: (f64, f64),
     /// When it arrived (wall clock, ns; 0: none yet).
@@ -78,6 +82,7 @@ impl Motor {
         commands: Subscriber<Ros<Twist>>,
         estop: Subscriber<EmergencyStop>,
         odom_out: Publisher<Ros<Odometry>>,
+        tf: TransformBroadcaster,
     ) -> Motor {
         let mut odom = Odometry::default();
         odom.header.frame_id = topics::ODOM_FRAME.to_owned();
@@ -86,6 +91,7 @@ impl Motor {
             commands,
             estop,
             odom_out,
+            tf,
             command: (0.0, 0.0),
             command_at: 0,
             odom,
@@ -110,6 +116,19 @@ impl Motor {
         o.twist.twist.linear.x = linear;
         o.twist.twist.angular.z = angular;
         if let Err(e) = self.odom_out.publish(&self.odom) {
+            self.failed.record("motor", &e);
+        }
+        // The same pose, as the transform tf users look up (`odom → base_link`).
+        let p = &self.odom.pose.pose;
+        let q = &p.orientation;
+        let t = transform_stamped(
+            topics::ODOM_FRAME,
+            topics::BASE_FRAME,
+            self.odom.header.stamp.clone(),
+            [p.position.x, p.position.y, p.position.z],
+            [q.x, q.y, q.z, q.w],
+        );
+        if let Err(e) = self.tf.send(&t) {
             self.failed.record("motor", &e);
         }
     }

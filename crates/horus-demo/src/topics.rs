@@ -165,7 +165,7 @@ pub(crate) struct Failed(u64);
 
 impl Failed {
     /// Counts a failed publish of `node`; logs the first.
-    pub(crate) fn record(&mut self, node: &str, e: &horus::ros::RosSendError) {
+    pub(crate) fn record(&mut self, node: &str, e: &impl std::fmt::Display) {
         if self.0 == 0 {
             horus_log::warn!("publish failed: {}", e.to_string(); node = node);
         }

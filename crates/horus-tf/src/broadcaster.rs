@@ -194,13 +194,16 @@ impl TransformBroadcaster {
     }
 }
 
-/// Publishes static transforms on `tf_static` (tf2_ros's `StaticTransformBroadcaster`):
-/// it keeps every static transform it was given, one per child frame (a newer one for the
+/// Publishes static transforms on `tf_static` (tf2_ros's `StaticTransformBroadcaster`), a
+/// latched topic: processes that join later receive this broadcaster's last message first,
+/// for as long as the broadcaster lives (keep it alive for the life of the process). It
+/// keeps every static transform it was given, one per child frame (a newer one for the
 /// same child replaces the older), and each call publishes all of them in one message, so
 /// this broadcaster's last message is always its whole set.
 pub struct StaticTransformBroadcaster {
     publisher: Publisher<Ros<TFMessage>>,
     by_child: BTreeMap<String, TransformStamped>,
+    latched: bool,
 }
 
 impl StaticTransformBroadcaster {
@@ -211,9 +214,20 @@ impl StaticTransformBroadcaster {
 
     /// A static broadcaster in `namespace` (`None`: this process's).
     pub fn open(namespace: Option<&str>) -> Result<Self, BroadcasterError> {
+        let topic =
+            open_tf_topic(namespace, TF_STATIC_TOPIC).map_err(|source| BroadcasterError::Open {
+                topic: TF_STATIC_TOPIC,
+                source,
+            })?;
+        let latched = topic.durability() != horus::Durability::Volatile;
+        let publisher = topic.publisher().map_err(|source| BroadcasterError::Open {
+            topic: TF_STATIC_TOPIC,
+            source,
+        })?;
         Ok(StaticTransformBroadcaster {
-            publisher: publisher(namespace, TF_STATIC_TOPIC)?,
+            publisher,
             by_child: BTreeMap::new(),
+            latched,
         })
     }
 
@@ -237,6 +251,12 @@ impl StaticTransformBroadcaster {
         self.publisher.publish(&msg)?;
         self.by_child = next;
         Ok(())
+    }
+
+    /// Whether `tf_static` keeps this broadcaster's last message for late joiners (false
+    /// only when another tool created the topic volatile before this process opened it).
+    pub fn is_latched(&self) -> bool {
+        self.latched
     }
 
     /// The static transforms this broadcaster has published, by child frame.

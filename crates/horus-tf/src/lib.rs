@@ -79,7 +79,9 @@ pub use broadcaster::{
     StaticTransformBroadcaster, TransformBroadcaster,
 };
 #[cfg(not(loom))]
-pub use broadcaster_topics::{open_tf_topic, TfTopic, TF_STATIC_TOPIC, TF_TOPIC};
+pub use broadcaster_topics::{
+    open_tf_topic, TfTopic, TF_STATIC_DURABILITY, TF_STATIC_TOPIC, TF_TOPIC,
+};
 #[cfg(not(loom))]
 pub use buffer::{
     stamp_ns, FeedReport, FrameInfo, TfBuffer, TfBufferBuilder, TfStats, LATEST,

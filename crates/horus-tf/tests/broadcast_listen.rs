@@ -349,3 +349,62 @@ fn a_static_broadcaster_publishes_its_whole_set_each_time() {
     }
     assert_eq!(shm_leftovers(&ns), Vec::<String>::new());
 }
+
+#[test]
+fn statics_sent_before_a_listener_joined_reach_it_latched() {
+    if let Some((role, ns)) = role() {
+        assert_eq!(role, "statics");
+        let mut statics = StaticTransformBroadcaster::open(Some(&ns)).unwrap();
+        assert!(statics.is_latched());
+        statics
+            .send_all(&[
+                transform_stamped("map", "odom", time_of_ns(0), [1.0, 0.0, 0.0], IDENTITY),
+                transform_stamped(
+                    "odom",
+                    "base_link",
+                    time_of_ns(0),
+                    [0.0, 2.0, 0.0],
+                    IDENTITY,
+                ),
+            ])
+            .unwrap();
+        println!("sent");
+        until_released();
+        return;
+    }
+    let ns = unique_ns("latched");
+    {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "statics_sent_before_a_listener_joined_reach_it_latched",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("TF_PEER", "statics")
+            .env("HORUS_NAMESPACE", &ns)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the peer has published (nobody subscribed then).
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        while !line.contains("sent") {
+            line.clear();
+            assert!(std::io::BufRead::read_line(&mut out, &mut line).unwrap() > 0);
+        }
+        for listener in [
+            TfListener::open(&ns).unwrap(),
+            TfListener::per_process(&ns).unwrap(),
+        ] {
+            let t = listener
+                .wait_for_transform("map", "base_link", LATEST, PATIENCE)
+                .unwrap();
+            assert_eq!(t.transform.translation, [1.0, 2.0, 0.0]);
+        }
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+    }
+    assert_eq!(shm_leftovers(&ns), Vec::<String>::new());
+}

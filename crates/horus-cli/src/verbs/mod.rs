@@ -15,6 +15,7 @@ mod param;
 mod play;
 mod record;
 mod service;
+mod tf;
 pub(crate) mod topic;
 
 use crate::output::Output;
@@ -50,6 +51,8 @@ pub(crate) enum Verb {
     Monitor(monitor::Monitor),
     /// ROS 2 interface types: list, show (like `ros2 interface show`), hash (RIHS01).
     Msg(msg::MsgCmd),
+    /// Transforms on tf / tf_static: the frame tree (`frames`), one transform live (`echo`).
+    Tf(tf::TfCmd),
     /// Foxglove WebSocket server: every topic live in Foxglove (ws://127.0.0.1:8765).
     Foxglove(foxglove::Foxglove),
     /// This host's bridge to other hosts (Zenoh): topics and services cross transparently.
@@ -73,6 +76,7 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Log(args) => log::run(args, out),
         Verb::Monitor(args) => monitor::run(args, out),
         Verb::Msg(args) => msg::run(args, out),
+        Verb::Tf(args) => tf::run(args, out),
         Verb::Foxglove(args) => foxglove::run(args, out),
         #[cfg(feature = "bridge")]
         Verb::Bridge(args) => bridge::run(*args, out),

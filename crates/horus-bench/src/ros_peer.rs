@@ -21,7 +21,9 @@ use horus::{Delivery, Message, Overflow, SendError, Subscriber, Topic, WaitMode}
 
 use crate::affinity::{pin_current_thread, run_on_cpu};
 use crate::child::{cpu_arg, signal_ready, ChildArgs, ChildProcess};
-use crate::harness::{measure_round_trips, spin_until, unique_id, Config, STALL_TIMEOUT};
+use crate::harness::{
+    measure_round_trip_samples, spin_until, unique_id, Config, Samples, STALL_TIMEOUT,
+};
 use crate::horus_wire::Blob;
 use crate::payload::{self, Touch};
 use crate::ros_kinds::{with_ros_kind, RosKind, Workload};
@@ -100,6 +102,16 @@ pub fn round_trip(
     path: Path,
     cpus: Option<[usize; 2]>,
 ) -> anyhow::Result<Summary> {
+    round_trip_samples(cfg, kind, path, cpus)?.summary()
+}
+
+/// As [`round_trip`], the raw per-round-trip times (to merge several blocks of one path).
+pub fn round_trip_samples(
+    cfg: &Config,
+    kind: RosKind,
+    path: Path,
+    cpus: Option<[usize; 2]>,
+) -> anyhow::Result<Samples> {
     run_on_cpu(cpus.map(|c| c[0]), || match path {
         Path::Ros => with_ros_kind!(kind, ros_round_trip(cfg, cpus)),
         Path::Fixed => fixed_round_trip(cfg, kind.body_len(), kind, cpus),
@@ -119,7 +131,7 @@ fn ros_round_trip<W: Workload>(
     kind: RosKind,
     cfg: &Config,
     cpus: Option<[usize; 2]>,
-) -> anyhow::Result<Summary> {
+) -> anyhow::Result<Samples> {
     let mut w = W::new(kind);
     let size = w.body_len();
     let ns = unique_id();
@@ -134,7 +146,7 @@ fn ros_round_trip<W: Workload>(
         tx.subscribers() == 1 && rx.publishers() == 1,
         "echo process did not connect"
     );
-    let summary = measure_round_trips(cfg, |seq| {
+    let summary = measure_round_trip_samples(cfg, |seq| {
         ros_sent(w.publish(&mut tx, seq))?;
         let reply = spin_until(|| Ok(rx.try_recv()), || child.check_alive())?;
         let got = W::read(reply.view()?)?;
@@ -151,7 +163,7 @@ fn fixed_round_trip(
     size: usize,
     kind: RosKind,
     cpus: Option<[usize; 2]>,
-) -> anyhow::Result<Summary> {
+) -> anyhow::Result<Samples> {
     let ns = unique_id();
     let mut tx = topic::<Blob>(&ns, "ping", size)?.publisher()?;
     let mut rx = busy(&topic::<Blob>(&ns, "pong", size)?)?;
@@ -168,7 +180,7 @@ fn fixed_round_trip(
         payload::write(s.tail_mut(), seq, Touch::Full);
         fixed_sent(s.send().map_err(|e| e.map(drop)))
     };
-    let summary = measure_round_trips(cfg, |seq| {
+    let summary = measure_round_trip_samples(cfg, |seq| {
         send(&mut tx, seq)?;
         let reply = spin_until(|| Ok(rx.try_recv()), || child.check_alive())?;
         payload::check(reply.tail(), seq, Touch::Full)

@@ -9,7 +9,7 @@
 
 use std::process::ExitCode;
 
-use horus_bench::harness::Config;
+use horus_bench::harness::{Config, Samples};
 use horus_bench::payload::Touch;
 use horus_bench::ros_build::{self, BuildMethod, BATCH};
 use horus_bench::ros_kinds::RosKind;
@@ -20,6 +20,8 @@ use horus_bench::tables;
 
 const ROUNDS: usize = 5;
 const QUICK_ROUNDS: usize = 1;
+/// Blocks each path's round trips are split into per round (interleaved ABBA…).
+const BLOCKS: usize = 4;
 
 fn main() -> ExitCode {
     suite::main(run)
@@ -74,6 +76,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let rounds = rounds.unwrap_or(if common.quick { QUICK_ROUNDS } else { ROUNDS });
+    let blocks = if common.quick { 1 } else { BLOCKS };
     anyhow::ensure!(rounds >= 1, "--rounds must be at least 1");
     let kinds = only.unwrap_or_else(|| RosKind::ALL.to_vec());
     let pinnings: &[bool] = if pinned_only || common.quick {
@@ -93,16 +96,17 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut method = vec![
         format!(
             "interleaved rounds: {rounds}; in each round, for each message and pinning, the ROS \
-             path and the fixed-layout path of the same bytes are measured back to back (ROS \
-             first in even rounds, fixed first in odd rounds); per round, ratio = ROS median RTT \
-             ÷ fixed median RTT; reported: the range of each path's per-round medians and the \
+             path and the fixed-layout path of the same bytes are measured in {blocks} blocks \
+             each, alternating block by block (ROS, fixed, fixed, ROS, …; fixed first in odd \
+             rounds), every block with a fresh echo process; a path's median is over all its \
+             blocks' round trips; per round, ratio = ROS median RTT ÷ fixed median RTT; reported: the range of each path's per-round medians and the \
              median and min–max of the ratios; a target is met only if every round's ratio is \
              within it (and at least 5 rounds ran)"
         ),
         format!(
             "round trip: A pinned to CPU {a}, B (a separate process) to CPU {b} (and a second \
-             pass with neither pinned); {warmup} warm-up + up to 5,000 timed round trips (fewer \
-             for large messages: ~2 GiB per measurement, at least 300); RTT = A's send to A \
+             pass with neither pinned); {warmup} warm-up (per block) + up to 5,000 timed round trips \
+             per path and round (fewer for large messages: ~2 GiB, at least 300); RTT = A's send to A \
              having read the answer"
         ),
         "ROS path: Topic<Ros<M>> (generated horus_ros_msgs types). A builds message seq in the \
@@ -144,24 +148,53 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 cpus: common.cpus,
             };
             for &pinned in pinnings {
-                let mut paths = [Path::Ros, Path::Fixed];
-                if round % 2 == 1 {
-                    paths.reverse();
+                // Each path's round trips in `blocks` blocks, the paths alternating block
+                // by block (ABBA…; which leads alternates between rounds), each block with
+                // its own echo process: a disturbance or a lucky placement of the processes
+                // lands on both paths, not on one whole measurement.
+                let cpus = pinned.then_some(common.cpus);
+                let block_cfg = Config {
+                    iterations: cfg.iterations.div_ceil(blocks as u64),
+                    ..cfg.clone()
+                };
+                let mut merged = [Samples::default(), Samples::default()];
+                let mut failed = false;
+                for block in 0..blocks {
+                    let mut order = [Path::Ros, Path::Fixed];
+                    if (round + block) % 2 == 1 {
+                        order.reverse();
+                    }
+                    for path in order {
+                        let what = format!(
+                            "round {round} {} {} {} block {}/{blocks}",
+                            kind.name(),
+                            path.label(),
+                            if pinned { "pinned" } else { "unpinned" },
+                            block + 1
+                        );
+                        match run.measure(&what, || {
+                            ros_peer::round_trip_samples(&block_cfg, kind, path, cpus)
+                        }) {
+                            Some(s) => {
+                                let m = &mut merged[(path == Path::Fixed) as usize];
+                                m.ns.extend(s.ns);
+                                m.wall_ns += s.wall_ns;
+                            }
+                            None => failed = true,
+                        }
+                    }
                 }
-                for (order, path) in paths.into_iter().enumerate() {
-                    let what = format!(
-                        "round {round} {} {} {}",
-                        kind.name(),
-                        path.label(),
-                        if pinned { "pinned" } else { "unpinned" }
-                    );
-                    let cpus = pinned.then_some(common.cpus);
-                    if let Some(rtt) =
-                        run.measure(&what, || ros_peer::round_trip(&cfg, kind, path, cpus))
-                    {
+                if failed {
+                    continue;
+                }
+                for (k, (path, samples)) in
+                    [Path::Ros, Path::Fixed].into_iter().zip(merged).enumerate()
+                {
+                    let what = format!("round {round} {} {}", kind.name(), path.label());
+                    if let Some(rtt) = run.measure(&what, || samples.summary()) {
                         run.push(RosRow::RoundTrip(RttRow {
                             round,
-                            order,
+                            order: (k + round) % 2,
                             kind,
                             message: kind.name().to_owned(),
                             path,

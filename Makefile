@@ -171,7 +171,7 @@ test-unit: setup-ros2
 test-loom:
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
 	  $(CARGO) test -p horus-shm --release --test loom_ring --test loom_pool \
-	  --test loom_protocol
+	  --test loom_protocol --test loom_service
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
 	  $(CARGO) test -p horus-log --release --test loom_log
 

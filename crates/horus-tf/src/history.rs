@@ -138,6 +138,14 @@ fn read_at(mem: &Mem, f: u32, p: u64, frames: u32) -> Result<Option<Sample>, Loo
     }
 }
 
+/// Only the stamp of position `p` of frame `f`, if its slot still holds it.
+#[inline]
+fn stamp_at(mem: &Mem, f: u32, p: u64) -> Option<i64> {
+    let cap = u64::from(mem.layout.caps.history);
+    let slot = mem.slot(f, (p & (cap - 1)) as usize);
+    seqlock::read_first(slot, p / cap).map(|s| s as i64)
+}
+
 /// The newest sample of `f` (None: no samples).
 pub(crate) fn newest(mem: &Mem, f: u32, frames: u32) -> Result<Option<Sample>, LookupError> {
     for _ in 0..MAX_TRIES {
@@ -189,57 +197,101 @@ pub(crate) fn at(mem: &Mem, f: u32, time: i64, frames: u32) -> Result<At, Lookup
         if head == 0 {
             return Ok(At::NoData);
         }
-        let Some(newest) = read_at(mem, f, head - 1, frames)? else {
+        let Some(latest) = stamp_at(mem, f, head - 1) else {
             continue;
         };
-        if static_frame || time == 0 || time == newest.stamp {
+        if static_frame || time == 0 || time == latest {
+            let Some(newest) = read_at(mem, f, head - 1, frames)? else {
+                continue;
+            };
             return Ok(found(&newest));
         }
-        let earliest = |mem: &Mem| -> Result<i64, LookupError> {
-            Ok(read_at(mem, f, lo, frames)?.map_or(newest.stamp, |s| s.stamp))
-        };
-        if time > newest.stamp {
+        if time > latest {
             return Ok(At::Future {
-                earliest: earliest(mem)?,
-                latest: newest.stamp,
+                earliest: stamp_at(mem, f, lo).unwrap_or(latest),
+                latest,
             });
         }
         if head - 1 == lo {
             return Ok(At::Past {
-                earliest: newest.stamp,
-                latest: newest.stamp,
+                earliest: latest,
+                latest,
             });
         }
         // The common case: between the two newest samples.
-        let Some(prev) = read_at(mem, f, head - 2, frames)? else {
+        let Some(prev) = stamp_at(mem, f, head - 2) else {
             continue;
         };
-        if prev.stamp <= time {
+        if prev <= time {
+            let (Some(prev), Some(newest)) = (
+                read_at(mem, f, head - 2, frames)?,
+                read_at(mem, f, head - 1, frames)?,
+            ) else {
+                continue;
+            };
             return Ok(between(&prev, &newest, time));
         }
-        let Some(first) = read_at(mem, f, lo, frames)? else {
+        // A steady stream: guess the position from the newest spacing and check
+        // it and its successor (two neighbouring slots), before any search.
+        if latest > prev {
+            let back =
+                (i128::from(prev) - i128::from(time)) / (i128::from(latest) - i128::from(prev));
+            let back = u64::try_from(back).unwrap_or(u64::MAX);
+            let g = (head - 2).saturating_sub(back.saturating_add(1));
+            if g >= lo {
+                match (stamp_at(mem, f, g), stamp_at(mem, f, g + 1)) {
+                    (Some(sg), Some(sn)) if sg <= time && time <= sn => {
+                        let (Some(sa), Some(sb)) =
+                            (read_at(mem, f, g, frames)?, read_at(mem, f, g + 1, frames)?)
+                        else {
+                            continue;
+                        };
+                        return Ok(between(&sa, &sb, time));
+                    }
+                    (None, _) | (_, None) => continue,
+                    _ => {}
+                }
+            }
+        }
+        let Some(first) = stamp_at(mem, f, lo) else {
             continue;
         };
-        if time < first.stamp {
+        if time < first {
             return Ok(At::Past {
-                earliest: first.stamp,
-                latest: newest.stamp,
+                earliest: first,
+                latest,
             });
         }
-        // Invariant: stamp(a) ≤ time < stamp(b); b − a halves each step.
+        // Invariant: stamp(a) ≤ time < stamp(b). Interpolation search (stamps of
+        // a steady stream are evenly spaced: one or two probes), with a bisection
+        // step whenever a probe did not halve the interval, so at most about
+        // 2·log2(history) probes.
         let (mut a, mut sa) = (lo, first);
         let (mut b, mut sb) = (head - 2, prev);
+        let mut bisect = false;
         while b - a > 1 {
-            let m = a + (b - a) / 2;
-            let Some(sm) = read_at(mem, f, m, frames)? else {
+            let m = if bisect || sb <= sa {
+                a + (b - a) / 2
+            } else {
+                let frac = (i128::from(time) - i128::from(sa)) as f64
+                    / (i128::from(sb) - i128::from(sa)) as f64;
+                (a + ((b - a) as f64 * frac) as u64).clamp(a + 1, b - 1)
+            };
+            let Some(sm) = stamp_at(mem, f, m) else {
                 continue 'retry;
             };
-            if sm.stamp <= time {
+            let before = b - a;
+            if sm <= time {
                 (a, sa) = (m, sm);
             } else {
                 (b, sb) = (m, sm);
             }
+            bisect = !bisect && (b - a) * 2 > before;
         }
+        let (Some(sa), Some(sb)) = (read_at(mem, f, a, frames)?, read_at(mem, f, b, frames)?)
+        else {
+            continue;
+        };
         return Ok(between(&sa, &sb, time));
     }
     Err(busy(f))

@@ -61,9 +61,9 @@ mod lookup;
 #[cfg(not(loom))]
 mod math;
 #[cfg(not(loom))]
-mod members;
-#[cfg(not(loom))]
 mod mem;
+#[cfg(not(loom))]
+mod members;
 #[cfg(not(loom))]
 mod names;
 #[cfg(not(loom))]
@@ -72,6 +72,11 @@ mod open;
 mod survey;
 #[cfg(not(loom))]
 mod writer;
+
+/// Crate internals for the `cargo fuzz` target `tf_segment_read`.
+#[cfg(all(fuzzing, not(loom)))]
+#[doc(hidden)]
+pub mod fuzz_api;
 
 #[cfg(not(loom))]
 pub use broadcaster::{
@@ -83,15 +88,11 @@ pub use broadcaster_topics::{
     open_tf_topic, TfTopic, TF_STATIC_DURABILITY, TF_STATIC_TOPIC, TF_TOPIC,
 };
 #[cfg(not(loom))]
-pub use buffer::{
-    stamp_ns, FeedReport, FrameInfo, TfBuffer, TfBufferBuilder, TfStats, LATEST,
-};
+pub use buffer::{stamp_ns, FeedReport, FrameInfo, TfBuffer, TfBufferBuilder, TfStats, LATEST};
 #[cfg(not(loom))]
 pub use error::{LookupError, OpenError, SetError};
 #[cfg(not(loom))]
-pub use layout::{
-    Capacities, MAX_FRAMES_LIMIT, MAX_FRAME_ID, MAX_HISTORY_LIMIT, MAX_PARTICIPANTS,
-};
+pub use layout::{Capacities, MAX_FRAMES_LIMIT, MAX_FRAME_ID, MAX_HISTORY_LIMIT, MAX_PARTICIPANTS};
 #[cfg(not(loom))]
 pub use listener::{FeederStats, ListenerError, TfListener};
 #[cfg(not(loom))]
@@ -109,5 +110,5 @@ pub use writer::{now_ns, QUATERNION_TOLERANCE};
 #[cfg(loom)]
 pub mod model {
     pub use crate::lease::{give_back, try_take, Attempt};
-    pub use crate::seqlock::{complete_seq, read, write, Read, DATA_WORDS, SLOT_WORDS};
+    pub use crate::seqlock::{complete_seq, read, read_first, write, Read, DATA_WORDS, SLOT_WORDS};
 }

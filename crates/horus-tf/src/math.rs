@@ -142,11 +142,15 @@ pub(crate) fn slerp(a: &[f64; 4], b: &[f64; 4], ratio: f64) -> [f64; 4] {
     let (s0, s1) = if d > 1.0 - 1e-12 {
         (1.0 - ratio, ratio)
     } else {
-        let theta = d.min(1.0).acos();
-        let inv_sin = 1.0 / theta.sin();
+        // sin((1 − r)θ) = sin θ cos rθ − cos θ sin rθ, with cos θ = d and
+        // sin θ = √(1 − d²): one acos and one sin_cos instead of four calls.
+        let theta = d.acos();
+        let sin_theta = (1.0 - d * d).sqrt();
+        let (sin_rt, cos_rt) = (ratio * theta).sin_cos();
+        let inv_sin = 1.0 / sin_theta;
         (
-            ((1.0 - ratio) * theta).sin() * inv_sin,
-            (ratio * theta).sin() * inv_sin,
+            (sin_theta * cos_rt - d * sin_rt) * inv_sin,
+            sin_rt * inv_sin,
         )
     };
     let s1 = s1 * sign;

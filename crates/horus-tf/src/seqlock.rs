@@ -92,3 +92,19 @@ pub fn read(slot: &[AtomicU64; SLOT_WORDS], lap: u64) -> Read {
     }
     Read::Sample(data)
 }
+
+/// Reads only the first data word (the stamp) of the sample of lap `lap`, by
+/// the same protocol as [`read`]: what a search needs from the samples it
+/// passes over.
+#[inline]
+pub fn read_first(slot: &[AtomicU64; SLOT_WORDS], lap: u64) -> Option<u64> {
+    let want = complete_seq(lap);
+    let seq = &slot[0];
+    // Acquire / Relaxed / Acquire fence / Relaxed: as in `read`.
+    if seq.load(Ordering::Acquire) != want {
+        return None;
+    }
+    let first = slot[1].load(Ordering::Relaxed);
+    fence(Ordering::Acquire);
+    (seq.load(Ordering::Relaxed) == want).then_some(first)
+}

@@ -7,7 +7,9 @@
 //! Run: `RUSTFLAGS="--cfg loom" cargo test -p horus-tf --test loom_tf --release`
 #![cfg(loom)]
 
-use horus_tf::model::{give_back, read, try_take, write, Attempt, Read, DATA_WORDS, SLOT_WORDS};
+use horus_tf::model::{
+    give_back, read, read_first, try_take, write, Attempt, Read, DATA_WORDS, SLOT_WORDS,
+};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use loom::sync::Arc;
@@ -34,6 +36,9 @@ fn a_reader_never_accepts_a_torn_sample() {
             })
         };
         for lap in [0u64, 1] {
+            if let Some(first) = read_first(&s, lap) {
+                assert_eq!(first, lap + 1, "torn stamp of lap {lap}");
+            }
             match read(&s, lap) {
                 Read::Sample(d) => assert_eq!(d, [lap + 1; DATA_WORDS], "torn read of lap {lap}"),
                 Read::Gone { .. } => {}

@@ -148,6 +148,29 @@ fn interpolation_searches_long_histories(backend: Backend) {
     }
 }
 
+fn irregular_histories_are_searched_exactly(backend: Backend) {
+    let (b, _ns) = buffer(backend, caps(), "irregular");
+    // Stamps k² · 0.1 ms + k ns, within the 10 s window (uneven spacing: the search cannot guess), x = the stamp
+    // in seconds, so the interpolated x at any time is that time in seconds.
+    let stamp = |k: i64| k * k * 100_000 + k;
+    for k in 1..=300 {
+        let x = stamp(k) as f64 / 1e9;
+        b.set("odom", "base_link", stamp(k), &at([x, 0.0, 0.0]), false)
+            .unwrap();
+    }
+    let mut t = stamp(1);
+    while t <= stamp(300) {
+        let got = b.lookup_transform("odom", "base_link", t).unwrap();
+        let x = got.transform.translation[0];
+        assert!((x - t as f64 / 1e9).abs() < 1e-9, "at {t}: x {x}");
+        t += 7_777_777;
+    }
+    for k in [1, 2, 150, 299, 300] {
+        let got = b.lookup_transform("odom", "base_link", stamp(k)).unwrap();
+        assert_eq!(got.transform.translation[0], stamp(k) as f64 / 1e9);
+    }
+}
+
 fn extrapolation_errors_carry_the_range(backend: Backend) {
     let (b, _ns) = buffer(backend, caps(), "extrap");
     b.set("odom", "base_link", 10 * S, &at([0.0; 3]), false)
@@ -418,6 +441,7 @@ both!(
     same_frame_is_identity,
     interpolation_lerps_translation_and_slerps_rotation,
     interpolation_searches_long_histories,
+    irregular_histories_are_searched_exactly,
     extrapolation_errors_carry_the_range,
     latest_is_the_latest_common_time,
     static_and_dynamic_mix,

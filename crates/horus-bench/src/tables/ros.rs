@@ -49,8 +49,8 @@ pub fn ros_round_trips(c: &[RttComparison]) -> Table {
     }
     t.note(
         "p50 (range) = the smallest and largest of the rounds' median round trips. Ratio = the \
-         ROS path's median ÷ the fixed-layout path's median in the same round (measured back to \
-         back, order alternating), one per round. Both: two processes, busy-poll, every byte \
+         ROS path's median ÷ the fixed-layout path's median in the same round (each path in 4 \
+         blocks, the two alternating block by block), one per round. Both: two processes, busy-poll, every byte \
          written by the sender and read by the receiver.",
     );
     t
@@ -86,8 +86,8 @@ pub fn ros_loan_builds(c: &[BuildComparison]) -> Table {
     }
     t.note(
         "One process pinned to one CPU; each method loans a chunk of the body's size from the \
-         same publisher, writes the whole body and drops the loan unsent. Per message = a \
-         round's median of 16-message batches ÷ 16. Ratio = this method ÷ the memcpy into a \
+         same publisher, writes the whole body and drops the loan unsent; the methods take turns \
+         batch by batch. Per message = a round's median of 16-message batches ÷ 16. Ratio = this method ÷ the memcpy into a \
          loan in the same round.",
     );
     t

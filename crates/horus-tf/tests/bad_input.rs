@@ -243,7 +243,7 @@ fn a_tf_message_stores_the_good_and_reports_the_bad(backend: Backend) {
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod shared {
-            $(#[test] fn $name() { super::$name(super::Backend::Shared); })*
+            $(#[test] fn $name() { super::$name(super::Backend::Shared); super::assert_nothing_left(); })*
         }
         mod in_process {
             $(#[test] fn $name() { super::$name(super::Backend::InProcess); })*

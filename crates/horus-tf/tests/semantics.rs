@@ -426,7 +426,7 @@ fn frames_listing_reports_each_frame(backend: Backend) {
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod shared {
-            $(#[test] fn $name() { let ns_check = super::$name; ns_check(super::Backend::Shared); })*
+            $(#[test] fn $name() { super::$name(super::Backend::Shared); super::assert_nothing_left(); })*
         }
         mod in_process {
             $(#[test] fn $name() { super::$name(super::Backend::InProcess); })*

@@ -26,6 +26,22 @@ pub(crate) fn shm_leftovers(ns: &str) -> Vec<String> {
         .collect()
 }
 
+thread_local! {
+    static OPENED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Asserts that every shared buffer this thread made with [`buffer`] is gone
+/// from `/dev/shm` (their handles are dropped by now).
+pub(crate) fn assert_nothing_left() {
+    for ns in OPENED.with(|o| std::mem::take(&mut *o.borrow_mut())) {
+        assert!(
+            shm_leftovers(&ns).is_empty(),
+            "{ns}: {:?}",
+            shm_leftovers(&ns)
+        );
+    }
+}
+
 /// The two implementations every semantic test runs against.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Backend {
@@ -39,6 +55,7 @@ pub(crate) fn buffer(backend: Backend, caps: Capacities, tag: &str) -> (TfBuffer
     match backend {
         Backend::Shared => {
             let ns = unique_ns(tag);
+            OPENED.with(|o| o.borrow_mut().push(ns.clone()));
             (b.open(&ns).unwrap(), Some(ns))
         }
         Backend::InProcess => (b.in_process().unwrap(), None),

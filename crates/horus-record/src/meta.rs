@@ -5,7 +5,8 @@
 //! Channel metadata keys (all strings, as MCAP requires):
 //! `horus.schema` (name), `horus.version`, `horus.layout_hash` (`0x` + 16 hex digits),
 //! `horus.description` (the JSON [`MessageDescription`]), `horus.qos` (JSON, see
-//! [`qos_to_json`]). A file's losses are a metadata record named [`LOSSES`] mapping each
+//! [`qos_to_json`]), `horus.durability` (JSON, see [`durability_to_json`]; absent in
+//! recordings made before latched topics: volatile). A file's losses are a metadata record named [`LOSSES`] mapping each
 //! topic to `"<missed>"` messages.
 
 use std::collections::BTreeMap;
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use horus::inspect::QosInfo;
 use horus::msgs::MessageDescription;
-use horus::Overflow;
+use horus::{Durability, Overflow};
 use serde_json::{json, Value};
 
 /// Metadata record holding the messages missed per topic.
@@ -26,6 +27,7 @@ const VERSION: &str = "horus.version";
 const HASH: &str = "horus.layout_hash";
 const DESCRIPTION: &str = "horus.description";
 pub(crate) const QOS: &str = "horus.qos";
+pub(crate) const DURABILITY: &str = "horus.durability";
 
 /// Why a channel's metadata does not describe a horus topic.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,6 +52,8 @@ pub struct ChannelMeta {
     pub description: MessageDescription,
     /// The topic's QoS when recorded.
     pub qos: QosInfo,
+    /// The topic's durability when recorded (a latched topic is replayed latched).
+    pub durability: Durability,
 }
 
 /// The overflow policy as JSON.
@@ -105,8 +109,45 @@ pub(crate) fn qos_from_str(s: &str) -> Result<QosInfo, String> {
     qos_from_json(&v).ok_or_else(|| "missing or out-of-range fields".into())
 }
 
+/// Durability as the JSON stored under `horus.durability` (what `horus topic info --json`
+/// prints): `{"kind": "volatile"}` or `{"kind": "transient_local", "depth": N}`.
+pub fn durability_to_json(d: Durability) -> Value {
+    match d {
+        Durability::Volatile => json!({"kind": "volatile"}),
+        Durability::TransientLocal { depth } => json!({"kind": "transient_local", "depth": depth}),
+    }
+}
+
+/// The durability from its JSON text (`horus.durability`), checked against the topic's QoS:
+/// a history depth of 0 or deeper than the topic's rings is refused (untrusted: a file).
+pub(crate) fn durability_from_str(s: &str, qos: &QosInfo) -> Result<Durability, String> {
+    let v: Value = serde_json::from_str(s).map_err(|e| e.to_string())?;
+    match v.get("kind").and_then(Value::as_str) {
+        Some("volatile") => Ok(Durability::Volatile),
+        Some("transient_local") => {
+            let depth = v
+                .get("depth")
+                .and_then(Value::as_u64)
+                .and_then(|d| u32::try_from(d).ok())
+                .ok_or("transient_local without a depth")?;
+            if depth == 0 || depth > qos.depth {
+                return Err(format!(
+                    "history depth {depth} outside 1..={} (the topic's depth)",
+                    qos.depth
+                ));
+            }
+            Ok(Durability::TransientLocal { depth })
+        }
+        _ => Err("kind is neither volatile nor transient_local".into()),
+    }
+}
+
 /// The channel metadata of a topic.
-pub fn to_metadata(d: &MessageDescription, qos: &QosInfo) -> BTreeMap<String, String> {
+pub fn to_metadata(
+    d: &MessageDescription,
+    qos: &QosInfo,
+    durability: Durability,
+) -> BTreeMap<String, String> {
     let root = d.root();
     let mut m = BTreeMap::new();
     m.insert(SCHEMA.into(), root.name.clone());
@@ -117,6 +158,10 @@ pub fn to_metadata(d: &MessageDescription, qos: &QosInfo) -> BTreeMap<String, St
         serde_json::to_string(d).expect("a description serialises"),
     );
     m.insert(QOS.into(), qos_to_json(qos).to_string());
+    m.insert(
+        DURABILITY.into(),
+        durability_to_json(durability).to_string(),
+    );
     m
 }
 
@@ -148,7 +193,16 @@ pub fn from_metadata(m: &BTreeMap<String, String>) -> Result<ChannelMeta, MetaEr
         ));
     }
     let qos = qos_from_str(get(QOS)?).map_err(|e| bad(QOS, e))?;
-    Ok(ChannelMeta { description, qos })
+    let durability = match m.get(DURABILITY) {
+        Some(s) => durability_from_str(s, &qos).map_err(|e| bad(DURABILITY, e))?,
+        // Recorded before latched topics existed.
+        None => Durability::Volatile,
+    };
+    Ok(ChannelMeta {
+        description,
+        qos,
+        durability,
+    })
 }
 
 #[cfg(test)]
@@ -173,26 +227,60 @@ mod tests {
     #[test]
     fn round_trips() {
         let d = MessageDescription::of::<PointCloud>();
-        let back = from_metadata(&to_metadata(&d, &qos())).unwrap();
-        assert_eq!(
-            back,
-            ChannelMeta {
-                description: d,
-                qos: qos()
-            }
-        );
+        let latched = Durability::TransientLocal { depth: 3 };
+        for durability in [Durability::Volatile, latched] {
+            let back = from_metadata(&to_metadata(&d, &qos(), durability)).unwrap();
+            assert_eq!(
+                back,
+                ChannelMeta {
+                    description: d.clone(),
+                    qos: qos(),
+                    durability,
+                }
+            );
+        }
+        // A recording made before latched topics: volatile.
+        let mut m = to_metadata(&d, &qos(), latched);
+        m.remove(DURABILITY);
+        assert_eq!(from_metadata(&m).unwrap().durability, Durability::Volatile);
+    }
+
+    #[test]
+    fn a_bad_durability_is_refused() {
+        let d = MessageDescription::of::<PointCloud>();
+        for bad in [
+            r#"{"kind": "transient_local", "depth": 0}"#,
+            r#"{"kind": "transient_local", "depth": 5}"#,
+            r#"{"kind": "transient_local", "depth": 4294967296}"#,
+            r#"{"kind": "transient_local"}"#,
+            r#"{"kind": "persistent"}"#,
+            r#"[1, 2"#,
+        ] {
+            let mut m = to_metadata(&d, &qos(), Durability::Volatile);
+            m.insert(DURABILITY.into(), bad.into());
+            assert!(
+                matches!(
+                    from_metadata(&m),
+                    Err(MetaError::Bad {
+                        key: DURABILITY,
+                        ..
+                    })
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
     fn tampering_is_refused() {
         let d = MessageDescription::of::<PointCloud>();
-        let mut m = to_metadata(&d, &qos());
+        let mut m = to_metadata(&d, &qos(), Durability::Volatile);
         m.insert(HASH.into(), "0x0000000000000001".into());
         assert!(from_metadata(&m).is_err());
-        let mut m = to_metadata(&d, &qos());
+        let mut m = to_metadata(&d, &qos(), Durability::Volatile);
         m.remove(QOS);
         assert_eq!(from_metadata(&m), Err(MetaError::Missing(QOS)));
-        let mut m = to_metadata(&d, &qos());
+        let mut m = to_metadata(&d, &qos(), Durability::Volatile);
         m.insert(DESCRIPTION.into(), "{\"types\": []}".into());
         assert!(from_metadata(&m).is_err());
     }

@@ -15,11 +15,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use horus::inspect::{
-    open_or_create_ros_topic, open_or_create_topic, ros_qos, QosInfo, RawPublisher,
+    open_or_create_ros_topic_durable, open_or_create_topic_durable, ros_qos, QosInfo, RawPublisher,
     RawRosPublisher, TopicView,
 };
 use horus::msgs::Ros2Type;
 use horus::sched::{Node, NodeError, TickContext};
+use horus::Durability;
 
 use crate::meta::ChannelMeta;
 use crate::reader::{ReadError, RecordingReader};
@@ -67,8 +68,8 @@ pub const MAX_LOADED_BYTES: u64 = 4 << 30;
 enum Kind {
     /// A fixed-layout topic: its description and QoS; messages are horus bytes.
     Horus(ChannelMeta),
-    /// A ROS-typed topic: its type and QoS; messages are wire bytes.
-    Ros(Box<Ros2Type>, QosInfo),
+    /// A ROS-typed topic: its type, QoS and durability; messages are wire bytes.
+    Ros(Box<Ros2Type>, QosInfo, Durability),
 }
 
 /// Largest message (CDR body) of a ROS-typed topic created for a recording that states no
@@ -128,7 +129,7 @@ impl RecordedInputs {
                             let ros = ros.as_ref().map_err(|e| bad(e.to_string()))?;
                             let ty = ros.ros2_type().map_err(|e| bad(e.to_string()))?;
                             let qos = ros.qos.unwrap_or_else(|| ros_qos(ROSBAG_MAX_MESSAGE));
-                            Kind::Ros(Box::new(ty), qos)
+                            Kind::Ros(Box::new(ty), qos, ros.durability)
                         }
                         None => Kind::Horus(ch.meta.clone().map_err(|e| bad(e.to_string()))?),
                     };
@@ -185,18 +186,26 @@ impl RecordedInputs {
                 reason,
             };
             let outlet = match kind {
+                // A latched topic is created latched again (a replayed `tf_static`).
                 Kind::Horus(meta) => {
-                    let view = open_or_create_topic(namespace, topic, &meta.description, &meta.qos)
-                        .map_err(|e| bad(e.to_string()))?;
+                    let view = open_or_create_topic_durable(
+                        namespace,
+                        topic,
+                        &meta.description,
+                        &meta.qos,
+                        meta.durability,
+                    )
+                    .map_err(|e| bad(e.to_string()))?;
                     let p = view
                         .publisher(meta.description.root().size)
                         .map_err(|e| bad(e.to_string()))?;
                     (view, Outlet::Horus(p))
                 }
-                Kind::Ros(ty, qos) => {
+                Kind::Ros(ty, qos, durability) => {
                     let name = crate::ros2::horus_topic_name(topic);
-                    let view = open_or_create_ros_topic(namespace, name, ty, qos)
-                        .map_err(|e| bad(e.to_string()))?;
+                    let view =
+                        open_or_create_ros_topic_durable(namespace, name, ty, qos, *durability)
+                            .map_err(|e| bad(e.to_string()))?;
                     let p = view.ros_publisher().map_err(|e| bad(e.to_string()))?;
                     (view, Outlet::Ros(p))
                 }

@@ -12,6 +12,11 @@
 //! | `offered_qos_profiles` | YAML list of one ROS 2 QoS profile (required by the profile) |
 //! | `topic_type_hash` | the RIHS01 hash (`RIHS01_` + 64 hex digits), as rosbag2 writes it |
 //! | `horus.qos` | the horus topic's QoS (JSON, as for fixed-layout topics) |
+//! | `horus.durability` | the horus topic's durability (JSON, as for fixed-layout topics) |
+//!
+//! A latched (transient-local) topic's profile says `durability: transient_local`, as
+//! rosbag2 writes it for such a publisher; reading a rosbag2 file, that (or rosbag2's older
+//! numeric form `durability: 1`) makes the channel transient-local with its history depth.
 //!
 //! Reading accepts files written by rosbag2 as well: any channel with a `ros2msg` schema and
 //! `cdr` messages and no horus description is ROS-typed; the hash and horus QoS may be absent.
@@ -21,7 +26,7 @@ use std::collections::BTreeMap;
 
 use horus::inspect::QosInfo;
 use horus::msgs::Ros2Type;
-use horus::Overflow;
+use horus::{Durability, Overflow};
 
 use crate::meta;
 
@@ -59,6 +64,9 @@ pub struct Ros2Channel {
     pub qos: Option<QosInfo>,
     /// The `offered_qos_profiles` text as stored (rosbag2's YAML).
     pub offered_qos_profiles: Option<String>,
+    /// The topic's durability: horus's `horus.durability` when recorded by horus, else
+    /// what the offered profile says (rosbag2), else volatile. Replay creates the topic so.
+    pub durability: Durability,
 }
 
 impl Ros2Channel {
@@ -103,6 +111,10 @@ impl Ros2Channel {
         }
         if let Some(q) = &self.qos {
             m.insert(meta::QOS.into(), meta::qos_to_json(q).to_string());
+            m.insert(
+                meta::DURABILITY.into(),
+                meta::durability_to_json(self.durability).to_string(),
+            );
         }
         m
     }
@@ -144,6 +156,9 @@ pub enum Ros2Error {
     /// The recorded horus QoS does not parse.
     #[error("horus.qos: {0}")]
     Qos(String),
+    /// The recorded horus durability does not parse or does not fit the QoS.
+    #[error("horus.durability: {0}")]
+    Durability(String),
 }
 
 /// Whether `s` is a ROS 2 type name: `pkg/msg/Type` (also `srv`, `action`), package
@@ -173,29 +188,70 @@ pub fn valid_hash(s: &str) -> bool {
 const INFINITE: &str = "\n    sec: 9223372036\n    nsec: 854775807";
 
 /// The `offered_qos_profiles` YAML for a horus topic's QoS: history keep-last with the
-/// topic's depth; `reliable` unless the topic drops its oldest messages for slow readers
-/// (`best_effort`); volatile; no deadline, lifespan or lease; automatic liveliness. The
-/// form is rosbag2's (version 9 metadata: names, not numbers), which `rosbags` and
-/// `ros2 bag` parse.
-pub fn offered_qos_yaml(q: &QosInfo) -> String {
+/// topic's depth (a transient-local topic's: its history depth, what a ROS 2 publisher keeps
+/// for late joiners); `reliable` unless the topic drops its oldest messages for slow readers
+/// (`best_effort`); `volatile` or `transient_local`; no deadline, lifespan or lease;
+/// automatic liveliness. The form is rosbag2's (version 9 metadata: names, not numbers),
+/// which `rosbags` and `ros2 bag` parse.
+pub fn offered_qos_yaml(q: &QosInfo, durability: Durability) -> String {
     let reliability = match q.overflow {
         Some(Overflow::DropOldest) => "best_effort",
         _ => "reliable",
     };
+    let (durability, depth) = match durability {
+        Durability::Volatile => ("volatile", q.depth),
+        Durability::TransientLocal { depth } => ("transient_local", depth),
+    };
     format!(
-        "- history: keep_last\n  depth: {}\n  reliability: {reliability}\n  durability: volatile\n  \
+        "- history: keep_last\n  depth: {depth}\n  reliability: {reliability}\n  durability: {durability}\n  \
          deadline:{INFINITE}\n  lifespan:{INFINITE}\n  liveliness: automatic\n  \
-         liveliness_lease_duration:{INFINITE}\n  avoid_ros_namespace_conventions: false\n",
-        q.depth
+         liveliness_lease_duration:{INFINITE}\n  avoid_ros_namespace_conventions: false\n"
     )
 }
 
+/// The durability an `offered_qos_profiles` YAML states (rosbag2's): transient-local when
+/// its first profile says `durability: transient_local` (or rosbag2's older numeric `1`),
+/// keeping its history `depth` (at least 1, at most `max_depth`: the rings of the topic it is
+/// replayed on); anything else is volatile. Reads only `key: value` lines of the first
+/// profile (the text is bounded by [`MAX_QOS_BYTES`] before it gets here).
+pub fn durability_of_offered_qos(yaml: &str, max_depth: u32) -> Durability {
+    let mut latched = false;
+    let mut depth: Option<u32> = None;
+    for (i, line) in yaml.lines().enumerate() {
+        let line = line.trim();
+        // A second profile begins: the first one decides.
+        if line.starts_with('-') && i > 0 {
+            break;
+        }
+        let line = line.trim_start_matches('-').trim();
+        match line.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {
+            Some(("durability", v)) => latched = matches!(v, "transient_local" | "1"),
+            Some(("depth", v)) => depth = v.parse().ok(),
+            _ => {}
+        }
+    }
+    match (latched, max_depth) {
+        (false, _) | (_, 0) => Durability::Volatile,
+        (true, max) => Durability::TransientLocal {
+            depth: depth.unwrap_or(1).clamp(1, max),
+        },
+    }
+}
+
 /// The channel metadata of a ROS-typed topic.
-pub fn to_metadata(t: &Ros2Type, qos: &QosInfo) -> BTreeMap<String, String> {
+pub fn to_metadata(
+    t: &Ros2Type,
+    qos: &QosInfo,
+    durability: Durability,
+) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    m.insert(OFFERED_QOS.into(), offered_qos_yaml(qos));
+    m.insert(OFFERED_QOS.into(), offered_qos_yaml(qos, durability));
     m.insert(TYPE_HASH.into(), t.type_hash.clone());
     m.insert(meta::QOS.into(), meta::qos_to_json(qos).to_string());
+    m.insert(
+        meta::DURABILITY.into(),
+        meta::durability_to_json(durability).to_string(),
+    );
     m
 }
 
@@ -231,12 +287,24 @@ pub fn from_channel(
         .get(OFFERED_QOS)
         .filter(|q| q.len() <= MAX_QOS_BYTES)
         .cloned();
+    // The depth of the topic it is replayed on: the recorded horus QoS, else what play
+    // creates for a rosbag2 channel (a typed endpoint's default).
+    let max_depth = qos.map_or(horus::inspect::ros_qos(0).depth, |q| q.depth);
+    let durability = match (metadata.get(meta::DURABILITY), &qos) {
+        (Some(d), Some(q)) => meta::durability_from_str(d, q).map_err(Ros2Error::Durability)?,
+        _ => offered_qos_profiles
+            .as_deref()
+            .map_or(Durability::Volatile, |y| {
+                durability_of_offered_qos(y, max_depth)
+            }),
+    };
     Ok(Ros2Channel {
         name: name.to_owned(),
         hash,
         definition,
         qos,
         offered_qos_profiles,
+        durability,
     })
 }
 
@@ -285,13 +353,62 @@ mod tests {
     #[test]
     fn metadata_round_trips() {
         let t = Ros2Type::new("sensor_msgs/msg/Imu", HASH, "float64 x\n");
-        let m = to_metadata(&t, &qos());
+        let m = to_metadata(&t, &qos(), Durability::Volatile);
         let c = from_channel(&t.type_name, t.definition.as_bytes(), &m).unwrap();
         assert_eq!(c.metadata(), m);
         assert_eq!(c.hash.as_deref(), Some(HASH));
         assert_eq!(c.qos, Some(qos()));
         assert_eq!(c.definition, t.definition);
-        assert!(c.offered_qos_profiles.unwrap().contains("depth: 8"));
+        assert_eq!(c.durability, Durability::Volatile);
+        let offered = c.offered_qos_profiles.unwrap();
+        assert!(offered.contains("depth: 8") && offered.contains("durability: volatile"));
+
+        let latched = Durability::TransientLocal { depth: 2 };
+        let m = to_metadata(&t, &qos(), latched);
+        let c = from_channel(&t.type_name, t.definition.as_bytes(), &m).unwrap();
+        assert_eq!(c.metadata(), m);
+        assert_eq!(c.durability, latched);
+        let offered = c.offered_qos_profiles.unwrap();
+        assert!(
+            offered.contains("depth: 2\n") && offered.contains("durability: transient_local\n"),
+            "{offered}"
+        );
+    }
+
+    #[test]
+    fn a_rosbag2_transient_local_channel_is_latched() {
+        // What rosbag2 writes (no horus keys): names (version 9) or numbers (older).
+        let named = "- history: keep_last\n  depth: 1\n  reliability: reliable\n  \
+                     durability: transient_local\n  liveliness: automatic\n";
+        let numbered = "- history: 1\n  depth: 3\n  reliability: 1\n  durability: 1\n";
+        let volatile = "- history: keep_last\n  depth: 10\n  durability: volatile\n";
+        let deep = "- history: keep_last\n  depth: 100000\n  durability: transient_local\n";
+        let second =
+            "- depth: 1\n  durability: volatile\n- depth: 1\n  durability: transient_local\n";
+        let max = horus::inspect::ros_qos(0).depth;
+        for (yaml, want) in [
+            (named, Durability::TransientLocal { depth: 1 }),
+            (numbered, Durability::TransientLocal { depth: 3 }),
+            (volatile, Durability::Volatile),
+            (deep, Durability::TransientLocal { depth: max }),
+            (second, Durability::Volatile),
+        ] {
+            let mut m = BTreeMap::new();
+            m.insert(OFFERED_QOS.to_owned(), yaml.to_owned());
+            let c = from_channel("tf2_msgs/msg/TFMessage", b"", &m).unwrap();
+            assert_eq!(c.durability, want, "{yaml}");
+        }
+        // horus's own key must fit the recorded QoS.
+        let t = Ros2Type::new("sensor_msgs/msg/Imu", HASH, "float64 x\n");
+        let mut m = to_metadata(&t, &qos(), Durability::Volatile);
+        m.insert(
+            meta::DURABILITY.into(),
+            r#"{"kind": "transient_local", "depth": 9}"#.into(),
+        );
+        assert!(matches!(
+            from_channel(&t.type_name, t.definition.as_bytes(), &m),
+            Err(Ros2Error::Durability(_))
+        ));
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use horus::inspect::QosInfo;
 use horus::msgs::MessageDescription;
+use horus::Durability;
 use mcap::records::{MessageHeader, Metadata};
 
 use crate::cdr::{CdrError, CdrPlan, PlanError};
@@ -316,12 +317,26 @@ impl RecordingWriter {
         Ok(())
     }
 
-    /// Adds a topic. Fails when its description cannot be reproduced byte for byte.
+    /// Adds a volatile topic ([`add_channel_durable`](Self::add_channel_durable)). Fails
+    /// when its description cannot be reproduced byte for byte.
     pub fn add_channel(
         &mut self,
         topic: &str,
         description: &MessageDescription,
         qos: &QosInfo,
+    ) -> Result<ChannelId, WriteError> {
+        self.add_channel_durable(topic, description, qos, Durability::Volatile)
+    }
+
+    /// Adds a topic with its durability (stored as `horus.durability`: replay creates a
+    /// latched topic latched again). Fails when its description cannot be reproduced byte
+    /// for byte.
+    pub fn add_channel_durable(
+        &mut self,
+        topic: &str,
+        description: &MessageDescription,
+        qos: &QosInfo,
+        durability: Durability,
     ) -> Result<ChannelId, WriteError> {
         if self.channels.len() >= u16::MAX as usize {
             return Err(WriteError::TooManyChannels);
@@ -335,7 +350,7 @@ impl RecordingWriter {
             schema: ros2msg::generate(description),
             schema_encoding: ros2msg::ENCODING.into(),
             message_encoding: "cdr".into(),
-            metadata: meta::to_metadata(description, qos),
+            metadata: meta::to_metadata(description, qos, durability),
             encoder: Encoder::Cdr(plan),
             sequence: 0,
             totals: ChannelTotals {
@@ -353,11 +368,24 @@ impl RecordingWriter {
     /// Adds a ROS-typed topic ([`crate::ros2`]): schema `ty.type_name` with the `ros2msg`
     /// definition, `cdr` messages written exactly as given to [`write`](Self::write) (the
     /// wire bytes: encapsulation header and CDR body), the hash and QoS in the metadata.
+    /// Volatile: see [`add_ros2_channel_durable`](Self::add_ros2_channel_durable).
     pub fn add_ros2_channel(
         &mut self,
         topic: &str,
         ty: &Ros2Type,
         qos: &QosInfo,
+    ) -> Result<ChannelId, WriteError> {
+        self.add_ros2_channel_durable(topic, ty, qos, Durability::Volatile)
+    }
+
+    /// [`add_ros2_channel`](Self::add_ros2_channel) with the topic's durability (in the
+    /// offered QoS profile as rosbag2 writes it, and as `horus.durability`).
+    pub fn add_ros2_channel_durable(
+        &mut self,
+        topic: &str,
+        ty: &Ros2Type,
+        qos: &QosInfo,
+        durability: Durability,
     ) -> Result<ChannelId, WriteError> {
         if self.channels.len() >= u16::MAX as usize {
             return Err(WriteError::TooManyChannels);
@@ -370,7 +398,7 @@ impl RecordingWriter {
             },
             schema_encoding: ros2msg::ENCODING.into(),
             message_encoding: ros2::MESSAGE_ENCODING.into(),
-            metadata: ros2::to_metadata(ty, qos),
+            metadata: ros2::to_metadata(ty, qos, durability),
             encoder: Encoder::Wire,
             sequence: 0,
             totals: ChannelTotals {

@@ -131,7 +131,12 @@ fn repair(
         let id = match ids.get(&m.channel) {
             Some(&id) => id,
             None => {
-                let id = w.add_channel(&ch.topic, &meta.description, &meta.qos)?;
+                let id = w.add_channel_durable(
+                    &ch.topic,
+                    &meta.description,
+                    &meta.qos,
+                    meta.durability,
+                )?;
                 ids.insert(m.channel, id);
                 id
             }

@@ -3,7 +3,9 @@
 //! description and QoS stored in the file, and publishing the exact recorded bytes.
 //! ROS-typed channels (horus's, and rosbag2's `ros2msg`/`cdr` channels) are published on
 //! ROS-typed topics of the same type, hash and definition, as the recorded wire bytes; a
-//! ROS 2 topic name's leading `/` is dropped (`/scan` → `scan`).
+//! ROS 2 topic name's leading `/` is dropped (`/scan` → `scan`). A topic recorded latched
+//! (transient-local: `horus.durability`, or a rosbag2 profile's `transient_local`) is created
+//! latched, so a subscriber that joins after a replayed `tf_static` still receives it.
 //!
 //! On a terminal, space pauses and resumes and `s` publishes one message while paused.
 //! `--clock TOPIC` publishes the recorded time (`horus/Time`) for nodes on simulated time.
@@ -18,7 +20,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use horus::inspect::{open_or_create_topic, RawPublisher, RawRosPublisher, TopicView};
+use horus::inspect::{open_or_create_topic_durable, RawPublisher, RawRosPublisher, TopicView};
 use horus::msgs::Time;
 use horus_record::ros2::{Ros2Channel, Ros2Error};
 use horus_record::{foxlog, RecordedMessage, RecordingReader};
@@ -105,16 +107,21 @@ impl Player {
             let publisher = match (&ch.meta, &ch.ros2) {
                 (_, Some(ros)) => ros2_outlet(ns, &ch.topic, ros),
                 (Err(e), None) => Err(format!("no horus description: {e}")),
-                (Ok(meta), None) => {
-                    open_or_create_topic(ns, &ch.topic, &meta.description, &meta.qos)
-                        .map_err(|e| e.to_string())
-                        .and_then(|view| {
-                            let p = view
-                                .publisher(meta.description.root().size)
-                                .map_err(|e| e.to_string())?;
-                            Ok((view, Publisher::Horus(p)))
-                        })
-                }
+                // A latched topic is created latched again (a replayed `tf_static`).
+                (Ok(meta), None) => open_or_create_topic_durable(
+                    ns,
+                    &ch.topic,
+                    &meta.description,
+                    &meta.qos,
+                    meta.durability,
+                )
+                .map_err(|e| e.to_string())
+                .and_then(|view| {
+                    let p = view
+                        .publisher(meta.description.root().size)
+                        .map_err(|e| e.to_string())?;
+                    Ok((view, Publisher::Horus(p)))
+                }),
             };
             if let Err(e) = &publisher {
                 eprintln!("horus play: not publishing {}: {e}", ch.topic);
@@ -183,8 +190,9 @@ fn ros2_outlet(
         .qos
         .unwrap_or_else(|| horus::inspect::ros_qos(ROSBAG_MAX_MESSAGE));
     let topic = horus_record::ros2::horus_topic_name(topic);
-    let view = horus::inspect::open_or_create_ros_topic(ns, topic, &ty, &qos)
-        .map_err(|e| e.to_string())?;
+    let view =
+        horus::inspect::open_or_create_ros_topic_durable(ns, topic, &ty, &qos, ros.durability)
+            .map_err(|e| e.to_string())?;
     let p = view.ros_publisher().map_err(|e| e.to_string())?;
     Ok((view, Publisher::Ros(p)))
 }

@@ -8,17 +8,29 @@
 //! picked up while it runs; it stops on Ctrl-C, SIGTERM or `--duration`. A ROS-typed topic
 //! (`sensor_msgs/msg/LaserScan` …) is recorded as ROS 2 records it: its ROS type and
 //! definition, its wire bytes as they are (`horus_record::ros2`).
+//!
+//! Where a topic's recording starts: a topic that appears while the recorder runs (noticed
+//! by an inotify watch on `/dev/shm`, else by the periodic listing) is recorded from the
+//! oldest message still in its rings, so a recorder started before the robot loses nothing
+//! of it; what was already overwritten before the recorder attached is counted as missed
+//! (each publisher's ring numbers its messages from 1, so the first message read from a
+//! ring tells how many came before). A topic that already existed when the recorder started
+//! is recorded from its latched history (transient-local topics) or from its next message:
+//! what it published earlier belongs to no recording. Every channel stores its topic's
+//! durability, so `horus play` re-creates a latched topic latched.
 
 mod select;
 mod sink;
+mod watch;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use horus::inspect::{list_topics, RawObserver, RawRosReader, TopicView};
+use horus::StartAt;
 use horus_record::foxlog::{self, LogTap};
 use horus_record::{Compression, RecordingWriter, WriteError, WriterOptions};
 use serde_json::json;
@@ -28,8 +40,13 @@ use crate::launch::signals;
 use crate::output::Output;
 use crate::table::Table;
 
-/// How often the namespace is listed for new topics.
+/// How often the namespace is listed for new topics (besides the inotify watch).
 const DISCOVER_EVERY: Duration = Duration::from_millis(200);
+/// After the watch saw a segment appear, how long topics that cannot be opened yet (being
+/// created) are looked for again on every pass, at most every [`RETRY_EVERY`].
+const RETRY_FOR: Duration = Duration::from_secs(1);
+/// See [`RETRY_FOR`].
+const RETRY_EVERY: Duration = Duration::from_millis(1);
 /// Sleep when no topic had a message.
 const IDLE: Duration = Duration::from_micros(200);
 /// Most messages taken from one topic before the next topic gets its turn.
@@ -94,15 +111,33 @@ enum Observer {
     Ros(RawRosReader, u64),
 }
 
+/// One message taken off a ring.
+struct Taken {
+    /// The bytes as they are recorded.
+    bytes: Vec<u8>,
+    /// The publisher place (ring) it came from.
+    source: usize,
+    /// Its number in that ring (from 1).
+    seq: u64,
+}
+
 impl Observer {
-    /// The next message's bytes as they are recorded.
-    fn try_recv(&mut self) -> Option<Vec<u8>> {
+    /// The next message.
+    fn try_recv(&mut self) -> Option<Taken> {
         match self {
-            Observer::Horus(o) => o.try_recv().map(|m| m.bytes),
+            Observer::Horus(o) => o.try_recv().map(|m| Taken {
+                bytes: m.bytes,
+                source: m.source,
+                seq: m.seq,
+            }),
             Observer::Ros(o, bad) => loop {
                 let s = o.try_recv()?;
                 if horus_record::ros2::check_wire(s.cdr()).is_ok() {
-                    break Some(s.cdr().to_vec());
+                    break Some(Taken {
+                        bytes: s.cdr().to_vec(),
+                        source: s.source(),
+                        seq: s.seq(),
+                    });
                 }
                 *bad += 1;
             },
@@ -130,6 +165,12 @@ struct Recorded {
     dropped: u64,
     /// Observer's missed + malformed count already reported to the writer.
     missed_seen: u64,
+    /// For a topic that appeared while recording (read from its oldest message): the rings
+    /// whose first message was already read. Messages numbered below a ring's first one were
+    /// overwritten before the recorder attached: counted in `before`.
+    first_read: Option<HashSet<usize>>,
+    /// Messages overwritten before the recorder attached (see `first_read`).
+    before: u64,
 }
 
 /// Receive times: the wall clock at start plus monotonic time since, so log times never go
@@ -226,6 +267,11 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
     // Topics that cannot be recorded, reported once.
     let mut refused: HashMap<String, String> = HashMap::new();
     let mut last_discovery: Option<Instant> = None;
+    let mut watch = watch::ShmWatch::new(horus_shm::channel_prefix(&ns)?);
+    // Topics there when the recorder started: recorded from their latched history only.
+    let mut existing: HashSet<String> = list_topics(&ns)?.into_iter().collect();
+    // Until when topics not yet openable are looked for on every pass.
+    let mut retry_until: Option<Instant> = None;
     let mut logs = if a.no_logs {
         None
     } else {
@@ -241,18 +287,33 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
         Some(logs)
     };
     while signals::count() == 0 && duration.is_none_or(|d| started.elapsed() < d) {
-        if last_discovery.is_none_or(|t| t.elapsed() >= DISCOVER_EVERY) {
+        if watch.appeared() {
+            retry_until = Some(Instant::now() + RETRY_FOR);
+            last_discovery = None;
+        }
+        let retrying = retry_until.is_some_and(|t| Instant::now() < t);
+        let every = if retrying {
+            RETRY_EVERY
+        } else {
+            DISCOVER_EVERY
+        };
+        if last_discovery.is_none_or(|t| t.elapsed() >= every) {
             last_discovery = Some(Instant::now());
-            discover(
+            let pending = discover(
                 &ns,
                 &filter,
                 &mut sink,
                 &mut live,
                 &mut channels,
                 &mut refused,
+                &mut existing,
             )?;
+            if !pending {
+                retry_until = None;
+            }
         }
-        let got = drain(&mut sink, &mut live, &clock)? + drain_logs(&mut sink, logs.as_mut())?;
+        let got = drain(&mut sink, &mut live, &clock, &mut existing)?
+            + drain_logs(&mut sink, logs.as_mut())?;
         if got == 0 {
             std::thread::sleep(IDLE);
         }
@@ -262,13 +323,19 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
     if let Some(l) = logs.as_mut() {
         l.tap.look_again();
     }
-    while drain(&mut sink, &mut live, &clock)? + drain_logs(&mut sink, logs.as_mut())? > 0 {}
+    while drain(&mut sink, &mut live, &clock, &mut existing)?
+        + drain_logs(&mut sink, logs.as_mut())?
+        > 0
+    {}
     let totals = sink.join()?;
     report(out, &totals, started.elapsed(), &refused);
     Ok(ExitCode::SUCCESS)
 }
 
-/// Opens every matching topic not yet recorded.
+/// Opens every matching topic not yet recorded; returns whether one could not be opened yet
+/// (being created: look again soon). A topic in `existing` (there when the recorder
+/// started) starts at its latched history, any other at its oldest message; a topic whose
+/// segment was lost leaves `existing` (it comes back as a new topic).
 fn discover(
     ns: &str,
     filter: &select::Filter,
@@ -276,7 +343,9 @@ fn discover(
     live: &mut Vec<Recorded>,
     channels: &mut HashMap<String, usize>,
     refused: &mut HashMap<String, String>,
-) -> anyhow::Result<()> {
+    existing: &mut HashSet<String>,
+) -> anyhow::Result<bool> {
+    let mut pending = false;
     for topic in list_topics(ns)? {
         if !filter.matches(&topic)
             || refused.contains_key(&topic)
@@ -287,7 +356,10 @@ fn discover(
         let view = match TopicView::open(ns, &topic) {
             Ok(v) => v,
             // Gone again, or being created: try at the next discovery.
-            Err(_) => continue,
+            Err(_) => {
+                pending = true;
+                continue;
+            }
         };
         let description = match view.description() {
             Ok(d) => d,
@@ -302,7 +374,7 @@ fn discover(
             None => {
                 let ch = if let Some(ty) = &description.ros2 {
                     // A ROS-typed topic: its ROS type, definition and wire bytes as they are.
-                    sink.ros2_channel(&topic, ty, &view.qos())?
+                    sink.ros2_channel(&topic, ty, &view.qos(), view.durability())?
                 } else {
                     // Refused here, before observing, if it cannot be recorded byte for byte.
                     if let Err(e) = horus_record::cdr::CdrPlan::new(&description) {
@@ -310,18 +382,24 @@ fn discover(
                         refused.insert(topic, e.to_string());
                         continue;
                     }
-                    sink.channel(&topic, &description, &view.qos())?
+                    sink.channel(&topic, &description, &view.qos(), view.durability())?
                 };
                 channels.insert(topic.clone(), ch);
                 ch
             }
         };
+        let new = !existing.contains(&topic);
+        let start = if new {
+            StartAt::Oldest
+        } else {
+            StartAt::Durability
+        };
         let obs = if description.ros2.is_some() {
-            view.ros_observer(false)
+            view.ros_reader_at(false, true, start)
                 .map(|o| Observer::Ros(o, 0))
                 .map_err(|e| e.to_string())
         } else {
-            view.observer(false)
+            view.observer_at(false, start)
                 .map(Observer::Horus)
                 .map_err(|e| e.to_string())
         };
@@ -329,6 +407,7 @@ fn discover(
             Ok(o) => o,
             Err(e) => {
                 eprintln!("horus record: cannot observe {topic} yet: {e}");
+                pending = true;
                 continue;
             }
         };
@@ -342,32 +421,55 @@ fn discover(
             ch,
             dropped: 0,
             missed_seen: 0,
+            first_read: new.then(HashSet::new),
+            before: 0,
         });
     }
-    Ok(())
+    Ok(pending)
 }
 
 /// Takes what every topic has ready; returns how many messages were taken.
-fn drain(sink: &mut Sink, live: &mut Vec<Recorded>, clock: &Clock) -> anyhow::Result<usize> {
+fn drain(
+    sink: &mut Sink,
+    live: &mut Vec<Recorded>,
+    clock: &Clock,
+    existing: &mut HashSet<String>,
+) -> anyhow::Result<usize> {
     let mut got = 0;
     for r in live.iter_mut() {
         for _ in 0..BATCH {
-            let Some(bytes) = r.obs.try_recv() else { break };
-            if !sink.message(r.ch, clock.now_ns(), bytes)? {
+            let overrun_before = r.obs.counts().1;
+            let Some(m) = r.obs.try_recv() else { break };
+            if let Some(first) = &mut r.first_read {
+                if first.insert(m.source) {
+                    // The ring's messages 1..seq-1 came before this one: those the observer
+                    // counted as overrun while reaching it (this receive) are counted
+                    // already, the rest were gone before it attached.
+                    let overrun_now = r.obs.counts().1 - overrun_before;
+                    r.before += m.seq.saturating_sub(1).saturating_sub(overrun_now);
+                }
+            }
+            if !sink.message(r.ch, clock.now_ns(), m.bytes)? {
                 r.dropped += 1;
             }
             got += 1;
         }
         let (_, overrun, malformed) = r.obs.counts();
-        let missed = overrun + malformed + r.dropped;
+        let missed = overrun + malformed + r.dropped + r.before;
         if missed > r.missed_seen {
             sink.missed(r.ch, missed - r.missed_seen);
             r.missed_seen = missed;
         }
     }
     sink.flush()?;
-    // A truncated segment: let go, so a recreated topic is found again.
-    live.retain(|r| !r.view.is_lost());
+    // A truncated segment: let go, so a recreated topic is found again (as a new topic).
+    live.retain(|r| {
+        let lost = r.view.is_lost();
+        if lost {
+            existing.remove(r.view.name());
+        }
+        !lost
+    });
     Ok(got)
 }
 

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use horus::inspect::QosInfo;
 use horus::msgs::{MessageDescription, Ros2Type};
+use horus::Durability;
 use horus_record::{foxlog, ChannelId, RecordingTotals, RecordingWriter, WriteError};
 
 /// Most message bytes queued for the writer thread.
@@ -27,12 +28,14 @@ enum Event {
         topic: String,
         description: Box<MessageDescription>,
         qos: QosInfo,
+        durability: Durability,
     },
     /// A ROS-typed topic.
     Ros2Channel {
         topic: String,
         ty: Box<Ros2Type>,
         qos: QosInfo,
+        durability: Durability,
     },
     /// The `/log` channel (`foxglove.Log` JSON).
     LogChannel,
@@ -116,11 +119,13 @@ impl Sink {
         topic: &str,
         description: &MessageDescription,
         qos: &QosInfo,
+        durability: Durability,
     ) -> anyhow::Result<usize> {
         self.send(Event::Channel {
             topic: topic.to_owned(),
             description: Box::new(description.clone()),
             qos: *qos,
+            durability,
         })?;
         self.channels += 1;
         Ok(self.channels - 1)
@@ -133,11 +138,13 @@ impl Sink {
         topic: &str,
         ty: &Ros2Type,
         qos: &QosInfo,
+        durability: Durability,
     ) -> anyhow::Result<usize> {
         self.send(Event::Ros2Channel {
             topic: topic.to_owned(),
             ty: Box::new(ty.clone()),
             qos: *qos,
+            durability,
         })?;
         self.channels += 1;
         Ok(self.channels - 1)
@@ -218,10 +225,14 @@ fn apply(
             topic,
             description,
             qos,
-        } => ids.push(writer.add_channel(&topic, &description, &qos)?),
-        Event::Ros2Channel { topic, ty, qos } => {
-            ids.push(writer.add_ros2_channel(&topic, &ty, &qos)?)
-        }
+            durability,
+        } => ids.push(writer.add_channel_durable(&topic, &description, &qos, durability)?),
+        Event::Ros2Channel {
+            topic,
+            ty,
+            qos,
+            durability,
+        } => ids.push(writer.add_ros2_channel_durable(&topic, &ty, &qos, durability)?),
         Event::LogChannel => {
             let mut metadata = std::collections::BTreeMap::new();
             metadata.insert("horus.kind".to_owned(), "log".to_owned());

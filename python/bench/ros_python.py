@@ -53,7 +53,9 @@ def cores() -> Tuple[int, int]:
 
 
 def pin(core: int) -> None:
-    os.sched_setaffinity(0, {core})
+    """Pins this process to `core` (its threads inherit it); a negative core: unpinned."""
+    if core >= 0:
+        os.sched_setaffinity(0, {core})
 
 
 def percentiles(samples: List[int]) -> Dict[str, float]:
@@ -196,7 +198,7 @@ def horus_side(ping: bool, busy: bool, size: int, ns: str, count: int, warmup: i
         for _ in range(total):
             r = receive()
             checksum(r.data)  # every byte read once
-            pub.send(UInt8MultiArray(data=r.data))  # the data back (copied into the chunk)
+            pub.send(r)  # the message back, as rclpy's pong does (data copied into the chunk)
             del r
         return
     pong = subprocess.Popen(pong_cmd, stdout=subprocess.PIPE, text=True)
@@ -353,6 +355,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5; --quick 1)")
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
     ap.add_argument("--no-rclpy", action="store_true", help="horus only")
+    ap.add_argument("--unpinned", action="store_true", help="run every process unpinned (default: CPUs 0 and 1)")
+    ap.add_argument("--sizes", default="", help="ping-pong sizes in bytes, comma-separated (default 64,4096,65536,1048576)")
+    ap.add_argument("--no-recv", action="store_true", help="skip the recv (PointCloud2 view vs CmdVel) case")
+    ap.add_argument("--no-pingpong", action="store_true", help="skip the ping-pong case")
     ap.add_argument("--role", default="", help=argparse.SUPPRESS)
     ap.add_argument("--kind", default="", help=argparse.SUPPRESS)
     ap.add_argument("--core", type=int, default=0, help=argparse.SUPPRESS)
@@ -366,22 +372,26 @@ def main() -> int:
         child_main(a)
         return 0
 
-    c0, c1 = cores()
+    c0, c1 = (-1, -1) if a.unpinned else cores()
     rounds = a.rounds or (1 if a.quick else 5)
-    sizes = [64, 1 << 20] if a.quick else SIZES
+    sizes = [int(x) for x in a.sizes.split(",")] if a.sizes else [64, 1 << 20] if a.quick else SIZES
     rclpy_ok = not a.no_rclpy and os.access(ROS2_PYTHON, os.X_OK) and subprocess.run(
         [ROS2_PYTHON, "-c", "import rclpy, std_msgs.msg"], capture_output=True).returncode == 0
+    def where(core: int) -> str:
+        return "unpinned" if core < 0 else f"pinned to CPU {core}"
+
     method = [
         f"interleaved rounds: {rounds}; in each round every case is measured once, the order of the "
         "systems alternating between rounds; reported: the range over rounds of each case's median, and "
         "per round the ratio of the medians (its median and range)",
-        f"recv: feeder process pinned to CPU {c1} publishes one message and waits for the ack; the "
-        f"subscriber pinned to CPU {c0} polls try_recv and times only the call that returns the message "
+        f"recv: feeder process {where(c1)} publishes one message and waits for the ack; the "
+        f"subscriber {where(c0)} polls try_recv and times only the call that returns the message "
         "(PointCloud2 1 MiB: try_recv() + .data, the NumPy view in shared memory; CmdVel: try_recv())",
-        f"pingpong: ping pinned to CPU {c0}, pong to CPU {c1} (each process pinned before it starts, so "
+        f"pingpong: ping {where(c0)}, pong {where(c1)} (each process pinned before it starts, so "
         "its threads inherit the CPU); ping writes every byte (NumPy fill) and publishes, pong reads every "
-        "byte once (NumPy checksum) and publishes the data back, ping reads every byte (checksum) and "
-        "checks it; RTT = perf_counter_ns from before the fill to after the check",
+        "byte once (NumPy checksum) and publishes the received message back (rclpy: publish(m); horus: "
+        "send(r), its data copied from the received chunk into a new one), ping reads every byte "
+        "(checksum) and checks it; RTT = perf_counter_ns from before the fill to after the check",
         "horus: horus.RosTopic(std_msgs.msg.UInt8MultiArray), `horus` = blocking recv (RosSubscriber.recv: "
         "1000 polls as a Topic subscriber's, a few yields, then the futex), "
         "`horus-busy` = try_recv spin on both sides; "
@@ -408,14 +418,14 @@ def main() -> int:
     py = sys.executable
     for rnd in range(rounds):
         print(f"round {rnd + 1}/{rounds}", flush=True)
-        kinds = ["cloud", "cmdvel"] if rnd % 2 == 0 else ["cmdvel", "cloud"]
+        kinds = [] if a.no_recv else ["cloud", "cmdvel"] if rnd % 2 == 0 else ["cmdvel", "cloud"]
         for order, kind in enumerate(kinds):
             n, w = (50, 5) if a.quick else (2000, 200)
             ns = f"rospy-{os.getpid()}-{rnd}-{kind}"
             measure("recv", "PointCloud2 1 MiB view" if kind == "cloud" else "CmdVel", 1 << 20 if kind == "cloud" else 16,
                     rnd, order, [py, HERE, "--role", "recv", "--kind", kind, "--ns", ns, "--count", str(n),
                                  "--warmup", str(w), "--core", str(c0), "--other-core", str(c1)], 120)
-        for size in sizes:
+        for size in [] if a.no_pingpong else sizes:
             systems = ["horus", "horus-busy"] + (["rclpy"] if rclpy_ok else [])
             if rnd % 2 == 1:
                 systems.reverse()
@@ -431,7 +441,7 @@ def main() -> int:
         print(errors_note)
         method.append(errors_note)
     doc = {"benchmark": "ros_python", "quick": a.quick, "python": platform.python_version(),
-           "machine": platform.machine(), "cpus": [c0, c1], "method": method, "rows": rows, "errors": errors}
+           "machine": platform.machine(), "cpus": None if a.unpinned else [c0, c1], "method": method, "rows": rows, "errors": errors}
     summary = summarise(rows)
     doc["summary"] = summary
     for line in summary["lines"]:

@@ -4,6 +4,7 @@ from shared memory, and refusals (wrong type, encode errors, body too large)."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -92,11 +93,30 @@ def test_rust_to_python_laser_scan_zero_copy(rust: Any) -> None:
     m = got[0]
     assert not m.ranges.flags.writeable
     # The array views the shared-memory chunk, which the sample keeps pinned.
+    # (the sample itself is the base: the array is made natively, no memoryview)
     base = m.ranges.base
-    assert isinstance(base, memoryview) and isinstance(base.obj, horus._horus.RosSample)
-    assert base.obj.zero_copy
+    assert isinstance(base, horus._horus.RosSample)
+    assert base.zero_copy
+    with pytest.raises(ValueError):  # the sample exports its bytes read-only
+        m.ranges.flags.writeable = True
     assert m.ranges.ctypes.data % 4 == 0
     assert sub.counts() == (N, 0, 0)
+
+
+def test_a_received_array_alone_keeps_its_chunk_pinned() -> None:
+    """The decoder makes NumPy arrays natively with the received sample as their base:
+    an array that outlives its message still pins the chunk, which the publisher does not
+    reuse however many messages follow."""
+    topic = horus.RosTopic(LaserScan, "ros/pinned", depth=2)
+    pub, sub = topic.publisher(), topic.subscriber()
+    pub.send(LaserScan(ranges=np.full(64, 7.0, np.float32)))
+    ranges = sub.recv(timeout=5).ranges
+    gc.collect()
+    assert isinstance(ranges.base, horus._horus.RosSample)
+    for i in range(40):
+        pub.send(LaserScan(ranges=np.full(64, float(i), np.float32)))
+        assert sub.recv(timeout=5).ranges[0] == float(i)
+    assert ranges.tolist() == [7.0] * 64
 
 
 def test_python_to_python_point_cloud(python: Any) -> None:

@@ -1,7 +1,7 @@
 //! CDR bytes → Python message objects: strings as `str`, nested messages as objects of
 //! their bound classes, primitive arrays as read-only NumPy views into the bytes (no
-//! copy: each array's base is a read-only memoryview of the buffer decoded, which keeps
-//! it alive).
+//! copy, made through NumPy's C API: each array's base is the received sample, or a
+//! read-only memoryview of any other buffer decoded, which keeps the bytes alive).
 //!
 //! Bounded by the input: every count is checked against the bytes left (at least the
 //! element type's minimum wire size per element) before anything is allocated, nesting
@@ -14,18 +14,18 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyType
 
 use super::encode::MAX_DEPTH;
 use super::errors::{CodecResult, Failure, PathSeg, Side};
+use super::ndarray::NdArrayApi;
 use super::plan::{min_elem_size, prim_size, Elem, FieldPlan, Plans};
 use super::slots;
-use super::topic::RosSample;
 
 fn fail(kind: &'static str, message: impl Into<String>) -> Failure {
     Failure::new(Side::Decode, kind, message)
 }
 
-/// What the decoder needs from Python: NumPy's `frombuffer`, one dtype per primitive
-/// (little endian), and `object.__new__`.
+/// What the decoder needs from Python: NumPy's C API (arrays made natively), one dtype
+/// per primitive (little endian), and `object.__new__`.
 pub(crate) struct PyRefs {
-    pub(crate) frombuffer: Py<PyAny>,
+    pub(crate) ndarray: NdArrayApi,
     /// Indexed by [`dtype_index`].
     pub(crate) dtypes: Vec<Py<PyAny>>,
     pub(crate) object_new: Py<PyAny>,
@@ -63,7 +63,7 @@ impl PyRefs {
             dtypes.push(dtype.call1((*d,))?.unbind());
         }
         Ok(PyRefs {
-            frombuffer: np.getattr("frombuffer")?.unbind(),
+            ndarray: NdArrayApi::import(py)?,
             dtypes,
             object_new: py
                 .import("builtins")?
@@ -119,16 +119,28 @@ pub(crate) struct Dec<'a, 'py> {
     /// The object whose buffer `data` is, and where the body starts in it.
     pub(crate) owner: &'a Bound<'py, PyAny>,
     pub(crate) body_offset: usize,
-    /// A read-only memoryview of `owner`, made at the first array.
-    pub(crate) view: Option<Bound<'py, PyAny>>,
+    /// Whether `owner` is a [`RosSample`] whose bytes `data` is (they never move or
+    /// change while it lives: arrays can view them with the sample as their base).
+    pub(crate) owner_is_sample: bool,
+    /// What the arrays keep alive, and where the body starts in its bytes; made at the
+    /// first array.
+    pub(crate) base: Option<ArrayBase<'py>>,
 }
 
-impl<'py> Dec<'_, 'py> {
+/// The base object of the arrays of one decode and the address of the body in it.
+pub(crate) struct ArrayBase<'py> {
+    obj: Bound<'py, PyAny>,
+    body: *const u8,
+    /// Bytes from `body` to the end of the base's buffer.
+    len: usize,
+}
+
+impl<'a, 'py> Dec<'a, 'py> {
     fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }
 
-    fn take(&mut self, n: usize) -> CodecResult<&[u8]> {
+    fn take(&mut self, n: usize) -> CodecResult<&'a [u8]> {
         if n > self.remaining() {
             return Err(fail(
                 "truncated",
@@ -139,7 +151,8 @@ impl<'py> Dec<'_, 'py> {
                 ),
             ));
         }
-        let s = &self.data[self.pos..self.pos + n];
+        let data: &'a [u8] = self.data;
+        let s = &data[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
@@ -167,6 +180,84 @@ impl<'py> Dec<'_, 'py> {
             ));
         }
         Ok(())
+    }
+
+    /// A string, checked as ROS 2 reads it: NUL-terminated, no inner NUL, within its
+    /// bound, UTF-8.
+    fn read_str(&mut self, bound: Option<u32>) -> CodecResult<&'a str> {
+        let n = self.u32()?;
+        self.check_count(n.into(), 1)?;
+        let raw = self.take(n as usize)?;
+        let text = match raw.split_last() {
+            // Fast CDR reads a length of 0 as the empty string.
+            None => &[][..],
+            Some((0, text)) => text,
+            Some(_) => return Err(fail("not_terminated", "string is not NUL-terminated")),
+        };
+        if let Some(i) = text.iter().position(|&b| b == 0) {
+            return Err(fail(
+                "contains_nul",
+                format!("string contains a NUL byte at {i}"),
+            ));
+        }
+        if let Some(b) = bound {
+            if text.len() as u64 > u64::from(b) {
+                return Err(fail(
+                    "over_bound",
+                    format!("string of {} bytes exceeds the bound {b}", text.len()),
+                ));
+            }
+        }
+        std::str::from_utf8(text).map_err(|e| {
+            fail(
+                "not_utf8",
+                format!("string is not valid UTF-8 (at byte {})", e.valid_up_to()),
+            )
+        })
+    }
+
+    /// A wstring (UTF-16 units in 4 bytes each), checked.
+    fn read_wstr(&mut self, bound: Option<u32>) -> CodecResult<String> {
+        let n = self.u32()?;
+        self.check_count(n.into(), 4)?;
+        if let Some(b) = bound {
+            if n > b {
+                return Err(fail(
+                    "over_bound",
+                    format!("wstring of {n} units exceeds the bound {b}"),
+                ));
+            }
+        }
+        let raw = self.take(n as usize * 4)?;
+        let mut units = Vec::with_capacity(n as usize);
+        for c in raw.chunks_exact(4) {
+            let u = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+            let u = u16::try_from(u).map_err(|_| fail("not_utf16", "wstring unit above 0xFFFF"))?;
+            units.push(u);
+        }
+        String::from_utf16(&units).map_err(|_| fail("not_utf16", "wstring is not valid UTF-16"))
+    }
+
+    /// A primitive's bits (little endian, zero-extended), bools checked.
+    fn read_prim(&mut self, p: Primitive) -> CodecResult<u64> {
+        let size = prim_size(p);
+        self.align(size)?;
+        let b = self.take(size)?;
+        // Fixed-size reads (a copy of `size` bytes into a zeroed u64 is a memcpy call and
+        // a stalled load).
+        let raw = match *b {
+            [x] => u64::from(x),
+            [x, y] => u64::from(u16::from_le_bytes([x, y])),
+            [x, y, z, w] => u64::from(u32::from_le_bytes([x, y, z, w])),
+            _ => u64::from_le_bytes(b.try_into().expect("8 bytes")),
+        };
+        if p == Primitive::Bool && raw > 1 {
+            return Err(fail(
+                "invalid_bool",
+                format!("bool byte {raw} is neither 0 nor 1"),
+            ));
+        }
+        Ok(raw)
     }
 
     fn py_err(e: PyErr) -> Failure {
@@ -261,31 +352,77 @@ impl<'py> Dec<'_, 'py> {
                 ));
             }
         }
-        let view = match &self.view {
-            Some(v) => v.clone(),
+        let base = match &self.base {
+            Some(b) => b,
             None => {
-                // A received sample exports its bytes read-only already: its memoryview
-                // is read-only without the `toreadonly` call.
-                let m = PyMemoryView::from(self.owner).map_err(Self::py_err)?;
-                let v = if self.owner.is_instance_of::<RosSample>() {
-                    m.into_any()
-                } else {
-                    m.call_method0("toreadonly").map_err(Self::py_err)?
-                };
-                self.view = Some(v.clone());
-                v
+                let b = self.array_base()?;
+                self.base.insert(b)
             }
         };
-        self.refs
-            .frombuffer
-            .bind(self.py)
-            .call1((
-                view,
+        let nbytes = count * size;
+        if start + nbytes > base.len {
+            return Err(fail(
+                "python",
+                "the buffer decoded shrank while it was being decoded",
+            ));
+        }
+        // SAFETY: `base.body + start .. + nbytes` lies in the base's buffer (checked
+        // just above), which stays valid and in place while `base.obj` lives: a
+        // RosSample's pinned chunk, or the buffer a memoryview holds exported.
+        unsafe {
+            self.refs.ndarray.view(
                 self.refs.dtypes[dtype_index(p)].bind(self.py),
                 count,
-                self.body_offset + start,
-            ))
-            .map_err(Self::py_err)
+                base.body.add(start),
+                &base.obj,
+            )
+        }
+        .map_err(Self::py_err)
+    }
+
+    /// The arrays' base: the sample itself, or a read-only memoryview of the owner
+    /// (which holds the owner's buffer exported, so it can neither move nor shrink).
+    fn array_base(&self) -> CodecResult<ArrayBase<'py>> {
+        if self.owner_is_sample {
+            return Ok(ArrayBase {
+                obj: self.owner.clone(),
+                body: self.data.as_ptr(),
+                len: self.data.len(),
+            });
+        }
+        let m = PyMemoryView::from(self.owner).map_err(Self::py_err)?;
+        let m = m.call_method0("toreadonly").map_err(Self::py_err)?;
+        let mut view = std::mem::MaybeUninit::<ffi::Py_buffer>::zeroed();
+        // SAFETY: `m` is a live memoryview and `view` is writable memory for one
+        // Py_buffer.
+        if unsafe { ffi::PyObject_GetBuffer(m.as_ptr(), view.as_mut_ptr(), ffi::PyBUF_SIMPLE) } != 0
+        {
+            return Err(Self::py_err(PyErr::fetch(self.py)));
+        }
+        // SAFETY: PyObject_GetBuffer succeeded: the struct is filled in. The pointer
+        // stays valid after the release below: the memoryview keeps its own export of
+        // the owner's buffer for as long as it lives (and the arrays keep it alive).
+        let (buf, len) = unsafe {
+            let v = view.assume_init_mut();
+            let r = (
+                v.buf.cast::<u8>().cast_const(),
+                usize::try_from(v.len).unwrap_or(0),
+            );
+            ffi::PyBuffer_Release(v);
+            r
+        };
+        if buf.is_null() || len < self.body_offset + self.data.len() {
+            return Err(fail(
+                "python",
+                "the buffer decoded changed size while it was being decoded",
+            ));
+        }
+        Ok(ArrayBase {
+            obj: m,
+            // SAFETY: `body_offset` is within the `len` bytes at `buf` (checked above).
+            body: unsafe { buf.add(self.body_offset) },
+            len: len - self.body_offset,
+        })
     }
 
     fn element(&mut self, elem: Elem, depth: usize) -> CodecResult<Bound<'py, PyAny>> {
@@ -293,58 +430,11 @@ impl<'py> Dec<'_, 'py> {
         match elem {
             Elem::Prim(p) => self.primitive(p),
             Elem::Str { bound } => {
-                let n = self.u32()?;
-                self.check_count(n.into(), 1)?;
-                let raw = self.take(n as usize)?;
-                let text = match raw.split_last() {
-                    // Fast CDR reads a length of 0 as the empty string.
-                    None => &[][..],
-                    Some((0, text)) => text,
-                    Some(_) => return Err(fail("not_terminated", "string is not NUL-terminated")),
-                };
-                if let Some(i) = text.iter().position(|&b| b == 0) {
-                    return Err(fail(
-                        "contains_nul",
-                        format!("string contains a NUL byte at {i}"),
-                    ));
-                }
-                if let Some(b) = bound {
-                    if text.len() as u64 > u64::from(b) {
-                        return Err(fail(
-                            "over_bound",
-                            format!("string of {} bytes exceeds the bound {b}", text.len()),
-                        ));
-                    }
-                }
-                let s = std::str::from_utf8(text).map_err(|e| {
-                    fail(
-                        "not_utf8",
-                        format!("string is not valid UTF-8 (at byte {})", e.valid_up_to()),
-                    )
-                })?;
+                let s = self.read_str(bound)?;
                 Ok(PyString::new(py, s).into_any())
             }
             Elem::WStr { bound } => {
-                let n = self.u32()?;
-                self.check_count(n.into(), 4)?;
-                if let Some(b) = bound {
-                    if n > b {
-                        return Err(fail(
-                            "over_bound",
-                            format!("wstring of {n} units exceeds the bound {b}"),
-                        ));
-                    }
-                }
-                let raw = self.take(n as usize * 4)?;
-                let mut units = Vec::with_capacity(n as usize);
-                for c in raw.chunks_exact(4) {
-                    let u = u32::from_le_bytes(c.try_into().expect("4 bytes"));
-                    let u = u16::try_from(u)
-                        .map_err(|_| fail("not_utf16", "wstring unit above 0xFFFF"))?;
-                    units.push(u);
-                }
-                let s = String::from_utf16(&units)
-                    .map_err(|_| fail("not_utf16", "wstring is not valid UTF-16"))?;
+                let s = self.read_wstr(bound)?;
                 Ok(PyString::new(py, &s).into_any())
             }
             Elem::Nested(i) => self.structure(i, depth + 1),
@@ -353,23 +443,9 @@ impl<'py> Dec<'_, 'py> {
 
     fn primitive(&mut self, p: Primitive) -> CodecResult<Bound<'py, PyAny>> {
         let py = self.py;
-        let size = prim_size(p);
-        self.align(size)?;
-        let b = self.take(size)?;
-        let mut le = [0u8; 8];
-        le[..size].copy_from_slice(b);
-        let raw = u64::from_le_bytes(le);
+        let raw = self.read_prim(p)?;
         Ok(match p {
-            Primitive::Bool => match raw {
-                0 => PyBool::new(py, false).to_owned().into_any(),
-                1 => PyBool::new(py, true).to_owned().into_any(),
-                other => {
-                    return Err(fail(
-                        "invalid_bool",
-                        format!("bool byte {other} is neither 0 nor 1"),
-                    ))
-                }
-            },
+            Primitive::Bool => PyBool::new(py, raw == 1).to_owned().into_any(),
             Primitive::Float32 => {
                 PyFloat::new(py, f64::from(f32::from_bits(raw as u32))).into_any()
             }

@@ -7,6 +7,7 @@ mod decode;
 mod encode;
 pub(crate) mod errors;
 mod gen;
+mod ndarray;
 mod plan;
 mod pybuf;
 mod slots;
@@ -102,6 +103,65 @@ impl RosTypes {
             packages,
         });
         Ok(names)
+    }
+
+    /// Decodes a received sample (its bytes read in place, no buffer request) as
+    /// structure `idx`; the arrays view the sample.
+    pub(crate) fn decode_sample<'py>(
+        &self,
+        codec: &Codec,
+        idx: usize,
+        sample: &Bound<'py, RosSample>,
+        offset: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let all = sample.get().cdr();
+        self.decode_in(codec, idx, all, offset, sample.as_any(), true)
+    }
+
+    /// Decodes structure `idx` from `all[offset..]` (header first), the bytes of
+    /// `owner` (`owner_is_sample`: a [`RosSample`]'s own bytes).
+    fn decode_in<'py>(
+        &self,
+        codec: &Codec,
+        idx: usize,
+        all: &[u8],
+        offset: usize,
+        owner: &Bound<'py, PyAny>,
+        owner_is_sample: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = owner.py();
+        let type_name = &codec.plans.structs[idx].name;
+        let fail = |kind, msg: String| Failure::new(Side::Decode, kind, msg).into_py(py, type_name);
+        let Some(msg) = all.get(offset..) else {
+            return Err(fail(
+                "truncated",
+                format!("offset {offset} is past the end of {} bytes", all.len()),
+            ));
+        };
+        match msg.get(..4) {
+            Some([0x00, 0x01, _, _]) => {}
+            _ => {
+                return Err(fail(
+                    "bad_header",
+                    format!(
+                        "encapsulation header {:02x?} is not little-endian CDR (00 01 xx xx)",
+                        &msg[..msg.len().min(4)]
+                    ),
+                ))
+            }
+        }
+        let mut d = Dec {
+            py,
+            plans: &codec.plans,
+            refs: &self.refs,
+            data: &msg[4..],
+            pos: 0,
+            owner,
+            body_offset: offset + 4,
+            owner_is_sample,
+            base: None,
+        };
+        d.structure(idx, 0).map_err(|e| e.into_py(py, type_name))
     }
 
     /// Encodes `obj` as structure `idx` into a buffer made by `alloc(size)`.
@@ -308,39 +368,11 @@ impl RosTypes {
     ) -> PyResult<Bound<'py, PyAny>> {
         let codec = self.codec();
         let idx = Self::index(&codec, type_name)?;
-        let py = data.py();
+        if let Ok(sample) = data.cast::<RosSample>() {
+            return self.decode_sample(&codec, idx, sample, offset);
+        }
         with_bytes(data, |all| {
-            let fail =
-                |kind, msg: String| Failure::new(Side::Decode, kind, msg).into_py(py, type_name);
-            let Some(msg) = all.get(offset..) else {
-                return Err(fail(
-                    "truncated",
-                    format!("offset {offset} is past the end of {} bytes", all.len()),
-                ));
-            };
-            match msg.get(..4) {
-                Some([0x00, 0x01, _, _]) => {}
-                _ => {
-                    return Err(fail(
-                        "bad_header",
-                        format!(
-                            "encapsulation header {:02x?} is not little-endian CDR (00 01 xx xx)",
-                            &msg[..msg.len().min(4)]
-                        ),
-                    ))
-                }
-            }
-            let mut d = Dec {
-                py,
-                plans: &codec.plans,
-                refs: &self.refs,
-                data: &msg[4..],
-                pos: 0,
-                owner: data,
-                body_offset: offset + 4,
-                view: None,
-            };
-            d.structure(idx, 0).map_err(|e| e.into_py(py, type_name))
+            self.decode_in(&codec, idx, all, offset, data, false)
         })?
     }
 

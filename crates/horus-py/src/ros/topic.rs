@@ -348,12 +348,14 @@ impl RosSubscriber {
         types: &RosTypes,
         type_name: &str,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.try_recv()? {
-            Some(s) => types
-                .decode(type_name, Bound::new(py, s)?.as_any(), 0)
-                .map(Some),
-            None => Ok(None),
-        }
+        let Some(s) = self.try_recv()? else {
+            return Ok(None);
+        };
+        let codec = types.codec();
+        let idx = RosTypes::index(&codec, type_name)?;
+        types
+            .decode_sample(&codec, idx, &Bound::new(py, s)?, 0)
+            .map(Some)
     }
 
     /// `recv(timeout)` and `types.decode(type_name, sample)` in one call.
@@ -366,7 +368,9 @@ impl RosSubscriber {
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let s = self.recv(py, timeout)?;
-        types.decode(type_name, Bound::new(py, s)?.as_any(), 0)
+        let codec = types.codec();
+        let idx = RosTypes::index(&codec, type_name)?;
+        types.decode_sample(&codec, idx, &Bound::new(py, s)?, 0)
     }
 
     /// (received, overrun, malformed) so far.
@@ -386,6 +390,13 @@ impl RosSubscriber {
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct RosSample {
     inner: RawRosSample,
+}
+
+impl RosSample {
+    /// Its wire bytes (encapsulation header, CDR body), in place.
+    pub(crate) fn cdr(&self) -> &[u8] {
+        self.inner.cdr()
+    }
 }
 
 #[pymethods]

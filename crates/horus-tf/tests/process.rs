@@ -16,6 +16,7 @@ use common::*;
 use horus_tf::{TfBuffer, Transform, LATEST};
 
 const CHILD_ENV: &str = "HORUS_TF_TEST_WRITER_NS";
+const CHILD_FRAME_ENV: &str = "HORUS_TF_TEST_WRITER_FRAME";
 const MS: i64 = 1_000_000;
 const BASE: i64 = 1_000 * S;
 
@@ -46,13 +47,14 @@ fn writer_process_entry() {
     let Ok(ns) = std::env::var(CHILD_ENV) else {
         return;
     };
+    let child = std::env::var(CHILD_FRAME_ENV).unwrap_or_else(|_| "base_link".into());
     let b = TfBuffer::open(&ns).unwrap();
-    let mut k = match b.lookup_transform("odom", "base_link", LATEST) {
+    let mut k = match b.lookup_transform("odom", &child, LATEST) {
         Ok(t) => check(&t.transform) as i64 + 1,
         Err(_) => 0,
     };
     loop {
-        b.set("odom", "base_link", BASE + k * MS, &sample(k), false)
+        b.set("odom", &child, BASE + k * MS, &sample(k), false)
             .unwrap();
         k += 1;
     }
@@ -157,5 +159,46 @@ fn a_process_opened_later_sees_the_tree_and_the_last_one_out_removes_it() {
     child.wait().unwrap();
     drop(b);
     // The killed writer's place is a dead process's: this was the last one out.
+    assert!(shm_leftovers(&ns).is_empty(), "{:?}", shm_leftovers(&ns));
+}
+
+#[test]
+fn two_writer_processes_share_the_lease_without_errors() {
+    let ns = unique_ns("two");
+    let b = TfBuffer::open(&ns).unwrap();
+    let mut children: Vec<Child> = ["left", "right"]
+        .iter()
+        .map(|frame| {
+            Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "writer_process_entry",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(CHILD_ENV, &ns)
+                .env(CHILD_FRAME_ENV, frame)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let newest = |frame: &str| {
+        b.lookup_transform("odom", frame, LATEST)
+            .ok()
+            .map(|t| check(&t.transform))
+    };
+    while newest("left").is_none_or(|x| x < 3000.0) || newest("right").is_none_or(|x| x < 3000.0) {
+        for c in &mut children {
+            // A writer that got an error (WriterBusy, anything) panicked and exited.
+            assert!(c.try_wait().unwrap().is_none(), "a writer process failed");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for mut c in children {
+        assert!(c.try_wait().unwrap().is_none(), "a writer process failed");
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+    drop(b);
     assert!(shm_leftovers(&ns).is_empty(), "{:?}", shm_leftovers(&ns));
 }

@@ -423,6 +423,43 @@ fn frames_listing_reports_each_frame(backend: Backend) {
     assert_eq!((stats.accepted, stats.refused, stats.frames), (12, 0, 3));
 }
 
+fn concurrent_writers_are_serialised_and_none_is_lost(backend: Backend) {
+    let (b, _ns) = buffer(backend, caps(), "writers");
+    let threads: Vec<_> = (0..4)
+        .map(|w| {
+            let b = b.clone();
+            std::thread::spawn(move || {
+                for k in 1..=300 {
+                    b.set(
+                        "odom",
+                        &format!("w{w}"),
+                        k * S / 100,
+                        &at([k as f64, 0.0, 0.0]),
+                        false,
+                    )
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(b.stats().accepted, 1200);
+    for w in 0..4 {
+        let t = b
+            .lookup_transform("odom", &format!("w{w}"), LATEST)
+            .unwrap();
+        assert_eq!((t.stamp_ns, t.transform.translation[0]), (3 * S, 300.0));
+        let f = b
+            .frames()
+            .into_iter()
+            .find(|f| f.name == format!("w{w}"))
+            .unwrap();
+        assert_eq!(f.samples, 300);
+    }
+}
+
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
         mod shared {
@@ -450,6 +487,7 @@ both!(
     reparented_frames_follow_their_parent_at_each_time,
     waiting_returns_once_the_transform_arrives,
     frames_listing_reports_each_frame,
+    concurrent_writers_are_serialised_and_none_is_lost,
 );
 
 #[test]

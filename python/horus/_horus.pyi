@@ -4,7 +4,7 @@ Kept true by ``python -m mypy.stubtest horus._horus`` in ``make py-test``.
 """
 
 import os
-from typing import Any, Callable, Optional, Sequence, Union, final
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, final
 
 import numpy.typing as npt
 from typing_extensions import Buffer
@@ -90,6 +90,8 @@ __all__ = [
     "TensorBuffer",
     "TensorPoolError",
     "TensorView",
+    "TfBroadcaster",
+    "TfBuffer",
     "TickInfo",
     "Topic",
     "TopicError",
@@ -842,3 +844,31 @@ class ParamClient:
     def describe(self, name: str) -> dict[str, Any]: ...
     def get(self, name: str) -> Any: ...
     def set(self, name: str, value: Any) -> Any: ...
+
+@final
+class TfBuffer:
+    def __new__(cls, namespace: Optional[str] = None, per_process: bool = False) -> "TfBuffer": ...
+    def lookup(
+        self, target: str, source: str, time_ns: int
+    ) -> Tuple[Tuple[float, float, float], Tuple[float, float, float, float], int]: ...
+    def can_transform(self, target: str, source: str, time_ns: int) -> bool: ...
+    def wait(
+        self, target: str, source: str, time_ns: int, timeout: float
+    ) -> Tuple[Tuple[float, float, float], Tuple[float, float, float, float], int]: ...
+    @property
+    def is_shared(self) -> bool: ...
+    def frames(self) -> List[str]: ...
+    def feeder_stats(self) -> Tuple[bool, int, int, int, int, int]: ...
+    def close(self) -> None: ...
+
+@final
+class TfBroadcaster:
+    def __new__(cls, namespace: Optional[str] = None, is_static: bool = False) -> "TfBroadcaster": ...
+    def send(
+        self,
+        transforms: List[
+            Tuple[str, str, int, Tuple[float, float, float], Tuple[float, float, float, float]]
+        ],
+    ) -> None: ...
+    def subscribers(self) -> int: ...
+    def close(self) -> None: ...

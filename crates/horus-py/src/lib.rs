@@ -25,6 +25,9 @@ mod py_ros_action;
 mod py_ros_service;
 mod py_sched;
 mod py_service;
+mod py_tf_broadcaster;
+mod py_tf_buffer;
+mod py_tf_errors;
 mod py_topic;
 mod registry;
 mod ros;
@@ -72,6 +75,10 @@ mod _horus {
     use crate::py_sched::{Scheduler, TickInfo};
     #[pymodule_export]
     use crate::py_service::{Client, PendingCall, Request, Server, Service};
+    #[pymodule_export]
+    use crate::py_tf_broadcaster::TfBroadcaster;
+    #[pymodule_export]
+    use crate::py_tf_buffer::TfBuffer;
     #[pymodule_export]
     use crate::py_topic::{
         Loan, Publisher, PublisherStats, Sample, Subscriber, SubscriberStats, Topic, TopicStats,

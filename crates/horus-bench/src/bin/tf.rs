@@ -1,0 +1,527 @@
+//! `tf`: the cost of transform lookups and of keeping transforms up to date, horus's host-wide
+//! shared buffer beside per-process buffers fed by their own subscriptions (tf2's way,
+//! implemented with the same horus-tf code: `TfListener::per_process`), in interleaved
+//! rounds.
+//!
+//! 1. Lookup cost: a 5-deep chain `map → f1 → … → f5`, each frame broadcast at 100 Hz,
+//!    looked up at a time between two samples (interpolation on every hop), from Rust
+//!    (this process) and from Python (`horus.tf.Buffer`, a child interpreter).
+//! 2. Host CPU: 20 processes each doing 100 lookups/s of 5-deep chains while 200 frames
+//!    change at 100 Hz; the CPU time of the 20 processes (utime + stime from
+//!    `/proc/PID/stat`) over a window, shared buffer vs per-process buffers. The publisher is
+//!    the same in both and is reported apart.
+//!
+//! ```text
+//! cargo run --release -p horus-bench --bin tf -- --quick            # ≤ 60 s
+//! cargo run --release -p horus-bench --bin tf -- --rounds 3 --json /tmp/tf.json
+//! ```
+//! tf2's own buffer is not measured: no tf2 Python or C++ package is on PyPI (checked with
+//! `pip download ros-kilted-tf2-py`, `ros-kilted-tf2-ros-py`, `ros-tf2-py`: none exists).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use horus::ros::Ros;
+use horus::Topic;
+use horus_ros_msgs::geometry_msgs::msg::TransformStamped;
+use horus_ros_msgs::tf2_msgs::msg::TFMessage;
+use horus_tf::{
+    now_ns, time_of_ns, transform_stamped, TfListener, TransformBroadcaster, TF_STATIC_DURABILITY,
+    TF_STATIC_TOPIC, TF_TOPIC,
+};
+use serde::Serialize;
+
+const CHILD_FLAG: &str = "--tf-child";
+/// Processes doing lookups in the CPU scene.
+const PROCESSES: usize = 20;
+/// Frames changing in the CPU scene (40 chains of 5).
+const FRAMES: usize = 200;
+/// Broadcast rate of every frame, Hz.
+const RATE_HZ: u64 = 100;
+/// Lookups per second of each process of the CPU scene.
+const LOOKUPS_HZ: u64 = 100;
+/// Lookups are made this far in the past: between two samples of every frame.
+const LOOKBACK_NS: i64 = 500_000_000 + 5_000_000;
+
+#[derive(Debug, Clone, Serialize)]
+struct LookupRow {
+    round: usize,
+    language: &'static str,
+    buffer: &'static str,
+    lookups: u64,
+    median_ns: f64,
+    p99_ns: f64,
+    mean_ns: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct CpuRow {
+    round: usize,
+    buffer: &'static str,
+    processes: usize,
+    frames: usize,
+    window_s: f64,
+    /// CPU seconds of the lookup processes per second of wall time.
+    cpu_cores: f64,
+    /// CPU seconds of the publisher process per second (the same work in both modes).
+    publisher_cores: f64,
+}
+
+fn chain_names(chain: usize) -> Vec<String> {
+    let mut v = vec!["map".to_owned()];
+    v.extend((1..=5).map(|k| format!("c{chain}_f{k}")));
+    v
+}
+
+/// The transforms of `chains` 5-deep chains at `stamp_ns` (each frame a little rotation and
+/// offset that change with time, so interpolation has work to do).
+fn chain_transforms(chains: usize, stamp_ns: i64, out: &mut Vec<TransformStamped>) {
+    out.clear();
+    let t = stamp_ns as f64 * 1e-9;
+    for c in 0..chains {
+        let names = chain_names(c);
+        for k in 0..5 {
+            let a = 0.1 * (t + k as f64).sin();
+            let (s, co) = (0.5 * a).sin_cos();
+            out.push(transform_stamped(
+                &names[k],
+                &names[k + 1],
+                time_of_ns(stamp_ns),
+                [0.1 + a, 0.2, 0.05 * k as f64],
+                [0.0, 0.0, s, co],
+            ));
+        }
+    }
+}
+
+/// Publishes `chains` chains at 100 Hz until dropped.
+struct Publisher {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Publisher {
+    fn start(ns: &str, chains: usize) -> anyhow::Result<Publisher> {
+        let mut tf = TransformBroadcaster::open(Some(ns))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let period = Duration::from_nanos(1_000_000_000 / RATE_HZ);
+            let mut next = Instant::now();
+            let mut msg = Vec::new();
+            while !s.load(Ordering::Relaxed) {
+                chain_transforms(chains, now_ns(), &mut msg);
+                if let Err(e) = tf.send_all(&msg) {
+                    eprintln!("tf bench: publish failed: {e}");
+                }
+                next += period;
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+        });
+        Ok(Publisher {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn wait_ready(l: &TfListener, target: &str, source: &str) -> anyhow::Result<()> {
+    let end = Instant::now() + Duration::from_secs(20);
+    while !l.can_transform(target, source, now_ns() - LOOKBACK_NS) {
+        if Instant::now() > end {
+            bail!("no {target} <- {source} after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Times `n` lookups one by one (each between two clock reads).
+fn time_lookups(l: &TfListener, n: u64) -> anyhow::Result<(f64, f64, f64)> {
+    let mut samples = Vec::with_capacity(n as usize);
+    let t = now_ns() - LOOKBACK_NS;
+    let start = Instant::now();
+    for _ in 0..n {
+        let a = Instant::now();
+        let r = l.lookup_transform("map", "c0_f5", t);
+        let b = Instant::now();
+        std::hint::black_box(r?);
+        samples.push((b - a).as_nanos() as f64);
+    }
+    let mean = start.elapsed().as_nanos() as f64 / n as f64;
+    samples.sort_by(f64::total_cmp);
+    Ok((percentile(&samples, 0.5), percentile(&samples, 0.99), mean))
+}
+
+const PY_SCRIPT: &str = r#"
+import json, sys, time
+import horus.tf as tf
+per_process = sys.argv[1] == "per-process"
+n = int(sys.argv[2])
+with tf.Buffer(per_process=per_process) as b:
+    lb = 505_000_000
+    end = time.monotonic() + 20
+    while not b.can_transform("map", "c0_f5", time.time_ns() - lb):
+        assert time.monotonic() < end, "no transform within 20 s"
+        time.sleep(0.01)
+    t = time.time_ns() - lb
+    lookup = b.lookup
+    for _ in range(1000):
+        lookup("map", "c0_f5", t)
+    samples = []
+    pc = time.perf_counter_ns
+    start = pc()
+    for _ in range(n):
+        a = pc()
+        lookup("map", "c0_f5", t)
+        samples.append(pc() - a)
+    mean = (pc() - start) / n
+    samples.sort()
+    print(json.dumps({"median_ns": samples[len(samples) // 2], "p99_ns": samples[int(len(samples) * 0.99)], "mean_ns": mean}), flush=True)
+"#;
+
+fn python_lookups(python: &str, ns: &str, buffer: &str, n: u64) -> anyhow::Result<(f64, f64, f64)> {
+    let out = Command::new(python)
+        .args(["-c", PY_SCRIPT, buffer, &n.to_string()])
+        .env("HORUS_NAMESPACE", ns)
+        .output()
+        .with_context(|| format!("running {python}"))?;
+    if !out.status.success() {
+        bail!("python: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let f = |k: &str| v[k].as_f64().context("python output");
+    Ok((f("median_ns")?, f("p99_ns")?, f("mean_ns")?))
+}
+
+/// utime + stime of `pid`, seconds.
+fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = &stat[stat.rfind(')').context("stat")? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line: 12 and 13 after the name.
+    let ticks: f64 = f[11].parse::<f64>()? + f[12].parse::<f64>()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Ok(ticks / hz)
+}
+
+/// One lookup process of the CPU scene: a listener, then 100 lookups/s of the chains in
+/// turn, until its stdin closes.
+fn child(mode: &str, ns: &str) -> anyhow::Result<()> {
+    let l = if mode == "shared" {
+        TfListener::open(ns)?
+    } else {
+        TfListener::per_process(ns)?
+    };
+    let chains = FRAMES / 5;
+    wait_ready(&l, "map", &format!("c{}_f5", chains - 1)).with_context(|| {
+        format!(
+            "{mode} lookup process: {:?}, {:?}",
+            l.stats(),
+            l.buffer().stats()
+        )
+    })?;
+    println!("ready");
+    std::io::stdout().flush()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = Arc::clone(&stop);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+        s.store(true, Ordering::Relaxed);
+    });
+    let period = Duration::from_nanos(1_000_000_000 / LOOKUPS_HZ);
+    let mut next = Instant::now();
+    let mut k = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let source = format!("c{}_f5", k % chains);
+        std::hint::black_box(
+            l.lookup_transform("map", &source, now_ns() - LOOKBACK_NS)
+                .ok(),
+        );
+        k += 1;
+        next += period;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    Ok(())
+}
+
+fn cpu_scene(round: usize, mode: &'static str, window: Duration) -> anyhow::Result<CpuRow> {
+    let ns = format!("bench-tf-cpu-{}-{round}-{mode}", std::process::id());
+    // Room for 20 per-process subscribers (plus tools): created before anyone else opens it.
+    // (16 by default: 20 per-process feeders need more; one shared feeder does not.)
+    let _tf = Topic::<Ros<TFMessage>>::builder(TF_TOPIC)
+        .namespace(&ns)
+        .max_subscribers(32)
+        .open()?;
+    let _tf_static = Topic::<Ros<TFMessage>>::builder(TF_STATIC_TOPIC)
+        .namespace(&ns)
+        .max_subscribers(32)
+        .durability(TF_STATIC_DURABILITY)
+        .open()?;
+    let publisher = Publisher::start(&ns, FRAMES / 5)?;
+    let exe = std::env::current_exe()?;
+    let mut children: Vec<Child> = (0..PROCESSES)
+        .map(|_| {
+            Command::new(&exe)
+                .args([CHILD_FLAG, mode, &ns])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+        })
+        .collect::<Result<_, _>>()?;
+    for c in &mut children {
+        let mut line = String::new();
+        BufReader::new(c.stdout.as_mut().context("stdout")?).read_line(&mut line)?;
+        anyhow::ensure!(line.trim() == "ready", "a lookup process failed to start");
+    }
+    // Settle (feeders subscribed, takeovers done), then measure.
+    std::thread::sleep(Duration::from_millis(500));
+    let me = std::process::id();
+    let sum = |children: &[Child]| -> anyhow::Result<f64> {
+        children.iter().map(|c| cpu_seconds(c.id())).sum()
+    };
+    let (c0, p0, t0) = (sum(&children)?, cpu_seconds(me)?, Instant::now());
+    std::thread::sleep(window);
+    let (c1, p1, wall) = (
+        sum(&children)?,
+        cpu_seconds(me)?,
+        t0.elapsed().as_secs_f64(),
+    );
+    for mut c in children {
+        drop(c.stdin.take());
+        c.wait()?;
+    }
+    drop(publisher);
+    Ok(CpuRow {
+        round,
+        buffer: mode,
+        processes: PROCESSES,
+        frames: FRAMES,
+        window_s: wall,
+        cpu_cores: (c1 - c0) / wall,
+        publisher_cores: (p1 - p0) / wall,
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v[v.len() / 2]
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tf: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<ExitCode> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(CHILD_FLAG) {
+        child(&args[1], &args[2])?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (mut quick, mut rounds, mut json, mut python) = (false, None, None, None);
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--rounds" => rounds = Some(it.next().context("--rounds N")?.parse::<usize>()?),
+            "--json" => json = Some(it.next().context("--json FILE")?),
+            "--python" => python = Some(it.next().context("--python PATH")?),
+            "-h" | "--help" => {
+                println!(
+                    "tf — transform lookups and tf upkeep: shared buffer vs per-process buffers\n\n\
+                     USAGE: tf [--quick] [--rounds N] [--json FILE] [--python PATH]\n\
+                     --python: the interpreter with horus installed (default .venv/bin/python,\n\
+                     else $HORUS_PYTHON; none: the Python rows are skipped)"
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    let rounds = rounds.unwrap_or(if quick { 1 } else { 3 });
+    let lookups: u64 = if quick { 20_000 } else { 200_000 };
+    let window = Duration::from_secs(if quick { 3 } else { 10 });
+    let python = python
+        .or_else(|| std::env::var("HORUS_PYTHON").ok())
+        .or_else(|| {
+            let p = std::path::Path::new(".venv/bin/python");
+            p.exists().then(|| p.display().to_string())
+        });
+
+    let mut lookup_rows = Vec::new();
+    let mut cpu_rows = Vec::new();
+    let modes: [&'static str; 2] = ["shared", "per-process"];
+    for round in 0..rounds {
+        // Lookups: one namespace per round, the chain broadcast all along.
+        let ns = format!("bench-tf-lookup-{}-{round}", std::process::id());
+        let publisher = Publisher::start(&ns, 1)?;
+        let shared = TfListener::open(&ns)?;
+        let own = TfListener::per_process(&ns)?;
+        wait_ready(&shared, "map", "c0_f5")?;
+        wait_ready(&own, "map", "c0_f5")?;
+        let order: Vec<&'static str> = if round % 2 == 0 {
+            modes.to_vec()
+        } else {
+            modes.iter().rev().copied().collect()
+        };
+        for mode in &order {
+            let l = if *mode == "shared" { &shared } else { &own };
+            time_lookups(l, lookups / 10)?; // warm-up
+            let (median_ns, p99_ns, mean_ns) = time_lookups(l, lookups)?;
+            lookup_rows.push(LookupRow {
+                round,
+                language: "Rust",
+                buffer: mode,
+                lookups,
+                median_ns,
+                p99_ns,
+                mean_ns,
+            });
+        }
+        if let Some(py) = &python {
+            for mode in &order {
+                match python_lookups(py, &ns, mode, lookups) {
+                    Ok((median_ns, p99_ns, mean_ns)) => lookup_rows.push(LookupRow {
+                        round,
+                        language: "Python",
+                        buffer: mode,
+                        lookups,
+                        median_ns,
+                        p99_ns,
+                        mean_ns,
+                    }),
+                    Err(e) => eprintln!("tf: Python lookups ({mode}) skipped: {e:#}"),
+                }
+            }
+        }
+        drop((shared, own, publisher));
+        for mode in &order {
+            cpu_rows.push(cpu_scene(round, mode, window)?);
+        }
+    }
+
+    println!(
+        "## tf lookups: 5-deep chain, interpolated on every hop (median over {rounds} rounds)\n"
+    );
+    println!("| language | buffer | median ns | p99 ns | mean ns |");
+    println!("|---|---|---:|---:|---:|");
+    for lang in ["Rust", "Python"] {
+        for mode in modes {
+            let rows: Vec<&LookupRow> = lookup_rows
+                .iter()
+                .filter(|r| r.language == lang && r.buffer == mode)
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            println!(
+                "| {lang} | {mode} | {:.0} | {:.0} | {:.0} |",
+                median(rows.iter().map(|r| r.median_ns).collect()),
+                median(rows.iter().map(|r| r.p99_ns).collect()),
+                median(rows.iter().map(|r| r.mean_ns).collect()),
+            );
+        }
+    }
+    println!(
+        "\n## host CPU: {PROCESSES} processes × {LOOKUPS_HZ} lookups/s, {FRAMES} frames at {RATE_HZ} Hz (median over {rounds} rounds)\n"
+    );
+    println!("| buffer | lookup processes, cores | publisher, cores |");
+    println!("|---|---:|---:|");
+    let cores = |mode: &str| {
+        median(
+            cpu_rows
+                .iter()
+                .filter(|r| r.buffer == mode)
+                .map(|r| r.cpu_cores)
+                .collect(),
+        )
+    };
+    for mode in modes {
+        let publisher = median(
+            cpu_rows
+                .iter()
+                .filter(|r| r.buffer == mode)
+                .map(|r| r.publisher_cores)
+                .collect(),
+        );
+        println!("| {mode} | {:.3} | {publisher:.3} |", cores(mode));
+    }
+    let ratio = cores("shared") / cores("per-process");
+    let rust_shared = median(
+        lookup_rows
+            .iter()
+            .filter(|r| r.language == "Rust" && r.buffer == "shared")
+            .map(|r| r.median_ns)
+            .collect(),
+    );
+    let py_shared = median(
+        lookup_rows
+            .iter()
+            .filter(|r| r.language == "Python" && r.buffer == "shared")
+            .map(|r| r.median_ns)
+            .collect(),
+    );
+    let verdict = |ok: bool| if ok { "PASS" } else { "MISS" };
+    println!("\n## targets\n");
+    println!("| target | measured | |");
+    println!("|---|---:|---|");
+    println!(
+        "| Rust lookup median ≤ 1000 ns (shared) | {rust_shared:.0} ns | {} |",
+        verdict(rust_shared <= 1000.0)
+    );
+    if py_shared.is_nan() {
+        println!("| Python lookup median ≤ 5000 ns (shared) | not run | — |");
+    } else {
+        println!(
+            "| Python lookup median ≤ 5000 ns (shared) | {py_shared:.0} ns | {} |",
+            verdict(py_shared <= 5000.0)
+        );
+    }
+    println!(
+        "| host CPU shared ≤ 0.2 × per-process | {ratio:.3} × | {} |",
+        verdict(ratio <= 0.2)
+    );
+    if let Some(path) = json {
+        let doc = serde_json::json!({
+            "benchmark": "tf",
+            "rounds": rounds,
+            "quick": quick,
+            "lookups": lookup_rows,
+            "cpu": cpu_rows,
+            "cpu_ratio_shared_over_per_process": ratio,
+        });
+        std::fs::write(&path, serde_json::to_vec_pretty(&doc)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

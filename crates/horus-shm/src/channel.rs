@@ -414,6 +414,7 @@ impl Channel {
                     rec.history_floor
                         .store(self.ring_end(k).saturating_add(1), Ordering::Release);
                     records::leave(self.membership(), records::pub_member(k));
+                    self.clear_room_bits(k);
                     records::free(&rec.owner);
                     n += 1;
                 }
@@ -458,6 +459,15 @@ impl Channel {
             !(records::port_wait_bit(j) | records::pending_wait_bit(j)),
             Ordering::AcqRel,
         );
+    }
+
+    /// Clears publisher place `k`'s room wake-up registration and wait
+    /// (idempotent: the owner on drop, or a reclaimer after its death).
+    pub(crate) fn clear_room_bits(&self, k: usize) {
+        let wake = self.wake();
+        let bit = records::room_wait_bit(k);
+        wake.room_blocking.fetch_and(!bit, Ordering::AcqRel);
+        wake.room_waiting.fetch_and(!bit, Ordering::AcqRel);
     }
 
     /// Drops every chunk reference subscriber place `j` holds.

@@ -161,3 +161,19 @@ pub enum PayloadError {
         place: &'static str,
     },
 }
+
+/// Why a publisher has no room for its next message (see
+/// [`crate::PublisherPort::make_room`]). Each refusal is counted once, by the
+/// port, where it happens.
+#[derive(Debug, thiserror::Error, Clone, Copy, PartialEq, Eq)]
+pub enum RoomError {
+    /// The ring is full (`Reject`): counted as `rejected`.
+    #[error("the ring is full")]
+    Full,
+    /// Still full after waiting this long (`Block`): counted as `timed_out`.
+    #[error("no room within {0:?}")]
+    TimedOut(std::time::Duration),
+    /// The segment was truncated by another process: this port is dead.
+    #[error("the segment was truncated")]
+    Lost,
+}

@@ -3,7 +3,8 @@
 //! ```text
 //! 0      Header (config, schema)          256 B, written once before `magic`
 //! 256    membership word                   own cache line
-//! 320    wake words (notify, blocking, waiting, observers)   own cache line
+//! 320    wake words (notify, blocking, waiting, observers,
+//!        room, room_blocking, room_waiting)                   own cache line
 //! 384    publisher records  [max_publishers × 128 B]
 //!        subscriber records [max_subscribers × sub_record_size]
 //!        description        [description_len, rounded up to 64 B] (opaque to
@@ -23,8 +24,9 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HORUSCH1");
 /// Layout version this build reads and writes. 2: subscriber cursors start
 /// as `CURSOR_JOINING`, wake words are bitmasks, observer set. 3: a
 /// description region before the rings, and a bytes-sent counter in each
-/// publisher record.
-pub const LAYOUT_VERSION: u32 = 3;
+/// publisher record. 4: room wake words (a `Block` publisher sleeps on a
+/// futex the subscribers wake; an older peer would never wake it).
+pub const LAYOUT_VERSION: u32 = 4;
 /// Largest description a segment may carry (a header claiming more is
 /// corrupt).
 pub const MAX_DESCRIPTION: usize = 64 * 1024;

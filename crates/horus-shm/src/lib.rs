@@ -8,7 +8,8 @@
 //!   broadcast ring with per-slot sequence numbers and a chunk pool with
 //!   generation-tagged references, plus participant records;
 //! * [`PublisherPort`] / [`SubscriberPort`] — byte-level endpoints;
-//! * waiting by busy-poll or futex, and dead-participant reclamation by
+//! * waiting ([`wait`]: spin, yield, futex — for subscribers receiving
+//!   and for `Block` publishers waiting for room), and dead-participant reclamation by
 //!   pid + start time ([`ProcessId`]).
 //!
 //! Shared memory is untrusted input: headers are validated on open, every
@@ -34,6 +35,8 @@ pub mod fault;
 #[cfg(not(loom))]
 pub mod futex;
 #[cfg(not(loom))]
+pub mod init;
+#[cfg(not(loom))]
 pub mod layout;
 #[cfg(not(loom))]
 pub mod name;
@@ -41,6 +44,8 @@ pub mod name;
 mod process;
 #[cfg(not(loom))]
 mod pub_port;
+#[cfg(not(loom))]
+mod pub_room;
 #[cfg(not(loom))]
 mod segment;
 #[cfg(not(loom))]
@@ -58,6 +63,10 @@ mod pool;
 mod protocol;
 mod records;
 mod ring;
+mod room;
+/// Wait strategies (spin, yield, futex) behind one trait.
+#[cfg(not(loom))]
+pub mod wait;
 
 #[cfg(not(loom))]
 pub use channel::Channel;
@@ -67,13 +76,15 @@ pub use clean::{
     CleanError, SegmentFate, SegmentReport,
 };
 #[cfg(not(loom))]
-pub use error::{JoinError, NameError, OpenError, PayloadError, SegmentError};
+pub use error::{JoinError, NameError, OpenError, PayloadError, RoomError, SegmentError};
 #[cfg(not(loom))]
 pub use layout::{ChannelConfig, Layout, SCHEMA_BYTES};
 #[cfg(not(loom))]
 pub use process::ProcessId;
 #[cfg(not(loom))]
 pub use pub_port::{ChunkLoan, PublisherPort};
+#[cfg(not(loom))]
+pub use pub_room::RoomPolicy;
 #[cfg(not(loom))]
 pub use segment::Segment;
 #[cfg(not(loom))]
@@ -87,4 +98,5 @@ pub mod model {
     pub use crate::pool::model::*;
     pub use crate::protocol::model::*;
     pub use crate::ring::heap::HeapSlotForTests;
+    pub use crate::room::model::*;
 }

@@ -448,7 +448,7 @@ pub(crate) mod model {
     pub const KIND_CHUNK: u32 = super::KIND_CHUNK;
 
     /// The channel's wake words and observer set.
-    pub struct WakeWords(records::Wake);
+    pub struct WakeWords(pub(crate) records::Wake);
 
     impl WakeWords {
         /// All sets empty; `blocking` holds the places registered for
@@ -460,6 +460,9 @@ pub(crate) mod model {
                 blocking: AtomicU32::new(blocking),
                 waiting: AtomicU64::new(0),
                 observers: AtomicU32::new(0),
+                room: AtomicU32::new(0),
+                room_blocking: AtomicU32::new(0),
+                room_waiting: AtomicU32::new(0),
             })
         }
         /// The futex word.

@@ -52,6 +52,17 @@ pub struct PublisherPort {
     /// subscriber: it never bounds our room (`has_space`), so it never makes
     /// a `Reject`/`Block` send refuse or wait.
     latched: u64,
+    /// Calls of `make_room` left until the next touch of the segment's last
+    /// page (see `pub_room.rs`).
+    pub(crate) probe_in: u32,
+    /// Registered for room wake-ups (`None`: not tried yet; see
+    /// `pub_room.rs`).
+    pub(crate) room_registered: Option<bool>,
+    /// This port's refusals and undelivered sends (mirrored into the
+    /// record, where tools read them for the place as a whole).
+    rejected: u64,
+    timed_out: u64,
+    undelivered: u64,
 }
 
 // SAFETY: the raw pointers point into the shared mapping kept alive by
@@ -94,6 +105,11 @@ impl PublisherPort {
                 min_cursor: 0,
                 released_upto: head.saturating_add(1),
                 latched: u64::from(chan.layout().config.latched()),
+                probe_in: crate::pub_room::PROBE_EVERY,
+                room_registered: None,
+                rejected: 0,
+                timed_out: 0,
+                undelivered: 0,
             });
         }
         Err(JoinError::Full {
@@ -326,7 +342,12 @@ impl PublisherPort {
         rec.bytes_sent
             .store(total.wrapping_add(bytes as u64), Ordering::Relaxed);
         self.wake_sleepers();
-        self.reliable.count_ones()
+        let reliable = self.reliable.count_ones();
+        if reliable == 0 {
+            self.undelivered += 1;
+            self.bump(|r| &r.undelivered);
+        }
+        reliable
     }
 
     /// Wakes subscribers sleeping in a futex wait (after the slot's stamp
@@ -356,18 +377,31 @@ impl PublisherPort {
     }
 
     /// Counts a message handed back because the ring was full (`Reject`).
-    pub fn count_rejected(&self) {
+    pub(crate) fn count_rejected(&mut self) {
+        self.rejected += 1;
         self.bump(|r| &r.rejected);
     }
 
     /// Counts a message handed back after waiting for room (`Block`).
-    pub fn count_timed_out(&self) {
+    pub(crate) fn count_timed_out(&mut self) {
+        self.timed_out += 1;
         self.bump(|r| &r.timed_out);
     }
 
-    /// Counts a message sent while no subscriber was active.
-    pub fn count_undelivered(&self) {
-        self.bump(|r| &r.undelivered);
+    /// Messages this port handed back because the ring was full (`Reject`).
+    pub fn rejected(&self) -> u64 {
+        self.rejected
+    }
+
+    /// Messages this port handed back after waiting for room (`Block`).
+    pub fn timed_out(&self) -> u64 {
+        self.timed_out
+    }
+
+    /// Messages this port sent while no reliable subscriber was active
+    /// (counted by the send).
+    pub fn undelivered(&self) -> u64 {
+        self.undelivered
     }
 
     /// Messages this place has published.
@@ -384,6 +418,7 @@ impl Drop for PublisherPort {
         // `protocol::latched_start`). Stored before we leave; Release pairs
         // with the joining subscriber's Acquire load.
         rec.history_floor.store(self.next_seq, Ordering::Release);
+        self.chan.clear_room_bits(self.k);
         let left = records::leave(self.members(), records::pub_member(self.k));
         records::free(&rec.owner);
         if left == 0 && records::try_close(self.members()) {

@@ -138,6 +138,17 @@ pub(crate) struct Wake {
     /// Bit `j`: place `j` is an observer (never back-pressures; see
     /// `SubscriberPort::join`).
     pub(crate) observers: AtomicU32,
+    /// Futex word a `Block` publisher waiting for room sleeps on: bumped by
+    /// a subscriber that moved a cursor (or left) while one waits (see
+    /// `crate::room`).
+    pub(crate) room: AtomicU32,
+    /// Bit `k`: publisher place `k` registered for room wake-ups (its
+    /// registration's global barrier ran). While 0, a subscriber's
+    /// advance costs this one load and nothing else.
+    pub(crate) room_blocking: AtomicU32,
+    /// Bit `k`: publisher place `k` is inside (or about to enter) a futex
+    /// wait for room.
+    pub(crate) room_waiting: AtomicU32,
 }
 
 #[cfg(not(loom))]
@@ -146,6 +157,11 @@ const _: () = assert!(std::mem::size_of::<Wake>() <= 64);
 /// The `waiting` bit of place `j`'s port wait.
 pub(crate) fn port_wait_bit(j: usize) -> u64 {
     1 << j
+}
+
+/// The `room_blocking` / `room_waiting` bit of publisher place `k`.
+pub(crate) fn room_wait_bit(k: usize) -> u32 {
+    1 << k
 }
 
 /// The `waiting` bit of place `j`'s readiness wait.

@@ -17,7 +17,8 @@ use crate::records::{self, Owner};
 use crate::ring::{self, ReadOutcome};
 use crate::segment::Segment;
 use crate::sync::Ordering;
-use crate::{futex, pool, protocol};
+use crate::wait::{Futex, Spin, WaitStrategy, Waitable, Yield};
+use crate::{futex, pool, protocol, room};
 
 mod pending;
 
@@ -127,6 +128,8 @@ pub struct SubscriberPort {
     rec: *const records::SubRecord,
     shared_cursors: *const crate::sync::AtomicU64,
     membership: *const crate::sync::AtomicU64,
+    /// The channel's wake words (see `wake_room_waiters`).
+    wake: *const records::Wake,
     /// Rings to poll: active publishers plus departed ones with unread data.
     poll: u32,
     members: u64,
@@ -251,6 +254,7 @@ impl SubscriberPort {
                 rec,
                 shared_cursors: chan.cursor(j, 0),
                 membership: chan.membership(),
+                wake: chan.wake(),
                 place,
                 cursors,
                 poll: 0,
@@ -515,6 +519,20 @@ impl SubscriberPort {
     fn advance(&mut self, k: usize, next: u64) {
         self.cursors[k] = next;
         protocol::publish_cursor(self.shared_cursor(k), next);
+        self.wake_room_waiters();
+    }
+
+    /// Wakes `Block` publishers sleeping for room (after a cursor store):
+    /// one load while no publisher ever waited (see `crate::room`).
+    #[inline]
+    fn wake_room_waiters(&self) {
+        // SAFETY: located by Channel::wake at join; the mapping lives as
+        // long as self.place.chan.
+        let wake = unsafe { &*self.wake };
+        if room::must_wake(wake) {
+            room::bump(wake);
+            futex::wake_all(&wake.room);
+        }
     }
 
     #[inline]
@@ -576,12 +594,6 @@ impl SubscriberPort {
         spin: u32,
         deadline: Option<Instant>,
     ) -> Option<Received> {
-        for _ in 0..spin {
-            if let Some(r) = self.try_receive(out) {
-                return Some(r);
-            }
-            crate::sync::spin_hint();
-        }
         // Then give the CPU away a few times before sleeping. When the publisher shares our
         // CPU (a bridge's receiving thread and its subscriber on one core, or more busy
         // threads than cores) spinning cannot see its next message — it cannot run while we
@@ -589,50 +601,19 @@ impl SubscriberPort {
         // one message and back. A yield lets it run on: it sends the next messages to a
         // subscriber that is not asleep (no wake-up), and we take them in one go. With the
         // CPU to ourselves a yield returns at once, a poll slower than a spin.
-        if spin > 0 {
-            for _ in 0..YIELDS_BEFORE_SLEEP {
-                crate::sync::yield_now();
-                if let Some(r) = self.try_receive(out) {
-                    return Some(r);
-                }
-            }
-        }
+        let yields = if spin > 0 { YIELDS_BEFORE_SLEEP } else { 0 };
         let chan = Arc::clone(&self.place.chan);
-        let wake = chan.wake();
-        let bit = records::port_wait_bit(self.place.j);
-        loop {
-            let seen = protocol::wait_token(wake);
-            if let Some(r) = self.try_receive(out) {
-                return Some(r);
-            }
-            let timeout = match deadline {
-                Some(d) => match d.checked_duration_since(Instant::now()) {
-                    Some(t) if !t.is_zero() => Some(t),
-                    _ => return None,
-                },
-                None => None,
-            };
-            // Dekker's pattern with the publisher (see
-            // `protocol::register_wait`): announce the sleep, then re-check,
-            // so that either the publisher sees our bit and wakes us, or the
-            // re-check sees its message.
-            protocol::register_wait(wake, bit);
-            if let Some(r) = self.try_receive(out) {
-                protocol::unregister_wait(wake, bit);
-                return Some(r);
-            }
-            // Without the blocking registration (membarrier) a publisher may
-            // not wake us: cap the sleep so we poll instead of hanging.
-            let timeout = if self.place.blocking {
-                timeout
-            } else {
-                Some(timeout.map_or(std::time::Duration::from_millis(1), |t| {
-                    t.min(std::time::Duration::from_millis(1))
-                }))
-            };
-            futex::wait(&wake.notify, seen, timeout);
-            protocol::unregister_wait(wake, bit);
-        }
+        let mut w = ReceiveWait {
+            bit: records::port_wait_bit(self.place.j),
+            registered: self.place.blocking,
+            port: self,
+            out,
+            wake: chan.wake(),
+        };
+        Spin { polls: spin }
+            .wait(&mut w, deadline)
+            .or_else(|| Yield { polls: yields }.wait(&mut w, deadline))
+            .or_else(|| Futex.wait(&mut w, deadline))
     }
 
     /// Bytes of chunk `c` of pool `k`, pinned by a previous receive.
@@ -674,9 +655,51 @@ impl Drop for SubscriberPort {
         // itself is freed when the last sample drops (SubPlace::drop).
         let chan = &self.place.chan;
         let left = records::leave(chan.membership(), records::sub_member(self.place.j));
+        // Our cursors no longer bound the publishers' room.
+        self.wake_room_waiters();
         if left == 0 && records::try_close(chan.membership()) {
             Segment::unlink_if_same(chan.segment());
         }
+    }
+}
+
+/// A blocking receive, as a [`Waitable`]: the futex handshake with the
+/// publisher is `protocol::register_wait` / `protocol::must_wake`.
+struct ReceiveWait<'a> {
+    port: &'a mut SubscriberPort,
+    out: &'a mut [u64],
+    wake: &'a records::Wake,
+    bit: u64,
+    /// Registered for wake-ups (its barrier ran); if not, a publisher may
+    /// not wake us: sleep at most 1 ms at a time, polling.
+    registered: bool,
+}
+
+impl Waitable for ReceiveWait<'_> {
+    type Ready = Received;
+
+    fn poll(&mut self) -> Option<Received> {
+        self.port.try_receive(self.out)
+    }
+
+    fn word(&self) -> &crate::sync::AtomicU32 {
+        &self.wake.notify
+    }
+
+    fn token(&self) -> u32 {
+        protocol::wait_token(self.wake)
+    }
+
+    fn announce(&self) {
+        protocol::register_wait(self.wake, self.bit);
+    }
+
+    fn withdraw(&self) {
+        protocol::unregister_wait(self.wake, self.bit);
+    }
+
+    fn tick_every(&self) -> Option<std::time::Duration> {
+        (!self.registered).then_some(std::time::Duration::from_millis(1))
     }
 }
 

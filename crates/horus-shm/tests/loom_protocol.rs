@@ -23,8 +23,11 @@
 //!    (every message from its start delivered intact or counted lost, and
 //!    lost only once really overwritten);
 //!
-//! plus two broken copies loom must catch: the wait registration without
-//! its fence, and the join before `CURSOR_NOT_MEMBER`.
+//! 5. a `Block` publisher waiting for room on a full ring and the
+//!    subscriber whose read frees it (`src/room.rs`; no lost wake-up);
+//!
+//! plus three broken copies loom must catch: the two wait registrations
+//! without their fence, and the join before `CURSOR_NOT_MEMBER`.
 //!
 //! Each model reports which outcomes its executions reached, and the test
 //! checks the interesting ones were (so none passes vacuously). Models with
@@ -41,9 +44,10 @@ use horus_shm::model::{
     acquire, bump_notify, claim, descriptor_word, has_room, join, latched_start, leave, must_wake,
     open_cursors, port_wait_bit, prepare_join, publish_cursor, read_slot, register_wait,
     release_bound, release_consumed, release_pinned, release_pinned_latched, release_slot_hold,
-    scan_cursors, split_descriptor, start_cursor_at, sub_member, subs_of, subscriber_start, touch,
-    unregister_wait, wait_token, write_slot, HeapSlotForTests, WakeWords, CURSOR_JOINING,
-    KIND_CHUNK,
+    room_bump, room_must_wake, room_register, room_register_blocking, room_token, room_unregister,
+    room_waiting, room_word, scan_cursors, split_descriptor, start_cursor_at, sub_member, subs_of,
+    subscriber_start, touch, unregister_wait, wait_token, write_slot, HeapSlotForTests, WakeWords,
+    CURSOR_JOINING, KIND_CHUNK,
 };
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -959,4 +963,79 @@ fn latched_history_handover_while_the_publisher_advances() {
     // publisher (counted), and a live one.
     let all = GOT_HISTORY | LOST_HISTORY | GOT_LIVE;
     assert_eq!(seen & all, all, "outcomes reached: {seen:#b}");
+}
+
+// ------------------------------------------------------- 5. room wake-up
+
+/// The publisher's room-wait registration, as a parameter so the broken
+/// copy below can be checked too.
+type RegisterRoom = fn(&WakeWords, u32);
+
+/// `PublisherPort::wait_for_room` (its futex phase, `wait::Futex` with the
+/// room waitable) on a full one-slot ring, against the subscriber whose
+/// receive frees the slot and then runs `SubscriberPort::wake_room_waiters`.
+/// The publisher must not sleep through the room (loom reports a deadlock
+/// if any execution leaves it asleep for ever). Returns the outcomes
+/// reached: the publisher slept (and was woken), the subscriber skipped
+/// the wake-up.
+fn room_wait_wake(register: RegisterRoom) -> u32 {
+    check(None, move || {
+        let mut topic = Topic::new(1, 0, 1);
+        // Publisher place 0 registered for room wake-ups before either
+        // thread runs: the model's stand-in for its global barrier.
+        room_register_blocking(&topic.wake, 1);
+        topic = topic.joined(0);
+        let t = Arc::new(topic);
+        let mut p = Publisher::new(&t);
+        p.send_inline();
+        assert!(!p.has_space(), "one unread message fills a one-slot ring");
+
+        let s = Arc::clone(&t);
+        let sub = loom::thread::spawn(move || {
+            let mut cursor = CURSOR_JOINING;
+            assert_eq!(receive(&s, 0, &mut cursor), Got::Inline(1));
+            let woke = room_must_wake(&s.wake);
+            if woke {
+                room_bump(&s.wake);
+                s.futex.wake_all();
+            }
+            woke
+        });
+        let bit = 1u32;
+        let mut slept = false;
+        loop {
+            let token = room_token(&t.wake);
+            if p.has_space() {
+                break;
+            }
+            register(&t.wake, bit);
+            if p.has_space() {
+                room_unregister(&t.wake, bit);
+                break;
+            }
+            slept |= t.futex.wait(room_word(&t.wake), token);
+            room_unregister(&t.wake, bit);
+        }
+        let woke = sub.join().unwrap();
+        u32::from(slept) | u32::from(!woke) << 1
+    })
+}
+
+#[test]
+fn block_publisher_no_lost_room_wake_up() {
+    let seen = room_wait_wake(room_register);
+    assert_eq!(seen, 0b11, "outcomes reached: {seen:#b}");
+}
+
+/// `room::register` without its SeqCst fence: the subscriber's load of
+/// `room_waiting` and the publisher's re-check of the cursor may both read
+/// the old values, and the publisher sleeps through the room.
+fn room_register_without_fence(wake: &WakeWords, bit: u32) {
+    room_waiting(wake).fetch_or(bit, Ordering::Relaxed);
+}
+
+#[test]
+#[should_panic(expected = "deadlock")]
+fn lost_room_wake_up_without_the_fence() {
+    room_wait_wake(room_register_without_fence);
 }

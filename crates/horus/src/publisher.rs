@@ -2,10 +2,9 @@
 
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use horus_msgs::Message;
-use horus_shm::{PayloadError, PublisherPort};
+use horus_shm::{PayloadError, PublisherPort, RoomError, RoomPolicy};
 
 use crate::error::{LoanError, SendError, TopicError};
 use crate::qos::Overflow;
@@ -31,21 +30,7 @@ pub struct Publisher<T> {
     /// Staging area for loans of inline messages (8-byte aligned).
     pub(crate) staging: Box<[u64]>,
     pub(crate) stats: PublisherStats,
-    /// Sends left until the next probe for truncation (see `make_room`).
-    probe_in: u32,
     _t: PhantomData<fn(T)>,
-}
-
-/// Every this many sends a publisher touches its segment's last page, so a
-/// truncation is noticed even when nothing else it touches was cut off.
-const PROBE_EVERY: u32 = 256;
-
-/// Why there is no room for the next message.
-pub(crate) enum NoRoom {
-    Full,
-    Timeout(Duration),
-    /// The segment was truncated by another process.
-    Lost,
 }
 
 impl<T: Message> Publisher<T> {
@@ -57,7 +42,6 @@ impl<T: Message> Publisher<T> {
             port,
             staging: vec![0u64; words].into_boxed_slice(),
             stats: PublisherStats::default(),
-            probe_in: PROBE_EVERY,
             _t: PhantomData,
         })
     }
@@ -71,7 +55,7 @@ impl<T: Message> Publisher<T> {
     /// value). On failure nothing was sent; the caller still has `msg`.
     pub fn send_ref(&mut self, msg: &T) -> Result<Delivery, SendError<()>> {
         if let Err(e) = self.make_room() {
-            return Err(self.refuse(e, ()));
+            return Err(refusal(e, ()));
         }
         let bytes = bytemuck::bytes_of(msg);
         let sent = if self.topic.inline {
@@ -169,94 +153,21 @@ impl<T: Message> Publisher<T> {
     }
 
     /// Applies the overflow policy: is there room for one more message?
-    /// First, is the segment still there: one relaxed load per send, plus a
-    /// touch of the segment's last page every `PROBE_EVERY` sends. A send
-    /// that races with the truncation may still report success (its bytes
-    /// went to memory only this process sees); the next one reports the
-    /// loss.
-    pub(crate) fn make_room(&mut self) -> Result<(), NoRoom> {
-        self.probe_in -= 1;
-        let lost = if self.probe_in == 0 {
-            self.probe_in = PROBE_EVERY;
-            self.port.channel().probe_lost()
-        } else {
-            self.port.channel().is_lost()
+    /// The port checks that the segment is still there, waits under
+    /// `Block` (asleep on a futex a subscriber's read wakes) and counts a
+    /// refusal.
+    pub(crate) fn make_room(&mut self) -> Result<(), RoomError> {
+        let policy = match self.topic.overflow {
+            Overflow::DropOldest => RoomPolicy::Overwrite,
+            Overflow::Reject => RoomPolicy::Reject,
+            Overflow::Block { timeout } => RoomPolicy::Block(timeout),
         };
-        if lost {
-            return Err(NoRoom::Lost);
-        }
-        match self.topic.overflow {
-            Overflow::DropOldest => Ok(()),
-            Overflow::Reject => {
-                if self.port.has_space() {
-                    Ok(())
-                } else {
-                    Err(NoRoom::Full)
-                }
-            }
-            Overflow::Block { timeout } => self.wait_for_room(timeout),
-        }
-    }
-
-    fn wait_for_room(&mut self, timeout: Duration) -> Result<(), NoRoom> {
-        if self.port.has_space() {
-            return Ok(());
-        }
-        let start = Instant::now();
-        let mut next_reclaim = start;
-        let mut spins = 0u32;
-        loop {
-            if self.port.has_space() {
-                return Ok(());
-            }
-            // Truncated while we wait: the cursors now read as zero and
-            // room would never appear.
-            if self.port.channel().is_lost() {
-                return Err(NoRoom::Lost);
-            }
-            let now = Instant::now();
-            if now.duration_since(start) >= timeout {
-                return Err(NoRoom::Timeout(timeout));
-            }
-            // A subscriber that died holding the ring full must not block us
-            // forever: reclaim dead places while we wait.
-            if now >= next_reclaim {
-                self.port.channel().reclaim_dead();
-                next_reclaim = now + Duration::from_millis(5);
-            }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else if spins < 128 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(20));
-            }
-        }
-    }
-
-    pub(crate) fn refuse<M>(&mut self, why: NoRoom, msg: M) -> SendError<M> {
-        match why {
-            NoRoom::Full => {
-                self.stats.rejected += 1;
-                self.port.count_rejected();
-                SendError::Full(msg)
-            }
-            NoRoom::Timeout(d) => {
-                self.stats.timed_out += 1;
-                self.port.count_timed_out();
-                SendError::Timeout(msg, d)
-            }
-            NoRoom::Lost => SendError::SegmentLost(msg),
-        }
+        self.port.make_room(policy)
     }
 
     pub(crate) fn delivered(&mut self, subscribers: u32) -> Delivery {
+        // An undelivered send (no subscriber) was counted by the port.
         self.stats.sent += 1;
-        if subscribers == 0 {
-            self.stats.undelivered += 1;
-            self.port.count_undelivered();
-        }
         Delivery { subscribers }
     }
 
@@ -276,6 +187,9 @@ impl<T: Message> Publisher<T> {
     /// This publisher's counters.
     pub fn stats(&self) -> PublisherStats {
         let mut s = self.stats.clone();
+        s.undelivered = self.port.undelivered();
+        s.rejected = self.port.rejected();
+        s.timed_out = self.port.timed_out();
         s.subscribers = self.port.subscribers();
         s
     }
@@ -294,6 +208,16 @@ impl<T: Message> Publisher<T> {
     /// The topic name.
     pub fn topic(&self) -> &str {
         &self.topic.name
+    }
+}
+
+/// The error a refused send returns, handing `msg` back (the port counted
+/// the refusal).
+pub(crate) fn refusal<M>(why: RoomError, msg: M) -> SendError<M> {
+    match why {
+        RoomError::Full => SendError::Full(msg),
+        RoomError::TimedOut(d) => SendError::Timeout(msg, d),
+        RoomError::Lost => SendError::SegmentLost(msg),
     }
 }
 

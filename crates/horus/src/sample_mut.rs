@@ -69,10 +69,7 @@ impl<'a, T: Message> SampleMut<'a, T> {
     /// is handed back unchanged.
     pub fn send(mut self) -> Result<Delivery, SendError<SampleMut<'a, T>>> {
         if let Err(e) = self.publisher.make_room() {
-            let p: *mut Publisher<T> = self.publisher;
-            // SAFETY: `refuse` only bumps counters; the sample (which holds
-            // the same exclusive borrow) is moved into the error untouched.
-            return Err(unsafe { (*p).refuse(e, self) });
+            return Err(crate::publisher::refusal(e, self));
         }
         let size = std::mem::size_of::<T>();
         let len = if self.tail_len > 0 {

@@ -2,17 +2,11 @@
 //! topic's description (for `horus topic pub`).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use horus_shm::{Channel, JoinError, PayloadError, PublisherPort};
+use horus_shm::{Channel, JoinError, PayloadError, PublisherPort, RoomError, RoomPolicy};
 
 use crate::qos::Overflow;
-
-/// Yields before a `Block` send that finds no room starts sleeping between looks.
-const BLOCK_YIELDS: u32 = 64;
-
-/// How often a `Block` send waiting for room looks for dead subscribers to reclaim.
-const RECLAIM_EVERY: Duration = Duration::from_millis(5);
 
 /// Why a raw send published nothing. Every refusal is counted in the publisher's record, as
 /// for typed publishers.
@@ -102,46 +96,18 @@ impl RawPublisher {
                 expected: self.message_size,
             });
         }
-        if self.port.channel().is_lost() {
-            return Err(RawSendError::SegmentLost);
-        }
-        match self.overflow {
-            Overflow::DropOldest => {}
-            Overflow::Reject => {
-                if !self.port.has_space() {
-                    self.port.count_rejected();
-                    return Err(RawSendError::Full);
-                }
-            }
-            Overflow::Block { timeout } => {
-                let deadline = Instant::now() + timeout;
-                let mut next_reclaim = Instant::now();
-                let mut waits = 0u32;
-                while !self.port.has_space() {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        self.port.count_timed_out();
-                        return Err(RawSendError::Timeout(timeout));
-                    }
-                    // A subscriber killed while holding the ring full must not make every
-                    // send time out (the network bridge publishes all of a host's traffic
-                    // through here): reclaim dead places while we wait, as `Publisher` does.
-                    if now >= next_reclaim {
-                        self.port.channel().reclaim_dead();
-                        next_reclaim = now + RECLAIM_EVERY;
-                    }
-                    // A subscriber that is only a little behind frees room within
-                    // microseconds (the network bridge forwarding a burst): yield first,
-                    // sleep only if it stays full.
-                    waits += 1;
-                    if waits <= BLOCK_YIELDS {
-                        std::thread::yield_now();
-                    } else {
-                        std::thread::sleep(Duration::from_micros(50));
-                    }
-                }
-            }
-        }
+        // The port checks the segment, waits under `Block` (asleep until a subscriber's
+        // read frees a slot, reclaiming dead subscribers meanwhile) and counts a refusal.
+        let policy = match self.overflow {
+            Overflow::DropOldest => RoomPolicy::Overwrite,
+            Overflow::Reject => RoomPolicy::Reject,
+            Overflow::Block { timeout } => RoomPolicy::Block(timeout),
+        };
+        self.port.make_room(policy).map_err(|e| match e {
+            RoomError::Full => RawSendError::Full,
+            RoomError::TimedOut(d) => RawSendError::Timeout(d),
+            RoomError::Lost => RawSendError::SegmentLost,
+        })?;
         let config = self.port.channel().layout().config;
         // A type with a tail travels in chunks whenever the topic has them, however short:
         // typed subscribers take an inline message only of exactly the type's size (a
@@ -173,9 +139,7 @@ impl RawPublisher {
                 RawSendError::TooLarge { len, capacity }
             }
         })?;
-        if subscribers == 0 {
-            self.port.count_undelivered();
-        }
+        // An undelivered send (no subscriber) was counted by the port.
         Ok(subscribers)
     }
 }

@@ -1,0 +1,192 @@
+//! `block_wake`: how a publisher under `Overflow::Block` waits for room.
+//!
+//! ```text
+//! cargo run --release -p horus-bench --bin block_wake -- --quick [--json PATH]
+//! ```
+//!
+//! Method. One topic of depth 1, `Block { timeout: 5 s }`, a publisher thread and a
+//! subscriber thread (futex subscriber), pinned to two CPUs when the machine has them.
+//! The subscriber leaves the ring full, so each send of the publisher waits.
+//!
+//! * **Wake-up latency**: the publisher starts a send on the full ring; the subscriber waits
+//!   `--gap-ms` (default 2 ms, so the publisher is asleep), takes `t0`, frees the slot (one
+//!   receive); the publisher takes `t1` as its send returns. `t1 - t0` per round, min / median
+//!   / p99 / max over `--rounds` rounds (both timestamps from one monotonic clock).
+//! * **CPU while waiting**: the publisher's thread CPU time (`CLOCK_THREAD_CPUTIME_ID`) over
+//!   a send that waits 1 s for room, `--cpu-rounds` times; reported as CPU ms per wall s.
+
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use horus::prelude::*;
+
+horus::message! {
+    /// The message the publisher sends: its round number.
+    pub struct Round: "horus-bench/BlockWakeRound", version 1 {
+        /// Round number.
+        pub n: u64,
+    }
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn pin(cpu: usize) {
+    if horus_bench::affinity::available_cpus() > cpu {
+        let _ = horus_bench::affinity::pin_current_thread(cpu);
+    }
+}
+
+struct Args {
+    rounds: usize,
+    cpu_rounds: usize,
+    gap: Duration,
+    json: Option<String>,
+}
+
+fn parse() -> anyhow::Result<Args> {
+    let mut a = Args {
+        rounds: 2000,
+        cpu_rounds: 3,
+        gap: Duration::from_millis(2),
+        json: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| anyhow::anyhow!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "--quick" => {
+                a.rounds = 500;
+                a.cpu_rounds = 2;
+            }
+            "--rounds" => a.rounds = value()?.parse()?,
+            "--cpu-rounds" => a.cpu_rounds = value()?.parse()?,
+            "--gap-ms" => a.gap = Duration::from_millis(value()?.parse()?),
+            "--json" => a.json = Some(value()?),
+            "-h" | "--help" => {
+                println!("block_wake [--quick] [--rounds N] [--cpu-rounds N] [--gap-ms MS] [--json PATH]");
+                std::process::exit(0);
+            }
+            other => anyhow::bail!("unknown argument {other}"),
+        }
+    }
+    Ok(a)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("block_wake: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let args = parse()?;
+    let ns = format!("bw{}", std::process::id());
+    let topic = Topic::<Round>::builder("block_wake")
+        .namespace(&ns)
+        .depth(1)
+        .overflow(Overflow::Block {
+            timeout: Duration::from_secs(5),
+        })
+        .open()?;
+    let mut publisher = topic.publisher()?;
+    let mut subscriber = topic.subscriber()?;
+    // The ring (depth 1) is full from here on: every send waits for a receive.
+    publisher
+        .send(Round { n: 0 })
+        .map_err(|_| anyhow::anyhow!("first send"))?;
+
+    let (go_tx, go_rx) = mpsc::channel::<Duration>();
+    let (t0_tx, t0_rx) = mpsc::channel::<Instant>();
+    let sub = std::thread::spawn(move || {
+        pin(1);
+        while let Ok(gap) = go_rx.recv() {
+            std::thread::sleep(gap);
+            let t0 = Instant::now();
+            let got = subscriber.try_recv();
+            assert!(got.is_some(), "the ring was full");
+            drop(got);
+            t0_tx.send(t0).unwrap();
+        }
+    });
+    pin(0);
+    let mut wake_ns = Vec::with_capacity(args.rounds);
+    for i in 0..args.rounds {
+        go_tx.send(args.gap)?;
+        publisher
+            .send(Round { n: i as u64 + 1 })
+            .map_err(|e| anyhow::anyhow!("send: {e}"))?;
+        let t1 = Instant::now();
+        let t0 = t0_rx.recv()?;
+        wake_ns.push(t1.saturating_duration_since(t0).as_nanos() as u64);
+    }
+    let mut cpu_ms_per_s = Vec::new();
+    for i in 0..args.cpu_rounds {
+        go_tx.send(Duration::from_secs(1))?;
+        let (c0, w0) = (thread_cpu_ns(), Instant::now());
+        publisher
+            .send(Round { n: i as u64 })
+            .map_err(|e| anyhow::anyhow!("send: {e}"))?;
+        let (c1, w1) = (thread_cpu_ns(), Instant::now());
+        t0_rx.recv()?;
+        cpu_ms_per_s.push((c1 - c0) as f64 / 1e6 / w1.duration_since(w0).as_secs_f64());
+    }
+    drop(go_tx);
+    sub.join()
+        .map_err(|_| anyhow::anyhow!("subscriber thread panicked"))?;
+
+    wake_ns.sort_unstable();
+    let (min, p50, p99, max) = (
+        wake_ns[0],
+        percentile(&wake_ns, 0.5),
+        percentile(&wake_ns, 0.99),
+        *wake_ns.last().unwrap(),
+    );
+    let cpu = cpu_ms_per_s.iter().sum::<f64>() / cpu_ms_per_s.len().max(1) as f64;
+    println!(
+        "block_wake: {} rounds, gap {:?}: wake-up latency min {:.1} us, median {:.1} us, p99 {:.1} us, max {:.1} us",
+        args.rounds,
+        args.gap,
+        min as f64 / 1e3,
+        p50 as f64 / 1e3,
+        p99 as f64 / 1e3,
+        max as f64 / 1e3
+    );
+    println!(
+        "block_wake: CPU while waiting {:.1} ms per s ({} waits of 1 s: {:?})",
+        cpu,
+        cpu_ms_per_s.len(),
+        cpu_ms_per_s
+            .iter()
+            .map(|c| (c * 10.0).round() / 10.0)
+            .collect::<Vec<_>>()
+    );
+    if let Some(path) = args.json {
+        let json = format!(
+            "{{\"rounds\":{},\"wake_ns\":{{\"min\":{min},\"p50\":{p50},\"p99\":{p99},\"max\":{max}}},\"cpu_ms_per_s\":{cpu:.3}}}\n",
+            args.rounds
+        );
+        std::fs::write(&path, json)?;
+    }
+    Ok(())
+}

@@ -422,6 +422,7 @@ BENCH_RUNS := pingpong:pingpong: \
               all_paths:all_paths: scalability:scalability: peers:peers: \
               interleaved:interleaved:--rounds=5 rpc:rpc:--rounds=3 logging:logging: \
               determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling: \
+              tf:tf:--rounds=3 \
               multi_host:multi_host:--rounds=3=--markdown=docs/multi-host-results.md
 
 # The Python benchmarks run last, against the installed package: issue 5's (with the Rust

@@ -10,7 +10,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -43,10 +43,25 @@ const LINGER: Duration = Duration::from_millis(500);
 pub(crate) struct ClientShared {
     pub(crate) addr: SocketAddr,
     pub(crate) queue: SendQueue,
-    /// Channel id → the client's subscription id for it.
-    subs: Mutex<HashMap<u32, u32>>,
+    /// Channel id → the client's subscription to it.
+    subs: Mutex<HashMap<u32, Sub>>,
+    /// Whether a subscription waits to go live ([`ClientShared::go_live`]): a hint that
+    /// spares the pump the lock on passes where nothing changed.
+    pending: AtomicBool,
     /// Every client's subscriptions together.
     table: Arc<SubTable>,
+}
+
+/// A client's subscription to one channel.
+#[derive(Clone, Copy)]
+struct Sub {
+    /// The client's subscription id.
+    id: u32,
+    /// Whether the pump sends it live messages. A new subscription is not live until the
+    /// pump made it so, between two of its deliveries, after sending the latched history of
+    /// a transient-local channel: so that history comes first and meets the live stream
+    /// with no gap and no duplicate.
+    live: bool,
 }
 
 /// Why a subscription was refused.
@@ -59,12 +74,29 @@ pub(crate) enum SubscribeRefusal {
 }
 
 impl ClientShared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, u32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u32, Sub>> {
         self.subs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The subscription id live messages of `channel` go out with, if it is live.
     pub(crate) fn subscription(&self, channel: u32) -> Option<u32> {
-        self.lock().get(&channel).copied()
+        self.lock().get(&channel).filter(|s| s.live).map(|s| s.id)
+    }
+
+    /// Makes every new subscription live (called by the pump between deliveries), first
+    /// calling `catch_up(channel, subscription id)` for each: it sends what a new subscriber
+    /// gets before the live stream (a latched topic's history). Holds the subscriptions'
+    /// lock meanwhile, so an unsubscribe waits until it is done.
+    pub(crate) fn go_live(&self, mut catch_up: impl FnMut(u32, u32)) {
+        // Relaxed: a hint; the subscriptions themselves are read under the lock.
+        if !self.pending.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let mut s = self.lock();
+        for (channel, sub) in s.iter_mut().filter(|(_, sub)| !sub.live) {
+            catch_up(*channel, sub.id);
+            sub.live = true;
+        }
     }
 
     /// Subscribes (a second subscription to one channel replaces the first), within the caps.
@@ -76,7 +108,7 @@ impl ClientShared {
     ) -> Result<(), SubscribeRefusal> {
         let mut s = self.lock();
         if let Some(old) = s.get_mut(&channel) {
-            *old = sub;
+            old.id = sub;
             return Ok(());
         }
         if s.len() >= limits.max_subscriptions_per_client {
@@ -85,7 +117,15 @@ impl ClientShared {
         if !self.table.add(channel, limits.max_subscriptions_total) {
             return Err(SubscribeRefusal::Total);
         }
-        s.insert(channel, sub);
+        s.insert(
+            channel,
+            Sub {
+                id: sub,
+                live: false,
+            },
+        );
+        // Relaxed: see `go_live` (set under the lock, read as a hint).
+        self.pending.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -271,6 +311,7 @@ pub(crate) fn new_client(
             addr,
             queue: SendQueue::new(tx),
             subs: Mutex::new(HashMap::new()),
+            pending: AtomicBool::new(false),
             table,
         }),
         rx,
@@ -475,7 +516,7 @@ impl Session<'_> {
                 let gone: Vec<u32> = {
                     let s = self.me.lock();
                     s.iter()
-                        .filter(|(_, sub)| ids.contains(sub))
+                        .filter(|(_, sub)| ids.contains(&sub.id))
                         .map(|(c, _)| *c)
                         .collect()
                 };

@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod access;
+mod catch_up;
 mod client;
 mod client_msg;
 pub mod discovery;

@@ -23,6 +23,7 @@ use horus::inspect::RawObserver;
 use horus_record::foxlog::{self, LogTap};
 
 use crate::access::{AccessPolicy, Refusal};
+use crate::catch_up;
 use crate::client::{self, ClientShared};
 use crate::discovery::Discovery;
 use crate::limits::{Limits, HANDSHAKE_SLOTS};
@@ -241,7 +242,7 @@ pub struct Bridge {
     threads: Vec<JoinHandle<()>>,
 }
 
-fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -538,7 +539,7 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
             encoding: foxlog::MESSAGE_ENCODING.to_owned(),
         });
     }
-    let mut observers: HashMap<u32, RawObserver> = HashMap::new();
+    let mut observers: HashMap<u32, Observed> = HashMap::new();
     // Per channel: messages its mapping could not encode (counted with the missed ones).
     let mut unencodable: HashMap<u32, u64> = HashMap::new();
     // The subscribed channels, updated only when they change (subs.rs).
@@ -585,9 +586,17 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
                     continue;
                 }
                 if let Some(ch) = disc.get(*id) {
+                    // From the latched history of a transient-local topic: the first
+                    // subscribers get it through this observer, later ones in `go_live`.
                     match ch.view.observer(false) {
-                        Ok(o) => {
-                            observers.insert(*id, o);
+                        Ok(obs) => {
+                            observers.insert(
+                                *id,
+                                Observed {
+                                    obs,
+                                    last: HashMap::new(),
+                                },
+                            );
                         }
                         Err(e) => {
                             shared.emit(Event::Skipped {
@@ -599,12 +608,30 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
                 }
             }
         }
+        // New subscriptions go live here, between deliveries: a latched channel's history
+        // first (catch_up.rs).
+        for c in &clients {
+            c.go_live(|id, sub| {
+                let (Some(ch), Some(o)) = (disc.get(id), observers.get(&id)) else {
+                    return;
+                };
+                match catch_up::send_history(ch, &o.last, c, sub, &mut scratch) {
+                    Ok(0) => {}
+                    Ok(lost) => *unencodable.entry(id).or_default() += lost,
+                    Err(e) => shared.emit(Event::Skipped {
+                        topic: ch.topic.clone(),
+                        why: format!("latched history for a new client: {e}"),
+                    }),
+                }
+            });
+        }
         let mut any = false;
         if let Some(l) = logs.as_mut() {
             any |= l.pass(wanted.contains(&LOG_CHANNEL), &clients, &shared) > 0;
         }
-        for (id, obs) in observers.iter_mut() {
+        for (id, observed) in observers.iter_mut() {
             let Some(ch) = disc.get(*id) else { continue };
+            let Observed { obs, last } = observed;
             for _ in 0..BATCH {
                 // In place (a chunk is pinned only while it is encoded): the encoding is the
                 // one copy, for a ROS-typed topic's wire bytes too.
@@ -612,6 +639,7 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
                     break;
                 };
                 any = true;
+                last.insert(m.source(), m.seq());
                 let recv = now_ns();
                 let encoded = ch.mapping.encode(m.bytes(), recv, &mut scratch);
                 drop(m);
@@ -649,12 +677,15 @@ fn pump(opts: BridgeOptions, shared: Arc<Shared>) {
     }
 }
 
+/// The observer of a subscribed channel, and per ring (publisher place) the number of the
+/// last message it delivered: a later subscriber's latched history is what came up to there.
+struct Observed {
+    obs: RawObserver,
+    last: HashMap<usize, u64>,
+}
+
 /// Looks at the namespace; returns whether channels were added or removed.
-fn discover(
-    disc: &mut Discovery,
-    shared: &Shared,
-    observers: &mut HashMap<u32, RawObserver>,
-) -> bool {
+fn discover(disc: &mut Discovery, shared: &Shared, observers: &mut HashMap<u32, Observed>) -> bool {
     let Ok(change) = disc.poll() else {
         return false;
     };

@@ -320,3 +320,19 @@ fn a_frame_claiming_u64_max_samples_is_refused_not_an_overflow() {
         Err(SetError::Corrupt(_))
     ));
 }
+
+#[test]
+fn a_segment_truncated_under_readers_reads_as_empty_not_a_crash() {
+    let ns = unique_ns("trunc");
+    let b = chain(&ns);
+    assert!(b.can_transform("a", "d", S));
+    Raw::open(&ns).0.set_len(0).unwrap();
+    // horus-shm's SIGBUS guard maps zero pages: no samples (every frame a root,
+    // so a and d are disconnected), typed errors.
+    assert!(b.lookup_transform("a", "d", S).is_err());
+    read_everything(&b);
+    let _ = b.set("a", "b", 3 * S, &at([0.0; 3]), false);
+    drop(b);
+    let _ = std::fs::remove_file(format!("/dev/shm{}", segment_name(&ns).unwrap()));
+    assert!(shm_leftovers(&ns).is_empty());
+}

@@ -174,6 +174,8 @@ test-loom:
 	  --test loom_protocol --test loom_service
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
 	  $(CARGO) test -p horus-log --release --test loom_log
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
+	  $(CARGO) test -p horus-tf --release --test loom_tf
 
 # Benchmark smoke: each binary in --quick mode, then its JSON must parse, have rows and no errors
 # (the suite binaries: every row their run promises, see scripts/check_suite_json.py), and the
@@ -215,6 +217,10 @@ test-bench-smoke:
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/pingpong.json
 	$(SMOKE_BIN)/logging --quick --json $(SMOKE_DIR)/logging.json
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/logging.json
+	$(SMOKE_BIN)/tf --quick --json $(SMOKE_DIR)/tf.json
+	@$(PYTHON) -c 'import json,sys; d=json.load(open(sys.argv[1])); \
+	  assert d.get("lookups") and d.get("cpu"), sys.argv[1] + ": no lookups or cpu rows"; \
+	  print(sys.argv[1] + ": well-formed,", len(d["lookups"]), "lookup rows,", len(d["cpu"]), "cpu rows")' $(SMOKE_DIR)/tf.json
 	@for b in $(SUITE_BINS); do \
 	  echo "+ $(SMOKE_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json"; \
 	  $(SMOKE_BIN)/$$b --quick --json $(SMOKE_DIR)/$$b.json || exit 1; \

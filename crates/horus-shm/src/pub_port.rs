@@ -136,6 +136,29 @@ impl PublisherPort {
         &self.chan
     }
 
+    /// Whether the segment was truncated under this port (one relaxed
+    /// load; see [`Channel::is_lost`]).
+    #[inline]
+    pub fn is_lost(&self) -> bool {
+        self.chan.is_lost()
+    }
+
+    /// [`is_lost`](Self::is_lost) after touching the segment's last page,
+    /// so any truncation is noticed (see [`Channel::probe_lost`]).
+    pub fn probe_lost(&self) -> bool {
+        self.chan.probe_lost()
+    }
+
+    /// Bytes a message may have inline (in a ring slot).
+    pub fn slot_payload(&self) -> usize {
+        self.chan.layout().config.slot_payload as usize
+    }
+
+    /// Bytes a loaned chunk holds (0: the channel has no chunks).
+    pub fn chunk_size(&self) -> usize {
+        self.chan.chunk_size()
+    }
+
     /// This publisher's place index.
     pub fn place(&self) -> usize {
         self.k

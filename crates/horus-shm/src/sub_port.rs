@@ -287,6 +287,25 @@ impl SubscriberPort {
         self.place.blocking
     }
 
+    /// Whether the segment was truncated under this port (one relaxed
+    /// load; see [`Channel::is_lost`]).
+    #[inline]
+    pub fn is_lost(&self) -> bool {
+        self.chan().is_lost()
+    }
+
+    /// [`is_lost`](Self::is_lost) after touching the segment's last page,
+    /// so any truncation is noticed (see [`Channel::probe_lost`]).
+    pub fn probe_lost(&self) -> bool {
+        self.chan().probe_lost()
+    }
+
+    /// Bytes a message may have inline (in a ring slot): the size of the
+    /// buffer [`try_receive`](Self::try_receive) copies into.
+    pub fn slot_payload(&self) -> usize {
+        self.chan().layout().config.slot_payload as usize
+    }
+
     /// The shared place (samples keep it alive).
     pub fn place(&self) -> &Arc<SubPlace> {
         &self.place

@@ -78,11 +78,10 @@ impl<T: Message> Publisher<T> {
     /// Bytes a loaned sample may fill: the slot payload (inline topics) or
     /// the chunk.
     pub(crate) fn capacity(&self) -> usize {
-        let config = self.port.channel().layout().config;
         if self.topic.inline {
-            config.slot_payload as usize
+            self.port.slot_payload()
         } else {
-            config.chunk_size as usize
+            self.port.chunk_size()
         }
     }
 
@@ -106,7 +105,7 @@ impl<T: Message> Publisher<T> {
     /// cache-hot buffer and copied into the ring on send. The sample starts
     /// with whatever the memory held: write every field you care about.
     pub fn loan(&mut self) -> Result<SampleMut<'_, T>, LoanError> {
-        if self.port.channel().is_lost() {
+        if self.port.is_lost() {
             return Err(LoanError::SegmentLost);
         }
         if self.topic.inline {
@@ -132,7 +131,7 @@ impl<T: Message> Publisher<T> {
     }
 
     fn loan_chunk(&mut self, tail_len: usize) -> Result<SampleMut<'_, T>, LoanError> {
-        if self.port.channel().is_lost() {
+        if self.port.is_lost() {
             return Err(LoanError::SegmentLost);
         }
         match self.port.loan_chunk() {
@@ -146,10 +145,7 @@ impl<T: Message> Publisher<T> {
 
     /// Largest tail a loan may carry.
     pub fn max_tail(&self) -> usize {
-        self.port
-            .channel()
-            .chunk_size()
-            .saturating_sub(tail_offset::<T>())
+        self.port.chunk_size().saturating_sub(tail_offset::<T>())
     }
 
     /// Applies the overflow policy: is there room for one more message?
@@ -176,7 +172,7 @@ impl<T: Message> Publisher<T> {
     /// topic again). Touches the segment's last page, so it notices any
     /// truncation; sends notice it within 256 sends.
     pub fn check(&self) -> Result<(), TopicError> {
-        if self.port.channel().probe_lost() {
+        if self.port.probe_lost() {
             return Err(TopicError::SegmentLost {
                 topic: self.topic.name.clone(),
             });

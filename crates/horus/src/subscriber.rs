@@ -54,7 +54,7 @@ impl<T: Message> Subscriber<T> {
             |chan| SubscriberPort::join_at(chan, blocking, observer, start),
             &T::SCHEMA.to_string(),
         )?;
-        let words = port.place().channel().layout().config.slot_payload as usize / 8;
+        let words = port.slot_payload() / 8;
         Ok(Subscriber {
             topic,
             port,
@@ -80,7 +80,7 @@ impl<T: Message> Subscriber<T> {
     /// [`Subscriber::check`] to tell that apart from an idle topic. Costs
     /// one relaxed load.
     pub fn try_recv(&mut self) -> Option<Sample<T>> {
-        if self.port.place().channel().is_lost() {
+        if self.port.is_lost() {
             return None;
         }
         loop {
@@ -115,7 +115,7 @@ impl<T: Message> Subscriber<T> {
         // A probe (the segment's last page), not only the flag: a
         // truncation that cut off nothing this subscriber reads is noticed
         // too, before waiting rather than after.
-        if self.port.place().channel().probe_lost() {
+        if self.port.probe_lost() {
             return Err(lost());
         }
         let deadline = Instant::now() + timeout;
@@ -124,7 +124,7 @@ impl<T: Message> Subscriber<T> {
             if let Ok(s) = self.wait(Some(slice)) {
                 return Ok(s);
             }
-            if self.port.place().channel().probe_lost() {
+            if self.port.probe_lost() {
                 return Err(lost());
             }
             if Instant::now() >= deadline {
@@ -139,7 +139,7 @@ impl<T: Message> Subscriber<T> {
     /// truncation, also one that cut off nothing this subscriber reads.
     /// Cheap enough to call every cycle (one load and a branch).
     pub fn check(&self) -> Result<(), TopicError> {
-        if self.port.place().channel().probe_lost() {
+        if self.port.probe_lost() {
             return Err(TopicError::SegmentLost {
                 topic: self.topic.name.clone(),
             });

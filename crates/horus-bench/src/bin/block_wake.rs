@@ -162,6 +162,9 @@ fn run() -> anyhow::Result<()> {
         percentile(&wake_ns, 0.99),
         *wake_ns.last().unwrap(),
     );
+    // Rounds where the woken publisher ran only milliseconds later (its CPU was busy).
+    let slow = wake_ns.iter().filter(|&&n| n > 5_000_000).count();
+    println!("block_wake: rounds over 5 ms: {slow}");
     let cpu = cpu_ms_per_s.iter().sum::<f64>() / cpu_ms_per_s.len().max(1) as f64;
     println!(
         "block_wake: {} rounds, gap {:?}: wake-up latency min {:.1} us, median {:.1} us, p99 {:.1} us, max {:.1} us",

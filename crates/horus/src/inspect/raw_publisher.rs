@@ -108,12 +108,11 @@ impl RawPublisher {
             RoomError::TimedOut(d) => RawSendError::Timeout(d),
             RoomError::Lost => RawSendError::SegmentLost,
         })?;
-        let config = self.port.channel().layout().config;
         // A type with a tail travels in chunks whenever the topic has them, however short:
         // typed subscribers take an inline message only of exactly the type's size (a
         // 12-byte ROS 2 message, 8-byte frame and 4-byte body, sent inline was counted
         // malformed and lost).
-        let inline = len <= config.slot_payload as usize && !(self.tail && config.chunk_size > 0);
+        let inline = len <= self.port.slot_payload() && !(self.tail && self.port.chunk_size() > 0);
         let sent = if inline {
             match parts {
                 [one] => self.port.send_inline(one),

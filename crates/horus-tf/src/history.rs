@@ -81,9 +81,15 @@ pub(crate) fn encode(stamp: i64, parent: u32, tf: &Transform) -> [u64; DATA_WORD
     ]
 }
 
-/// Decodes and validates a sample read from the segment.
-fn decode(f: u32, d: &[u64; DATA_WORDS], frames: u32) -> Result<Sample, LookupError> {
-    if d[1] >= u64::from(frames) {
+/// Decodes and validates a sample read from the segment. `frames` is the
+/// frame count the caller loaded before reading; a parent past it is checked
+/// against the count again before it is called garbage: a writer publishes a
+/// new parent's record (count stored with Release) before the sample naming
+/// it, and our seqlock read of that sample (Acquire) makes the newer count
+/// visible to this load — a frame reparented under a new frame while we
+/// looked is not corruption.
+fn decode(mem: &Mem, f: u32, d: &[u64; DATA_WORDS], frames: u32) -> Result<Sample, LookupError> {
+    if d[1] >= u64::from(frames) && d[1] >= u64::from(crate::names::frame_count(mem)) {
         return Err(LookupError::Corrupt(format!(
             "frame #{f} names parent #{} of {frames} frames",
             d[1]
@@ -133,7 +139,7 @@ fn read_at(mem: &Mem, f: u32, p: u64, frames: u32) -> Result<Option<Sample>, Loo
     // history is a power of two, so `p % cap` is `p & (cap − 1)` < history.
     let slot = mem.slot(f, (p & (cap - 1)) as usize);
     match seqlock::read(slot, p / cap) {
-        Read::Sample(d) => decode(f, &d, frames).map(Some),
+        Read::Sample(d) => decode(mem, f, &d, frames).map(Some),
         Read::Gone { .. } => Ok(None),
     }
 }
@@ -144,6 +150,30 @@ fn stamp_at(mem: &Mem, f: u32, p: u64) -> Option<i64> {
     let cap = u64::from(mem.layout.caps.history);
     let slot = mem.slot(f, (p & (cap - 1)) as usize);
     seqlock::read_first(slot, p / cap).map(|s| s as i64)
+}
+
+/// Whether the ring's oldest live position `lo` is the one the next write
+/// overwrites: the ring is full (`head − lo` = history), so position `head`
+/// goes into `lo`'s slot. A writer at work there — or killed there, leaving
+/// an odd sequence until the frame is written again — makes `lo` unreadable
+/// for good reason: that sample is gone, and `lo + 1` is the oldest.
+#[inline]
+fn next_overwritten(mem: &Mem, lo: u64, head: u64) -> bool {
+    head - lo == u64::from(mem.layout.caps.history)
+}
+
+/// The oldest readable position of `lo..head` and its stamp: `lo`, or `lo + 1`
+/// when `lo` is being (or was, by a writer that died) overwritten. None: the
+/// writer lapped us (retry with fresh bounds).
+#[inline]
+fn oldest_stamp(mem: &Mem, f: u32, lo: u64, head: u64) -> Option<(u64, i64)> {
+    if let Some(s) = stamp_at(mem, f, lo) {
+        return Some((lo, s));
+    }
+    // `lo + 1 < head`: history ≥ 2.
+    next_overwritten(mem, lo, head)
+        .then(|| stamp_at(mem, f, lo + 1).map(|s| (lo + 1, s)))
+        .flatten()
 }
 
 /// The newest sample of `f` (None: no samples).
@@ -163,14 +193,17 @@ pub(crate) fn newest(mem: &Mem, f: u32, frames: u32) -> Result<Option<Sample>, L
 /// Oldest and newest stamps and the number of live samples of `f`.
 pub(crate) fn span(mem: &Mem, f: u32, frames: u32) -> Result<Option<(i64, i64, u64)>, LookupError> {
     for _ in 0..MAX_TRIES {
-        let (lo, head) = bounds(mem, f);
+        let (mut lo, head) = bounds(mem, f);
         if head == 0 {
             return Ok(None);
         }
-        let (Some(first), Some(last)) = (
-            read_at(mem, f, lo, frames)?,
-            read_at(mem, f, head - 1, frames)?,
-        ) else {
+        let mut first = read_at(mem, f, lo, frames)?;
+        if first.is_none() && next_overwritten(mem, lo, head) {
+            // Being overwritten (or torn by a writer that died): gone.
+            lo += 1;
+            first = read_at(mem, f, lo, frames)?;
+        }
+        let (Some(first), Some(last)) = (first, read_at(mem, f, head - 1, frames)?) else {
             continue;
         };
         return Ok(Some((first.stamp, last.stamp, head - lo)));
@@ -208,7 +241,7 @@ pub(crate) fn at(mem: &Mem, f: u32, time: i64, frames: u32) -> Result<At, Lookup
         }
         if time > latest {
             return Ok(At::Future {
-                earliest: stamp_at(mem, f, lo).unwrap_or(latest),
+                earliest: oldest_stamp(mem, f, lo, head).map_or(latest, |(_, s)| s),
                 latest,
             });
         }
@@ -220,6 +253,14 @@ pub(crate) fn at(mem: &Mem, f: u32, time: i64, frames: u32) -> Result<At, Lookup
         }
         // The common case: between the two newest samples.
         let Some(prev) = stamp_at(mem, f, head - 2) else {
+            if head - 2 == lo && next_overwritten(mem, lo, head) {
+                // A ring of two whose older sample is being overwritten
+                // (or torn by a dead writer): only the newest is left.
+                return Ok(At::Past {
+                    earliest: latest,
+                    latest,
+                });
+            }
             continue;
         };
         if prev <= time {
@@ -248,14 +289,21 @@ pub(crate) fn at(mem: &Mem, f: u32, time: i64, frames: u32) -> Result<At, Lookup
                         };
                         return Ok(between(&sa, &sb, time));
                     }
+                    // The oldest being overwritten: the search below starts after it.
+                    (None, _) if g == lo && next_overwritten(mem, lo, head) => {}
                     (None, _) | (_, None) => continue,
                     _ => {}
                 }
             }
         }
-        let Some(first) = stamp_at(mem, f, lo) else {
+        let Some((lo, first)) = oldest_stamp(mem, f, lo, head) else {
             continue;
         };
+        if lo > head - 2 {
+            // Only with a ring of two whose stamps do not increase (a
+            // peer's garbage): no interval to search.
+            continue;
+        }
         if time < first {
             return Ok(At::Past {
                 earliest: first,
@@ -320,5 +368,54 @@ fn between(a: &Sample, b: &Sample, time: i64) -> At {
     At::Found {
         parent: a.parent,
         tf: Transform::interpolate(&a.tf, &b.tf, ratio),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{Capacities, Layout};
+    use crate::names::{frame_count, Names};
+    use crate::writer::{check, write_locked};
+
+    fn set(mem: &Mem, names: &Names, parent: &str, child: &str, stamp: i64) {
+        let c = check(parent, child, stamp, &Transform::IDENTITY, false, None).unwrap();
+        write_locked(mem, names, &c, 1).unwrap();
+    }
+
+    /// Regression: a lookup loads the frame count once, then reads samples.
+    /// A writer that meanwhile reparented a frame under a brand-new frame
+    /// (record published, then the sample naming it) made that sample's
+    /// parent index reach past the count the lookup held: it was reported
+    /// as `Corrupt`, a false error from a legitimate race.
+    #[test]
+    fn a_parent_published_after_the_reader_loaded_the_frame_count_is_not_corrupt() {
+        let caps = Capacities {
+            max_frames: 8,
+            history: 4,
+            ..Capacities::default()
+        };
+        let mem = Mem::heap(Layout::new(caps).unwrap());
+        let names = Names::default();
+        set(&mem, &names, "odom", "base", 1_000);
+        let base = names.find(&mem, "base").unwrap();
+        // The lookup's frame count: odom and base.
+        let frames = frame_count(&mem);
+        assert_eq!(frames, 2);
+        // Then `base` moves under a new frame, record #2.
+        set(&mem, &names, "map", "base", 2_000);
+        assert_eq!(newest(&mem, base, frames).unwrap().unwrap().parent, 2);
+        assert!(matches!(
+            at(&mem, base, 0, frames),
+            Ok(At::Found { parent: 2, .. })
+        ));
+        // A parent past every published record is still a peer's garbage.
+        let slot = mem.slot(base, 2);
+        seqlock::write(slot, 0, &encode(3_000, 7, &Transform::IDENTITY));
+        mem.head(base).store(3, Ordering::Release);
+        assert!(matches!(
+            newest(&mem, base, frames),
+            Err(LookupError::Corrupt(_))
+        ));
     }
 }

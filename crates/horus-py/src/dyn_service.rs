@@ -114,7 +114,7 @@ macro_rules! for_each_fixed_message {
 
 /// Every fixed-size type, under one path for the dispatch macro.
 mod types {
-    pub(crate) use crate::tensor_msg::TensorRef;
+    pub(crate) use horus_tensor::TensorRef;
     pub(crate) use horus::msgs::{
         BatteryState, CmdVel, EmergencyStop, Header, Imu, JointState, LaserScan, Odometry, Pose,
         Pose2D, Quaternion, Time, Twist, Vector3,
@@ -298,7 +298,7 @@ impl<Q: Message, R: Message> DynRequest for Request<Q, R> {
 mod tests {
     use super::*;
     use crate::registry::for_each_message;
-    use crate::tensor_msg::TensorRef;
+    use horus_tensor::TensorRef;
     use horus::msgs::*;
 
     #[test]

@@ -165,7 +165,7 @@ pub(crate) fn open_topic(
 
 /// Every type of the list, under one path for the dispatch macro.
 mod horus_types {
-    pub(crate) use crate::tensor_msg::TensorRef;
+    pub(crate) use horus_tensor::TensorRef;
     pub(crate) use horus::msgs::{
         BatteryState, CmdVel, EmergencyStop, Header, Image, Imu, JointState, LaserScan, Odometry,
         PointCloud, Pose, Pose2D, Quaternion, Time, Twist, Vector3,

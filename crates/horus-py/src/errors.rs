@@ -6,7 +6,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
 use crate::dynamic::SendFailure;
-use crate::tensor_pool::PoolError;
+use horus_tensor::{AllocError, AttachError, OpenError};
 
 create_exception!(
     _horus,
@@ -201,14 +201,36 @@ pub(crate) fn send_error(topic: &str, e: SendFailure) -> PyErr {
     }
 }
 
-/// Maps a tensor pool error to its exception.
-pub(crate) fn pool_error(e: PoolError) -> PyErr {
+/// Maps a tensor pool's open error to its exception.
+pub(crate) fn pool_open_error(e: OpenError) -> PyErr {
     match e {
-        PoolError::Stale(_) => StaleDescriptorError::new_err(e.to_string()),
-        PoolError::TooLarge { .. } | PoolError::Invalid { .. } => {
+        OpenError::InvalidConfig { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+        _ => TensorPoolError::new_err(e.to_string()),
+    }
+}
+
+/// Maps a tensor pool's alloc error to its exception.
+pub(crate) fn pool_alloc_error(e: AllocError) -> PyErr {
+    match e {
+        AllocError::TooLarge { .. } | AllocError::UnknownDtype(_) | AllocError::Shape(_) => {
             pyo3::exceptions::PyValueError::new_err(e.to_string())
         }
-        _ => TensorPoolError::new_err(e.to_string()),
+        AllocError::Exhausted { .. } | AllocError::Departed(_) => {
+            TensorPoolError::new_err(e.to_string())
+        }
+    }
+}
+
+/// Maps a tensor pool's attach (acquire) error to its exception.
+pub(crate) fn pool_attach_error(e: AttachError) -> PyErr {
+    match e {
+        AttachError::ForeignPool { .. }
+        | AttachError::OutOfBounds { .. }
+        | AttachError::Stale { .. } => StaleDescriptorError::new_err(e.to_string()),
+        AttachError::Descriptor(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+        AttachError::Contended { .. } | AttachError::Departed(_) => {
+            TensorPoolError::new_err(e.to_string())
+        }
     }
 }
 
@@ -281,4 +303,10 @@ pub(crate) fn call_error(py: Python<'_>, service: &str, e: horus::CallError) -> 
         _ => ServiceError::new_err(msg),
     };
     with_attrs(py, err, &[("service", service)])
+}
+
+/// A descriptor that cannot be made, or whose dtype or shape cannot be
+/// viewed, as a ValueError.
+pub(crate) fn descriptor_error(e: horus_tensor::DescriptorError) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(e.to_string())
 }

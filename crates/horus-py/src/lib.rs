@@ -32,9 +32,10 @@ mod py_topic;
 mod registry;
 mod ros;
 mod rust_nodes;
-pub mod tensor_msg;
-pub mod tensor_pool;
-mod tensor_py;
+mod py_tensor_buffer;
+mod py_tensor_pool;
+mod py_tensor_view;
+mod tensor_ref_bytes;
 
 /// The native module. Private: import `horus` instead.
 #[pyo3::pymodule]
@@ -92,9 +93,11 @@ mod _horus {
     #[pymodule_export]
     use crate::rust_nodes::RustNode;
     #[pymodule_export]
-    use crate::tensor_py::{
-        attach_view, release_attached, RawTensorPool, TensorBuffer, TensorView,
-    };
+    use crate::py_tensor_buffer::TensorBuffer;
+    #[pymodule_export]
+    use crate::py_tensor_pool::{attach_view, release_attached, RawTensorPool};
+    #[pymodule_export]
+    use crate::py_tensor_view::TensorView;
 
     /// Schema and field table of every message type, nested types first.
     #[pyfunction]

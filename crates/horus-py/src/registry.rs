@@ -12,7 +12,7 @@ use horus::msgs::{
 use horus::Message;
 use pyo3::prelude::*;
 
-use crate::tensor_msg::TensorRef;
+use horus_tensor::TensorRef;
 
 /// Calls `$m!` with every message type the Python package knows: every
 /// standard message of `horus-msgs` (a unit test checks the list against

@@ -37,8 +37,7 @@ mod service;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use _horus::tensor_msg::TensorRef;
-use _horus::tensor_pool::{PoolConfig, PoolInner};
+use horus_tensor::{PoolConfig, TensorPool, TensorRef};
 use anyhow::{bail, Context, Result};
 use horus::prelude::*;
 
@@ -200,7 +199,7 @@ fn tensor_echo(topic_in: &str, topic_out: &str, count: u64) -> Result<()> {
     say("ready");
     for _ in 0..count {
         let r = *recv(&mut s)?;
-        let pool = PoolInner::open(
+        let pool = TensorPool::open(
             &horus_shm::name::namespace(),
             r.pool_id,
             PoolConfig::default(),
@@ -224,7 +223,7 @@ fn tensor_echo(topic_in: &str, topic_out: &str, count: u64) -> Result<()> {
 /// Allocates one f32 tensor of 1024 elements `[0, 1, 2 …]`, publishes its
 /// ref, and holds it until a CmdVel arrives on `ack`.
 fn tensor_pub(pool_id: u64, topic: &str, ack: &str) -> Result<()> {
-    let pool = PoolInner::open(
+    let pool = TensorPool::open(
         &horus_shm::name::namespace(),
         pool_id,
         PoolConfig::default(),
@@ -270,7 +269,7 @@ fn pong<T: Message>(ping: &str, pong: &str, busy: bool, stamp: impl Fn(&T) -> u6
     };
     let mut s = tin.subscriber_with(mode)?;
     let mut p = tout.publisher()?;
-    let mut pools: Vec<std::sync::Arc<PoolInner>> = Vec::new();
+    let mut pools: Vec<std::sync::Arc<TensorPool>> = Vec::new();
     say("ready");
     loop {
         let m = *s.recv();
@@ -284,7 +283,7 @@ fn pong<T: Message>(ping: &str, pong: &str, busy: bool, stamp: impl Fn(&T) -> u6
             let pool = match pools.iter().find(|p| p.pool_id() == r.pool_id) {
                 Some(p) => std::sync::Arc::clone(p),
                 None => {
-                    let p = PoolInner::open(
+                    let p = TensorPool::open(
                         &horus_shm::name::namespace(),
                         r.pool_id,
                         PoolConfig::default(),

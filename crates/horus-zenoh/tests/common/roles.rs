@@ -119,6 +119,8 @@ pub fn run(role: &str) {
         "forger" => forger(),
         "stalled_reader" => stalled_reader(),
         "pub_blob" => pub_blob(),
+        "pub_latched" => pub_latched(),
+        "sub_latched" => sub_latched(),
         other => panic!("unknown role {other}"),
     }
 }
@@ -700,6 +702,61 @@ fn pub_blob() {
         json!({"sent": s.sent, "refused": refused, "timed_out": s.timed_out,
                "max_wait_us": max_wait.as_micros() as u64, "waits_over_half_timeout": over_half,
                "elapsed_ms": start.elapsed().as_millis() as u64})
+    );
+    wait_for_stdin_close();
+}
+
+/// The latched topic of the latched tests: CmdVel, 8 deep, keeps the last 3.
+fn latched_topic() -> Topic<CmdVel> {
+    Topic::<CmdVel>::builder("map/static")
+        .depth(8)
+        .durability(horus::Durability::TransientLocal { depth: 3 })
+        .open()
+        .expect("latched topic")
+}
+
+/// Publishes stamps 0..5 before anyone subscribes (the last 3 are latched), then, once a
+/// subscriber is there (the bridge, for the other host), 5 and 6 live.
+fn pub_latched() {
+    let t = latched_topic();
+    let mut p = t.publisher().unwrap();
+    for k in 0..5 {
+        p.send(CmdVel::new(k, 0.0, 0.0)).unwrap();
+    }
+    ready();
+    let deadline = Instant::now() + LONG;
+    while p.subscribers() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for k in 5..7 {
+        p.send(CmdVel::new(k, 0.0, 0.0)).unwrap();
+    }
+    println!("\n{}", json!({"sent": 7}));
+    wait_for_stdin_close();
+}
+
+/// Receives until stamp 6; then a second subscriber joins this host's topic and takes what
+/// it gets at once (its latched history). Reports both lists and the topic's durability.
+fn sub_latched() {
+    let t = latched_topic();
+    let mut s = t.subscriber().unwrap();
+    ready();
+    let deadline = Instant::now() + LONG;
+    let mut first = Vec::new();
+    while first.last() != Some(&6) && Instant::now() < deadline {
+        if let Ok(m) = s.recv_timeout(Duration::from_millis(100)) {
+            first.push(m.stamp_ns);
+        }
+    }
+    let mut late = t.subscriber().unwrap();
+    let mut second = Vec::new();
+    while let Some(m) = late.try_recv() {
+        second.push(m.stamp_ns);
+    }
+    let view = horus::inspect::TopicView::open(&horus::namespace(), "map/static").unwrap();
+    println!(
+        "\n{}",
+        json!({"first": first, "second": second, "durability": view.durability().to_string()})
     );
     wait_for_stdin_close();
 }

@@ -1,7 +1,9 @@
 //! `horus monitor` against the robot fixture (a scheduler with nodes, topic `robot/cmd`) plus
 //! a topic this test publishes with wall-clock stamps in a `Header`: `--once --json` reports
 //! topics, types, rates, latencies and nodes without changing what the publisher observes;
-//! the terminal UI, driven in tmux, lists them and answers tab, s, enter, esc and q.
+//! the terminal UI, driven in tmux, lists them and answers tab, s, enter, esc and q; its tf
+//! view (key t) lists the frames this test broadcasts and marks the dynamic one stale once
+//! its broadcaster stops sending.
 
 mod common;
 
@@ -14,6 +16,9 @@ use std::time::{Duration, Instant};
 use common::{horus_json, poll_json, shm_files, unique_ns, Fixture, PATIENCE};
 use horus::msgs::{Header, Time};
 use horus::Topic;
+use horus_tf::{
+    stamp_now, time_of_ns, transform_stamped, StaticTransformBroadcaster, TransformBroadcaster,
+};
 use serde_json::Value;
 
 horus::message! {
@@ -292,15 +297,8 @@ fn tmux_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-#[test]
-fn the_terminal_ui_lists_topics_and_nodes_and_answers_its_keys() {
-    if !tmux_available() {
-        eprintln!("SKIPPED: tmux is not installed (`make setup` installs it); the terminal UI was not tested");
-        return;
-    }
-    let ns = unique_ns("monitor-tui");
-    let _robot = Fixture::robot(&ns);
-    let stream = Stream::start(&ns);
+/// `horus monitor` of namespace `ns` in a 200×50 tmux pane of its own server.
+fn open_monitor(ns: &str) -> Tmux {
     let tmux = Tmux {
         socket: format!("horus-test-{ns}"),
     };
@@ -324,6 +322,29 @@ fn the_terminal_ui_lists_topics_and_nodes_and_answers_its_keys() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    tmux
+}
+
+/// Waits until the monitor in `tmux` exits after `q`.
+fn quit(tmux: &Tmux) {
+    tmux.keys(&["q"]);
+    let end = Instant::now() + PATIENCE;
+    while tmux.alive() {
+        assert!(Instant::now() < end, "q did not quit:\n{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_terminal_ui_lists_topics_and_nodes_and_answers_its_keys() {
+    if !tmux_available() {
+        eprintln!("SKIPPED: tmux is not installed (`make setup` installs it); the terminal UI was not tested");
+        return;
+    }
+    let ns = unique_ns("monitor-tui");
+    let _robot = Fixture::robot(&ns);
+    let stream = Stream::start(&ns);
+    let tmux = open_monitor(&ns);
 
     // Every topic and node, with figures.
     tmux.wait_for("the topics and nodes", |s| {
@@ -388,17 +409,131 @@ fn the_terminal_ui_lists_topics_and_nodes_and_answers_its_keys() {
     tmux.keys(&["Escape"]);
     tmux.wait_for("the tables again", |s| s.contains("Topics (2)"));
     // q: the monitor exits.
-    tmux.keys(&["q"]);
-    let end = Instant::now() + PATIENCE;
-    while tmux.alive() {
-        assert!(Instant::now() < end, "q did not quit:\n{}", tmux.screen());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    quit(&tmux);
     let sent = stream.finish();
     assert_eq!(
         sent.miscounted, 0,
         "an observer was counted as a subscriber"
     );
+}
+
+const IDENTITY: [f64; 4] = [0.0, 0.0, 0.0, 1.0];
+
+/// A tf tree broadcast by this process: `map → odom` and `base_link → laser` latched on
+/// `tf_static`, `odom → base_link` on `tf` every 10 ms until [`stop_sending`](Self::stop_sending)
+/// (its broadcaster stays open: the frame stops being updated, the topic stays).
+struct TfTree {
+    _statics: StaticTransformBroadcaster,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<TransformBroadcaster>>,
+    dynamic: Option<TransformBroadcaster>,
+}
+
+impl TfTree {
+    fn start(ns: &str) -> TfTree {
+        let mut statics = StaticTransformBroadcaster::open(Some(ns)).unwrap();
+        statics
+            .send_all(&[
+                transform_stamped("map", "odom", time_of_ns(0), [0.0; 3], IDENTITY),
+                transform_stamped(
+                    "base_link",
+                    "laser",
+                    time_of_ns(0),
+                    [0.1, 0.0, 0.2],
+                    IDENTITY,
+                ),
+            ])
+            .unwrap();
+        let mut tf = TransformBroadcaster::open(Some(ns)).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                let t =
+                    transform_stamped("odom", "base_link", stamp_now(), [1.0, 2.0, 0.0], IDENTITY);
+                tf.send(&t).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            tf
+        });
+        TfTree {
+            _statics: statics,
+            stop,
+            thread: Some(thread),
+            dynamic: None,
+        }
+    }
+
+    /// Stops broadcasting `odom → base_link`, keeping its broadcaster.
+    fn stop_sending(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            self.dynamic = Some(t.join().unwrap());
+        }
+    }
+}
+
+impl Drop for TfTree {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The line of the tf table whose first cell is `frame` (indentation and border removed).
+fn frame_line<'s>(screen: &'s str, frame: &str) -> Option<&'s str> {
+    screen
+        .lines()
+        .find(|l| l.trim_start_matches('│').split_whitespace().next() == Some(frame))
+}
+
+#[test]
+fn the_tf_view_lists_the_frames_and_marks_a_frame_whose_broadcaster_stopped_stale() {
+    if !tmux_available() {
+        eprintln!(
+            "SKIPPED: tmux is not installed (`make setup` installs it); the tf view was not tested"
+        );
+        return;
+    }
+    let ns = unique_ns("monitor-tf");
+    let mut tree = TfTree::start(&ns);
+    let tmux = open_monitor(&ns);
+    tmux.wait_for("the tables with the tf key", |s| {
+        s.contains("Topics (") && s.contains("t: tf frames")
+    });
+    tmux.keys(&["t"]);
+    let has = |s: &str, frame: &str, words: &[&str]| {
+        frame_line(s, frame).is_some_and(|l| words.iter().all(|w| l.contains(w)))
+    };
+    // Every frame with its parent and kind; the statics (latched before the monitor started)
+    // and the dynamic frame, which is being updated, are not stale.
+    tmux.wait_for("the tf frames, none stale", |s| {
+        s.contains("tf frames (3, 0 stale)")
+            && has(s, "map", &["root"])
+            && has(s, "odom", &["map", "static", "ok"])
+            && has(s, "base_link", &["odom", "dynamic", "ok"])
+            && has(s, "laser", &["base_link", "static", "ok"])
+            && s.contains("t/esc: back to the tables")
+    });
+    // Its broadcaster stops sending: base_link alone becomes stale.
+    tree.stop_sending();
+    tmux.wait_for("base_link marked stale", |s| {
+        s.contains("tf frames (3, 1 stale)")
+            && has(s, "base_link", &["odom", "dynamic", "STALE"])
+            && has(s, "odom", &["static", "ok"])
+            && has(s, "laser", &["static", "ok"])
+    });
+    // t: back to the tables, which still answer their keys.
+    tmux.keys(&["t"]);
+    tmux.wait_for("the tables again", |s| s.contains("sort (by topic)"));
+    tmux.keys(&["s"]);
+    tmux.wait_for("sorting by type", |s| s.contains("sort (by type)"));
+    quit(&tmux);
+    drop(tmux);
+    drop(tree);
+    assert_eq!(shm_files(&ns), Vec::<String>::new());
 }
 
 #[test]

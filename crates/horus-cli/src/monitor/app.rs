@@ -21,6 +21,8 @@ pub(crate) enum Screen {
     Topic(String),
     /// One node (by `scheduler/node`).
     Node(String),
+    /// The tf frames.
+    Tf,
 }
 
 /// What the event loop does after a command.
@@ -94,6 +96,8 @@ impl App {
     pub(crate) fn apply(&mut self, c: Command, s: &Snapshot) -> Outcome {
         match (c, &self.screen) {
             (Command::Quit, _) => return Outcome::Quit,
+            (Command::Tf, Screen::Tf) => self.screen = Screen::Tables,
+            (Command::Tf, _) => self.screen = Screen::Tf,
             (Command::Escape, Screen::Tables) => return Outcome::Quit,
             (Command::Escape | Command::Enter, _) if self.screen != Screen::Tables => {
                 self.screen = Screen::Tables;
@@ -201,6 +205,7 @@ mod tests {
             unreadable: Vec::new(),
             schedulers: Vec::new(),
             schedulers_error: None,
+            tf: Default::default(),
             logs: Err("none".into()),
         }
     }
@@ -252,5 +257,24 @@ mod tests {
         assert_eq!(app.screen, Screen::Tables);
         assert_eq!(app.apply(Command::Escape, &s), Outcome::Quit);
         assert_eq!(App::new().apply(Command::Quit, &s), Outcome::Quit);
+    }
+
+    #[test]
+    fn t_shows_the_tf_frames_and_t_or_escape_goes_back() {
+        let s = snapshot();
+        let mut app = App::new();
+        app.apply(Command::Tf, &s);
+        assert_eq!(app.screen, Screen::Tf);
+        // Table keys do nothing there.
+        app.apply(Command::SwitchTable, &s);
+        assert_eq!(app.focus, Focus::Topics);
+        app.apply(Command::Tf, &s);
+        assert_eq!(app.screen, Screen::Tables);
+        // From a detail view too; escape goes back to the tables.
+        app.apply(Command::Enter, &s);
+        app.apply(Command::Tf, &s);
+        assert_eq!(app.screen, Screen::Tf);
+        assert_eq!(app.apply(Command::Escape, &s), Outcome::Redraw);
+        assert_eq!(app.screen, Screen::Tables);
     }
 }

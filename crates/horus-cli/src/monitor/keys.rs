@@ -23,6 +23,8 @@ pub(crate) enum Command {
     Last,
     /// Enter: the selected topic or node in detail (and back).
     Enter,
+    /// `t`: the tf frames (and back).
+    Tf,
 }
 
 /// The command of a key event, if it has one (key releases and repeats of other keys have
@@ -44,6 +46,7 @@ pub(crate) fn command(k: KeyEvent) -> Option<Command> {
         KeyCode::Home | KeyCode::Char('g') => Command::First,
         KeyCode::End | KeyCode::Char('G') => Command::Last,
         KeyCode::Enter => Command::Enter,
+        KeyCode::Char('t') | KeyCode::Char('T') => Command::Tf,
         _ => return None,
     })
 }
@@ -60,6 +63,7 @@ mod tests {
         assert_eq!(command(k(KeyCode::Tab)), Some(Command::SwitchTable));
         assert_eq!(command(k(KeyCode::Enter)), Some(Command::Enter));
         assert_eq!(command(k(KeyCode::Char('s'))), Some(Command::NextSort));
+        assert_eq!(command(k(KeyCode::Char('t'))), Some(Command::Tf));
         assert_eq!(command(k(KeyCode::Char('x'))), None);
         assert_eq!(
             command(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),

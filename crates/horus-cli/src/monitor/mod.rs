@@ -7,8 +7,9 @@
 //! - `sampler`: the thread that finds and polls the topics, and builds snapshots;
 //! - `model`: a snapshot (topics, nodes, logs) as data, and as JSON for `--once --json`;
 //! - `logs`: the latest log lines;
+//! - `tf`: the frames of `tf` / `tf_static` (`horus tf frames`' survey), stale ones marked;
 //! - `sort`, `keys`, `app`: sortable columns, keys, and the UI's state;
-//! - `format`, `view`, `detail`, `tui`: drawing with ratatui, and the event loop.
+//! - `format`, `view`, `detail`, `tf_view`, `tui`: drawing with ratatui, and the event loop.
 //!
 //! An observer only: it reads the publishers' and subscribers' counters and the rings, never
 //! registers a wake-up, and is in no publisher's room check or count.
@@ -24,6 +25,8 @@ mod ros_type;
 mod sampler;
 mod sort;
 mod stamp;
+mod tf;
+mod tf_view;
 mod tui;
 mod view;
 mod window;

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::logs::LogLines;
+use super::tf::TfFrames;
 use crate::verbs::node::{node_json, SchedulerTable};
 
 /// Every topic and node of a namespace at one moment.
@@ -21,6 +22,8 @@ pub(crate) struct Snapshot {
     pub(crate) schedulers: Vec<SchedulerTable>,
     /// Why the schedulers' tables could not be listed, if they could not.
     pub(crate) schedulers_error: Option<String>,
+    /// The frames broadcast on `tf` and `tf_static`.
+    pub(crate) tf: TfFrames,
     /// The latest log lines, or why they cannot be read.
     pub(crate) logs: Result<LogLines, String>,
 }
@@ -269,6 +272,7 @@ impl Snapshot {
             "nodes": nodes,
             "schedulers": self.schedulers.iter().map(crate::verbs::node::scheduler_json).collect::<Vec<_>>(),
             "schedulers_error": self.schedulers_error,
+            "tf": self.tf.to_json(),
             "logs": match &self.logs {
                 Ok(l) => json!({
                     "lines": l.lines,

@@ -8,12 +8,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use horus::inspect::{list_topics, TopicView};
+use horus_tf::SurveyReader;
 
 use super::logs::LogTail;
 use super::model::{
     field_rows, LatencyRow, Losses, OwnCounts, PublisherRow, Snapshot, SubscriberRow, TopicRow,
 };
 use super::probe::TopicProbe;
+use super::tf::TfFrames;
 use crate::verbs::topic::{overflow_text, process_alive, process_name};
 
 /// How often the topics' counters and observers are read. A latency figure is the time from
@@ -23,6 +25,8 @@ pub(crate) const POLL: Duration = Duration::from_millis(1);
 const LOG_LINES: usize = 50;
 /// How often the namespace is searched for new (and gone) topics.
 const DISCOVERY: Duration = Duration::from_millis(500);
+/// How often `tf` and `tf_static` are read for the tf view (what `horus tf frames` does).
+const TF_POLL: Duration = Duration::from_millis(5);
 
 /// What the thread and the snapshots share.
 #[derive(Default)]
@@ -30,6 +34,10 @@ struct State {
     probes: BTreeMap<String, TopicProbe>,
     /// Topics that could not be opened, and why.
     unreadable: BTreeMap<String, String>,
+    /// The tf survey (`None` until it could start: see `tf_error`).
+    tf: Option<SurveyReader>,
+    /// Why the tf topics could not be observed at the last try.
+    tf_error: Option<String>,
 }
 
 /// The sampling thread; stopped and joined on drop.
@@ -67,7 +75,7 @@ impl Sampler {
     pub(crate) fn snapshot(&self, window: Duration) -> Snapshot {
         let now = Instant::now();
         let me = std::process::id();
-        let (topics, unreadable) = {
+        let (topics, unreadable, tf) = {
             let mut st = lock(&self.state);
             let topics = st
                 .probes
@@ -79,7 +87,15 @@ impl Sampler {
                 .iter()
                 .map(|(n, e)| (n.clone(), e.clone()))
                 .collect();
-            (topics, unreadable)
+            let tf = st
+                .tf
+                .as_ref()
+                .map(|r| TfFrames::of(r, st.tf_error.clone(), now))
+                .unwrap_or_else(|| TfFrames {
+                    error: st.tf_error.clone(),
+                    ..TfFrames::default()
+                });
+            (topics, unreadable, tf)
         };
         let (schedulers, schedulers_error) = match crate::verbs::node::read_all(&self.namespace) {
             Ok(t) => (t, None),
@@ -92,6 +108,7 @@ impl Sampler {
             unreadable,
             schedulers,
             schedulers_error,
+            tf,
             logs: self.logs.lock().unwrap_or_else(|p| p.into_inner()).poll(),
         }
     }
@@ -105,7 +122,9 @@ impl Drop for Sampler {
             let _ = t.join();
         }
         // The observers leave here (last one out removes a finished robot's segment).
-        lock(&self.state).probes.clear();
+        let mut st = lock(&self.state);
+        st.probes.clear();
+        st.tf = None;
     }
 }
 
@@ -115,6 +134,7 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 
 fn run(ns: &str, state: &Mutex<State>, stop: &AtomicBool) {
     let mut next_discovery = Instant::now() + DISCOVERY;
+    let mut next_tf = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         let mut st = lock(state);
@@ -123,11 +143,32 @@ fn run(ns: &str, state: &Mutex<State>, stop: &AtomicBool) {
             let _ = discover(ns, &mut st);
             next_discovery = now + DISCOVERY;
         }
+        if now >= next_tf {
+            poll_tf(ns, &mut st);
+            next_tf = now + TF_POLL;
+        }
         for p in st.probes.values_mut() {
             p.poll(now);
         }
         drop(st);
         std::thread::sleep(POLL);
+    }
+}
+
+/// Reads what `tf` and `tf_static` carried since the last call (starting the survey first if
+/// it has not started yet); a failure is kept for the view and tried again next time.
+fn poll_tf(ns: &str, st: &mut State) {
+    if st.tf.is_none() {
+        match SurveyReader::new(ns) {
+            Ok(r) => st.tf = Some(r),
+            Err(e) => {
+                st.tf_error = Some(e.to_string());
+                return;
+            }
+        }
+    }
+    if let Some(r) = &mut st.tf {
+        st.tf_error = r.poll().err().map(|e| e.to_string());
     }
 }
 

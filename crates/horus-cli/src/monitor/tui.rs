@@ -8,7 +8,7 @@ use ratatui::crossterm::event::{self, Event};
 use super::app::{App, Outcome, Screen};
 use super::keys::command;
 use super::sampler::Sampler;
-use super::{detail, view};
+use super::{detail, tf_view, view};
 use crate::launch::signals;
 
 /// How often the figures are refreshed.
@@ -39,6 +39,7 @@ fn event_loop(
                 Screen::Tables => view::draw(f, &app, &snap),
                 Screen::Topic(name) => detail::draw_topic(f, &snap, name),
                 Screen::Node(key) => detail::draw_node(f, &snap, key),
+                Screen::Tf => tf_view::draw(f, &snap),
             })?;
             dirty = false;
         }

@@ -34,7 +34,7 @@ pub(crate) fn draw(f: &mut Frame<'_>, app: &App, s: &Snapshot) {
     };
     f.render_widget(
         Paragraph::new(format!(
-            " tab: other table   ↑/↓: select   enter: details   s: sort (by {sort})   q/esc: quit"
+            " tab: other table   ↑/↓: select   enter: details   s: sort (by {sort})   t: tf frames   q/esc: quit"
         ))
         .style(Style::new().add_modifier(Modifier::REVERSED)),
         keys,

@@ -15,7 +15,7 @@ mod param;
 mod play;
 mod record;
 mod service;
-mod tf;
+pub(crate) mod tf;
 pub(crate) mod topic;
 
 use crate::output::Output;

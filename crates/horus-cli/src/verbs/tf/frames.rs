@@ -3,7 +3,6 @@
 //! process publishing it — as a table, JSON, or a Graphviz picture (like tf2's
 //! `view_frames`).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -14,6 +13,7 @@ use serde_json::json;
 
 use super::dot;
 use super::stamp_text;
+use super::tree::{tree_lines, TreeLine};
 use crate::output::Output;
 use crate::table::Table;
 
@@ -98,10 +98,6 @@ fn frame_json(f: &SeenFrame) -> serde_json::Value {
 /// The frames as a table whose first column is the tree (children indented under their
 /// parents, roots first). Frames on a loop (no root above them) are listed last.
 fn print_tree(frames: &[SeenFrame], roots: &[String]) {
-    let mut children: BTreeMap<&str, Vec<&SeenFrame>> = BTreeMap::new();
-    for f in frames {
-        children.entry(f.parent.as_str()).or_default().push(f);
-    }
     let mut t = Table::new(&[
         "FRAME",
         "PARENT",
@@ -110,32 +106,16 @@ fn print_tree(frames: &[SeenFrame], roots: &[String]) {
         ">AGE S",
         "PUBLISHER",
     ]);
-    let mut shown = std::collections::BTreeSet::new();
-    for root in roots {
-        t.row(vec![root.clone(), String::new(), String::new()]);
-        add_children(&mut t, &children, root, 1, &mut shown);
-    }
-    for f in frames.iter().filter(|f| !shown.contains(f.frame.as_str())) {
-        t.row(row(f, format!("{} (loop)", f.frame)));
+    for line in tree_lines(frames, roots) {
+        match line {
+            TreeLine::Root(root) => t.row(vec![root.to_owned(), String::new(), String::new()]),
+            TreeLine::Frame { frame, depth } => {
+                t.row(row(frame, format!("{}{}", "  ".repeat(depth), frame.frame)))
+            }
+            TreeLine::Loop(f) => t.row(row(f, format!("{} (loop)", f.frame))),
+        }
     }
     t.print();
-}
-
-fn add_children<'a>(
-    t: &mut Table,
-    children: &BTreeMap<&str, Vec<&'a SeenFrame>>,
-    parent: &str,
-    depth: usize,
-    shown: &mut std::collections::BTreeSet<&'a str>,
-) {
-    for f in children.get(parent).into_iter().flatten() {
-        // Each frame is shown once: a loop in what was broadcast cannot recurse forever.
-        if !shown.insert(f.frame.as_str()) {
-            continue;
-        }
-        t.row(row(f, format!("{}{}", "  ".repeat(depth), f.frame)));
-        add_children(t, children, &f.frame, depth + 1, shown);
-    }
 }
 
 fn row(f: &SeenFrame, name: String) -> Vec<String> {

@@ -5,6 +5,7 @@
 mod dot;
 mod echo;
 mod frames;
+pub(crate) mod tree;
 
 use std::process::ExitCode;
 
@@ -35,7 +36,7 @@ pub(crate) fn run(cmd: TfCmd, out: &Output) -> anyhow::Result<ExitCode> {
 }
 
 /// A stamp in ns since the epoch as `seconds.nanoseconds`.
-pub(super) fn stamp_text(ns: i64) -> String {
+pub(crate) fn stamp_text(ns: i64) -> String {
     format!(
         "{}.{:09}",
         ns.div_euclid(1_000_000_000),

@@ -207,6 +207,15 @@ impl Layout {
                 "chunk_size and chunks_per_publisher must both be zero or both non-zero".into(),
             );
         }
+        // A publisher keeps the chunks of its last `latched` messages: a pool no larger than
+        // that would starve its loans for good.
+        if c.chunks_per_publisher != 0 && c.chunks_per_publisher <= c.latched() {
+            return Err(format!(
+                "a pool of {} chunks per publisher must exceed the retained history of {}",
+                c.chunks_per_publisher,
+                c.latched()
+            ));
+        }
         if c.chunk_size > 1 << 32 || c.chunks_per_publisher > 1 << 16 {
             return Err("pool too large (chunks ≤ 4 GiB, ≤ 65536 per publisher)".into());
         }

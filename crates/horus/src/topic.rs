@@ -131,11 +131,16 @@ impl<T: Message> TopicBuilder<T> {
                 0
             };
             let chunk = size.next_multiple_of(8) + tail;
-            (
-                TAIL_SLOT_PAYLOAD,
-                chunk as u64,
-                self.pool.unwrap_or(2 * depth + 4),
-            )
+            let pool = self.pool.unwrap_or(2 * depth + 4);
+            // A publisher keeps its last `latched` chunks: with no more than that in its
+            // pool, every later loan would fail for as long as it lives.
+            if pool <= latched {
+                return Err(self.invalid(format!(
+                    "a loan pool of {pool} chunks must exceed the {latched} messages \
+                     durability {durability} keeps"
+                )));
+            }
+            (TAIL_SLOT_PAYLOAD, chunk as u64, pool)
         };
         Ok((
             ChannelConfig {

@@ -439,6 +439,42 @@ fn a_durability_mismatch_is_a_typed_error() {
     assert!(!Path::new(&segment_path(&ns, "bad")).exists());
 }
 
+/// Review finding: a chunk topic whose loan pool held no more chunks than its
+/// latched history let the publisher keep every chunk, and every later loan
+/// failed for as long as it lived. Now refused when the topic is opened.
+#[test]
+fn a_latched_pool_no_larger_than_its_history_is_refused() {
+    let ns = unique_ns("latched-pool");
+    for pool in [1, 2] {
+        let r = Topic::<PointCloud>::builder("small-pool")
+            .namespace(&ns)
+            .depth(4)
+            .durability(latched(2))
+            .max_tail_bytes(1024)
+            .loan_pool(pool)
+            .open();
+        assert!(matches!(r, Err(TopicError::Invalid { .. })), "pool {pool}");
+    }
+    assert!(!Path::new(&segment_path(&ns, "small-pool")).exists());
+    // One chunk more than the history is enough to keep publishing.
+    let t = Topic::<PointCloud>::builder("small-pool")
+        .namespace(&ns)
+        .depth(4)
+        .durability(latched(2))
+        .max_tail_bytes(1024)
+        .loan_pool(3)
+        .open()
+        .unwrap();
+    let mut p = t.publisher().unwrap();
+    for seq in 1..=10 {
+        let mut header = PointCloud::new(16, true);
+        header.stamp_ns = seq;
+        let mut sample = p.loan_slice(header.tail_len()).unwrap();
+        *sample = header;
+        sample.send().unwrap();
+    }
+}
+
 #[test]
 fn the_retained_history_never_makes_reject_or_block_refuse_or_wait() {
     let ns = unique_ns("latched-policy");

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use horus_fuzz::ring_input::{ChunkInput, RingInput, SlotInput, Stamp, State, KIND_CHUNK};
-use horus_fuzz::tensor_msg::TensorRef;
+use horus_tensor::TensorRef;
 use horus_shm::{Channel, ChannelConfig, PublisherPort, Segment, SubscriberPort, SCHEMA_BYTES};
 
 fn main() -> std::io::Result<()> {

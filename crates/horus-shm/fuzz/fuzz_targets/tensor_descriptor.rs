@@ -1,12 +1,10 @@
-//! Tensor descriptors (`TensorRef`, crates/horus-py/src/tensor_msg.rs) as a
-//! Python or Rust peer receives them, against a real tensor pool
-//! (crates/horus-py/src/tensor_pool.rs); both files compiled without PyO3
-//! (see `horus_fuzz`).
+//! Tensor descriptors (`horus_tensor::TensorRef`) as a Python or Rust peer
+//! receives them, against a real tensor pool (`horus_tensor::TensorPool`).
 //!
 //! The input is the descriptor's bytes. Its dimensions and dtype must
 //! either give a typed array layout that fits the tensor's bytes, or an
-//! error; taking a reference (`PoolInner::acquire`, what `attach` and
-//! `attach_view` do) must fail as stale/foreign unless the descriptor names
+//! error; taking a reference (`TensorPool::attach`, what Python's `attach`
+//! and `attach_view` do) must fail as stale/foreign unless the descriptor names
 //! exactly a live slot of the pool at its generation, and then the tensor
 //! must lie inside that slot. The pool (2 slots of 4 KiB, slot 0 allocated
 //! at generation 1) lives in a per-process namespace and is unlinked at once.
@@ -14,15 +12,16 @@
 
 use std::sync::{Arc, OnceLock};
 
-use horus_fuzz::tensor_msg::{DescriptorError, TensorLayout, TensorRef};
-use horus_fuzz::tensor_pool::{PoolConfig, PoolError, PoolInner, Tensor};
+use horus_tensor::{
+    AttachError, DescriptorError, PoolConfig, Tensor, TensorLayout, TensorPool, TensorRef,
+};
 use libfuzzer_sys::fuzz_target;
 
 /// Pool id of the fixture pool.
 const POOL_ID: u64 = 1;
 
 struct Pool {
-    pool: Arc<PoolInner>,
+    pool: Arc<TensorPool>,
     _held: Tensor,
 }
 
@@ -34,7 +33,7 @@ fn pool() -> &'static Pool {
             slots: Some(2),
             slot_bytes: Some(4096),
         };
-        let pool = PoolInner::open(&ns, POOL_ID, cfg).expect("fixture pool");
+        let pool = TensorPool::open(&ns, POOL_ID, cfg).expect("fixture pool");
         let name =
             horus_shm::name::segment_name(&ns, "tp", &POOL_ID.to_string()).expect("valid name");
         horus_shm::Segment::unlink(&name);
@@ -66,11 +65,8 @@ fuzz_target!(|data: &[u8]| {
         },
     };
 
-    if r.pool_id != POOL_ID {
-        return;
-    }
     let p = &pool().pool;
-    match p.acquire(r.slot, r.generation, r.offset, r.nbytes) {
+    match p.attach(&r) {
         Ok(t) => {
             assert!(
                 r.slot < p.slots(),
@@ -101,7 +97,9 @@ fuzz_target!(|data: &[u8]| {
             let again = t.try_clone().expect("a held tensor can be cloned");
             drop((t, again));
         }
-        Err(PoolError::Stale(_)) => {}
+        Err(AttachError::ForeignPool { named, .. }) => assert_ne!(named, POOL_ID),
+        Err(AttachError::Descriptor(DescriptorError::TooManyDims(n))) => assert!(n > 8),
+        Err(AttachError::OutOfBounds { .. } | AttachError::Stale { .. }) => {}
         Err(e) => panic!("acquire: unexpected {e}"),
     }
 });

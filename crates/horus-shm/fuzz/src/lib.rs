@@ -1,6 +1,5 @@
 //! Shared pieces of the horus fuzz targets: the input decoders (also used by
-//! `examples/make_seeds.rs` to write valid seeds), the tensor descriptor code
-//! of `horus-py` compiled without PyO3, and per-process fixtures.
+//! `examples/make_seeds.rs` to write valid seeds) and per-process fixtures.
 //!
 //! Every target plays a hostile or corrupt peer process: the fuzzer's bytes
 //! go where such a peer could write (a segment file, ring slots, descriptor
@@ -11,17 +10,6 @@
 pub mod file_input;
 pub mod input;
 pub mod ring_input;
-
-// The tensor descriptor and pool of `horus-py`, compiled from the very same
-// source files but without PyO3 (which the `horus-py` crate cannot be built
-// without): `TensorRef` with its validation (`tensor_msg.rs`) and the pool
-// whose `acquire` checks a descriptor against the pool (`tensor_pool.rs`).
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../../horus-py/src/tensor_msg.rs"]
-pub mod tensor_msg;
-#[allow(dead_code, unreachable_pub)]
-#[path = "../../../horus-py/src/tensor_pool.rs"]
-pub mod tensor_pool;
 
 #[cfg(fuzzing)]
 pub mod fixture;

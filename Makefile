@@ -176,6 +176,8 @@ test-loom:
 	  $(CARGO) test -p horus-log --release --test loom_log
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
 	  $(CARGO) test -p horus-tf --release --test loom_tf
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET_DIR) \
+	  $(CARGO) test -p horus-tensor --release --test loom_refcounts
 
 # Benchmark smoke: each binary in --quick mode, then its JSON must parse, have rows and no errors
 # (the suite binaries: every row their run promises, see scripts/check_suite_json.py), and the

@@ -37,8 +37,8 @@
 
 mod child;
 mod control;
-mod monitor;
 mod frames;
+mod monitor;
 mod motor;
 mod replay;
 mod sensors;

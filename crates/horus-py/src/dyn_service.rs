@@ -114,11 +114,11 @@ macro_rules! for_each_fixed_message {
 
 /// Every fixed-size type, under one path for the dispatch macro.
 mod types {
-    pub(crate) use horus_tensor::TensorRef;
     pub(crate) use horus::msgs::{
         BatteryState, CmdVel, EmergencyStop, Header, Imu, JointState, LaserScan, Odometry, Pose,
         Pose2D, Quaternion, Time, Twist, Vector3,
     };
+    pub(crate) use horus_tensor::TensorRef;
 }
 
 /// Schema names of the types services from Python can carry.
@@ -298,8 +298,8 @@ impl<Q: Message, R: Message> DynRequest for Request<Q, R> {
 mod tests {
     use super::*;
     use crate::registry::for_each_message;
-    use horus_tensor::TensorRef;
     use horus::msgs::*;
+    use horus_tensor::TensorRef;
 
     #[test]
     fn every_message_without_a_tail_can_be_carried() {

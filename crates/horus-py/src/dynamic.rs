@@ -165,11 +165,11 @@ pub(crate) fn open_topic(
 
 /// Every type of the list, under one path for the dispatch macro.
 mod horus_types {
-    pub(crate) use horus_tensor::TensorRef;
     pub(crate) use horus::msgs::{
         BatteryState, CmdVel, EmergencyStop, Header, Image, Imu, JointState, LaserScan, Odometry,
         PointCloud, Pose, Pose2D, Quaternion, Time, Twist, Vector3,
     };
+    pub(crate) use horus_tensor::TensorRef;
 }
 
 fn build<T: Message>(name: &str, o: &TopicOptions) -> Result<Topic<T>, TopicError> {

@@ -25,6 +25,9 @@ mod py_ros_action;
 mod py_ros_service;
 mod py_sched;
 mod py_service;
+mod py_tensor_buffer;
+mod py_tensor_pool;
+mod py_tensor_view;
 mod py_tf_broadcaster;
 mod py_tf_buffer;
 mod py_tf_errors;
@@ -32,9 +35,6 @@ mod py_topic;
 mod registry;
 mod ros;
 mod rust_nodes;
-mod py_tensor_buffer;
-mod py_tensor_pool;
-mod py_tensor_view;
 mod tensor_ref_bytes;
 
 /// The native module. Private: import `horus` instead.
@@ -77,6 +77,12 @@ mod _horus {
     #[pymodule_export]
     use crate::py_service::{Client, PendingCall, Request, Server, Service};
     #[pymodule_export]
+    use crate::py_tensor_buffer::TensorBuffer;
+    #[pymodule_export]
+    use crate::py_tensor_pool::{attach_view, release_attached, RawTensorPool};
+    #[pymodule_export]
+    use crate::py_tensor_view::TensorView;
+    #[pymodule_export]
     use crate::py_tf_broadcaster::TfBroadcaster;
     #[pymodule_export]
     use crate::py_tf_buffer::TfBuffer;
@@ -92,12 +98,6 @@ mod _horus {
     use crate::ros::{RosPublisher, RosSample, RosSubscriber, RosTopic, RosTypes};
     #[pymodule_export]
     use crate::rust_nodes::RustNode;
-    #[pymodule_export]
-    use crate::py_tensor_buffer::TensorBuffer;
-    #[pymodule_export]
-    use crate::py_tensor_pool::{attach_view, release_attached, RawTensorPool};
-    #[pymodule_export]
-    use crate::py_tensor_view::TensorView;
 
     /// Schema and field table of every message type, nested types first.
     #[pyfunction]

@@ -37,9 +37,9 @@ mod service;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use horus_tensor::{PoolConfig, TensorPool, TensorRef};
 use anyhow::{bail, Context, Result};
 use horus::prelude::*;
+use horus_tensor::{PoolConfig, TensorPool, TensorRef};
 
 fn say(line: &str) {
     let mut out = std::io::stdout().lock();

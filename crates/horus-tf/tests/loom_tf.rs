@@ -113,6 +113,8 @@ fn the_lease_admits_one_writer_and_one_survivor_takes_a_dead_holders_lease() {
                         }
                     }
                     // Loom reports a data race here if two writers are inside at once.
+                    // SAFETY: the pointer is the UnsafeCell's own, valid for the model's
+                    // life; exclusive access is what the lease claims and loom checks.
                     inside.with_mut(|n| unsafe { *n += 1 });
                     assert!(give_back(&lease, me));
                 })
@@ -123,6 +125,7 @@ fn the_lease_admits_one_writer_and_one_survivor_takes_a_dead_holders_lease() {
         }
         assert_eq!(takeovers.load(Ordering::Relaxed), 1);
         assert_eq!(lease.load(Ordering::Relaxed), 0);
+        // SAFETY: every writer thread has been joined; nothing else touches the cell.
         inside.with(|n| assert_eq!(unsafe { *n }, 2));
     });
 }

@@ -4,67 +4,8 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
-
+use common::tf_tree::TfTree;
 use common::{horus, horus_json, unique_ns};
-use horus_tf::{
-    stamp_now, time_of_ns, transform_stamped, StaticTransformBroadcaster, TransformBroadcaster,
-};
-
-const IDENTITY: [f64; 4] = [0.0, 0.0, 0.0, 1.0];
-
-/// The robot: its static broadcaster and the thread broadcasting `odom → base_link`.
-struct Robot {
-    _statics: StaticTransformBroadcaster,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Robot {
-    fn start(ns: &str) -> Robot {
-        let mut statics = StaticTransformBroadcaster::open(Some(ns)).unwrap();
-        statics
-            .send_all(&[
-                transform_stamped("map", "odom", time_of_ns(0), [0.0; 3], IDENTITY),
-                transform_stamped(
-                    "base_link",
-                    "laser",
-                    time_of_ns(0),
-                    [0.1, 0.0, 0.2],
-                    IDENTITY,
-                ),
-            ])
-            .unwrap();
-        let mut tf = TransformBroadcaster::open(Some(ns)).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                let t =
-                    transform_stamped("odom", "base_link", stamp_now(), [1.0, 2.0, 0.0], IDENTITY);
-                tf.send(&t).unwrap();
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        });
-        Robot {
-            _statics: statics,
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Robot {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.join().unwrap();
-        }
-    }
-}
 
 fn shm_leftovers(ns: &str) -> Vec<String> {
     let prefix = format!("horus.{ns}.");
@@ -79,7 +20,7 @@ fn shm_leftovers(ns: &str) -> Vec<String> {
 fn frames_lists_the_tree_with_parents_rates_and_the_publisher() {
     let ns = unique_ns("tf-frames");
     {
-        let _robot = Robot::start(&ns);
+        let _robot = TfTree::start(&ns);
         let (code, doc) = horus_json(&ns, &["tf", "frames", "--window", "0.5"]);
         assert_eq!(code, 0, "{doc}");
         assert_eq!(doc["roots"], serde_json::json!(["map"]), "{doc}");
@@ -121,7 +62,7 @@ fn frames_draws_svg_with_graphviz_or_says_it_is_missing() {
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("frames.svg");
     {
-        let _robot = Robot::start(&ns);
+        let _robot = TfTree::start(&ns);
         let (code, _, err) = horus(
             &ns,
             &[
@@ -155,7 +96,7 @@ fn frames_draws_svg_with_graphviz_or_says_it_is_missing() {
 fn echo_prints_the_looked_up_transform_its_age_and_rate() {
     let ns = unique_ns("tf-echo");
     {
-        let _robot = Robot::start(&ns);
+        let _robot = TfTree::start(&ns);
         let (code, out, err) = horus(
             &ns,
             &[
@@ -195,7 +136,7 @@ fn echo_prints_the_looked_up_transform_its_age_and_rate() {
 fn echo_of_an_unknown_frame_fails_after_its_timeout_naming_it() {
     let ns = unique_ns("tf-echo-unknown");
     {
-        let _robot = Robot::start(&ns);
+        let _robot = TfTree::start(&ns);
         let (code, _, err) = horus(&ns, &["tf", "echo", "map", "nowhere", "--timeout", "0.7"]);
         assert_eq!(code, 1);
         assert!(err.contains("\"nowhere\" does not exist"), "{err}");

@@ -7,6 +7,8 @@
 //! `base`). Tests poll the CLI until what they check has appeared (behaviour, never time).
 #![allow(dead_code, unreachable_pub)]
 
+pub mod tf_tree;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,0 +1,99 @@
+//! `Topic`, `Publisher`, `Loan`, `Subscriber`, `Sample` and the counters, as
+//! seen from Python, one class per file. Messages cross as raw bytes; the
+//! Python package turns them into message objects (NumPy views) built from
+//! the schema tables. This file holds what they share: parsing the QoS
+//! arguments and the per-thread lock of an endpoint.
+
+mod loan;
+mod publisher;
+mod publisher_stats;
+mod sample;
+mod subscriber;
+mod subscriber_stats;
+mod topic;
+mod topic_stats;
+
+use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::time::Duration;
+
+use horus::{Durability, Overflow, StartAt};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+pub(crate) use loan::Loan;
+pub(crate) use publisher::Publisher;
+pub(crate) use publisher_stats::PublisherStats;
+pub(crate) use sample::Sample;
+pub(crate) use subscriber::Subscriber;
+pub(crate) use subscriber_stats::SubscriberStats;
+pub(crate) use topic::Topic;
+pub(crate) use topic_stats::TopicStats;
+
+/// Longest stretch a blocking receive waits without the GIL before it
+/// checks for signals (Ctrl-C).
+pub(super) const SIGNAL_SLICE: Duration = Duration::from_millis(50);
+
+pub(super) fn lock<'a, T: ?Sized>(m: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
+    match m.try_lock() {
+        Ok(g) => Ok(g),
+        Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
+            "this {what} is in use by another thread; make one {what} per thread"
+        ))),
+        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+    }
+}
+
+pub(super) fn parse_overflow(
+    overflow: Option<&str>,
+    block_timeout: Option<f64>,
+) -> PyResult<Option<Overflow>> {
+    let timeout = || -> PyResult<Duration> {
+        let t = block_timeout.unwrap_or(1.0);
+        Duration::try_from_secs_f64(t)
+            .map_err(|_| PyValueError::new_err(format!("block_timeout must be >= 0 s, not {t}")))
+    };
+    Ok(match overflow {
+        None if block_timeout.is_some() => Some(Overflow::Block {
+            timeout: timeout()?,
+        }),
+        None => None,
+        Some("drop_oldest") => Some(Overflow::DropOldest),
+        Some("reject") => Some(Overflow::Reject),
+        Some("block") => Some(Overflow::Block {
+            timeout: timeout()?,
+        }),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "overflow must be 'drop_oldest', 'reject' or 'block', not {other:?}"
+            )))
+        }
+    })
+}
+
+/// The durability a history depth from Python stands for (0: volatile).
+pub(crate) fn durability_of(latched: u32) -> Durability {
+    match latched {
+        0 => Durability::Volatile,
+        depth => Durability::TransientLocal { depth },
+    }
+}
+
+/// A subscriber's start from Python: None or 'durability', 'next', 'oldest'.
+pub(crate) fn parse_start(start: Option<&str>) -> PyResult<StartAt> {
+    match start {
+        None | Some("durability") => Ok(StartAt::Durability),
+        Some("next") => Ok(StartAt::Next),
+        Some("oldest") => Ok(StartAt::Oldest),
+        Some(other) => Err(PyValueError::new_err(format!(
+            "start must be 'durability', 'next' or 'oldest', not {other:?}"
+        ))),
+    }
+}
+
+pub(super) fn overflow_name(o: Overflow) -> &'static str {
+    match o {
+        Overflow::DropOldest => "drop_oldest",
+        Overflow::Reject => "reject",
+        Overflow::Block { .. } => "block",
+    }
+}

@@ -1,0 +1,130 @@
+//! `Subscriber`: receives messages as bytes or in-place `Sample`s.
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use super::{lock, Sample, SubscriberStats, TopicStats, SIGNAL_SLICE};
+use crate::dynamic::{AnySample, DynSubscriber};
+use crate::errors::{self, RecvTimeoutError};
+
+/// Receives messages as raw bytes (small messages) or `Sample`s (messages
+/// read in place in shared memory).
+#[pyclass(module = "horus._horus", frozen)]
+pub(crate) struct Subscriber {
+    pub(super) inner: Mutex<Box<dyn DynSubscriber>>,
+    pub(super) topic: String,
+}
+
+fn wrap(py: Python<'_>, s: Box<dyn AnySample>) -> PyResult<Py<PyAny>> {
+    if s.is_zero_copy() {
+        Ok(Py::new(py, Sample { inner: s })?.into_any())
+    } else {
+        Ok(PyBytes::new(py, s.header()).into_any().unbind())
+    }
+}
+
+impl Subscriber {
+    fn sub(&self) -> PyResult<MutexGuard<'_, Box<dyn DynSubscriber>>> {
+        lock(&self.inner, "subscriber")
+    }
+}
+
+#[pymethods]
+impl Subscriber {
+    /// The next message if one is ready, else None. Never blocks.
+    fn try_recv(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.sub()?.try_recv().map(|s| wrap(py, s)).transpose()
+    }
+
+    /// Waits for the next message, at most `timeout` seconds (None: for
+    /// ever). Releases the GIL while waiting and wakes up at least every
+    /// 50 ms to let Python handle signals (KeyboardInterrupt).
+    /// Raises RecvTimeoutError when the timeout expires.
+    #[pyo3(signature = (timeout=None))]
+    fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
+        let mut guard = self.sub()?;
+        if let Some(s) = guard.try_recv() {
+            return wrap(py, s);
+        }
+        let deadline = match timeout {
+            Some(t) => Some(
+                Instant::now()
+                    + Duration::try_from_secs_f64(t).map_err(|_| {
+                        PyValueError::new_err(format!("timeout must be >= 0 s, not {t}"))
+                    })?,
+            ),
+            None => None,
+        };
+        let sub: &mut dyn DynSubscriber = &mut **guard;
+        loop {
+            let slice = match deadline {
+                Some(d) => d
+                    .saturating_duration_since(Instant::now())
+                    .min(SIGNAL_SLICE),
+                None => SIGNAL_SLICE,
+            };
+            if let Some(s) = py.detach(|| sub.recv_timeout(slice)) {
+                return wrap(py, s);
+            }
+            if sub.check().is_err() {
+                return Err(errors::segment_lost(py, &self.topic));
+            }
+            py.check_signals()?;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(RecvTimeoutError::new_err(format!(
+                    "topic {:?}: no message within {} s",
+                    self.topic,
+                    timeout.unwrap_or_default()
+                )));
+            }
+        }
+    }
+
+    /// Skips to the newest message (older ones are counted as skipped);
+    /// None if nothing new was published.
+    fn latest(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.sub()?.latest().map(|s| wrap(py, s)).transpose()
+    }
+
+    /// Publishers active now.
+    #[getter]
+    fn publishers(&self) -> PyResult<u32> {
+        Ok(self.sub()?.publishers())
+    }
+
+    /// Raises SegmentLostError if another process truncated the topic's
+    /// segment (this subscriber is then dead: open the topic again).
+    /// try_recv keeps returning None in that case; recv raises it.
+    fn check(&self, py: Python<'_>) -> PyResult<()> {
+        self.sub()?
+            .check()
+            .map_err(|_| errors::segment_lost(py, &self.topic))
+    }
+
+    /// Topic name.
+    #[getter]
+    fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// This subscriber's counters.
+    fn stats(&self) -> PyResult<SubscriberStats> {
+        let s = self.sub()?.stats();
+        Ok(SubscriberStats {
+            received: s.received,
+            overrun: s.overrun,
+            skipped: s.skipped,
+            malformed: s.malformed,
+            publishers: s.publishers,
+        })
+    }
+
+    /// Counters of every endpoint of the topic, in every process.
+    fn topic_stats(&self) -> PyResult<TopicStats> {
+        Ok(TopicStats::from(self.sub()?.topic_stats()))
+    }
+}

@@ -6,9 +6,10 @@
 //! ever read from shared memory.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::error::{OpenError, SegmentError};
+use crate::error::OpenError;
+use crate::init::{self, Created, INIT_WAIT};
 use crate::layout::{ChannelConfig, Layout, RawHeader, MAGIC, MEMBERSHIP_OFFSET, WAKE_OFFSET};
 use crate::records::{self, Owner, PubRecord, SubRecord, Wake};
 use crate::ring::SlotMem;
@@ -16,8 +17,9 @@ use crate::segment::Segment;
 use crate::sync::{AtomicU64, Ordering};
 use crate::{pool, ring};
 
-/// How long an opener waits for a creator to finish initialising a segment.
-const INIT_WAIT: Duration = Duration::from_secs(2);
+/// Shortest file an opener maps: the header and the membership and wake
+/// words after it.
+const HEADER_LEN: usize = std::mem::size_of::<RawHeader>() + 128;
 
 // The slot kinds and the chunk descriptor are part of the composed
 // protocol (see `protocol.rs`, which the loom models check).
@@ -112,35 +114,25 @@ impl Channel {
     ) -> Result<Arc<Channel>, OpenError> {
         let layout = Layout::described(*config, description.len()).map_err(OpenError::Config)?;
         let deadline = Instant::now() + INIT_WAIT;
-        loop {
-            match Segment::create(name, layout.total) {
-                Ok(seg) => return Ok(Arc::new(Self::initialise(seg, layout, description))),
-                Err(SegmentError::Exists(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
-            match Self::open_validated(name, deadline) {
-                Ok(chan) => {
-                    let found = chan.layout.config;
-                    if found.schema != config.schema {
-                        return Err(OpenError::SchemaMismatch {
-                            name: name.to_owned(),
-                            found: Box::new(found.schema),
-                        });
-                    }
-                    if found != *config {
-                        return Err(OpenError::ConfigMismatch {
-                            name: name.to_owned(),
-                            found: found.to_string(),
-                            requested: config.to_string(),
-                        });
-                    }
-                    return Ok(Arc::new(chan));
-                }
-                // Unlinked between our create and open: try creating again.
-                Err(OpenError::Segment(SegmentError::NotFound(_))) => continue,
-                Err(e) => return Err(e),
-            }
+        let chan = match init::create_or_open(name, layout.total, HEADER_LEN, deadline)? {
+            Created::New(seg) => return Ok(Arc::new(Self::initialise(seg, layout, description))),
+            Created::Existing(seg, _) => Self::validated(name, seg)?,
+        };
+        let found = chan.layout.config;
+        if found.schema != config.schema {
+            return Err(OpenError::SchemaMismatch {
+                name: name.to_owned(),
+                found: Box::new(found.schema),
+            });
         }
+        if found != *config {
+            return Err(OpenError::ConfigMismatch {
+                name: name.to_owned(),
+                found: found.to_string(),
+                requested: config.to_string(),
+            });
+        }
+        Ok(Arc::new(chan))
     }
 
     /// Opens an existing channel whatever its configuration, checking only
@@ -185,40 +177,25 @@ impl Channel {
                 layout.description_len,
             )
         };
-        let chan = Channel { seg, layout };
-        // Release: the header written above is visible to any opener that
-        // Acquire-loads a non-zero magic.
-        chan.magic().store(MAGIC, Ordering::Release);
-        chan
+        init::publish(&seg, MAGIC);
+        Channel { seg, layout }
     }
 
     fn open_validated(name: &str, deadline: Instant) -> Result<Channel, OpenError> {
-        loop {
-            let seg = match Segment::open(name, std::mem::size_of::<RawHeader>() + 128) {
-                // A creator between shm_open and ftruncate: wait for it.
-                Err(SegmentError::Truncated { .. }) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                other => other?,
-            };
-            // SAFETY: the mapping is at least header-sized (checked by open)
-            // and page aligned, so the first word is a valid AtomicU64.
-            let magic = unsafe { &*seg.base().cast::<AtomicU64>() }.load(Ordering::Acquire);
-            if magic == 0 {
-                if Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                return Err(OpenError::NotInitialized(name.to_owned()));
-            }
-            // SAFETY: header-sized readable mapping; RawHeader is plain data
-            // valid for any bit pattern. A volatile read copies it out once so
-            // later changes by another process cannot alter what we validate.
-            let header = unsafe { std::ptr::read_volatile(seg.base().cast::<RawHeader>()) };
-            let layout = header.validate(name, seg.len() as u64)?;
-            return Ok(Channel { seg, layout });
-        }
+        let (seg, _) = init::open_initialised(name, HEADER_LEN, deadline)?;
+        Self::validated(name, seg)
+    }
+
+    /// Validates the header of `seg`, a segment whose magic was published.
+    fn validated(name: &str, seg: Segment) -> Result<Channel, OpenError> {
+        // SAFETY: `open_initialised` checked the mapping holds at least
+        // HEADER_LEN ≥ size_of::<RawHeader>() bytes; it is page aligned and
+        // RawHeader is plain data valid for any bit pattern. A volatile read
+        // copies it out once so later changes by another process cannot alter
+        // what we validate.
+        let header = unsafe { std::ptr::read_volatile(seg.base().cast::<RawHeader>()) };
+        let layout = header.validate(name, seg.len() as u64)?;
+        Ok(Channel { seg, layout })
     }
 
     /// A copy of the description the channel's creator wrote (empty when
@@ -280,10 +257,6 @@ impl Channel {
         // only ever an atomic or a struct of atomics, valid for any bits and
         // sound to share between threads and processes.
         unsafe { &*self.seg.base().add(offset).cast::<T>() }
-    }
-
-    fn magic(&self) -> &AtomicU64 {
-        self.at(0)
     }
 
     #[inline]

@@ -9,12 +9,18 @@
 //! the last participant uses, so a process that opens it at that moment sees
 //! [`crate::JoinError::Closing`] and recreates it. A segment with any live
 //! participant is never touched.
+//!
+//! The walk ([`sweep`]) and the judgement of a segment that cannot be opened
+//! ([`Unopened`] → [`Verdict`] → [`SegmentFate`]) are shared by every
+//! cleaner of horus: service tables, tensor pools, the tf buffer, and
+//! `horus doctor` (which judges without removing).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::channel::Channel;
 use crate::error::{OpenError, SegmentError};
+use crate::init::InitError;
 use crate::records;
 
 /// Directory POSIX shared memory lives in.
@@ -22,7 +28,7 @@ const SHM_DIR: &str = "/dev/shm";
 
 /// A segment whose creator never published its header is left alone this
 /// long (it may still be initialising it).
-const INIT_GRACE: Duration = Duration::from_secs(5);
+pub const INIT_GRACE: Duration = Duration::from_secs(5);
 
 /// What happened to one segment of the namespace.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,23 +101,44 @@ pub fn remove_stale_channels_of_kind(
     namespace: &str,
     kind: &str,
 ) -> Result<Vec<SegmentReport>, CleanError> {
+    sweep(namespace, kind, clean_channel)
+}
+
+/// Runs `clean` on every segment of kind `kind` in `namespace` (sorted by
+/// name), with its shm name (`/horus.<ns>.<kind>.<name>`) and file path,
+/// and reports each with the fate `clean` gives it. The one walk every
+/// stale-segment cleaner of horus takes (channels, service tables, tensor
+/// pools); `clean` opens the segment without waiting (an opener that finds
+/// it uninitialised hands the error to [`Unopened`]) and closes it through
+/// its membership word if no live member is left.
+pub fn sweep<F>(namespace: &str, kind: &str, mut clean: F) -> Result<Vec<SegmentReport>, CleanError>
+where
+    F: FnMut(&str, &Path) -> SegmentFate,
+{
     let prefix = segment_prefix(namespace, kind)?;
-    let mut reports = Vec::new();
+    Ok(segment_files(&prefix)?
+        .into_iter()
+        .map(|file| {
+            let path = PathBuf::from(SHM_DIR).join(&file);
+            let fate = clean(&format!("/{file}"), &path);
+            SegmentReport { path, fate }
+        })
+        .collect())
+}
+
+/// The `/dev/shm` file names that start with `prefix` and are longer than
+/// it, sorted.
+pub fn segment_files(prefix: &str) -> Result<Vec<String>, CleanError> {
     let entries = std::fs::read_dir(SHM_DIR).map_err(CleanError::List)?;
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with(&prefix))
+        .filter(|n| n.starts_with(prefix) && n.len() > prefix.len())
         .collect();
     names.sort();
-    for file in names {
-        let path = PathBuf::from(SHM_DIR).join(&file);
-        let fate = clean_one(&format!("/{file}"), &path);
-        reports.push(SegmentReport { path, fate });
-    }
-    Ok(reports)
+    Ok(names)
 }
 
-fn clean_one(shm_name: &str, path: &std::path::Path) -> SegmentFate {
+fn clean_channel(shm_name: &str, path: &Path) -> SegmentFate {
     match Channel::open_existing_now(shm_name) {
         Ok(chan) => {
             chan.reclaim_dead();
@@ -126,22 +153,102 @@ fn clean_one(shm_name: &str, path: &std::path::Path) -> SegmentFate {
                 }
             }
         }
-        Err(OpenError::NotInitialized(_))
-        | Err(OpenError::Segment(SegmentError::Truncated { .. }))
-            if young(path) =>
-        {
-            SegmentFate::Initialising
-        }
-        Err(OpenError::NotInitialized(_)) => {
-            crate::segment::Segment::unlink(shm_name);
-            SegmentFate::RemovedUninitialised
-        }
-        Err(OpenError::Segment(SegmentError::NotFound(_))) => SegmentFate::Removed,
-        Err(e) => SegmentFate::Unreadable(e.to_string()),
+        Err(e) => Unopened::from(&e).verdict(path).settle(shm_name),
     }
 }
 
-fn young(path: &std::path::Path) -> bool {
+/// Why a cleaner (or a tool judging a segment) could not open it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unopened {
+    /// Its creator has not published the header (yet, or died first).
+    NotInitialised,
+    /// Shorter than a header (a creator between `shm_open` and `ftruncate`,
+    /// or garbage); the error's text.
+    Truncated(String),
+    /// Gone (unlinked by someone else meanwhile).
+    NotFound,
+    /// Anything else (another layout version, a corrupt header, an OS
+    /// error); the error's text.
+    Other(String),
+}
+
+impl From<&SegmentError> for Unopened {
+    fn from(e: &SegmentError) -> Unopened {
+        match e {
+            SegmentError::Truncated { .. } => Unopened::Truncated(e.to_string()),
+            SegmentError::NotFound(_) => Unopened::NotFound,
+            e => Unopened::Other(e.to_string()),
+        }
+    }
+}
+
+impl From<&OpenError> for Unopened {
+    fn from(e: &OpenError) -> Unopened {
+        match e {
+            OpenError::NotInitialized(_) => Unopened::NotInitialised,
+            OpenError::Segment(s) => s.into(),
+            e => Unopened::Other(e.to_string()),
+        }
+    }
+}
+
+impl From<&InitError> for Unopened {
+    fn from(e: &InitError) -> Unopened {
+        match e {
+            InitError::NotInitialised(_) => Unopened::NotInitialised,
+            InitError::Segment(s) => s.into(),
+        }
+    }
+}
+
+impl Unopened {
+    /// What this says about the segment at `path`: one never initialised
+    /// (or still shorter than a header) is left alone for [`INIT_GRACE`]
+    /// after its last change, as its creator may be initialising it.
+    pub fn verdict(self, path: &Path) -> Verdict {
+        match self {
+            Unopened::NotInitialised | Unopened::Truncated(_) if is_young(path) => {
+                Verdict::Initialising
+            }
+            Unopened::NotInitialised => Verdict::Uninitialised,
+            Unopened::NotFound => Verdict::Gone,
+            Unopened::Truncated(why) | Unopened::Other(why) => Verdict::Unreadable(why),
+        }
+    }
+}
+
+/// What a segment that could not be opened is, judged without changing it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Being created right now: keep it.
+    Initialising,
+    /// Its creator died before initialising it: garbage.
+    Uninitialised,
+    /// Removed meanwhile.
+    Gone,
+    /// Not readable by this build: keep it (not ours to judge).
+    Unreadable(String),
+}
+
+impl Verdict {
+    /// Acts on the verdict as a cleaner: an uninitialised segment
+    /// `shm_name` is unlinked; the rest is kept.
+    pub fn settle(self, shm_name: &str) -> SegmentFate {
+        match self {
+            Verdict::Initialising => SegmentFate::Initialising,
+            Verdict::Uninitialised => {
+                crate::segment::Segment::unlink(shm_name);
+                SegmentFate::RemovedUninitialised
+            }
+            Verdict::Gone => SegmentFate::Removed,
+            Verdict::Unreadable(why) => SegmentFate::Unreadable(why),
+        }
+    }
+}
+
+/// Whether the file at `path` changed less than [`INIT_GRACE`] ago (or
+/// cannot be examined): a creator may still be initialising it.
+pub fn is_young(path: &Path) -> bool {
     std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()

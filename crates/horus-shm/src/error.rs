@@ -131,6 +131,31 @@ pub enum OpenError {
     },
 }
 
+impl From<crate::init::InitError> for OpenError {
+    fn from(e: crate::init::InitError) -> OpenError {
+        match e {
+            crate::init::InitError::Segment(e) => OpenError::Segment(e),
+            crate::init::InitError::NotInitialised(name) => OpenError::NotInitialized(name),
+        }
+    }
+}
+
+impl OpenError {
+    /// The error for segment `name` whose versioned header failed
+    /// [`crate::init::check_version`].
+    pub fn from_version(name: &str, e: crate::init::VersionError) -> OpenError {
+        let name = name.to_owned();
+        match e {
+            crate::init::VersionError::BadMagic { found } => OpenError::BadMagic { name, found },
+            crate::init::VersionError::Version { found, expected } => OpenError::Version {
+                name,
+                found,
+                expected,
+            },
+        }
+    }
+}
+
 /// Why a publisher or subscriber could not join a channel.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum JoinError {

@@ -1,15 +1,17 @@
 //! Opening a segment that its creator may still be initialising, and
 //! publishing one's own: the first step every shared-memory structure of
-//! horus takes (the channel does it in `channel.rs`; the tensor pool through
-//! this module).
+//! horus takes: channels, service tables, tensor pools and the tf buffer
+//! all open through this module.
 //!
 //! The convention: the first 8 bytes of a segment are its *magic word*, 0
 //! until the creator has written everything else, then set once with a
 //! Release store ([`publish`]). An opener maps the segment, waits (bounded)
 //! while the file is still shorter than a header (a creator between
 //! `shm_open` and `ftruncate`) or the magic word is 0, and returns the
-//! mapping with the magic it Acquire-loaded ([`open_initialised`]); the
-//! caller then validates the header (magic value, layout version, sizes).
+//! mapping with the magic it Acquire-loaded ([`open_initialised`];
+//! [`create_or_open`] for a structure any participant may create); the
+//! caller then copies the header out once and validates it: magic value and
+//! layout version first ([`check_version`]), then its own sizes.
 
 use std::time::{Duration, Instant};
 
@@ -83,6 +85,85 @@ pub fn open_initialised(
     }
 }
 
+/// What [`create_or_open`] got: a segment of its own to initialise, or
+/// someone else's, initialised.
+#[derive(Debug)]
+pub enum Created {
+    /// Created by this call (`O_EXCL`, zero-filled): write the header, then
+    /// [`publish`] the magic.
+    New(Segment),
+    /// Created by another process, whose magic (returned, non-zero) was
+    /// published: the header is initialised but untrusted, validate it.
+    Existing(Segment, u64),
+}
+
+/// Creates segment `name` with `len` bytes, or, if it exists, opens it as
+/// [`open_initialised`] does (at least `min_len` bytes, waiting until
+/// `deadline` for its creator). A segment unlinked between our create and
+/// our open is created again, until `deadline`.
+pub fn create_or_open(
+    name: &str,
+    len: usize,
+    min_len: usize,
+    deadline: Instant,
+) -> Result<Created, InitError> {
+    loop {
+        match Segment::create(name, len) {
+            Ok(seg) => return Ok(Created::New(seg)),
+            Err(SegmentError::Exists(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        match open_initialised(name, min_len, deadline) {
+            Ok((seg, magic)) => return Ok(Created::Existing(seg, magic)),
+            // Unlinked between our create and open (its last user left):
+            // create it again.
+            Err(InitError::Segment(SegmentError::NotFound(_))) if Instant::now() < deadline => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Why a header's magic or layout version is not the one this build reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VersionError {
+    /// Not this kind of segment (another structure's, or garbage).
+    #[error("magic {found:#018x}")]
+    BadMagic {
+        /// The magic found.
+        found: u64,
+    },
+    /// This kind of segment, written by a build with another layout.
+    #[error("layout version {found}, this build reads {expected}")]
+    Version {
+        /// The version found.
+        found: u32,
+        /// The version this build reads.
+        expected: u32,
+    },
+}
+
+/// The versioned header's first check, common to every segment of horus:
+/// its magic word (from a header copied out once) must be `magic`, then
+/// its layout version `version`. Every other field is the caller's to
+/// validate, only after this passed.
+pub fn check_version(
+    found_magic: u64,
+    found_version: u32,
+    magic: u64,
+    version: u32,
+) -> Result<(), VersionError> {
+    if found_magic != magic {
+        return Err(VersionError::BadMagic { found: found_magic });
+    }
+    if found_version != version {
+        return Err(VersionError::Version {
+            found: found_version,
+            expected: version,
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +201,33 @@ mod tests {
             r,
             Err(InitError::Segment(SegmentError::Truncated { .. }))
         ));
+    }
+
+    #[test]
+    fn create_or_open_creates_then_opens_the_published_segment() {
+        let n = name("create-or-open");
+        let Created::New(seg) = create_or_open(&n, 4096, 64, Instant::now()).unwrap() else {
+            panic!("first call creates");
+        };
+        publish(&seg, 7);
+        let again = create_or_open(&n, 4096, 64, Instant::now());
+        Segment::unlink(&n);
+        assert!(matches!(again, Ok(Created::Existing(_, 7))));
+    }
+
+    #[test]
+    fn versions_are_checked_magic_first() {
+        assert_eq!(check_version(1, 2, 1, 2), Ok(()));
+        assert_eq!(
+            check_version(9, 3, 1, 2),
+            Err(VersionError::BadMagic { found: 9 })
+        );
+        assert_eq!(
+            check_version(1, 3, 1, 2),
+            Err(VersionError::Version {
+                found: 3,
+                expected: 2
+            })
+        );
     }
 }

@@ -365,19 +365,8 @@ impl RawHeader {
     /// Validates a header copied out of a segment of `file_size` bytes and
     /// returns its layout.
     pub(crate) fn validate(&self, name: &str, file_size: u64) -> Result<Layout, OpenError> {
-        if self.magic != MAGIC {
-            return Err(OpenError::BadMagic {
-                name: name.to_owned(),
-                found: self.magic,
-            });
-        }
-        if self.layout_version != LAYOUT_VERSION {
-            return Err(OpenError::Version {
-                name: name.to_owned(),
-                found: self.layout_version,
-                expected: LAYOUT_VERSION,
-            });
-        }
+        crate::init::check_version(self.magic, self.layout_version, MAGIC, LAYOUT_VERSION)
+            .map_err(|e| OpenError::from_version(name, e))?;
         let corrupt = |reason: String| OpenError::Corrupt {
             name: name.to_owned(),
             reason,

@@ -159,6 +159,17 @@ impl PublisherPort {
         self.chan.chunk_size()
     }
 
+    /// Every endpoint's counters on this port's channel, in every process.
+    pub fn snapshot(&self) -> crate::ChannelSnapshot {
+        self.chan.snapshot()
+    }
+
+    /// Frees the places of dead processes on this port's channel (see
+    /// [`Channel::reclaim_dead`]); returns how many were freed.
+    pub fn reclaim_dead(&self) -> usize {
+        self.chan.reclaim_dead()
+    }
+
     /// This publisher's place index.
     pub fn place(&self) -> usize {
         self.k

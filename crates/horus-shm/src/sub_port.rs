@@ -306,6 +306,11 @@ impl SubscriberPort {
         self.chan().layout().config.slot_payload as usize
     }
 
+    /// Every endpoint's counters on this port's channel, in every process.
+    pub fn snapshot(&self) -> crate::ChannelSnapshot {
+        self.chan().snapshot()
+    }
+
     /// The shared place (samples keep it alive).
     pub fn place(&self) -> &Arc<SubPlace> {
         &self.place

@@ -11,18 +11,14 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use horus_shm::init::{self, InitError};
+use horus_shm::init;
 use horus_shm::place;
-use horus_shm::{CleanError, Segment, SegmentError};
+use horus_shm::{CleanError, Segment, SegmentFate, Unopened};
 
 use crate::header::{Fixed, STATES_OFFSET};
 use crate::{refs, TensorPool};
-
-/// A segment whose creator never published its header is left alone this
-/// long (it may still be initialising it).
-const INIT_GRACE: Duration = Duration::from_secs(5);
 
 /// What happened to one pool segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,48 +51,63 @@ pub struct PoolReport {
 /// every pool segment of the namespace with its fate.
 pub fn remove_stale_pools(namespace: &str) -> Result<Vec<PoolReport>, CleanError> {
     let prefix = horus_shm::segment_prefix(namespace, "tp")?;
-    let entries = std::fs::read_dir("/dev/shm").map_err(CleanError::List)?;
-    let mut files: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with(&prefix))
-        .collect();
-    files.sort();
-    Ok(files
-        .into_iter()
-        .map(|file| {
-            let path = PathBuf::from("/dev/shm").join(&file);
-            let id = file[prefix.len()..].parse::<u64>().ok();
-            let fate = match id {
-                Some(id) => clean_one(&format!("/{file}"), id, &path),
-                None => PoolFate::Unreadable("not a pool id".into()),
-            };
-            PoolReport { path, fate }
-        })
-        .collect())
+    Ok(horus_shm::sweep(namespace, "tp", |name, path| {
+        let id = name[1 + prefix.len()..].parse::<u64>().ok();
+        match id {
+            Some(id) => clean_one(name, id, path),
+            None => PoolFate::Unreadable("not a pool id".into()).into(),
+        }
+    })?
+    .into_iter()
+    .map(|r| PoolReport {
+        path: r.path,
+        fate: r.fate.into(),
+    })
+    .collect())
 }
 
-fn clean_one(name: &str, pool_id: u64, path: &std::path::Path) -> PoolFate {
+/// A pool's fate travels through horus-shm's sweep as a segment's: a live
+/// pool's holders as its "publishers".
+impl From<PoolFate> for SegmentFate {
+    fn from(f: PoolFate) -> SegmentFate {
+        match f {
+            PoolFate::Removed => SegmentFate::Removed,
+            PoolFate::RemovedUninitialised => SegmentFate::RemovedUninitialised,
+            PoolFate::Live { holders } => SegmentFate::Live {
+                publishers: holders,
+                subscribers: 0,
+            },
+            PoolFate::Initialising => SegmentFate::Initialising,
+            PoolFate::Unreadable(why) => SegmentFate::Unreadable(why),
+        }
+    }
+}
+
+impl From<SegmentFate> for PoolFate {
+    fn from(f: SegmentFate) -> PoolFate {
+        match f {
+            SegmentFate::Removed => PoolFate::Removed,
+            SegmentFate::RemovedUninitialised => PoolFate::RemovedUninitialised,
+            SegmentFate::Live { publishers, .. } => PoolFate::Live {
+                holders: publishers,
+            },
+            SegmentFate::Initialising => PoolFate::Initialising,
+            SegmentFate::Unreadable(why) => PoolFate::Unreadable(why),
+        }
+    }
+}
+
+fn clean_one(name: &str, pool_id: u64, path: &std::path::Path) -> SegmentFate {
     let seg = match init::open_initialised(name, STATES_OFFSET, Instant::now()) {
         Ok((seg, _)) => seg,
-        Err(InitError::NotInitialised(_))
-        | Err(InitError::Segment(SegmentError::Truncated { .. }))
-            if young(path) =>
-        {
-            return PoolFate::Initialising
-        }
-        Err(InitError::NotInitialised(_)) => {
-            Segment::unlink(name);
-            return PoolFate::RemovedUninitialised;
-        }
-        Err(InitError::Segment(SegmentError::NotFound(_))) => return PoolFate::Removed,
-        Err(e) => return PoolFate::Unreadable(e.to_string()),
+        Err(e) => return Unopened::from(&e).verdict(path).settle(name),
     };
     // SAFETY: as in `TensorPool::attach_segment`: at least STATES_OFFSET
     // bytes, page aligned, `Fixed` valid for any bits, copied once.
     let fixed = unsafe { std::ptr::read_volatile(seg.base().cast::<Fixed>()) };
     let geo = match fixed.validate(pool_id, seg.len() as u64) {
         Ok(g) => g,
-        Err(e) => return PoolFate::Unreadable(e.to_string()),
+        Err(e) => return SegmentFate::Unreadable(e.to_string()),
     };
     // An observer: no holder place (`place` out of range), so dropping it
     // leaves nothing.
@@ -112,19 +123,12 @@ fn clean_one(name: &str, pool_id: u64, path: &std::path::Path) -> PoolFate {
     pool.reclaim_dead();
     if place::try_close(pool.members()) {
         Segment::unlink(name);
-        PoolFate::Removed
+        SegmentFate::Removed
     } else {
         PoolFate::Live {
             holders: (pool.members().load(horus_shm::sync::Ordering::Relaxed) & refs::HOLDER_BITS)
                 .count_ones(),
         }
+        .into()
     }
-}
-
-fn young(path: &std::path::Path) -> bool {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_none_or(|age| age < INIT_GRACE)
 }

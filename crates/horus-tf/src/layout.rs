@@ -24,6 +24,8 @@
 
 use std::time::Duration;
 
+use horus_shm::init::VersionError;
+
 use crate::error::OpenError;
 use crate::seqlock::SLOT_WORDS;
 
@@ -212,19 +214,18 @@ impl RawHeader {
 
     /// Validates a header copied out of a segment of `file_size` bytes.
     pub(crate) fn validate(&self, name: &str, file_size: u64) -> Result<Layout, OpenError> {
-        if self.magic != MAGIC {
-            return Err(OpenError::BadMagic {
-                name: name.to_owned(),
-                found: self.magic,
-            });
-        }
-        if self.layout_version != LAYOUT_VERSION {
-            return Err(OpenError::Version {
-                name: name.to_owned(),
-                found: self.layout_version,
-                expected: LAYOUT_VERSION,
-            });
-        }
+        horus_shm::init::check_version(self.magic, self.layout_version, MAGIC, LAYOUT_VERSION)
+            .map_err(|e| match e {
+                VersionError::BadMagic { found } => OpenError::BadMagic {
+                    name: name.to_owned(),
+                    found,
+                },
+                VersionError::Version { found, expected } => OpenError::Version {
+                    name: name.to_owned(),
+                    found,
+                    expected,
+                },
+            })?;
         let corrupt = |reason: String| OpenError::Corrupt {
             name: name.to_owned(),
             reason,

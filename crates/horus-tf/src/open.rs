@@ -9,8 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use horus_shm::sync::{AtomicU64, Ordering};
-use horus_shm::{Segment, SegmentError};
+use horus_shm::init::{self, Created, InitError};
+use horus_shm::{Segment, SegmentError, Unopened, Verdict};
 
 use crate::error::OpenError;
 use crate::layout::{Capacities, Layout, RawHeader, HEADER_SIZE, MAGIC, MAX_PARTICIPANTS};
@@ -20,8 +20,6 @@ use crate::members::{self, Closing};
 /// How long an opener waits for a creator to publish the header, or for a
 /// closer to finish.
 const INIT_WAIT: Duration = Duration::from_secs(2);
-/// An uninitialised segment younger than this may still be being created.
-const INIT_GRACE: Duration = Duration::from_secs(5);
 
 /// The shm name of `namespace`'s tf buffer.
 pub fn segment_name(namespace: &str) -> Result<String, horus_shm::NameError> {
@@ -37,16 +35,10 @@ pub(crate) fn open_or_create(
     let layout = Layout::new(caps).map_err(OpenError::Config)?;
     let deadline = Instant::now() + INIT_WAIT;
     loop {
-        match Segment::create(name, layout.total) {
-            Ok(seg) => return Ok(initialise(seg, layout, me)),
-            Err(SegmentError::Exists(_)) => {}
-            Err(e) => return Err(e.into()),
-        }
-        let mem = match open_existing(name, deadline) {
-            Ok(mem) => mem,
-            // Removed between our create and open: create it again.
-            Err(OpenError::Segment(SegmentError::NotFound(_))) => continue,
-            Err(e) => return Err(e),
+        let mem = match init::create_or_open(name, layout.total, HEADER_SIZE, deadline) {
+            Ok(Created::New(seg)) => return Ok(initialise(seg, layout, me)),
+            Ok(Created::Existing(seg, _)) => validated(name, seg)?,
+            Err(e) => return Err(unopened(e)),
         };
         let place = members::join(&mem, me).ok_or(OpenError::Full {
             max: MAX_PARTICIPANTS,
@@ -77,39 +69,35 @@ fn initialise(seg: Segment, layout: Layout, me: u64) -> (Mem, usize) {
     unsafe { std::ptr::write(seg.base().cast::<RawHeader>(), header) };
     let mem = Mem::shm(seg, layout);
     let place = members::join(&mem, me).expect("a new segment has free places");
-    // Release: the header and our place are visible to any opener that
-    // Acquire-loads a non-zero magic.
-    mem.word(0).store(MAGIC, Ordering::Release);
+    // The header and our place are visible to any opener that sees the magic.
+    // (`mem` was made from `seg` just above: always shared memory.)
+    if let crate::mem::Backing::Shm(seg) = &mem.backing {
+        init::publish(seg, MAGIC);
+    }
     (mem, place)
 }
 
 /// Opens an existing segment, waiting until `deadline` for its creator.
 pub(crate) fn open_existing(name: &str, deadline: Instant) -> Result<Mem, OpenError> {
-    loop {
-        let seg = match Segment::open(name, HEADER_SIZE) {
-            // A creator between shm_open and ftruncate: wait for it.
-            Err(SegmentError::Truncated { .. }) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(1));
-                continue;
-            }
-            other => other?,
-        };
-        // SAFETY: the mapping is at least HEADER_SIZE bytes (checked by
-        // open) and page aligned, so its first word is a valid AtomicU64.
-        let magic = unsafe { &*seg.base().cast::<AtomicU64>() }.load(Ordering::Acquire);
-        if magic == 0 {
-            if Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-                continue;
-            }
-            return Err(OpenError::NotInitialized(name.to_owned()));
-        }
-        // SAFETY: header-sized readable mapping; RawHeader is plain data
-        // valid for any bits. A volatile read copies it out once, so a peer
-        // changing it later cannot change what we validated.
-        let header = unsafe { std::ptr::read_volatile(seg.base().cast::<RawHeader>()) };
-        let layout = header.validate(name, seg.len() as u64)?;
-        return Ok(Mem::shm(seg, layout));
+    let (seg, _) = init::open_initialised(name, HEADER_SIZE, deadline).map_err(unopened)?;
+    validated(name, seg)
+}
+
+/// Validates the header of `seg`, a segment whose magic was published.
+fn validated(name: &str, seg: Segment) -> Result<Mem, OpenError> {
+    // SAFETY: `open_initialised` checked the mapping holds at least
+    // HEADER_SIZE bytes; it is page aligned; RawHeader is plain data valid
+    // for any bits. A volatile read copies it out once, so a peer changing it
+    // later cannot change what we validated.
+    let header = unsafe { std::ptr::read_volatile(seg.base().cast::<RawHeader>()) };
+    let layout = header.validate(name, seg.len() as u64)?;
+    Ok(Mem::shm(seg, layout))
+}
+
+fn unopened(e: InitError) -> OpenError {
+    match e {
+        InitError::Segment(e) => OpenError::Segment(e),
+        InitError::NotInitialised(name) => OpenError::NotInitialized(name),
     }
 }
 
@@ -153,21 +141,24 @@ pub fn remove_stale(namespace: &str) -> Result<StaleOutcome, horus_shm::NameErro
             }
         }
         Err(OpenError::Segment(SegmentError::NotFound(_))) => StaleOutcome::Absent,
+        // A segment still shorter than a header counts as uninitialised here.
         Err(OpenError::NotInitialized(_))
         | Err(OpenError::Segment(SegmentError::Truncated { .. })) => {
-            let path = format!("/dev/shm{name}");
-            let young = std::fs::metadata(&path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_none_or(|age| age < INIT_GRACE);
-            if young {
-                StaleOutcome::Initialising
-            } else {
-                Segment::unlink(&name);
-                StaleOutcome::RemovedUninitialised
-            }
+            stale_unopened(&name, Unopened::NotInitialised)
         }
         Err(e) => StaleOutcome::Unreadable(e.to_string()),
     })
+}
+
+/// horus-shm's judgement of a segment that could not be opened.
+fn stale_unopened(name: &str, why: Unopened) -> StaleOutcome {
+    match why.verdict(std::path::Path::new(&format!("/dev/shm{name}"))) {
+        Verdict::Initialising => StaleOutcome::Initialising,
+        Verdict::Uninitialised => {
+            Segment::unlink(name);
+            StaleOutcome::RemovedUninitialised
+        }
+        Verdict::Gone => StaleOutcome::Absent,
+        Verdict::Unreadable(why) => StaleOutcome::Unreadable(why),
+    }
 }

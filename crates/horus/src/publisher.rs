@@ -193,7 +193,7 @@ impl<T: Message> Publisher<T> {
     /// Counters of every endpoint on the topic (including subscribers'
     /// overruns, in any process).
     pub fn topic_stats(&self) -> crate::TopicStats {
-        crate::TopicStats::read(self.port.channel())
+        crate::TopicStats::from_snapshot(self.port.snapshot())
     }
 
     /// Subscribers active now.

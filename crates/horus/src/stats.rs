@@ -1,7 +1,7 @@
 //! Counters. Every way a message can fail to arrive has its own counter, and
 //! each end can read the other's through [`TopicStats`].
 
-use horus_shm::{Channel, ChannelSnapshot};
+use horus_shm::ChannelSnapshot;
 
 /// Counters of one publisher (this endpoint only).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,10 +43,8 @@ pub struct TopicStats {
 }
 
 impl TopicStats {
-    pub(crate) fn read(chan: &Channel) -> TopicStats {
-        TopicStats {
-            snapshot: chan.snapshot(),
-        }
+    pub(crate) fn from_snapshot(snapshot: ChannelSnapshot) -> TopicStats {
+        TopicStats { snapshot }
     }
 
     /// Live publishers.

@@ -231,7 +231,7 @@ impl<T: Message> Subscriber<T> {
 
     /// Counters of every endpoint on the topic, in every process.
     pub fn topic_stats(&self) -> crate::TopicStats {
-        crate::TopicStats::read(self.port.place().channel())
+        crate::TopicStats::from_snapshot(self.port.snapshot())
     }
 
     /// Publishers active now.

@@ -541,6 +541,6 @@ impl<T: Message> Topic<T> {
 
     /// Counters of every endpoint on the topic, in every process.
     pub fn stats(&self) -> crate::TopicStats {
-        crate::TopicStats::read(&self.inner.channel())
+        crate::TopicStats::from_snapshot(self.inner.channel().snapshot())
     }
 }

@@ -9,13 +9,14 @@
 //! the port's private copy is what lets a handle on another thread — the
 //! scheduler's event loop — ask while the node owns the port.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{SubPlace, SubscriberPort};
 use crate::protocol;
 use crate::records;
 use crate::ring::SlotMem;
-use crate::sync::Ordering;
+use crate::sync::{AtomicU32, Ordering};
+use crate::wait::{Futex, WaitStrategy, Waitable};
 
 /// Whether a slot whose stamp is `stamp` holds, for a reader whose next
 /// message is `seq`, something to read: message `seq` itself (stamp
@@ -69,44 +70,60 @@ impl SubPlace {
 
     /// Blocks until a message is probably waiting (see
     /// [`has_pending`](SubPlace::has_pending)) or `timeout` passes; returns
-    /// `has_pending()` at the end. Sleeps on the channel's futex, so a
-    /// publisher's send wakes it across processes; without the blocking
-    /// registration (busy-poll subscribers) publishers may not wake it, and
-    /// it sleeps at most 1 ms at a time instead.
+    /// `has_pending()` at the end. Waits with the [`Futex`] strategy on the
+    /// channel's futex, so a publisher's send wakes it across processes;
+    /// without the blocking registration (busy-poll subscribers) publishers
+    /// may not wake it, and it sleeps at most 1 ms at a time instead.
     pub fn wait_pending(&self, timeout: Duration) -> bool {
-        let chan = &self.chan;
-        let wake = chan.wake();
-        let bit = records::pending_wait_bit(self.j);
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            // Same protocol as `SubscriberPort::receive_blocking`: read the
-            // futex word before checking, so a send after the check changes
-            // the word and the futex wait returns at once.
-            let seen = protocol::wait_token(wake);
-            if self.has_pending() {
-                return true;
-            }
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            // Dekker with the publisher's `wake_sleepers`, as in
-            // `receive_blocking` (`protocol::register_wait`): announce, then
-            // re-check. Our own bit (not the port's), so a port wait on
-            // another thread and this one never clear each other's.
-            protocol::register_wait(wake, bit);
-            if self.has_pending() {
-                protocol::unregister_wait(wake, bit);
-                return true;
-            }
-            let slice = if self.blocking {
-                left
-            } else {
-                left.min(Duration::from_millis(1))
-            };
-            crate::futex::wait(&wake.notify, seen, Some(slice));
-            protocol::unregister_wait(wake, bit);
-        }
+        let mut w = PendingWait {
+            place: self,
+            wake: self.chan.wake(),
+            // Our own bit (not the port's), so a port wait on another thread
+            // and this one never clear each other's.
+            bit: records::pending_wait_bit(self.j),
+        };
+        Futex.wait(&mut w, Some(Instant::now() + timeout)).is_some()
+    }
+}
+
+/// [`SubPlace::wait_pending`] as a [`Waitable`]: the same futex handshake
+/// with the publisher as `SubscriberPort::receive_blocking`
+/// (`protocol::register_wait` / `protocol::must_wake`): the token is read
+/// before the check, so a send after the check changes the word and the
+/// futex wait returns at once; announcing, then re-checking, is the Dekker
+/// pair with the publisher's `wake_sleepers`.
+struct PendingWait<'a> {
+    place: &'a SubPlace,
+    wake: &'a records::Wake,
+    bit: u64,
+}
+
+impl Waitable for PendingWait<'_> {
+    type Ready = ();
+
+    fn poll(&mut self) -> Option<()> {
+        self.place.has_pending().then_some(())
+    }
+
+    fn word(&self) -> &AtomicU32 {
+        &self.wake.notify
+    }
+
+    fn token(&self) -> u32 {
+        protocol::wait_token(self.wake)
+    }
+
+    fn announce(&self) {
+        protocol::register_wait(self.wake, self.bit);
+    }
+
+    fn withdraw(&self) {
+        protocol::unregister_wait(self.wake, self.bit);
+    }
+
+    fn tick_every(&self) -> Option<Duration> {
+        // Not registered for wake-ups: a publisher may not wake us.
+        (!self.place.blocking).then_some(Duration::from_millis(1))
     }
 }
 

@@ -10,19 +10,12 @@
 //! reclaiming its dead places (what any joining endpoint does).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use horus_shm::{
-    Channel, CleanError, OpenError, Segment, SegmentError, SegmentFate, SegmentReport,
-};
+use horus_shm::{Channel, CleanError, SegmentFate, SegmentReport, Unopened};
 
 use super::table::Table;
 
 const SHM_DIR: &str = "/dev/shm";
-
-/// A table whose creator has not published its header is left alone this
-/// long (it may still be initialising it), as for topic segments.
-const INIT_GRACE: Duration = Duration::from_secs(5);
 
 /// Cleans every service table of `namespace`; reports each with its fate
 /// (for a live table, `publishers` counts clients and `subscribers`
@@ -31,19 +24,13 @@ const INIT_GRACE: Duration = Duration::from_secs(5);
 pub(crate) fn clean_tables(namespace: &str) -> Result<Vec<SegmentReport>, CleanError> {
     let prefix = horus_shm::segment_prefix(namespace, "sv")?;
     let resp_prefix = horus_shm::segment_prefix(namespace, "sr")?;
-    let mut files: Vec<String> = std::fs::read_dir(SHM_DIR)
-        .map_err(CleanError::List)?
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with(&prefix) && n.len() > prefix.len())
-        .collect();
-    files.sort();
     let mut reports = Vec::new();
-    for file in files {
+    for file in horus_shm::segment_files(&prefix)? {
         let path = PathBuf::from(SHM_DIR).join(&file);
         // A client's response channel is `sr.<service>~<token>`.
         let responses = format!("{resp_prefix}{}~", &file[prefix.len()..]);
         let before = response_channels(&responses);
-        let fate = clean_one(&format!("/{file}"), &path, format!("/{responses}"));
+        let fate = clean_table(&format!("/{file}"), &path, format!("/{responses}"));
         reports.push(SegmentReport { path, fate });
         // Reclaiming a dead client's place removed its response channel: report it.
         reports.extend(
@@ -61,19 +48,14 @@ pub(crate) fn clean_tables(namespace: &str) -> Result<Vec<SegmentReport>, CleanE
 
 /// The response channels in `/dev/shm` whose file names start with `prefix`.
 fn response_channels(prefix: &str) -> Vec<PathBuf> {
-    let Ok(dir) = std::fs::read_dir(SHM_DIR) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = dir
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
-        .map(|e| e.path())
-        .collect();
-    v.sort();
-    v
+    horus_shm::segment_files(prefix)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| PathBuf::from(SHM_DIR).join(f))
+        .collect()
 }
 
-fn clean_one(shm_name: &str, path: &Path, responses: String) -> SegmentFate {
+fn clean_table(shm_name: &str, path: &Path, responses: String) -> SegmentFate {
     match Table::open_now(shm_name) {
         Ok(table) => {
             let table = table.with_response_prefix(responses);
@@ -86,18 +68,7 @@ fn clean_one(shm_name: &str, path: &Path, responses: String) -> SegmentFate {
                 }
             }
         }
-        Err(OpenError::NotInitialized(_))
-        | Err(OpenError::Segment(SegmentError::Truncated { .. }))
-            if young(path) =>
-        {
-            SegmentFate::Initialising
-        }
-        Err(OpenError::NotInitialized(_)) => {
-            Segment::unlink(shm_name);
-            SegmentFate::RemovedUninitialised
-        }
-        Err(OpenError::Segment(SegmentError::NotFound(_))) => SegmentFate::Removed,
-        Err(e) => SegmentFate::Unreadable(e.to_string()),
+        Err(e) => Unopened::from(&e).verdict(path).settle(shm_name),
     }
 }
 
@@ -110,15 +81,7 @@ fn clean_one(shm_name: &str, path: &Path, responses: String) -> SegmentFate {
 /// channel of a table that still exists is removed when the table reclaims
 /// the client's place, see [`clean_tables`].)
 pub(crate) fn clean_response_channels(namespace: &str) -> Result<Vec<SegmentReport>, CleanError> {
-    let prefix = horus_shm::segment_prefix(namespace, "sr")?;
-    Ok(response_channels(&prefix)
-        .into_iter()
-        .map(|path| {
-            let file = path.file_name().map(|f| f.to_string_lossy().into_owned());
-            let fate = clean_response(&format!("/{}", file.unwrap_or_default()), &path);
-            SegmentReport { path, fate }
-        })
-        .collect())
+    horus_shm::sweep(namespace, "sr", clean_response)
 }
 
 fn clean_response(shm_name: &str, path: &Path) -> SegmentFate {
@@ -126,7 +89,7 @@ fn clean_response(shm_name: &str, path: &Path) -> SegmentFate {
         Ok(chan) => {
             chan.reclaim_dead();
             let (publishers, subscribers) = chan.members();
-            if publishers + subscribers == 0 && young(path) {
+            if publishers + subscribers == 0 && horus_shm::is_young(path) {
                 SegmentFate::Initialising
             } else if chan.unlink_if_unused() {
                 SegmentFate::Removed
@@ -138,25 +101,6 @@ fn clean_response(shm_name: &str, path: &Path) -> SegmentFate {
                 }
             }
         }
-        Err(OpenError::NotInitialized(_))
-        | Err(OpenError::Segment(SegmentError::Truncated { .. }))
-            if young(path) =>
-        {
-            SegmentFate::Initialising
-        }
-        Err(OpenError::NotInitialized(_)) => {
-            Segment::unlink(shm_name);
-            SegmentFate::RemovedUninitialised
-        }
-        Err(OpenError::Segment(SegmentError::NotFound(_))) => SegmentFate::Removed,
-        Err(e) => SegmentFate::Unreadable(e.to_string()),
+        Err(e) => Unopened::from(&e).verdict(path).settle(shm_name),
     }
-}
-
-fn young(path: &Path) -> bool {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_none_or(|age| age < INIT_GRACE)
 }

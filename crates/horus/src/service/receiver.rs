@@ -48,7 +48,7 @@ impl Receiver {
             })?;
             Ok((Arc::clone(table), port, s, gen))
         })?;
-        let words = port.place().channel().layout().config.slot_payload as usize / 8;
+        let words = port.slot_payload() / 8;
         Ok(Receiver {
             table: Arc::clone(&table),
             port,

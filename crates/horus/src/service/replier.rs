@@ -110,7 +110,7 @@ impl Replier {
                 // Dead: free its places and remove its response channel
                 // (only it used that name).
                 let dead = ports.swap_remove(at);
-                dead.port.channel().reclaim_dead();
+                dead.port.reclaim_dead();
                 horus_shm::Segment::unlink(&dead.name);
                 self.table.reclaim_dead();
                 return None;

@@ -16,10 +16,11 @@
 
 use std::time::{Duration, Instant};
 
+use horus_shm::init::{self, Created};
 use horus_shm::place::{self, Take};
 // The loom-swappable atomics, as every shared-memory protocol of horus uses.
 use horus_shm::sync::{AtomicU64, Ordering};
-use horus_shm::{OpenError, ProcessId, Segment, SegmentError, SCHEMA_BYTES};
+use horus_shm::{OpenError, ProcessId, Segment, SCHEMA_BYTES};
 
 use super::wire::{claim, MAX_CALL_ID};
 
@@ -32,14 +33,12 @@ const MAGIC: u64 = 0x4853_5643_5442_4c31; // "HSVCTBL1"
 /// 2: counters on cache lines of their own, away from the identity words the peer reads.
 /// 3: owner words and the membership word follow `horus_shm::place` (a reclaimer names
 /// itself in the word; the membership word counts joins and leaves in its epoch bits).
-const VERSION: u64 = 3;
-const INIT_WAIT: Duration = Duration::from_secs(2);
+const VERSION: u32 = 3;
 /// How long a joining client waits for a live process that is reclaiming its place's
 /// record (a handful of stores and one unlink) before giving up with an error.
 const RECLAIM_WAIT: Duration = Duration::from_secs(2);
 
-// Header words.
-const W_MAGIC: usize = 0;
+// Header words (word 0 is the magic, published by `horus_shm::init`).
 const W_VERSION: usize = 1;
 const W_CLIENTS: usize = 2;
 const W_SERVERS: usize = 3;
@@ -189,19 +188,11 @@ impl Table {
     /// Opens `name` or creates it with `config`. An existing table is
     /// validated and returned with *its* configuration (the caller compares).
     pub(crate) fn open_or_create(name: &str, config: &TableConfig) -> Result<Table, OpenError> {
-        let deadline = Instant::now() + INIT_WAIT;
-        for _ in 0..64 {
-            match Segment::create(name, config.total_words() * 8) {
-                Ok(seg) => return Ok(Self::initialise(seg, config)),
-                Err(SegmentError::Exists(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
-            match Self::open(name, deadline) {
-                Err(OpenError::Segment(SegmentError::NotFound(_))) => continue,
-                other => return other,
-            }
+        let deadline = Instant::now() + init::INIT_WAIT;
+        match init::create_or_open(name, config.total_words() * 8, HEADER_WORDS * 8, deadline)? {
+            Created::New(seg) => Ok(Self::initialise(seg, config)),
+            Created::Existing(seg, magic) => Self::validated(name, seg, magic),
         }
-        Err(OpenError::NotInitialized(name.to_owned()))
     }
 
     fn initialise(seg: Segment, config: &TableConfig) -> Table {
@@ -210,7 +201,8 @@ impl Table {
             config: *config,
             resp_prefix: String::new(),
         };
-        t.word(W_VERSION).store(VERSION, Ordering::Relaxed);
+        t.word(W_VERSION)
+            .store(u64::from(VERSION), Ordering::Relaxed);
         t.word(W_CLIENTS)
             .store(u64::from(config.max_clients), Ordering::Relaxed);
         t.word(W_SERVERS)
@@ -229,81 +221,64 @@ impl Table {
                 t.word(w0 + i).store(v, Ordering::Relaxed);
             }
         }
-        // Release: an opener that Acquire-loads the magic sees the header.
-        t.word(W_MAGIC).store(MAGIC, Ordering::Release);
+        init::publish(&t.seg, MAGIC);
         t
     }
 
     fn open(name: &str, deadline: Instant) -> Result<Table, OpenError> {
-        loop {
-            let seg = match Segment::open(name, HEADER_WORDS * 8) {
-                Err(SegmentError::Truncated { .. }) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                other => other?,
-            };
-            // SAFETY: the mapping holds at least the header (checked by
-            // open), is page aligned, and is only accessed through atomics.
-            let magic = unsafe { &*seg.base().cast::<AtomicU64>() }.load(Ordering::Acquire);
-            if magic == 0 {
-                if Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                // Its creator has not published the header (yet, or died
-                // before it could).
-                return Err(OpenError::NotInitialized(name.to_owned()));
+        let (seg, magic) = init::open_initialised(name, HEADER_WORDS * 8, deadline)?;
+        Self::validated(name, seg, magic)
+    }
+
+    /// Validates the header of `seg`, whose creator published `magic`.
+    fn validated(name: &str, seg: Segment, magic: u64) -> Result<Table, OpenError> {
+        let corrupt = |reason: String| OpenError::Corrupt {
+            name: name.to_owned(),
+            reason,
+        };
+        let w = |i: usize| {
+            debug_assert!(i < HEADER_WORDS);
+            // SAFETY: words below HEADER_WORDS are in the mapping
+            // (`open_initialised` checked its length), which is page
+            // aligned and only accessed through atomics.
+            let word = unsafe { &*seg.base().cast::<AtomicU64>().add(i) };
+            word.load(Ordering::Relaxed)
+        };
+        let narrow = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        // A wrong magic or version is reported as a corrupt table, as before
+        // the check moved to horus-shm.
+        init::check_version(magic, narrow(w(W_VERSION)), MAGIC, VERSION)
+            .map_err(|e| corrupt(e.to_string()))?;
+        let mut config = TableConfig {
+            max_clients: narrow(w(W_CLIENTS)),
+            max_servers: narrow(w(W_SERVERS)),
+            depth: narrow(w(W_DEPTH)),
+            req_tail: w(W_REQ_TAIL),
+            resp_tail: w(W_RESP_TAIL),
+            req_schema: [0; SCHEMA_BYTES],
+            resp_schema: [0; SCHEMA_BYTES],
+        };
+        for (w0, bytes) in [
+            (W_REQ_SCHEMA, &mut config.req_schema),
+            (W_RESP_SCHEMA, &mut config.resp_schema),
+        ] {
+            for (i, chunk) in bytes.chunks_exact_mut(8).enumerate() {
+                chunk.copy_from_slice(&w(w0 + i).to_ne_bytes());
             }
-            let corrupt = |reason: String| OpenError::Corrupt {
-                name: name.to_owned(),
-                reason,
-            };
-            if magic != MAGIC {
-                return Err(corrupt(format!("bad magic {magic:#x}")));
-            }
-            let w = |i: usize| {
-                debug_assert!(i < HEADER_WORDS);
-                // SAFETY: as above; words below HEADER_WORDS are in the
-                // mapping (open checked its length).
-                let word = unsafe { &*seg.base().cast::<AtomicU64>().add(i) };
-                word.load(Ordering::Relaxed)
-            };
-            if w(W_VERSION) != VERSION {
-                return Err(corrupt(format!("version {}", w(W_VERSION))));
-            }
-            let narrow = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-            let mut config = TableConfig {
-                max_clients: narrow(w(W_CLIENTS)),
-                max_servers: narrow(w(W_SERVERS)),
-                depth: narrow(w(W_DEPTH)),
-                req_tail: w(W_REQ_TAIL),
-                resp_tail: w(W_RESP_TAIL),
-                req_schema: [0; SCHEMA_BYTES],
-                resp_schema: [0; SCHEMA_BYTES],
-            };
-            for (w0, bytes) in [
-                (W_REQ_SCHEMA, &mut config.req_schema),
-                (W_RESP_SCHEMA, &mut config.resp_schema),
-            ] {
-                for (i, chunk) in bytes.chunks_exact_mut(8).enumerate() {
-                    chunk.copy_from_slice(&w(w0 + i).to_ne_bytes());
-                }
-            }
-            config.validate().map_err(corrupt)?;
-            if seg.len() < config.total_words() * 8 {
-                return Err(corrupt(format!(
-                    "{} bytes, its configuration needs {}",
-                    seg.len(),
-                    config.total_words() * 8
-                )));
-            }
-            return Ok(Table {
-                seg,
-                config,
-                resp_prefix: String::new(),
-            });
         }
+        config.validate().map_err(corrupt)?;
+        if seg.len() < config.total_words() * 8 {
+            return Err(corrupt(format!(
+                "{} bytes, its configuration needs {}",
+                seg.len(),
+                config.total_words() * 8
+            )));
+        }
+        Ok(Table {
+            seg,
+            config,
+            resp_prefix: String::new(),
+        })
     }
 
     /// Opens an existing table without waiting for a creator that has not

@@ -5,16 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use horus_shm::{Channel, OpenError, ProcessId, SegmentError};
+use horus_shm::{is_young, Channel, OpenError, ProcessId, Unopened, Verdict};
 use serde::Serialize;
 
 /// Directory POSIX shared memory lives in.
 pub(super) const SHM_DIR: &str = "/dev/shm";
-
-/// A file a creator may still be initialising is left alone this long (as `horus clean` does).
-const INIT_GRACE: Duration = Duration::from_secs(5);
 
 /// The kinds of horus file, by the kind part of `horus.<ns>.<kind>.<name>`.
 const KINDS: [(&str, &str); 7] = [
@@ -94,12 +90,14 @@ fn size_of(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
-fn young(path: &Path) -> bool {
-    std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_none_or(|age| age < INIT_GRACE)
+/// A segment that could not be opened, judged as `horus clean` would (horus-shm's verdict).
+fn unopened_state(e: &OpenError, path: &Path) -> State {
+    match Unopened::from(e).verdict(path) {
+        Verdict::Initialising => State::Initialising,
+        Verdict::Uninitialised => State::Stale("its creator never initialised it".into()),
+        Verdict::Gone => State::Stale("gone while looking".into()),
+        Verdict::Unreadable(why) => State::Unreadable(why),
+    }
 }
 
 /// The namespace's files with their state, and the other namespaces present.
@@ -170,7 +168,7 @@ fn channel_state(shm_name: &str, path: &Path) -> State {
             let (pubs, subs) = (snap.publishers.len(), snap.subscribers.len());
             if live > 0 {
                 State::Live(format!("{pubs} pub, {subs} sub"))
-            } else if pids.is_empty() && young(path) {
+            } else if pids.is_empty() && is_young(path) {
                 // Just opened; its endpoints are joining.
                 State::Initialising
             } else if pids.is_empty() {
@@ -179,19 +177,7 @@ fn channel_state(shm_name: &str, path: &Path) -> State {
                 State::Stale(format!("{} endpoint(s), all processes dead", pids.len()))
             }
         }
-        Err(OpenError::NotInitialized(_))
-        | Err(OpenError::Segment(SegmentError::Truncated { .. }))
-            if young(path) =>
-        {
-            State::Initialising
-        }
-        Err(OpenError::NotInitialized(_)) => {
-            State::Stale("its creator never initialised it".into())
-        }
-        Err(OpenError::Segment(SegmentError::NotFound(_))) => {
-            State::Stale("gone while looking".into())
-        }
-        Err(e) => State::Unreadable(e.to_string()),
+        Err(e) => unopened_state(&e, path),
     }
 }
 
@@ -208,16 +194,7 @@ fn table_state(snapshot: &Result<horus::ServiceSnapshot, OpenError>, path: &Path
                 State::Stale("every client and server process is dead".into())
             }
         }
-        Err(OpenError::NotInitialized(_))
-        | Err(OpenError::Segment(SegmentError::Truncated { .. }))
-            if young(path) =>
-        {
-            State::Initialising
-        }
-        Err(OpenError::NotInitialized(_)) => {
-            State::Stale("its creator never initialised it".into())
-        }
-        Err(e) => State::Unreadable(e.to_string()),
+        Err(e) => unopened_state(e, path),
     }
 }
 
@@ -241,7 +218,7 @@ fn scheduler_state(path: &Path) -> State {
             Err(e) => State::Live(format!("writer alive; table unreadable: {e}")),
         },
         Ok(false) => State::Stale("its scheduler process is dead".into()),
-        Err(_) if young(path) => State::Initialising,
+        Err(_) if is_young(path) => State::Initialising,
         // `horus clean` removes an unreadable table older than a second as garbage.
         Err(e) => State::Stale(format!("unreadable ({e})")),
     }

@@ -1,0 +1,351 @@
+//! The bridge: one loop that rescans both sides every `scan_interval` (opening a route
+//! for each topic that has a publisher on one side and a matching subscriber on the other,
+//! closing it when either leaves) and in between moves messages along the open routes.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::config::BridgeConfig;
+use crate::dds::{Dds, DdsStartError};
+use crate::discovery::{RemoteEndpoint, RemoteEndpoints};
+use crate::inbound::Inbound;
+use crate::local::{LocalScan, LocalTopic};
+use crate::names;
+use crate::outbound::Outbound;
+use crate::qos::{serves, ReaderKind};
+use crate::status::{
+    remove_status_file, write_status_file, BridgeStatus, Direction, RouteCounters, TopicStatus,
+};
+use crate::type_check::{check_peer, TypeMismatch};
+
+/// What the bridge loop lends the parts that plug into it (topics here; services in
+/// `service/`): the DDS participant and the settings.
+pub(crate) struct Context<'a> {
+    /// The DDS participant, its publisher and subscriber.
+    #[allow(dead_code)]
+    pub(crate) dds: &'a Dds,
+    /// The bridge's settings.
+    #[allow(dead_code)]
+    pub(crate) config: &'a BridgeConfig,
+}
+
+/// Why the bridge could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeStartError {
+    /// The DDS participant could not start.
+    #[error(transparent)]
+    Dds(#[from] DdsStartError),
+}
+
+/// One topic in one direction: its route when open, its counters always.
+struct Route<R> {
+    open: Option<R>,
+    status: TopicStatus,
+}
+
+/// A running bridge. Call [`Bridge::run`] (or [`Bridge::step`] in a loop).
+pub struct Bridge {
+    config: BridgeConfig,
+    dds: Dds,
+    local: LocalScan,
+    outbound: BTreeMap<String, Route<Outbound>>,
+    inbound: BTreeMap<String, Route<Inbound>>,
+    last_scan: Option<Instant>,
+    /// Endpoint pairs whose mismatch was already counted (counted once each).
+    mismatches_seen: std::collections::HashSet<(Direction, String)>,
+}
+
+/// Polls an idle loop makes before it sleeps.
+const IDLE_SPINS: u32 = 64;
+/// The idle loop's sleep: bounds the latency a message sees when the bridge was idle.
+const IDLE_SLEEP: Duration = Duration::from_micros(500);
+
+impl Bridge {
+    /// Joins the DDS domain of `config` and starts watching its horus namespace.
+    pub fn start(config: BridgeConfig) -> Result<Bridge, BridgeStartError> {
+        let dds = Dds::start(&config)?;
+        Ok(Bridge {
+            local: LocalScan::new(&config.namespace),
+            config,
+            dds,
+            outbound: BTreeMap::new(),
+            inbound: BTreeMap::new(),
+            last_scan: None,
+            mismatches_seen: Default::default(),
+        })
+    }
+
+    /// Runs until `keep_going` (called after every scan with the bridge's status) returns
+    /// false, writing the status file when it changed and removing it at the end.
+    pub fn run(&mut self, mut keep_going: impl FnMut(&BridgeStatus) -> bool) {
+        let pid = std::process::id();
+        let mut idle = 0u32;
+        let mut last_written = None;
+        loop {
+            let (scanned, moved) = self.step();
+            if scanned {
+                let st = self.status();
+                if last_written.as_ref() != Some(&st) {
+                    let _ = write_status_file(&st);
+                }
+                let go = keep_going(&st);
+                last_written = Some(st);
+                if !go {
+                    break;
+                }
+            }
+            if moved {
+                idle = 0;
+            } else if idle < IDLE_SPINS {
+                idle += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(IDLE_SLEEP);
+            }
+        }
+        remove_status_file(&self.config.namespace, pid);
+    }
+
+    /// One turn of the loop: rescans both sides when a scan is due, then moves what is
+    /// waiting. Returns (whether it scanned, whether any message moved).
+    pub fn step(&mut self) -> (bool, bool) {
+        let due = self
+            .last_scan
+            .is_none_or(|t| t.elapsed() >= self.config.scan_interval);
+        if due {
+            self.scan();
+            self.last_scan = Some(Instant::now());
+        }
+        let mut moved = false;
+        for (name, r) in self.outbound.iter_mut() {
+            let skip = self
+                .inbound
+                .get(name)
+                .and_then(|i| i.open.as_ref())
+                .map(Inbound::place);
+            if let Some(o) = r.open.as_mut() {
+                moved |= o.pump(&mut r.status.counters, skip) > 0;
+            }
+        }
+        for r in self.inbound.values_mut() {
+            if let Some(i) = r.open.as_mut() {
+                moved |= i.pump(&mut r.status.counters) > 0;
+            }
+        }
+        (due, moved)
+    }
+
+    /// The bridge's context for the parts that plug into it.
+    #[allow(dead_code)]
+    pub(crate) fn context(&self) -> Context<'_> {
+        Context {
+            dds: &self.dds,
+            config: &self.config,
+        }
+    }
+
+    /// What the bridge reports now.
+    pub fn status(&self) -> BridgeStatus {
+        let mut topics: Vec<TopicStatus> = self
+            .outbound
+            .values()
+            .map(|r| r.status.clone())
+            .chain(self.inbound.values().map(|r| r.status.clone()))
+            .collect();
+        topics.sort_by(|a, b| (&a.horus_topic, a.direction).cmp(&(&b.horus_topic, b.direction)));
+        BridgeStatus {
+            namespace: self.config.namespace.clone(),
+            domain_id: self.config.domain_id,
+            pid: std::process::id(),
+            topics,
+            services: Vec::new(),
+        }
+    }
+
+    fn scan(&mut self) {
+        let locals = self.local.topics();
+        let remote = self.dds.remote_endpoints();
+        self.scan_outbound(&locals, &remote);
+        self.scan_inbound(&locals, &remote);
+    }
+
+    /// horus → ROS 2: a horus publisher and at least one ROS 2 reader of the same type.
+    fn scan_outbound(&mut self, locals: &BTreeMap<String, LocalTopic>, remote: &RemoteEndpoints) {
+        for (name, t) in locals {
+            let wanted = self.outbound_wanted(name, t, remote);
+            let route = self.outbound.entry(name.clone());
+            let Some((dds_topic, dds_type, readers, refused)) = wanted else {
+                if let std::collections::btree_map::Entry::Occupied(mut e) = route {
+                    e.get_mut().open = None;
+                    e.get_mut().status.active = false;
+                    e.get_mut().status.refused = None;
+                }
+                continue;
+            };
+            let r = route.or_insert_with(|| Route {
+                open: None,
+                status: new_status(Direction::ToRos, name, &t.ty.type_name),
+            });
+            r.status.refused = refused.as_ref().map(ToString::to_string);
+            if let Some(m) = &refused {
+                if self
+                    .mismatches_seen
+                    .insert((Direction::ToRos, m.peer.clone()))
+                {
+                    r.status.refusals += 1;
+                }
+            }
+            if readers == 0 {
+                r.open = None;
+            } else if r.open.is_none() {
+                let Some(view) = self.local.view(name) else {
+                    continue;
+                };
+                match Outbound::open(&self.dds, view, t, &dds_topic, &dds_type) {
+                    Ok(o) => {
+                        r.open = Some(o);
+                        r.status.counters.opened += 1;
+                    }
+                    Err(e) => r.status.refused = Some(e.to_string()),
+                }
+            }
+            r.status.active = r.open.is_some();
+        }
+        for (name, r) in self.outbound.iter_mut() {
+            if !locals.contains_key(name) {
+                r.open = None;
+                r.status.active = false;
+            }
+        }
+    }
+
+    /// For a horus topic that may go to ROS 2: its DDS names, how many remote readers
+    /// match, and a mismatch with one that does not. `None`: it does not go (no horus
+    /// publisher, filtered out, not a ROS 2 name, no remote reader at all).
+    fn outbound_wanted(
+        &self,
+        name: &str,
+        t: &LocalTopic,
+        remote: &RemoteEndpoints,
+    ) -> Option<(String, String, usize, Option<TypeMismatch>)> {
+        if !t.has_publisher || !self.config.to_ros.allows(name) {
+            return None;
+        }
+        let dds_topic = names::dds_topic_name(name).ok()?;
+        let dds_type = names::dds_type_name(&t.ty.type_name)?;
+        let readers: Vec<&RemoteEndpoint> = remote
+            .readers
+            .iter()
+            .filter(|r| r.topic == dds_topic)
+            .collect();
+        if readers.is_empty() {
+            return None;
+        }
+        let mut refused = None;
+        let mut matching = 0;
+        for r in readers {
+            match check_peer(&dds_type, &t.ty.type_hash, r) {
+                Ok(()) if serves(t.durability, r) => matching += 1,
+                Ok(()) => {
+                    refused.get_or_insert(TypeMismatch::durability(name, r));
+                }
+                Err(m) => {
+                    refused.get_or_insert(m);
+                }
+            }
+        }
+        Some((dds_topic, dds_type, matching, refused))
+    }
+
+    /// ROS 2 → horus: at least one ROS 2 writer of the horus topic's type and a horus
+    /// subscriber.
+    fn scan_inbound(&mut self, locals: &BTreeMap<String, LocalTopic>, remote: &RemoteEndpoints) {
+        let mut by_topic: BTreeMap<String, Vec<&RemoteEndpoint>> = BTreeMap::new();
+        for w in &remote.writers {
+            if let Ok(h) = names::horus_topic_of_dds(&w.topic) {
+                by_topic.entry(h).or_default().push(w);
+            }
+        }
+        for (name, r) in self.inbound.iter_mut() {
+            let keep =
+                by_topic.contains_key(name) && locals.get(name).is_some_and(|t| t.has_subscriber);
+            if !keep {
+                r.open = None;
+                r.status.active = false;
+                r.status.refused = None;
+            }
+        }
+        for (name, writers) in by_topic {
+            if !self.config.from_ros.allows(&name) {
+                continue;
+            }
+            let Some(t) = locals.get(&name).filter(|t| t.has_subscriber) else {
+                continue;
+            };
+            let (Some(dds_type), Ok(dds_topic)) = (
+                names::dds_type_name(&t.ty.type_name),
+                names::dds_topic_name(&name),
+            ) else {
+                continue;
+            };
+            let mut matching = Vec::new();
+            let mut refused = None;
+            for w in writers {
+                match check_peer(&dds_type, &t.ty.type_hash, w) {
+                    Ok(()) => matching.push(w),
+                    Err(m) => {
+                        refused.get_or_insert(m);
+                    }
+                }
+            }
+            let r = self.inbound.entry(name.clone()).or_insert_with(|| Route {
+                open: None,
+                status: new_status(Direction::FromRos, &name, &t.ty.type_name),
+            });
+            r.status.refused = refused.as_ref().map(ToString::to_string);
+            if let Some(m) = &refused {
+                if self
+                    .mismatches_seen
+                    .insert((Direction::FromRos, m.peer.clone()))
+                {
+                    r.status.refusals += 1;
+                }
+            }
+            if matching.is_empty() {
+                r.open = None;
+            } else {
+                let kind = ReaderKind::of(&matching);
+                if r.open.as_ref().is_some_and(|i| i.kind != kind) {
+                    r.open = None;
+                }
+                if r.open.is_none() {
+                    let Some(view) = self.local.view(&name) else {
+                        continue;
+                    };
+                    let max = self.config.max_message_bytes;
+                    match Inbound::open(&self.dds, view, t, &dds_topic, &dds_type, kind, max) {
+                        Ok(i) => {
+                            r.open = Some(i);
+                            r.status.counters.opened += 1;
+                        }
+                        Err(e) => r.status.refused = Some(e.to_string()),
+                    }
+                }
+            }
+            r.status.active = r.open.is_some();
+        }
+    }
+}
+
+fn new_status(direction: Direction, horus_topic: &str, type_name: &str) -> TopicStatus {
+    TopicStatus {
+        direction,
+        horus_topic: horus_topic.to_owned(),
+        ros_topic: names::ros_topic_name(horus_topic).unwrap_or_default(),
+        type_name: type_name.to_owned(),
+        active: false,
+        refused: None,
+        refusals: 0,
+        counters: RouteCounters::default(),
+    }
+}

@@ -1,0 +1,86 @@
+//! What one bridge process does: which horus namespace, which ROS 2 domain, which topics.
+
+use std::time::Duration;
+
+use crate::filter::{Filter, PatternError};
+
+/// Highest ROS 2 domain id (DDS port arithmetic: `7400 + 250 * domain` must fit).
+pub const MAX_DOMAIN_ID: u16 = 232;
+
+/// A bridge's settings.
+#[derive(Clone, Debug)]
+pub struct BridgeConfig {
+    /// The horus namespace whose topics cross (`HORUS_NAMESPACE`).
+    pub namespace: String,
+    /// The ROS 2 domain (`ROS_DOMAIN_ID`, default 0).
+    pub domain_id: u16,
+    /// Which horus topics go to ROS 2.
+    pub to_ros: Filter,
+    /// Which ROS 2 topics come into horus (patterns over the horus name, `demo/scan`).
+    pub from_ros: Filter,
+    /// How often both sides are scanned for endpoints appearing and leaving.
+    pub scan_interval: Duration,
+    /// Largest message (encapsulation header + CDR body) the bridge carries; larger ones are
+    /// refused and counted.
+    pub max_message_bytes: usize,
+    /// Announce and accept DDS traffic on the loopback interface only (127.0.0.1: ROS 2's
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`). Off: every interface, as ROS 2's default.
+    pub localhost_only: bool,
+}
+
+/// A setting that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `ROS_DOMAIN_ID` is not a number from 0 to 232.
+    #[error("ROS_DOMAIN_ID {0:?}: not a domain id from 0 to 232")]
+    DomainId(String),
+    /// An allow or deny pattern is malformed.
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
+}
+
+impl BridgeConfig {
+    /// Defaults for `namespace`: domain from `ROS_DOMAIN_ID`, everything crosses, scans
+    /// every 100 ms, messages up to 16 MiB, localhost only when
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` (or `ROS_LOCALHOST_ONLY=1`).
+    pub fn from_env(namespace: &str) -> Result<BridgeConfig, ConfigError> {
+        let domain_id = match std::env::var("ROS_DOMAIN_ID") {
+            Ok(s) if !s.trim().is_empty() => parse_domain_id(&s)?,
+            _ => 0,
+        };
+        let range = std::env::var("ROS_AUTOMATIC_DISCOVERY_RANGE").unwrap_or_default();
+        let legacy = std::env::var("ROS_LOCALHOST_ONLY").unwrap_or_default();
+        Ok(BridgeConfig {
+            namespace: namespace.to_owned(),
+            domain_id,
+            to_ros: Filter::default(),
+            from_ros: Filter::default(),
+            scan_interval: Duration::from_millis(100),
+            max_message_bytes: 16 << 20,
+            localhost_only: range.eq_ignore_ascii_case("LOCALHOST") || legacy == "1",
+        })
+    }
+}
+
+/// Parses a ROS 2 domain id.
+pub fn parse_domain_id(s: &str) -> Result<u16, ConfigError> {
+    s.trim()
+        .parse::<u16>()
+        .ok()
+        .filter(|d| *d <= MAX_DOMAIN_ID)
+        .ok_or_else(|| ConfigError::DomainId(s.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_ids_are_bounded() {
+        assert_eq!(parse_domain_id("42").unwrap(), 42);
+        assert_eq!(parse_domain_id(" 0 ").unwrap(), 0);
+        for bad in ["233", "-1", "x", "70000"] {
+            assert!(parse_domain_id(bad).is_err(), "{bad}");
+        }
+    }
+}

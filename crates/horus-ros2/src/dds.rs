@@ -1,0 +1,88 @@
+//! This bridge's DDS participant: one RustDDS `DomainParticipant` with one publisher and
+//! one subscriber, and what it has discovered of the other participants' endpoints.
+
+use rustdds::{
+    DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicyBuilder, RTPSEntity,
+    Subscriber,
+};
+
+use crate::config::BridgeConfig;
+use crate::discovery::{RemoteEndpoint, RemoteEndpoints};
+
+/// Why the DDS participant could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DdsStartError {
+    /// RustDDS refused (sockets could not be bound, …).
+    #[error("DDS participant for domain {domain}: {reason}")]
+    Participant {
+        /// The ROS 2 domain.
+        domain: u16,
+        /// RustDDS's reason.
+        reason: String,
+    },
+}
+
+/// The bridge's DDS participant.
+pub struct Dds {
+    participant: DomainParticipant,
+    publisher: Publisher,
+    subscriber: Subscriber,
+}
+
+impl Dds {
+    /// Joins the domain of `config`.
+    pub fn start(config: &BridgeConfig) -> Result<Dds, DdsStartError> {
+        let err = |e: &dyn std::fmt::Debug| DdsStartError::Participant {
+            domain: config.domain_id,
+            reason: format!("{e:?}"),
+        };
+        let mut b = DomainParticipantBuilder::new(config.domain_id).same_host_loopback(true);
+        if config.localhost_only {
+            b = b.with_only_networks([std::net::Ipv4Addr::LOCALHOST]);
+        }
+        let participant = b.build().map_err(|e| err(&e))?;
+        let qos = QosPolicyBuilder::new().build();
+        let publisher = participant.create_publisher(&qos).map_err(|e| err(&e))?;
+        let subscriber = participant.create_subscriber(&qos).map_err(|e| err(&e))?;
+        Ok(Dds {
+            participant,
+            publisher,
+            subscriber,
+        })
+    }
+
+    /// The RustDDS participant.
+    pub fn participant(&self) -> &DomainParticipant {
+        &self.participant
+    }
+
+    /// The publisher every bridge writer belongs to.
+    pub fn publisher(&self) -> &Publisher {
+        &self.publisher
+    }
+
+    /// The subscriber every bridge reader belongs to.
+    pub fn subscriber(&self) -> &Subscriber {
+        &self.subscriber
+    }
+
+    /// The endpoints other participants announce (ours left out).
+    pub fn remote_endpoints(&self) -> RemoteEndpoints {
+        let me = self.participant.guid().prefix;
+        let readers = self
+            .participant
+            .discovered_readers()
+            .into_iter()
+            .filter(|r| r.reader_proxy.remote_reader_guid.prefix != me)
+            .map(|r| RemoteEndpoint::of_reader(&r))
+            .collect();
+        let writers = self
+            .participant
+            .discovered_writers()
+            .into_iter()
+            .filter(|w| w.writer_proxy.remote_writer_guid.prefix != me)
+            .map(|w| RemoteEndpoint::of_writer(&w))
+            .collect();
+        RemoteEndpoints { readers, writers }
+    }
+}

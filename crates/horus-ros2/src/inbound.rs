@@ -1,0 +1,124 @@
+//! A topic coming from ROS 2: a DDS reader and a publisher on the horus topic. Each
+//! message's wire bytes are checked against the topic's type (bounded in time and memory
+//! by their length: a DDS peer is untrusted) and copied once into a chunk, never converted.
+
+use horus::inspect::{RawRosPublisher, RawRosSendError, TopicView};
+use horus_idl::{Resolved, TypeName};
+use rustdds::no_key::DataReader;
+use rustdds::{RTPSEntity, TopicKind, GUID};
+
+use crate::dds::Dds;
+use crate::local::LocalTopic;
+use crate::qos::ReaderKind;
+use crate::raw::{PassThrough, WireCdr};
+use crate::route_error::RouteError;
+use crate::status::RouteCounters;
+
+/// Messages moved per route per pump, so that one busy topic cannot starve the others.
+const BATCH: usize = 64;
+
+/// One DDS topic being published into horus.
+pub(crate) struct Inbound {
+    reader: DataReader<WireCdr, PassThrough>,
+    publisher: RawRosPublisher,
+    /// The reader's QoS request (the route reopens when the writers need another).
+    pub(crate) kind: ReaderKind,
+    /// The topic's type, to check payloads (`None`: its definition does not resolve; then
+    /// only the encapsulation header is checked).
+    check: Option<(Resolved, TypeName)>,
+    /// Largest message carried.
+    max_bytes: usize,
+    /// This bridge's participant.
+    me: GUID,
+}
+
+impl Inbound {
+    /// Creates the DDS reader (asking for `kind`) and joins the horus topic as a publisher.
+    pub(crate) fn open(
+        dds: &Dds,
+        view: &TopicView,
+        local: &LocalTopic,
+        dds_topic: &str,
+        dds_type: &str,
+        kind: ReaderKind,
+        max_bytes: usize,
+    ) -> Result<Inbound, RouteError> {
+        let qos = kind.qos(local.qos.depth);
+        let topic = dds
+            .participant()
+            .create_topic(
+                dds_topic.to_owned(),
+                dds_type.to_owned(),
+                &qos,
+                TopicKind::NoKey,
+            )
+            .map_err(|e| RouteError::dds(dds_topic, e))?;
+        let publisher = view
+            .ros_publisher()
+            .map_err(|e| RouteError::horus(view.name(), e))?;
+        let reader = dds
+            .subscriber()
+            .create_datareader_no_key::<WireCdr, PassThrough>(&topic, Some(qos))
+            .map_err(|e| RouteError::dds(dds_topic, e))?;
+        let check = horus_idl::resolve_ros2msg(&local.ty.type_name, &local.ty.definition).ok();
+        // A chunk holds 8 bytes of frame (4 reserved + the header) before the body.
+        let chunk_room =
+            usize::try_from(local.qos.chunk_bytes.saturating_sub(4)).unwrap_or(usize::MAX);
+        Ok(Inbound {
+            reader,
+            publisher,
+            kind,
+            check,
+            max_bytes: max_bytes.min(chunk_room),
+            me: dds.participant().guid(),
+        })
+    }
+
+    /// The horus publisher's place (what it publishes must not go back to DDS).
+    pub(crate) fn place(&self) -> usize {
+        self.publisher.place()
+    }
+
+    /// Moves what DDS has (at most a batch) into the horus topic; returns how many samples
+    /// were taken (carried or dropped).
+    pub(crate) fn pump(&mut self, c: &mut RouteCounters) -> usize {
+        let mut taken = 0;
+        while taken < BATCH {
+            let sample = match self.reader.take_next_sample() {
+                Ok(Some(s)) => s,
+                Ok(None) => break,
+                // Not little-endian CDR: RustDDS has moved past it.
+                Err(_) => {
+                    taken += 1;
+                    c.malformed += 1;
+                    continue;
+                }
+            };
+            taken += 1;
+            // This bridge's own writer (the topic also crosses the other way): not again.
+            if sample.sample_info().writer_guid().prefix == self.me.prefix {
+                continue;
+            }
+            let wire = &sample.value().0;
+            if wire.len() > self.max_bytes {
+                c.oversize += 1;
+                continue;
+            }
+            if let Some((resolved, root)) = &self.check {
+                if horus_idl::cdr::decode_prefix(resolved, root, wire).is_err() {
+                    c.malformed += 1;
+                    continue;
+                }
+            }
+            match self.publisher.send_cdr(wire) {
+                Ok(_) => {
+                    c.messages += 1;
+                    c.bytes += wire.len() as u64;
+                }
+                Err(RawRosSendError::NotCdr(_)) => c.malformed += 1,
+                Err(RawRosSendError::Send(_)) => c.refused += 1,
+            }
+        }
+        taken
+    }
+}

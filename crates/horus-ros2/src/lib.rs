@@ -1,0 +1,42 @@
+//! `horus ros2`: horus and ROS 2 nodes see each other's topics. One bridge process per
+//! host speaks horus shared memory locally and DDS (RTPS, through RustDDS) to ROS 2 nodes;
+//! only ROS 2 interface types cross, and their CDR bytes go from shared memory to DDS and
+//! back unconverted (docs/ros2-bridge.md).
+//!
+//! ```no_run
+//! use horus_ros2::{Bridge, BridgeConfig};
+//!
+//! let config = BridgeConfig::from_env(&horus_shm::name::namespace())?;
+//! let mut bridge = Bridge::start(config)?;
+//! // Runs until the closure says stop; it sees the status after every scan.
+//! bridge.run(|status| !status.topics.is_empty() || true);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![warn(missing_docs)]
+
+mod bridge;
+mod config;
+mod dds;
+mod discovery;
+mod filter;
+mod inbound;
+mod local;
+pub mod names;
+mod outbound;
+mod qos;
+pub mod raw;
+mod route_error;
+mod status;
+mod type_check;
+
+pub use bridge::{Bridge, BridgeStartError};
+pub use config::{parse_domain_id, BridgeConfig, ConfigError, MAX_DOMAIN_ID};
+pub use dds::{Dds, DdsStartError};
+pub use discovery::{type_hash_of_user_data, RemoteEndpoint, RemoteEndpoints};
+pub use filter::{Filter, PatternError};
+pub use route_error::RouteError;
+pub use status::{
+    read_status_file, status_file_path, BridgeStatus, Direction, RouteCounters, StatusReadError,
+    TopicStatus,
+};
+pub use type_check::{check_peer, TypeMismatch};

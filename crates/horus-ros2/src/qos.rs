@@ -1,0 +1,84 @@
+//! horus delivery settings ↔ DDS QoS (the table in docs/ros2-bridge.md).
+//!
+//! - Writers the bridge creates (horus → ROS 2) are always RELIABLE: a reliable writer
+//!   matches both reliable and best-effort readers. Durability follows the horus topic:
+//!   latched ↔ TRANSIENT_LOCAL, else VOLATILE. History: KEEP_LAST of the topic's depth
+//!   (latched: its `latched` depth, what a late subscriber gets).
+//! - Readers the bridge creates (ROS 2 → horus) ask for no more than every writer on the
+//!   topic offers, so that all of them match: RELIABLE only if all writers are,
+//!   TRANSIENT_LOCAL only if all writers are. History: KEEP_LAST of the horus topic's depth.
+
+use horus::Durability as HorusDurability;
+use rustdds::policy::{Durability, History, Reliability};
+use rustdds::{QosPolicies, QosPolicyBuilder};
+
+use crate::discovery::RemoteEndpoint;
+
+/// How long a reliable write may wait for room in the writer's history before it fails
+/// (counted): bounds how long a slow ROS 2 reader can hold the bridge.
+const MAX_BLOCKING_MS: i64 = 100;
+
+/// The QoS of the bridge's writer for a horus topic of `durability` and `depth`.
+pub(crate) fn writer_qos(durability: HorusDurability, depth: u32) -> QosPolicies {
+    let latched = durability.latched();
+    let (d, depth) = if latched > 0 {
+        (Durability::TransientLocal, latched)
+    } else {
+        (Durability::Volatile, depth)
+    };
+    QosPolicyBuilder::new()
+        .reliability(Reliability::Reliable {
+            max_blocking_time: rustdds::Duration::from_millis(MAX_BLOCKING_MS),
+        })
+        .durability(d)
+        .history(History::KeepLast {
+            depth: i32::try_from(depth.max(1)).unwrap_or(i32::MAX),
+        })
+        .build()
+}
+
+/// What the bridge's reader must ask for to match every one of `writers`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ReaderKind {
+    /// Reliable (every writer is).
+    pub(crate) reliable: bool,
+    /// Transient-local (every writer is).
+    pub(crate) transient_local: bool,
+}
+
+impl ReaderKind {
+    /// The strongest request all of `writers` satisfy.
+    pub(crate) fn of(writers: &[&RemoteEndpoint]) -> ReaderKind {
+        ReaderKind {
+            reliable: writers.iter().all(|w| w.reliable),
+            transient_local: writers.iter().all(|w| w.transient_local),
+        }
+    }
+
+    /// The reader's QoS, keeping the last `depth` messages.
+    pub(crate) fn qos(self, depth: u32) -> QosPolicies {
+        let reliability = if self.reliable {
+            Reliability::Reliable {
+                max_blocking_time: rustdds::Duration::from_millis(MAX_BLOCKING_MS),
+            }
+        } else {
+            Reliability::BestEffort
+        };
+        QosPolicyBuilder::new()
+            .reliability(reliability)
+            .durability(if self.transient_local {
+                Durability::TransientLocal
+            } else {
+                Durability::Volatile
+            })
+            .history(History::KeepLast {
+                depth: i32::try_from(depth.max(1)).unwrap_or(i32::MAX),
+            })
+            .build()
+    }
+}
+
+/// Whether a writer of `durability` serves a reader asking for transient-local.
+pub(crate) fn serves(durability: HorusDurability, reader: &RemoteEndpoint) -> bool {
+    !reader.transient_local || durability.latched() > 0
+}

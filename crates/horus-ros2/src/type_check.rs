@@ -1,0 +1,91 @@
+//! Whether a ROS 2 peer's endpoint carries the horus topic's type: the same DDS type name
+//! and, when the peer announces one, the same RIHS01 hash. A mismatch is refused (the topic
+//! does not cross with that peer), counted and reported with both types.
+
+use std::fmt;
+
+use crate::discovery::RemoteEndpoint;
+
+/// A peer endpoint on a bridged topic that does not fit the horus topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeMismatch {
+    /// The peer endpoint (GUID).
+    pub peer: String,
+    /// What is wrong, for people.
+    pub reason: String,
+}
+
+impl fmt::Display for TypeMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "refused ROS 2 endpoint {}: {}", self.peer, self.reason)
+    }
+}
+
+impl TypeMismatch {
+    /// A ROS 2 reader asking for transient-local on a volatile horus topic.
+    pub(crate) fn durability(topic: &str, reader: &RemoteEndpoint) -> TypeMismatch {
+        TypeMismatch {
+            peer: reader.guid.clone(),
+            reason: format!(
+                "it asks for transient-local durability; horus topic {topic} is not latched"
+            ),
+        }
+    }
+}
+
+/// Checks `peer` against the horus topic's DDS type name and RIHS01 hash.
+pub fn check_peer(
+    dds_type: &str,
+    type_hash: &str,
+    peer: &RemoteEndpoint,
+) -> Result<(), TypeMismatch> {
+    if peer.type_name != dds_type {
+        return Err(TypeMismatch {
+            peer: peer.guid.clone(),
+            reason: format!(
+                "type {} on {}, horus topic has {}",
+                peer.type_name, peer.topic, dds_type
+            ),
+        });
+    }
+    match &peer.type_hash {
+        Some(h) if !h.eq_ignore_ascii_case(type_hash) => Err(TypeMismatch {
+            peer: peer.guid.clone(),
+            reason: format!(
+                "type {} on {} with hash {h}, horus topic has hash {type_hash}",
+                peer.type_name, peer.topic
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer(ty: &str, hash: Option<&str>) -> RemoteEndpoint {
+        RemoteEndpoint {
+            guid: "g".into(),
+            topic: "rt/x".into(),
+            type_name: ty.into(),
+            type_hash: hash.map(str::to_owned),
+            reliable: true,
+            transient_local: false,
+            depth: Some(10),
+        }
+    }
+
+    #[test]
+    fn same_name_other_hash_is_refused() {
+        let t = "std_msgs::msg::dds_::String_";
+        let h1 = format!("RIHS01_{}", "1".repeat(64));
+        let h2 = format!("RIHS01_{}", "2".repeat(64));
+        assert!(check_peer(t, &h1, &peer(t, None)).is_ok());
+        assert!(check_peer(t, &h1, &peer(t, Some(&h1))).is_ok());
+        let e = check_peer(t, &h1, &peer(t, Some(&h2))).unwrap_err();
+        assert!(e.reason.contains(&h2) && e.reason.contains(&h1), "{e}");
+        let e = check_peer(t, &h1, &peer("std_msgs::msg::dds_::Int32_", None)).unwrap_err();
+        assert!(e.reason.contains("Int32"), "{e}");
+    }
+}

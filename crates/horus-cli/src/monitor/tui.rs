@@ -9,7 +9,7 @@ use super::app::{App, Outcome, Screen};
 use super::keys::command;
 use super::sampler::Sampler;
 use super::{detail, tf_view, view};
-use crate::launch::signals;
+use horus_launch::signals;
 
 /// How often the figures are refreshed.
 pub(crate) const REFRESH: Duration = Duration::from_millis(500);

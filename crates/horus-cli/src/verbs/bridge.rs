@@ -14,8 +14,8 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::launch::signals;
 use crate::output::Output;
+use horus_launch::signals;
 
 /// Bridge this host's topics and services to other hosts through Zenoh.
 #[derive(Debug, Args)]

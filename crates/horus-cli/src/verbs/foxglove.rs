@@ -16,8 +16,8 @@ use clap::Args;
 use horus_foxglove::{AccessPolicy, Bridge, BridgeOptions, BridgeStats, Event, Limits, Token};
 use serde_json::json;
 
-use crate::launch::signals;
 use crate::output::Output;
+use horus_launch::signals;
 
 /// How often the drop counters are looked at.
 const REPORT_EVERY: Duration = Duration::from_secs(1);

@@ -4,15 +4,13 @@
 //! Exit status: 0 when every process ended cleanly, 1 when one did not (or could not be
 //! started), 2 when the launch file is rejected (nothing is started then).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use serde_json::json;
+use horus_launch::LoadError;
 
-use crate::launch;
 use crate::output::Output;
 
 /// Start the processes of a launch file (see docs/launch.md).
@@ -33,32 +31,27 @@ pub(crate) struct Launch {
 }
 
 pub(crate) fn run(args: Launch, out: &Output) -> anyhow::Result<ExitCode> {
-    let mut values = BTreeMap::new();
-    for a in &args.args {
-        let Some((name, value)) = a.split_once(":=") else {
-            let e = launch::LoadError::Plain(format!("argument {a:?}: expected NAME:=VALUE"));
-            rejected(&e, out);
-            return Ok(ExitCode::from(2));
-        };
-        values.insert(name.to_owned(), value.to_owned());
-    }
-    let Ok(grace) = args.stop_grace.map(Duration::try_from_secs_f64).transpose() else {
-        let e = launch::LoadError::Plain("--stop-grace: a number of seconds ≥ 0".into());
-        rejected(&e, out);
-        return Ok(ExitCode::from(2));
+    let values = match horus_launch::parse_values(&args.args) {
+        Ok(values) => values,
+        Err(e) => return Ok(rejected(&e, out)),
     };
-    let plan = match launch::load(&args.file, &values, grace) {
+    let Ok(grace) = args.stop_grace.map(Duration::try_from_secs_f64).transpose() else {
+        let e = LoadError::Plain("--stop-grace: a number of seconds ≥ 0".into());
+        return Ok(rejected(&e, out));
+    };
+    let plan = match horus_launch::load(&args.file, &values, grace) {
         Ok(plan) => plan,
-        Err(e) => {
-            rejected(&e, out);
-            return Ok(ExitCode::from(2));
-        }
+        Err(e) => return Ok(rejected(&e, out)),
     };
     if args.check {
-        check_report(&plan, out);
+        if out.is_json() {
+            out.json_line(&plan.check_json());
+        } else {
+            println!("{}", plan.check_text());
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    let summary = launch::run(plan, out.is_json())?;
+    let summary = horus_launch::run(plan, out.is_json())?;
     if out.is_json() {
         out.json_line(&summary.json(&args.file.display().to_string()));
     } else {
@@ -67,61 +60,13 @@ pub(crate) fn run(args: Launch, out: &Output) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(summary.exit_code()))
 }
 
-fn rejected(e: &launch::LoadError, out: &Output) {
+/// Reports a refused file or argument; exit status 2 (nothing was started).
+fn rejected(e: &LoadError, out: &Output) -> ExitCode {
     if out.is_json() {
-        let mut doc = json!({ "error": e.to_string() });
-        if let launch::LoadError::At { origin, message } = e {
-            doc["file"] = json!(origin.file.display().to_string());
-            doc["line"] = json!(origin.line);
-            doc["column"] = json!(origin.column);
-            doc["message"] = json!(message);
-        }
-        out.json_line(&doc);
+        out.json_line(&e.json());
     } else {
         eprintln!("horus launch: {e}");
         eprintln!("horus launch: nothing was started");
     }
-}
-
-fn check_report(plan: &launch::Plan, out: &Output) {
-    if out.is_json() {
-        let procs: Vec<_> = plan
-            .processes
-            .iter()
-            .map(|p| {
-                json!({
-                    "name": p.name,
-                    "defined_at": p.origin.to_string(),
-                    "argv": p.argv,
-                    "namespace": p.namespace,
-                    "after": p.after.iter().map(|(a, _)| a).collect::<Vec<_>>(),
-                    "after_topic": p.after_topic,
-                    "restart": p.restart.describe(),
-                    "required": p.required,
-                })
-            })
-            .collect();
-        out.json_line(&json!({ "file": plan.file.display().to_string(), "processes": procs }));
-    } else {
-        for p in &plan.processes {
-            let mut line = format!("{}: {}", p.name, p.argv.join(" "));
-            if let Some(ns) = &p.namespace {
-                line += &format!("  [namespace {ns}]");
-            }
-            if !p.after.is_empty() {
-                let after: Vec<&str> = p.after.iter().map(|(a, _)| a.as_str()).collect();
-                line += &format!("  [after {}]", after.join(", "));
-            }
-            if !p.after_topic.is_empty() {
-                line += &format!("  [after topic {}]", p.after_topic.join(", "));
-            }
-            line += &format!("  [restart {}]", p.restart.describe());
-            println!("{line}");
-        }
-        println!(
-            "{}: ok, {} processes",
-            plan.file.display(),
-            plan.processes.len()
-        );
-    }
+    ExitCode::from(2)
 }

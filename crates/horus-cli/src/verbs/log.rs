@@ -16,8 +16,8 @@ use horus_log::{Level, LogRecord, LogSegment, Val};
 use regex::Regex;
 use serde_json::{json, Map, Value};
 
-use crate::launch::signals;
 use crate::output::Output;
+use horus_launch::signals;
 
 /// Sleep between polls in `--follow`.
 const POLL: Duration = Duration::from_millis(20);

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::launch::signals;
 use crate::monitor::{run_tui, Sampler, Snapshot};
 use crate::output::Output;
 use crate::table::Table;
+use horus_launch::signals;
 
 /// Live view of topics and nodes.
 #[derive(Debug, Args)]

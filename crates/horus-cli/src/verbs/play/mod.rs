@@ -26,9 +26,9 @@ use horus_record::ros2::{Ros2Channel, Ros2Error};
 use horus_record::{foxlog, RecordedMessage, RecordingReader};
 use serde_json::json;
 
-use crate::launch::signals;
 use crate::output::Output;
 use crate::table::Table;
+use horus_launch::signals;
 use keys::{Key, Keys};
 
 /// How often the clock topic is published, in recorded time.

@@ -36,9 +36,9 @@ use horus_record::{Compression, RecordingWriter, WriteError, WriterOptions};
 use serde_json::json;
 use sink::Sink;
 
-use crate::launch::signals;
 use crate::output::Output;
 use crate::table::Table;
+use horus_launch::signals;
 
 /// How often the namespace is listed for new topics (besides the inotify watch).
 const DISCOVER_EVERY: Duration = Duration::from_millis(200);

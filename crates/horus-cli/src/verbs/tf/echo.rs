@@ -11,8 +11,8 @@ use horus_tf::{now_ns, StampedTransform, TfListener, LATEST};
 use serde_json::json;
 
 use super::stamp_text;
-use crate::launch::signals;
 use crate::output::Output;
+use horus_launch::signals;
 
 /// Arguments of `horus tf echo`.
 #[derive(Debug, Args)]

@@ -14,9 +14,9 @@ use serde_json::{Map, Value};
 
 use super::fields::{abbreviate, select, to_text};
 use super::{description, TopicArg};
-use crate::launch::signals;
 use crate::output::Output;
 use horus::inspect::decode_message;
+use horus_launch::signals;
 
 /// Array elements text output shows before abbreviating.
 pub(super) const KEEP: usize = 8;

@@ -13,10 +13,10 @@ use serde_json::json;
 
 use super::ros_publish::RosTarget;
 use super::{description, TopicArg};
-use crate::launch::signals;
 use crate::output::Output;
 use crate::verbs::msg::PackageDirs;
 use horus::inspect::{encode_message, TopicView};
+use horus_launch::signals;
 
 /// Publish a message on a topic.
 #[derive(Debug, Args)]

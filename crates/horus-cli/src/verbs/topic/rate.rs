@@ -14,8 +14,8 @@ use serde_json::json;
 
 use super::sampler::{Mark, Sampler};
 use super::TopicArg;
-use crate::launch::signals;
 use crate::output::Output;
+use horus_launch::signals;
 
 /// How often the counters are read.
 const POLL: Duration = Duration::from_millis(1);

@@ -14,8 +14,8 @@ use super::echo::{Echo, IDLE, KEEP};
 use super::fields::{select, to_text};
 use super::ros_json::to_json;
 use super::ros_yaml::to_yaml;
-use crate::launch::signals;
 use crate::output::Output;
+use horus_launch::signals;
 
 pub(super) fn run(
     a: Echo,

@@ -24,7 +24,7 @@ pub(crate) struct Scope<'a> {
 }
 
 /// Longest string a substitution may produce (64 KiB).
-pub(crate) const MAX_SUBSTITUTED: usize = 64 << 10;
+pub const MAX_SUBSTITUTED: usize = 64 << 10;
 
 /// Replaces every substitution of `s`; the error says which one failed and why.
 pub(crate) fn substitute(s: &str, scope: &Scope<'_>) -> Result<String, String> {

@@ -28,7 +28,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
 }
 
 /// Installs the handler for SIGINT and SIGTERM.
-pub(crate) fn install() -> std::io::Result<()> {
+pub fn install() -> std::io::Result<()> {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid value (no flags, empty mask) that we then
         // fill in; sa_sigaction holds an `extern "C" fn(c_int, *mut siginfo_t, *mut
@@ -52,12 +52,12 @@ pub(crate) fn install() -> std::io::Result<()> {
 }
 
 /// How many SIGINT/SIGTERM have arrived.
-pub(crate) fn count() -> u32 {
+pub fn count() -> u32 {
     COUNT.load(Ordering::Relaxed)
 }
 
 /// Name of the last signal received (`SIGINT`, `SIGTERM`).
-pub(crate) fn last_name() -> &'static str {
+pub fn last_name() -> &'static str {
     match LAST.load(Ordering::Relaxed) {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
@@ -66,7 +66,7 @@ pub(crate) fn last_name() -> &'static str {
 }
 
 /// The pid that sent the last signal (`None`: the kernel, e.g. a terminal's Ctrl-C).
-pub(crate) fn last_sender() -> Option<u32> {
+pub fn last_sender() -> Option<u32> {
     u32::try_from(SENDER.load(Ordering::Relaxed))
         .ok()
         .filter(|&p| p != 0)

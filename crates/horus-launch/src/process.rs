@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use super::load::{key, namespace, Inherited, Source};
-use super::locate::{child, Step};
-use super::model::{RawProcess, RestartKind};
-use super::restart::{Backoff, Policy};
-use super::spec::{LoadError, ProcessSpec};
+use crate::load::{key, namespace, Inherited, Source};
+use crate::locate::{child, Step};
+use crate::model::{RawProcess, RestartKind};
+use crate::restart::{Backoff, Policy};
+use crate::spec::{LoadError, ProcessSpec};
 
 const DEFAULT_BACKOFF: Duration = Duration::from_millis(100);
 const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(5);

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::spec::{LoadError, Plan};
+use crate::spec::{LoadError, Plan};
 
 pub(crate) fn check(plan: &Plan) -> Result<(), LoadError> {
     let mut index: HashMap<&str, usize> = HashMap::new();

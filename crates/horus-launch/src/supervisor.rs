@@ -8,13 +8,13 @@ use std::process::ExitStatus;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::child::Running;
-use super::output::{event, Label, Sink};
-use super::restart::Decision;
-use super::signals;
-use super::spec::{Plan, ProcessSpec};
-use super::summary::{Ending, ProcessReport, Summary, NOT_STARTED_STOPPING};
-use super::topic_wait::has_live_publisher;
+use crate::child::Running;
+use crate::output::{event, Label, Sink};
+use crate::restart::Decision;
+use crate::signals;
+use crate::spec::{Plan, ProcessSpec};
+use crate::summary::{Ending, ProcessReport, Summary, NOT_STARTED_STOPPING};
+use crate::topic_wait::has_live_publisher;
 
 /// How often the loop looks at everything.
 const TICK: Duration = Duration::from_millis(10);
@@ -59,9 +59,21 @@ struct Proc {
     topic_error: Option<String>,
 }
 
-/// Runs `plan` to the end; returns what happened to every process.
-pub(crate) fn run(plan: Plan, json: bool) -> anyhow::Result<Summary> {
-    signals::install()?;
+/// Why [`run`] could not supervise a plan (nothing was started then).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The SIGINT/SIGTERM handlers could not be installed.
+    #[error("cannot install the SIGINT/SIGTERM handlers: {0}")]
+    Signals(#[source] std::io::Error),
+}
+
+/// Runs `plan` to the end: starts its processes, supervises them, stops them in reverse
+/// start order on SIGINT/SIGTERM (or when a `required:` process ends, or when every process
+/// has ended), and returns what happened to every process. Their output goes to stdout with
+/// each line labelled by process; with `json`, to stderr (stdout is then the caller's, for
+/// the summary as JSON).
+pub fn run(plan: Plan, json: bool) -> Result<Summary, RunError> {
+    signals::install().map_err(RunError::Signals)?;
     let width = plan
         .processes
         .iter()

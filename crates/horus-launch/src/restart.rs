@@ -7,20 +7,32 @@ use std::os::unix::process::ExitStatusExt;
 
 /// When a process is started again after it ends (while the launch is not shutting down).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Policy {
+pub enum Policy {
     /// Never.
     Never,
     /// When it exits non-zero or is killed by a signal, at most `max` times.
-    OnFailure { max: u32, backoff: Backoff },
+    OnFailure {
+        /// Most restarts.
+        max: u32,
+        /// Delay before each restart.
+        backoff: Backoff,
+    },
     /// Whenever it ends, at most `max` times (`None`: without limit).
-    Always { max: Option<u32>, backoff: Backoff },
+    Always {
+        /// Most restarts (`None`: without limit).
+        max: Option<u32>,
+        /// Delay before each restart.
+        backoff: Backoff,
+    },
 }
 
 /// Delay before restart `n` (0-based): `initial × 2ⁿ`, at most `max`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Backoff {
-    pub(crate) initial: Duration,
-    pub(crate) max: Duration,
+pub struct Backoff {
+    /// Delay before the first restart.
+    pub initial: Duration,
+    /// Longest delay.
+    pub max: Duration,
 }
 
 impl Backoff {
@@ -65,7 +77,7 @@ impl Policy {
     }
 
     /// How it is shown: `never`, `on-failure (max 5)`, `always`.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             Policy::Never => "never".into(),
             Policy::OnFailure { max, .. } => format!("on-failure (max {max})"),

@@ -19,17 +19,17 @@ pub(crate) const NOT_STARTED_STOPPING: &str = "not started: the launch was stopp
 
 /// How one process ended (its last run).
 #[derive(Clone, Debug)]
-pub(crate) struct Ending {
+pub struct Ending {
     /// Exit code, if it exited.
-    pub(crate) code: Option<i32>,
+    pub code: Option<i32>,
     /// Signal that killed it, if one did.
-    pub(crate) signal: Option<i32>,
+    pub signal: Option<i32>,
     /// The shutdown sent it SIGTERM.
-    pub(crate) term_sent: bool,
+    pub term_sent: bool,
     /// The shutdown SIGKILLed it.
-    pub(crate) killed: bool,
+    pub killed: bool,
     /// Never started, could not start, gave up restarting.
-    pub(crate) problem: Option<String>,
+    pub problem: Option<String>,
 }
 
 impl Ending {
@@ -49,7 +49,7 @@ impl Ending {
     }
 
     /// Whether this counts as a clean end (see the module docs).
-    pub(crate) fn clean(&self) -> bool {
+    pub fn clean(&self) -> bool {
         if self.killed {
             return false;
         }
@@ -66,7 +66,7 @@ impl Ending {
     }
 
     /// One phrase: `exit 0`, `killed by SIGKILL after the grace period`, ...
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let mut s = match (self.code, self.signal) {
             (Some(c), _) if self.term_sent && !self.killed => format!("exit {c} after SIGTERM"),
             (Some(c), _) => format!("exit {c}"),
@@ -101,23 +101,30 @@ fn signal_name(sig: i32) -> String {
 
 /// One process in the summary.
 #[derive(Clone, Debug)]
-pub(crate) struct ProcessReport {
-    pub(crate) name: String,
+pub struct ProcessReport {
+    /// Its name in the launch file.
+    pub name: String,
     /// Pid of its last run.
-    pub(crate) pid: Option<u32>,
-    pub(crate) starts: u32,
-    pub(crate) restarts: u32,
+    pub pid: Option<u32>,
+    /// How many times it was started.
+    pub starts: u32,
+    /// How many of those starts were restarts.
+    pub restarts: u32,
     /// Its restart policy, as shown.
-    pub(crate) restart: String,
-    pub(crate) ending: Ending,
+    pub restart: String,
+    /// How its last run ended.
+    pub ending: Ending,
 }
 
 /// Everything `horus launch` reports at the end.
 #[derive(Clone, Debug)]
-pub(crate) struct Summary {
-    pub(crate) reason: String,
-    pub(crate) processes: Vec<ProcessReport>,
-    pub(crate) clean: bool,
+pub struct Summary {
+    /// Why the launch stopped (`SIGINT received`, `every process has ended`, ...).
+    pub reason: String,
+    /// Every process, in declaration order.
+    pub processes: Vec<ProcessReport>,
+    /// Whether every process ended cleanly (see the module docs) and all could start.
+    pub clean: bool,
 }
 
 impl Summary {
@@ -135,7 +142,7 @@ impl Summary {
     }
 
     /// The exit status of `horus launch`.
-    pub(crate) fn exit_code(&self) -> u8 {
+    pub fn exit_code(&self) -> u8 {
         if self.clean {
             0
         } else {
@@ -144,7 +151,7 @@ impl Summary {
     }
 
     /// The table printed at the end.
-    pub(crate) fn text(&self) -> String {
+    pub fn text(&self) -> String {
         let w = self
             .processes
             .iter()
@@ -179,7 +186,7 @@ impl Summary {
     }
 
     /// The `--json` document.
-    pub(crate) fn json(&self, file: &str) -> serde_json::Value {
+    pub fn json(&self, file: &str) -> serde_json::Value {
         json!({
             "file": file,
             "reason": self.reason,

@@ -7,8 +7,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::JoinHandle;
 
-use super::output::{pump, Label, Sink};
-use super::spec::ProcessSpec;
+use crate::output::{pump, Label, Sink};
+use crate::spec::ProcessSpec;
 
 /// Environment variable giving every process the pid of `horus launch`: SIGTERM to it
 /// stops the whole system in order (what the demo's monitor does when its time is up).

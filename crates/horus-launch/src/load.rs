@@ -9,25 +9,25 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::locate::{child, locate_nearest, Step};
-use super::model::{RawFile, RawInclude, Scalar};
-use super::spec::{LoadError, Origin, Plan, ProcessSpec};
-use super::subst::{substitute, Scope};
+use crate::locate::{child, locate_nearest, Step};
+use crate::model::{RawFile, RawInclude, Scalar};
+use crate::spec::{LoadError, Origin, Plan, ProcessSpec};
+use crate::subst::{substitute, Scope};
 
 /// Deepest chain of includes (the top-level file is depth 1).
-pub(crate) const MAX_INCLUDE_DEPTH: usize = 32;
+pub const MAX_INCLUDE_DEPTH: usize = 32;
 
 /// Most files read for one launch, counting a file each time it is included: a file that
 /// includes the next one twice, 30 levels deep, is 2^30 loads (a few hundred bytes of YAML
 /// expanding forever); systems of a few dozen files are the norm.
-pub(crate) const MAX_FILES_LOADED: usize = 1000;
+pub const MAX_FILES_LOADED: usize = 1000;
 
 /// Most bytes all substitutions of one launch may produce (16 MiB; each one is at most
-/// [`super::subst::MAX_SUBSTITUTED`]).
-pub(crate) const MAX_SUBSTITUTED_TOTAL: usize = 16 << 20;
+/// [`MAX_SUBSTITUTED`]).
+pub const MAX_SUBSTITUTED_TOTAL: usize = 16 << 20;
 
 /// Most processes one launch may declare, includes expanded.
-pub(crate) const MAX_PROCESSES: usize = 4096;
+pub const MAX_PROCESSES: usize = 4096;
 
 /// Defaults of what neither the file nor the command line sets.
 pub(crate) const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(5);
@@ -35,7 +35,7 @@ pub(crate) const DEFAULT_AFTER_TOPIC_TIMEOUT: Duration = Duration::from_secs(30)
 
 /// Loads `path` with the command line's `NAME:=VALUE` arguments; `stop_grace` is the
 /// command line's default grace (processes and files that set one keep theirs).
-pub(crate) fn load(
+pub fn load(
     path: &Path,
     args: &BTreeMap<String, String>,
     stop_grace: Option<Duration>,
@@ -62,8 +62,23 @@ pub(crate) fn load(
         file: path.to_owned(),
         processes: loader.processes,
     };
-    super::validate::check(&plan)?;
+    crate::validate::check(&plan)?;
     Ok(plan)
+}
+
+/// The command line's `NAME:=VALUE` arguments as a map for [`load`] (a later value for a
+/// name replaces an earlier one).
+pub fn parse_values(args: &[String]) -> Result<BTreeMap<String, String>, LoadError> {
+    let mut values = BTreeMap::new();
+    for a in args {
+        let Some((name, value)) = a.split_once(":=") else {
+            return Err(LoadError::Plain(format!(
+                "argument {a:?}: expected NAME:=VALUE"
+            )));
+        };
+        values.insert(name.to_owned(), value.to_owned());
+    }
+    Ok(values)
 }
 
 /// What a file passes down to the files it includes.
@@ -220,7 +235,7 @@ impl Loader {
         }
         for (k, v) in &raw.env {
             let value = src.sub(&v.0, &[key("env"), key(k)])?;
-            super::process::set(&mut here.env, k, value);
+            crate::process::set(&mut here.env, k, value);
         }
         if let Some(d) = src.seconds(raw.stop_grace, &[key("stop_grace")])? {
             here.stop_grace = d;
@@ -242,7 +257,7 @@ impl Loader {
                     ),
                 ));
             }
-            let spec = super::process::process(&src, p, &at, &here)?;
+            let spec = crate::process::process(&src, p, &at, &here)?;
             self.processes.push(spec);
         }
         self.stack.pop();

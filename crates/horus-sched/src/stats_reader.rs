@@ -17,6 +17,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
+use horus_shm::init::VersionError;
+
 use crate::rt::MemoryLock;
 use crate::stats::{LoopStats, SchedulerStats};
 use crate::stats_shm::{
@@ -152,16 +154,14 @@ impl Mapping {
         // Acquire pairs with the writer's Release store of the magic, which
         // comes after every static header field.
         let magic = hd.magic.load(Ordering::Acquire);
-        if magic != MAGIC {
-            return Err(ReadStatsError::BadMagic { found: magic });
-        }
         let version = hd.version.load(Ordering::Relaxed);
-        if version != VERSION {
-            return Err(ReadStatsError::UnsupportedVersion {
-                found: version,
-                supported: VERSION,
-            });
-        }
+        horus_shm::init::check_version(magic, version, MAGIC, VERSION).map_err(|e| match e {
+            VersionError::BadMagic { found } => ReadStatsError::BadMagic { found },
+            VersionError::Version { found, expected } => ReadStatsError::UnsupportedVersion {
+                found,
+                supported: expected,
+            },
+        })?;
         let check = |what, found: u32, expected: usize| {
             if found as usize == expected {
                 Ok(())

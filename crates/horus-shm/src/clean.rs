@@ -21,7 +21,6 @@ use std::time::Duration;
 use crate::channel::Channel;
 use crate::error::{OpenError, SegmentError};
 use crate::init::InitError;
-use crate::records;
 
 /// Directory POSIX shared memory lives in.
 const SHM_DIR: &str = "/dev/shm";
@@ -140,20 +139,23 @@ pub fn segment_files(prefix: &str) -> Result<Vec<String>, CleanError> {
 
 fn clean_channel(shm_name: &str, path: &Path) -> SegmentFate {
     match Channel::open_existing_now(shm_name) {
-        Ok(chan) => {
-            chan.reclaim_dead();
-            if records::try_close(chan.membership()) {
-                crate::segment::Segment::unlink(shm_name);
-                SegmentFate::Removed
-            } else {
-                let (publishers, subscribers) = chan.members();
-                SegmentFate::Live {
-                    publishers,
-                    subscribers,
-                }
-            }
-        }
+        Ok(chan) => close_unused_channel(&chan),
         Err(e) => Unopened::from(&e).verdict(path).settle(shm_name),
+    }
+}
+
+/// Reclaims the places of `chan`'s dead members and, if no place is left,
+/// closes it and unlinks its name ([`Channel::unlink_if_unused`]); else
+/// reports its live members.
+pub fn close_unused_channel(chan: &Channel) -> SegmentFate {
+    if chan.unlink_if_unused() {
+        SegmentFate::Removed
+    } else {
+        let (publishers, subscribers) = chan.members();
+        SegmentFate::Live {
+            publishers,
+            subscribers,
+        }
     }
 }
 

@@ -164,6 +164,35 @@ pub fn check_version(
     Ok(())
 }
 
+/// The versioned header's last check, after [`check_version`] and the
+/// structure's own capacity checks: every offset and size the header
+/// `claims` (`(what, claimed, derived)`) must be the one its capacities
+/// give, and the file (`file_size` bytes) must hold the `total` bytes they
+/// need. The error says what differs, for the caller's corrupt-header error.
+pub fn check_extent(claims: &[(&str, u64, u64)], total: u64, file_size: u64) -> Result<(), String> {
+    if claims
+        .iter()
+        .any(|&(_, claimed, derived)| claimed != derived)
+    {
+        let names: Vec<String> = claims
+            .iter()
+            .map(|(what, claimed, _)| format!("{what} {claimed}"))
+            .collect();
+        let derived: Vec<String> = claims.iter().map(|(_, _, d)| d.to_string()).collect();
+        return Err(format!(
+            "header claims {}, capacities give {}",
+            names.join(" / "),
+            derived.join(" / ")
+        ));
+    }
+    if file_size < total {
+        return Err(format!(
+            "file holds {file_size} bytes, layout needs {total}"
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +258,20 @@ mod tests {
                 expected: 2
             })
         );
+    }
+
+    #[test]
+    fn extents_say_what_differs() {
+        let claims = [("size", 100, 100), ("rings", 8, 16)];
+        assert_eq!(
+            check_extent(&claims, 100, 100),
+            Err("header claims size 100 / rings 8, capacities give 100 / 16".into())
+        );
+        let claims = [("size", 100, 100)];
+        assert_eq!(
+            check_extent(&claims, 100, 99),
+            Err("file holds 99 bytes, layout needs 100".into())
+        );
+        assert_eq!(check_extent(&claims, 100, 100), Ok(()));
     }
 }

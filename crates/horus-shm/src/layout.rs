@@ -385,26 +385,16 @@ impl RawHeader {
             qos_code: self.qos_code,
         };
         let layout = Layout::described(config, self.description_len as usize).map_err(corrupt)?;
-        if layout.total as u64 != self.segment_size
-            || layout.rings as u64 != self.rings_offset
-            || layout.pools as u64 != self.pools_offset
-        {
-            return Err(corrupt(format!(
-                "header claims size {} / rings {} / pools {}, capacities give {} / {} / {}",
-                self.segment_size,
-                self.rings_offset,
-                self.pools_offset,
-                layout.total,
-                layout.rings,
-                layout.pools
-            )));
-        }
-        if file_size < layout.total as u64 {
-            return Err(corrupt(format!(
-                "file holds {file_size} bytes, layout needs {}",
-                layout.total
-            )));
-        }
+        crate::init::check_extent(
+            &[
+                ("size", self.segment_size, layout.total as u64),
+                ("rings", self.rings_offset, layout.rings as u64),
+                ("pools", self.pools_offset, layout.pools as u64),
+            ],
+            layout.total as u64,
+            file_size,
+        )
+        .map_err(corrupt)?;
         Ok(layout)
     }
 }

@@ -72,8 +72,9 @@ pub mod wait;
 pub use channel::Channel;
 #[cfg(not(loom))]
 pub use clean::{
-    channel_prefix, is_young, remove_stale_channels, remove_stale_channels_of_kind, segment_files,
-    segment_prefix, sweep, CleanError, SegmentFate, SegmentReport, Unopened, Verdict, INIT_GRACE,
+    channel_prefix, close_unused_channel, is_young, remove_stale_channels,
+    remove_stale_channels_of_kind, segment_files, segment_prefix, sweep, CleanError, SegmentFate,
+    SegmentReport, Unopened, Verdict, INIT_GRACE,
 };
 #[cfg(not(loom))]
 pub use error::{JoinError, NameError, OpenError, PayloadError, RoomError, SegmentError};

@@ -254,26 +254,16 @@ impl RawHeader {
             window: Duration::from_nanos(self.window_ns),
         };
         let layout = Layout::new(caps).map_err(corrupt)?;
-        if layout.total as u64 != self.segment_size
-            || layout.frames as u64 != self.frames_offset
-            || layout.samples as u64 != self.samples_offset
-        {
-            return Err(corrupt(format!(
-                "header claims size {} / frames {} / samples {}, capacities give {} / {} / {}",
-                self.segment_size,
-                self.frames_offset,
-                self.samples_offset,
-                layout.total,
-                layout.frames,
-                layout.samples
-            )));
-        }
-        if file_size < layout.total as u64 {
-            return Err(corrupt(format!(
-                "file holds {file_size} bytes, layout needs {}",
-                layout.total
-            )));
-        }
+        horus_shm::init::check_extent(
+            &[
+                ("size", self.segment_size, layout.total as u64),
+                ("frames", self.frames_offset, layout.frames as u64),
+                ("samples", self.samples_offset, layout.samples as u64),
+            ],
+            layout.total as u64,
+            file_size,
+        )
+        .map_err(corrupt)?;
         Ok(layout)
     }
 }

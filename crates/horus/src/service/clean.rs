@@ -91,14 +91,8 @@ fn clean_response(shm_name: &str, path: &Path) -> SegmentFate {
             let (publishers, subscribers) = chan.members();
             if publishers + subscribers == 0 && horus_shm::is_young(path) {
                 SegmentFate::Initialising
-            } else if chan.unlink_if_unused() {
-                SegmentFate::Removed
             } else {
-                let (publishers, subscribers) = chan.members();
-                SegmentFate::Live {
-                    publishers,
-                    subscribers,
-                }
+                horus_shm::close_unused_channel(&chan)
             }
         }
         Err(e) => Unopened::from(&e).verdict(path).settle(shm_name),

@@ -217,6 +217,81 @@ pub fn try_take(owner: &AtomicU64, cleanup: impl FnOnce()) -> Take {
     )
 }
 
+/// [`try_take`] until the place is ours, waiting while a live process
+/// reclaims it — but not past `deadline`: `Err(token)` names the process
+/// that still held it then (a stopped or hostile reclaimer; a word that kept
+/// changing under us names its last value). Waits with the kit's strategies:
+/// a few [`Yield`](crate::wait::Yield)s, then [`Futex`](crate::wait::Futex)
+/// sleeps of at most [`TAKE_POLL`] on a private word: nobody wakes a place's
+/// waiters (a reclaim is a handful of stores), so the sleep ends at its tick
+/// and the word is looked at again.
+#[cfg(not(loom))]
+pub fn take_waiting(
+    owner: &AtomicU64,
+    cleanup: impl FnMut(),
+    deadline: std::time::Instant,
+) -> Result<(), u64> {
+    use crate::wait::{Futex, WaitStrategy, Yield};
+    let mut w = TakeWait {
+        owner,
+        cleanup,
+        last: 0,
+        never_woken: crate::sync::AtomicU32::new(0),
+    };
+    let taken = Yield { polls: 64 }
+        .wait(&mut w, Some(deadline))
+        .or_else(|| Futex.wait(&mut w, Some(deadline)));
+    taken.ok_or(w.last)
+}
+
+/// Longest sleep of [`take_waiting`] between two looks at the word.
+#[cfg(not(loom))]
+pub const TAKE_POLL: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// [`take_waiting`] as a [`Waitable`](crate::wait::Waitable).
+#[cfg(not(loom))]
+struct TakeWait<'a, F> {
+    owner: &'a AtomicU64,
+    cleanup: F,
+    /// The holder's token at the last look.
+    last: u64,
+    /// What the futex strategy sleeps on; nobody changes it.
+    never_woken: crate::sync::AtomicU32,
+}
+
+#[cfg(not(loom))]
+impl<F: FnMut()> crate::wait::Waitable for TakeWait<'_, F> {
+    type Ready = ();
+
+    fn poll(&mut self) -> Option<()> {
+        // `Again` after our own reclaim (or a lost CAS) is looked at again at
+        // once, a few times, before this poll counts as not ready.
+        for _ in 0..4 {
+            match try_take(self.owner, &mut self.cleanup) {
+                Take::Taken => return Some(()),
+                Take::Busy(holder) => {
+                    self.last = holder;
+                    return None;
+                }
+                Take::Again => self.last = self.owner.load(Ordering::Relaxed) & !RECLAIMING,
+            }
+        }
+        None
+    }
+
+    fn word(&self) -> &crate::sync::AtomicU32 {
+        &self.never_woken
+    }
+
+    fn announce(&self) {}
+
+    fn withdraw(&self) {}
+
+    fn tick_every(&self) -> Option<std::time::Duration> {
+        Some(TAKE_POLL)
+    }
+}
+
 /// Releases a place (after cleanup, or by its owner when it leaves).
 pub fn free(owner: &AtomicU64) {
     // Release: everything we wrote to the record happens before the next

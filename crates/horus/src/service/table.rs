@@ -17,7 +17,7 @@
 use std::time::{Duration, Instant};
 
 use horus_shm::init::{self, Created};
-use horus_shm::place::{self, Take};
+use horus_shm::place;
 // The loom-swappable atomics, as every shared-memory protocol of horus uses.
 use horus_shm::sync::{AtomicU64, Ordering};
 use horus_shm::{OpenError, ProcessId, Segment, SCHEMA_BYTES};
@@ -475,33 +475,19 @@ impl Table {
     /// Makes this process the owner of client place `k`'s pid word (see
     /// [`Table::enter_client`]).
     fn own_client_record(&self, k: usize) -> Result<(), EnterError> {
+        // A dead owner whose record nobody cleaned, or a reclaimer that died
+        // cleaning it, is cleaned here (its response channel's name goes); a
+        // live token is replaced (the place is ours: our request port holds
+        // it); a live reclaimer is waited for (a handful of stores).
         let pid = self.client_word(k, C_PID);
-        let deadline = Instant::now() + RECLAIM_WAIT;
-        let mut looks = 0u32;
-        loop {
-            // A dead owner whose record nobody cleaned, or a reclaimer that
-            // died cleaning it, is cleaned here (its response channel's name
-            // goes); a live token is replaced (the place is ours: our request
-            // port holds it).
-            match place::try_take(pid, || self.clean_client_record(k)) {
-                Take::Taken => return Ok(()),
-                Take::Again => {}
-                // A live reclaimer: a handful of stores, then the word is 0.
-                Take::Busy(holder) => {
-                    if Instant::now() >= deadline {
-                        return Err(EnterError::Stuck {
-                            pid: ProcessId::from_token(holder).pid,
-                        });
-                    }
-                    looks += 1;
-                    if looks < 64 {
-                        std::thread::yield_now();
-                    } else {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                }
-            }
-        }
+        place::take_waiting(
+            pid,
+            || self.clean_client_record(k),
+            Instant::now() + RECLAIM_WAIT,
+        )
+        .map_err(|holder| EnterError::Stuck {
+            pid: ProcessId::from_token(holder).pid,
+        })
     }
 
     /// Client place `k` is given up (its request port is dropped after).

@@ -7,13 +7,11 @@
 //! that died is detected (pid + process start time) and replaced. It is
 //! removed when the scheduler stops cleanly.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
+
+use horus_shm::{init, Segment, SegmentError};
 
 use crate::stats::SchedulerStats;
 use crate::stats_shm::{
@@ -97,13 +95,12 @@ fn process_alive(pid: u32, start: u64) -> bool {
 /// The writer's mapping of the statistics file.
 pub(crate) struct StatsPublisher {
     path: PathBuf,
-    map: NonNull<u8>,
-    len: usize,
+    /// The file, mapped (horus-shm's segment: created `0600` with `O_EXCL`;
+    /// another process truncating it makes the cut pages private zero pages
+    /// instead of killing the scheduler — statistics then stop being
+    /// visible; the robot runs on).
+    seg: Segment,
     capacity: usize,
-    /// Protection against another process truncating the file: the cut
-    /// pages become private zero pages instead of killing the scheduler
-    /// (statistics then stop being visible; the robot runs on).
-    fault: horus_shm::fault::Registration,
 }
 
 impl StatsPublisher {
@@ -119,55 +116,28 @@ impl StatsPublisher {
             }
         }
         let path = stats_path(namespace, scheduler);
-        let io = |source| StatsFileError::Io {
-            path: path.clone(),
-            source,
-        };
+        // The shm name of the file (STATS_DIR is where shm names live);
+        // valid_name allows no '/' and no NUL.
+        let name = format!("/horus.{namespace}.sched.{scheduler}");
         let len = std::mem::size_of::<ShmHeader>() + nodes * std::mem::size_of::<ShmRecord>();
-        let open = || {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-        };
-        let file = match open() {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+        let seg = match Segment::create(&name, len) {
+            Err(SegmentError::Exists(_)) => {
                 remove_if_stale(&path)?;
-                open().map_err(io)?
+                Segment::create(&name, len)
             }
-            Err(e) => return Err(io(e)),
-        };
-        // The umask can only narrow the mode; make it exactly 0600 anyway.
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(io)?;
-        file.set_len(len as u64).map_err(io)?;
-        // SAFETY: mapping a regular file we just sized to `len` bytes, shared
-        // and read-write; the kernel picks the address. The fd may be closed
-        // after mmap returns (the mapping keeps the file referenced).
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            let e = std::io::Error::last_os_error();
-            let _ = std::fs::remove_file(&path);
-            return Err(io(e));
+            other => other,
         }
+        .map_err(|e| StatsFileError::Io {
+            path: path.clone(),
+            source: match e {
+                SegmentError::Os { source, .. } => source,
+                e => std::io::Error::other(e),
+            },
+        })?;
         let publisher = StatsPublisher {
             path,
-            map: NonNull::new(p.cast()).expect("mmap returned null without MAP_FAILED"),
-            len,
+            seg,
             capacity: nodes,
-            fault: horus_shm::fault::Registration::new(p.cast(), len),
         };
         publisher.init_header(scheduler, nodes);
         Ok(publisher)
@@ -178,17 +148,17 @@ impl StatsPublisher {
         // aligned (so aligned for the header), lives as long as `self`, and
         // ShmHeader consists of atomics, valid for any bit pattern (the file
         // starts zeroed).
-        unsafe { &*self.map.as_ptr().cast::<ShmHeader>() }
+        unsafe { &*self.seg.base().cast::<ShmHeader>() }
     }
 
     fn record(&self, i: usize) -> &ShmRecord {
         debug_assert!(i < self.capacity);
         let off = std::mem::size_of::<ShmHeader>() + i * std::mem::size_of::<ShmRecord>();
-        debug_assert!(off + std::mem::size_of::<ShmRecord>() <= self.len);
+        debug_assert!(off + std::mem::size_of::<ShmRecord>() <= self.seg.len());
         // SAFETY: `i < capacity`, so the record lies inside the mapping;
         // 256 + i·384 is 8-byte aligned; records are atomics, valid for any
         // bit pattern; the borrow is tied to `self`, which owns the mapping.
-        unsafe { &*self.map.as_ptr().add(off).cast::<ShmRecord>() }
+        unsafe { &*self.seg.base().add(off).cast::<ShmRecord>() }
     }
 
     fn init_header(&self, scheduler: &str, nodes: usize) {
@@ -209,8 +179,8 @@ impl StatsPublisher {
         for (slot, w) in hd.name.iter().zip(name) {
             slot.store(w, relaxed);
         }
-        // Release: a reader that sees the magic (Acquire) sees every field above.
-        hd.magic.store(MAGIC, Ordering::Release);
+        // A reader that sees the magic (Acquire) sees every field above.
+        init::publish(&self.seg, MAGIC);
     }
 
     /// Writes `stats` into the file (node `i` into record `i`).
@@ -237,11 +207,7 @@ impl StatsPublisher {
 
 impl Drop for StatsPublisher {
     fn drop(&mut self) {
-        // Unregister before unmapping (see horus_shm::fault).
-        self.fault.release();
-        // SAFETY: `map`/`len` are exactly what mmap returned; no reference
-        // into the mapping outlives `self` (all borrows are tied to it).
-        unsafe { libc::munmap(self.map.as_ptr().cast(), self.len) };
+        // The mapping goes with `seg`; the name goes now.
         let _ = std::fs::remove_file(&self.path);
     }
 }

@@ -4,7 +4,6 @@
 //! or JSON Lines for streams) and exits 0 on success, 1 on a failure the verb reports, 2 on a
 //! usage error (clap's convention).
 
-mod monitor;
 mod output;
 mod table;
 mod verbs;

@@ -9,11 +9,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use horus_launch::signals;
+use horus_monitor::{run_tui, Sampler, Snapshot};
 
-use crate::monitor::{run_tui, Sampler, Snapshot};
 use crate::output::Output;
 use crate::table::Table;
-use horus_launch::signals;
 
 /// Live view of topics and nodes.
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub(super) fn run(a: Monitor, out: &Output) -> anyhow::Result<ExitCode> {
             "horus monitor draws on a terminal; for scripts use `horus monitor --once [--json]`"
         );
         let sampler = Sampler::start(&ns)?;
-        run_tui(&sampler, window)?;
+        run_tui(&sampler, window, || signals::count() != 0)?;
         return Ok(ExitCode::SUCCESS);
     }
     let sampler = Sampler::start(&ns)?;
@@ -126,7 +126,7 @@ fn print_text(s: &Snapshot) {
             n.table.scheduler.clone(),
             n.table.pid.to_string(),
             if n.table.alive {
-                crate::verbs::node::state_text(st.state).into()
+                horus_monitor::schedulers::state_text(st.state).into()
             } else {
                 "dead".into()
             },

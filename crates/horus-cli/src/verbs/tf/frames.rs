@@ -13,9 +13,9 @@ use serde_json::json;
 
 use super::dot;
 use super::stamp_text;
-use super::tree::{tree_lines, TreeLine};
 use crate::output::Output;
 use crate::table::Table;
+use horus_monitor::frame_tree::{tree_lines, TreeLine};
 
 /// Arguments of `horus tf frames`.
 #[derive(Debug, Args)]

@@ -5,11 +5,12 @@
 mod dot;
 mod echo;
 mod frames;
-pub(crate) mod tree;
 
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+
+pub(crate) use horus_monitor::text::stamp_text;
 
 use crate::output::Output;
 
@@ -33,13 +34,4 @@ pub(crate) fn run(cmd: TfCmd, out: &Output) -> anyhow::Result<ExitCode> {
         TfVerb::Frames(a) => frames::run(a, out),
         TfVerb::Echo(a) => echo::run(a, out),
     }
-}
-
-/// A stamp in ns since the epoch as `seconds.nanoseconds`.
-pub(crate) fn stamp_text(ns: i64) -> String {
-    format!(
-        "{}.{:09}",
-        ns.div_euclid(1_000_000_000),
-        ns.rem_euclid(1_000_000_000)
-    )
 }

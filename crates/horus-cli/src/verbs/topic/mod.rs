@@ -23,9 +23,10 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use horus::inspect::{QosInfo, TopicView};
 use horus::msgs::MessageDescription;
-use horus::Overflow;
 use horus_shm::ChannelSnapshot;
 use serde_json::{json, Value};
+
+pub(crate) use horus_monitor::text::{overflow_text, process_alive, process_name};
 
 use crate::output::Output;
 
@@ -104,16 +105,6 @@ pub(crate) fn endpoint_counts(s: &ChannelSnapshot) -> (usize, usize, usize) {
     )
 }
 
-/// The overflow policy as text (`drop-oldest`, `reject`, `block(10ms)`).
-pub(crate) fn overflow_text(o: Option<Overflow>) -> String {
-    match o {
-        Some(Overflow::DropOldest) => "drop-oldest".into(),
-        Some(Overflow::Reject) => "reject".into(),
-        Some(Overflow::Block { timeout }) => format!("block({timeout:?})"),
-        None => "unknown".into(),
-    }
-}
-
 pub(super) fn qos_json(q: &QosInfo) -> Value {
     json!({
         "depth": q.depth,
@@ -124,16 +115,4 @@ pub(super) fn qos_json(q: &QosInfo) -> Value {
         "chunk_bytes": q.chunk_bytes,
         "chunks_per_publisher": q.chunks_per_publisher,
     })
-}
-
-/// Whether process `pid` exists (tools only report; liveness proper is the library's).
-pub(crate) fn process_alive(pid: u32) -> bool {
-    pid != 0 && std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// The command name of process `pid` (`/proc/<pid>/comm`), if readable.
-pub(crate) fn process_name(pid: u32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .ok()
-        .map(|s| s.trim().to_owned())
 }

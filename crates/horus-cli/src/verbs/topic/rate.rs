@@ -16,6 +16,7 @@ use super::sampler::{Mark, Sampler};
 use super::TopicArg;
 use crate::output::Output;
 use horus_launch::signals;
+use horus_monitor::text::{human_bytes, human_rate};
 
 /// How often the counters are read.
 const POLL: Duration = Duration::from_millis(1);
@@ -172,18 +173,4 @@ fn measure(a: &RateArgs, mut report: impl FnMut(&Window)) -> anyhow::Result<Exit
         window_end += window;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-pub(crate) fn human_bytes(b: f64) -> String {
-    if b >= 1024.0 * 1024.0 {
-        format!("{:.2} MiB", b / (1024.0 * 1024.0))
-    } else if b >= 1024.0 {
-        format!("{:.2} KiB", b / 1024.0)
-    } else {
-        format!("{b:.0} B")
-    }
-}
-
-pub(crate) fn human_rate(b: f64) -> String {
-    format!("{}/s", human_bytes(b))
 }

@@ -1,9 +1,9 @@
 //! The terminal UI's state — which table has the focus, how each is sorted, what is selected,
 //! which view is shown — and how commands change it.
 
-use super::keys::Command;
-use super::model::{NodeRef, Snapshot, TopicRow};
-use super::sort::{NodeCol, TopicCol};
+use crate::keys::Command;
+use crate::model::{NodeRef, Snapshot, TopicRow};
+use crate::sort::{NodeCol, TopicCol};
 
 /// The table that has the focus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,7 +173,7 @@ fn next<T: Copy + PartialEq>(all: &[T], cur: T) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::model::{Losses, OwnCounts};
+    use crate::model::{Losses, OwnCounts};
 
     fn topic(name: &str, ty: &str, hz: f64) -> TopicRow {
         TopicRow {

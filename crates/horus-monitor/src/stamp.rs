@@ -39,7 +39,7 @@ impl StampField {
     /// Finds the stamp of the root type of `d` (a validated description: offsets in bounds).
     pub(crate) fn find(d: &MessageDescription) -> Option<StampField> {
         if let Some(ty) = &d.ros2 {
-            let (path, offset) = super::ros_type::find(ty)?;
+            let (path, offset) = crate::ros_type::find(ty)?;
             return Some(StampField {
                 path,
                 offset,
@@ -77,7 +77,7 @@ impl StampField {
     /// The stamp of one message's bytes, if it holds the field.
     pub(crate) fn read(&self, bytes: &[u8]) -> Option<u64> {
         if self.encoding == StampEncoding::RosTime {
-            return super::ros_type::read(bytes, self.offset);
+            return crate::ros_type::read(bytes, self.offset);
         }
         let end = self.offset.checked_add(8)?;
         let b: [u8; 8] = bytes.get(self.offset..end)?.try_into().ok()?;

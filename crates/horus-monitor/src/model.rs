@@ -6,22 +6,24 @@ use horus::sched::{NodeStats, STATS_WINDOW};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::logs::LogLines;
-use super::tf::TfFrames;
-use crate::verbs::node::{node_json, SchedulerTable};
+use crate::logs::LogLines;
+use crate::schedulers::{node_json, SchedulerTable};
+use crate::tf::TfFrames;
 
 /// Every topic and node of a namespace at one moment.
-pub(crate) struct Snapshot {
-    pub(crate) namespace: String,
+pub struct Snapshot {
+    /// The namespace observed.
+    pub namespace: String,
     /// Seconds the rates and latencies are measured over.
-    pub(crate) window_s: f64,
-    pub(crate) topics: Vec<TopicRow>,
+    pub window_s: f64,
+    /// Every topic that could be opened, by name.
+    pub topics: Vec<TopicRow>,
     /// Topics that exist but could not be opened: name and why.
-    pub(crate) unreadable: Vec<(String, String)>,
+    pub unreadable: Vec<(String, String)>,
     /// Every scheduler's statistics table.
-    pub(crate) schedulers: Vec<SchedulerTable>,
+    pub schedulers: Vec<SchedulerTable>,
     /// Why the schedulers' tables could not be listed, if they could not.
-    pub(crate) schedulers_error: Option<String>,
+    pub schedulers_error: Option<String>,
     /// The frames broadcast on `tf` and `tf_static`.
     pub(crate) tf: TfFrames,
     /// The latest log lines, or why they cannot be read.
@@ -30,25 +32,30 @@ pub(crate) struct Snapshot {
 
 /// One topic.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct TopicRow {
-    pub(crate) name: String,
+pub struct TopicRow {
+    /// The topic's name.
+    pub name: String,
     /// Schema name (`horus/Imu`), if the header holds a horus schema.
     #[serde(rename = "type")]
-    pub(crate) type_name: Option<String>,
+    pub type_name: Option<String>,
     /// The schema for humans (name, version, size, layout hash).
-    pub(crate) schema: String,
+    pub schema: String,
     /// The delivery settings for humans.
-    pub(crate) qos: String,
-    pub(crate) rate_hz: f64,
-    pub(crate) bytes_per_s: f64,
-    pub(crate) latency: Option<LatencyRow>,
+    pub qos: String,
+    /// Messages per second over the window.
+    pub rate_hz: f64,
+    /// Payload bytes per second over the window.
+    pub bytes_per_s: f64,
+    /// One-way latency over the window, when the messages carry a publish stamp.
+    pub latency: Option<LatencyRow>,
     /// Why there is no latency figure, when there is none.
-    pub(crate) latency_note: Option<String>,
+    pub latency_note: Option<String>,
     /// Losses of the robot's endpoints since they were created (the monitor's own are apart).
-    pub(crate) losses: Losses,
+    pub losses: Losses,
     /// The robot's endpoints (the monitor's own observer is not among them).
-    pub(crate) publishers: Vec<PublisherRow>,
-    pub(crate) subscribers: Vec<SubscriberRow>,
+    pub publishers: Vec<PublisherRow>,
+    /// The robot's subscribers and the other observers.
+    pub subscribers: Vec<SubscriberRow>,
     /// What the monitor's own observer read and missed.
     pub(crate) monitor: OwnCounts,
     /// The message's fields (from the topic's description), nested ones as dotted paths.
@@ -57,78 +64,104 @@ pub(crate) struct TopicRow {
 
 impl TopicRow {
     /// Subscribers that take part in delivery (not observers).
-    pub(crate) fn subscriber_count(&self) -> usize {
+    pub fn subscriber_count(&self) -> usize {
         self.subscribers.iter().filter(|s| !s.observer).count()
     }
 
     /// Observers other than the monitor (echo, record, another monitor…).
-    pub(crate) fn observer_count(&self) -> usize {
+    pub fn observer_count(&self) -> usize {
         self.subscribers.iter().filter(|s| s.observer).count()
     }
 }
 
 /// One-way latency over the window, from the messages' stamps.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct LatencyRow {
+pub struct LatencyRow {
     /// The stamp field read (`stamp_ns`, `header.stamp_ns`).
     #[serde(rename = "stamp_field")]
-    pub(crate) field: String,
-    pub(crate) samples: usize,
-    pub(crate) p50_us: f64,
-    pub(crate) p99_us: f64,
-    pub(crate) max_us: f64,
+    pub field: String,
+    /// Messages measured.
+    pub samples: usize,
+    /// Median, µs.
+    pub p50_us: f64,
+    /// 99th percentile, µs.
+    pub p99_us: f64,
+    /// Largest, µs.
+    pub max_us: f64,
 }
 
 /// Messages the robot's endpoints lost, by kind, summed over endpoints.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
-pub(crate) struct Losses {
+pub struct Losses {
     /// Overwritten before a subscriber read them (`DropOldest`).
-    pub(crate) overrun: u64,
+    pub overrun: u64,
     /// Handed back to a publisher: the ring was full (`Reject`).
-    pub(crate) rejected: u64,
+    pub rejected: u64,
     /// Handed back after waiting for room (`Block`).
-    pub(crate) timed_out: u64,
+    pub timed_out: u64,
     /// Sent while no subscriber was there.
-    pub(crate) undelivered: u64,
+    pub undelivered: u64,
     /// Slots that failed a subscriber's validation.
-    pub(crate) malformed: u64,
+    pub malformed: u64,
 }
 
 impl Losses {
-    pub(crate) fn total(&self) -> u64 {
+    /// Every kind together.
+    pub fn total(&self) -> u64 {
         self.overrun + self.rejected + self.timed_out + self.undelivered + self.malformed
     }
 }
 
 /// One publisher place.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct PublisherRow {
-    pub(crate) place: usize,
-    pub(crate) pid: u32,
-    pub(crate) process: Option<String>,
-    pub(crate) alive: bool,
-    pub(crate) sent: u64,
-    pub(crate) bytes_sent: u64,
-    pub(crate) rejected: u64,
-    pub(crate) timed_out: u64,
-    pub(crate) undelivered: u64,
-    pub(crate) loan_failures: u64,
-    pub(crate) sequence: u64,
+pub struct PublisherRow {
+    /// Its place in the segment.
+    pub place: usize,
+    /// Its process.
+    pub pid: u32,
+    /// The process's command name, if readable.
+    pub process: Option<String>,
+    /// Whether the process exists.
+    pub alive: bool,
+    /// Messages sent.
+    pub sent: u64,
+    /// Payload bytes sent.
+    pub bytes_sent: u64,
+    /// Messages handed back: the ring was full (`Reject`).
+    pub rejected: u64,
+    /// Messages handed back after waiting for room (`Block`).
+    pub timed_out: u64,
+    /// Messages sent while no subscriber was there.
+    pub undelivered: u64,
+    /// Loans refused because every chunk was in use.
+    pub loan_failures: u64,
+    /// Sequence number of its last committed message.
+    pub sequence: u64,
 }
 
 /// One subscriber or observer place.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct SubscriberRow {
-    pub(crate) place: usize,
-    pub(crate) pid: u32,
-    pub(crate) process: Option<String>,
-    pub(crate) alive: bool,
-    pub(crate) observer: bool,
-    pub(crate) received: u64,
-    pub(crate) overrun: u64,
-    pub(crate) skipped: u64,
-    pub(crate) malformed: u64,
-    pub(crate) backlog: u64,
+pub struct SubscriberRow {
+    /// Its place in the segment.
+    pub place: usize,
+    /// Its process.
+    pub pid: u32,
+    /// The process's command name, if readable.
+    pub process: Option<String>,
+    /// Whether the process exists.
+    pub alive: bool,
+    /// An observer (reads without taking part in delivery) rather than a subscriber.
+    pub observer: bool,
+    /// Messages received.
+    pub received: u64,
+    /// Messages overwritten before it read them.
+    pub overrun: u64,
+    /// Messages passed over by `latest()`.
+    pub skipped: u64,
+    /// Slots that failed its validation.
+    pub malformed: u64,
+    /// Messages published and not yet read.
+    pub backlog: u64,
 }
 
 /// The monitor's own observer on a topic.
@@ -161,7 +194,7 @@ pub(crate) struct FieldRow {
 /// descriptions are validated, and this only shows them).
 pub(crate) fn field_rows(d: &MessageDescription) -> Vec<FieldRow> {
     if let Some(ty) = &d.ros2 {
-        return super::ros_type::field_rows(ty);
+        return crate::ros_type::field_rows(ty);
     }
     fn walk(
         d: &MessageDescription,
@@ -208,19 +241,21 @@ pub(crate) fn field_rows(d: &MessageDescription) -> Vec<FieldRow> {
 }
 
 /// One node of one scheduler, as the views index it.
-pub(crate) struct NodeRef<'a> {
-    pub(crate) table: &'a SchedulerTable,
-    pub(crate) node: &'a NodeStats,
+pub struct NodeRef<'a> {
+    /// Its scheduler's table.
+    pub table: &'a SchedulerTable,
+    /// The node.
+    pub node: &'a NodeStats,
 }
 
 impl NodeRef<'_> {
     /// Ticks per second over the scheduler's last statistics window.
-    pub(crate) fn rate_hz(&self) -> f64 {
+    pub fn rate_hz(&self) -> f64 {
         self.node.window_ticks as f64 / STATS_WINDOW.as_secs_f64()
     }
 
     /// Whether its process runs and the node is neither failed nor shut down.
-    pub(crate) fn alive(&self) -> bool {
+    pub fn alive(&self) -> bool {
         use horus::sched::NodeState;
         self.table.alive && !matches!(self.node.state, NodeState::Failed | NodeState::ShutDown)
     }
@@ -233,7 +268,7 @@ impl NodeRef<'_> {
 
 impl Snapshot {
     /// Every node of every scheduler, in table order.
-    pub(crate) fn nodes(&self) -> Vec<NodeRef<'_>> {
+    pub fn nodes(&self) -> Vec<NodeRef<'_>> {
         self.schedulers
             .iter()
             .flat_map(|t| t.nodes.iter().map(move |node| NodeRef { table: t, node }))
@@ -241,7 +276,7 @@ impl Snapshot {
     }
 
     /// The snapshot as one JSON document (`horus monitor --once --json`).
-    pub(crate) fn to_json(&self) -> Value {
+    pub fn to_json(&self) -> Value {
         let nodes: Vec<Value> = self
             .nodes()
             .iter()
@@ -262,7 +297,7 @@ impl Snapshot {
         json!({
             "namespace": self.namespace,
             "window_s": self.window_s,
-            "poll_period_us": super::sampler::POLL.as_micros() as u64,
+            "poll_period_us": crate::sampler::POLL.as_micros() as u64,
             "topics": topics,
             "unreadable_topics": self
                 .unreadable
@@ -270,7 +305,7 @@ impl Snapshot {
                 .map(|(n, e)| json!({ "name": n, "error": e }))
                 .collect::<Vec<_>>(),
             "nodes": nodes,
-            "schedulers": self.schedulers.iter().map(crate::verbs::node::scheduler_json).collect::<Vec<_>>(),
+            "schedulers": self.schedulers.iter().map(crate::schedulers::scheduler_json).collect::<Vec<_>>(),
             "schedulers_error": self.schedulers_error,
             "tf": self.tf.to_json(),
             "logs": match &self.logs {

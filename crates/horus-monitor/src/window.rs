@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::stamp::quantile;
-use crate::verbs::topic::sampler::Mark;
+use crate::stamp::quantile;
+use crate::totals::Mark;
 
 /// Most latency samples kept per topic (a 10 kHz topic over a 1 s window fits).
 const MAX_SAMPLES: usize = 16_384;

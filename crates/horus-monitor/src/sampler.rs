@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use horus::inspect::{list_topics, TopicView};
 use horus_tf::SurveyReader;
 
-use super::logs::LogTail;
-use super::model::{
+use crate::logs::LogTail;
+use crate::model::{
     field_rows, LatencyRow, Losses, OwnCounts, PublisherRow, Snapshot, SubscriberRow, TopicRow,
 };
-use super::probe::TopicProbe;
-use super::tf::TfFrames;
-use crate::verbs::topic::{overflow_text, process_alive, process_name};
+use crate::probe::TopicProbe;
+use crate::text::{overflow_text, process_alive, process_name};
+use crate::tf::TfFrames;
 
 /// How often the topics' counters and observers are read. A latency figure is the time from
 /// a message's stamp to the poll that read it, so it includes up to one poll period.
@@ -40,8 +40,19 @@ struct State {
     tf_error: Option<String>,
 }
 
+/// Why [`Sampler::start`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The namespace's topics could not be listed.
+    #[error(transparent)]
+    Discover(#[from] horus::inspect::InspectError),
+    /// The sampling thread could not be started.
+    #[error("cannot start the sampling thread: {0}")]
+    Thread(#[source] std::io::Error),
+}
+
 /// The sampling thread; stopped and joined on drop.
-pub(crate) struct Sampler {
+pub struct Sampler {
     namespace: String,
     /// Read on the caller's thread, at each snapshot.
     logs: Mutex<LogTail>,
@@ -52,7 +63,7 @@ pub(crate) struct Sampler {
 
 impl Sampler {
     /// Starts sampling `namespace`; its topics are found before this returns.
-    pub(crate) fn start(namespace: &str) -> anyhow::Result<Sampler> {
+    pub fn start(namespace: &str) -> Result<Sampler, StartError> {
         let state = Arc::new(Mutex::new(State::default()));
         discover(namespace, &mut lock(&state))?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -60,7 +71,8 @@ impl Sampler {
             let (ns, state, stop) = (namespace.to_owned(), Arc::clone(&state), Arc::clone(&stop));
             std::thread::Builder::new()
                 .name("monitor-sampler".into())
-                .spawn(move || run(&ns, &state, &stop))?
+                .spawn(move || run(&ns, &state, &stop))
+                .map_err(StartError::Thread)?
         };
         Ok(Sampler {
             namespace: namespace.to_owned(),
@@ -72,7 +84,7 @@ impl Sampler {
     }
 
     /// Everything known now, rates and latencies over the last `window`.
-    pub(crate) fn snapshot(&self, window: Duration) -> Snapshot {
+    pub fn snapshot(&self, window: Duration) -> Snapshot {
         let now = Instant::now();
         let me = std::process::id();
         let (topics, unreadable, tf) = {
@@ -97,9 +109,9 @@ impl Sampler {
                 });
             (topics, unreadable, tf)
         };
-        let (schedulers, schedulers_error) = match crate::verbs::node::read_all(&self.namespace) {
+        let (schedulers, schedulers_error) = match crate::schedulers::read_all(&self.namespace) {
             Ok(t) => (t, None),
-            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
+            Err(e) => (Vec::new(), Some(e.to_string())),
         };
         Snapshot {
             namespace: self.namespace.clone(),
@@ -173,7 +185,7 @@ fn poll_tf(ns: &str, st: &mut State) {
 }
 
 /// Opens the topics that appeared, forgets those gone or abandoned, and (re)joins observers.
-fn discover(ns: &str, st: &mut State) -> anyhow::Result<()> {
+fn discover(ns: &str, st: &mut State) -> Result<(), horus::inspect::InspectError> {
     let names = list_topics(ns)?;
     st.probes
         .retain(|name, p| names.binary_search(name).is_ok() && !p.abandoned());

@@ -7,10 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::app::{App, Focus};
-use super::format::{bandwidth, dur_us, hz, short_type, us};
-use super::model::Snapshot;
-use super::sort::{NodeCol, TopicCol};
+use crate::app::{App, Focus};
+use crate::format::{bandwidth, dur_us, hz, short_type, us};
+use crate::model::Snapshot;
+use crate::sort::{NodeCol, TopicCol};
 
 /// Draws the tables screen.
 pub(crate) fn draw(f: &mut Frame<'_>, app: &App, s: &Snapshot) {
@@ -50,7 +50,7 @@ fn title_line(s: &Snapshot) -> Paragraph<'static> {
             s.topics.len(),
             s.nodes().len(),
             s.window_s,
-            super::sampler::POLL.as_millis()
+            crate::sampler::POLL.as_millis()
         )),
     ]))
 }
@@ -222,7 +222,7 @@ fn draw_nodes(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
         .map(|n| {
             let st = &n.node;
             let state = if n.table.alive {
-                crate::verbs::node::state_text(st.state).to_owned()
+                crate::schedulers::state_text(st.state).to_owned()
             } else {
                 "dead".to_owned()
             };
@@ -278,7 +278,7 @@ fn draw_nodes(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
 }
 
 /// `scheduler (pid)`.
-pub(crate) fn process(n: &super::model::NodeRef<'_>) -> String {
+pub(crate) fn process(n: &crate::model::NodeRef<'_>) -> String {
     format!("{} ({})", n.table.scheduler, n.table.pid)
 }
 

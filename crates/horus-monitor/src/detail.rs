@@ -7,9 +7,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use super::format::{bandwidth, dur_us, hz, us};
-use super::model::{NodeRef, Snapshot, TopicRow};
-use crate::verbs::node::{class_text, rt_text, state_text};
+use crate::format::{bandwidth, dur_us, hz, us};
+use crate::model::{NodeRef, Snapshot, TopicRow};
+use crate::schedulers::{class_text, rt_text, state_text};
 
 const BACK: &str = " esc/enter: back to the tables   q: quit";
 
@@ -230,7 +230,7 @@ fn node_lines(n: &NodeRef<'_>) -> Vec<Line<'static>> {
         )),
         Line::from(format!(
             "process     {}",
-            crate::verbs::node::process_text(t)
+            crate::schedulers::process_text(t)
         )),
         Line::from(format!("state       {state}")),
         Line::from(format!("class       {}", class_text(st.class))),

@@ -8,10 +8,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use super::model::Snapshot;
-use super::tf::{is_stale, STALE_AFTER, STALE_PERIODS};
-use crate::verbs::tf::stamp_text;
-use crate::verbs::tf::tree::{tree_lines, TreeLine};
+use crate::frame_tree::{tree_lines, TreeLine};
+use crate::model::Snapshot;
+use crate::text::stamp_text;
+use crate::tf::{is_stale, STALE_AFTER, STALE_PERIODS};
 use horus_tf::SeenFrame;
 
 /// Draws the tf view.

@@ -28,7 +28,7 @@ pub(crate) fn hz(v: f64) -> String {
 /// Bytes per second, `-` for nothing.
 pub(crate) fn bandwidth(v: f64) -> String {
     if v > 0.0 && v.is_finite() {
-        crate::verbs::topic::rate::human_rate(v)
+        crate::text::human_rate(v)
     } else {
         "-".into()
     }

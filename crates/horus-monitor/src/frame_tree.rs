@@ -8,17 +8,22 @@ use horus_tf::SeenFrame;
 
 /// One line of the tree.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum TreeLine<'a> {
+pub enum TreeLine<'a> {
     /// A frame that is only a parent (`map`): no transform of its own.
     Root(&'a str),
     /// A frame `depth` levels under its root (1 for a root's child).
-    Frame { frame: &'a SeenFrame, depth: usize },
+    Frame {
+        /// The frame.
+        frame: &'a SeenFrame,
+        /// Levels under its root.
+        depth: usize,
+    },
     /// A frame with no root above it: its parents form a loop.
     Loop(&'a SeenFrame),
 }
 
 /// The survey's frames in tree order; each frame is on exactly one line.
-pub(crate) fn tree_lines<'a>(frames: &'a [SeenFrame], roots: &'a [String]) -> Vec<TreeLine<'a>> {
+pub fn tree_lines<'a>(frames: &'a [SeenFrame], roots: &'a [String]) -> Vec<TreeLine<'a>> {
     let mut children: BTreeMap<&str, Vec<&SeenFrame>> = BTreeMap::new();
     for f in frames {
         children.entry(f.parent.as_str()).or_default().push(f);

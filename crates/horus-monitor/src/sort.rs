@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use super::model::{NodeRef, TopicRow};
+use crate::model::{NodeRef, TopicRow};
 
 /// A column of the topics table that can be sorted on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

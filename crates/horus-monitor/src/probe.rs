@@ -16,9 +16,9 @@ use horus::inspect::{RawObserver, TopicView};
 use horus::msgs::MessageDescription;
 use horus_shm::ChannelSnapshot;
 
-use super::stamp::{latency, now_ns, StampField};
-use super::window::{Latency, LatencyWindow, Rate, RateWindow};
-use crate::verbs::topic::sampler::PublisherTotals;
+use crate::stamp::{latency, now_ns, StampField};
+use crate::totals::PublisherTotals;
+use crate::window::{Latency, LatencyWindow, Rate, RateWindow};
 
 /// Most messages read from one topic per poll (bounded: the rings are a peer's memory).
 const MAX_PER_POLL: usize = 4096;
@@ -49,7 +49,13 @@ pub(crate) struct TopicProbe {
 impl TopicProbe {
     /// Follows `view` from now on.
     pub(crate) fn new(view: TopicView) -> TopicProbe {
-        let description = crate::verbs::topic::description(&view).map_err(|e| format!("{e:#}"));
+        let description = view.description().map_err(|e| {
+            format!(
+                "topic {} ({}) cannot be decoded: {e}",
+                view.name(),
+                view.schema_text()
+            )
+        });
         let stamp = description.as_ref().ok().and_then(StampField::find);
         let snapshot = view.snapshot();
         TopicProbe {

@@ -11,7 +11,7 @@
 use horus::msgs::Ros2Type;
 use horus_idl::{ArrayKind, ResolvedBase, ResolvedType};
 
-use super::model::FieldRow;
+use crate::model::FieldRow;
 
 /// Chunk offset of the CDR body of a ROS-typed message.
 const BODY: usize = 8;

@@ -84,3 +84,36 @@ fn clean_keeps_a_running_robot_and_it_keeps_working() {
     assert_eq!(code, 0);
     assert!(text.contains("live (1 server, 1 client)"), "{text}");
 }
+
+/// Regression: `horus clean` did not look at the host's tf buffer, so the buffer of processes
+/// that were all killed stayed in `/dev/shm` for good (its last participant never left).
+#[test]
+fn clean_removes_the_tf_buffer_of_killed_processes() {
+    let ns = unique_ns("cleantf");
+    let buffer = format!("horus.{ns}.tf.buffer");
+    // `horus tf echo` opens the shared buffer as a listener and waits for frames never sent.
+    let mut echo = std::process::Command::new(env!("CARGO_BIN_EXE_horus"))
+        .args(["tf", "echo", "map", "odom"])
+        .env("HORUS_NAMESPACE", &ns)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let end = std::time::Instant::now() + common::PATIENCE;
+    while !shm_files(&ns).contains(&buffer) {
+        assert!(
+            std::time::Instant::now() < end,
+            "no tf buffer: {:?}",
+            shm_files(&ns)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    echo.kill().unwrap();
+    echo.wait().unwrap();
+    assert!(shm_files(&ns).contains(&buffer));
+
+    let (code, doc) = horus_json(&ns, &["clean"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["tf_buffer"]["fate"], "removed", "{doc}");
+    assert!(shm_files(&ns).is_empty(), "{:?}", shm_files(&ns));
+}

@@ -2,11 +2,12 @@
 //!
 //! Only segments and statistics tables whose every owner is dead are removed; anything a live
 //! process uses is kept and listed. Covers topic segments, service segments (tables, request
-//! and response channels) and scheduler statistics tables.
+//! and response channels), scheduler statistics tables and the host's tf buffer.
 
 use crate::output::Output;
 use clap::Args;
 use horus::clean::{SegmentFate, StatsFate};
+use horus_tf::StaleOutcome;
 use serde_json::json;
 use std::process::ExitCode;
 
@@ -21,6 +22,14 @@ pub(crate) struct Clean {
 pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
     let ns = args.namespace.unwrap_or_else(horus::namespace);
     let report = horus::clean::clean_stale(&ns)?;
+    // The host's tf buffer (horus-tf), judged by the same horus-shm cleanup.
+    let tf = horus_tf::remove_stale(&ns)?;
+    let tf_removed = matches!(
+        tf,
+        StaleOutcome::Removed | StaleOutcome::RemovedUninitialised
+    );
+    let removed = report.removed() + usize::from(tf_removed);
+    let tf_path = format!("/dev/shm{}", horus_tf::segment_name(&ns)?);
     let topics: Vec<_> = report
         .topics
         .iter()
@@ -44,12 +53,14 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
         };
         out.json_line(&json!({
             "namespace": ns,
-            "removed": report.removed(),
+            "removed": removed,
             "segments": list(&topics),
             "services": list(&services),
             "schedulers": list(&schedulers),
             "logs": report.logs,
             "bridge_status": report.bridge_status,
+            "tf_buffer": (tf != StaleOutcome::Absent)
+                .then(|| json!({ "path": tf_path, "fate": tf_fate(&tf) })),
         }));
     } else {
         for (path, fate) in topics.iter().chain(&services).chain(&schedulers) {
@@ -61,7 +72,10 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
         for path in &report.bridge_status {
             println!("{:<24} {}", "removed (dead bridge)", path.display());
         }
-        println!("namespace {ns}: removed {}", report.removed());
+        if tf != StaleOutcome::Absent {
+            println!("{:<24} {tf_path}", tf_fate(&tf));
+        }
+        println!("namespace {ns}: removed {removed}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -98,6 +112,17 @@ fn service_fate(ns: &str, r: &horus::clean::SegmentReport) -> String {
             subscribers,
         } => format!("live ({publishers} client, {subscribers} server)"),
         other => segment_fate(other),
+    }
+}
+
+fn tf_fate(f: &StaleOutcome) -> String {
+    match f {
+        StaleOutcome::Absent => "absent".into(),
+        StaleOutcome::Removed => "removed".into(),
+        StaleOutcome::RemovedUninitialised => "removed (uninitialised)".into(),
+        StaleOutcome::Live { participants } => format!("live ({participants} processes)"),
+        StaleOutcome::Initialising => "kept (initialising)".into(),
+        StaleOutcome::Unreadable(why) => format!("kept (unreadable: {why})"),
     }
 }
 

@@ -627,13 +627,8 @@ impl SubscriberPort {
         // CPU to ourselves a yield returns at once, a poll slower than a spin.
         let yields = if spin > 0 { YIELDS_BEFORE_SLEEP } else { 0 };
         let chan = Arc::clone(&self.place.chan);
-        let mut w = ReceiveWait {
-            bit: records::port_wait_bit(self.place.j),
-            registered: self.place.blocking,
-            port: self,
-            out,
-            wake: chan.wake(),
-        };
+        let (bit, registered) = (records::port_wait_bit(self.place.j), self.place.blocking);
+        let mut w = SubscriberWait::new(chan.wake(), bit, registered, || self.try_receive(out));
         Spin { polls: spin }
             .wait(&mut w, deadline)
             .or_else(|| Yield { polls: yields }.wait(&mut w, deadline))
@@ -687,11 +682,12 @@ impl Drop for SubscriberPort {
     }
 }
 
-/// A blocking receive, as a [`Waitable`]: the futex handshake with the
-/// publisher is `protocol::register_wait` / `protocol::must_wake`.
-struct ReceiveWait<'a> {
-    port: &'a mut SubscriberPort,
-    out: &'a mut [u64],
+/// A subscriber's wait (a blocking receive, `SubPlace::wait_pending`) as a
+/// [`Waitable`]: `poll` checks for a message; the futex handshake with the
+/// publisher is `protocol::register_wait` / `protocol::must_wake` on the
+/// channel's `notify` word, announced with the waiter's own bit `bit`.
+pub(crate) struct SubscriberWait<'a, P> {
+    poll: P,
     wake: &'a records::Wake,
     bit: u64,
     /// Registered for wake-ups (its barrier ran); if not, a publisher may
@@ -699,11 +695,22 @@ struct ReceiveWait<'a> {
     registered: bool,
 }
 
-impl Waitable for ReceiveWait<'_> {
-    type Ready = Received;
+impl<'a, P> SubscriberWait<'a, P> {
+    pub(crate) fn new(wake: &'a records::Wake, bit: u64, registered: bool, poll: P) -> Self {
+        SubscriberWait {
+            poll,
+            wake,
+            bit,
+            registered,
+        }
+    }
+}
 
-    fn poll(&mut self) -> Option<Received> {
-        self.port.try_receive(self.out)
+impl<R, P: FnMut() -> Option<R>> Waitable for SubscriberWait<'_, P> {
+    type Ready = R;
+
+    fn poll(&mut self) -> Option<R> {
+        (self.poll)()
     }
 
     fn word(&self) -> &crate::sync::AtomicU32 {

@@ -11,12 +11,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::{SubPlace, SubscriberPort};
-use crate::protocol;
+use super::{SubPlace, SubscriberPort, SubscriberWait};
 use crate::records;
 use crate::ring::SlotMem;
-use crate::sync::{AtomicU32, Ordering};
-use crate::wait::{Futex, WaitStrategy, Waitable};
+use crate::sync::Ordering;
+use crate::wait::{Futex, WaitStrategy};
 
 /// Whether a slot whose stamp is `stamp` holds, for a reader whose next
 /// message is `seq`, something to read: message `seq` itself (stamp
@@ -75,55 +74,14 @@ impl SubPlace {
     /// without the blocking registration (busy-poll subscribers) publishers
     /// may not wake it, and it sleeps at most 1 ms at a time instead.
     pub fn wait_pending(&self, timeout: Duration) -> bool {
-        let mut w = PendingWait {
-            place: self,
-            wake: self.chan.wake(),
-            // Our own bit (not the port's), so a port wait on another thread
-            // and this one never clear each other's.
-            bit: records::pending_wait_bit(self.j),
-        };
+        // Same handshake as `SubscriberPort::receive_blocking`, with our own
+        // bit (not the port's), so a port wait on another thread and this
+        // one never clear each other's.
+        let bit = records::pending_wait_bit(self.j);
+        let mut w = SubscriberWait::new(self.chan.wake(), bit, self.blocking, || {
+            self.has_pending().then_some(())
+        });
         Futex.wait(&mut w, Some(Instant::now() + timeout)).is_some()
-    }
-}
-
-/// [`SubPlace::wait_pending`] as a [`Waitable`]: the same futex handshake
-/// with the publisher as `SubscriberPort::receive_blocking`
-/// (`protocol::register_wait` / `protocol::must_wake`): the token is read
-/// before the check, so a send after the check changes the word and the
-/// futex wait returns at once; announcing, then re-checking, is the Dekker
-/// pair with the publisher's `wake_sleepers`.
-struct PendingWait<'a> {
-    place: &'a SubPlace,
-    wake: &'a records::Wake,
-    bit: u64,
-}
-
-impl Waitable for PendingWait<'_> {
-    type Ready = ();
-
-    fn poll(&mut self) -> Option<()> {
-        self.place.has_pending().then_some(())
-    }
-
-    fn word(&self) -> &AtomicU32 {
-        &self.wake.notify
-    }
-
-    fn token(&self) -> u32 {
-        protocol::wait_token(self.wake)
-    }
-
-    fn announce(&self) {
-        protocol::register_wait(self.wake, self.bit);
-    }
-
-    fn withdraw(&self) {
-        protocol::unregister_wait(self.wake, self.bit);
-    }
-
-    fn tick_every(&self) -> Option<Duration> {
-        // Not registered for wake-ups: a publisher may not wake us.
-        (!self.place.blocking).then_some(Duration::from_millis(1))
     }
 }
 

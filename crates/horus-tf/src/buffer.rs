@@ -17,6 +17,7 @@ use crate::lease::{self, Attempt};
 use crate::math::{StampedTransform, Transform};
 use crate::mem::{Backing, Mem};
 use crate::names::{frame_count, Names};
+use crate::writer::FutureLimit;
 use crate::{lookup, members, open, writer};
 
 /// The time argument of a lookup that asks for the latest common time.
@@ -265,7 +266,7 @@ impl TfBuffer {
             stamp_ns,
             transform,
             is_static,
-            self.inner.max_future,
+            FutureLimit::from_now(self.inner.max_future),
         )
         .and_then(|c| {
             self.with_lease(|mem, names, me| writer::write_locked(mem, names, &c, me))?
@@ -280,6 +281,8 @@ impl TfBuffer {
     pub fn feed_tf_message(&self, msg: &TFMessage, is_static: bool) -> FeedReport {
         let mut report = FeedReport::default();
         let mut checked = Vec::with_capacity(msg.transforms.len());
+        // The clock once for the message: its transforms arrived together.
+        let future = FutureLimit::from_now(self.inner.max_future);
         for (i, t) in msg.transforms.iter().enumerate() {
             match writer::check(
                 &t.header.frame_id,
@@ -287,7 +290,7 @@ impl TfBuffer {
                 stamp_ns(&t.header.stamp),
                 &transform_of(t),
                 is_static,
-                self.inner.max_future,
+                future,
             ) {
                 Ok(c) => checked.push((i, c)),
                 Err(e) => report.refused.push((i, e)),

@@ -4,17 +4,21 @@
 //! makes a listener, but only one process on the host subscribes: the holder of the feeder
 //! claim ([`FeederClaim`]) decodes each `TFMessage` once and stores it in the shared
 //! buffer; every other listener's thread only waits to take the claim over when its holder
-//! exits (the kernel releases it, kill -9 included). A process that reads transforms then
-//! costs nothing per transform broadcast.
+//! exits (the kernel releases it, kill -9 included), asleep in a read of a connection to the
+//! holder that the kernel ends at that moment ([`feeder_claim::watch`]). A process that
+//! reads transforms then costs nothing per transform broadcast, and nothing while it waits.
 //!
 //! [`TfListener::per_process`] is the way tf2 works, kept for comparison and as the
 //! fallback where shared memory is unavailable: the listener subscribes itself and keeps
 //! its own copy of the tree in a per-process buffer.
 
+use std::io::Read;
+use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use horus::ros::Ros;
 use horus::{Subscriber, WaitMode};
@@ -22,11 +26,13 @@ use horus_ros_msgs::tf2_msgs::msg::TFMessage;
 
 use crate::broadcaster_topics::{open_tf_topic, TF_STATIC_TOPIC, TF_TOPIC};
 use crate::error::{LookupError, OpenError};
-use crate::feeder_claim::FeederClaim;
+use crate::feeder_claim::{self, FeederClaim};
 use crate::math::StampedTransform;
 use crate::TfBuffer;
 
-/// How often a standby listener tries to take the feeder claim over.
+/// How often a standby listener tries to take the feeder claim over when it cannot wait
+/// on the holder (a holder that does not listen, a full queue), and the least time between
+/// two attempts after a wait.
 const CLAIM_RETRY: Duration = Duration::from_millis(100);
 /// The longest a feeder waits for a `tf` message before it looks at `tf_static` and its
 /// stop flag.
@@ -71,6 +77,9 @@ struct Shared {
     undecodable: AtomicU64,
     missed: AtomicU64,
     last_problem: Mutex<Option<String>>,
+    /// A standby's connection to the claim's holder while it waits on it: the listener's
+    /// drop shuts it down, which ends the wait at once.
+    watching: Mutex<Option<UnixStream>>,
 }
 
 impl Shared {
@@ -189,6 +198,16 @@ impl TfListener {
 impl Drop for TfListener {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
+        // A standby asleep on the holder: wake it. (One that has not stored its connection
+        // yet sees the stop flag when it takes this lock after us.)
+        if let Some(c) = &*self
+            .shared
+            .watching
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+        {
+            let _ = c.shutdown(Shutdown::Both);
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -221,7 +240,7 @@ impl Feeder {
             if self.buffer.is_shared() && claim.is_none() {
                 claim = FeederClaim::try_take(&self.namespace);
                 if claim.is_none() {
-                    std::thread::sleep(CLAIM_RETRY);
+                    self.wait_for_the_holder();
                     continue;
                 }
             }
@@ -253,10 +272,50 @@ impl Feeder {
         self.shared.feeding.store(false, Ordering::Relaxed);
     }
 
+    /// A standby's wait: asleep until the claim's holder lets go (its socket closed: it
+    /// exited or dropped its listener) or this listener is dropped; at least
+    /// [`CLAIM_RETRY`] between two attempts to take the claim, so that a holder that ends
+    /// connections at once (not a horus feeder) cannot make us spin.
+    fn wait_for_the_holder(&self) {
+        let start = Instant::now();
+        if let Some(conn) = feeder_claim::watch(&self.namespace) {
+            let mut watching = self
+                .shared
+                .watching
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            // Under the lock: a drop that stored the flag before it took the lock is seen here;
+            // one after finds the connection and shuts it down.
+            if self.stopped() {
+                return;
+            }
+            *watching = conn.try_clone().ok();
+            drop(watching);
+            // Returns at the holder's exit (end of file, ECONNRESET), at our drop (shut
+            // down), or on a signal: each means "look again".
+            let _ = (&conn).read(&mut [0u8; 1]);
+            *self
+                .shared
+                .watching
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        if !self.stopped() {
+            std::thread::sleep(CLAIM_RETRY.saturating_sub(start.elapsed()));
+        }
+    }
+
     fn subscribe(&self) -> Result<Inputs, String> {
         let open = |name: &str| {
             open_tf_topic(Some(&self.namespace), name)
                 .and_then(|t| t.subscriber_with(WaitMode::Futex))
+                .map(|mut s| {
+                    // Sleep at once when nothing is there: no polls, no yields. Transforms
+                    // come at tens of Hz, not back to back; yielding between them only
+                    // switched to other processes (4 context switches per message).
+                    s.set_spin(0);
+                    s
+                })
                 .map_err(|e| format!("subscribing to {name}: {e}"))
         };
         // tf_static first: a broadcaster that waits for a subscriber of tf before it sends

@@ -59,6 +59,21 @@ fn frame_id<'a>(id: &'a str, which: &'static str) -> Result<&'a str, SetError> {
     Ok(id)
 }
 
+/// How far ahead of the host clock a dynamic stamp may be, and the clock: read once for a
+/// whole batch of transforms.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FutureLimit {
+    max: Duration,
+    now: i64,
+}
+
+impl FutureLimit {
+    /// `max` ahead of the clock now (None: no limit).
+    pub(crate) fn from_now(max: Option<Duration>) -> Option<FutureLimit> {
+        max.map(|max| FutureLimit { max, now: now_ns() })
+    }
+}
+
 /// The checks that need no buffer: frame ids, self-parent, finiteness, the
 /// quaternion (normalised when within tf2's tolerance), the future stamp.
 pub(crate) fn check<'a>(
@@ -67,7 +82,7 @@ pub(crate) fn check<'a>(
     stamp: i64,
     tf: &Transform,
     is_static: bool,
-    max_future: Option<Duration>,
+    future: Option<FutureLimit>,
 ) -> Result<Checked<'a>, SetError> {
     let parent = frame_id(parent, "parent")?;
     let child = frame_id(child, "child")?;
@@ -93,8 +108,7 @@ pub(crate) fn check<'a>(
             norm2: err + 1.0,
         });
     }
-    if let (false, Some(max)) = (is_static, max_future) {
-        let now = now_ns();
+    if let (false, Some(FutureLimit { max, now })) = (is_static, future) {
         let ahead = i128::from(stamp) - i128::from(now);
         if ahead > max.as_nanos() as i128 {
             return Err(SetError::StampInFuture {
@@ -160,17 +174,33 @@ pub(crate) fn write_locked(
     // Refuse before creating any frame for a transform that cannot be stored.
     let existing_child = names.find(mem, c.child);
     let existing_parent = names.find(mem, c.parent);
+    // The child's newest sample, read once for the loop, kind and stamp checks.
+    let newest = match existing_child {
+        Some(child) => history::newest(mem, child, frame_count(mem)),
+        None => Ok(None),
+    };
     if let (Some(child), Some(parent)) = (existing_child, existing_parent) {
-        would_loop(mem, c, child, parent)?;
+        // An edge already in the latest tree (the child's newest sample has this parent)
+        // adds no loop: only a new parent needs the walk up the tree.
+        let same_edge = matches!(&newest, Ok(Some(s)) if s.parent == parent);
+        if !same_edge {
+            would_loop(mem, c, child, parent)?;
+        }
     }
     if let Some(child) = existing_child {
-        check_kind_and_stamp(mem, c, child).map_err(|e| match e {
+        check_kind_and_stamp(mem, c, child, &newest).map_err(|e| match e {
             Refused::Set(e) => e,
             Refused::Read(e) => corrupt(e),
         })?;
     }
-    let parent = frame_of(mem, names, c.parent)?;
-    let child = frame_of(mem, names, c.child)?;
+    let parent = match existing_parent {
+        Some(f) => f,
+        None => frame_of(mem, names, c.parent)?,
+    };
+    let child = match existing_child {
+        Some(f) => f,
+        None => frame_of(mem, names, c.child)?,
+    };
     let frames = frame_count(mem);
     let kind = if c.is_static {
         KIND_STATIC
@@ -232,7 +262,14 @@ enum Refused {
     Read(crate::LookupError),
 }
 
-fn check_kind_and_stamp(mem: &Mem, c: &Checked<'_>, child: u32) -> Result<(), Refused> {
+/// `newest`: the child's newest sample as read by the caller (under the lease: nobody else
+/// writes it meanwhile).
+fn check_kind_and_stamp(
+    mem: &Mem,
+    c: &Checked<'_>,
+    child: u32,
+    newest: &Result<Option<history::Sample>, crate::LookupError>,
+) -> Result<(), Refused> {
     let kind = history::kind(mem, child).map_err(Refused::Read)?;
     let conflict = |existing| {
         Refused::Set(SetError::KindConflict {
@@ -247,9 +284,8 @@ fn check_kind_and_stamp(mem: &Mem, c: &Checked<'_>, child: u32) -> Result<(), Re
         (Kind::Dynamic, false) => {}
         _ => return Ok(()),
     }
-    let frames = frame_count(mem);
     // A newest sample we cannot read (a peer's garbage) does not block writing.
-    let Ok(Some(newest)) = history::newest(mem, child, frames) else {
+    let Ok(Some(newest)) = newest else {
         return Ok(());
     };
     if c.stamp < newest.stamp.saturating_sub(mem.layout.window_ns) {

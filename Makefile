@@ -104,13 +104,24 @@ DEMO_RECORDING ?= $(CARGO_TARGET_DIR)/demo.mcap
 
 # The demo's `horus` leaves out the network bridge (feature `bridge`: Zenoh is most of a cold
 # release build, and the demo runs on one host); `make cli` installs the full one.
+# DEMO_PROFILE=debug (what the test phase uses) runs the unit phase's debug build of
+# `horus` and the robot instead: no build at all after that phase, where the release build
+# recompiled horus-shm … horus-cli with the CLI's feature set (2 m 48 s of a cold make test).
+DEMO_PROFILE ?= release
+DEMO_BIN      = $(CARGO_TARGET_DIR)/$(DEMO_PROFILE)
+ifeq ($(DEMO_PROFILE),debug)
+DEMO_BUILD    = $(UNIT_BUILD)
+else
+DEMO_BUILD    = $(CARGO) build --release -p horus-demo -p horus-cli --no-default-features
+endif
+
 demo: setup py-build
-	$(CARGO) build --release -p horus-demo -p horus-cli --no-default-features
-	HORUS_PYTHON=$(abspath $(PY)) $(CARGO_TARGET_DIR)/release/horus launch launch/demo.yaml \
-	  demo:=$(CARGO_TARGET_DIR)/release/horus-demo horus:=$(CARGO_TARGET_DIR)/release/horus \
+	$(DEMO_BUILD)
+	HORUS_PYTHON=$(abspath $(PY)) $(DEMO_BIN)/horus launch launch/demo.yaml \
+	  demo:=$(DEMO_BIN)/horus-demo horus:=$(DEMO_BIN)/horus \
 	  recording:=$(DEMO_RECORDING) seconds:=$(DEMO_SECONDS) namespace:=demo-$$$$
-	$(CARGO_TARGET_DIR)/release/horus bag info $(DEMO_RECORDING)
-	$(CARGO_TARGET_DIR)/release/horus-demo --replay $(DEMO_RECORDING)
+	$(DEMO_BIN)/horus bag info $(DEMO_RECORDING)
+	$(DEMO_BIN)/horus-demo --replay $(DEMO_RECORDING)
 
 # ---------------------------------------------------------------------------
 # Tests. Each phase is its own target (`make test-loom` runs just that one);
@@ -158,6 +169,19 @@ test-clippy:
 # nextest does not run doctests, so they run separately. Some tests read what horus writes
 # with ROS 2's own Python readers (rclpy, rosbags, mcap-ros2-support) through
 # scripts/ros2-python: the ROS 2 venv (setup-ros2) is made first.
+# The unit phase's build without running anything: `nextest list` compiles exactly what
+# `nextest run` does (test binaries, and the bins and examples of every package with
+# integration tests, with dev-dependencies' features), so after that phase it compiles
+# nothing. Later phases run those debug binaries (benchmark smoke, demo smoke, the Python
+# recording tests); `cargo build` resolves features without dev-dependencies and recompiled
+# Zenoh and the CLI (73 s cold).
+ifeq ($(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes),yes)
+UNIT_BUILD = $(CARGO) nextest list --workspace --message-format oneline >/dev/null
+else
+UNIT_BUILD = $(CARGO) test --workspace --no-run
+endif
+export UNIT_BUILD
+
 test-unit: setup-ros2
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 	  set -x; \
@@ -200,7 +224,7 @@ export CHECK_JSON
 
 # The benchmark binaries are built once (one cargo invocation, all of them) and then run.
 BENCH_BIN   := $(CARGO_TARGET_DIR)/release
-# The smoke phase runs the debug build that the unit phase has already made (`--workspace`:
+# The smoke phase runs the debug build that the unit phase has already made (UNIT_BUILD:
 # the same feature resolution, so nothing is compiled again): only whether each benchmark
 # runs and writes a complete JSON is checked, never a figure. (An optimised build of the
 # peers — iceoryx2, Zenoh, tonic, plotters — was 5 of make test's 26 cold minutes; the debug
@@ -214,7 +238,7 @@ CHECK_SUITE := $(PYTHON) crates/horus-bench/scripts/check_suite_json.py
 test-bench-smoke:
 	@mkdir -p $(SMOKE_DIR)
 	@scripts/shm-guard.sh snapshot $(SMOKE_DIR)/shm-before
-	$(CARGO) build --workspace --bins
+	$(UNIT_BUILD)
 	$(SMOKE_BIN)/pingpong --quick $(SMOKE_PINGPONG_ITERS) --json $(SMOKE_DIR)/pingpong.json
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/pingpong.json
 	$(SMOKE_BIN)/logging --quick --json $(SMOKE_DIR)/logging.json
@@ -256,7 +280,7 @@ test-sched-smoke:
 # in the ROS 2 venv) field by field against what horus decodes (crates/horus-demo/tests/ros2_recording.rs).
 test-demo-smoke: setup-ros2
 	@if [ -d crates/horus-demo ]; then \
-	  $(MAKE) demo; \
+	  $(MAKE) demo DEMO_PROFILE=debug; \
 	  echo "+ DEMO_RECORDING=$(DEMO_RECORDING) $(CARGO) test --workspace --test ros2_recording"; \
 	  DEMO_RECORDING=$(DEMO_RECORDING) $(CARGO) test --workspace --test ros2_recording; \
 	else \

@@ -44,10 +44,11 @@ $(PY_VENV)/.horus-installed: $(PY_VENV)/.horus-dev $(PY_SOURCES)
 py-peer:
 	cargo build --release -p horus-py --bin horus-py-peer
 
-# `--workspace`: the unit phase's feature resolution, so its debug build is reused as is
-# (`-p horus-cli` alone resolves other features and rebuilt Zenoh and the CLI: a cold minute).
+# UNIT_BUILD (the top-level Makefile): the unit phase's own build, so nothing is compiled
+# again (`-p horus-cli` alone resolves other features and rebuilt Zenoh and the CLI: a cold minute).
+UNIT_BUILD ?= cargo build --workspace --bin horus --example user_publisher
 py-record-tools:
-	cargo build --workspace --bin horus --example user_publisher
+	$(UNIT_BUILD)
 
 py-test: py-build py-peer py-record-tools
 	cd python/tests && HORUS_PY_PEER=$(PY_PEER) HORUS_BIN=$(PY_HORUS_BIN) \

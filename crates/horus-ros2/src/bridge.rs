@@ -53,6 +53,8 @@ pub struct Bridge {
     last_scan: Option<Instant>,
     /// Endpoint pairs whose mismatch was already counted (counted once each).
     mismatches_seen: std::collections::HashSet<(Direction, String)>,
+    /// Services crossing (service/).
+    services: crate::service::Services,
 }
 
 /// Polls an idle loop makes before it sleeps.
@@ -72,6 +74,7 @@ impl Bridge {
             inbound: BTreeMap::new(),
             last_scan: None,
             mismatches_seen: Default::default(),
+            services: crate::service::Services::new(crate::service::CALL_TIMEOUT),
         })
     }
 
@@ -132,6 +135,11 @@ impl Bridge {
                 moved |= i.pump(&mut r.status.counters) > 0;
             }
         }
+        let cx = Context {
+            dds: &self.dds,
+            config: &self.config,
+        };
+        moved |= self.services.pump(&cx);
         (due, moved)
     }
 
@@ -158,7 +166,12 @@ impl Bridge {
             domain_id: self.config.domain_id,
             pid: std::process::id(),
             topics,
-            services: Vec::new(),
+            services: self
+                .services
+                .status()
+                .iter()
+                .filter_map(|s| serde_json::to_value(s).ok())
+                .collect(),
         }
     }
 
@@ -167,6 +180,11 @@ impl Bridge {
         let remote = self.dds.remote_endpoints();
         self.scan_outbound(&locals, &remote);
         self.scan_inbound(&locals, &remote);
+        let cx = Context {
+            dds: &self.dds,
+            config: &self.config,
+        };
+        self.services.scan(&cx);
     }
 
     /// horus → ROS 2: a horus publisher and at least one ROS 2 reader of the same type.

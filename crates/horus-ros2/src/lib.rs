@@ -26,6 +26,7 @@ mod outbound;
 mod qos;
 pub mod raw;
 mod route_error;
+mod service;
 mod status;
 mod type_check;
 
@@ -35,6 +36,7 @@ pub use dds::{Dds, DdsStartError};
 pub use discovery::{type_hash_of_user_data, RemoteEndpoint, RemoteEndpoints};
 pub use filter::{Filter, PatternError};
 pub use route_error::RouteError;
+pub use service::{ServiceCounters, ServiceOpenError, ServiceRouteStatus, CALL_TIMEOUT};
 pub use status::{
     read_status_file, status_file_path, BridgeStatus, Direction, RouteCounters, StatusReadError,
     TopicStatus,

@@ -1,0 +1,310 @@
+//! Services across the bridge, both ways: a horus server answers ROS 2 clients
+//! ([`to_ros`]), a ROS 2 server answers horus clients ([`from_ros`]). Requests and replies
+//! cross as the same CDR bytes on both sides, mapped onto DDS as rmw_fastrtps does
+//! ([`endpoints`]).
+//!
+//! Every scan looks at both sides: horus services of ROS 2 types with a live server (other
+//! than this bridge) are offered on DDS as ROS 2 services; ROS 2 services (a DDS reader on
+//! a request topic) whose types horus knows are served in horus by this bridge. A service
+//! served on both sides at once crosses neither way (each side's clients would get two
+//! answers or none): it is refused and reported. ROS 2 nodes' own parameter services are
+//! not bridged.
+
+mod endpoints;
+mod error;
+mod from_ros;
+mod names;
+mod record;
+mod status;
+mod to_ros;
+mod types;
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+pub use error::ServiceOpenError;
+pub use status::{ServiceCounters, ServiceRouteStatus};
+
+use crate::bridge::Context;
+use crate::discovery::RemoteEndpoint;
+use crate::names::{dds_type_name, ros_topic_name, ros_type_name};
+use crate::status::Direction;
+use crate::type_check::check_peer;
+use from_ros::FromRos;
+use to_ros::ToRos;
+
+/// How long the bridge waits for a service's answer before it gives the call up (counted
+/// `timed_out`).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One service in one direction: its route when open, its status always.
+struct Route<R> {
+    open: Option<R>,
+    status: ServiceRouteStatus,
+}
+
+/// The services crossing this bridge.
+pub(crate) struct Services {
+    me: u32,
+    timeout: Duration,
+    to_ros: BTreeMap<String, Route<ToRos>>,
+    from_ros: BTreeMap<String, Route<FromRos>>,
+    /// (direction, peer or reason) refusals already counted (each counted once).
+    refusals_seen: HashSet<(Direction, String)>,
+}
+
+/// A horus service with a live server other than this bridge: its request type's name.
+struct LocalService {
+    request_type: String,
+}
+
+impl Services {
+    /// No services yet; calls wait at most `timeout` at the bridge.
+    pub(crate) fn new(timeout: Duration) -> Services {
+        Services {
+            me: std::process::id(),
+            timeout,
+            to_ros: BTreeMap::new(),
+            from_ros: BTreeMap::new(),
+            refusals_seen: HashSet::new(),
+        }
+    }
+
+    /// Looks at both sides and opens or closes service routes.
+    pub(crate) fn scan(&mut self, cx: &Context<'_>) {
+        let locals = self.local_services(&cx.config.namespace);
+        let remote = cx.dds.remote_endpoints();
+        let mut ros_servers: BTreeMap<String, Vec<&RemoteEndpoint>> = BTreeMap::new();
+        let mut ros_clients: BTreeMap<String, Vec<&RemoteEndpoint>> = BTreeMap::new();
+        for r in &remote.readers {
+            if let Some(s) = names::service_of_request_topic(&r.topic) {
+                ros_servers.entry(s).or_default().push(r);
+            }
+        }
+        for w in &remote.writers {
+            if let Some(s) = names::service_of_request_topic(&w.topic) {
+                ros_clients.entry(s).or_default().push(w);
+            }
+        }
+        self.scan_to_ros(cx, &locals, &ros_servers, &ros_clients);
+        self.scan_from_ros(cx, &locals, &ros_servers);
+    }
+
+    /// The namespace's horus services that have a live server other than this bridge.
+    fn local_services(&self, namespace: &str) -> BTreeMap<String, LocalService> {
+        let mut out = BTreeMap::new();
+        for l in horus::list_services(namespace).unwrap_or_default() {
+            let Ok(s) = &l.snapshot else { continue };
+            if s.servers.iter().any(|e| e.alive && e.pid != self.me) {
+                // "pkg/srv/Foo_Request v1" → "pkg/srv/Foo_Request"
+                let request_type = s.request_type.split(' ').next().unwrap_or("").to_owned();
+                out.insert(l.name, LocalService { request_type });
+            }
+        }
+        out
+    }
+
+    /// Counts a refusal once per (direction, key).
+    fn refuse(&mut self, dir: Direction, key: String, status: &mut ServiceRouteStatus) {
+        if self.refusals_seen.insert((dir, key)) {
+            status.refusals += 1;
+        }
+    }
+
+    /// horus server → ROS 2 clients.
+    fn scan_to_ros(
+        &mut self,
+        cx: &Context<'_>,
+        locals: &BTreeMap<String, LocalService>,
+        ros_servers: &BTreeMap<String, Vec<&RemoteEndpoint>>,
+        ros_clients: &BTreeMap<String, Vec<&RemoteEndpoint>>,
+    ) {
+        // Routes whose horus server left close once their calls are finished (so that
+        // each call's outcome is counted).
+        for (name, r) in self.to_ros.iter_mut() {
+            if !locals.contains_key(name) {
+                if r.open.as_ref().is_none_or(|o| o.waiting() == 0) {
+                    r.open = None;
+                }
+                r.status.active = r.open.is_some();
+            }
+        }
+        for (name, l) in locals {
+            let Some(srv_type) = names::service_type_of_request(&l.request_type) else {
+                continue; // not a ROS-typed service
+            };
+            if !cx.config.to_ros.allows(name) || ros_topic_name(name).is_err() {
+                continue;
+            }
+            let mut route = self.to_ros.remove(name).unwrap_or_else(|| Route {
+                open: None,
+                status: new_status(Direction::ToRos, name, srv_type),
+            });
+            if ros_servers.contains_key(name) {
+                route.open = None;
+                route.status.refused = Some(both_sides(name));
+                self.refuse(Direction::ToRos, format!("both:{name}"), &mut route.status);
+            } else {
+                route.status.refused = None;
+                if route.open.is_none() {
+                    let max = cx.config.max_message_bytes;
+                    match ToRos::open(cx.dds, &cx.config.namespace, name, self.timeout, max) {
+                        Ok(o) => {
+                            route.open = Some(o);
+                            route.status.counters.opened += 1;
+                        }
+                        Err(e) => route.status.refused = Some(e.to_string()),
+                    }
+                }
+                if let Some(o) = &route.open {
+                    // ROS 2 clients of another type or hash: refused (their requests, if
+                    // DDS matches them at all, fail the CDR check).
+                    let (req_dds, req_hash) = o.request_type();
+                    for w in ros_clients.get(name).into_iter().flatten() {
+                        if let Err(m) = check_peer(&req_dds, &req_hash, w) {
+                            route.status.refused = Some(m.to_string());
+                            self.refuse(Direction::ToRos, m.peer.clone(), &mut route.status);
+                        }
+                    }
+                }
+            }
+            route.status.active = route.open.is_some() && route.status.refused.is_none();
+            self.to_ros.insert(name.clone(), route);
+        }
+    }
+
+    /// ROS 2 server → horus clients.
+    fn scan_from_ros(
+        &mut self,
+        cx: &Context<'_>,
+        locals: &BTreeMap<String, LocalService>,
+        ros_servers: &BTreeMap<String, Vec<&RemoteEndpoint>>,
+    ) {
+        for (name, r) in self.from_ros.iter_mut() {
+            if !ros_servers.contains_key(name) {
+                if let Some(mut o) = r.open.take() {
+                    o.fail_pending(&mut r.status.counters);
+                }
+                r.status.active = false;
+                r.status.refused = None;
+            }
+        }
+        for (name, servers) in ros_servers {
+            let Some(first) = servers.first() else {
+                continue;
+            };
+            let Ok(req_type) = ros_type_name(&first.type_name) else {
+                continue;
+            };
+            let Some(srv_type) = names::service_type_of_request(&req_type) else {
+                continue;
+            };
+            if names::is_node_service(name, &req_type) || !cx.config.from_ros.allows(name) {
+                continue;
+            }
+            let mut route = self.from_ros.remove(name).unwrap_or_else(|| Route {
+                open: None,
+                status: new_status(Direction::FromRos, name, srv_type),
+            });
+            route.status.refused = None;
+            if locals.contains_key(name) {
+                route.status.refused = Some(both_sides(name));
+                self.refuse(
+                    Direction::FromRos,
+                    format!("both:{name}"),
+                    &mut route.status,
+                );
+            } else if let Some((req, resp)) = types::known_service(&req_type) {
+                let req_dds = dds_type_name(&req.type_name).unwrap_or_default();
+                let mut matching = 0;
+                for s in servers {
+                    match check_peer(&req_dds, &req.type_hash, s) {
+                        Ok(()) => matching += 1,
+                        Err(m) => {
+                            route.status.refused = Some(m.to_string());
+                            self.refuse(Direction::FromRos, m.peer.clone(), &mut route.status);
+                        }
+                    }
+                }
+                if matching > 0 && route.open.is_none() {
+                    let (t, max) = (self.timeout, cx.config.max_message_bytes);
+                    match FromRos::open(cx.dds, name, (&req, &resp), t, max) {
+                        Ok(o) => {
+                            route.open = Some(o);
+                            route.status.counters.opened += 1;
+                        }
+                        Err(e) => {
+                            let why = e.to_string();
+                            self.refuse(Direction::FromRos, why.clone(), &mut route.status);
+                            route.status.refused = Some(why);
+                        }
+                    }
+                }
+                if let Some(o) = route.open.as_mut() {
+                    if let Err(e) = o.serve_when_matched(&cx.config.namespace, name) {
+                        // Another horus service of this name (other types): refused.
+                        let why = e.to_string();
+                        self.refuse(Direction::FromRos, why.clone(), &mut route.status);
+                        route.status.refused = Some(why);
+                    }
+                }
+                if matching == 0 {
+                    if let Some(mut o) = route.open.take() {
+                        o.fail_pending(&mut route.status.counters);
+                    }
+                }
+            } else {
+                let why = format!("ROS 2 service {name}: type {srv_type} is not known to horus");
+                self.refuse(Direction::FromRos, why.clone(), &mut route.status);
+                route.status.refused = Some(why);
+            }
+            route.status.active = route.open.as_ref().is_some_and(FromRos::serving);
+            self.from_ros.insert(name.clone(), route);
+        }
+    }
+
+    /// Moves calls along the open routes; whether anything moved.
+    pub(crate) fn pump(&mut self, _cx: &Context<'_>) -> bool {
+        let mut moved = 0;
+        for r in self.to_ros.values_mut() {
+            if let Some(o) = r.open.as_mut() {
+                moved += o.pump(&mut r.status.counters);
+            }
+        }
+        for r in self.from_ros.values_mut() {
+            if let Some(o) = r.open.as_mut() {
+                moved += o.pump(&mut r.status.counters);
+            }
+        }
+        moved > 0
+    }
+
+    /// Every service route's status, by name then direction.
+    pub(crate) fn status(&self) -> Vec<ServiceRouteStatus> {
+        let mut v: Vec<ServiceRouteStatus> = self
+            .to_ros
+            .values()
+            .map(|r| r.status.clone())
+            .chain(self.from_ros.values().map(|r| r.status.clone()))
+            .collect();
+        v.sort_by(|a, b| (&a.horus_service, a.direction).cmp(&(&b.horus_service, b.direction)));
+        v
+    }
+}
+
+fn both_sides(name: &str) -> String {
+    format!("service {name} is served both by a horus server and by a ROS 2 server: not bridged")
+}
+
+fn new_status(direction: Direction, name: &str, type_name: &str) -> ServiceRouteStatus {
+    ServiceRouteStatus {
+        direction,
+        horus_service: name.to_owned(),
+        ros_service: ros_topic_name(name).unwrap_or_default(),
+        type_name: type_name.to_owned(),
+        active: false,
+        refused: None,
+        refusals: 0,
+        counters: ServiceCounters::default(),
+    }
+}

@@ -50,6 +50,8 @@ pub(crate) struct ToRos {
     writer: DataWriter<WireCdr, PassThrough>,
     jobs: SyncSender<Job>,
     done: Receiver<Done>,
+    /// The worker, joined on drop so that its horus client leaves the service.
+    worker: Option<std::thread::JoinHandle<()>>,
     waiting: usize,
     request_check: Option<Checker>,
     /// The request type's DDS name and RIHS01 hash (ROS 2 clients are checked against them).
@@ -86,7 +88,7 @@ impl ToRos {
         let reader = endpoints::reader(dds, &rq, &req_dds)?;
         let (jobs, job_rx) = mpsc::sync_channel::<Job>(MAX_WAITING);
         let (done_tx, done) = mpsc::channel::<Done>();
-        std::thread::Builder::new()
+        let worker = std::thread::Builder::new()
             .name(format!("ros2-svc {name}"))
             .spawn(move || worker(client, job_rx, done_tx, timeout))
             .map_err(|e| ServiceOpenError::horus(name, e))?;
@@ -95,6 +97,7 @@ impl ToRos {
             writer,
             jobs,
             done,
+            worker: Some(worker),
             waiting: 0,
             request_check: Checker::of(&req),
             request_type: (req_dds, req.type_hash.clone()),
@@ -196,6 +199,18 @@ impl ToRos {
                 c.reply_bytes += len;
             }
             Err(_) => c.write_failed += 1,
+        }
+    }
+}
+
+impl Drop for ToRos {
+    /// Ends the worker: it finishes the call it is in (at most the call timeout; a route
+    /// closes only when no call waits) and drops its horus client.
+    fn drop(&mut self) {
+        let (closed, _) = mpsc::sync_channel(0);
+        drop(std::mem::replace(&mut self.jobs, closed));
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
         }
     }
 }

@@ -99,15 +99,21 @@ impl Inbound {
             if sample.sample_info().writer_guid().prefix == self.me.prefix {
                 continue;
             }
-            let wire = &sample.value().0;
+            let mut wire = &sample.value().0[..];
             if wire.len() > self.max_bytes {
                 c.oversize += 1;
                 continue;
             }
             if let Some((resolved, root)) = &self.check {
-                if horus_idl::cdr::decode_prefix(resolved, root, wire).is_err() {
-                    c.malformed += 1;
-                    continue;
+                match horus_idl::cdr::decode_prefix(resolved, root, wire) {
+                    // The message ends where its type says: RTPS pads a payload to a
+                    // multiple of 4 bytes (and rmw's buffers may run on); horus carries the
+                    // message alone, as `serialize_message` gives it.
+                    Ok((_, end)) => wire = &wire[..end],
+                    Err(_) => {
+                        c.malformed += 1;
+                        continue;
+                    }
                 }
             }
             match self.publisher.send_cdr(wire) {

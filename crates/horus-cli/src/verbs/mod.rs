@@ -14,6 +14,8 @@ pub(crate) mod node;
 mod param;
 mod play;
 mod record;
+#[cfg(feature = "ros2")]
+mod ros2;
 mod service;
 pub(crate) mod tf;
 pub(crate) mod topic;
@@ -58,6 +60,9 @@ pub(crate) enum Verb {
     /// This host's bridge to other hosts (Zenoh): topics and services cross transparently.
     #[cfg(feature = "bridge")]
     Bridge(Box<bridge::BridgeArgs>),
+    /// This host's bridge to ROS 2 (DDS): ROS 2-typed topics cross both ways.
+    #[cfg(feature = "ros2")]
+    Ros2(ros2::Ros2Args),
 }
 
 /// Runs one verb.
@@ -80,5 +85,7 @@ pub(crate) fn run(verb: Verb, out: &Output) -> anyhow::Result<ExitCode> {
         Verb::Foxglove(args) => foxglove::run(args, out),
         #[cfg(feature = "bridge")]
         Verb::Bridge(args) => bridge::run(*args, out),
+        #[cfg(feature = "ros2")]
+        Verb::Ros2(args) => ros2::run(args, out),
     }
 }

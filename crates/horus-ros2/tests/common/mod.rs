@@ -1,0 +1,318 @@
+//! What the rclpy tests share: the ROS 2 venv check, a network namespace with only `lo`
+//! (DDS never leaves it), the bridge as a child process (this test binary re-executed),
+//! rclpy nodes as child processes, and the leftovers check.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// Set in the bridge child: its horus namespace.
+pub(crate) const CHILD_ENV: &str = "HORUS_ROS2_TEST_BRIDGE";
+
+/// The name of the test that runs the bridge in the child.
+pub(crate) const CHILD_TEST: &str = "bridge_process";
+
+/// How long a test waits for anything to happen before it fails (not a timing assertion:
+/// the bound that turns "never" into a failure).
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Defines the test that, re-executed with [`CHILD_ENV`] set, is the bridge process.
+#[macro_export]
+macro_rules! bridge_process_test {
+    () => {
+        #[test]
+        fn bridge_process() {
+            common::bridge_child_main();
+        }
+    };
+}
+
+/// The bridge child: runs a bridge on the namespace in [`CHILD_ENV`] until its stdin closes.
+pub(crate) fn bridge_child_main() {
+    let Ok(namespace) = std::env::var(CHILD_ENV) else {
+        return; // the ordinary test run: nothing to do
+    };
+    let mut cfg = horus_ros2::BridgeConfig::from_env(&namespace).expect("config");
+    cfg.localhost_only = true;
+    cfg.scan_interval = Duration::from_millis(50);
+    let mut bridge = horus_ros2::Bridge::start(cfg).expect("bridge start");
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = std::io::stdin().lines().count();
+        let _ = tx.send(());
+    });
+    println!("bridge: started");
+    bridge.run(|_| matches!(rx.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty)));
+    println!("bridge: stopped");
+}
+
+/// Why the test cannot run here; it then prints this and passes.
+pub(crate) fn skip_reason() -> Option<String> {
+    if !python().exists() {
+        return Some(format!("{} missing", python().display()));
+    }
+    let venv = std::env::var("HORUS_ROS2_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/horus-ros2-venv")
+        });
+    if !venv.join("bin/python").exists() {
+        return Some(format!(
+            "no ROS 2 venv at {} (run `make setup-ros2`)",
+            venv.display()
+        ));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("network namespaces need root".into());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("`ip` (iproute2) missing".into());
+    }
+    None
+}
+
+/// `scripts/ros2-python` of this repository.
+pub(crate) fn python() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ros2-python")
+}
+
+/// The rclpy test node.
+pub(crate) fn node_py() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/rclpy/node.py")
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// One test's world: a horus namespace, a ROS 2 domain, a network namespace with only `lo`.
+pub(crate) struct World {
+    /// The horus namespace.
+    pub(crate) namespace: String,
+    /// The ROS 2 domain.
+    pub(crate) domain: u16,
+    netns: String,
+}
+
+impl World {
+    /// A fresh world for test `tag`.
+    pub(crate) fn new(tag: &str) -> World {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let netns = format!("hr2-{pid}-{n}");
+        run("ip", &["netns", "add", &netns]);
+        run("ip", &["-n", &netns, "link", "set", "lo", "up"]);
+        World {
+            namespace: format!("ros2t_{tag}_{pid}_{n}"),
+            domain: u16::try_from((pid as usize + n as usize * 7) % 200 + 1).unwrap(),
+            netns,
+        }
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.netns, program])
+            .env("ROS_DOMAIN_ID", self.domain.to_string())
+            .env("HORUS_NAMESPACE", &self.namespace)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        c
+    }
+
+    /// Starts the bridge process (this test binary, running [`CHILD_TEST`]).
+    pub(crate) fn bridge(&self) -> Proc {
+        let exe = std::env::current_exe().unwrap();
+        let mut c = self.command(exe.to_str().unwrap());
+        c.args([CHILD_TEST, "--exact", "--nocapture", "--test-threads", "1"])
+            .env(CHILD_ENV, &self.namespace);
+        let p = Proc::spawn(c, "bridge");
+        p.expect_line("bridge: started");
+        p
+    }
+
+    /// Starts this test binary again running test `test` with `env=value` set (a child
+    /// process role), and waits for its `ready`.
+    pub(crate) fn spawn_self(&self, test: &str, env: &str, value: &str) -> Proc {
+        let exe = std::env::current_exe().unwrap();
+        let mut c = self.command(exe.to_str().unwrap());
+        c.args([test, "--exact", "--nocapture", "--test-threads", "1"])
+            .env(env, value);
+        let p = Proc::spawn(c, test);
+        p.expect_line("ready");
+        p
+    }
+
+    /// Starts `node.py MODE ARGS…` and waits for its `ready`.
+    pub(crate) fn rclpy(&self, mode: &str, args: &[&str]) -> Proc {
+        let mut c = self.command(python().to_str().unwrap());
+        c.arg(node_py()).arg(mode).args(args);
+        let p = Proc::spawn(c, mode);
+        p.expect_line("ready");
+        p
+    }
+
+    /// The horus segments (and bridge status files) of this world left in /dev/shm.
+    pub(crate) fn leftovers(&self) -> Vec<String> {
+        let prefix = format!("horus.{}.", self.namespace);
+        std::fs::read_dir("/dev/shm")
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with(&prefix))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for World {
+    /// Dropped last in a test (declared first): its processes are gone. A passing test has
+    /// already checked that nothing was left; after a failure this removes what was.
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "delete", &self.netns])
+            .status();
+        for f in self.leftovers() {
+            let _ = std::fs::remove_file(format!("/dev/shm/{f}"));
+        }
+    }
+}
+
+fn run(program: &str, args: &[&str]) {
+    let st = Command::new(program).args(args).status().expect(program);
+    assert!(st.success(), "{program} {args:?}: {st}");
+}
+
+/// A child process whose stdout lines arrive on a channel; closing its stdin stops it.
+pub(crate) struct Proc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    name: String,
+}
+
+impl Proc {
+    fn spawn(mut c: Command, name: &str) -> Proc {
+        let mut child = c.spawn().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let stdin = child.stdin.take();
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Proc {
+            child,
+            stdin,
+            lines: rx,
+            name: name.to_owned(),
+        }
+    }
+
+    /// The next line holding `prefix` (others skipped), from `prefix` on, within [`PATIENCE`].
+    pub(crate) fn next_line(&self, prefix: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                // The test harness prints `test bridge_process ... ` before the child's
+                // first line: look for the prefix anywhere, return from it on.
+                Ok(l) => {
+                    if let Some(at) = l.find(prefix) {
+                        return l[at..].to_owned();
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    panic!("{}: no line starting {prefix:?} in {PATIENCE:?}", self.name)
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("{}: exited before a line starting {prefix:?}", self.name)
+                }
+            }
+        }
+    }
+
+    /// Waits for a line starting with `prefix`.
+    pub(crate) fn expect_line(&self, prefix: &str) {
+        self.next_line(prefix);
+    }
+
+    /// Lines that arrived so far, without waiting.
+    pub(crate) fn drain(&self) -> Vec<String> {
+        self.lines.try_iter().collect()
+    }
+
+    /// Closes stdin and waits for the process to exit; panics if it failed.
+    pub(crate) fn stop(mut self) {
+        drop(self.stdin.take());
+        let st = self.child.wait().unwrap();
+        assert!(st.success(), "{} exited with {st}", self.name);
+    }
+
+    /// SIGKILL.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Writes a line to the process's stdin.
+    pub(crate) fn send(&mut self, line: &str) {
+        let s = self.stdin.as_mut().unwrap();
+        writeln!(s, "{line}").unwrap();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Decodes a hex string.
+pub(crate) fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// The bytes in a `word TOPIC HEX` line.
+pub(crate) fn line_bytes(line: &str) -> (String, Vec<u8>) {
+    let mut parts = line.split(' ');
+    let _ = parts.next();
+    let topic = parts.next().unwrap_or_default().to_owned();
+    (topic, unhex(parts.next().unwrap_or_default()))
+}
+
+/// Waits until the bridge's status satisfies `pred` (the status file is rewritten on change).
+pub(crate) fn wait_status(
+    namespace: &str,
+    what: &str,
+    pred: impl Fn(&horus_ros2::BridgeStatus) -> bool,
+) -> horus_ros2::BridgeStatus {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Ok(Some(s)) = horus_ros2::read_status_file(namespace) {
+            if pred(&s) {
+                return s;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "bridge status never showed {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

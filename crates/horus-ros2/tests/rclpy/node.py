@@ -1,0 +1,133 @@
+"""An rclpy node for horus-ros2's tests (run through scripts/ros2-python).
+
+    node.py pub   TOPIC:TYPE[:latched] ...   publish one built message per topic once each
+                                              publisher is matched; print `sent TOPIC HEX`
+    node.py sub   TOPIC:TYPE[:latched] ...   print `got TOPIC HEX` for every message (raw CDR)
+    node.py talk  TOPIC                       publish std_msgs/String "0", "1", ... (50 Hz)
+
+Every mode prints `ready` once its endpoints exist and runs until stdin closes.
+Messages are built deterministically (build()) so both sides can compare bytes.
+"""
+import sys
+import threading
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import LaserScan, Imu, Image, PointCloud2, PointField
+from std_msgs.msg import String, Int32
+
+TYPES = {
+    'sensor_msgs/msg/LaserScan': LaserScan,
+    'sensor_msgs/msg/Imu': Imu,
+    'sensor_msgs/msg/Image': Image,
+    'sensor_msgs/msg/PointCloud2': PointCloud2,
+    'std_msgs/msg/String': String,
+    'std_msgs/msg/Int32': Int32,
+}
+
+
+def pattern(n, seed):
+    return bytes(((i * 31 + seed) & 0xFF) for i in range(n))
+
+
+def build(type_name):
+    cls = TYPES[type_name]
+    m = cls()
+    if cls is LaserScan:
+        m.header.frame_id = 'laser'
+        m.header.stamp.sec, m.header.stamp.nanosec = 12, 345
+        m.angle_min, m.angle_max, m.angle_increment = -3.125, 3.125, 0.0175
+        m.range_min, m.range_max = 0.1, 30.0
+        m.ranges = [i * 0.01 for i in range(360)]
+        m.intensities = [float(i % 7) for i in range(360)]
+    elif cls is Imu:
+        m.header.frame_id = 'imu_link'
+        m.orientation.x, m.orientation.w = 0.5, 0.75
+        m.orientation_covariance = [float(i) for i in range(9)]
+        m.angular_velocity.z = 0.25
+        m.linear_acceleration.z = 9.81
+        m.linear_acceleration_covariance = [0.5 * i for i in range(9)]
+    elif cls is Image:
+        m.header.frame_id = 'camera'
+        m.height, m.width, m.encoding, m.step = 480, 640, 'rgb8', 1920
+        m.data = pattern(480 * 1920, 7)
+    elif cls is PointCloud2:
+        m.header.frame_id = 'lidar'
+        m.height, m.width = 1, 65536
+        m.fields = [PointField(name=n, offset=4 * k, datatype=PointField.FLOAT32, count=1)
+                    for k, n in enumerate(['x', 'y', 'z', 'intensity'])]
+        m.point_step, m.row_step, m.is_dense = 16, 16 * 65536, True
+        m.data = pattern(16 * 65536, 3)
+    elif cls is String:
+        m.data = 'hello from rclpy'
+    elif cls is Int32:
+        m.data = 42
+    return m
+
+
+def qos(latched):
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=10 if not latched else 1,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+
+
+def specs(args):
+    out = []
+    for a in args:
+        parts = a.split(':')
+        out.append((parts[0], parts[1], len(parts) > 2 and parts[2] == 'latched'))
+    return out
+
+
+def say(*words):
+    print(*words, flush=True)
+
+
+def main():
+    mode, args = sys.argv[1], sys.argv[2:]
+    rclpy.init()
+    node = Node('horus_ros2_test_' + mode)
+    done = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    if mode == 'pub':
+        pubs = [(t, ty, node.create_publisher(TYPES[ty], t, qos(l))) for t, ty, l in specs(args)]
+        say('ready')
+        while not done.is_set() and any(p.get_subscription_count() == 0 for _, _, p in pubs):
+            rclpy.spin_once(node, timeout_sec=0.05)
+        for t, ty, p in pubs:
+            m = build(ty)
+            p.publish(m)
+            say('sent', t, serialize_message(m).hex())
+    elif mode == 'sub':
+        for t, ty, l in specs(args):
+            node.create_subscription(TYPES[ty], t, lambda b, t=t: say('got', t, bytes(b).hex()),
+                                     qos(l), raw=True)
+        say('ready')
+    elif mode == 'talk':
+        p = node.create_publisher(String, args[0], qos(False))
+        say('ready')
+        n = 0
+
+        def tick():
+            nonlocal n
+            p.publish(String(data=str(n)))
+            n += 1
+        node.create_timer(0.02, tick)
+    elif mode == 'make':
+        say('ready')
+        for t, ty, _ in specs(args):
+            say('msg', t, serialize_message(build(ty)).hex())
+        node.destroy_node()
+        rclpy.shutdown()
+        return
+    while not done.is_set():
+        rclpy.spin_once(node, timeout_sec=0.05)
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+if __name__ == '__main__':
+    main()

@@ -11,7 +11,8 @@ use zenoh::liveliness::LivelinessToken;
 use zenoh::sample::SampleKind;
 use zenoh::{Session, Wait};
 
-use crate::inbound::{Inbound, InboundSpec, Origins, Senders};
+use crate::history_serve::{HistoryServer, HistorySpec};
+use crate::inbound::{Inbound, InboundSpec, Origins, Senders, Writers};
 use crate::keys::{Keys, SchemaKey, TokenKind};
 use crate::local::{LocalScan, LocalService, LocalTopic};
 use crate::outbound::{epoch_now, Outbound, OutboundSpec, StallLimits, NO_PLACE};
@@ -151,7 +152,15 @@ struct TopicState {
     own_place: Arc<AtomicUsize>,
     counters: Arc<LiveCounters>,
     origins: Origins,
+    writers: Writers,
     senders: Senders,
+    /// This host's latched history, served to other hosts while it offers the topic latched.
+    history: Option<HistoryServer>,
+    /// Set while the outbound stream is on the local topic (see `history_serve`).
+    streaming: Arc<AtomicBool>,
+    /// Hosts whose latched history the running inbound side has asked for (one that starts
+    /// offering the topic latched later is asked too, by the same inbound side).
+    history_hosts: Vec<String>,
     /// When each host last offered the topic (its messages are taken for `LINGER` after).
     offered_by: HashMap<String, Instant>,
     /// Stalls already attributed to the hosts sent to.
@@ -243,6 +252,15 @@ impl State {
         let policy = &self.cfg.policy;
         for (name, t) in topics.iter().filter(|(n, _)| self.cfg.filter.allows(n)) {
             if t.has_publisher && policy.leave.allows(name) {
+                // Latched before offered: a host that sees the offer has seen the durability.
+                let depth = t.durability.latched();
+                if depth > 0 {
+                    let depth = SchemaKey {
+                        id: u64::from(depth),
+                        layout: 0,
+                    };
+                    wanted.push(self.keys.token(TokenKind::Latched, host, depth, name));
+                }
                 wanted.push(self.keys.token(TokenKind::Offer, host, t.schema, name));
             }
             if t.has_subscriber && policy.enter.allows(name) {
@@ -302,6 +320,10 @@ impl State {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .retain(|h, _| !gone.contains(h));
+            st.writers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|h, _| !gone.contains(h));
             st.senders
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -331,6 +353,7 @@ impl State {
             }
             st.out = None;
             st.inn = None;
+            st.history = None;
             st.sending_to.clear();
             st.receiving_from.clear();
             st.counters.snapshot() != Default::default()
@@ -405,6 +428,39 @@ impl State {
                 // Nobody here wants the topic: what its publishers send meanwhile is not ours
                 // to lose.
                 st.origins.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                st.writers.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            }
+            // The hosts among them that have the topic latched; a difference of durability
+            // is an issue (the history still reaches the subscribers here at the time).
+            let latched_tokens: Vec<HostSchema> = self
+                .remote
+                .hosts(TokenKind::Latched, name)
+                .into_iter()
+                .filter(|h| offerers.contains(&h.host))
+                .collect();
+            if t.durability.latched() == 0 {
+                for h in &latched_tokens {
+                    st.issues.push(TopicIssue::DurabilityMismatch {
+                        topic: name.clone(),
+                        host: h.host.clone(),
+                        local: t.durability.to_string(),
+                        // The token's depth (its schema's first hash).
+                        remote: format!("transient-local ({})", h.schema.id),
+                    });
+                }
+            }
+            let latched: Vec<String> = latched_tokens.into_iter().map(|h| h.host).collect();
+            st.history_hosts.retain(|h| latched.contains(h));
+            if let Some(inn) = &st.inn {
+                // A host that started offering it latched (again: a restarted bridge, a new
+                // publisher) while this host receives it: its history is asked for.
+                let new: Vec<String> = latched
+                    .iter()
+                    .filter(|h| !st.history_hosts.contains(h))
+                    .cloned()
+                    .collect();
+                st.history_hosts.extend(new.iter().cloned());
+                inn.ask_history_of(&self.session, new);
             }
             st.receiving_from = offerers;
             // A host's messages are taken while it offers the topic and for LINGER after
@@ -412,7 +468,13 @@ impl State {
             for h in &st.receiving_from {
                 st.offered_by.insert(h.clone(), now);
             }
-            st.offered_by.retain(|_, at| now - *at < LINGER);
+            // A host whose bridge went (all its tokens gone: restarted, or unreachable) is
+            // waited for as long as its sequences are kept: this host's publisher place on
+            // the topic stays, and with it the latched history it holds for later
+            // subscribers here; a host still there whose publishers left is not.
+            let (remote, forget) = (&self.remote, self.cfg.limits.forget_host_after);
+            st.offered_by
+                .retain(|h, at| now - *at < LINGER || (!remote.knows(h) && now - *at < forget));
             st.senders.lock().unwrap_or_else(|e| e.into_inner()).allowed =
                 st.offered_by.keys().cloned().collect();
             // Stalls of the outbound side, attributed to the hosts it was sending to.
@@ -431,9 +493,37 @@ impl State {
             let recent = |at: Option<Instant>| at.is_some_and(|at| now - at < LINGER);
             // Keep sending while someone wants it and a publisher is here or just left.
             let send = !wanters.is_empty() && recent(st.published_at);
-            // Keep receiving while someone here wants it and a host offers it or just stopped.
-            let receive = t.has_subscriber && recent(st.offered_at);
+            // Keep receiving while someone here wants it and a host offers it, just stopped, or
+            // went with its bridge (see `offered_by`).
+            let receive = t.has_subscriber && (recent(st.offered_at) || !st.offered_by.is_empty());
             let retry_ok = st.failed_at.is_none_or(|at| at.elapsed() >= RETRY_AFTER);
+            // The history is served while a local publisher offers the topic latched.
+            let serve = t.has_publisher && t.durability.latched() > 0 && policy.leave.allows(name);
+            if !serve {
+                st.history = None;
+            } else if st.history.is_none() && retry_ok {
+                let spec = HistorySpec {
+                    namespace: self.cfg.namespace.clone(),
+                    topic: name.clone(),
+                    key: self.keys.history(&self.cfg.host, name),
+                    schema: t.schema,
+                    own_place: Arc::clone(&st.own_place),
+                    streaming: Arc::clone(&st.streaming),
+                    counters: Arc::clone(&st.counters),
+                    max_messages: self.cfg.limits.max_history_messages,
+                    max_bytes: self.cfg.limits.max_history_bytes,
+                };
+                match HistoryServer::start(&self.session, spec) {
+                    Ok(h) => st.history = Some(h),
+                    Err(reason) => {
+                        st.failed_at = Some(Instant::now());
+                        st.issues.push(TopicIssue::Local {
+                            topic: name.clone(),
+                            reason,
+                        });
+                    }
+                }
+            }
             if !send {
                 st.out = None;
             } else if st.out.is_none() && retry_ok && t.has_publisher {
@@ -449,6 +539,7 @@ impl State {
                         after: self.cfg.limits.stall_after,
                         cutoff: self.cfg.limits.stall_cutoff,
                     },
+                    streaming: Arc::clone(&st.streaming),
                 };
                 match Outbound::start(&self.session, spec) {
                     Ok(o) => st.out = Some(o),
@@ -477,9 +568,18 @@ impl State {
                     max_message_bytes: self.cfg.limits.max_message_bytes,
                     max_seq_jump: self.cfg.limits.max_seq_jump,
                     max_places_per_host: self.cfg.limits.max_places_per_host,
+                    writers: Arc::clone(&st.writers),
+                    latched_hosts: latched.clone(),
+                    max_history: (
+                        self.cfg.limits.max_history_messages,
+                        self.cfg.limits.max_history_bytes,
+                    ),
                 };
                 match Inbound::start(&self.session, spec) {
-                    Ok(i) => st.inn = Some(i),
+                    Ok(i) => {
+                        st.inn = Some(i);
+                        st.history_hosts = latched;
+                    }
                     Err(reason) => {
                         st.failed_at = Some(Instant::now());
                         st.issues.push(TopicIssue::Local {

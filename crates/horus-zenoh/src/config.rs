@@ -308,6 +308,8 @@ struct LimitsFile {
     describes_in_flight: Option<usize>,
     max_seq_jump: Option<u64>,
     max_places_per_host: Option<usize>,
+    max_history_messages: Option<usize>,
+    max_history_bytes: Option<usize>,
     forget_host_after_ms: Option<u64>,
     stall_after_ms: Option<u64>,
     stall_cutoff_ms: Option<u64>,
@@ -327,7 +329,9 @@ impl LimitsFile {
             max_description_bytes,
             describes_in_flight,
             max_seq_jump,
-            max_places_per_host
+            max_places_per_host,
+            max_history_messages,
+            max_history_bytes
         );
         if let Some(v) = self.forget_host_after_ms {
             l.forget_host_after = ms(v);

@@ -18,6 +18,16 @@
 //! is not a gap); a sequence number that jumps further than `limits.max_seq_jump`
 //! is counted as `suspect`, not as loss, and not followed unless the next message continues
 //! it (a real loss that large).
+//!
+//! A latched topic (another host offers it transient-local): when this side starts, it asks
+//! the offering hosts for the topic's history (`history_fetch`) and holds the live messages
+//! back until the answer is in (at most `limits.max_history_messages` of them and
+//! `max_history_bytes`; beyond, it gives the history up, counted as `history_refused` when it
+//! arrives, and goes on live). Then, per remote publisher place, the history is published
+//! oldest first, except what this host already received from the same publisher (the
+//! publisher's identity travels with the history), and the held-back and later live messages
+//! that the history already brought are dropped (`history_duplicates`) until the stream passes
+//! the history's newest, or its epoch changes (the sending bridge restarted).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +38,7 @@ use zenoh::pubsub::Subscriber;
 use zenoh::sample::{Locality, Sample};
 use zenoh::{Session, Wait};
 
+use crate::history_fetch::{ask_history, Ask, HistoryMessage};
 use crate::keys::{Keys, SchemaKey};
 use crate::status::LiveCounters;
 use crate::wire::{WireHeader, HEADER_LEN};
@@ -59,6 +70,30 @@ pub(crate) struct InboundSpec {
     pub(crate) max_seq_jump: u64,
     /// Publisher places followed per host.
     pub(crate) max_places_per_host: usize,
+    /// The remote publishers' identities as their histories stated them, kept and cleared
+    /// with `origins`.
+    pub(crate) writers: Writers,
+    /// Hosts offering the topic latched (their history is asked for at start).
+    pub(crate) latched_hosts: Vec<String>,
+    /// Bounds of one history (messages, bytes).
+    pub(crate) max_history: (usize, usize),
+}
+
+/// Each remote publisher's identity (`history_serve`), by host and publisher place.
+pub(crate) type Writers = Arc<Mutex<HashMap<String, HashMap<u16, u64>>>>;
+
+/// Live messages held back while the history is asked for: (host, whole payload).
+#[derive(Default)]
+struct HeldBack {
+    messages: Vec<(String, Vec<u8>)>,
+    bytes: usize,
+}
+
+/// Where the history brought a remote publisher place: live messages before `next` are
+/// duplicates. `epoch`: the sending stream's, adopted from its first live message.
+struct Floor {
+    epoch: Option<u64>,
+    next: u64,
 }
 
 /// Next expected sequence number of each remote publisher, by host and publisher place.
@@ -104,6 +139,14 @@ struct Receiving {
     view: Option<TopicView>,
     /// Largest message this topic takes (header included).
     max_bytes: usize,
+    /// `Some` while the history is being asked for.
+    held_back: Option<HeldBack>,
+    /// History queries not yet ended; what is held back goes out when the last one ends.
+    asking: usize,
+    /// The history was given up (too many live messages held back while waiting for it).
+    history_given_up: bool,
+    /// See [`Floor`], by host and place.
+    floors: HashMap<(String, u16), Floor>,
 }
 
 impl Inbound {
@@ -122,11 +165,16 @@ impl Inbound {
         let max_bytes = spec.max_message_bytes.min(room.saturating_add(HEADER_LEN));
         spec.own_place.store(publisher.place(), Ordering::Relaxed);
         let key = spec.keys.data_any_host(&spec.topic);
+        let hosts = spec.latched_hosts.clone();
         let state = Arc::new(Mutex::new(Receiving {
             spec,
             publisher: Some(publisher),
             view: Some(view),
             max_bytes,
+            held_back: None,
+            asking: 0,
+            history_given_up: false,
+            floors: HashMap::new(),
         }));
         let s = Arc::clone(&state);
         let subscriber = session
@@ -135,10 +183,39 @@ impl Inbound {
             .allowed_origin(Locality::Remote)
             .wait()
             .map_err(|e| format!("zenoh subscriber {key}: {e}"))?;
-        Ok(Inbound {
+        let inbound = Inbound {
             subscriber: Some(subscriber),
             state,
-        })
+        };
+        // Asked once the live subscriber is declared: what the history misses, the stream has.
+        inbound.ask_history_of(session, hosts);
+        Ok(inbound)
+    }
+
+    /// Asks `hosts` (offering the topic latched) for its history, holding the live messages
+    /// back until it is in (see the module's documentation). Nothing for no hosts.
+    pub(crate) fn ask_history_of(&self, session: &Session, hosts: Vec<String>) {
+        if hosts.is_empty() {
+            return;
+        }
+        let ask = {
+            let mut st = lock(&self.state);
+            st.asking += 1;
+            st.history_given_up = false;
+            st.held_back.get_or_insert_with(HeldBack::default);
+            Ask {
+                keys: st.spec.keys.clone(),
+                topic: st.spec.topic.clone(),
+                hosts,
+                schema: st.spec.schema,
+                max_message_bytes: st.max_bytes,
+                max_messages: st.spec.max_history.0,
+                max_bytes: st.spec.max_history.1,
+                counters: Arc::clone(&st.spec.counters),
+            }
+        };
+        let s = Arc::clone(&self.state);
+        ask_history(session, ask, move |history| lock(&s).merge(history));
     }
 }
 
@@ -163,12 +240,18 @@ fn lock(state: &Mutex<Receiving>) -> MutexGuard<'_, Receiving> {
 }
 
 impl Receiving {
-    /// One message from the network: checked, its sequences followed, published.
+    /// One message from the network: held back while the history is asked for, else
+    /// checked, its sequences followed, published.
     fn receive(&mut self, sample: &Sample) {
+        if self.held_back.is_some() {
+            self.hold_back(sample);
+            return;
+        }
         let Receiving {
             spec,
             publisher,
             max_bytes,
+            floors,
             ..
         } = self;
         let Some(publisher) = publisher else {
@@ -194,7 +277,7 @@ impl Receiving {
         } else {
             read_split_header(payload.slices())
         };
-        if !admit(spec, *max_bytes, host, payload.len(), header) {
+        if !admit(spec, *max_bytes, host, payload.len(), header, floors) {
             return;
         }
         let joined;
@@ -228,6 +311,144 @@ impl Receiving {
     }
 }
 
+impl Receiving {
+    /// Keeps a live message until the history is in (from hosts offering the topic only;
+    /// beyond the bounds, the history is given up and everything held back goes out).
+    fn hold_back(&mut self, sample: &Sample) {
+        let host = self
+            .spec
+            .keys
+            .data_host(sample.key_expr().as_str())
+            .unwrap_or("?")
+            .to_owned();
+        if !lock_senders(&self.spec.senders).allowed.contains(&host) {
+            LiveCounters::add(&self.spec.counters.unknown_sender, 1);
+            return;
+        }
+        let len = sample.payload().len();
+        let (max_messages, max_bytes) = self.spec.max_history;
+        let Some(held) = self.held_back.as_mut() else {
+            return;
+        };
+        if held.messages.len() < max_messages && held.bytes.saturating_add(len) <= max_bytes {
+            held.bytes += len;
+            held.messages
+                .push((host, sample.payload().to_bytes().into_owned()));
+            return;
+        }
+        self.history_given_up = true;
+        self.release_held_back();
+        self.receive(sample);
+    }
+
+    /// Delivers what was held back, in order, as live messages.
+    fn release_held_back(&mut self) {
+        let Some(held) = self.held_back.take() else {
+            return;
+        };
+        for (host, bytes) in held.messages {
+            self.deliver(&host, &bytes);
+        }
+    }
+
+    /// One held-back live message, as `receive` would have taken it.
+    fn deliver(&mut self, host: &str, bytes: &[u8]) {
+        let Receiving {
+            spec,
+            publisher,
+            max_bytes,
+            floors,
+            ..
+        } = self;
+        let Some(publisher) = publisher else {
+            return;
+        };
+        let header = WireHeader::read(bytes).map(|(h, _)| h);
+        if !admit(spec, *max_bytes, host, bytes.len(), header, floors) {
+            return;
+        }
+        let c = &spec.counters;
+        match publisher.send(&bytes[HEADER_LEN..]) {
+            Ok(_) => LiveCounters::add(&c.published, 1),
+            Err(_) => LiveCounters::add(&c.publish_failed, 1),
+        }
+    }
+
+    /// The history is in: published (oldest first per publisher place, without what this host
+    /// already has from the same publisher), then what was held back meanwhile.
+    fn merge(&mut self, mut history: Vec<HistoryMessage>) {
+        let c = Arc::clone(&self.spec.counters);
+        self.asking = self.asking.saturating_sub(1);
+        if self.publisher.is_none() || self.history_given_up || self.held_back.is_none() {
+            // Stopped meanwhile, or given up: the live stream went on without it.
+            LiveCounters::add(&c.history_refused, history.len() as u64);
+            if self.asking == 0 {
+                self.release_held_back();
+            }
+            return;
+        }
+        history.sort_by(|a, b| {
+            (&a.host, a.header.origin_place, a.header.origin_seq).cmp(&(
+                &b.host,
+                b.header.origin_place,
+                b.header.origin_seq,
+            ))
+        });
+        let before = history.len();
+        history.dedup_by(|a, b| {
+            a.host == b.host
+                && a.header.origin_place == b.header.origin_place
+                && a.header.origin_seq == b.header.origin_seq
+        });
+        LiveCounters::add(&c.history_duplicates, (before - history.len()) as u64);
+        // What to publish, decided under the sequence locks; published after them (a send
+        // may wait for a `Block` topic's subscribers).
+        let mut publish = Vec::with_capacity(history.len());
+        {
+            let mut origins = self.spec.origins.lock().unwrap_or_else(|e| e.into_inner());
+            let mut writers = self.spec.writers.lock().unwrap_or_else(|e| e.into_inner());
+            for m in history {
+                let (place, seq, writer) =
+                    (m.header.origin_place, m.header.origin_seq, m.header.epoch);
+                let same_writer = writer != 0
+                    && writers.get(&m.host).and_then(|w| w.get(&place)) == Some(&writer);
+                let next = origins.get(&m.host).and_then(|o| o.get(&place)).copied();
+                if same_writer && next.is_some_and(|n| seq < n) {
+                    LiveCounters::add(&c.history_duplicates, 1);
+                    continue;
+                }
+                let places = origins.entry(m.host.clone()).or_default();
+                if places.contains_key(&place) || places.len() < self.spec.max_places_per_host {
+                    places.insert(place, seq.saturating_add(1));
+                    writers
+                        .entry(m.host.clone())
+                        .or_default()
+                        .insert(place, writer);
+                }
+                self.floors.insert(
+                    (m.host.clone(), place),
+                    Floor {
+                        epoch: None,
+                        next: seq.saturating_add(1),
+                    },
+                );
+                publish.push(m);
+            }
+        }
+        if let Some(p) = self.publisher.as_mut() {
+            for m in &publish {
+                match p.send(&m.bytes[HEADER_LEN..]) {
+                    Ok(_) => LiveCounters::add(&c.history_published, 1),
+                    Err(_) => LiveCounters::add(&c.publish_failed, 1),
+                }
+            }
+        }
+        if self.asking == 0 {
+            self.release_held_back();
+        }
+    }
+}
+
 /// Counts one message from the network and says whether it may be published: refused if
 /// its host does not offer the topic (`unknown_sender`, not `received`), its header is bad
 /// (`malformed`), it is larger than the topic takes (`oversize`) or of another type
@@ -241,6 +462,7 @@ fn admit(
     host: &str,
     len: usize,
     header: Result<WireHeader, crate::wire::WireError>,
+    floors: &mut HashMap<(String, u16), Floor>,
 ) -> bool {
     let c = &spec.counters;
     if !lock_senders(&spec.senders)
@@ -262,6 +484,11 @@ fn admit(
         &header,
         spec.max_seq_jump,
     );
+    if duplicate_of_history(floors, host, &header) {
+        LiveCounters::add(&c.wire_lost, wire.lost);
+        LiveCounters::add(&c.history_duplicates, 1);
+        return false;
+    }
     let source = {
         let mut o = spec.origins.lock().unwrap_or_else(|e| e.into_inner());
         follow_origin(
@@ -287,6 +514,28 @@ fn admit(
         return false;
     }
     true
+}
+
+/// Whether a live message is one the history already brought (see [`Floor`]); a floor
+/// goes once the stream passes it or its epoch changes.
+fn duplicate_of_history(
+    floors: &mut HashMap<(String, u16), Floor>,
+    host: &str,
+    h: &WireHeader,
+) -> bool {
+    if floors.is_empty() {
+        return false;
+    }
+    let key = (host.to_owned(), h.origin_place);
+    let Some(f) = floors.get_mut(&key) else {
+        return false;
+    };
+    let epoch = *f.epoch.get_or_insert(h.epoch);
+    if epoch == h.epoch && h.origin_seq < f.next {
+        return true;
+    }
+    floors.remove(&key);
+    false
 }
 
 /// Reads the header of a payload whose first slice is shorter than the header, copying at
@@ -489,6 +738,44 @@ mod tests {
         assert_eq!(o["a"].len(), 8);
     }
 
+    #[test]
+    fn live_messages_the_history_brought_are_duplicates_until_the_stream_passes_it() {
+        let mut floors = HashMap::new();
+        floors.insert(
+            ("a".to_owned(), 0u16),
+            Floor {
+                epoch: None,
+                next: 5,
+            },
+        );
+        let h = |epoch, origin_seq| WireHeader {
+            epoch,
+            schema_id: 0,
+            layout_hash: 0,
+            seq: 0,
+            origin_place: 0,
+            origin_seq,
+        };
+        assert!(duplicate_of_history(&mut floors, "a", &h(1, 3)));
+        assert!(duplicate_of_history(&mut floors, "a", &h(1, 4)));
+        assert!(
+            !duplicate_of_history(&mut floors, "b", &h(1, 4)),
+            "another host"
+        );
+        assert!(!duplicate_of_history(&mut floors, "a", &h(1, 5)), "new");
+        assert!(floors.is_empty(), "passed: the floor is gone");
+        // A new stream (the sending bridge restarted) ends the floor too.
+        floors.insert(
+            ("a".to_owned(), 0u16),
+            Floor {
+                epoch: Some(1),
+                next: 5,
+            },
+        );
+        assert!(!duplicate_of_history(&mut floors, "a", &h(2, 1)));
+        assert!(floors.is_empty());
+    }
+
     fn header(seq: u64, schema: SchemaKey) -> WireHeader {
         WireHeader {
             epoch: 1,
@@ -535,15 +822,61 @@ mod tests {
             max_message_bytes: 100,
             max_seq_jump: 1000,
             max_places_per_host: 8,
+            writers: Arc::default(),
+            latched_hosts: Vec::new(),
+            max_history: (16, 1 << 20),
         };
+        let mut floors = HashMap::new();
         lock_senders(&spec.senders).allowed = vec!["a".into()];
         let other = SchemaKey { id: 1, layout: 2 };
-        assert!(admit(&spec, 100, "a", 60, Ok(header(0, schema))));
-        assert!(!admit(&spec, 100, "a", 1000, Ok(header(1, schema))));
-        assert!(admit(&spec, 100, "a", 60, Ok(header(2, schema))));
-        assert!(!admit(&spec, 100, "a", 60, Ok(header(3, other))));
-        assert!(admit(&spec, 100, "a", 60, Ok(header(4, schema))));
-        assert!(!admit(&spec, 100, "evil", 60, Ok(header(9, schema))));
+        assert!(admit(
+            &spec,
+            100,
+            "a",
+            60,
+            Ok(header(0, schema)),
+            &mut floors
+        ));
+        assert!(!admit(
+            &spec,
+            100,
+            "a",
+            1000,
+            Ok(header(1, schema)),
+            &mut floors
+        ));
+        assert!(admit(
+            &spec,
+            100,
+            "a",
+            60,
+            Ok(header(2, schema)),
+            &mut floors
+        ));
+        assert!(!admit(
+            &spec,
+            100,
+            "a",
+            60,
+            Ok(header(3, other)),
+            &mut floors
+        ));
+        assert!(admit(
+            &spec,
+            100,
+            "a",
+            60,
+            Ok(header(4, schema)),
+            &mut floors
+        ));
+        assert!(!admit(
+            &spec,
+            100,
+            "evil",
+            60,
+            Ok(header(9, schema)),
+            &mut floors
+        ));
         let c = spec.counters.snapshot();
         assert_eq!((c.oversize, c.schema_refused, c.unknown_sender), (1, 1, 1));
         assert_eq!(

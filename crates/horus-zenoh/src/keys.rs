@@ -7,6 +7,8 @@
 //! |---|---|
 //! | `<domain>/o/<host>/<schema>/<topic…>` | token: `host` has a publisher of `topic` |
 //! | `<domain>/w/<host>/<schema>/<topic…>` | token: `host` has a subscriber of `topic` |
+//! | `<domain>/l/<host>/<depth>-<zeros>/<topic…>` | token: `host`'s `topic` is latched, keeping `depth` |
+//! | `<domain>/lh/<host>/<topic…>` | queryable: `host`'s latched history of `topic` |
 //! | `<domain>/d/<host>/<topic…>` | data: `host`'s messages of `topic` |
 //! | `<domain>/so/<host>/<schema>/<service…>` | token: `host` has a server of `service` |
 //! | `<domain>/sc/<host>/<service…>` | queryable: calls to `host`'s server |
@@ -26,6 +28,9 @@ pub(crate) enum TokenKind {
     Offer,
     /// A host subscribes to the topic.
     Want,
+    /// A host's offered topic is latched (transient-local): the schema's first hash is the
+    /// number of messages each publisher keeps, the second zero.
+    Latched,
     /// A host serves the service.
     ServiceOffer,
     /// A host's bridge is there (name `bridge`, schema zero): hosts see each other before
@@ -38,6 +43,7 @@ impl TokenKind {
         match self {
             TokenKind::Offer => "o",
             TokenKind::Want => "w",
+            TokenKind::Latched => "l",
             TokenKind::ServiceOffer => "so",
             TokenKind::Host => "h",
         }
@@ -127,6 +133,19 @@ impl Keys {
             .next()
     }
 
+    /// The queryable answering with `host`'s latched history of `topic`.
+    pub(crate) fn history(&self, host: &str, topic: &str) -> String {
+        format!("{}/lh/{host}/{topic}", self.domain)
+    }
+
+    /// The host a history key (a reply's key) names.
+    pub(crate) fn history_host<'k>(&self, key: &'k str) -> Option<&'k str> {
+        key.strip_prefix(self.domain.as_str())?
+            .strip_prefix("/lh/")?
+            .split('/')
+            .next()
+    }
+
     pub(crate) fn call(&self, host: &str, service: &str) -> String {
         format!("{}/sc/{host}/{service}", self.domain)
     }
@@ -145,6 +164,7 @@ impl Keys {
         let kind = match parts.next()? {
             "o" => TokenKind::Offer,
             "w" => TokenKind::Want,
+            "l" => TokenKind::Latched,
             "so" => TokenKind::ServiceOffer,
             "h" => TokenKind::Host,
             _ => return None,
@@ -207,5 +227,16 @@ mod tests {
         );
         assert_eq!(k.parse_token("horus/d/h/t"), None);
         assert_eq!(k.data_host("horus/d/robot-a/lidar/points"), Some("robot-a"));
+        let depth = SchemaKey { id: 3, layout: 0 };
+        let latched = k.token(TokenKind::Latched, "robot-a", depth, "tf_static");
+        assert_eq!(
+            k.parse_token(&latched).map(|t| (t.kind, t.schema.id)),
+            Some((TokenKind::Latched, 3))
+        );
+        assert_eq!(
+            k.history_host(&k.history("robot-a", "tf_static")),
+            Some("robot-a")
+        );
+        assert_eq!(k.history_host("horus/d/robot-a/tf_static"), None);
     }
 }

@@ -25,6 +25,8 @@ mod bridge;
 mod config;
 mod error;
 mod filter;
+mod history_fetch;
+mod history_serve;
 mod inbound;
 mod keys;
 mod limits;

@@ -29,6 +29,12 @@ pub struct Limits {
     pub max_seq_jump: u64,
     /// Publisher places followed per remote host and topic.
     pub max_places_per_host: usize,
+    /// Latched messages taken from other hosts' histories each time this host starts
+    /// receiving a latched topic, and sent in answer to one history query; further ones are
+    /// refused and counted (`history_refused`).
+    pub max_history_messages: usize,
+    /// Bytes of those messages (headers included), in both directions.
+    pub max_history_bytes: usize,
     /// How long the sequences of a host that has gone are kept (a bridge restarted within
     /// this time resumes its count); then every entry of that host is removed.
     pub forget_host_after: Duration,
@@ -55,6 +61,8 @@ impl Default for Limits {
             describes_in_flight: 4,
             max_seq_jump: 1 << 20,
             max_places_per_host: 1024,
+            max_history_messages: 1024,
+            max_history_bytes: 64 << 20,
             forget_host_after: Duration::from_secs(60),
             stall_after: Duration::from_millis(200),
             stall_cutoff: Duration::from_secs(10),
@@ -73,6 +81,8 @@ impl Limits {
             ("describes_in_flight", self.describes_in_flight as u64),
             ("max_seq_jump", self.max_seq_jump),
             ("max_places_per_host", self.max_places_per_host as u64),
+            ("max_history_messages", self.max_history_messages as u64),
+            ("max_history_bytes", self.max_history_bytes as u64),
         ];
         for (name, v) in positive {
             if v == 0 {

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use horus::inspect::{list_topics, QosInfo, TopicView};
-use horus::Overflow;
+use horus::{Durability, Overflow};
 
 use crate::keys::SchemaKey;
 
@@ -45,6 +45,8 @@ pub(crate) struct LocalTopic {
     pub(crate) type_name: String,
     /// Its delivery settings.
     pub(crate) qos: QosInfo,
+    /// Its durability (latched or not).
+    pub(crate) durability: Durability,
     /// A live publisher other than this bridge.
     pub(crate) has_publisher: bool,
     /// A live subscriber (not an observer) other than this bridge.
@@ -113,6 +115,7 @@ impl LocalScan {
                     schema,
                     type_name,
                     qos: view.qos(),
+                    durability: view.durability(),
                     has_publisher: snap.publishers.iter().any(|p| p.pid != me && alive(p.pid)),
                     has_subscriber: snap
                         .subscribers

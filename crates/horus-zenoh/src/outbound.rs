@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use horus::inspect::{RawReader, TopicView};
-use horus::Overflow;
+use horus::{Overflow, StartAt};
 use zenoh::qos::{CongestionControl, Reliability};
 use zenoh::{Session, Wait};
 
@@ -84,6 +84,9 @@ pub(crate) struct OutboundSpec {
     pub(crate) own_place: Arc<AtomicUsize>,
     pub(crate) counters: Arc<LiveCounters>,
     pub(crate) stall: StallLimits,
+    /// Set while the stream's reader is on the local topic (a latched topic's history
+    /// server answers only then: see `history_serve`).
+    pub(crate) streaming: Arc<AtomicBool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -165,10 +168,15 @@ impl Outbound {
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
-            match view.subscriber(true) {
+            // At the next message: a latched topic's history goes to each host once, in
+            // answer to its query (`history_serve`), never again in the stream (a host
+            // already receiving it would get it twice when the stream restarts).
+            match view.subscriber_at(true, StartAt::Next) {
                 Ok(r) => *lock(&reader) = Some(r.with_prefix(HEADER_LEN)),
                 Err(_) => return,
             };
+            // Relaxed: a flag; the reader's place is in shared memory before it is set.
+            spec.streaming.store(true, Ordering::Relaxed);
             // A new sequence per outbound stream: receivers start counting afresh.
             let epoch = epoch_now();
             let mut seq = 0u64;
@@ -243,6 +251,7 @@ impl Outbound {
                 }
             }
             lock(&reader).take();
+            spec.streaming.store(false, Ordering::Relaxed);
             drop(view);
         })?;
         Ok(Outbound {

@@ -53,6 +53,7 @@ impl TokenEntry {
                 TokenKind::Want => 1,
                 TokenKind::ServiceOffer => 2,
                 TokenKind::Host => 3,
+                TokenKind::Latched => 4,
             },
             host: t.host.clone(),
             id: t.schema.id,

@@ -60,6 +60,21 @@ pub struct TopicCounters {
     pub stalls: u64,
     /// Messages drained from the ring while a put was stalled (outbound; in `send_failed`).
     pub stall_dropped: u64,
+    /// Latched messages sent in answer to other hosts' history queries (outbound).
+    pub history_served: u64,
+    /// History queries not answered: more were waiting than the bridge takes (outbound).
+    pub history_queries_refused: u64,
+    /// Latched messages received from other hosts' histories (inbound; not in `received`).
+    pub history_received: u64,
+    /// History messages published into the local topic (inbound; not in `published`).
+    pub history_published: u64,
+    /// Messages not published because this host already had them: history messages it had
+    /// received before, and live messages that the history had already brought (inbound).
+    pub history_duplicates: u64,
+    /// History replies refused: from a host that does not offer the topic latched, with a bad
+    /// header, another type, too large, or beyond `limits.max_history_messages` /
+    /// `max_history_bytes` (inbound).
+    pub history_refused: u64,
 }
 
 /// Live counters, shared with the thread that moves a topic's messages.
@@ -80,6 +95,12 @@ pub(crate) struct LiveCounters {
     pub(crate) suspect: AtomicU64,
     pub(crate) stalls: AtomicU64,
     pub(crate) stall_dropped: AtomicU64,
+    pub(crate) history_served: AtomicU64,
+    pub(crate) history_queries_refused: AtomicU64,
+    pub(crate) history_received: AtomicU64,
+    pub(crate) history_published: AtomicU64,
+    pub(crate) history_duplicates: AtomicU64,
+    pub(crate) history_refused: AtomicU64,
 }
 
 impl LiveCounters {
@@ -107,6 +128,12 @@ impl LiveCounters {
             suspect: l(&self.suspect),
             stalls: l(&self.stalls),
             stall_dropped: l(&self.stall_dropped),
+            history_served: l(&self.history_served),
+            history_queries_refused: l(&self.history_queries_refused),
+            history_received: l(&self.history_received),
+            history_published: l(&self.history_published),
+            history_duplicates: l(&self.history_duplicates),
+            history_refused: l(&self.history_refused),
         }
     }
 }
@@ -125,6 +152,21 @@ pub enum TopicIssue {
         /// This host's schema key (`<schema id>-<layout hash>`) and type.
         local: String,
         /// The other host's schema key.
+        remote: String,
+    },
+    /// Another host has the topic latched and this host has it volatile (a subscriber here
+    /// created it without a durability): what the bridge receives, the latched history
+    /// included, reaches the subscribers here at the time, but the topic keeps nothing for
+    /// later ones. Open it with the same durability everywhere.
+    #[error("host {host} has {topic} {remote}, this host {local}: later subscribers here get no history")]
+    DurabilityMismatch {
+        /// The topic.
+        topic: String,
+        /// The other host.
+        host: String,
+        /// This host's durability.
+        local: String,
+        /// The other host's durability.
         remote: String,
     },
     /// The local topic could not be joined or created for the remote side.

@@ -8,6 +8,7 @@
 
 pub mod intruder;
 pub mod roles;
+pub mod third_host;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -31,6 +32,37 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// A child started with piped stdin and stdout, once it is ready.
+    pub fn start(mut child: Child, what: &str) -> Proc {
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut p = Proc {
+            child,
+            stdin,
+            out,
+            what: what.to_owned(),
+        };
+        p.wait_ready();
+        p
+    }
+
+    /// Waits until the child prints `line` (a line of its output; others are skipped).
+    pub fn wait_line(&mut self, want: &str) {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.out.read_line(&mut line).expect("child stdout");
+            assert!(n > 0, "{} exited before printing {want:?}", self.what);
+            if line.trim() == want {
+                return;
+            }
+            // Its result line: it gave up waiting.
+            if let Ok(v) = serde_json::from_str::<Value>(line.trim()) {
+                panic!("{} finished without printing {want:?}: {v}", self.what);
+            }
+        }
+    }
+
     /// Waits for the child's `ready` line.
     pub fn wait_ready(&mut self) {
         let mut line = String::new();

@@ -121,6 +121,8 @@ pub fn run(role: &str) {
         "pub_blob" => pub_blob(),
         "pub_latched" => pub_latched(),
         "sub_latched" => sub_latched(),
+        "pub_latched_on_cue" => pub_latched_on_cue(),
+        "sub_latched_until" => sub_latched_until(),
         other => panic!("unknown role {other}"),
     }
 }
@@ -706,13 +708,78 @@ fn pub_blob() {
     wait_for_stdin_close();
 }
 
-/// The latched topic of the latched tests: CmdVel, 8 deep, keeps the last 3.
+/// The latched topic of the latched tests: CmdVel, 8 deep, keeps the last 3 (the last
+/// `HZ_LATCHED` when set; opened without a durability when that is 0).
 fn latched_topic() -> Topic<CmdVel> {
-    Topic::<CmdVel>::builder("map/static")
-        .depth(8)
-        .durability(horus::Durability::TransientLocal { depth: 3 })
-        .open()
-        .expect("latched topic")
+    let builder = Topic::<CmdVel>::builder("map/static").depth(8);
+    match env_u64("HZ_LATCHED", 3) {
+        0 => builder,
+        n => builder.durability(horus::Durability::TransientLocal {
+            depth: u32::try_from(n).unwrap(),
+        }),
+    }
+    .open()
+    .expect("latched topic")
+}
+
+/// Publishes stamps 0..HZ_COUNT (default 5) at once, then one message per line read from
+/// stdin (its stamp), until stdin closes.
+fn pub_latched_on_cue() {
+    let t = latched_topic();
+    let mut p = t.publisher().unwrap();
+    for k in 0..env_u64("HZ_COUNT", 5) {
+        p.send(CmdVel::new(k, 0.0, 0.0)).unwrap();
+    }
+    ready();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(k) = line.unwrap_or_default().trim().parse::<u64>() else {
+            continue;
+        };
+        p.send(CmdVel::new(k, 0.0, 0.0)).unwrap();
+    }
+}
+
+/// Subscribes (`latched_topic`), prints `got N` for each stamp N received, and on a `late`
+/// line from stdin (or its end) opens a second subscriber, takes what it has at once (its
+/// latched history) and reports both lists and the topic's durability.
+fn sub_latched_until() {
+    let t = latched_topic();
+    let mut s = t.subscriber().unwrap();
+    ready();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut got = Vec::new();
+    let deadline = Instant::now() + LONG;
+    while Instant::now() < deadline {
+        if let Ok(m) = s.recv_timeout(Duration::from_millis(20)) {
+            got.push(m.stamp_ns);
+            println!("got {}", m.stamp_ns);
+            let _ = std::io::stdout().flush();
+        }
+        match rx.try_recv() {
+            Ok(l) if l.trim() == "late" => break,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => break,
+            _ => {}
+        }
+    }
+    while let Some(m) = s.try_recv() {
+        got.push(m.stamp_ns);
+    }
+    let mut late = t.subscriber().unwrap();
+    let mut second = Vec::new();
+    while let Some(m) = late.try_recv() {
+        second.push(m.stamp_ns);
+    }
+    let view = horus::inspect::TopicView::open(&horus::namespace(), "map/static").unwrap();
+    println!(
+        "\n{}",
+        json!({"got": got, "late": second, "durability": view.durability().to_string()})
+    );
+    let _ = rx.recv();
 }
 
 /// Publishes stamps 0..5 before anyone subscribes (the last 3 are latched), then, once a

@@ -28,20 +28,47 @@ use crate::sync::{fence, AtomicU64, Ordering};
 
 /// Reserves `cells` cells; `None` when the ring has no room (the caller counts a drop).
 /// `cells` must be in `1..=cap`.
+///
+/// `seen_tail` is a process-local lower bound of `tail` (on its own cache line, outside
+/// the segment): `tail` only grows, so a record that fits before `seen_tail + cap` fits
+/// before `tail + cap`. Reading it instead of `tail` keeps the writers off the cache line
+/// the drain stores into after every batch: `tail` itself is read only when the bound
+/// says the ring might be full, about once per lap. A record is refused only after a
+/// fresh read of `tail` says so, as before: no false loss.
 #[inline]
-pub(crate) fn reserve(head: &AtomicU64, tail: &AtomicU64, cap: u64, cells: u64) -> Option<u64> {
+pub(crate) fn reserve(
+    head: &AtomicU64,
+    tail: &AtomicU64,
+    seen_tail: &AtomicU64,
+    cap: u64,
+    cells: u64,
+) -> Option<u64> {
     debug_assert!((1..=cap).contains(&cells));
     // Relaxed: the value only seeds the CAS, which re-checks it.
     let mut pos = head.load(Ordering::Relaxed);
+    // Acquire: pairs with the Release store below by the writer that stored this value,
+    // which read it from `tail` with Acquire: the drain's reads of the cells it gave back
+    // happen-before that store, hence before our writes into them.
+    let mut free_from = seen_tail.load(Ordering::Acquire);
+    let mut fresh = false;
     loop {
-        // Acquire pairs with the drain's Release store of `tail` in `consume`: the drain's
-        // reads of the cells it gives back happen-before our writes into them.
-        let free_from = tail.load(Ordering::Acquire);
         // A head at the end of the position space (only a peer scribbling on the segment
         // puts it there) refuses every record instead of wrapping.
         let end = pos.checked_add(cells)?;
         if end.wrapping_sub(free_from) > cap {
-            return None;
+            if fresh {
+                return None;
+            }
+            // The bound says full: read `tail` itself. Acquire pairs with the drain's
+            // Release store of `tail` in `consume`: the drain's reads of the cells it
+            // gives back happen-before our writes into them.
+            free_from = tail.load(Ordering::Acquire);
+            // Release: passes that happens-before on to writers that load this bound
+            // (above). Another writer may store an older bound after ours: still a lower
+            // bound of `tail`, so it only costs a later refresh.
+            seen_tail.store(free_from, Ordering::Release);
+            fresh = true;
+            continue;
         }
         // Relaxed on success: ordering of our later data writes against observers comes
         // from the Release fence below; against the drain, from the stamp's Release store.
@@ -104,6 +131,42 @@ pub(crate) fn consume(tail: &AtomicU64, pos: u64) {
     tail.store(pos, Ordering::Release);
 }
 
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_tail_bound_never_refuses_a_record_that_fits() {
+        let (head, tail, seen) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+        assert_eq!(reserve(&head, &tail, &seen, 8, 8), Some(0));
+        // Full: refused, after a fresh read of `tail`.
+        assert_eq!(reserve(&head, &tail, &seen, 8, 1), None);
+        // The drain gives back 5 cells; the writers' bound still says 0.
+        consume(&tail, 5);
+        assert_eq!(seen.load(Ordering::Relaxed), 0);
+        assert_eq!(reserve(&head, &tail, &seen, 8, 5), Some(8));
+        assert_eq!(seen.load(Ordering::Relaxed), 5);
+        // Full again, by the fresh `tail` too.
+        assert_eq!(reserve(&head, &tail, &seen, 8, 1), None);
+        // A bound older than `tail` (another writer stored it late) only costs a refresh.
+        consume(&tail, 13);
+        seen.store(2, Ordering::Relaxed);
+        assert_eq!(reserve(&head, &tail, &seen, 8, 8), Some(13));
+        assert_eq!(head.load(Ordering::Relaxed), 21);
+    }
+
+    #[test]
+    fn scribbled_head_at_the_end_refuses_instead_of_wrapping() {
+        let (head, tail, seen) = (
+            AtomicU64::new(u64::MAX - 1),
+            AtomicU64::new(u64::MAX - 1),
+            AtomicU64::new(0),
+        );
+        assert_eq!(reserve(&head, &tail, &seen, 8, 2), None);
+        assert_eq!(head.load(Ordering::Relaxed), u64::MAX - 1);
+    }
+}
+
 /// The heap-backed ring the loom model drives (`tests/loom_log.rs`): the same protocol
 /// functions over atomics instead of shared memory, one data word per cell.
 #[cfg(loom)]
@@ -116,6 +179,7 @@ pub(crate) mod model {
     pub struct ModelRing {
         head: AtomicU64,
         tail: AtomicU64,
+        seen_tail: AtomicU64,
         cap: u64,
         stamps: Vec<AtomicU64>,
         data: Vec<Word>,
@@ -127,6 +191,7 @@ pub(crate) mod model {
             ModelRing {
                 head: AtomicU64::new(0),
                 tail: AtomicU64::new(0),
+                seen_tail: AtomicU64::new(0),
                 cap,
                 stamps: (0..cap).map(|_| AtomicU64::new(0)).collect(),
                 data: (0..cap).map(|_| Word::new(0)).collect(),
@@ -135,7 +200,8 @@ pub(crate) mod model {
 
         /// Writes a record of `cells` cells holding `value`; false if dropped (full).
         pub fn write(&self, cells: u64, value: u64) -> bool {
-            let Some(pos) = reserve(&self.head, &self.tail, self.cap, cells) else {
+            let Some(pos) = reserve(&self.head, &self.tail, &self.seen_tail, self.cap, cells)
+            else {
                 return false;
             };
             for i in 0..cells {
@@ -161,7 +227,7 @@ pub(crate) mod model {
         /// A writer that reserves `cells` cells and dies before writing or committing
         /// them; returns the position reserved.
         pub fn abandon(&self, cells: u64) -> Option<u64> {
-            reserve(&self.head, &self.tail, self.cap, cells)
+            reserve(&self.head, &self.tail, &self.seen_tail, self.cap, cells)
         }
 
         /// Drain, stuck at `pos` (not committed), gives up on it once it decided the

@@ -19,6 +19,17 @@ const IDLE: Duration = Duration::from_millis(2);
 /// Records handled per batch before `tail` is given back.
 const BATCH: usize = 256;
 
+/// What one pass of the drain did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Progress {
+    /// Nothing to consume.
+    Empty,
+    /// Consumed records up to one not committed yet: caught up with the writers.
+    CaughtUp,
+    /// Consumed a full batch: more may be waiting.
+    More,
+}
+
 /// Where the drain thread prints records.
 pub enum Console {
     /// Human lines on stderr (the default).
@@ -74,27 +85,38 @@ impl Drain {
     }
 
     /// Runs until `stop` is set and the ring is empty.
+    ///
+    /// It sleeps whenever it has caught up with the writers, also after a batch that
+    /// consumed records: a drain that kept polling right behind a writer would read each
+    /// stamp and record cache line just after the writer wrote it, and the writer would
+    /// take a cache miss to get each line back (docs/logging.md, "What a call costs").
+    /// Sleeping [`IDLE`] costs nothing in loss: the ring holds what arrives meanwhile as it
+    /// does while the drain waits on an empty ring.
     pub(crate) fn run(mut self, stop: Arc<AtomicBool>) {
         let (mut idle_rounds, mut busy_rounds) = (0u32, 0u32);
         loop {
             // Acquire: pairs with the Release in `stop_drain`; records written before the
             // stop was asked are then visible to this last round.
             let stop = stop.load(Ordering::Acquire);
-            if self.drain_once() {
+            let progress = self.drain_once();
+            if progress != Progress::Empty {
                 // Busy: refine the clock now and then all the same.
                 busy_rounds = busy_rounds.wrapping_add(1);
                 if busy_rounds % 4096 == 0 {
                     self.refine_clock();
                 }
                 idle_rounds = 0;
-                continue;
+                if progress == Progress::More {
+                    continue;
+                }
+            } else {
+                idle_rounds = idle_rounds.wrapping_add(1);
+                if idle_rounds % 500 == 1 {
+                    self.refine_clock();
+                }
             }
             if stop {
                 break;
-            }
-            idle_rounds = idle_rounds.wrapping_add(1);
-            if idle_rounds % 500 == 1 {
-                self.refine_clock();
             }
             std::thread::sleep(IDLE);
         }
@@ -109,8 +131,8 @@ impl Drain {
         }
     }
 
-    /// Handles up to a batch of records; whether any was there.
-    fn drain_once(&mut self) -> bool {
+    /// Handles up to a batch of records.
+    fn drain_once(&mut self) -> Progress {
         let view = self.view;
         let h = view.header();
         // Relaxed: this thread is the only one that stores `tail`.
@@ -118,6 +140,7 @@ impl Drain {
         let mut pos = start;
         let clock = self.clock();
         let mut unreadable = 0u64;
+        let mut progress = Progress::More;
         for _ in 0..BATCH {
             match view.step(pos) {
                 Step::Record { bytes, cells } => {
@@ -141,9 +164,13 @@ impl Drain {
                     pos = pos.saturating_add(cells);
                 }
                 Step::Uncommitted => {
+                    progress = Progress::CaughtUp;
+                    if pos != start {
+                        break;
+                    }
                     // Acquire: the stamps of reservations up to `head` are read next.
                     let head = h.head.load(Ordering::Acquire);
-                    if pos != start || head <= pos {
+                    if head <= pos {
                         break;
                     }
                     // Stuck at a reservation: skipped once deemed abandoned (abandon.rs).
@@ -155,6 +182,7 @@ impl Drain {
                         }
                         None => break,
                     }
+                    progress = Progress::More;
                 }
                 // Not possible for the consumer of an honest ring (writers never pass
                 // `tail`); a peer scribbled on it. Skip a cell.
@@ -171,8 +199,10 @@ impl Drain {
         if pos != start {
             ring::consume(&h.tail, pos);
             self.flush();
+        } else {
+            progress = Progress::Empty;
         }
-        pos != start
+        progress
     }
 
     fn print(&mut self, rec: &LogRecord) {

@@ -1,6 +1,7 @@
 //! `logging`: the cost of one log call on the calling thread — horus-log beside `tracing`
 //! (non-blocking appender) and `log` + `env_logger` — at 32 B … 8 KiB messages, in
-//! interleaved rounds; issue 12's targets at 32 B with PASS/MISS.
+//! interleaved rounds, per call (each call timed) and in batches of 64 calls timed
+//! together (per call); issue 12's targets at 32 B with PASS/MISS.
 //!
 //! ```text
 //! cargo run --release -p horus-bench --bin logging -- --quick --json /tmp/logging.json
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 
 use horus_bench::affinity;
 use horus_bench::logging::systems::{self, Loggers, System};
-use horus_bench::logging::{self, LogRow, SIZES};
+use horus_bench::logging::{self, LogRow, BATCH_CALLS, SIZES};
 use horus_bench::suite::{self, number, Common, Run, COMMON_USAGE};
 
 const ROUNDS: usize = 5;
@@ -41,7 +42,9 @@ fn method(rounds: usize, calls: u64, warmup: u64, cpu: usize) -> Vec<String> {
             "per system and size: {warmup} warm-up calls, then an untimed pass of {calls} calls \
              (average = wall time / calls, the reference report's metric), then a timed pass \
              of {calls} calls, each between two timer reads (median, p99, max include one \
-             timer read)"
+             timer pair), then a batch pass of {calls} calls in batches of {BATCH_CALLS} \
+             between two timer reads (time of a batch / {BATCH_CALLS}: the per-call cost with \
+             1/{BATCH_CALLS} of a timer pair inside; median and p99 over batches)"
         ),
         format!(
             "interleaved rounds: {rounds}; in each round every size, and at each size every \
@@ -104,18 +107,20 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             for s in order {
                 let what = format!("round {round} {} {size} B", s.name());
                 let row = run.measure(&what, || {
-                    let (avg, sum, dropped) = systems::measure(&loggers, s, &msg, warmup, calls);
+                    let m = systems::measure(&loggers, s, &msg, warmup, calls);
                     Ok(LogRow {
                         system: s.name().to_owned(),
                         size,
                         round,
                         calls,
-                        avg_ns: avg,
-                        median_ns: sum.median_ns,
-                        p99_ns: sum.p99_ns,
-                        max_ns: sum.max_ns,
+                        avg_ns: m.avg_ns,
+                        median_ns: m.per_call.median_ns,
+                        p99_ns: m.per_call.p99_ns,
+                        max_ns: m.per_call.max_ns,
+                        batch_median_ns: Some(m.batch_median_ns),
+                        batch_p99_ns: Some(m.batch_p99_ns),
                         timer_pair_ns: horus_bench::clock::Clock::read_overhead_ns(),
-                        dropped,
+                        dropped: m.dropped,
                     })
                 });
                 if let Some(r) = row {

@@ -17,6 +17,8 @@ pub const SIZES: [usize; 9] = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
 pub const TARGET_MEDIAN_NS: u64 = 25;
 /// See [`TARGET_MEDIAN_NS`].
 pub const TARGET_P99_NS: u64 = 100;
+/// Calls timed together in the batch pass (one timer pair per batch, divided by this).
+pub const BATCH_CALLS: u64 = 64;
 
 /// One system at one size in one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -37,6 +39,14 @@ pub struct LogRow {
     pub p99_ns: u64,
     /// Timed pass: slowest call, ns.
     pub max_ns: u64,
+    /// Batch pass: calls timed together [`BATCH_CALLS`] at a time, per call: the median
+    /// over batches, ns (one timer pair per batch, i.e. 1/64 of one per call). `None` in
+    /// results from before the batch pass existed.
+    #[serde(default)]
+    pub batch_median_ns: Option<f64>,
+    /// Batch pass: the 99th percentile over batches, per call, ns.
+    #[serde(default)]
+    pub batch_p99_ns: Option<f64>,
     /// Cost of the timer pair inside every timed sample (the clock's calibration), ns.
     #[serde(default)]
     pub timer_pair_ns: f64,
@@ -59,12 +69,15 @@ fn cell(mut v: Vec<f64>) -> String {
     }
 }
 
-fn values(rows: &[LogRow], system: &str, size: usize, f: fn(&LogRow) -> f64) -> Vec<f64> {
+fn values(rows: &[LogRow], system: &str, size: usize, f: Stat) -> Vec<f64> {
     rows.iter()
         .filter(|r| r.system == system && r.size == size)
-        .map(f)
+        .filter_map(f)
         .collect()
 }
+
+/// A statistic of a row (`None`: not in that row).
+type Stat = fn(&LogRow) -> Option<f64>;
 
 /// The systems present in `rows`, in first-seen order.
 pub fn systems_of(rows: &[LogRow]) -> Vec<String> {
@@ -79,7 +92,7 @@ pub fn systems_of(rows: &[LogRow]) -> Vec<String> {
 
 /// One table: a row per system, a column per size, the statistic `f` as the median over
 /// rounds with its [min–max].
-pub fn table(rows: &[LogRow], f: fn(&LogRow) -> f64) -> Table {
+pub fn table(rows: &[LogRow], f: Stat) -> Table {
     let sizes: Vec<usize> = SIZES
         .into_iter()
         .filter(|s| rows.iter().any(|r| r.size == *s))
@@ -96,19 +109,34 @@ pub fn table(rows: &[LogRow], f: fn(&LogRow) -> f64) -> Table {
     t
 }
 
-/// The four tables and the drops: `(title, table)`.
+/// The statistics tables and the drops: `(title, table)`.
 pub fn tables(rows: &[LogRow]) -> Vec<(&'static str, Table)> {
     vec![
         (
             "average ns per call (untimed loop of calls: wall time / calls)",
-            table(rows, |r| r.avg_ns),
+            table(rows, |r| Some(r.avg_ns)),
         ),
         (
-            "median ns per call (each call timed)",
-            table(rows, |r| r.median_ns as f64),
+            "median ns per call, batches of 64 calls timed together (time of a batch / 64; \
+             one timer pair per 64 calls)",
+            table(rows, |r| r.batch_median_ns),
         ),
-        ("p99 ns per call", table(rows, |r| r.p99_ns as f64)),
-        ("max ns per call", table(rows, |r| r.max_ns as f64)),
+        (
+            "median ns per call (each call timed; one timer pair inside every sample)",
+            table(rows, |r| Some(r.median_ns as f64)),
+        ),
+        (
+            "p99 ns per call, batches of 64 calls timed together (per call)",
+            table(rows, |r| r.batch_p99_ns),
+        ),
+        (
+            "p99 ns per call (each call timed)",
+            table(rows, |r| Some(r.p99_ns as f64)),
+        ),
+        (
+            "max ns per call (each call timed)",
+            table(rows, |r| Some(r.max_ns as f64)),
+        ),
         (
             "records dropped per round (ring or channel full; — = not counted by the system)",
             drops(rows),
@@ -145,22 +173,55 @@ fn drops(rows: &[LogRow]) -> Table {
 /// per-call time net of the timer pair inside each sample (both shown).
 pub fn targets(rows: &[LogRow]) -> Table {
     let mut t = Table::new(["target", "measured (raw)", "timer pair", "net", "verdict"]).left(4);
-    let med = |f: fn(&LogRow) -> f64| {
+    let med = |f: Stat| {
         let mut v = values(rows, "horus", 32, f);
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied()
     };
-    let timer = med(|r| r.timer_pair_ns).unwrap_or(0.0);
+    let timer = med(|r| Some(r.timer_pair_ns)).unwrap_or(0.0);
+    if let Some(b) = med(|r| r.batch_median_ns) {
+        let share = timer / BATCH_CALLS as f64;
+        let net = (b - share).max(0.0);
+        t.row([
+            "median per call at 32 B ≤ 25 ns (batches of 64 calls timed together)".to_owned(),
+            format!("{b:.1} ns"),
+            format!("{share:.1} ns"),
+            format!("{net:.1} ns"),
+            if net <= TARGET_MEDIAN_NS as f64 {
+                "PASS"
+            } else {
+                "MISS"
+            }
+            .to_owned(),
+        ]);
+        if let Some(worst) = values(rows, "horus", 32, |r| r.batch_median_ns)
+            .into_iter()
+            .max_by(f64::total_cmp)
+        {
+            t.row([
+                "the same, in the slowest round".to_owned(),
+                format!("{worst:.1} ns"),
+                format!("{share:.1} ns"),
+                format!("{:.1} ns", (worst - share).max(0.0)),
+                if worst - share <= TARGET_MEDIAN_NS as f64 {
+                    "PASS"
+                } else {
+                    "MISS"
+                }
+                .to_owned(),
+            ]);
+        }
+    }
     for (what, limit, got) in [
         (
-            "median per call at 32 B ≤ 25 ns",
+            "median per call at 32 B ≤ 25 ns (each call timed)",
             TARGET_MEDIAN_NS,
-            med(|r| r.median_ns as f64),
+            med(|r| Some(r.median_ns as f64)),
         ),
         (
-            "p99 per call at 32 B ≤ 100 ns",
+            "p99 per call at 32 B ≤ 100 ns (each call timed)",
             TARGET_P99_NS,
-            med(|r| r.p99_ns as f64),
+            med(|r| Some(r.p99_ns as f64)),
         ),
     ] {
         match got {
@@ -177,7 +238,7 @@ pub fn targets(rows: &[LogRow]) -> Table {
             None => t.row([what.to_owned(), "not measured".to_owned()]),
         }
     }
-    if let Some(avg) = med(|r| r.avg_ns) {
+    if let Some(avg) = med(|r| Some(r.avg_ns)) {
         t.row([
             "average per call at 32 B ≤ 25 ns (untimed loop; no timer inside)".to_owned(),
             format!("{avg:.0} ns"),
@@ -192,9 +253,10 @@ pub fn targets(rows: &[LogRow]) -> Table {
         ]);
     }
     t.note(
-        "net = raw − the timer pair each sample contains; the lfence-ordered timer also stops \
-         the CPU from overlapping the call with its neighbours, so the per-call figures are \
-         upper bounds; the untimed average has no timer inside",
+        "net = raw − the timer pair each sample contains (per call: one pair; in batches: one \
+         pair per 64 calls); the lfence-ordered timer also stops the CPU from overlapping the \
+         call with its neighbours, so the per-call figures are upper bounds; the untimed \
+         average has no timer inside",
     );
     t
 }

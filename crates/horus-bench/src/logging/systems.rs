@@ -1,6 +1,7 @@
 //! The loggers under test, set up once per process, and the measurement of one system
-//! at one size: a warm-up, an untimed pass (wall time / calls) and a timed pass (every
-//! call between two timer reads).
+//! at one size: a warm-up, an untimed pass (wall time / calls), a timed pass (every
+//! call between two timer reads) and a batch pass (64 calls between two timer reads,
+//! reported per call, so that the timer does not dominate a call of a few ns).
 //!
 //! Every system writes the same message (`info` level, the message as the one `{}`
 //! argument) to `/dev/null` through its normal path: horus-log into its shared-memory
@@ -15,6 +16,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::clock::Clock;
+use crate::logging::BATCH_CALLS;
 use crate::stats::Summary;
 
 /// horus-log's ring for the benchmark: 16 MiB (2048 records of 8 KiB).
@@ -108,14 +110,23 @@ impl Loggers {
     }
 }
 
-/// One measurement: `(avg_ns, summary, dropped during it)`.
-pub fn measure(
-    l: &Loggers,
-    s: System,
-    msg: &str,
-    warmup: u64,
-    calls: u64,
-) -> (f64, Summary, Option<u64>) {
+/// One system at one size, measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Untimed pass: wall time / calls, ns.
+    pub avg_ns: f64,
+    /// Timed pass: every call between two timer reads.
+    pub per_call: Summary,
+    /// Batch pass: per-call time of each batch of [`BATCH_CALLS`] calls, its median, ns.
+    pub batch_median_ns: f64,
+    /// Batch pass: the 99th percentile over batches, per call, ns.
+    pub batch_p99_ns: f64,
+    /// Records dropped during the passes (`None`: the system does not count them).
+    pub dropped: Option<u64>,
+}
+
+/// One measurement of `calls` calls per pass.
+pub fn measure(l: &Loggers, s: System, msg: &str, warmup: u64, calls: u64) -> Measured {
     let before = l.dropped(s);
     let run = |f: &dyn Fn(&str)| {
         for _ in 0..warmup {
@@ -139,9 +150,30 @@ pub fn measure(
             .into_iter()
             .map(|t| Clock::elapsed_ns(0, t))
             .collect();
-        (avg, Summary::from_samples(ns, wall).expect("calls > 0"))
+        // The same number of calls again, BATCH_CALLS between two timer reads.
+        let batches = (calls / BATCH_CALLS).max(1);
+        let mut batch_ticks = Vec::with_capacity(batches as usize);
+        for _ in 0..batches {
+            let a = Clock::now();
+            for _ in 0..BATCH_CALLS {
+                f(std::hint::black_box(msg));
+            }
+            let b = Clock::now();
+            batch_ticks.push(b.wrapping_sub(a));
+        }
+        let mut per_call: Vec<f64> = batch_ticks
+            .into_iter()
+            .map(|t| Clock::elapsed_ns(0, t) as f64 / BATCH_CALLS as f64)
+            .collect();
+        per_call.sort_by(f64::total_cmp);
+        let at = |q: f64| per_call[((per_call.len() - 1) as f64 * q).round() as usize];
+        (
+            avg,
+            Summary::from_samples(ns, wall).expect("calls > 0"),
+            (at(0.5), at(0.99)),
+        )
     };
-    let (avg, summary) = match s {
+    let (avg, summary, (batch_median_ns, batch_p99_ns)) = match s {
         System::Horus => run(&|m| horus_log::info!("{}", m)),
         System::Tracing => {
             tracing::dispatcher::with_default(&l.tracing, || run(&|m| tracing::info!("{}", m)))
@@ -154,5 +186,11 @@ pub fn measure(
     };
     // Let the background threads catch up before the next system runs.
     std::thread::sleep(Duration::from_millis(50));
-    (avg, summary, dropped)
+    Measured {
+        avg_ns: avg,
+        per_call: summary,
+        batch_median_ns,
+        batch_p99_ns,
+        dropped,
+    }
 }

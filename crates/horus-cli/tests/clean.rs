@@ -117,3 +117,72 @@ fn clean_removes_the_tf_buffer_of_killed_processes() {
     assert_eq!(doc["tf_buffer"]["fate"], "removed", "{doc}");
     assert!(shm_files(&ns).is_empty(), "{:?}", shm_files(&ns));
 }
+
+/// Role variable of [`pool_holder`]: the pool id to create.
+const POOL_HOLDER: &str = "HORUS_CLI_POOL_HOLDER";
+
+/// The pool holder process's body (does nothing in a normal test run): creates a small tensor
+/// pool with the id in [`POOL_HOLDER`], allocates a tensor from it, says `ready` and waits to be
+/// killed.
+#[test]
+fn pool_holder() {
+    let Ok(id) = std::env::var(POOL_HOLDER) else {
+        return;
+    };
+    let ns = std::env::var("HORUS_NAMESPACE").unwrap();
+    let cfg = horus_tensor::PoolConfig {
+        slots: Some(2),
+        slot_bytes: Some(4096),
+    };
+    let pool = horus_tensor::TensorPool::open(&ns, id.parse().unwrap(), cfg).unwrap();
+    let _tensor = pool.alloc(64).unwrap();
+    println!("\nready");
+    // Until killed: stdin stays open and silent.
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+}
+
+/// Regression: `horus clean` did not look at tensor pools, so a pool whose creator was SIGKILLed
+/// stayed in `/dev/shm` for good (its last holder never left to unlink it).
+#[test]
+fn clean_removes_a_tensor_pool_whose_creator_was_sigkilled() {
+    use std::io::BufRead;
+    let ns = unique_ns("cleanpool");
+    let pool = format!("horus.{ns}.tp.7");
+    let mut holder = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "pool_holder", "--nocapture", "--test-threads=1"])
+        .env("HORUS_NAMESPACE", &ns)
+        .env(POOL_HOLDER, "7")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(holder.stdout.take().unwrap());
+    assert!(
+        out.lines()
+            .map_while(Result::ok)
+            .any(|l| l.trim() == "ready"),
+        "the pool holder ended before creating its pool"
+    );
+    assert_eq!(shm_files(&ns), std::slice::from_ref(&pool));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(shm_files(&ns), std::slice::from_ref(&pool));
+
+    let (code, doc) = horus_json(&ns, &["clean"]);
+    assert_eq!(code, 0, "{doc}");
+    let left = shm_files(&ns);
+    // Leave nothing behind, whatever `horus clean` did.
+    let _ = horus_tensor::remove_stale_pools(&ns);
+    assert!(left.is_empty(), "{left:?}: {doc}");
+    assert_eq!(doc["removed"], 1, "{doc}");
+    assert_eq!(fates(&doc, "tensor_pools"), ["removed"], "{doc}");
+    assert_eq!(
+        doc["tensor_pools"][0]["path"],
+        format!("/dev/shm/{pool}"),
+        "{doc}"
+    );
+    let (code, text, _) = horus(&ns, &["clean"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("removed 0"), "{text}");
+}

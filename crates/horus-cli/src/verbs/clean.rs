@@ -2,16 +2,18 @@
 //!
 //! Only segments and statistics tables whose every owner is dead are removed; anything a live
 //! process uses is kept and listed. Covers topic segments, service segments (tables, request
-//! and response channels), scheduler statistics tables and the host's tf buffer.
+//! and response channels), scheduler statistics tables, the host's tf buffer and tensor pools.
 
 use crate::output::Output;
 use clap::Args;
 use horus::clean::{SegmentFate, StatsFate};
+use horus_tensor::PoolFate;
 use horus_tf::StaleOutcome;
 use serde_json::json;
 use std::process::ExitCode;
 
-/// Remove stale topic segments, service segments and scheduler statistics tables of a namespace.
+/// Remove stale topic segments, service segments, scheduler statistics tables and tensor pools
+/// of a namespace.
 #[derive(Debug, Args)]
 pub(crate) struct Clean {
     /// Namespace to clean (default: `HORUS_NAMESPACE`, else one per user).
@@ -28,7 +30,16 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
         tf,
         StaleOutcome::Removed | StaleOutcome::RemovedUninitialised
     );
-    let removed = report.removed() + usize::from(tf_removed);
+    // Tensor pools (horus-tensor): removed when every holder is dead.
+    let pools: Vec<_> = horus_tensor::remove_stale_pools(&ns)?
+        .iter()
+        .map(|r| (r.path.display().to_string(), pool_fate(&r.fate)))
+        .collect();
+    let pools_removed = pools
+        .iter()
+        .filter(|(_, f)| f.starts_with("removed"))
+        .count();
+    let removed = report.removed() + usize::from(tf_removed) + pools_removed;
     let tf_path = format!("/dev/shm{}", horus_tf::segment_name(&ns)?);
     let topics: Vec<_> = report
         .topics
@@ -61,9 +72,15 @@ pub(crate) fn run(args: Clean, out: &Output) -> anyhow::Result<ExitCode> {
             "bridge_status": report.bridge_status,
             "tf_buffer": (tf != StaleOutcome::Absent)
                 .then(|| json!({ "path": tf_path, "fate": tf_fate(&tf) })),
+            "tensor_pools": list(&pools),
         }));
     } else {
-        for (path, fate) in topics.iter().chain(&services).chain(&schedulers) {
+        for (path, fate) in topics
+            .iter()
+            .chain(&services)
+            .chain(&schedulers)
+            .chain(&pools)
+        {
             println!("{fate:<24} {path}");
         }
         for path in &report.logs {
@@ -123,6 +140,16 @@ fn tf_fate(f: &StaleOutcome) -> String {
         StaleOutcome::Live { participants } => format!("live ({participants} processes)"),
         StaleOutcome::Initialising => "kept (initialising)".into(),
         StaleOutcome::Unreadable(why) => format!("kept (unreadable: {why})"),
+    }
+}
+
+fn pool_fate(f: &PoolFate) -> String {
+    match f {
+        PoolFate::Removed => "removed".into(),
+        PoolFate::RemovedUninitialised => "removed (uninitialised)".into(),
+        PoolFate::Live { holders } => format!("live ({holders} holders)"),
+        PoolFate::Initialising => "kept (initialising)".into(),
+        PoolFate::Unreadable(why) => format!("kept (unreadable: {why})"),
     }
 }
 

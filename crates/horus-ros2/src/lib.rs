@@ -8,8 +8,9 @@
 //!
 //! let config = BridgeConfig::from_env(&horus_shm::name::namespace())?;
 //! let mut bridge = Bridge::start(config)?;
-//! // Runs until the closure says stop; it sees the status after every scan.
-//! bridge.run(|status| !status.topics.is_empty() || true);
+//! // Runs until the closure returns false; it sees the status after every scan.
+//! let stop = std::sync::atomic::AtomicBool::new(false);
+//! bridge.run(|_status| !stop.load(std::sync::atomic::Ordering::Relaxed));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![warn(missing_docs)]

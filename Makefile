@@ -375,7 +375,7 @@ test-ros2: setup-ros2
 # taking more than FUZZ_TIMEOUT s) fails the run; its input is kept under
 # $(FUZZ_DIR)/artifacts/<target>/ (not in git). Corpora grow in FUZZ_CORPUS, outside the
 # clone; the committed seeds in $(FUZZ_DIR)/seeds/ are only read.
-FUZZ_DIR           := crates/horus-shm/fuzz
+FUZZ_DIR           := fuzz
 # Every target is a [[bin]] of the fuzz crate: the list is read from its Cargo.toml (the
 # name line after each [[bin]]), so a target added there is built and run by both `make fuzz`
 # and the test phase; `make fuzz FUZZ_TARGETS="ring_read …"` runs a subset.

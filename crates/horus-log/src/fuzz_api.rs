@@ -1,4 +1,4 @@
-//! What the `log_ring_read` fuzz target (crates/horus-shm/fuzz) needs to build log segment
+//! What the `log_ring_read` fuzz target (`fuzz/`) needs to build log segment
 //! files with the real layout: compiled only with `--cfg fuzzing`. It writes what a peer
 //! could write (any header field, cells, stamps, call-site entries); it bypasses no check
 //! of the reader, which the target runs through the public [`LogSegment`](crate::LogSegment).

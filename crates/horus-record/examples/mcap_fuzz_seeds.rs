@@ -1,7 +1,7 @@
 //! Writes the seed corpus of the `mcap_read` fuzz target (docs/fuzzing.md): small real
 //! recordings, one per chunk compression, with a nested-type topic and a tail topic.
 //!
-//! `cargo run -p horus-record --example mcap_fuzz_seeds -- crates/horus-shm/fuzz/seeds/mcap_read`
+//! `cargo run -p horus-record --example mcap_fuzz_seeds -- fuzz/seeds/mcap_read`
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! Crate internals for the `cargo fuzz` targets in `crates/horus-shm/fuzz`.
+//! Crate internals for the `cargo fuzz` targets in `fuzz/`.
 //!
 //! Compiled only with `--cfg fuzzing` (which `cargo fuzz` passes), so none
 //! of this is part of the crate's API. The targets play a hostile peer: they

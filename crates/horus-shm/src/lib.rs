@@ -53,7 +53,7 @@ mod snapshot;
 #[cfg(not(loom))]
 mod sub_port;
 
-/// Crate internals for the `cargo fuzz` targets (`crates/horus-shm/fuzz`).
+/// Crate internals for the `cargo fuzz` targets (`fuzz/`).
 #[cfg(fuzzing)]
 pub mod fuzz_api;
 

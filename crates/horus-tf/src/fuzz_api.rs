@@ -1,5 +1,5 @@
 //! Building tf segment files for the `cargo fuzz` target `tf_segment_read`
-//! (`crates/horus-shm/fuzz`): a valid header for given capacities, and where
+//! (`fuzz/`): a valid header for given capacities, and where
 //! the regions a peer writes lie, so the fuzzer's bytes land in them.
 
 use std::time::Duration;

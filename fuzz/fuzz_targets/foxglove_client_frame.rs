@@ -26,10 +26,10 @@ use tungstenite::protocol::Role;
 use tungstenite::{Message, WebSocket};
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../../../horus-foxglove/src/client_msg.rs"]
+#[path = "../../crates/horus-foxglove/src/client_msg.rs"]
 mod client_msg;
 #[allow(dead_code, unreachable_pub)]
-#[path = "../../../horus-foxglove/src/limits.rs"]
+#[path = "../../crates/horus-foxglove/src/limits.rs"]
 mod limits;
 
 use client_msg::{parse_client_frame, ClientFrame, ClientMessageError, ClientOp};

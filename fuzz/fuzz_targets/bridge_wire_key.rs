@@ -14,10 +14,10 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../../../horus-zenoh/src/wire.rs"]
+#[path = "../../crates/horus-zenoh/src/wire.rs"]
 mod wire;
 #[allow(dead_code, unreachable_pub)]
-#[path = "../../../horus-zenoh/src/keys.rs"]
+#[path = "../../crates/horus-zenoh/src/keys.rs"]
 mod keys;
 
 fuzz_target!(|data: &[u8]| {

@@ -118,3 +118,48 @@ fn an_rclpy_server_killed_mid_call_gives_the_horus_caller_a_typed_error_and_is_c
     drop(bridge);
     rig.assert_clean();
 }
+
+/// A horus server of its own coming up next to a bridged ROS 2 server: the bridge's horus
+/// server leaves (before, the route was marked refused but kept serving, so horus clients
+/// were answered by two servers).
+#[test]
+fn a_horus_server_next_to_a_bridged_rclpy_server_makes_the_bridge_leave_horus() {
+    let Some(rig) = Rig::new("rr-both", 2) else {
+        return;
+    };
+    let server = rig.rclpy_server("/demo/both", "answer");
+    let bridge = rig.bridge();
+    let bridge_pid = bridge.child.id();
+    drop(client(&rig, "demo/both"));
+    rig.wait_service("demo/both", Direction::FromRos, "served", |s| s.active);
+    let horus_server = rig.horus_server("demo/both", "answer");
+    let st = rig.wait_service(
+        "demo/both",
+        Direction::FromRos,
+        "refused and not served",
+        |s| s.refused.is_some() && !s.active,
+    );
+    assert!(st.refusals >= 1, "{st:#?}");
+    // Only the horus server of its own serves the name in horus now.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let bridge_serves = horus::list_services(&rig.namespace)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|l| l.name == "demo/both")
+            .filter_map(|l| l.snapshot.ok())
+            .any(|s| s.servers.iter().any(|e| e.alive && e.pid == bridge_pid));
+        if !bridge_serves {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the bridge still serves demo/both"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(horus_server);
+    drop(server);
+    drop(bridge);
+    rig.assert_clean();
+}

@@ -208,6 +208,11 @@ impl Services {
             });
             route.status.refused = None;
             if locals.contains_key(name) {
+                // A horus server of its own came up: the bridge's horus server leaves (its
+                // calls fail, counted) so that horus clients get one answer.
+                if let Some(mut o) = route.open.take() {
+                    o.fail_pending(&mut route.status.counters);
+                }
                 route.status.refused = Some(both_sides(name));
                 self.refuse(
                     Direction::FromRos,

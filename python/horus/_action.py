@@ -14,9 +14,11 @@ succeeded / aborted, or on a cancel request canceling → canceled.
 from __future__ import annotations
 
 import enum
+import weakref
 from typing import Any, Generic, List, NamedTuple, Optional, Type, TypeVar
 
 from . import _horus
+from ._closing import Closable
 from ._messages import Message
 
 __all__ = ["GoalStatus", "GoalResult", "ActionClient", "GoalHandle", "ActionServer", "NewGoal"]
@@ -62,7 +64,7 @@ def _bytes(action: str, what: str, t: Type[Message], msg: Any) -> bytes:
     return msg.to_bytes()
 
 
-class ActionClient(Generic[G, F, R]):
+class ActionClient(Closable, Generic[G, F, R]):
     """Sends goals to the action ``name`` and follows them.
 
     Failures raise an ``ActionError`` subclass: ``ActionNoServerError`` at
@@ -102,6 +104,15 @@ class ActionClient(Generic[G, F, R]):
             name,
             namespace=namespace,
         )
+        self._handles: "weakref.WeakSet[GoalHandle[F, R]]" = weakref.WeakSet()
+
+    def close(self) -> None:
+        """Releases the client's shared-memory places now, with those of every
+        goal handle it gave (the goals themselves go on); any use after raises
+        ``ClosedError``. Idempotent."""
+        for handle in list(self._handles):
+            handle.close()
+        self._native.close()
 
     @property
     def name(self) -> str:
@@ -115,12 +126,16 @@ class ActionClient(Generic[G, F, R]):
         wait raises ``KeyboardInterrupt`` when the call returns (at most
         ``timeout``)."""
         raw = _bytes(self.name, "goal", self.goal_type, goal)
-        return GoalHandle(self, self._native.send_goal(raw, timeout))
+        return self._track(GoalHandle(self, self._native.send_goal(raw, timeout)))
 
     def handle(self, goal_id: int) -> "GoalHandle[F, R]":
         """A handle on goal ``goal_id`` (for one whose handle was dropped):
         result and cancel work; status and feedback follow from now on."""
-        return GoalHandle(self, self._native.handle(goal_id))
+        return self._track(GoalHandle(self, self._native.handle(goal_id)))
+
+    def _track(self, handle: "GoalHandle[F, R]") -> "GoalHandle[F, R]":
+        self._handles.add(handle)
+        return handle
 
     def __repr__(self) -> str:
         return (
@@ -129,9 +144,9 @@ class ActionClient(Generic[G, F, R]):
         )
 
 
-class GoalHandle(Generic[F, R]):
-    """One goal sent by an ``ActionClient``. Dropping it stops following the
-    goal (the goal itself goes on)."""
+class GoalHandle(Closable, Generic[F, R]):
+    """One goal sent by an ``ActionClient``. Closing it (or its client)
+    stops following the goal (the goal itself goes on)."""
 
     def __init__(self, client: "ActionClient[Any, F, R]", native: _horus.GoalHandle) -> None:
         self._client = client
@@ -175,7 +190,7 @@ class GoalHandle(Generic[F, R]):
         return GoalResult(GoalStatus(status), self._client.result_type.from_bytes(raw))
 
     def __repr__(self) -> str:
-        return f"GoalHandle({self.id:032x}, {self.status.value})"
+        return f"GoalHandle({self.id:032x}, {'closed' if self.closed else self.status.value})"
 
 
 class NewGoal(Generic[G]):
@@ -191,7 +206,7 @@ class NewGoal(Generic[G]):
         return f"NewGoal({self.id:032x}, {self.goal!r})"
 
 
-class ActionServer(Generic[G, F, R]):
+class ActionServer(Closable, Generic[G, F, R]):
     """Serves the action ``name``: takes goals, accepts or rejects them,
     publishes feedback, finishes them (succeed, abort, canceled).
 

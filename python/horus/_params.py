@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Tuple, Union
 
 from . import _horus
+from ._closing import Closable
 
 __all__ = ["ParamValue", "ParamInfo", "Parameters", "ParamServer", "ParamClient"]
 
@@ -120,7 +121,7 @@ class Parameters:
         return "Parameters({" + ", ".join(f"{n!r}: {self.get(n)!r}" for n in self.names()) + "})"
 
 
-class ParamServer:
+class ParamServer(Closable):
     """Serves a node's parameters on the service ``<node>/params``. Call
     ``serve_pending(params)`` from the node's tick: changes apply there, on
     the node's thread."""
@@ -148,7 +149,7 @@ class ParamServer:
         return self._native.counts()
 
 
-class ParamClient:
+class ParamClient(Closable):
     """Lists, describes, gets and sets a node's parameters from any process
     (the node may be Rust or Python). Every call has ``timeout`` seconds;
     a node that is not running raises ``NoServerError`` at once. The node's

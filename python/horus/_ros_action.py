@@ -18,9 +18,11 @@ sent; ``CdrDecodeError`` for bytes from a peer that are not the type).
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, List, Optional, Tuple
 
 from . import _horus
+from ._closing import Closable
 from ._action import GoalResult, GoalStatus
 
 __all__ = ["RosActionClient", "RosActionServer", "RosGoalHandle", "RosNewGoal", "is_ros_action"]
@@ -61,7 +63,7 @@ def _encode(action: str, what: str, cls: Any, msg: Any) -> bytes:
     return data
 
 
-class RosActionClient:
+class RosActionClient(Closable):
     """Sends goals to the ROS-typed action ``name`` and follows them. Exceptions as
     ``horus.ActionClient``'s (``ActionNoServerError`` at once when no server runs, …)."""
 
@@ -69,6 +71,19 @@ class RosActionClient:
         _check(action_type)
         self.action_type: Any = action_type
         self._native = _horus.RosActionClient(_types(action_type), name, namespace=namespace)
+        self._handles: "weakref.WeakSet[RosGoalHandle]" = weakref.WeakSet()
+
+    def close(self) -> None:
+        """Releases the client's shared-memory places now, with those of every
+        goal handle it gave (the goals themselves go on); any use after raises
+        ``ClosedError``. Idempotent."""
+        for handle in list(self._handles):
+            handle.close()
+        self._native.close()
+
+    def _track(self, handle: "RosGoalHandle") -> "RosGoalHandle":
+        self._handles.add(handle)
+        return handle
 
     @property
     def name(self) -> str:
@@ -84,18 +99,19 @@ class RosActionClient:
         the server to accept it. ``GoalRejectedError`` if it rejects it; ``CdrEncodeError``
         (nothing sent) if the goal breaks its type's rules."""
         raw = _encode(self.name, "goal", self.action_type.Goal, goal)
-        return RosGoalHandle(self, self._native.send_goal(raw, timeout))
+        return self._track(RosGoalHandle(self, self._native.send_goal(raw, timeout)))
 
     def handle(self, goal_id: int) -> "RosGoalHandle":
         """A handle on goal ``goal_id`` (one whose handle was dropped)."""
-        return RosGoalHandle(self, self._native.handle(goal_id))
+        return self._track(RosGoalHandle(self, self._native.handle(goal_id)))
 
     def __repr__(self) -> str:
         return f"RosActionClient({self.action_type._TYPE}, {self.name!r})"
 
 
-class RosGoalHandle:
-    """One goal sent by a ``RosActionClient``."""
+class RosGoalHandle(Closable):
+    """One goal sent by a ``RosActionClient``. Closing it (or its client) stops
+    following the goal (the goal itself goes on)."""
 
     def __init__(self, client: RosActionClient, native: Any) -> None:
         self._client = client
@@ -137,7 +153,7 @@ class RosGoalHandle:
         return GoalResult(GoalStatus(status), response.result)
 
     def __repr__(self) -> str:
-        return f"RosGoalHandle({self.id:032x}, {self.status.value})"
+        return f"RosGoalHandle({self.id:032x}, {'closed' if self.closed else self.status.value})"
 
 
 class RosNewGoal:
@@ -153,7 +169,7 @@ class RosNewGoal:
         return f"RosNewGoal({self.id:032x}, {self.goal!r})"
 
 
-class RosActionServer:
+class RosActionServer(Closable):
     """Serves the ROS-typed action ``name`` (see ``horus.ActionServer`` for the polling
     model, transitions and errors). A goal whose bytes are not an ``action_type.Goal``
     is rejected and counted (``malformed()``), never raised."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from . import _horus
+from ._closing import Closable
 
 __all__ = ["RosService", "RosServiceClient", "RosServiceServer", "RosRequest", "is_ros_service"]
 
@@ -72,7 +73,7 @@ class RosService:
         return f"RosService({self.service_type._TYPE}, {self.name!r})"
 
 
-class RosServiceClient:
+class RosServiceClient(Closable):
     """Calls a ROS-typed service."""
 
     def __init__(self, service: RosService) -> None:
@@ -123,7 +124,7 @@ class RosRequest:
         return f"RosRequest({self.msg!r}, client_pid={self.client_pid})"
 
 
-class RosServiceServer:
+class RosServiceServer(Closable):
     """Answers a ROS-typed service's requests."""
 
     def __init__(self, service: RosService) -> None:

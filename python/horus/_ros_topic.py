@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic, Optional, Tuple, Type, TypeVar
 
 from . import _horus
+from ._closing import Closable
 from ._topic import DEFAULT_SPIN, Durability, Overflow, _start
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ __all__ = ["RosTopic", "RosPublisher", "RosSubscriber"]
 R = TypeVar("R", bound="RosMessage")
 
 
-class RosTopic(Generic[R]):
+class RosTopic(Closable, Generic[R]):
     """A topic of one ROS 2 type, opened or created. Every message is one shared-memory
     chunk holding the ROS 2 wire bytes (``00 01 00 00`` + CDR body), so Rust's
     ``Topic<Ros<M>>``, recorders and bridges read it as is. Created with the settings
@@ -104,7 +105,7 @@ class RosTopic(Generic[R]):
         return f"RosTopic({self.msg_type.__name__}, {self.name!r})"
 
 
-class RosPublisher(Generic[R]):
+class RosPublisher(Closable, Generic[R]):
     """Publishes messages of one ROS 2 type. Each is encoded in Rust straight into
     the pieces of its chunk: large primitive arrays (``PointCloud2.data``,
     ``Image.data``) are copied once, from the NumPy array into shared memory."""
@@ -131,7 +132,7 @@ class RosPublisher(Generic[R]):
         return self._native.topic
 
 
-class RosSubscriber(Generic[R]):
+class RosSubscriber(Closable, Generic[R]):
     """Receives messages of one ROS 2 type, decoded in Rust: primitive arrays are
     read-only NumPy views into the shared-memory chunk (kept pinned while they live),
     strings ``str``, nested messages objects. A message whose bytes are not a valid

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, Generic, List, Optional, Type, TypeVar
 
 from . import _horus
+from ._closing import Closable
 from ._messages import Message
 
 __all__ = ["SERVICE_TYPES", "Service", "Client", "PendingCall", "Server", "Request"]
@@ -27,7 +28,7 @@ def _check_type(what: str, t: Any) -> None:
         raise TypeError(f"{what} must be a horus message class, not {t!r}")
 
 
-class Service(Generic[Q, R]):
+class Service(Closable, Generic[Q, R]):
     """A service: a name, a request type and a response type. Opens it,
     creating it if it does not exist; settings left as None adopt the
     existing service's. Opening it with other types than it carries raises
@@ -103,7 +104,7 @@ class Service(Generic[Q, R]):
         )
 
 
-class Client(Generic[Q, R]):
+class Client(Closable, Generic[Q, R]):
     """Calls a service. Every call has a timeout; failures raise a
     ``ServiceError`` subclass (``NoServerError`` at once when no server
     runs, ``ServerDiedError``, ``BusyError``, ``CallTimeoutError``,
@@ -228,7 +229,7 @@ class Request(Generic[Q, R]):
         return f"Request({self.msg!r}, client_pid={self.client_pid})"
 
 
-class Server(Generic[Q, R]):
+class Server(Closable, Generic[Q, R]):
     """Answers a service's requests."""
 
     def __init__(self, service: Service[Q, R], native: _horus.Server) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _horus
+from ._closing import Closable
 from ._messages import MESSAGE_TYPES, Message
 
 __all__ = ["TensorPool", "Tensor"]
@@ -132,7 +133,7 @@ class Tensor:
         )
 
 
-class TensorPool:
+class TensorPool(Closable):
     """A pool of fixed-size tensor slots in pre-mapped shared memory.
     ``alloc`` takes a free slot (no allocation, no zeroing); the pool is
     created on first open and shared by every process that opens the same

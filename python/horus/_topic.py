@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _horus
+from ._closing import Closable
 from ._messages import Message
 
 __all__ = ["Durability", "Overflow", "Topic", "Publisher", "Subscriber", "Loan"]
@@ -93,7 +94,7 @@ def _start(start: str) -> str:
     return start
 
 
-class Topic(Generic[M]):
+class Topic(Closable, Generic[M]):
     """A typed topic: a name, a message type and the QoS every endpoint on
     it shares. Opens the topic, creating it if it does not exist; settings
     left as None adopt the existing topic's (explicit ones must match it,
@@ -207,7 +208,7 @@ class Topic(Generic[M]):
         return f"Topic({self.msg_type.__name__}, {self.name!r}, overflow={self.overflow})"
 
 
-class Publisher(Generic[M]):
+class Publisher(Closable, Generic[M]):
     """Publishes messages of one type. Every failed send raises a
     ``SendError`` subclass, or ``SegmentLostError`` once another process
     truncated the topic's shared memory; a send that returns has published
@@ -418,7 +419,7 @@ class Loan(Generic[M]):
             self._discard_quietly()
 
 
-class Subscriber(Generic[M]):
+class Subscriber(Closable, Generic[M]):
     """Receives messages of one type. Small messages are copied out of the
     ring on receipt; large ones and those with a tail are read-only views
     of shared memory, pinned while the message (or a view of it) lives."""

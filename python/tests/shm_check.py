@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import time
@@ -13,7 +12,6 @@ from typing import Any, Dict, List
 def leftovers(ns: str, wait: float = 3.0) -> List[str]:
     """Segments of namespace `ns` still in /dev/shm after `wait` seconds at
     most (endpoints of killed peers are reclaimed by the survivors)."""
-    gc.collect()
     deadline = time.monotonic() + wait
     while True:
         left = sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"horus.{ns}."))

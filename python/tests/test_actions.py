@@ -87,7 +87,7 @@ class DriveNode:
         self.thread.join()
         # pytest keeps fixture values until after every teardown: let go of
         # the server's segments now.
-        del self.server
+        self.server.close()
 
 
 @pytest.fixture
@@ -123,8 +123,8 @@ def test_several_goals_and_feedback_ignored(node: DriveNode) -> None:
 
 
 def test_reject(node: DriveNode) -> None:
-    with pytest.raises(horus.GoalRejectedError) as e:
-        drive_client().send_goal(horus.Pose2D(x=-1.0), timeout=T)
+    with drive_client() as client, pytest.raises(horus.GoalRejectedError) as e:
+        client.send_goal(horus.Pose2D(x=-1.0), timeout=T)
     assert isinstance(e.value, horus.ActionError)
     assert e.value.action == "drive" and e.value.goal_id > 0
 
@@ -159,8 +159,7 @@ def test_no_server() -> None:
 
 
 def test_unknown_goal(node: DriveNode) -> None:
-    client = drive_client()
-    with pytest.raises(horus.UnknownGoalError) as e:
+    with drive_client() as client, pytest.raises(horus.UnknownGoalError) as e:
         client.handle(12345).result(timeout=T)
     assert e.value.goal_id == 12345
 
@@ -212,6 +211,8 @@ def test_server_transitions_and_states() -> None:
         server.succeed(99, horus.Pose2D())
     assert server.status(99) is None
     assert handles[0].feedback() == horus.Vector3(x=0.5)
+    client.close()
+    server.close()
 
 
 def test_ctrl_c_interrupts_a_result_wait(node: DriveNode) -> None:
@@ -267,7 +268,8 @@ def test_python_client_rust_server(rust: Any) -> None:
 
 def test_python_client_rust_server_killed_while_result_awaited(rust: Any) -> None:
     peer = rust("action-serve", "drive", "60")
-    h = drive_client().send_goal(horus.Pose2D(x=1.0, y=1.0), timeout=T)
+    client = drive_client()
+    h = client.send_goal(horus.Pose2D(x=1.0, y=1.0), timeout=T)
     assert peer.line() == {"goal": 1.0, "mode": 1.0}
     killer = threading.Timer(0.3, lambda: os.kill(peer.p.pid, signal.SIGKILL))
     killer.start()
@@ -278,6 +280,7 @@ def test_python_client_rust_server_killed_while_result_awaited(rust: Any) -> Non
         killer.cancel()
     assert e.value.pid in (peer.p.pid, None)
     peer.kill()
+    client.close()
 
 
 def test_python_client_rust_server_timeout(rust: Any) -> None:

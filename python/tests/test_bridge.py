@@ -367,7 +367,9 @@ def stream_a_to_b(hosts: TwoHosts, procs: List[Proc], *, route_first: bool, time
 
     # Stop everything: our endpoints, then each bridge by SIGTERM (exit 0,
     # after a last `stopped` event), then the namespaces.
-    del sub, held, topic_a, got
+    for endpoint in (sub, held, topic_a):
+        if endpoint is not None:
+            endpoint.close()
     for br in (bridge_a, bridge_b):
         code = br.terminate()
         assert code == 0, f"bridge of {br.host.name} exited {code}: {br.stderr()}"

@@ -22,7 +22,8 @@ def test_a_python_topic_carries_its_description() -> None:
     assert any(ty["name"] == "horus/Vector3" for ty in d["types"])
     cov = next(f for f in root["fields"] if f["name"] == "pose_covariance")
     assert cov["kind"] == {"array": {"of": {"scalar": "f64"}, "len": 36}}
-    del pub, t
+    pub.close()
+    t.close()
 
 
 def test_a_missing_topic_is_a_segment_error() -> None:

@@ -14,7 +14,6 @@ token). Nothing here asserts a time.
 from __future__ import annotations
 
 import base64
-import gc
 import json
 import os
 import queue
@@ -247,8 +246,8 @@ def test_a_new_topic_is_advertised_and_decodes_as_cdr_and_a_removed_one_unadvert
         # The bridge observes a topic only while someone subscribes; once the last
         # participant leaves, the segment is gone and the channel unadvertised.
         ws.send(json.dumps({"op": "unsubscribe", "subscriptionIds": [1]}))
-        del pub, late
-        gc.collect()
+        pub.close()
+        late.close()
         ch.until(lambda: c["id"] in ch.gone)
 
 
@@ -336,8 +335,8 @@ def test_a_client_that_never_reads_drops_for_itself_and_never_slows_the_publishe
         stop.set()
         reader.join()
     lazy.close()
-    del pub, sub, t
-    gc.collect()
+    for endpoint in (pub, sub, t):
+        endpoint.close()
 
 
 LOG_CHILD = """

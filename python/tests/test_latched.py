@@ -70,7 +70,8 @@ def test_late_subscriber_process_gets_the_last_n_then_live(ns: str) -> None:
         for f in (late.stdin, late.stdout, late.stderr):
             if f is not None:
                 f.close()
-    del pub, t
+    pub.close()
+    t.close()
     assert leftovers(ns) == []
 
 

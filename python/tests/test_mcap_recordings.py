@@ -12,7 +12,6 @@ equal to what was sent). A recorder killed with SIGKILL leaves a file the
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import pathlib
@@ -59,7 +58,6 @@ def user_publisher() -> str:
 def leftovers(ns: str) -> List[str]:
     """Segments of namespace `ns` still in /dev/shm (after a grace period in
     which the survivors reclaim a killed recorder's place)."""
-    gc.collect()
     deadline = time.monotonic() + 3.0
     while True:
         left = sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"horus.{ns}."))
@@ -190,7 +188,8 @@ def test_standard_and_user_messages_decode_with_independent_readers(
         assert list(w.gains) == [float(i), 0.5, 1.5, float(-i)]
         assert bytes(w.label) == b"wheel\0\0\0"
     assert len(wheels) == n_wheel
-    del pc, pi, pp, cmd, imu, cloud
+    for endpoint in (pc, pi, pp, cmd, imu, cloud):
+        endpoint.close()
     assert leftovers(ns) == []
 
 
@@ -240,5 +239,6 @@ def test_recorder_killed_with_sigkill_leaves_a_file_readable_to_the_last_chunk(
         assert summary.statistics.message_count == len(stamps)
         got = [int.from_bytes(m.data[4:12], "little") for _, _, m in reader.iter_messages()]
         assert got == stamps
-    del pub, cmd
+    pub.close()
+    cmd.close()
     assert leftovers(ns) == []

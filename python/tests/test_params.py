@@ -64,7 +64,7 @@ class Node:
         self.thread.join()
         # pytest keeps fixture values until after every teardown: let go of
         # the service's segments now.
-        del self.server
+        self.server.close()
 
 
 @pytest.fixture
@@ -255,6 +255,7 @@ def test_python_client_rust_node(rust: Any) -> None:
     assert peer.line() == {"changed": ["max_speed=0.75"]}
     assert peer.line() == {"changed": ["label='dock'"]}
     peer.kill()
+    c.close()
 
 
 def test_rust_client_no_node(rust: Any) -> None:

@@ -130,7 +130,7 @@ def test_ctrl_c_interrupts_a_call() -> None:
         timer.cancel()
     assert client.stats()["cancelled"] == 1
     assert client.in_flight == 0
-    del server
+    server.close()
 
 
 def test_ctrl_c_interrupts_a_receive() -> None:
@@ -154,7 +154,7 @@ def test_wait_with_its_own_timeout_withdraws_the_call() -> None:
         p.wait(timeout=0.05)
     assert p.done and client.in_flight == 0
     assert client.stats()["cancelled"] == 1
-    del server
+    server.close()
 
 
 # --- Python client → Rust server --------------------------------------------
@@ -190,7 +190,7 @@ def test_python_client_rust_server_timeout(rust: Any) -> None:
         client.call(request(3), timeout=0.3)
     assert client.stats()["timed_out"] == 1
     peer.kill()  # before the client leaves: the last one out removes the service
-    del client
+    client.close()
 
 
 def test_python_client_busy(rust: Any) -> None:
@@ -204,7 +204,7 @@ def test_python_client_busy(rust: Any) -> None:
     pending.cancel()
     assert client.stats()["cancelled"] == 1
     peer.kill()  # before the client leaves: the last one out removes the service
-    del client
+    client.close()
 
 
 # --- Rust client → Python server --------------------------------------------

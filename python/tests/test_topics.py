@@ -99,7 +99,8 @@ def test_qos_and_schema_mismatch_are_typed_errors() -> None:
     assert "horus/Twist" in e.value.expected and "horus/CmdVel" in e.value.found  # type: ignore[attr-defined]
     with pytest.raises(horus.InvalidTopicError):
         horus.Topic(horus.CmdVel, "bad name")
-    del keep
+    keep.close()
+    first.close()
 
 
 def test_recv_timeout_raises() -> None:

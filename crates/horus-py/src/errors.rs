@@ -16,6 +16,12 @@ create_exception!(
 );
 create_exception!(
     _horus,
+    ClosedError,
+    HorusError,
+    "An endpoint was used after its close()."
+);
+create_exception!(
+    _horus,
     TopicError,
     HorusError,
     "A topic could not be opened, or an endpoint created on it."

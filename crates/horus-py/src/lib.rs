@@ -13,6 +13,7 @@ mod action_errors;
 mod buffer;
 mod dyn_service;
 mod dynamic;
+mod endpoint;
 mod errors;
 mod param_errors;
 mod param_value;
@@ -49,11 +50,11 @@ mod _horus {
     };
     #[pymodule_export]
     use crate::errors::{
-        BusyError, CallTimeoutError, HistoryFullError, HorusError, InvalidTopicError, LoanError,
-        LoanViewsAliveError, NoServerError, PoolExhaustedError, QosMismatchError, RecvTimeoutError,
-        ReplyFailedError, SchemaMismatchError, SegmentError, SegmentLostError, SendError,
-        SendTimeoutError, ServerDiedError, ServiceError, StaleDescriptorError, TensorPoolError,
-        TopicError, TopicFullError, UnansweredError,
+        BusyError, CallTimeoutError, ClosedError, HistoryFullError, HorusError, InvalidTopicError,
+        LoanError, LoanViewsAliveError, NoServerError, PoolExhaustedError, QosMismatchError,
+        RecvTimeoutError, ReplyFailedError, SchemaMismatchError, SegmentError, SegmentLostError,
+        SendError, SendTimeoutError, ServerDiedError, ServiceError, StaleDescriptorError,
+        TensorPoolError, TopicError, TopicFullError, UnansweredError,
     };
     #[pymodule_export]
     use crate::param_errors::{

@@ -64,7 +64,7 @@ action_classes! {
             Ok(ActionClient {
                 name: name.to_owned(),
                 goal: s.0,
-                inner: std::sync::Mutex::new(c),
+                inner: crate::endpoint::Endpoint::new(c, "action client"),
             })
         }
     }
@@ -97,7 +97,7 @@ action_classes! {
             Ok(ActionServer {
                 name: name.to_owned(),
                 specs: s,
-                inner: std::sync::Mutex::new(server),
+                inner: crate::endpoint::Endpoint::new(server, "action server"),
             })
         }
 

@@ -18,11 +18,10 @@
 //! timeout bounds how long a Ctrl-C waits. A server's `next_goal(timeout)` polls in
 //! 1-ms naps without the GIL, checking signals every [`SIGNAL_SLICE`].
 
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use horus_actions::{ActionError as RustActionError, GoalId, GoalStatus, RawPayload};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::action_errors::{action_error, server_gone};
@@ -33,18 +32,6 @@ pub(crate) const RESULT_SLICE: Duration = Duration::from_millis(100);
 
 /// Signals are checked at least this often while a server's `next_goal` waits.
 pub(crate) const SIGNAL_SLICE: Duration = Duration::from_millis(50);
-
-/// Locks an endpoint for one call; another thread inside it is an error (Python
-/// objects of these classes are used from one thread each).
-pub(crate) fn lock<'a, T>(m: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
-    match m.try_lock() {
-        Ok(g) => Ok(g),
-        Err(std::sync::TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
-            "this {what} is in use by another thread; make one per thread"
-        ))),
-        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-    }
-}
 
 /// `t` seconds as a duration (`ValueError` naming `what` if negative or not finite).
 pub(crate) fn seconds(what: &str, t: f64) -> PyResult<Duration> {
@@ -197,7 +184,7 @@ macro_rules! action_classes {
         #[::pyo3::pyclass(module = "horus._horus", frozen)]
         pub(crate) struct $Client {
             name: String,
-            inner: ::std::sync::Mutex<$RawClient>,
+            inner: $crate::endpoint::Endpoint<$RawClient>,
             $($client_field: $client_ty,)*
         }
 
@@ -222,7 +209,7 @@ macro_rules! action_classes {
             ) -> ::pyo3::PyResult<$Handle> {
                 let t = $crate::py_action_core::seconds("timeout", timeout)?;
                 let g = self.goal_payload(goal)?;
-                let mut c = $crate::py_action_core::lock(&self.inner, "action client")?;
+                let mut c = self.inner.lock()?;
                 let c: &mut $RawClient = &mut c;
                 let r = py.detach(|| c.send_goal(&g, t));
                 py.check_signals()?;
@@ -232,19 +219,31 @@ macro_rules! action_classes {
                 Ok($Handle {
                     action: self.name.clone(),
                     id: h.id().0,
-                    inner: h,
+                    inner: ::std::sync::Mutex::new(Some(::std::sync::Arc::new(h))),
                 })
+            }
+
+            /// Leaves the action now: this client's places are released and any use
+            /// after raises ClosedError. Idempotent.
+            fn close(&self) {
+                self.inner.close();
+            }
+
+            /// Whether `close()` was called.
+            #[getter]
+            fn closed(&self) -> bool {
+                self.inner.is_closed()
             }
 
             /// A handle on goal `goal_id` (sent by another handle): its result and
             /// cancel work; status and feedback follow from now on.
             fn handle(&self, goal_id: u128) -> ::pyo3::PyResult<$Handle> {
-                let h = $crate::py_action_core::lock(&self.inner, "action client")?
+                let h = self.inner.lock()?
                     .handle(::horus_actions::GoalId(goal_id));
                 Ok($Handle {
                     action: self.name.clone(),
                     id: goal_id,
-                    inner: h,
+                    inner: ::std::sync::Mutex::new(Some(::std::sync::Arc::new(h))),
                 })
             }
         }
@@ -254,7 +253,20 @@ macro_rules! action_classes {
         pub(crate) struct $Handle {
             action: String,
             id: u128,
-            inner: $RawHandle,
+            /// `None` once closed. A call clones the `Arc` and lets go of the
+            /// lock, so a `result` waiting in one thread blocks nothing else;
+            /// the handle's places go when the last clone does.
+            inner: ::std::sync::Mutex<Option<::std::sync::Arc<$RawHandle>>>,
+        }
+
+        impl $Handle {
+            fn raw(&self) -> ::pyo3::PyResult<::std::sync::Arc<$RawHandle>> {
+                self.inner
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone()
+                    .ok_or_else(|| $crate::endpoint::closed_error("goal handle"))
+            }
         }
 
         #[::pyo3::pymethods]
@@ -267,8 +279,22 @@ macro_rules! action_classes {
 
             /// The goal's latest known status (never blocks).
             #[getter]
-            fn status(&self) -> &'static str {
-                $crate::action_errors::status_name(self.inner.status())
+            fn status(&self) -> ::pyo3::PyResult<&'static str> {
+                Ok($crate::action_errors::status_name(self.raw()?.status()))
+            }
+
+            /// Stops following the goal: the handle's places are released
+            /// (the goal itself goes on) and any use after raises ClosedError.
+            /// Idempotent.
+            fn close(&self) {
+                let taken = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
+                drop(taken);
+            }
+
+            /// Whether `close()` was called.
+            #[getter]
+            fn closed(&self) -> bool {
+                self.inner.lock().unwrap_or_else(|p| p.into_inner()).is_none()
             }
 
             /// The oldest feedback bytes not yet read, or None (never blocks; up to 64
@@ -276,11 +302,12 @@ macro_rules! action_classes {
             fn feedback<'py>(
                 &self,
                 py: ::pyo3::Python<'py>,
-            ) -> Option<::pyo3::Bound<'py, ::pyo3::types::PyBytes>> {
+            ) -> ::pyo3::PyResult<Option<::pyo3::Bound<'py, ::pyo3::types::PyBytes>>> {
                 use $crate::py_action_core::WireBytes;
-                self.inner
+                Ok(self
+                    .raw()?
                     .feedback()
-                    .map(|f| ::pyo3::types::PyBytes::new(py, f.wire_bytes()))
+                    .map(|f| ::pyo3::types::PyBytes::new(py, f.wire_bytes())))
             }
 
             /// Asks the server to cancel; waits at most `timeout` seconds for its
@@ -293,7 +320,8 @@ macro_rules! action_classes {
                 timeout: f64,
             ) -> ::pyo3::PyResult<&'static str> {
                 let t = $crate::py_action_core::seconds("timeout", timeout)?;
-                let r = py.detach(|| self.inner.cancel(t));
+                let raw = self.raw()?;
+                let r = py.detach(|| raw.cancel(t));
                 py.check_signals()?;
                 r.map($crate::action_errors::status_name).map_err(|e| {
                     $crate::py_action_core::ClientError::into_py(e, &self.action)
@@ -309,8 +337,9 @@ macro_rules! action_classes {
                 timeout: f64,
             ) -> ::pyo3::PyResult<(&'static str, ::pyo3::Bound<'py, ::pyo3::types::PyBytes>)> {
                 use $crate::py_action_core::WireBytes;
+                let raw = self.raw()?;
                 let (s, r) = $crate::py_action_core::wait_result(py, &self.action, timeout, |t| {
-                    self.inner.result(t)
+                    raw.result(t)
                 })?;
                 Ok((
                     $crate::action_errors::status_name(s),
@@ -323,7 +352,7 @@ macro_rules! action_classes {
                     "{}({:032x}, {:?})",
                     stringify!($Handle),
                     self.id,
-                    self.status()
+                    self.status().unwrap_or("closed")
                 )
             }
         }
@@ -332,13 +361,13 @@ macro_rules! action_classes {
         #[::pyo3::pyclass(module = "horus._horus", frozen)]
         pub(crate) struct $Server {
             name: String,
-            inner: ::std::sync::Mutex<$RawServer>,
+            inner: $crate::endpoint::Endpoint<$RawServer>,
             $($server_field: $server_ty,)*
         }
 
         impl $Server {
-            fn server(&self) -> ::pyo3::PyResult<::std::sync::MutexGuard<'_, $RawServer>> {
-                $crate::py_action_core::lock(&self.inner, "action server")
+            fn server(&self) -> ::pyo3::PyResult<$crate::endpoint::Open<'_, $RawServer>> {
+                self.inner.lock()
             }
         }
 
@@ -350,6 +379,18 @@ macro_rules! action_classes {
             #[getter]
             fn name(&self) -> &str {
                 &self.name
+            }
+
+            /// Leaves the action now: this server (goals it keeps are dropped with it)'s places are released and any use
+            /// after raises ClosedError. Idempotent.
+            fn close(&self) {
+                self.inner.close();
+            }
+
+            /// Whether `close()` was called.
+            #[getter]
+            fn closed(&self) -> bool {
+                self.inner.is_closed()
             }
 
             /// Whether a goal, cancel or result request is waiting.
@@ -464,7 +505,7 @@ macro_rules! action_classes {
 
         impl $NewGoal {
             fn take(&self) -> ::pyo3::PyResult<$RawNewGoal> {
-                $crate::py_action_core::lock(&self.inner, "new goal")?
+                $crate::endpoint::lock(&self.inner, "new goal")?
                     .take()
                     .ok_or_else(|| {
                         $crate::action_errors::ActionError::new_err(

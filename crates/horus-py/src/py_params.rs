@@ -7,29 +7,20 @@
 //! the Python callbacks run after the registry is unlocked (so they may
 //! read or set parameters), on the thread that set or served.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use horus_params::{ParamDecl, ParamKind, ParamValue};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3::{PyTraverseError, PyVisit};
 
+use crate::endpoint::{lock, Endpoint};
 use crate::param_errors::{client_error, param_error, yaml_error};
 use crate::param_value::{info_dict, kind_from_name, remote_info_dict, to_py, to_range, to_value};
 
 type Changes = Arc<Mutex<Vec<(String, ParamValue)>>>;
-
-fn lock<'a, T>(m: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
-    match m.try_lock() {
-        Ok(g) => Ok(g),
-        Err(std::sync::TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
-            "this {what} is in use by another thread"
-        ))),
-        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-    }
-}
 
 /// A node's parameters: typed declarations, current values, change
 /// tracking. Every set is checked (type, range, size); a rejected set
@@ -235,7 +226,7 @@ impl Parameters {
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct ParamServer {
     node: String,
-    inner: Mutex<horus_params::ParamServer>,
+    inner: Endpoint<horus_params::ParamServer>,
 }
 
 #[pymethods]
@@ -250,8 +241,20 @@ impl ParamServer {
         .map_err(crate::errors::service_error)?;
         Ok(ParamServer {
             node: node.to_owned(),
-            inner: Mutex::new(s),
+            inner: Endpoint::new(s, "parameter server"),
         })
+    }
+
+    /// Leaves the service `<node>/params` now (its place is released) and any
+    /// use after raises ClosedError. Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 
     /// The node's name.
@@ -264,7 +267,7 @@ impl ParamServer {
     /// returns how many. Never blocks. Change callbacks run afterwards.
     fn serve_pending(&self, py: Python<'_>, params: &Parameters) -> PyResult<usize> {
         let n = {
-            let mut s = lock(&self.inner, "parameter server")?;
+            let mut s = self.inner.lock()?;
             let mut p = lock(&params.inner, "parameter registry")?;
             s.serve_pending(&mut p)
         };
@@ -275,12 +278,12 @@ impl ParamServer {
     /// Whether requests are waiting.
     #[getter]
     fn has_pending(&self) -> PyResult<bool> {
-        Ok(lock(&self.inner, "parameter server")?.has_pending())
+        Ok(self.inner.lock()?.has_pending())
     }
 
     /// (requests answered, requests whose client was gone).
     fn counts(&self) -> PyResult<(u64, u64)> {
-        Ok(lock(&self.inner, "parameter server")?.counts())
+        Ok(self.inner.lock()?.counts())
     }
 }
 
@@ -290,7 +293,7 @@ impl ParamServer {
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct ParamClient {
     node: String,
-    inner: Mutex<horus_params::ParamClient>,
+    inner: Endpoint<horus_params::ParamClient>,
 }
 
 impl ParamClient {
@@ -303,7 +306,7 @@ impl ParamClient {
         f: impl FnOnce(&mut horus_params::ParamClient) -> Result<T, horus_params::ParamClientError>
             + Send,
     ) -> PyResult<T> {
-        let mut g = lock(&self.inner, "parameter client")?;
+        let mut g = self.inner.lock()?;
         let c: &mut horus_params::ParamClient = &mut g;
         let r = py.detach(|| f(c));
         py.check_signals()?;
@@ -328,8 +331,20 @@ impl ParamClient {
         c.set_timeout(t);
         Ok(ParamClient {
             node: node.to_owned(),
-            inner: Mutex::new(c),
+            inner: Endpoint::new(c, "parameter client"),
         })
+    }
+
+    /// Leaves the service `<node>/params` now (its place is released) and any
+    /// use after raises ClosedError. Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 
     /// The node's name.

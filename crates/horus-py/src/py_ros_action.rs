@@ -19,7 +19,7 @@ use horus_actions::{ActionError as RustActionError, GoalId, GoalStatus};
 use pyo3::prelude::*;
 
 use crate::action_errors::{action_error, goal_error, ActionError};
-use crate::py_action_core::{action_classes, lock, seconds, ClientError, NewGoalBytes};
+use crate::py_action_core::{action_classes, seconds, ClientError, NewGoalBytes};
 
 /// One ROS 2 type as Python gives it: (type name, RIHS01 hash, ros2msg definition).
 type TypeTriple = (String, String, String);
@@ -83,13 +83,13 @@ action_classes! {
                 .map_err(|e| open_error(name, e))?;
             Ok(RosActionClient {
                 name: name.to_owned(),
-                inner: std::sync::Mutex::new(c),
+                inner: crate::endpoint::Endpoint::new(c, "action client"),
             })
         }
 
         /// Feedback and status messages skipped as malformed: (feedback, status).
         fn malformed(&self) -> PyResult<(u64, u64)> {
-            let m = lock(&self.inner, "action client")?.malformed();
+            let m = self.inner.lock()?.malformed();
             Ok((m.feedback, m.status))
         }
     }
@@ -121,7 +121,7 @@ action_classes! {
             }
             Ok(RosActionServer {
                 name: name.to_owned(),
-                inner: std::sync::Mutex::new(server),
+                inner: crate::endpoint::Endpoint::new(server, "action server"),
             })
         }
 

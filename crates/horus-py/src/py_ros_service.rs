@@ -5,16 +5,17 @@
 //! tail), so a Python end meets a Rust `RosSrv<S>` (`call_ros` / `reply_ros`) of the same
 //! service; `python/horus/_ros_service.py` encodes and decodes with the classes.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use horus::description::ServiceDescription;
 use horus::msgs::{MessageDescription, Ros2Type};
 use horus::{RawClient, RawRequest, RawServer};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::endpoint::{closed_error, lock, Endpoint};
 use crate::errors::{call_error, service_error, NoServerError, RecvTimeoutError, ServiceError};
 
 /// Signals are checked at least this often while a call or `recv` waits.
@@ -22,16 +23,6 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 
 /// One ROS 2 type as Python gives it: (type name, RIHS01 hash, ros2msg definition).
 type TypeTriple = (String, String, String);
-
-fn lock<'a, T>(m: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
-    match m.try_lock() {
-        Ok(g) => Ok(g),
-        Err(std::sync::TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
-            "this {what} is in use by another thread; make one per thread"
-        ))),
-        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-    }
-}
 
 fn seconds(what: &str, t: f64) -> PyResult<Duration> {
     Duration::try_from_secs_f64(t)
@@ -61,7 +52,8 @@ pub(crate) struct RosServiceClient {
     name: String,
     namespace: String,
     types: (Ros2Type, Ros2Type),
-    inner: Mutex<Option<RawClient>>,
+    /// Opened at the first call (the server creates the service).
+    inner: Endpoint<Option<RawClient>>,
 }
 
 #[pymethods]
@@ -79,8 +71,20 @@ impl RosServiceClient {
             name: name.to_owned(),
             namespace: namespace.map_or_else(horus::namespace, str::to_owned),
             types: (ros2(&request_type), ros2(&response_type)),
-            inner: Mutex::new(None),
+            inner: Endpoint::new(None, "service client"),
         })
+    }
+
+    /// Leaves the service now: this client's place is released and any use after
+    /// raises ClosedError. Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 
     /// The service's name.
@@ -101,7 +105,7 @@ impl RosServiceClient {
         timeout: f64,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let t = seconds("timeout", timeout)?;
-        let mut g = lock(&self.inner, "service client")?;
+        let mut g = self.inner.lock()?;
         if g.is_none() {
             let c = RawClient::open(&self.namespace, &self.name).map_err(|e| {
                 NoServerError::new_err(format!("service {:?}: no server ({e})", self.name))
@@ -141,7 +145,7 @@ impl RosServiceClient {
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct RosServiceServer {
     name: String,
-    inner: Mutex<RawServer>,
+    inner: Endpoint<RawServer>,
 }
 
 #[pymethods]
@@ -165,8 +169,21 @@ impl RosServiceServer {
         let s = RawServer::create(&ns, name, &description).map_err(service_error)?;
         Ok(RosServiceServer {
             name: name.to_owned(),
-            inner: Mutex::new(s),
+            inner: Endpoint::new(s, "service server"),
         })
+    }
+
+    /// Leaves the service now: this server's place is released and any use after
+    /// raises ClosedError. A `recv` waiting on it in another
+    /// thread raises ClosedError within 50 ms. Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 
     /// The service's name.
@@ -177,9 +194,7 @@ impl RosServiceServer {
 
     /// The next request if one is waiting, else None. Never blocks.
     fn try_recv(&self) -> PyResult<Option<RosServiceRequest>> {
-        Ok(lock(&self.inner, "service server")?
-            .try_recv()
-            .map(RosServiceRequest::new))
+        Ok(self.inner.lock()?.try_recv().map(RosServiceRequest::new))
     }
 
     /// Waits for the next request, at most `timeout` seconds (None: for ever).
@@ -189,7 +204,7 @@ impl RosServiceServer {
             Some(t) => Some(Instant::now() + seconds("timeout", t)?),
             None => None,
         };
-        let mut g = lock(&self.inner, "service server")?;
+        let mut g = self.inner.lock()?;
         let server: &mut RawServer = &mut g;
         loop {
             let slice = deadline.map_or(SIGNAL_SLICE, |d| {
@@ -200,6 +215,9 @@ impl RosServiceServer {
                 return Ok(RosServiceRequest::new(r));
             }
             py.check_signals()?;
+            if self.inner.is_closed() {
+                return Err(closed_error("service server"));
+            }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(RecvTimeoutError::new_err(format!(
                     "service {:?}: no request within {} s",

@@ -6,16 +6,17 @@
 //! to let Python handle signals: Ctrl-C raises `KeyboardInterrupt` promptly
 //! (a call interrupted that way is withdrawn, counted as `cancelled`).
 
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::dyn_service::{
     self, CallFailure, DynClient, DynPending, DynRequest, DynServer, DynService, ServiceOptions,
 };
+use crate::endpoint::{closed_error, lock, Endpoint};
 use crate::errors::{self, CallTimeoutError, RecvTimeoutError};
 
 /// Longest stretch a blocking wait runs without the GIL before it checks
@@ -27,16 +28,6 @@ const SPIN_POLLS: u32 = 200;
 
 /// Longest sleep between two polls of a pending call.
 const MAX_NAP: Duration = Duration::from_millis(1);
-
-fn lock<'a, T: ?Sized>(m: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
-    match m.try_lock() {
-        Ok(g) => Ok(g),
-        Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
-            "this {what} is in use by another thread; make one {what} per thread"
-        ))),
-        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-    }
-}
 
 fn seconds(what: &str, t: f64) -> PyResult<Duration> {
     Duration::try_from_secs_f64(t)
@@ -109,7 +100,9 @@ fn service_stats_dict<'py>(
 /// the existing service's.
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct Service {
-    inner: Box<dyn DynService>,
+    inner: Endpoint<Box<dyn DynService>>,
+    name: String,
+    depth: u32,
 }
 
 #[pymethods]
@@ -132,7 +125,11 @@ impl Service {
             max_servers,
         };
         match dyn_service::open_service(request_schema, response_schema, name, &o) {
-            Ok(Some(inner)) => Ok(Service { inner }),
+            Ok(Some(inner)) => Ok(Service {
+                name: inner.name().to_owned(),
+                depth: inner.depth(),
+                inner: Endpoint::new(inner, "service"),
+            }),
             Ok(None) => Err(PyValueError::new_err(format!(
                 "services carry fixed-size messages: requests and responses must each be one of {:?}, not {request_schema:?} and {response_schema:?}",
                 dyn_service::service_schemas()
@@ -144,34 +141,49 @@ impl Service {
     /// Service name.
     #[getter]
     fn name(&self) -> &str {
-        self.inner.name()
+        &self.name
     }
 
     /// Calls in flight each client may have.
     #[getter]
     fn depth(&self) -> u32 {
-        self.inner.depth()
+        self.depth
     }
 
     /// A client (one per thread).
     fn client(&self) -> PyResult<Client> {
+        let client = self.inner.lock()?.client();
         Ok(Client {
-            service: self.inner.name().to_owned(),
-            inner: Mutex::new(self.inner.client().map_err(errors::service_error)?),
+            service: self.name.clone(),
+            inner: Endpoint::new(client.map_err(errors::service_error)?, "service client"),
         })
     }
 
     /// A server (one per thread). Several servers share the load.
     fn server(&self) -> PyResult<Server> {
+        let server = self.inner.lock()?.server();
         Ok(Server {
-            service: self.inner.name().to_owned(),
-            inner: Mutex::new(self.inner.server().map_err(errors::service_error)?),
+            service: self.name.clone(),
+            inner: Endpoint::new(server.map_err(errors::service_error)?, "service server"),
         })
     }
 
     /// Counters of every client and server: `{"clients": [...], "servers": [...]}`.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        service_stats_dict(py, &self.inner.stats())
+        service_stats_dict(py, &self.inner.lock()?.stats())
+    }
+
+    /// Lets go of the service now (its segment is removed if this was the
+    /// last handle on it). Clients and servers made from it stay open. Any
+    /// use after raises ClosedError. Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 }
 
@@ -179,13 +191,14 @@ impl Service {
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct Client {
     service: String,
-    inner: Mutex<Box<dyn DynClient>>,
+    inner: Endpoint<Box<dyn DynClient>>,
 }
 
 impl Client {
     fn start(&self, py: Python<'_>, req: &[u8], timeout: f64) -> PyResult<Box<dyn DynPending>> {
         let timeout = seconds("timeout", timeout)?;
-        lock(&self.inner, "client")?
+        self.inner
+            .lock()?
             .call_async(req, timeout)
             .map_err(|e| match e {
                 CallFailure::BadSize { got, expected } => PyValueError::new_err(format!(
@@ -225,23 +238,36 @@ impl Client {
     /// Calls in flight (sent, result not yet taken).
     #[getter]
     fn in_flight(&self) -> PyResult<usize> {
-        Ok(lock(&self.inner, "client")?.in_flight())
+        Ok(self.inner.lock()?.in_flight())
     }
 
     /// Servers running now.
     #[getter]
     fn servers(&self) -> PyResult<u32> {
-        Ok(lock(&self.inner, "client")?.servers())
+        Ok(self.inner.lock()?.servers())
     }
 
     /// This client's counters.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        client_stats_dict(py, &lock(&self.inner, "client")?.stats())
+        client_stats_dict(py, &self.inner.lock()?.stats())
     }
 
     /// Counters of every client and server of the service.
     fn service_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        service_stats_dict(py, &lock(&self.inner, "client")?.service_stats())
+        service_stats_dict(py, &self.inner.lock()?.service_stats())
+    }
+
+    /// Leaves the service now: this client's place is released (calls in
+    /// flight are withdrawn) and any use after raises ClosedError.
+    /// Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 }
 
@@ -357,14 +383,16 @@ fn taken(service: &str) -> PyErr {
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct Server {
     service: String,
-    inner: Mutex<Box<dyn DynServer>>,
+    inner: Endpoint<Box<dyn DynServer>>,
 }
 
 #[pymethods]
 impl Server {
     /// The next request if one is waiting, else None. Never blocks.
     fn try_recv(&self) -> PyResult<Option<Request>> {
-        Ok(lock(&self.inner, "server")?
+        Ok(self
+            .inner
+            .lock()?
             .try_recv()
             .map(|r| Request::new(&self.service, r)))
     }
@@ -377,7 +405,7 @@ impl Server {
             Some(t) => Some(Instant::now() + seconds("timeout", t)?),
             None => None,
         };
-        let mut g = lock(&self.inner, "server")?;
+        let mut g = self.inner.lock()?;
         let server: &mut dyn DynServer = &mut **g;
         loop {
             let slice = match deadline {
@@ -390,6 +418,9 @@ impl Server {
                 return Ok(Request::new(&self.service, r));
             }
             py.check_signals()?;
+            if self.inner.is_closed() {
+                return Err(closed_error("service server"));
+            }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(RecvTimeoutError::new_err(format!(
                     "service {:?}: no request within {} s",
@@ -402,12 +433,25 @@ impl Server {
 
     /// This server's counters.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        server_stats_dict(py, &lock(&self.inner, "server")?.stats())
+        server_stats_dict(py, &self.inner.lock()?.stats())
     }
 
     /// Counters of every client and server of the service.
     fn service_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        service_stats_dict(py, &lock(&self.inner, "server")?.service_stats())
+        service_stats_dict(py, &self.inner.lock()?.service_stats())
+    }
+
+    /// Leaves the service now: this server's place is released and any use
+    /// after raises ClosedError. From another thread, a `recv` waiting on
+    /// this server raises ClosedError within 50 ms. Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 }
 

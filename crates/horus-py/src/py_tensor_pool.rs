@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use horus_tensor::{Meta, PoolConfig, TensorLayout, TensorPool, TensorRef};
 use pyo3::prelude::*;
 
+use crate::endpoint::Endpoint;
 use crate::errors::{
     descriptor_error, pool_alloc_error, pool_attach_error, pool_open_error, TensorPoolError,
 };
@@ -50,8 +51,12 @@ fn open_cached(namespace: &str, pool_id: u64, cfg: PoolConfig) -> PyResult<Arc<T
 /// open, adopted afterwards; settings left as None adopt the pool's).
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct RawTensorPool {
-    inner: Arc<TensorPool>,
+    /// This handle's reference on the process's mapping of the pool.
+    inner: Endpoint<Arc<TensorPool>>,
     namespace: String,
+    pool_id: u64,
+    slots: u32,
+    slot_bytes: u64,
 }
 
 #[pymethods]
@@ -66,12 +71,18 @@ impl RawTensorPool {
     ) -> PyResult<Self> {
         let namespace = namespace.unwrap_or_else(horus_shm::name::namespace);
         let inner = open_cached(&namespace, pool_id, PoolConfig { slots, slot_bytes })?;
-        Ok(RawTensorPool { inner, namespace })
+        Ok(RawTensorPool {
+            pool_id: inner.pool_id(),
+            slots: inner.slots(),
+            slot_bytes: inner.slot_bytes(),
+            inner: Endpoint::new(inner, "tensor pool"),
+            namespace,
+        })
     }
 
     /// Takes a free slot for `nbytes` bytes (not zeroed).
     fn alloc(&self, nbytes: u64) -> PyResult<TensorBuffer> {
-        let tensor = self.inner.alloc(nbytes).map_err(pool_alloc_error)?;
+        let tensor = self.inner.lock()?.alloc(nbytes).map_err(pool_alloc_error)?;
         Ok(TensorBuffer { tensor })
     }
 
@@ -86,6 +97,7 @@ impl RawTensorPool {
     ) -> PyResult<TensorBuffer> {
         let tensor = self
             .inner
+            .lock()?
             .acquire(slot, generation, offset, nbytes)
             .map_err(pool_attach_error)?;
         Ok(TensorBuffer { tensor })
@@ -100,7 +112,7 @@ impl RawTensorPool {
         let dtype = std::str::from_utf8(r.dtype_bytes())
             .map_err(|_| pyo3::exceptions::PyValueError::new_err("descriptor dtype is not UTF-8"))?
             .to_owned();
-        let tensor = self.inner.attach(&r).map_err(pool_attach_error)?;
+        let tensor = self.inner.lock()?.attach(&r).map_err(pool_attach_error)?;
         Ok((TensorBuffer { tensor }, dtype, dims))
     }
 
@@ -119,7 +131,7 @@ impl RawTensorPool {
         stamp_ns: u64,
         frame_id: &str,
     ) -> PyResult<(TensorBuffer, Bound<'py, pyo3::types::PyByteArray>)> {
-        let tensor = self.inner.alloc(nbytes).map_err(pool_alloc_error)?;
+        let tensor = self.inner.lock()?.alloc(nbytes).map_err(pool_alloc_error)?;
         let meta = Meta {
             kind,
             stamp_ns,
@@ -146,7 +158,7 @@ impl RawTensorPool {
         stamp_ns: u64,
         frame_id: &str,
     ) -> PyResult<TensorBuffer> {
-        let tensor = self.inner.alloc(nbytes).map_err(pool_alloc_error)?;
+        let tensor = self.inner.lock()?.alloc(nbytes).map_err(pool_alloc_error)?;
         let meta = Meta {
             kind,
             stamp_ns,
@@ -179,6 +191,7 @@ impl RawTensorPool {
         };
         let tensor = self
             .inner
+            .lock()?
             .alloc(layout.len as u64)
             .map_err(pool_alloc_error)?;
         let meta = Meta {
@@ -197,19 +210,19 @@ impl RawTensorPool {
     /// no buffer-protocol format (not a plain numeric type in native byte
     /// order): use `attach` then.
     fn attach_view(&self, descriptor: &Bound<'_, PyAny>) -> PyResult<Option<TensorView>> {
-        view_of(&self.inner, &read_ref(descriptor)?)
+        view_of(&*self.inner.lock()?, &read_ref(descriptor)?)
     }
 
     /// Clears the references of holders whose process died; returns how
     /// many holders were reclaimed.
-    fn reclaim_dead(&self) -> usize {
-        self.inner.reclaim_dead()
+    fn reclaim_dead(&self) -> PyResult<usize> {
+        Ok(self.inner.lock()?.reclaim_dead())
     }
 
     /// Pool id.
     #[getter]
     fn pool_id(&self) -> u64 {
-        self.inner.pool_id()
+        self.pool_id
     }
 
     /// Namespace the pool lives in.
@@ -221,25 +234,40 @@ impl RawTensorPool {
     /// Number of slots.
     #[getter]
     fn slots(&self) -> u32 {
-        self.inner.slots()
+        self.slots
     }
 
     /// Bytes per slot.
     #[getter]
     fn slot_bytes(&self) -> u64 {
-        self.inner.slot_bytes()
+        self.slot_bytes
     }
 
     /// Slots that no process holds.
     #[getter]
-    fn free_slots(&self) -> u32 {
-        self.inner.free_slots()
+    fn free_slots(&self) -> PyResult<u32> {
+        Ok(self.inner.lock()?.free_slots())
     }
 
     /// Processes that have the pool mapped.
     #[getter]
-    fn holders(&self) -> u32 {
-        self.inner.holders()
+    fn holders(&self) -> PyResult<u32> {
+        Ok(self.inner.lock()?.holders())
+    }
+
+    /// Lets go of this handle's reference on the pool now, and any use after
+    /// raises ClosedError. The process leaves the pool (its holder place is
+    /// released, the segment removed by the last holder) once no other
+    /// handle of it and no tensor from it is alive in this process.
+    /// Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 }
 

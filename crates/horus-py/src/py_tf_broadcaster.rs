@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use horus_tf::{time_of_ns, transform_stamped, StaticTransformBroadcaster, TransformBroadcaster};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 use crate::py_tf_errors::broadcast_error;
@@ -65,7 +65,7 @@ impl TfBroadcaster {
         let r = match guard.as_mut() {
             Some(Inner::Dynamic(b)) => b.send_all(&msgs),
             Some(Inner::Static(b)) => b.send_all(&msgs),
-            None => return Err(PyValueError::new_err("the broadcaster is closed")),
+            None => return Err(crate::endpoint::closed_error("broadcaster")),
         };
         r.map_err(|e| broadcast_error(py, &e))
     }

@@ -35,7 +35,7 @@ impl TfBuffer {
             .map_err(|_| PyRuntimeError::new_err("tf buffer lock poisoned"))?;
         match guard.as_ref() {
             Some(l) => Ok(f(l)),
-            None => Err(PyValueError::new_err("the tf buffer is closed")),
+            None => Err(crate::endpoint::closed_error("tf buffer")),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::TryLockError;
+use std::sync::Arc;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -53,7 +53,7 @@ pub(crate) struct Loan {
     pub(super) tail_len: usize,
     pub(super) id: u64,
     /// Buffer views of the region alive now.
-    pub(super) exports: AtomicUsize,
+    pub(super) exports: Arc<AtomicUsize>,
 }
 
 impl Loan {
@@ -98,10 +98,14 @@ impl Loan {
         self.tail_len
     }
 
-    /// Whether the loan is still outstanding (not sent nor discarded).
+    /// Whether the loan is still outstanding (not sent nor discarded, and
+    /// its publisher not closed).
     #[getter]
     fn active(&self, py: Python<'_>) -> PyResult<bool> {
         let p = self.publisher.bind(py).get();
+        if p.inner.is_closed() {
+            return Ok(false);
+        }
         Ok(self.is_current(&*p.state()?))
     }
 
@@ -130,7 +134,7 @@ impl Loan {
             st.publisher.send_loan()
         };
         let n = r.map_err(|e| p.err(e))?;
-        st.loan_id = None;
+        st.end_loan();
         Ok(n)
     }
 
@@ -143,7 +147,7 @@ impl Loan {
         if self.is_current(&st) {
             self.check_no_views(py, p, "discard")?;
             st.publisher.drop_loan();
-            st.loan_id = None;
+            st.end_loan();
         }
         Ok(())
     }
@@ -197,19 +201,20 @@ impl Drop for Loan {
         // `get` needs no GIL (frozen, Sync), and Drop may run without it.
         let p = self.publisher.get();
         let mut st = match p.inner.try_lock() {
-            Ok(st) => st,
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Some(Ok(st)) => st,
+            // The publisher is closed: its loan went with it.
+            None => return,
             // Another thread holds the publisher (and may wait for the GIL
             // we may hold): leave the id for its next `state()` to discard.
             // Release: pairs with the Acquire swap in `Publisher::state`.
-            Err(TryLockError::WouldBlock) => {
+            Some(Err(())) => {
                 p.abandoned.store(self.id, Ordering::Release);
                 return;
             }
         };
         if self.is_current(&st) {
             st.publisher.drop_loan();
-            st.loan_id = None;
+            st.end_loan();
         }
     }
 }

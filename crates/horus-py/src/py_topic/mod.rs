@@ -13,11 +13,10 @@ mod subscriber_stats;
 mod topic;
 mod topic_stats;
 
-use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use horus::{Durability, Overflow, StartAt};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 pub(crate) use loan::Loan;
@@ -32,16 +31,6 @@ pub(crate) use topic_stats::TopicStats;
 /// Longest stretch a blocking receive waits without the GIL before it
 /// checks for signals (Ctrl-C).
 pub(super) const SIGNAL_SLICE: Duration = Duration::from_millis(50);
-
-pub(super) fn lock<'a, T: ?Sized>(m: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
-    match m.try_lock() {
-        Ok(g) => Ok(g),
-        Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
-            "this {what} is in use by another thread; make one {what} per thread"
-        ))),
-        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-    }
-}
 
 pub(super) fn parse_overflow(
     overflow: Option<&str>,

@@ -1,26 +1,46 @@
 //! `Publisher`: publishes messages given as raw bytes, and makes loans.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use super::{lock, Loan, PublisherStats, TopicStats};
+use super::{Loan, PublisherStats, TopicStats};
 use crate::buffer::with_bytes;
 use crate::dynamic::{self, DynPublisher};
-use crate::errors;
+use crate::endpoint::{Endpoint, Open};
+use crate::errors::{self, LoanViewsAliveError};
 
 pub(super) struct PubState {
     pub(super) publisher: Box<dyn DynPublisher>,
     /// Id of the outstanding loan, if any.
     pub(super) loan_id: Option<u64>,
+    /// Buffer views of the outstanding loan alive now (its `Loan`'s count).
+    pub(super) loan_views: Option<Arc<AtomicUsize>>,
     pub(super) next_loan: u64,
+}
+
+impl PubState {
+    pub(super) fn new(publisher: Box<dyn DynPublisher>) -> Self {
+        PubState {
+            publisher,
+            loan_id: None,
+            loan_views: None,
+            next_loan: 1,
+        }
+    }
+
+    /// Forgets the outstanding loan (sent, or its memory given back).
+    pub(super) fn end_loan(&mut self) {
+        self.loan_id = None;
+        self.loan_views = None;
+    }
 }
 
 /// Publishes messages given as raw bytes (the package's message objects).
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct Publisher {
-    pub(super) inner: Mutex<PubState>,
+    pub(super) inner: Endpoint<PubState>,
     /// Id of a loan whose `Loan` object was freed while another thread held
     /// `inner` (0: none; ids start at 1). Discarded at the next lock.
     pub(super) abandoned: AtomicU64,
@@ -29,15 +49,24 @@ pub(crate) struct Publisher {
 }
 
 impl Publisher {
-    pub(super) fn state(&self) -> PyResult<MutexGuard<'_, PubState>> {
-        let mut st = lock(&self.inner, "publisher")?;
+    pub(super) fn new(publisher: Box<dyn DynPublisher>, topic: String, blocks: bool) -> Self {
+        Publisher {
+            inner: Endpoint::new(PubState::new(publisher), "publisher"),
+            abandoned: AtomicU64::new(0),
+            topic,
+            blocks,
+        }
+    }
+
+    pub(super) fn state(&self) -> PyResult<Open<'_, PubState>> {
+        let mut st = self.inner.lock()?;
         // Relaxed peek: the common case (nothing abandoned) costs a load.
         // Acquire swap: pairs with the Release store in `Loan::drop`.
         if self.abandoned.load(Ordering::Relaxed) != 0 {
             let id = self.abandoned.swap(0, Ordering::Acquire);
             if st.loan_id == Some(id) {
                 st.publisher.drop_loan();
-                st.loan_id = None;
+                st.end_loan();
             }
         }
         Ok(st)
@@ -90,8 +119,10 @@ impl Publisher {
         let (ptr, len, tail_offset) =
             with_bytes(header, |h| st.publisher.loan(h, tail_len))?.map_err(|e| this.err(e))?;
         let id = st.next_loan;
+        let exports = Arc::new(AtomicUsize::new(0));
         st.next_loan += 1;
         st.loan_id = Some(id);
+        st.loan_views = Some(Arc::clone(&exports));
         Ok(Loan {
             publisher: slf.clone().unbind(),
             addr: ptr.as_ptr() as usize,
@@ -99,7 +130,7 @@ impl Publisher {
             tail_offset,
             tail_len,
             id,
-            exports: AtomicUsize::new(0),
+            exports,
         })
     }
 
@@ -122,6 +153,42 @@ impl Publisher {
     #[getter]
     fn max_tail(&self) -> PyResult<usize> {
         self.state()?.publisher.max_tail().map_err(|e| self.err(e))
+    }
+
+    /// Leaves the topic now: this publisher's place is released (its
+    /// latched history with it), and any use after raises ClosedError.
+    /// An outstanding loan is discarded; while views of its memory are alive
+    /// (NumPy arrays made from it) it raises LoanViewsAliveError and stays
+    /// open. Idempotent.
+    fn close(&self) -> PyResult<()> {
+        self.inner.close_if(|st| {
+            if st.loan_id.is_none() {
+                return Ok(());
+            }
+            // Acquire: pairs with the Release decrement of `__releasebuffer__`
+            // (as in `Loan::check_no_views`); increments happen under the
+            // lock we hold.
+            let views = st
+                .loan_views
+                .as_ref()
+                .map_or(0, |v| v.load(Ordering::Acquire));
+            if views != 0 {
+                return Err(LoanViewsAliveError::new_err(format!(
+                    "topic {:?}: cannot close the publisher: {views} view(s) of its \
+                     outstanding loan's memory are alive; delete them first",
+                    self.topic
+                )));
+            }
+            st.publisher.drop_loan();
+            st.end_loan();
+            Ok(())
+        })
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 
     /// Topic name.

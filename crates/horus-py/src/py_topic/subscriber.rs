@@ -1,21 +1,21 @@
 //! `Subscriber`: receives messages as bytes or in-place `Sample`s.
 
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::{lock, Sample, SubscriberStats, TopicStats, SIGNAL_SLICE};
+use super::{Sample, SubscriberStats, TopicStats, SIGNAL_SLICE};
 use crate::dynamic::{AnySample, DynSubscriber};
+use crate::endpoint::{closed_error, Endpoint, Open};
 use crate::errors::{self, RecvTimeoutError};
 
 /// Receives messages as raw bytes (small messages) or `Sample`s (messages
 /// read in place in shared memory).
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct Subscriber {
-    pub(super) inner: Mutex<Box<dyn DynSubscriber>>,
+    pub(super) inner: Endpoint<Box<dyn DynSubscriber>>,
     pub(super) topic: String,
 }
 
@@ -28,8 +28,15 @@ fn wrap(py: Python<'_>, s: Box<dyn AnySample>) -> PyResult<Py<PyAny>> {
 }
 
 impl Subscriber {
-    fn sub(&self) -> PyResult<MutexGuard<'_, Box<dyn DynSubscriber>>> {
-        lock(&self.inner, "subscriber")
+    pub(super) fn new(inner: Box<dyn DynSubscriber>, topic: String) -> Self {
+        Subscriber {
+            inner: Endpoint::new(inner, "subscriber"),
+            topic,
+        }
+    }
+
+    fn sub(&self) -> PyResult<Open<'_, Box<dyn DynSubscriber>>> {
+        self.inner.lock()
     }
 }
 
@@ -74,6 +81,11 @@ impl Subscriber {
                 return Err(errors::segment_lost(py, &self.topic));
             }
             py.check_signals()?;
+            if self.inner.is_closed() {
+                // Closed by another thread while we waited: the state goes
+                // when `guard` does.
+                return Err(closed_error("subscriber"));
+            }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(RecvTimeoutError::new_err(format!(
                     "topic {:?}: no message within {} s",
@@ -103,6 +115,20 @@ impl Subscriber {
         self.sub()?
             .check()
             .map_err(|_| errors::segment_lost(py, &self.topic))
+    }
+
+    /// Leaves the topic now: this subscriber's place is released and any use
+    /// after raises ClosedError. Samples already received stay readable
+    /// (each pins its own message). From another thread, a `recv` waiting on
+    /// this subscriber raises ClosedError within 50 ms. Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 
     /// Topic name.

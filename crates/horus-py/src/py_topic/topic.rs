@@ -1,25 +1,26 @@
 //! `Topic`: a topic of one message type opened from Python, the factory of its
 //! publishers and subscribers.
 
-use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
-
 use horus::{Overflow, WaitMode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::publisher::PubState;
 use super::{durability_of, overflow_name, parse_overflow, parse_start};
 use super::{Publisher, Subscriber, TopicStats};
 use crate::dynamic::{self, DynTopic, TopicOptions};
+use crate::endpoint::Endpoint;
 use crate::errors;
 
 /// A topic of one message type (by schema name), opened or created with the
 /// given QoS. Settings left as None adopt the topic's.
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct Topic {
-    inner: Box<dyn DynTopic>,
+    inner: Endpoint<Box<dyn DynTopic>>,
+    name: String,
     schema: String,
+    /// The topic's QoS, fixed when it was created.
+    overflow: Overflow,
+    latched: u32,
 }
 
 #[pymethods]
@@ -55,8 +56,11 @@ impl Topic {
         };
         match dynamic::open_topic(schema, name, &opts) {
             Ok(Some(inner)) => Ok(Topic {
-                inner,
+                name: inner.name().to_owned(),
                 schema: schema.to_owned(),
+                overflow: inner.overflow(),
+                latched: inner.durability().latched(),
+                inner: Endpoint::new(inner, "topic"),
             }),
             Ok(None) => Err(PyValueError::new_err(format!(
                 "no message type has the schema name {schema:?}"
@@ -68,7 +72,7 @@ impl Topic {
     /// Topic name.
     #[getter]
     fn name(&self) -> &str {
-        self.inner.name()
+        &self.name
     }
 
     /// Schema name of the message type.
@@ -80,20 +84,20 @@ impl Topic {
     /// Overflow policy in force: 'drop_oldest', 'reject' or 'block'.
     #[getter]
     fn overflow(&self) -> &'static str {
-        overflow_name(self.inner.overflow())
+        overflow_name(self.overflow)
     }
 
     /// Messages each publisher keeps for subscribers that join later
     /// (transient-local durability); 0 for a volatile topic.
     #[getter]
     fn durability(&self) -> u32 {
-        self.inner.durability().latched()
+        self.latched
     }
 
     /// Longest wait per send under 'block', in seconds; None otherwise.
     #[getter]
     fn block_timeout(&self) -> Option<f64> {
-        match self.inner.overflow() {
+        match self.overflow {
             Overflow::Block { timeout } => Some(timeout.as_secs_f64()),
             _ => None,
         }
@@ -103,18 +107,14 @@ impl Topic {
     fn publisher(&self, py: Python<'_>) -> PyResult<Publisher> {
         let inner = self
             .inner
+            .lock()?
             .publisher()
             .map_err(|e| errors::topic_error(py, e))?;
-        Ok(Publisher {
-            inner: Mutex::new(PubState {
-                publisher: inner,
-                loan_id: None,
-                next_loan: 1,
-            }),
-            abandoned: AtomicU64::new(0),
-            topic: self.inner.name().to_owned(),
-            blocks: matches!(self.inner.overflow(), Overflow::Block { .. }),
-        })
+        Ok(Publisher::new(
+            inner,
+            self.name.clone(),
+            matches!(self.overflow, Overflow::Block { .. }),
+        ))
     }
 
     /// Creates a subscriber. `busy_poll=True` spins while waiting (lowest
@@ -142,28 +142,45 @@ impl Topic {
         };
         let mut inner = self
             .inner
+            .lock()?
             .subscriber(mode, observer, start)
             .map_err(|e| errors::topic_error(py, e))?;
         if let Some(n) = spin {
             inner.set_spin(n);
         }
-        Ok(Subscriber {
-            inner: Mutex::new(inner),
-            topic: self.inner.name().to_owned(),
-        })
+        Ok(Subscriber::new(inner, self.name.clone()))
     }
 
     /// Counters of every endpoint of the topic, in every process.
-    fn stats(&self) -> TopicStats {
-        TopicStats::from(self.inner.stats())
+    fn stats(&self) -> PyResult<TopicStats> {
+        Ok(TopicStats::from(self.inner.lock()?.stats()))
+    }
+
+    /// Lets go of the topic now (its segment is removed if this was the last
+    /// handle on it). Publishers and subscribers made from it are endpoints
+    /// of their own and stay open. Any use after raises ClosedError.
+    /// Idempotent.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "<Topic {:?} {} {}>",
-            self.inner.name(),
+            "<Topic {:?} {} {}{}>",
+            self.name,
             self.schema,
-            overflow_name(self.inner.overflow())
+            overflow_name(self.overflow),
+            if self.inner.is_closed() {
+                " closed"
+            } else {
+                ""
+            }
         )
     }
 }

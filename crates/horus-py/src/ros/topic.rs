@@ -9,7 +9,6 @@
 //! arrays view.
 
 use std::ffi::c_int;
-use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use horus::inspect::{
@@ -18,7 +17,7 @@ use horus::inspect::{
 };
 use horus::msgs::Ros2Type;
 use horus::Overflow;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
@@ -26,6 +25,7 @@ use super::encode::{Enc, Parts, HEADER};
 use super::RosTypes;
 use crate::buffer::export;
 use crate::dynamic::SendFailure;
+use crate::endpoint::{closed_error, Endpoint};
 use crate::errors::{self, InvalidTopicError, RecvTimeoutError, SchemaMismatchError, SegmentError};
 
 /// Largest stretch a blocking receive waits without the GIL (signals: Ctrl-C).
@@ -33,16 +33,6 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 
 /// Bytes before the CDR body in a chunk (4 reserved, then the encapsulation header).
 const FRAME: usize = 8;
-
-fn lock<'a, T>(m: &'a Mutex<T>, what: &str) -> PyResult<MutexGuard<'a, T>> {
-    match m.try_lock() {
-        Ok(g) => Ok(g),
-        Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
-            "this {what} is in use by another thread; make one {what} per thread"
-        ))),
-        Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-    }
-}
 
 fn create_error(
     py: Python<'_>,
@@ -100,7 +90,9 @@ fn send_failure(e: RawSendError) -> SendFailure {
 /// A topic carrying one ROS 2 type, created if it does not exist.
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct RosTopic {
-    view: TopicView,
+    view: Endpoint<TopicView>,
+    name: String,
+    latched: u32,
     type_name: String,
     blocks: bool,
 }
@@ -178,7 +170,9 @@ impl RosTopic {
         }
         let blocks = matches!(view.qos().overflow, Some(Overflow::Block { .. }));
         Ok(RosTopic {
-            view,
+            name: view.name().to_owned(),
+            latched: view.durability().latched(),
+            view: Endpoint::new(view, "topic"),
             type_name: type_name.to_owned(),
             blocks,
         })
@@ -187,7 +181,7 @@ impl RosTopic {
     /// Topic name.
     #[getter]
     fn name(&self) -> &str {
-        self.view.name()
+        &self.name
     }
 
     /// The ROS 2 type name it carries.
@@ -200,19 +194,19 @@ impl RosTopic {
     /// (transient-local durability); 0 for a volatile topic.
     #[getter]
     fn durability(&self) -> u32 {
-        self.view.durability().latched()
+        self.latched
     }
 
     /// A publisher (one per thread).
     fn publisher(&self) -> PyResult<RosPublisher> {
-        self.view.ros2().map_err(ros_error)?;
-        let raw = self
-            .view
+        let view = self.view.lock()?;
+        view.ros2().map_err(ros_error)?;
+        let raw = view
             .publisher(FRAME)
             .map_err(|e| ros_error(RosTopicError::Join(e)))?;
         Ok(RosPublisher {
-            raw: Mutex::new(raw),
-            topic: self.view.name().to_owned(),
+            raw: Endpoint::new(raw, "publisher"),
+            topic: self.name.clone(),
             type_name: self.type_name.clone(),
             blocks: self.blocks,
         })
@@ -233,22 +227,35 @@ impl RosTopic {
         let start = crate::py_topic::parse_start(start)?;
         let mut r = self
             .view
+            .lock()?
             .ros_reader_at(true, observer, start)
             .map_err(ros_error)?;
         if let Some(n) = spin {
             r.set_spin(n);
         }
         Ok(RosSubscriber {
-            raw: Mutex::new(r),
-            topic: self.view.name().to_owned(),
+            raw: Endpoint::new(r, "subscriber"),
+            topic: self.name.clone(),
         })
+    }
+
+    /// Lets go of the topic now; publishers and subscribers made from it
+    /// stay open. Any use after raises ClosedError. Idempotent.
+    fn close(&self) {
+        self.view.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.view.is_closed()
     }
 }
 
 /// Publishes message objects of one ROS 2 type.
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct RosPublisher {
-    raw: Mutex<RawPublisher>,
+    raw: Endpoint<RawPublisher>,
     topic: String,
     type_name: String,
     blocks: bool,
@@ -271,7 +278,7 @@ impl RosPublisher {
         // The chunk: 4 reserved bytes, the encapsulation header, the body.
         let frame = [0, 0, 0, 0, HEADER[0], HEADER[1], HEADER[2], HEADER[3]];
         let pieces = parts.pieces(&frame);
-        let mut raw = lock(&self.raw, "publisher")?;
+        let mut raw = self.raw.lock()?;
         let r = if self.blocks {
             let raw: &mut RawPublisher = &mut raw;
             py.detach(|| raw.send_parts(&pieces))
@@ -279,6 +286,18 @@ impl RosPublisher {
             raw.send_parts(&pieces)
         };
         r.map_err(|e| errors::send_error(&self.topic, send_failure(e)))
+    }
+
+    /// Leaves the topic now: this publisher's place is released and any use after
+    /// raises ClosedError. Idempotent.
+    fn close(&self) {
+        self.raw.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.raw.is_closed()
     }
 
     /// Topic name.
@@ -291,7 +310,7 @@ impl RosPublisher {
 /// Receives messages of one ROS 2 type as [`RosSample`]s (decoded by the package).
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct RosSubscriber {
-    raw: Mutex<RawRosReader>,
+    raw: Endpoint<RawRosReader>,
     topic: String,
 }
 
@@ -299,16 +318,14 @@ pub(crate) struct RosSubscriber {
 impl RosSubscriber {
     /// The next message if one is ready, else None.
     fn try_recv(&self) -> PyResult<Option<RosSample>> {
-        Ok(lock(&self.raw, "subscriber")?
-            .try_recv()
-            .map(|inner| RosSample { inner }))
+        Ok(self.raw.lock()?.try_recv().map(|inner| RosSample { inner }))
     }
 
     /// Waits for the next message, at most `timeout` seconds (None: for ever),
     /// without the GIL; raises RecvTimeoutError when it expires.
     #[pyo3(signature = (timeout=None))]
     fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<RosSample> {
-        let mut guard = lock(&self.raw, "subscriber")?;
+        let mut guard = self.raw.lock()?;
         let deadline = match timeout {
             Some(t) => Some(
                 Instant::now()
@@ -330,6 +347,9 @@ impl RosSubscriber {
                 return Ok(RosSample { inner });
             }
             py.check_signals()?;
+            if self.raw.is_closed() {
+                return Err(closed_error("subscriber"));
+            }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(RecvTimeoutError::new_err(format!(
                     "topic {:?}: no message within {} s",
@@ -375,7 +395,20 @@ impl RosSubscriber {
 
     /// (received, overrun, malformed) so far.
     fn counts(&self) -> PyResult<(u64, u64, u64)> {
-        Ok(lock(&self.raw, "subscriber")?.counts())
+        Ok(self.raw.lock()?.counts())
+    }
+
+    /// Leaves the topic now: this subscriber's place is released and any use after
+    /// raises ClosedError. A `recv` waiting on it in another
+    /// thread raises ClosedError within 50 ms. Idempotent.
+    fn close(&self) {
+        self.raw.close();
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.raw.is_closed()
     }
 
     /// Topic name.

@@ -56,6 +56,7 @@ pub mod rate;
 pub mod ratios;
 pub mod report;
 pub mod robotics;
+pub mod ros2;
 pub mod ros_build;
 pub mod ros_kinds;
 pub mod ros_loads;

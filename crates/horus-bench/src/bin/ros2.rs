@@ -1,0 +1,263 @@
+//! `ros2`: the reference report's ROS 2 ping-pong (`std_msgs/msg/UInt8MultiArray`, 64 B to
+//! 1 MiB; average, minimum and maximum round trip, msg/s, MB/s) for rclpy ↔ rclpy (Fast
+//! DDS), horus Python ↔ horus Python, horus Rust ↔ horus Rust, and horus ↔ rclpy through
+//! the `horus ros2` bridge in both directions, in one run of interleaved rounds; losses
+//! counted by sequence number; the bridge target checked per round.
+//!
+//! ```text
+//! cargo run --release -p horus-bench --bin ros2 -- --quick --json /tmp/ros2.json
+//! cargo run --release -p horus-bench --bin ros2 -- --rounds 3
+//! ```
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use horus_bench::affinity::available_cpus;
+use horus_bench::ros2::session::{self, Programs, Spec};
+use horus_bench::ros2::table::{self, Row};
+use horus_bench::ros2::{
+    bridge_child, netns, rust_end, System, BRIDGE_ROLE, CHILD_FLAG, MAX_LOST_IN_A_ROW,
+    RUST_END_ROLE,
+};
+use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
+
+const SIZES: [usize; 8] = [64, 256, 1024, 4096, 16384, 65536, 262144, 1 << 20];
+const QUICK_SIZES: [usize; 2] = [64, 65536];
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some(CHILD_FLAG) {
+        let role = argv.get(1).cloned().unwrap_or_default();
+        let rest = argv.get(2..).unwrap_or_default();
+        let result = match role.as_str() {
+            RUST_END_ROLE => rust_end::EndArgs::parse(rest).and_then(|a| rust_end::run(&a)),
+            BRIDGE_ROLE => bridge_child::run(rest),
+            other => Err(anyhow::anyhow!("unknown child role {other:?}")),
+        };
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ros2 child {role}: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    suite::main(run)
+}
+
+fn usage() {
+    println!(
+        "ros2 — ROS 2 ping-pong: rclpy, horus Python, horus Rust, and horus <-> rclpy through the bridge\n\n\
+         USAGE: ros2 [OPTIONS]\n\n{COMMON_USAGE}  \
+         --rounds N         interleaved rounds (default 3; --quick: 1)\n  \
+         --systems S,...    {} (default all)\n  \
+         --sizes A,B,...    data bytes (default 64,256,1024,4096,16384,65536,262144,1048576;\n                     \
+         --quick: 64,65536)\n  \
+         --unpinned         leave every process to the scheduler (default: ping on the first\n                     \
+         CPU of --cpus, pong on the second, the bridge unpinned)\n  \
+         --no-netns         do not move into a private network namespace (then DDS is kept\n                     \
+         on loopback by ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST only)\n",
+        System::ALL.map(System::name).join(", ")
+    );
+}
+
+/// Timed round trips at `size` (each measurement about a second for rclpy).
+fn count(common: &Common, size: usize) -> u64 {
+    let full = match size {
+        0..=16384 => 1000,
+        16385..=65536 => 500,
+        65537..=262144 => 200,
+        _ => 100,
+    };
+    common.iters(full, 20)
+}
+
+fn method(cpus: Option<[usize; 2]>, netns: bool, rounds: usize, timeout: Duration) -> Vec<String> {
+    let pin = match cpus {
+        Some([a, b]) => format!(
+            "pinned: ping process on CPU {a}, pong process on CPU {b} (every thread of each, \
+             pinned before it starts), the bridge process unpinned (a third process on a \
+             two-CPU machine shares them)"
+        ),
+        None => "unpinned: every process left to the scheduler".to_owned(),
+    };
+    let mut m = vec![
+        "round trip, blocking: ping writes every byte of a std_msgs/msg/UInt8MultiArray \
+         (data = the payload size; seq in its first 8 bytes, every other byte seq & 0xff) and \
+         publishes it; pong (another process) reads every byte (checksum) and publishes the \
+         data back in a new message; ping reads every byte of the answer and checks seq; \
+         RTT = ping's start of writing to its check of the answer. Both ends wait blocking \
+         (rclpy spin_once; horus recv with timeout: polls, then the futex)"
+            .to_owned(),
+        pin,
+        format!(
+            "interleaved rounds: {rounds}; round r runs every system at every size (each \
+             measurement with fresh processes: pong, then ping; bridged systems start the \
+             bridge first), then round r+1; tables give the median over rounds of each \
+             round's figure with [min–max]"
+        ),
+        "avg / min / max: of every timed round trip of the measurement (none discarded); \
+         msg/s = timed round trips / wall time of the timed loop; MB/s = size × msg/s / 2^20 \
+         (the reference report's definitions)"
+            .to_owned(),
+        format!(
+            "losses: a round trip whose answer does not come within {:.0} s is counted lost \
+             (and the next seq sent; after {MAX_LOST_IN_A_ROW} in a row the measurement \
+             stops and is reported as an error); an answer to an earlier seq is counted stale; the bridge \
+             reports its own drops (lost, refused, malformed, oversize) when it stops. Before \
+             timing, ping resends every 0.2 s until the first answer (discovery; the bridge \
+             opens its routes when it sees both sides), then untimed warm-up round trips",
+            timeout.as_secs_f64()
+        ),
+        "rclpy: ROS 2 kilted PyPI wheels, rmw_fastrtps_cpp, RELIABLE keep-last 10, through \
+         scripts/ros2-python; horus Python: horus.RosTopic (.venv), Overflow.block, depth 16; \
+         horus Rust: Topic<Ros<UInt8MultiArray>> (horus-ros-msgs), Overflow::Block, depth 16; \
+         the bridge: horus_ros2::Bridge (RustDDS, CDR bytes passed through), loopback only, \
+         in its own process"
+            .to_owned(),
+        if netns {
+            "every process runs in a private network namespace with only lo up (DDS cannot \
+             leave the host); ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
+                .to_owned()
+        } else {
+            "no private network namespace: DDS kept on loopback by \
+             ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the bridge's localhost_only"
+                .to_owned()
+        },
+    ];
+    m.extend(suite::method_common());
+    m
+}
+
+fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
+    let mut rounds = None;
+    let mut systems: Vec<System> = Vec::new();
+    let mut sizes = None;
+    let mut unpinned = false;
+    let mut use_netns = true;
+    let Some(common) = Common::parse(argv, |flag, value| {
+        Ok(match flag {
+            "--rounds" => {
+                rounds = Some(number::<usize>(&value()?)?);
+                true
+            }
+            "--systems" => {
+                for s in value()?.split(',') {
+                    systems.push(System::parse(s)?);
+                }
+                true
+            }
+            "--sizes" => {
+                sizes = Some(list::<usize>(&value()?)?);
+                true
+            }
+            "--unpinned" => {
+                unpinned = true;
+                true
+            }
+            "--no-netns" => {
+                use_netns = false;
+                true
+            }
+            _ => false,
+        })
+    })?
+    else {
+        usage();
+        return Ok(ExitCode::SUCCESS);
+    };
+    if use_netns {
+        netns::enter_private_loopback()?;
+    }
+    let rounds = rounds.unwrap_or(if common.quick { 1 } else { 3 }).max(1);
+    let sizes = sizes.unwrap_or_else(|| {
+        if common.quick {
+            QUICK_SIZES.to_vec()
+        } else {
+            SIZES.to_vec()
+        }
+    });
+    if let Some(&big) = sizes.iter().find(|&&s| s > horus_bench::ros2::MAX_SIZE) {
+        anyhow::bail!(
+            "size {big} is over the largest, {}",
+            horus_bench::ros2::MAX_SIZE
+        );
+    }
+    if systems.is_empty() {
+        systems = System::ALL.to_vec();
+    }
+    let cpus = (!unpinned && available_cpus() >= 2).then_some(common.cpus);
+    let timeout = Duration::from_secs(if common.quick { 5 } else { 2 });
+    let programs = Programs::from_build();
+    let mut run: Run<Row> = Run::start("ros2", &common, method(cpus, use_netns, rounds, timeout));
+    let mut runnable = Vec::new();
+    for &system in &systems {
+        match programs.missing(system) {
+            None => runnable.push(system),
+            Some(why) => {
+                println!("skipped: {}: {why}", system.label());
+            }
+        }
+    }
+    let warmup = common.warmup(50, 5);
+    let mut n = 0usize;
+    for round in 0..rounds {
+        eprintln!("round {} of {rounds}", round + 1);
+        for &size in &sizes {
+            for &system in &runnable {
+                n += 1;
+                let spec = Spec {
+                    system,
+                    size,
+                    count: count(&common, size),
+                    warmup,
+                    timeout,
+                    cpus,
+                    id: format!("ros2bench-{}-{n}", std::process::id()),
+                };
+                let what = format!("round {} {} B {}", round + 1, size, system.name());
+                let Some(out) = run.measure(&what, || session::run(&programs, &spec)) else {
+                    continue;
+                };
+                if out.ping.aborted {
+                    run.measure(&what, || -> anyhow::Result<()> {
+                        anyhow::bail!(
+                            "ping gave up after {MAX_LOST_IN_A_ROW} round trips lost in a row \
+                             ({} lost, {} completed)",
+                            out.ping.lost,
+                            out.ping.samples_ns.len()
+                        )
+                    });
+                }
+                let Some(summary) = horus_bench::stats::Summary::from_samples(
+                    out.ping.samples_ns,
+                    out.ping.wall_ns,
+                ) else {
+                    run.measure(&what, || -> anyhow::Result<()> {
+                        anyhow::bail!("no round trip completed ({} lost)", out.ping.lost)
+                    });
+                    continue;
+                };
+                run.push(Row {
+                    round,
+                    system,
+                    label: system.label().to_owned(),
+                    size,
+                    msgs_per_sec: summary.msgs_per_sec,
+                    mb_per_sec: size as f64 * summary.msgs_per_sec / f64::from(1u32 << 20),
+                    summary,
+                    lost: out.ping.lost,
+                    stale: out.ping.stale,
+                    bridge_dropped: out.bridge.map(|b| b.dropped()),
+                });
+            }
+        }
+    }
+    let checks = table::target_checks(run.rows());
+    let text = format!(
+        "{}\n{}",
+        table::markdown(run.rows(), &sizes, &runnable),
+        table::target_text(&checks, run.rows())
+    );
+    run.finish(&text)
+}

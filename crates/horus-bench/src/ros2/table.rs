@@ -1,0 +1,220 @@
+//! Rows of the `ros2` benchmark, its table (median over rounds with the range) and the
+//! bridge target (horus ↔ rclpy through the bridge never slower than rclpy ↔ rclpy).
+
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use super::system::System;
+use crate::stats::Summary;
+
+/// One system at one size in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    /// Round, from 0.
+    pub round: usize,
+    /// Which system.
+    pub system: System,
+    /// Its label.
+    pub label: String,
+    /// Data bytes per message (`UInt8MultiArray.data`; the CDR body is 12 bytes more).
+    pub size: usize,
+    /// Round-trip statistics of the completed timed round trips.
+    pub summary: Summary,
+    /// Round trips per second of the timed loop (= `summary.msgs_per_sec`).
+    pub msgs_per_sec: f64,
+    /// `size × msgs_per_sec / 2^20` (the reference report's MB/s).
+    pub mb_per_sec: f64,
+    /// Timed round trips whose answer never came.
+    pub lost: u64,
+    /// Late answers to an earlier (lost) message.
+    pub stale: u64,
+    /// Messages the bridge counted as dropped (bridged systems).
+    pub bridge_dropped: Option<u64>,
+}
+
+fn us(ns: f64) -> String {
+    let us = ns / 1000.0;
+    if us >= 100.0 {
+        format!("{us:.0}")
+    } else {
+        format!("{us:.1}")
+    }
+}
+
+fn size_label(size: usize) -> String {
+    if size >= 1 << 20 && size.is_multiple_of(1 << 20) {
+        format!("{} MiB", size >> 20)
+    } else if size >= 1024 && size.is_multiple_of(1024) {
+        format!("{} KiB", size >> 10)
+    } else {
+        format!("{size} B")
+    }
+}
+
+/// `median [min–max]` of values over rounds.
+fn over_rounds(mut v: Vec<f64>, fmt: impl Fn(f64) -> String) -> String {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => "—".to_owned(),
+        1 => fmt(v[0]),
+        n => format!("{} [{}–{}]", fmt(v[n / 2]), fmt(v[0]), fmt(v[n - 1])),
+    }
+}
+
+/// The markdown table: per size and system, the median over rounds (and range) of each
+/// round's average, minimum and maximum round trip, msg/s and MB/s, and the losses summed.
+pub fn markdown(rows: &[Row], sizes: &[usize], systems: &[System]) -> String {
+    let mut s = String::new();
+    s.push_str(
+        "| size | system | avg RTT µs | min RTT µs | max RTT µs | msg/s | MB/s | lost (bridge) |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for &size in sizes {
+        for &system in systems {
+            let mine: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.size == size && r.system == system)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let col = |f: &dyn Fn(&Row) -> f64, fmt: &dyn Fn(f64) -> String| {
+                over_rounds(mine.iter().map(|r| f(r)).collect(), fmt)
+            };
+            let lost: u64 = mine.iter().map(|r| r.lost).sum();
+            let bridge: Option<u64> = mine
+                .iter()
+                .filter_map(|r| r.bridge_dropped)
+                .reduce(|a, b| a + b);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {}{} |",
+                size_label(size),
+                system.label(),
+                col(&|r| r.summary.mean_ns, &us),
+                col(&|r| r.summary.min_ns as f64, &us),
+                col(&|r| r.summary.max_ns as f64, &us),
+                col(&|r| r.msgs_per_sec, &|x| format!("{x:.0}")),
+                col(&|r| r.mb_per_sec, &|x| format!("{x:.2}")),
+                lost,
+                bridge.map_or(String::new(), |b| format!(" ({b})")),
+            );
+        }
+    }
+    s
+}
+
+/// One comparison of the target: a bridged system's average round trip against rclpy ↔
+/// rclpy's in the same round at the same size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetCheck {
+    /// Round.
+    pub round: usize,
+    /// Size.
+    pub size: usize,
+    /// The bridged system.
+    pub system: System,
+    /// Its average round trip, ns.
+    pub bridged_mean_ns: f64,
+    /// rclpy ↔ rclpy's, ns.
+    pub rclpy_mean_ns: f64,
+    /// Whether bridged ≤ rclpy.
+    pub pass: bool,
+}
+
+/// Every comparison the rows allow.
+pub fn target_checks(rows: &[Row]) -> Vec<TargetCheck> {
+    let mut out = Vec::new();
+    for r in rows.iter().filter(|r| r.system.bridged()) {
+        let Some(base) = rows
+            .iter()
+            .find(|b| b.system == System::RclpyRclpy && b.round == r.round && b.size == r.size)
+        else {
+            continue;
+        };
+        out.push(TargetCheck {
+            round: r.round,
+            size: r.size,
+            system: r.system,
+            bridged_mean_ns: r.summary.mean_ns,
+            rclpy_mean_ns: base.summary.mean_ns,
+            pass: r.summary.mean_ns <= base.summary.mean_ns,
+        });
+    }
+    out
+}
+
+/// The target's verdict in words, with every miss.
+pub fn target_text(checks: &[TargetCheck], rows: &[Row]) -> String {
+    let mut s = String::new();
+    if checks.is_empty() {
+        s.push_str("target (bridge never slower than rclpy ↔ rclpy): not measured (no bridged and rclpy rows)\n");
+    } else {
+        let misses: Vec<&TargetCheck> = checks.iter().filter(|c| !c.pass).collect();
+        let _ = writeln!(
+            s,
+            "target: horus ↔ rclpy through the bridge never slower (average round trip) than \
+             rclpy ↔ rclpy at any size, in every round: {} ({} of {} comparisons pass)",
+            if misses.is_empty() { "PASS" } else { "MISS" },
+            checks.len() - misses.len(),
+            checks.len()
+        );
+        for m in misses {
+            let _ = writeln!(
+                s,
+                "  miss: round {} {} {}: {} µs vs rclpy {} µs",
+                m.round + 1,
+                size_label(m.size),
+                m.system.label(),
+                us(m.bridged_mean_ns),
+                us(m.rclpy_mean_ns)
+            );
+        }
+    }
+    let lost: u64 = rows.iter().map(|r| r.lost).sum();
+    let dropped: u64 = rows.iter().filter_map(|r| r.bridge_dropped).sum();
+    let _ = writeln!(
+        s,
+        "target: zero loss under reliable QoS: {} ({lost} round trips lost, {dropped} messages dropped by the bridge)",
+        if lost == 0 && dropped == 0 { "PASS" } else { "MISS" }
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(round: usize, system: System, mean: u64) -> Row {
+        let summary = Summary::from_samples(vec![mean; 3], 3 * mean).unwrap();
+        Row {
+            round,
+            system,
+            label: system.label().to_owned(),
+            size: 64,
+            summary,
+            msgs_per_sec: summary.msgs_per_sec,
+            mb_per_sec: 0.0,
+            lost: 0,
+            stale: 0,
+            bridge_dropped: system.bridged().then_some(0),
+        }
+    }
+
+    #[test]
+    fn the_target_compares_within_a_round() {
+        let rows = vec![
+            row(0, System::RclpyRclpy, 1000),
+            row(0, System::HorusToRclpy, 900),
+            row(1, System::RclpyRclpy, 800),
+            row(1, System::HorusToRclpy, 900),
+        ];
+        let checks = target_checks(&rows);
+        assert_eq!(checks.len(), 2);
+        assert!(checks[0].pass);
+        assert!(!checks[1].pass);
+        assert!(target_text(&checks, &rows).contains("MISS"));
+        assert!(markdown(&rows, &[64], &System::ALL).contains("64 B"));
+    }
+}

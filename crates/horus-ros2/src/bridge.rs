@@ -44,17 +44,23 @@ struct Route<R> {
 }
 
 /// A running bridge. Call [`Bridge::run`] (or [`Bridge::step`] in a loop).
+///
+/// Fields drop in declaration order: the routes and services (the DDS readers and
+/// writers) go first, while the participant's threads still run, so that a reliable or
+/// transient-local writer's last messages and the endpoints' removal are still announced;
+/// `dds` (the participant) is declared last for that reason.
 pub struct Bridge {
     config: BridgeConfig,
-    dds: Dds,
     local: LocalScan,
+    /// Services crossing (service/).
+    services: crate::service::Services,
     outbound: BTreeMap<String, Route<Outbound>>,
     inbound: BTreeMap<String, Route<Inbound>>,
     last_scan: Option<Instant>,
     /// Endpoint pairs whose mismatch was already counted (counted once each).
     mismatches_seen: std::collections::HashSet<(Direction, String)>,
-    /// Services crossing (service/).
-    services: crate::service::Services,
+    /// Last: dropped after every reader and writer above (see the type's docs).
+    dds: Dds,
 }
 
 /// Polls an idle loop makes before it sleeps.

@@ -23,10 +23,12 @@ pub enum DdsStartError {
 }
 
 /// The bridge's DDS participant.
+///
+/// The participant is declared last so that it drops after its publisher and subscriber.
 pub struct Dds {
-    participant: DomainParticipant,
     publisher: Publisher,
     subscriber: Subscriber,
+    participant: DomainParticipant,
 }
 
 impl Dds {

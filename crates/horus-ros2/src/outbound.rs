@@ -87,6 +87,13 @@ impl Outbound {
                     c.bytes += len;
                 }
                 Err(rustdds::dds::WriteError::Serialization { .. }) => c.malformed += 1,
+                // A reliable reader's window is full (the writer never waits: see qos.rs):
+                // this message is counted refused, the rest of the batch waits in the
+                // horus topic for the next pass instead of stalling the bridge loop.
+                Err(rustdds::dds::WriteError::WouldBlock { .. }) => {
+                    c.refused += 1;
+                    break;
+                }
                 Err(_) => c.refused += 1,
             }
         }

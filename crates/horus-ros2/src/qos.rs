@@ -14,9 +14,11 @@ use rustdds::{QosPolicies, QosPolicyBuilder};
 
 use crate::discovery::RemoteEndpoint;
 
-/// How long a reliable write may wait for room in the writer's history before it fails
-/// (counted): bounds how long a slow ROS 2 reader can hold the bridge.
-const MAX_BLOCKING_MS: i64 = 100;
+/// How long a reliable write may wait for room in the writer's send window before it
+/// fails with `WouldBlock`: not at all. The bridge is one loop; a ROS 2 reader that stops
+/// acknowledging must not hold it (and the inbound routes behind it). The outbound route
+/// counts the message refused and leaves the rest of its batch for the next pass.
+const MAX_BLOCKING_MS: i64 = 0;
 
 /// The QoS of the bridge's writer for a horus topic of `durability` and `depth`.
 pub(crate) fn writer_qos(durability: HorusDurability, depth: u32) -> QosPolicies {

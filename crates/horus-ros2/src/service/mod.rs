@@ -14,6 +14,7 @@ mod endpoints;
 mod error;
 mod from_ros;
 mod names;
+mod reaper;
 mod record;
 mod status;
 mod to_ros;
@@ -31,6 +32,7 @@ use crate::names::{dds_type_name, ros_topic_name, ros_type_name};
 use crate::status::Direction;
 use crate::type_check::check_peer;
 use from_ros::FromRos;
+use reaper::Reaper;
 use to_ros::ToRos;
 
 /// How long the bridge waits for a service's answer before it gives the call up (counted
@@ -51,6 +53,8 @@ pub(crate) struct Services {
     from_ros: BTreeMap<String, Route<FromRos>>,
     /// (direction, peer or reason) refusals already counted (each counted once).
     refusals_seen: HashSet<(Direction, String)>,
+    /// Workers of closed horus → ROS 2 routes still finishing a call.
+    reaper: Reaper,
 }
 
 /// A horus service with a live server other than this bridge: its request type's name.
@@ -67,6 +71,7 @@ impl Services {
             to_ros: BTreeMap::new(),
             from_ros: BTreeMap::new(),
             refusals_seen: HashSet::new(),
+            reaper: Reaper::default(),
         }
     }
 
@@ -86,6 +91,7 @@ impl Services {
                 ros_clients.entry(s).or_default().push(w);
             }
         }
+        self.reaper.reap_finished();
         self.scan_to_ros(cx, &locals, &ros_servers, &ros_clients);
         self.scan_from_ros(cx, &locals, &ros_servers);
     }
@@ -141,14 +147,17 @@ impl Services {
                 status: new_status(Direction::ToRos, name, srv_type),
             });
             if ros_servers.contains_key(name) {
-                route.open = None;
+                if let Some(mut o) = route.open.take() {
+                    o.abandon(&mut route.status.counters);
+                }
                 route.status.refused = Some(both_sides(name));
                 self.refuse(Direction::ToRos, format!("both:{name}"), &mut route.status);
             } else {
                 route.status.refused = None;
                 if route.open.is_none() {
                     let max = cx.config.max_message_bytes;
-                    match ToRos::open(cx.dds, &cx.config.namespace, name, self.timeout, max) {
+                    let (ns, t) = (&cx.config.namespace, self.timeout);
+                    match ToRos::open(cx.dds, ns, name, t, max, &self.reaper) {
                         Ok(o) => {
                             route.open = Some(o);
                             route.status.counters.opened += 1;
@@ -294,6 +303,16 @@ impl Services {
             .collect();
         v.sort_by(|a, b| (&a.horus_service, a.direction).cmp(&(&b.horus_service, b.direction)));
         v
+    }
+}
+
+impl Drop for Services {
+    /// Closes every route, then waits for the workers still in a call (each ends within
+    /// one call timeout) so that their horus clients leave the services.
+    fn drop(&mut self) {
+        self.to_ros.clear();
+        self.from_ros.clear();
+        self.reaper.join_all();
     }
 }
 

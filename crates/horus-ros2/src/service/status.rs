@@ -38,6 +38,9 @@ pub struct ServiceCounters {
     pub late: u64,
     /// Replies whose caller had already left.
     pub caller_gone: u64,
+    /// Calls given up because their route closed while they waited (not called, or their
+    /// answer no longer carried back).
+    pub abandoned: u64,
     /// DDS writes that failed.
     pub write_failed: u64,
     /// Times the route opened.

@@ -9,7 +9,9 @@
 //! fails (no server, server died, timed out, unanswered) is counted; the ROS 2 client sees
 //! no reply and its own wait ends it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use horus::{CallError, RawClient};
@@ -19,6 +21,7 @@ use rustdds::{RTPSEntity, Timestamp, WriteOptionsBuilder, GUID};
 
 use super::endpoints::{self, request_identity};
 use super::error::ServiceOpenError;
+use super::reaper::Reaper;
 use super::record::{record, wire_of};
 use super::status::ServiceCounters;
 use super::types::{message, Checker};
@@ -50,8 +53,12 @@ pub(crate) struct ToRos {
     writer: DataWriter<WireCdr, PassThrough>,
     jobs: SyncSender<Job>,
     done: Receiver<Done>,
-    /// The worker, joined on drop so that its horus client leaves the service.
+    /// The worker: on drop it is told to call nothing more and handed to `reaper`, which
+    /// joins it (its horus client leaves the service) once its current call ended.
     worker: Option<std::thread::JoinHandle<()>>,
+    /// Set when the route closes: the worker calls none of the jobs still queued.
+    cancel: Arc<AtomicBool>,
+    reaper: Reaper,
     waiting: usize,
     request_check: Option<Checker>,
     /// The request type's DDS name and RIHS01 hash (ROS 2 clients are checked against them).
@@ -69,6 +76,7 @@ impl ToRos {
         name: &str,
         timeout: Duration,
         max_bytes: usize,
+        reaper: &Reaper,
     ) -> Result<ToRos, ServiceOpenError> {
         let client =
             RawClient::open(namespace, name).map_err(|e| ServiceOpenError::horus(name, e))?;
@@ -88,9 +96,11 @@ impl ToRos {
         let reader = endpoints::reader(dds, &rq, &req_dds)?;
         let (jobs, job_rx) = mpsc::sync_channel::<Job>(MAX_WAITING);
         let (done_tx, done) = mpsc::channel::<Done>();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&cancel);
         let worker = std::thread::Builder::new()
             .name(format!("ros2-svc {name}"))
-            .spawn(move || worker(client, job_rx, done_tx, timeout))
+            .spawn(move || worker(client, job_rx, done_tx, timeout, &stop))
             .map_err(|e| ServiceOpenError::horus(name, e))?;
         Ok(ToRos {
             reader,
@@ -98,6 +108,8 @@ impl ToRos {
             jobs,
             done,
             worker: Some(worker),
+            cancel,
+            reaper: reaper.clone(),
             waiting: 0,
             request_check: Checker::of(&req),
             request_type: (req_dds, req.type_hash.clone()),
@@ -109,6 +121,16 @@ impl ToRos {
     /// Calls queued or in progress.
     pub(crate) fn waiting(&self) -> usize {
         self.waiting
+    }
+
+    /// Closes the route with calls still waiting: results already in are counted as
+    /// usual, the rest (never called, or called but no longer carried back) are counted
+    /// `abandoned`. Dropping the route then neither calls nor waits for anything.
+    pub(crate) fn abandon(&mut self, c: &mut ServiceCounters) {
+        self.cancel.store(true, Ordering::Relaxed);
+        self.take_done(c);
+        c.abandoned += self.waiting as u64;
+        self.waiting = 0;
     }
 
     /// The request type's DDS name and RIHS01 hash.
@@ -164,6 +186,12 @@ impl ToRos {
                 Err(TrySendError::Disconnected(_)) => c.unanswered += 1,
             }
         }
+        moved + self.take_done(c)
+    }
+
+    /// Writes the replies of finished calls and counts the failed ones; how many.
+    fn take_done(&mut self, c: &mut ServiceCounters) -> usize {
+        let mut moved = 0;
         while let Ok(d) = self.done.try_recv() {
             moved += 1;
             self.waiting = self.waiting.saturating_sub(1);
@@ -204,23 +232,106 @@ impl ToRos {
 }
 
 impl Drop for ToRos {
-    /// Ends the worker: it finishes the call it is in (at most the call timeout; a route
-    /// closes only when no call waits) and drops its horus client.
+    /// Ends the worker without waiting for it: it calls none of the jobs still queued,
+    /// finishes the call it is in (at most the call timeout) off the bridge loop, and the
+    /// reaper joins it.
     fn drop(&mut self) {
+        // Relaxed: the flag carries no data; the worker reads it before each call.
+        self.cancel.store(true, Ordering::Relaxed);
         let (closed, _) = mpsc::sync_channel(0);
         drop(std::mem::replace(&mut self.jobs, closed));
         if let Some(w) = self.worker.take() {
-            let _ = w.join();
+            self.reaper.adopt(w);
         }
     }
 }
 
-/// Calls the horus service for each job until the route is dropped (its sender gone).
-fn worker(mut client: RawClient, jobs: Receiver<Job>, done: mpsc::Sender<Done>, t: Duration) {
+/// Calls the horus service for each job until the route is dropped (its sender gone) or
+/// `cancel` is set (jobs still queued are then not called).
+fn worker(
+    mut client: RawClient,
+    jobs: Receiver<Job>,
+    done: mpsc::Sender<Done>,
+    t: Duration,
+    cancel: &AtomicBool,
+) {
     while let Ok(job) = jobs.recv() {
+        if cancel.load(Ordering::Relaxed) {
+            return;
+        }
         let result = client.call(&job.record, t);
         if done.send(Done { id: job.id, result }).is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus::description::ServiceDescription;
+    use horus::msgs::{MessageDescription, Ros2Type};
+    use horus::RawServer;
+    use horus_ros_msgs::horus_cdr::RosMessage;
+    use horus_ros_msgs::std_srvs::srv::{SetBool_Request, SetBool_Response};
+    use rustdds::SequenceNumber;
+
+    fn set_bool() -> ServiceDescription {
+        let d = |n, h, def| MessageDescription::ros2(Ros2Type::new(n, h, def)).unwrap();
+        ServiceDescription {
+            request: d(
+                SetBool_Request::TYPE_NAME,
+                SetBool_Request::TYPE_HASH,
+                SetBool_Request::DEFINITION,
+            ),
+            response: d(
+                SetBool_Response::TYPE_NAME,
+                SetBool_Response::TYPE_HASH,
+                SetBool_Response::DEFINITION,
+            ),
+        }
+    }
+
+    fn job() -> Job {
+        Job {
+            id: SampleIdentity {
+                writer_guid: GUID::GUID_UNKNOWN,
+                sequence_number: SequenceNumber::UNKNOWN,
+            },
+            // SetBool { data: true }: CDR LE header + bool.
+            record: record(&[0, 1, 0, 0, 1]),
+        }
+    }
+
+    /// Before, a closed route's worker went on calling every queued job against a server
+    /// that never answers (up to 64 × the call timeout, joined on the bridge loop).
+    #[test]
+    fn a_closed_routes_worker_calls_none_of_its_queued_jobs() {
+        let ns = format!("hr2-unit-cancel-{}", std::process::id());
+        let mut server = RawServer::create(&ns, "hang", &set_bool()).expect("server");
+        let client = RawClient::open(&ns, "hang").expect("client");
+        let (jobs, job_rx) = mpsc::sync_channel::<Job>(MAX_WAITING);
+        let (done_tx, done) = mpsc::channel::<Done>();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&cancel);
+        let t = Duration::from_millis(300);
+        let w = std::thread::spawn(move || worker(client, job_rx, done_tx, t, &stop));
+        for _ in 0..3 {
+            jobs.send(job()).unwrap();
+        }
+        // The first call reaches the server (never answered); then the route closes.
+        let first = server.recv_timeout(Duration::from_secs(30));
+        assert!(first.is_some(), "the first job was called");
+        cancel.store(true, Ordering::Relaxed);
+        drop(jobs);
+        w.join().unwrap();
+        assert_eq!(done.try_iter().count(), 1, "only the first call ended");
+        assert!(
+            server.recv_timeout(Duration::from_millis(100)).is_none(),
+            "a queued job was called after the route closed"
+        );
+        drop(first);
+        drop(server);
+        horus::clean::clean_stale(&ns).ok();
     }
 }

@@ -201,6 +201,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     }
     let warmup = common.warmup(50, 5);
     let mut n = 0usize;
+    let mut aborted = 0usize;
     for round in 0..rounds {
         eprintln!("round {} of {rounds}", round + 1);
         for &size in &sizes {
@@ -220,6 +221,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                     continue;
                 };
                 if out.ping.aborted {
+                    aborted += 1;
                     run.measure(&what, || -> anyhow::Result<()> {
                         anyhow::bail!(
                             "ping gave up after {MAX_LOST_IN_A_ROW} round trips lost in a row \
@@ -257,7 +259,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let text = format!(
         "{}\n{}",
         table::markdown(run.rows(), &sizes, &runnable),
-        table::target_text(&checks, run.rows())
+        table::target_text(&checks, run.rows(), aborted)
     );
     run.finish(&text)
 }

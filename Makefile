@@ -235,7 +235,7 @@ SMOKE_PINGPONG_ITERS := --iters 300 --warmup 30
 SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers interleaved rpc ros_messages
 CHECK_SUITE := $(PYTHON) crates/horus-bench/scripts/check_suite_json.py
 
-test-bench-smoke:
+test-bench-smoke: setup-ros2
 	@mkdir -p $(SMOKE_DIR)
 	@scripts/shm-guard.sh snapshot $(SMOKE_DIR)/shm-before
 	$(UNIT_BUILD)
@@ -259,6 +259,12 @@ test-bench-smoke:
 	  $(SMOKE_BIN)/multi_host --quick --pinned-only --json $(SMOKE_DIR)/multi_host.json; \
 	  $(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/multi_host.json; \
 	else echo "multi_host: skipped (network namespaces need root and iproute2)"; fi
+	@# ROS 2 through the bridge against rclpy (the ROS 2 venv), in a namespace with only lo.
+	@if [ "$$(id -u)" = 0 ] && [ -x $(ROS2_VENV)/bin/python ]; then \
+	  echo "+ $(SMOKE_BIN)/ros2 --quick --json $(SMOKE_DIR)/ros2.json"; \
+	  $(SMOKE_BIN)/ros2 --quick --json $(SMOKE_DIR)/ros2.json; \
+	  $(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/ros2.json; \
+	else echo "ros2: skipped (needs root for its network namespace and the ROS 2 venv: make setup-ros2)"; fi
 	@scripts/shm-guard.sh clean-peers $(SMOKE_DIR)/shm-before
 	@# The report renders from whatever JSON is there (the scheduler's come in a later phase).
 	@rm -rf $(SMOKE_DIR)/img $(SMOKE_DIR)/benchmarks.md

@@ -267,6 +267,7 @@ impl Bridge {
         }
         let mut refused = None;
         let mut matching = 0;
+        let mut other_type = false;
         for r in readers {
             match check_peer(&dds_type, &t.ty.type_hash, r) {
                 Ok(()) if serves(t.durability, r) => matching += 1,
@@ -274,9 +275,15 @@ impl Bridge {
                     refused.get_or_insert(TypeMismatch::durability(name, r));
                 }
                 Err(m) => {
+                    other_type = true;
                     refused.get_or_insert(m);
                 }
             }
+        }
+        // DDS matches a reader by topic name alone: a reader of another type would get
+        // this writer's messages too, so while one is there the route stays closed.
+        if other_type {
+            matching = 0;
         }
         Some((dds_topic, dds_type, matching, refused))
     }
@@ -338,6 +345,7 @@ impl Bridge {
             if matching.is_empty() {
                 r.open = None;
             } else {
+                let accepted = matching.iter().map(|w| w.guid.clone()).collect();
                 let kind = ReaderKind::of(&matching);
                 if r.open.as_ref().is_some_and(|i| i.kind != kind) {
                     r.open = None;
@@ -354,6 +362,9 @@ impl Bridge {
                         }
                         Err(e) => r.status.refused = Some(e.to_string()),
                     }
+                }
+                if let Some(i) = r.open.as_mut() {
+                    i.accept_writers(accepted);
                 }
             }
             r.status.active = r.open.is_some();

@@ -2,6 +2,8 @@
 //! message's wire bytes are checked against the topic's type (bounded in time and memory
 //! by their length: a DDS peer is untrusted) and copied once into a chunk, never converted.
 
+use std::collections::{HashMap, HashSet};
+
 use horus::inspect::{RawRosPublisher, RawRosSendError, TopicView};
 use horus_idl::{Resolved, TypeName};
 use rustdds::no_key::DataReader;
@@ -30,6 +32,13 @@ pub(crate) struct Inbound {
     max_bytes: usize,
     /// This bridge's participant.
     me: GUID,
+    /// The writers the last scan accepted (type and hash checked), by their GUID as
+    /// discovery prints it. RustDDS matches writers by topic name alone, so samples of a
+    /// refused writer (same name, other type) reach this reader too: they are dropped.
+    accepted: HashSet<String>,
+    /// The verdict on each writer seen since the last scan (so that a GUID is printed once
+    /// per scan, not per sample). Cleared with each new `accepted`; bounded by the writers.
+    verdicts: HashMap<GUID, bool>,
 }
 
 impl Inbound {
@@ -71,7 +80,18 @@ impl Inbound {
             check,
             max_bytes: max_bytes.min(chunk_room),
             me: dds.participant().guid(),
+            accepted: HashSet::new(),
+            verdicts: HashMap::new(),
         })
+    }
+
+    /// The writers whose samples are carried from now on (those the scan accepted);
+    /// samples of any other writer are dropped and counted refused.
+    pub(crate) fn accept_writers(&mut self, guids: HashSet<String>) {
+        if guids != self.accepted {
+            self.accepted = guids;
+            self.verdicts.clear();
+        }
     }
 
     /// The horus publisher's place (what it publishes must not go back to DDS).
@@ -96,7 +116,18 @@ impl Inbound {
             };
             taken += 1;
             // This bridge's own writer (the topic also crosses the other way): not again.
-            if sample.sample_info().writer_guid().prefix == self.me.prefix {
+            let writer = sample.sample_info().writer_guid();
+            if writer.prefix == self.me.prefix {
+                continue;
+            }
+            // A writer the scan refused (or has not checked yet): not carried, counted.
+            let accepted = &self.accepted;
+            let ok = *self
+                .verdicts
+                .entry(writer)
+                .or_insert_with(|| accepted.contains(&format!("{writer:?}")));
+            if !ok {
+                c.refused += 1;
                 continue;
             }
             let mut wire = &sample.value().0[..];

@@ -39,10 +39,35 @@ use to_ros::ToRos;
 /// `timed_out`).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Service routes kept per direction (open or closed): a service offered beyond them is
+/// turned away and counted (each DDS reader on a request topic would otherwise cost a DDS
+/// writer and reader and a horus service segment).
+pub(crate) const MAX_SERVICE_ROUTES: usize = 64;
+
+/// Scans after which a closed route whose service is no longer offered may be forgotten
+/// (its counters with it) to make room for another service.
+const FORGET_AFTER_SCANS: u32 = 10;
+
+/// Refusals remembered (so that each is counted once); past this the memory is cleared
+/// and a refusal still there is counted again.
+const MAX_REFUSALS_SEEN: usize = 4096;
+
 /// One service in one direction: its route when open, its status always.
 struct Route<R> {
     open: Option<R>,
     status: ServiceRouteStatus,
+    /// Scans since its service was last offered.
+    gone: u32,
+}
+
+impl<R> Route<R> {
+    fn new(direction: Direction, name: &str, type_name: &str) -> Route<R> {
+        Route {
+            open: None,
+            status: new_status(direction, name, type_name),
+            gone: 0,
+        }
+    }
 }
 
 /// The services crossing this bridge.
@@ -55,6 +80,10 @@ pub(crate) struct Services {
     refusals_seen: HashSet<(Direction, String)>,
     /// Workers of closed horus → ROS 2 routes still finishing a call.
     reaper: Reaper,
+    /// Services offered now but turned away ([`MAX_SERVICE_ROUTES`]), each counted once.
+    turned_away_now: HashSet<(Direction, String)>,
+    /// Services turned away since the bridge started.
+    turned_away: u64,
 }
 
 /// A horus service with a live server other than this bridge: its request type's name.
@@ -72,6 +101,8 @@ impl Services {
             from_ros: BTreeMap::new(),
             refusals_seen: HashSet::new(),
             reaper: Reaper::default(),
+            turned_away_now: HashSet::new(),
+            turned_away: 0,
         }
     }
 
@@ -92,6 +123,10 @@ impl Services {
             }
         }
         self.reaper.reap_finished();
+        self.turned_away_now.retain(|(d, n)| match d {
+            Direction::ToRos => locals.contains_key(n),
+            _ => ros_servers.contains_key(n),
+        });
         self.scan_to_ros(cx, &locals, &ros_servers, &ros_clients);
         self.scan_from_ros(cx, &locals, &ros_servers);
     }
@@ -110,8 +145,18 @@ impl Services {
         out
     }
 
+    /// Counts a service turned away by [`MAX_SERVICE_ROUTES`] (once while it is offered).
+    fn turn_away(&mut self, dir: Direction, name: &str) {
+        if self.turned_away_now.insert((dir, name.to_owned())) {
+            self.turned_away += 1;
+        }
+    }
+
     /// Counts a refusal once per (direction, key).
     fn refuse(&mut self, dir: Direction, key: String, status: &mut ServiceRouteStatus) {
+        if self.refusals_seen.len() >= MAX_REFUSALS_SEEN {
+            self.refusals_seen.clear();
+        }
         if self.refusals_seen.insert((dir, key)) {
             status.refusals += 1;
         }
@@ -133,6 +178,7 @@ impl Services {
                     r.open = None;
                 }
                 r.status.active = r.open.is_some();
+                r.gone += 1;
             }
         }
         for (name, l) in locals {
@@ -142,10 +188,15 @@ impl Services {
             if !cx.config.to_ros.allows(name) || ros_topic_name(name).is_err() {
                 continue;
             }
-            let mut route = self.to_ros.remove(name).unwrap_or_else(|| Route {
-                open: None,
-                status: new_status(Direction::ToRos, name, srv_type),
-            });
+            let mut route = match self.to_ros.remove(name) {
+                Some(r) => r,
+                None if !make_room(&mut self.to_ros) => {
+                    self.turn_away(Direction::ToRos, name);
+                    continue;
+                }
+                None => Route::new(Direction::ToRos, name, srv_type),
+            };
+            route.gone = 0;
             if ros_servers.contains_key(name) {
                 if let Some(mut o) = route.open.take() {
                     o.abandon(&mut route.status.counters);
@@ -196,6 +247,7 @@ impl Services {
                 }
                 r.status.active = false;
                 r.status.refused = None;
+                r.gone += 1;
             }
         }
         for (name, servers) in ros_servers {
@@ -211,10 +263,15 @@ impl Services {
             if names::is_node_service(name, &req_type) || !cx.config.from_ros.allows(name) {
                 continue;
             }
-            let mut route = self.from_ros.remove(name).unwrap_or_else(|| Route {
-                open: None,
-                status: new_status(Direction::FromRos, name, srv_type),
-            });
+            let mut route = match self.from_ros.remove(name) {
+                Some(r) => r,
+                None if !make_room(&mut self.from_ros) => {
+                    self.turn_away(Direction::FromRos, name);
+                    continue;
+                }
+                None => Route::new(Direction::FromRos, name, srv_type),
+            };
+            route.gone = 0;
             route.status.refused = None;
             if locals.contains_key(name) {
                 // A horus server of its own came up: the bridge's horus server leaves (its
@@ -293,8 +350,26 @@ impl Services {
         moved > 0
     }
 
+    /// Every service route's status, by name then direction, as JSON; then, once services
+    /// were turned away by [`MAX_SERVICE_ROUTES`], `{"turned_away": {"services": N,
+    /// "max_service_routes": 64}}`.
+    pub(crate) fn status(&self) -> Vec<serde_json::Value> {
+        let mut v: Vec<serde_json::Value> = self
+            .route_status()
+            .iter()
+            .filter_map(|s| serde_json::to_value(s).ok())
+            .collect();
+        if self.turned_away > 0 {
+            v.push(serde_json::json!({"turned_away": {
+                "services": self.turned_away,
+                "max_service_routes": MAX_SERVICE_ROUTES,
+            }}));
+        }
+        v
+    }
+
     /// Every service route's status, by name then direction.
-    pub(crate) fn status(&self) -> Vec<ServiceRouteStatus> {
+    fn route_status(&self) -> Vec<ServiceRouteStatus> {
         let mut v: Vec<ServiceRouteStatus> = self
             .to_ros
             .values()
@@ -316,6 +391,20 @@ impl Drop for Services {
     }
 }
 
+/// Whether `routes` has room for one more route: when full, the closed route gone
+/// longest (at least [`FORGET_AFTER_SCANS`]) is forgotten.
+fn make_room<R>(routes: &mut BTreeMap<String, Route<R>>) -> bool {
+    if routes.len() < MAX_SERVICE_ROUTES {
+        return true;
+    }
+    let oldest = routes
+        .iter()
+        .filter(|(_, r)| r.open.is_none() && r.gone >= FORGET_AFTER_SCANS)
+        .max_by_key(|(_, r)| r.gone)
+        .map(|(n, _)| n.clone());
+    oldest.is_some_and(|n| routes.remove(&n).is_some())
+}
+
 fn both_sides(name: &str) -> String {
     format!("service {name} is served both by a horus server and by a ROS 2 server: not bridged")
 }
@@ -330,5 +419,44 @@ fn new_status(direction: Direction, name: &str, type_name: &str) -> ServiceRoute
         refused: None,
         refusals: 0,
         counters: ServiceCounters::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full(gone: u32) -> BTreeMap<String, Route<()>> {
+        (0..MAX_SERVICE_ROUTES)
+            .map(|i| {
+                let mut r =
+                    Route::new(Direction::FromRos, &format!("s{i}"), "std_srvs/srv/SetBool");
+                r.gone = gone;
+                (format!("s{i}"), r)
+            })
+            .collect()
+    }
+
+    /// Before, every service offered opened a route and closed ones were never forgotten.
+    #[test]
+    fn service_routes_are_capped_and_closed_ones_make_room() {
+        let mut routes = full(0);
+        assert!(
+            !make_room(&mut routes),
+            "a full map of recent routes has no room"
+        );
+        for r in routes.values_mut() {
+            r.open = Some(());
+            r.gone = FORGET_AFTER_SCANS;
+        }
+        assert!(!make_room(&mut routes), "open routes are never forgotten");
+        let mut routes = full(FORGET_AFTER_SCANS);
+        routes.get_mut("s3").unwrap().gone = FORGET_AFTER_SCANS + 5;
+        assert!(make_room(&mut routes));
+        assert_eq!(routes.len(), MAX_SERVICE_ROUTES - 1);
+        assert!(
+            !routes.contains_key("s3"),
+            "the route gone longest is forgotten"
+        );
     }
 }

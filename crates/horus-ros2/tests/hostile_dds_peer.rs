@@ -22,6 +22,9 @@ bridge_process_test!();
 /// Set in the hostile peer child: the DDS topic it writes.
 const HOSTILE_ENV: &str = "HORUS_ROS2_TEST_HOSTILE";
 
+/// Set in the other-type peer child: the DDS topic it writes as `Int32_`.
+const OTHER_TYPE_ENV: &str = "HORUS_ROS2_TEST_OTHER_TYPE";
+
 /// A valid `std_msgs/String` "ok".
 const VALID: [u8; 11] = [0, 1, 0, 0, 3, 0, 0, 0, b'o', b'k', 0];
 
@@ -131,6 +134,99 @@ fn malformed_and_oversize_payloads_are_dropped_counted_and_the_bridge_keeps_runn
     assert_eq!(t.counters.oversize, 1, "{t:?}");
     assert_eq!(t.counters.messages, 1, "{t:?}");
     assert!(r.try_recv().is_none(), "only the valid message crossed");
+    peer.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// The other-type peer: writes a valid `std_msgs/String` "ok" declared as
+/// `std_msgs::msg::dds_::Int32_` every 20 ms (a volatile reader gets only what follows its
+/// match) until stdin closes.
+#[test]
+fn other_type_peer_process() {
+    let Ok(topic_name) = std::env::var(OTHER_TYPE_ENV) else {
+        return;
+    };
+    let domain = horus_ros2::parse_domain_id(&std::env::var("ROS_DOMAIN_ID").unwrap()).unwrap();
+    let dp = rustdds::DomainParticipantBuilder::new(domain)
+        .build()
+        .unwrap();
+    let qos = QosPolicyBuilder::new()
+        .reliability(policy::Reliability::Reliable {
+            max_blocking_time: rustdds::Duration::from_millis(100),
+        })
+        .history(policy::History::KeepLast { depth: 16 })
+        .build();
+    let topic = dp
+        .create_topic(
+            topic_name,
+            "std_msgs::msg::dds_::Int32_".into(),
+            &qos,
+            TopicKind::NoKey,
+        )
+        .unwrap();
+    let publisher = dp.create_publisher(&qos).unwrap();
+    let w = publisher
+        .create_datawriter_no_key::<WireCdr, PassThrough>(&topic, None)
+        .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s2 = stop.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::stdin().lines().count();
+        s2.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    println!("other: ready");
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let _ = w.write(WireCdr(Bytes::from_static(&VALID)), None);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// DDS matches a reader with every writer of the topic's name, whatever its type: beside a
+/// good writer (rclpy, String), a writer declaring Int32 on the same topic had its samples
+/// (valid String bytes) carried into the String topic although the status said refused.
+#[test]
+fn other_type_writer_beside_a_good_one_is_dropped_and_counted_refused() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("othertype");
+    let ty = Ros2Type::new(
+        RosString::TYPE_NAME,
+        RosString::TYPE_HASH,
+        RosString::DEFINITION,
+    );
+    let v = open_or_create_ros_topic(&w.namespace, "demo/o", &ty, &ros_qos(4096)).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let peer = w.spawn_self("other_type_peer_process", OTHER_TYPE_ENV, "rt/demo/o");
+    let good = w.rclpy("pub", &["/demo/o:std_msgs/msg/String"]);
+    let (_, sent) = common::line_bytes(&good.next_line("sent "));
+    let s = r
+        .recv_timeout(PATIENCE)
+        .expect("nothing from the String writer");
+    assert!(
+        s.cdr() == &sent[..],
+        "the first message is not the String writer's"
+    );
+    drop(s);
+    // The Int32 writer's samples reached the bridge's reader: dropped, counted refused.
+    let st = common::wait_status(&w.namespace, "the other type's samples refused", |s| {
+        s.topics
+            .iter()
+            .any(|t| t.direction == Direction::FromRos && t.counters.refused >= 3)
+    });
+    let t = st
+        .topics
+        .iter()
+        .find(|t| t.direction == Direction::FromRos)
+        .unwrap();
+    assert_eq!(t.counters.messages, 1, "{t:?}");
+    assert!(r.try_recv().is_none(), "the other type's sample crossed");
+    good.stop();
     peer.stop();
     bridge.stop();
     drop(r);

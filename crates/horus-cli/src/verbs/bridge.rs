@@ -14,6 +14,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
+use super::bridge_status;
 use crate::output::Output;
 use horus_launch::signals;
 
@@ -326,24 +327,15 @@ fn event(out: &Output, what: &str, started: bool, text: &str) {
 }
 
 fn status(namespace: &str, out: &Output) -> anyhow::Result<ExitCode> {
-    match horus_zenoh::read_status_file(namespace)? {
-        None => {
-            if out.is_json() {
-                out.json_line(&json!({ "running": false, "namespace": namespace }));
-            } else {
-                println!("no bridge is running for namespace \"{namespace}\"");
-            }
-            Ok(ExitCode::from(1))
-        }
-        Some(s) => {
-            if out.is_json() {
-                out.json_line(&s);
-            } else {
-                print_status(&s);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-    }
+    let no_bridge = format!("no bridge is running for namespace \"{namespace}\"");
+    let found = horus_zenoh::read_status_file(namespace)?;
+    Ok(bridge_status::report(
+        found,
+        namespace,
+        &no_bridge,
+        out,
+        print_status,
+    ))
 }
 
 fn print_status(s: &horus_zenoh::BridgeStatus) {

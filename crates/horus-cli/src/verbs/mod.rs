@@ -3,6 +3,8 @@
 mod bag;
 #[cfg(feature = "bridge")]
 mod bridge;
+#[cfg(any(feature = "bridge", feature = "ros2"))]
+mod bridge_status;
 mod clean;
 mod doctor;
 mod foxglove;

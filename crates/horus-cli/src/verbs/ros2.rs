@@ -13,6 +13,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
+use super::bridge_status;
 use crate::output::Output;
 use horus_launch::signals;
 use horus_ros2::{BridgeStatus, Direction, Filter, TopicStatus};
@@ -151,24 +152,15 @@ fn arrow(d: Direction) -> &'static str {
 }
 
 fn status(namespace: &str, out: &Output) -> anyhow::Result<ExitCode> {
-    match horus_ros2::read_status_file(namespace)? {
-        None => {
-            if out.is_json() {
-                out.json_line(&json!({ "running": false, "namespace": namespace }));
-            } else {
-                println!("no ROS 2 bridge running in namespace \"{namespace}\"");
-            }
-            Ok(ExitCode::from(1))
-        }
-        Some(s) => {
-            if out.is_json() {
-                out.json_line(&s);
-            } else {
-                print_status(&s);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-    }
+    let no_bridge = format!("no ROS 2 bridge running in namespace \"{namespace}\"");
+    let found = horus_ros2::read_status_file(namespace)?;
+    Ok(bridge_status::report(
+        found,
+        namespace,
+        &no_bridge,
+        out,
+        print_status,
+    ))
 }
 
 fn print_status(s: &BridgeStatus) {

@@ -15,6 +15,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod action;
 mod bridge;
 mod config;
 mod dds;
@@ -26,7 +27,10 @@ pub mod names;
 mod outbound;
 mod qos;
 pub mod raw;
+mod ros_graph;
 mod route_error;
+mod route_thread;
+mod sequence_gaps;
 mod service;
 mod status;
 mod type_check;
@@ -36,6 +40,9 @@ pub use config::{parse_domain_id, BridgeConfig, ConfigError, MAX_DOMAIN_ID};
 pub use dds::{Dds, DdsStartError};
 pub use discovery::{type_hash_of_user_data, RemoteEndpoint, RemoteEndpoints};
 pub use filter::{Filter, PatternError};
+pub use ros_graph::{
+    RosGraph, RosGraphService, RosGraphTopic, MAX_GRAPH_ENTRIES, MAX_TYPES_PER_NAME,
+};
 pub use route_error::RouteError;
 pub use service::{ServiceCounters, ServiceOpenError, ServiceRouteStatus, CALL_TIMEOUT};
 pub use status::{

@@ -24,7 +24,9 @@ pub enum Direction {
 /// To ROS 2: `messages` read from the horus topic and written to DDS; `lost`: messages
 /// the horus ring overwrote before the bridge read them (the bridge's own loss, as for any
 /// subscriber); `refused`: writes DDS refused (history full past the blocking time).
-/// From ROS 2: `messages` taken from DDS and published into horus; `malformed`: payloads
+/// From ROS 2: `messages` taken from DDS and published into horus; `lost`: samples that
+/// never reached the bridge (gaps in a writer's sequence numbers, sequence_gaps.rs);
+/// `replayed`: a writer's history sent again to a reopened reader (dropped); `malformed`: payloads
 /// that are not little-endian CDR of the topic's type (dropped); `oversize`: larger than
 /// the topic's chunks or the bridge's limit (dropped); `refused`: publishes the horus
 /// topic refused (its overflow policy; also counted by the topic's publisher record).
@@ -45,6 +47,9 @@ pub struct RouteCounters {
     pub oversize: u64,
     /// Times the route opened (a DDS or horus endpoint appeared after none).
     pub opened: u64,
+    /// From ROS 2: samples a reopened transient-local reader was sent again (a writer's
+    /// history, already carried): dropped, not delivered twice (sequence_gaps.rs).
+    pub replayed: u64,
 }
 
 /// One topic in one direction.
@@ -83,6 +88,10 @@ pub struct BridgeStatus {
     /// Services crossing here (filled by the services part; empty until it exists).
     #[serde(default)]
     pub services: Vec<serde_json::Value>,
+    /// The ROS 2 side's topics and services as discovered (for `horus topic list` /
+    /// `horus service list`); empty in a status written before it existed.
+    #[serde(default)]
+    pub ros_graph: crate::ros_graph::RosGraph,
 }
 
 /// Where `namespace`'s ROS 2 bridge writes its status.

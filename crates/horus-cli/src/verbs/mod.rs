@@ -16,6 +16,7 @@ pub(crate) mod node;
 mod param;
 mod play;
 mod record;
+mod ros2_side;
 #[cfg(feature = "ros2")]
 mod ros2;
 mod service;

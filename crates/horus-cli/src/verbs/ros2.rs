@@ -179,7 +179,7 @@ fn print_status(s: &BridgeStatus) {
 fn print_topic(t: &TopicStatus) {
     let c = &t.counters;
     println!(
-        "  {} {} {} [{}] {}: {} msgs, {} bytes, lost {}, refused {}, malformed {}, oversize {}, type mismatches {}",
+        "  {} {} {} [{}] {}: {} msgs, {} bytes, lost {}, replayed {}, refused {}, malformed {}, oversize {}, type mismatches {}",
         t.horus_topic,
         arrow(t.direction),
         t.ros_topic,
@@ -188,6 +188,7 @@ fn print_topic(t: &TopicStatus) {
         c.messages,
         c.bytes,
         c.lost,
+        c.replayed,
         c.refused,
         c.malformed,
         c.oversize,

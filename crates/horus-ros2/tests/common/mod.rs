@@ -84,7 +84,8 @@ pub(crate) fn python() -> PathBuf {
 
 /// The rclpy test node.
 pub(crate) fn node_py() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/rclpy/node.py")
+    // Through horus-ros2's directory: other crates' tests include this module too.
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../horus-ros2/tests/rclpy/node.py")
 }
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -144,6 +145,16 @@ impl World {
             .env(env, value);
         let p = Proc::spawn(c, test);
         p.expect_line("ready");
+        p
+    }
+
+    /// Starts `program ARGS…` in the world (its network namespace, horus namespace and
+    /// ROS 2 domain) and waits for a line holding `ready` (e.g. `horus ros2`'s first line).
+    pub(crate) fn spawn(&self, program: &str, args: &[&str], ready: &str) -> Proc {
+        let mut c = self.command(program);
+        c.args(args);
+        let p = Proc::spawn(c, program);
+        p.expect_line(ready);
         p
     }
 

@@ -8,8 +8,10 @@ use serde_json::{json, Value};
 
 use crate::output::Output;
 use crate::table::Table;
+use crate::verbs::ros2_side::{self, Kind};
 
-/// List every service of the namespace.
+/// List every service of the namespace, then the ROS 2 side's when a ROS 2 bridge
+/// (`horus ros2`) runs for it (marked `ros2`, with their ROS 2 types).
 #[derive(Debug, Args)]
 pub(crate) struct List {
     /// Namespace (default: `HORUS_NAMESPACE`, else one per user).
@@ -20,15 +22,54 @@ pub(crate) struct List {
 pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
     let ns = args.namespace.unwrap_or_else(horus::namespace);
     let services = horus::list_services(&ns)?;
+    let ros2 = ros2_side::read(&ns);
     if out.is_json() {
         let list: Vec<Value> = services.iter().map(listing_json).collect();
-        out.json_line(&json!({ "namespace": ns, "services": list }));
+        let (ros2, ros2_error) = match &ros2 {
+            Ok(side) => (side.as_ref().map(|s| s.json(Kind::Services)), None),
+            Err(e) => (None, Some(e)),
+        };
+        out.json_line(&json!({
+            "namespace": ns, "services": list, "ros2": ros2, "ros2_error": ros2_error,
+        }));
         return Ok(ExitCode::SUCCESS);
     }
     if services.is_empty() {
         println!("no services in namespace {ns}");
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        print_horus(&services);
     }
+    match &ros2 {
+        Ok(Some(side)) => ros2_side::print(
+            side,
+            Kind::Services,
+            &[
+                "ros2 service",
+                "type",
+                ">servers",
+                ">clients",
+                "horus name",
+                "crossing",
+            ],
+            |e| {
+                vec![
+                    ros2_side::text(e, "name"),
+                    ros2_side::types(e),
+                    ros2_side::count(e, "servers"),
+                    ros2_side::count(e, "clients"),
+                    ros2_side::text(e, "horus_name"),
+                    ros2_side::crossing(e),
+                ]
+            },
+        ),
+        Ok(None) => {}
+        Err(e) => println!("ROS 2 side unreadable: {e}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The horus services as a table, then the unreadable ones.
+fn print_horus(services: &[ServiceListing]) {
     let mut t = Table::new(&[
         "service",
         "request",
@@ -42,7 +83,7 @@ pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
         ">replied",
     ]);
     let mut unreadable = Vec::new();
-    for l in &services {
+    for l in services {
         let s = match &l.snapshot {
             Ok(s) => s,
             Err(e) => {
@@ -69,7 +110,6 @@ pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
     for line in unreadable {
         println!("{line}");
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `2`, or `2 (1 dead)` when some endpoints' processes are gone.

@@ -11,8 +11,10 @@ use super::sampler::Sampler;
 use super::{endpoint_counts, overflow_text, qos_json};
 use crate::output::Output;
 use crate::table::Table;
+use crate::verbs::ros2_side::{self, Kind};
 
-/// List every topic of the namespace.
+/// List every topic of the namespace, then the ROS 2 side's when a ROS 2 bridge
+/// (`horus ros2`) runs for it (marked `ros2`, with their ROS 2 types).
 #[derive(Debug, Args)]
 pub(crate) struct List {
     /// Namespace (default: `HORUS_NAMESPACE`, else one per user).
@@ -59,8 +61,15 @@ pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
             Err(e) => json!({ "name": r.name, "error": e }),
         })
         .collect();
+    let ros2 = ros2_side::read(&ns);
     if out.is_json() {
-        out.json_line(&json!({ "namespace": ns, "topics": json_rows }));
+        let (ros2, ros2_error) = match &ros2 {
+            Ok(side) => (side.as_ref().map(|s| s.json(Kind::Topics)), None),
+            Err(e) => (None, Some(e)),
+        };
+        out.json_line(&json!({
+            "namespace": ns, "topics": json_rows, "ros2": ros2, "ros2_error": ros2_error,
+        }));
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = Table::new(&["topic", "type", ">pub", ">sub", ">obs", "qos", ">rate (Hz)"]);
@@ -87,6 +96,32 @@ pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
         println!("no topics in namespace {ns}");
     } else {
         print!("{}", t.render());
+    }
+    match &ros2 {
+        Ok(Some(side)) => ros2_side::print(
+            side,
+            Kind::Topics,
+            &[
+                "ros2 topic",
+                "type",
+                ">pub",
+                ">sub",
+                "horus name",
+                "crossing",
+            ],
+            |e| {
+                vec![
+                    ros2_side::text(e, "name"),
+                    ros2_side::types(e),
+                    ros2_side::count(e, "publishers"),
+                    ros2_side::count(e, "subscribers"),
+                    ros2_side::text(e, "horus_name"),
+                    ros2_side::crossing(e),
+                ]
+            },
+        ),
+        Ok(None) => {}
+        Err(e) => println!("ROS 2 side unreadable: {e}"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,7 +15,6 @@
 //! ```
 #![warn(missing_docs)]
 
-mod action;
 mod bridge;
 mod config;
 mod dds;
@@ -29,7 +28,6 @@ mod qos;
 pub mod raw;
 mod ros_graph;
 mod route_error;
-mod route_thread;
 mod sequence_gaps;
 mod service;
 mod status;

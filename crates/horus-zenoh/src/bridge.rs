@@ -14,11 +14,15 @@ use zenoh::{Session, Wait};
 use crate::history_serve::{HistoryServer, HistorySpec};
 use crate::inbound::{Inbound, InboundSpec, Origins, Senders, Writers};
 use crate::keys::{Keys, SchemaKey, TokenKind};
+use crate::latched_copy::{LatchedCopies, Round};
 use crate::local::{LocalScan, LocalService, LocalTopic};
 use crate::outbound::{epoch_now, Outbound, OutboundSpec, StallLimits, NO_PLACE};
 use crate::refusals::{Refusals, Refused};
 use crate::remote::{HostSchema, RemoteView};
-use crate::service_in::{Describer, ForwardTo, ServiceIn};
+use horus::description::ServiceDescription;
+
+use crate::describer::Describer;
+use crate::service_in::{parse_service_description, ForwardTo, ServiceIn};
 use crate::service_out::{CallLimits, RefusedService, ServiceOut};
 use crate::status::{
     remove_status_file, write_status_file, BridgeStatus, LiveCounters, ServiceCounters,
@@ -86,6 +90,11 @@ impl Bridge {
         let mut state = State {
             scan: LocalScan::new(&cfg.namespace),
             describer: Describer::new(
+                cfg.limits.describes_in_flight,
+                cfg.limits.max_description_bytes,
+                parse_service_description,
+            ),
+            copies: LatchedCopies::new(
                 cfg.limits.describes_in_flight,
                 cfg.limits.max_description_bytes,
             ),
@@ -198,7 +207,9 @@ struct State {
     topics: BTreeMap<String, TopicState>,
     services: BTreeMap<String, ServiceState>,
     status: Arc<Mutex<BridgeStatus>>,
-    describer: Describer,
+    describer: Describer<ServiceDescription>,
+    /// Other hosts' latched topics created here ahead of their subscribers.
+    copies: LatchedCopies,
     refusals: Refusals,
     /// Remote tokens refused by the policy last time round: a refusal is counted once, when
     /// its token appears.
@@ -218,6 +229,7 @@ impl State {
             let mut refused = HashSet::new();
             self.update_tokens(&topics, &services);
             self.update_topics(&topics, &mut refused);
+            self.update_copies(&topics);
             self.update_services(&services, &mut refused);
             self.count_refusals(refused);
             if last_status.elapsed() >= STATUS_EVERY {
@@ -228,6 +240,7 @@ impl State {
         }
         // Workers first (their threads end), then tokens with the session.
         self.topics.clear();
+        self.copies.clear();
         self.services.clear();
         self.tokens.clear();
         if self.cfg.status_file {
@@ -506,6 +519,7 @@ impl State {
                     namespace: self.cfg.namespace.clone(),
                     topic: name.clone(),
                     key: self.keys.history(&self.cfg.host, name),
+                    shape_key: self.keys.topic_describe(&self.cfg.host, name),
                     schema: t.schema,
                     own_place: Arc::clone(&st.own_place),
                     streaming: Arc::clone(&st.streaming),
@@ -588,6 +602,30 @@ impl State {
                         });
                     }
                 }
+            }
+        }
+    }
+
+    /// Creates other hosts' latched topics missing here (see `latched_copy`); what could not
+    /// be created is reported on the topic.
+    fn update_copies(&mut self, topics: &BTreeMap<String, LocalTopic>) {
+        let (filter, enter) = (&self.cfg.filter, &self.cfg.policy.enter);
+        let mut offers = self.remote.latched_offers();
+        offers.retain(|name, _| filter.allows(name) && enter.allows(name));
+        let issues = self.copies.update(Round {
+            session: &self.session,
+            keys: &self.keys,
+            namespace: &self.cfg.namespace,
+            offers,
+            local: topics,
+            max_bytes: self.cfg.limits.max_latched_copy_bytes,
+            refusals: &self.refusals,
+        });
+        for issue in issues {
+            if let TopicIssue::Local { topic, .. } = &issue {
+                let st = self.topics.entry(topic.clone()).or_default();
+                st.issues.retain(|i| i != &issue);
+                st.issues.push(issue);
             }
         }
     }
@@ -765,9 +803,10 @@ impl State {
         let topics = self
             .topics
             .iter()
-            .filter(|(_, t)| {
+            .filter(|(name, t)| {
                 t.out.is_some()
                     || t.inn.is_some()
+                    || self.copies.created_from(name).is_some()
                     || !t.issues.is_empty()
                     || !t.refused.is_empty()
                     || t.counters.snapshot() != Default::default()
@@ -780,6 +819,7 @@ impl State {
                 counters: t.counters.snapshot(),
                 issues: t.issues.clone(),
                 refused: t.refused.clone(),
+                latched_copy_of: self.copies.created_from(name).map(str::to_owned),
                 cut_off_ms: t.out.as_ref().map_or(0, |o| {
                     let until = *o.cut_off.lock().unwrap_or_else(|e| e.into_inner());
                     until.map_or(0, |u| {

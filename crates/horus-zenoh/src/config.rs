@@ -310,6 +310,7 @@ struct LimitsFile {
     max_places_per_host: Option<usize>,
     max_history_messages: Option<usize>,
     max_history_bytes: Option<usize>,
+    max_latched_copy_bytes: Option<u64>,
     forget_host_after_ms: Option<u64>,
     stall_after_ms: Option<u64>,
     stall_cutoff_ms: Option<u64>,
@@ -331,7 +332,8 @@ impl LimitsFile {
             max_seq_jump,
             max_places_per_host,
             max_history_messages,
-            max_history_bytes
+            max_history_bytes,
+            max_latched_copy_bytes
         );
         if let Some(v) = self.forget_host_after_ms {
             l.forget_host_after = ms(v);

@@ -43,9 +43,11 @@ const QUEUE: usize = 16;
 /// How long a query waits for the topic's outbound stream to join the local topic.
 pub(crate) const WAIT_FOR_STREAM: Duration = Duration::from_secs(2);
 
-/// A latched topic's history queryable and the thread answering it.
+/// A latched topic's history queryable and the thread answering it, and the queryable
+/// answering with the topic's shape (`topic_shape`: from which other hosts create it).
 pub(crate) struct HistoryServer {
     _queryable: Queryable<()>,
+    _shape: Queryable<()>,
     _worker: Worker,
 }
 
@@ -54,6 +56,8 @@ pub(crate) struct HistorySpec {
     pub(crate) namespace: String,
     pub(crate) topic: String,
     pub(crate) key: String,
+    /// Where the topic's shape is asked for.
+    pub(crate) shape_key: String,
     pub(crate) schema: SchemaKey,
     /// This bridge's own publisher place on the topic (messages from other hosts: not ours
     /// to serve).
@@ -69,6 +73,17 @@ impl HistoryServer {
     /// Declares the queryable and starts answering.
     pub(crate) fn start(session: &Session, spec: HistorySpec) -> Result<HistoryServer, String> {
         let view = TopicView::open(&spec.namespace, &spec.topic).map_err(|e| e.to_string())?;
+        let shape = crate::topic_shape::encode(&view)
+            .ok_or_else(|| "no latched shape to tell other hosts".to_owned())?;
+        let shape_key = spec.shape_key.clone();
+        let shape = session
+            .declare_queryable(spec.shape_key.clone())
+            // Answered at once, from Zenoh's thread: a few hundred bytes made once.
+            .callback(move |q| {
+                let _ = q.reply(shape_key.as_str(), shape.clone()).wait();
+            })
+            .wait()
+            .map_err(|e| format!("zenoh queryable {}: {e}", spec.shape_key))?;
         let (tx, rx) = sync_channel::<Query>(QUEUE);
         let counters = Arc::clone(&spec.counters);
         let queryable = session
@@ -104,6 +119,7 @@ impl HistoryServer {
         })?;
         Ok(HistoryServer {
             _queryable: queryable,
+            _shape: shape,
             _worker: worker,
         })
     }

@@ -9,6 +9,7 @@
 //! | `<domain>/w/<host>/<schema>/<topic…>` | token: `host` has a subscriber of `topic` |
 //! | `<domain>/l/<host>/<depth>-<zeros>/<topic…>` | token: `host`'s `topic` is latched, keeping `depth` |
 //! | `<domain>/lh/<host>/<topic…>` | queryable: `host`'s latched history of `topic` |
+//! | `<domain>/td/<host>/<topic…>` | queryable: `host`'s latched `topic`'s QoS and type description |
 //! | `<domain>/d/<host>/<topic…>` | data: `host`'s messages of `topic` |
 //! | `<domain>/so/<host>/<schema>/<service…>` | token: `host` has a server of `service` |
 //! | `<domain>/sc/<host>/<service…>` | queryable: calls to `host`'s server |
@@ -148,6 +149,12 @@ impl Keys {
 
     pub(crate) fn call(&self, host: &str, service: &str) -> String {
         format!("{}/sc/{host}/{service}", self.domain)
+    }
+
+    /// The queryable answering with `host`'s latched `topic`'s shape (QoS and description),
+    /// from which other hosts create the topic ahead of their subscribers.
+    pub(crate) fn topic_describe(&self, host: &str, topic: &str) -> String {
+        format!("{}/td/{host}/{topic}", self.domain)
     }
 
     pub(crate) fn describe(&self, host: &str, service: &str) -> String {

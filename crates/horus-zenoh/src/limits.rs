@@ -35,6 +35,10 @@ pub struct Limits {
     pub max_history_messages: usize,
     /// Bytes of those messages (headers included), in both directions.
     pub max_history_bytes: usize,
+    /// Shared memory (by their rings and chunk pools) that other hosts' latched topics created
+    /// here ahead of their subscribers may take together; a topic beyond is not created
+    /// (counted as `over_limit` for its host, reported on the topic).
+    pub max_latched_copy_bytes: u64,
     /// How long the sequences of a host that has gone are kept (a bridge restarted within
     /// this time resumes its count); then every entry of that host is removed.
     pub forget_host_after: Duration,
@@ -63,6 +67,7 @@ impl Default for Limits {
             max_places_per_host: 1024,
             max_history_messages: 1024,
             max_history_bytes: 64 << 20,
+            max_latched_copy_bytes: 1 << 30,
             forget_host_after: Duration::from_secs(60),
             stall_after: Duration::from_millis(200),
             stall_cutoff: Duration::from_secs(10),
@@ -83,6 +88,7 @@ impl Limits {
             ("max_places_per_host", self.max_places_per_host as u64),
             ("max_history_messages", self.max_history_messages as u64),
             ("max_history_bytes", self.max_history_bytes as u64),
+            ("max_latched_copy_bytes", self.max_latched_copy_bytes),
         ];
         for (name, v) in positive {
             if v == 0 {

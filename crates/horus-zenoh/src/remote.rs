@@ -196,6 +196,41 @@ impl RemoteView {
         out
     }
 
+    /// Every topic some host offers latched: per topic, each such host with its offer's
+    /// schema and the depth its latched token states (a host whose latched token has no
+    /// offer beside it is left out).
+    pub(crate) fn latched_offers(&self) -> BTreeMap<String, Vec<(HostSchema, u32)>> {
+        let tokens = self.lock();
+        // One pass for the latched tokens, one for the offers (linear in the tokens held).
+        let latched: HashMap<(&str, &str), u32> = tokens
+            .iter()
+            .filter(|e| e.kind == 4)
+            .filter_map(|e| {
+                Some((
+                    (e.name.as_str(), e.host.as_str()),
+                    u32::try_from(e.id).ok()?,
+                ))
+            })
+            .collect();
+        let mut out: BTreeMap<String, Vec<(HostSchema, u32)>> = BTreeMap::new();
+        for o in tokens.iter().filter(|e| e.kind == 0) {
+            let Some(depth) = latched.get(&(o.name.as_str(), o.host.as_str())) else {
+                continue;
+            };
+            out.entry(o.name.clone()).or_default().push((
+                HostSchema {
+                    host: o.host.clone(),
+                    schema: SchemaKey {
+                        id: o.id,
+                        layout: o.layout,
+                    },
+                },
+                *depth,
+            ));
+        }
+        out
+    }
+
     /// Every host with a token now.
     pub(crate) fn host_names(&self) -> Vec<String> {
         self.lock_all().per_host.keys().cloned().collect()

@@ -202,6 +202,10 @@ pub struct TopicStatus {
     /// after they stalled it; 0 when it is not.
     #[serde(default)]
     pub cut_off_ms: u64,
+    /// The host whose latched offer made this bridge create the topic here, ahead of its
+    /// subscribers (`None`: created by an endpoint of this host).
+    #[serde(default)]
+    pub latched_copy_of: Option<String>,
 }
 
 /// A host refused by the policy for one topic.

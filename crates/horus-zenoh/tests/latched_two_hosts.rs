@@ -43,10 +43,11 @@ fn a_volatile_topic_on_the_receiving_host_gets_the_history_and_the_mismatch_is_r
     let Some((rig, a, b)) = common::bridged_hosts("latvol") else {
         return;
     };
-    let mut publ = rig.spawn(Side::A, "pub_latched_on_cue", &[]);
-    // B's subscriber creates the topic without a durability: volatile.
+    // B's subscriber creates the topic without a durability, before A offers it (after, B's
+    // bridge would have created it latched: latched_join_orders): volatile.
     let volatile = [("HZ_LATCHED", "0".to_owned())];
     let mut sub = rig.spawn(Side::B, "sub_latched_until", &volatile);
+    let mut publ = rig.spawn(Side::A, "pub_latched_on_cue", &[]);
     sub.wait_line("got 4");
     publ.say("5");
     sub.wait_line("got 5");

@@ -28,6 +28,15 @@ from typing import TYPE_CHECKING, Type
 
 from . import _horus
 from ._horus import (
+    PublisherStats,
+    RustNode,
+    SchemaInfo,
+    Scheduler,
+    SubscriberStats,
+    TickInfo,
+    TopicStats,
+)
+from ._errors import (
     ActionError,
     ActionNoServerError,
     ActionServerDiedError,
@@ -39,8 +48,8 @@ from ._horus import (
     CdrEncodeError,
     CdrError,
     ClosedError,
-    HistoryFullError,
     GoalRejectedError,
+    HistoryFullError,
     HorusError,
     InterfaceError,
     InvalidTopicError,
@@ -56,14 +65,10 @@ from ._horus import (
     ParamTypeError,
     ParamYamlError,
     PoolExhaustedError,
-    PublisherStats,
     QosMismatchError,
     RecvTimeoutError,
     ReplyFailedError,
-    RustNode,
-    SchemaInfo,
     SchemaMismatchError,
-    Scheduler,
     SegmentError,
     SegmentLostError,
     SendError,
@@ -71,12 +76,9 @@ from ._horus import (
     ServerDiedError,
     ServiceError,
     StaleDescriptorError,
-    SubscriberStats,
     TensorPoolError,
-    TickInfo,
     TopicError,
     TopicFullError,
-    TopicStats,
     UnansweredError,
     UnknownGoalError,
 )

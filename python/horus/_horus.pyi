@@ -15,50 +15,19 @@ _Bytes = Union[Buffer, bytes, bytearray, memoryview, npt.NDArray[Any]]
 __version__: str
 __all__ = [
     "ActionClient",
-    "ActionError",
-    "ActionNoServerError",
     "ActionServer",
-    "ActionServerDiedError",
-    "ActionTimeoutError",
-    "ActionTypeError",
-    "BusyError",
-    "CallTimeoutError",
-    "CdrDecodeError",
-    "CdrEncodeError",
-    "CdrError",
-    "ClosedError",
     "Client",
     "FieldInfo",
     "GoalHandle",
-    "GoalRejectedError",
-    "HistoryFullError",
-    "HorusError",
-    "InterfaceError",
-    "InvalidTopicError",
-    "InvalidTransitionError",
     "Loan",
-    "LoanError",
-    "LoanViewsAliveError",
     "NewGoal",
-    "NoServerError",
     "ParamClient",
-    "ParamDeclarationError",
-    "ParamError",
-    "ParamNotFoundError",
-    "ParamRangeError",
     "ParamServer",
-    "ParamTooLargeError",
-    "ParamTypeError",
-    "ParamYamlError",
     "Parameters",
     "PendingCall",
-    "PoolExhaustedError",
     "Publisher",
     "PublisherStats",
-    "QosMismatchError",
     "RawTensorPool",
-    "RecvTimeoutError",
-    "ReplyFailedError",
     "Request",
     "RosActionClient",
     "RosActionServer",
@@ -76,30 +45,17 @@ __all__ = [
     "Sample",
     "Scheduler",
     "SchemaInfo",
-    "SchemaMismatchError",
-    "SegmentError",
-    "SegmentLostError",
-    "SendError",
-    "SendTimeoutError",
     "Server",
-    "ServerDiedError",
     "Service",
-    "ServiceError",
-    "StaleDescriptorError",
     "Subscriber",
     "SubscriberStats",
     "TensorBuffer",
-    "TensorPoolError",
     "TensorView",
     "TfBroadcaster",
     "TfBuffer",
     "TickInfo",
     "Topic",
-    "TopicError",
-    "TopicFullError",
     "TopicStats",
-    "UnansweredError",
-    "UnknownGoalError",
     "__version__",
     "attach_view",
     "default_namespace",
@@ -115,70 +71,6 @@ __all__ = [
     "topic_description",
 ]
 
-class HorusError(Exception): ...
-class ClosedError(HorusError): ...
-class TopicError(HorusError): ...
-class SchemaMismatchError(TopicError): ...
-class QosMismatchError(TopicError): ...
-class TopicFullError(TopicError): ...
-class InvalidTopicError(TopicError): ...
-class SegmentError(TopicError): ...
-class SendError(HorusError): ...
-class HistoryFullError(SendError): ...
-class SendTimeoutError(SendError): ...
-class PoolExhaustedError(SendError): ...
-class LoanError(HorusError): ...
-class LoanViewsAliveError(LoanError): ...
-class ServiceError(HorusError): ...
-class NoServerError(ServiceError): ...
-class ServerDiedError(ServiceError):
-    pid: int
-class BusyError(ServiceError):
-    in_flight: int
-class CallTimeoutError(ServiceError): ...
-class UnansweredError(ServiceError): ...
-class ReplyFailedError(ServiceError): ...
-class ActionError(HorusError):
-    action: str
-class ActionNoServerError(ActionError): ...
-class ActionServerDiedError(ActionError):
-    pid: Optional[int]
-class ActionTimeoutError(ActionError): ...
-class GoalRejectedError(ActionError):
-    goal_id: int
-class UnknownGoalError(ActionError):
-    goal_id: int
-class ActionTypeError(ActionError): ...
-class InvalidTransitionError(ActionError):
-    goal_id: int
-    from_status: str
-    to_status: str
-class ParamError(HorusError):
-    name: Optional[str]
-class ParamNotFoundError(ParamError): ...
-class ParamTypeError(ParamError):
-    expected: str
-    got: str
-class ParamRangeError(ParamError):
-    value: str
-    min: str
-    max: str
-class ParamDeclarationError(ParamError): ...
-class ParamTooLargeError(ParamError): ...
-class ParamYamlError(ParamError):
-    line: Optional[int]
-    column: Optional[int]
-class RecvTimeoutError(HorusError): ...
-class SegmentLostError(HorusError): ...
-class TensorPoolError(HorusError): ...
-class StaleDescriptorError(TensorPoolError): ...
-class CdrError(HorusError):
-    path: str
-    kind: str
-    type_name: str
-class CdrEncodeError(CdrError): ...
-class CdrDecodeError(CdrError): ...
-class InterfaceError(HorusError): ...
 
 @final
 class RosTypes:

@@ -23,6 +23,7 @@ from typing import Any, List, Optional, Tuple
 
 from . import _horus
 from ._closing import Closable
+from ._errors import CdrDecodeError
 from ._action import GoalResult, GoalStatus
 
 __all__ = ["RosActionClient", "RosActionServer", "RosGoalHandle", "RosNewGoal", "is_ros_action"]
@@ -217,8 +218,6 @@ class RosActionServer(Closable):
     def next_goal(self, timeout: float = 0.0) -> Optional[RosNewGoal]:
         """The next goal a client sent (decoded), or None; with ``timeout`` seconds,
         waits that long for one."""
-        from ._horus import CdrDecodeError
-
         while True:
             raw = self._native.next_goal(timeout)
             if raw is None:

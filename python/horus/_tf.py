@@ -30,6 +30,15 @@ from types import TracebackType
 from typing import Any, Iterable, NamedTuple, Optional, Sequence, Tuple, Type, Union
 
 from . import _horus
+from ._errors import (
+    ConnectivityError,
+    ExtrapolationError,
+    FrameNotFoundError,
+    InvalidTransformError,
+    TransformError,
+    TransformLoopError,
+    TransformTimeoutError,
+)
 
 __all__ = [
     "Buffer",
@@ -52,36 +61,6 @@ LATEST = 0
 Time = Union[int, float]
 Vector3 = Tuple[float, float, float]
 Quaternion = Tuple[float, float, float, float]
-
-
-class TransformError(LookupError):
-    """A lookup gave no transform (the base of the tf errors)."""
-
-
-class FrameNotFoundError(TransformError):
-    """A frame of the lookup was never broadcast (tf2: ``LookupException``)."""
-
-
-class ConnectivityError(TransformError):
-    """The two frames are in different trees (tf2: ``ConnectivityException``)."""
-
-
-class ExtrapolationError(TransformError):
-    """The time is outside what the buffer holds for a frame of the chain; the message
-    gives the range held (tf2: ``ExtrapolationException``)."""
-
-
-class TransformLoopError(TransformError):
-    """The broadcast parents form a loop."""
-
-
-class TransformTimeoutError(TransformError, TimeoutError):
-    """No transform within the timeout; the message says why the last try failed."""
-
-
-class InvalidTransformError(ValueError):
-    """A transform tf refuses (empty or self-parent frame, NaN, a rotation that is not a
-    unit quaternion): nothing of the call was sent."""
 
 
 def _ns(t: Time) -> int:

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from . import _horus
 from ._closing import Closable
+from ._errors import LoanViewsAliveError
 from ._messages import Message
 
 __all__ = ["Durability", "Overflow", "Topic", "Publisher", "Subscriber", "Loan"]
@@ -396,7 +397,7 @@ class Loan(Generic[M]):
         flight."""
         try:
             self._native.discard()
-        except _horus.LoanViewsAliveError:
+        except LoanViewsAliveError:
             pass
 
     def __enter__(self) -> M:

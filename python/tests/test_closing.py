@@ -39,7 +39,8 @@ def assert_closed(use: Callable[[], Any]) -> None:
         use()
 
 
-def test_closed_error_is_a_horus_error() -> None:
+def test_closed_error_is_a_value_error_and_a_horus_error() -> None:
+    assert issubclass(horus.ClosedError, ValueError)
     assert issubclass(horus.ClosedError, horus.HorusError)
 
 

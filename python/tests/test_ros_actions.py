@@ -150,6 +150,8 @@ def test_a_python_server_in_another_process_serves_strings_and_sequences(
     assert server.line() == {"malformed": 2}
     server.p.wait(timeout=T)
     assert server.p.returncode == 0
+    client.close()
+    raw.close()
 
 
 def test_lookup_transform_goes_end_to_end_within_python() -> None:
@@ -180,3 +182,5 @@ def test_lookup_transform_goes_end_to_end_within_python() -> None:
     finally:
         stop.set()
         t.join()
+        client.close()
+        server.close()

@@ -1,59 +1,12 @@
 //! Python exceptions of actions, one per `horus_actions::ActionError` and
 //! `GoalError` variant, and the mapping from them.
 
-use pyo3::create_exception;
 use pyo3::prelude::*;
 
-use crate::errors::HorusError;
-
-create_exception!(
-    _horus,
-    ActionError,
-    HorusError,
-    "An action could not be opened or used. Base class of the action errors; `action` names the action."
-);
-create_exception!(
-    _horus,
-    ActionNoServerError,
-    ActionError,
-    "No action server is running: reported at once."
-);
-create_exception!(
-    _horus,
-    ActionServerDiedError,
-    ActionError,
-    "The action server died while a call waited for it (`pid` names it, None if unknown). The goal is lost with it."
-);
-create_exception!(
-    _horus,
-    ActionTimeoutError,
-    ActionError,
-    "No answer within the timeout (the goal itself goes on)."
-);
-create_exception!(
-    _horus,
-    GoalRejectedError,
-    ActionError,
-    "The server rejected the goal (`goal_id` names it)."
-);
-create_exception!(
-    _horus,
-    UnknownGoalError,
-    ActionError,
-    "The server does not know the goal: never accepted, or its result expired (`goal_id`)."
-);
-create_exception!(
-    _horus,
-    ActionTypeError,
-    ActionError,
-    "The other end's goal, feedback or result type is not this one's."
-);
-create_exception!(
-    _horus,
-    InvalidTransitionError,
-    ActionError,
-    "The goal's status does not allow this transition (`goal_id`, `from_status`, `to_status`)."
-);
+use crate::errors::{
+    ActionError, ActionNoServerError, ActionServerDiedError, ActionTimeoutError, ActionTypeError,
+    GoalRejectedError, InvalidTransitionError, UnknownGoalError,
+};
 
 fn set<'py>(py: Python<'py>, err: &PyErr, k: &str, v: impl IntoPyObject<'py>) {
     // Setting an attribute on a fresh exception instance cannot fail.

@@ -1,121 +1,75 @@
-//! Python exceptions, one per way an operation can fail, and the mapping
-//! from the Rust error enums.
+//! The Python exceptions, and the mapping from the Rust error enums of
+//! topics, services and tensor pools (actions: `action_errors.rs`,
+//! parameters: `param_errors.rs`, transforms: `py_tf_errors.rs`, the ROS 2
+//! codec: `ros/errors.rs`).
+//!
+//! Every exception class is declared once, in Python (`python/horus/_errors.py`),
+//! where it can subclass the built-in a Python user catches (`TimeoutError`,
+//! `KeyError`, `LookupError`, `ValueError`) besides `HorusError`; the types
+//! below import it from there when an error is first raised. The module's
+//! initialisation imports `horus._errors`, so these imports cannot fail later.
 
-use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+/// The classes of `horus._errors`, as Rust types (`X::new_err(message)`).
+#[allow(unreachable_pub)]
+mod classes {
+    pyo3::import_exception!(horus._errors, HorusError);
+    pyo3::import_exception!(horus._errors, ClosedError);
+    pyo3::import_exception!(horus._errors, TopicError);
+    pyo3::import_exception!(horus._errors, SchemaMismatchError);
+    pyo3::import_exception!(horus._errors, QosMismatchError);
+    pyo3::import_exception!(horus._errors, TopicFullError);
+    pyo3::import_exception!(horus._errors, InvalidTopicError);
+    pyo3::import_exception!(horus._errors, SegmentError);
+    pyo3::import_exception!(horus._errors, SendError);
+    pyo3::import_exception!(horus._errors, HistoryFullError);
+    pyo3::import_exception!(horus._errors, SendTimeoutError);
+    pyo3::import_exception!(horus._errors, PoolExhaustedError);
+    pyo3::import_exception!(horus._errors, LoanError);
+    pyo3::import_exception!(horus._errors, LoanViewsAliveError);
+    pyo3::import_exception!(horus._errors, RecvTimeoutError);
+    pyo3::import_exception!(horus._errors, SegmentLostError);
+    pyo3::import_exception!(horus._errors, TensorPoolError);
+    pyo3::import_exception!(horus._errors, StaleDescriptorError);
+    pyo3::import_exception!(horus._errors, ServiceError);
+    pyo3::import_exception!(horus._errors, NoServerError);
+    pyo3::import_exception!(horus._errors, ServerDiedError);
+    pyo3::import_exception!(horus._errors, BusyError);
+    pyo3::import_exception!(horus._errors, CallTimeoutError);
+    pyo3::import_exception!(horus._errors, UnansweredError);
+    pyo3::import_exception!(horus._errors, ReplyFailedError);
+    pyo3::import_exception!(horus._errors, ActionError);
+    pyo3::import_exception!(horus._errors, ActionNoServerError);
+    pyo3::import_exception!(horus._errors, ActionServerDiedError);
+    pyo3::import_exception!(horus._errors, ActionTimeoutError);
+    pyo3::import_exception!(horus._errors, GoalRejectedError);
+    pyo3::import_exception!(horus._errors, UnknownGoalError);
+    pyo3::import_exception!(horus._errors, ActionTypeError);
+    pyo3::import_exception!(horus._errors, InvalidTransitionError);
+    pyo3::import_exception!(horus._errors, ParamError);
+    pyo3::import_exception!(horus._errors, ParamNotFoundError);
+    pyo3::import_exception!(horus._errors, ParamTypeError);
+    pyo3::import_exception!(horus._errors, ParamRangeError);
+    pyo3::import_exception!(horus._errors, ParamDeclarationError);
+    pyo3::import_exception!(horus._errors, ParamTooLargeError);
+    pyo3::import_exception!(horus._errors, ParamYamlError);
+    pyo3::import_exception!(horus._errors, CdrError);
+    pyo3::import_exception!(horus._errors, CdrEncodeError);
+    pyo3::import_exception!(horus._errors, CdrDecodeError);
+    pyo3::import_exception!(horus._errors, InterfaceError);
+    pyo3::import_exception!(horus._errors, TransformError);
+    pyo3::import_exception!(horus._errors, FrameNotFoundError);
+    pyo3::import_exception!(horus._errors, ConnectivityError);
+    pyo3::import_exception!(horus._errors, ExtrapolationError);
+    pyo3::import_exception!(horus._errors, TransformLoopError);
+    pyo3::import_exception!(horus._errors, TransformTimeoutError);
+    pyo3::import_exception!(horus._errors, InvalidTransformError);
+}
+pub(crate) use classes::*;
+
 use pyo3::prelude::*;
 
 use crate::dynamic::SendFailure;
 use horus_tensor::{AllocError, AttachError, OpenError};
-
-create_exception!(
-    _horus,
-    HorusError,
-    PyException,
-    "Base class of every horus error."
-);
-create_exception!(
-    _horus,
-    ClosedError,
-    HorusError,
-    "An endpoint was used after its close()."
-);
-create_exception!(
-    _horus,
-    TopicError,
-    HorusError,
-    "A topic could not be opened, or an endpoint created on it."
-);
-create_exception!(
-    _horus,
-    SchemaMismatchError,
-    TopicError,
-    "The topic exists with another message type. `expected` and `found` name both schemas."
-);
-create_exception!(
-    _horus,
-    QosMismatchError,
-    TopicError,
-    "The topic exists with other QoS or capacities than explicitly requested."
-);
-create_exception!(
-    _horus,
-    TopicFullError,
-    TopicError,
-    "Every publisher or subscriber place of the topic is held by a live endpoint."
-);
-create_exception!(
-    _horus,
-    InvalidTopicError,
-    TopicError,
-    "The request is invalid (topic name, capacities, message type)."
-);
-create_exception!(
-    _horus,
-    SegmentError,
-    TopicError,
-    "The shared-memory segment is missing, truncated, corrupt, or from an incompatible build."
-);
-create_exception!(
-    _horus,
-    SendError,
-    HorusError,
-    "A message was not published (it is never reported as sent)."
-);
-create_exception!(
-    _horus,
-    HistoryFullError,
-    SendError,
-    "Overflow.REJECT: a subscriber has not read the oldest message of the history."
-);
-create_exception!(
-    _horus,
-    SendTimeoutError,
-    SendError,
-    "Overflow.block(timeout): no room appeared within the timeout."
-);
-create_exception!(
-    _horus,
-    PoolExhaustedError,
-    SendError,
-    "Every loan chunk is in use (held by the history or by subscribers)."
-);
-create_exception!(
-    _horus,
-    LoanError,
-    HorusError,
-    "A loan could not be made or used (tail too large, loan outstanding, no loan)."
-);
-create_exception!(
-    _horus,
-    LoanViewsAliveError,
-    LoanError,
-    "send() or discard() of a loan while views of its memory (NumPy arrays, memoryviews) are alive; `views` counts them. The loan stays outstanding."
-);
-create_exception!(
-    _horus,
-    RecvTimeoutError,
-    HorusError,
-    "No message arrived within the timeout."
-);
-create_exception!(
-    _horus,
-    SegmentLostError,
-    HorusError,
-    "Another process truncated the topic's shared-memory segment: this endpoint is dead (`topic` names it). Open the topic again: it gets a fresh segment."
-);
-create_exception!(
-    _horus,
-    TensorPoolError,
-    HorusError,
-    "A tensor pool could not be opened, or a tensor allocated or attached."
-);
-create_exception!(
-    _horus,
-    StaleDescriptorError,
-    TensorPoolError,
-    "The descriptor names a tensor that was freed since, or another pool's slot."
-);
 
 fn with_attrs(py: Python<'_>, err: PyErr, attrs: &[(&str, &str)]) -> PyErr {
     let value = err.value(py);
@@ -239,49 +193,6 @@ pub(crate) fn pool_attach_error(e: AttachError) -> PyErr {
         }
     }
 }
-
-create_exception!(
-    _horus,
-    ServiceError,
-    HorusError,
-    "A service could not be opened or used, or a call produced no response. Base class of the call errors."
-);
-create_exception!(
-    _horus,
-    NoServerError,
-    ServiceError,
-    "No server is running: reported at once, nothing was sent (or the request was withdrawn before any server took it)."
-);
-create_exception!(
-    _horus,
-    ServerDiedError,
-    ServiceError,
-    "The server that took the request died before answering (`pid` names it). Retrying may reach another server."
-);
-create_exception!(
-    _horus,
-    BusyError,
-    ServiceError,
-    "The client's request queue is full of unanswered calls (`in_flight` of them): nothing was sent."
-);
-create_exception!(
-    _horus,
-    CallTimeoutError,
-    ServiceError,
-    "No response within the timeout; the call was withdrawn (a late response is discarded and counted)."
-);
-create_exception!(
-    _horus,
-    UnansweredError,
-    ServiceError,
-    "The server dropped the request without replying."
-);
-create_exception!(
-    _horus,
-    ReplyFailedError,
-    ServiceError,
-    "The server tried to reply but could not send its response."
-);
 
 /// Maps a service open or endpoint error to its exception.
 pub(crate) fn service_error(e: horus::ServiceError) -> PyErr {

@@ -44,24 +44,6 @@ mod _horus {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use crate::action_errors::{
-        ActionError, ActionNoServerError, ActionServerDiedError, ActionTimeoutError,
-        ActionTypeError, GoalRejectedError, InvalidTransitionError, UnknownGoalError,
-    };
-    #[pymodule_export]
-    use crate::errors::{
-        BusyError, CallTimeoutError, ClosedError, HistoryFullError, HorusError, InvalidTopicError,
-        LoanError, LoanViewsAliveError, NoServerError, PoolExhaustedError, QosMismatchError,
-        RecvTimeoutError, ReplyFailedError, SchemaMismatchError, SegmentError, SegmentLostError,
-        SendError, SendTimeoutError, ServerDiedError, ServiceError, StaleDescriptorError,
-        TensorPoolError, TopicError, TopicFullError, UnansweredError,
-    };
-    #[pymodule_export]
-    use crate::param_errors::{
-        ParamDeclarationError, ParamError, ParamNotFoundError, ParamRangeError, ParamTooLargeError,
-        ParamTypeError, ParamYamlError,
-    };
-    #[pymodule_export]
     use crate::py_action::{ActionClient, ActionServer, GoalHandle, NewGoal};
     #[pymodule_export]
     use crate::py_inspect::{list_topics, topic_description};
@@ -94,11 +76,18 @@ mod _horus {
     #[pymodule_export]
     use crate::registry::{FieldInfo, SchemaInfo};
     #[pymodule_export]
-    use crate::ros::errors::{CdrDecodeError, CdrEncodeError, CdrError, InterfaceError};
-    #[pymodule_export]
     use crate::ros::{RosPublisher, RosSample, RosSubscriber, RosTopic, RosTypes};
     #[pymodule_export]
     use crate::rust_nodes::RustNode;
+
+    /// Imports `horus._errors`, where every exception this module raises is
+    /// declared: a package without it fails here, at import, never later
+    /// when an error is raised.
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.py().import("horus._errors")?;
+        Ok(())
+    }
 
     /// Schema and field table of every message type, nested types first.
     #[pyfunction]

@@ -1,53 +1,12 @@
 //! Python exceptions of parameters, one per `horus_params::ParamError`
 //! variant plus YAML errors, and the mapping from them.
 
-use pyo3::create_exception;
 use pyo3::prelude::*;
 
-use crate::errors::HorusError;
-
-create_exception!(
-    _horus,
-    ParamError,
-    HorusError,
-    "A parameter operation failed; the value is unchanged. Base class of the parameter errors; `name` names the parameter."
-);
-create_exception!(
-    _horus,
-    ParamNotFoundError,
-    ParamError,
-    "No parameter of that name is declared."
-);
-create_exception!(
-    _horus,
-    ParamTypeError,
-    ParamError,
-    "The value's type is not the parameter's declared type (`expected`, `got`: kind names such as \"f64\")."
-);
-create_exception!(
-    _horus,
-    ParamRangeError,
-    ParamError,
-    "The value (or an element of an array) is outside the declared range (`value`, `min`, `max`, as text)."
-);
-create_exception!(
-    _horus,
-    ParamDeclarationError,
-    ParamError,
-    "The declaration is invalid (duplicate or bad name, range of the wrong kind, default outside its range, too large)."
-);
-create_exception!(
-    _horus,
-    ParamTooLargeError,
-    ParamError,
-    "The value does not fit in the parameter service's value field."
-);
-create_exception!(
-    _horus,
-    ParamYamlError,
-    ParamError,
-    "A YAML parameter file is malformed or does not fit the declarations (`line`, `column`: 1-based, None if unknown). Nothing was applied."
-);
+use crate::errors::{
+    ParamDeclarationError, ParamError, ParamNotFoundError, ParamRangeError, ParamTooLargeError,
+    ParamTypeError, ParamYamlError,
+};
 
 fn set<'py>(py: Python<'py>, err: &PyErr, k: &str, v: impl IntoPyObject<'py>) {
     // Setting an attribute on a fresh exception instance cannot fail.

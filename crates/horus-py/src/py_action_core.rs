@@ -508,7 +508,7 @@ macro_rules! action_classes {
                 $crate::endpoint::lock(&self.inner, "new goal")?
                     .take()
                     .ok_or_else(|| {
-                        $crate::action_errors::ActionError::new_err(
+                        $crate::errors::ActionError::new_err(
                             "the goal was already accepted or rejected",
                         )
                     })

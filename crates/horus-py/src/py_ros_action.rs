@@ -18,7 +18,8 @@ use horus_actions::ros::{
 use horus_actions::{ActionError as RustActionError, GoalId, GoalStatus};
 use pyo3::prelude::*;
 
-use crate::action_errors::{action_error, goal_error, ActionError};
+use crate::action_errors::{action_error, goal_error};
+use crate::errors::ActionError;
 use crate::py_action_core::{action_classes, seconds, ClientError, NewGoalBytes};
 
 /// One ROS 2 type as Python gives it: (type name, RIHS01 hash, ros2msg definition).

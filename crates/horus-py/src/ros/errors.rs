@@ -1,35 +1,9 @@
 //! Errors of the ROS 2 codec: `CdrError` (a `HorusError`) and its two sides, each
 //! carrying the field path (`pose.pose.position.x`, `markers[3].points[0]`) and a kind.
 
-use pyo3::create_exception;
 use pyo3::prelude::*;
 
-use crate::errors::HorusError;
-
-create_exception!(
-    _horus,
-    CdrError,
-    HorusError,
-    "A ROS 2 message could not be encoded or decoded. `path` names the field ('' for the message itself), `kind` says what is wrong (a short identifier), `type_name` the message type."
-);
-create_exception!(
-    _horus,
-    CdrEncodeError,
-    CdrError,
-    "A message could not be encoded: a field of the wrong type, an integer out of range, a bound exceeded, a fixed array of another length, a string with a NUL. Nothing was sent."
-);
-create_exception!(
-    _horus,
-    CdrDecodeError,
-    CdrError,
-    "Bytes are not a valid message of the type: truncated, a count larger than the bytes left, a string not UTF-8 or not NUL-terminated, a bool byte other than 0/1, a bound exceeded, a bad encapsulation header."
-);
-create_exception!(
-    _horus,
-    InterfaceError,
-    HorusError,
-    "ROS 2 interface definitions could not be loaded: a malformed .msg/.srv/.action file (`file`, `line`), an unknown or recursive type, a package loaded twice."
-);
+use crate::errors::{CdrDecodeError, CdrEncodeError};
 
 /// Which side failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,9 +27,10 @@ use pyo3::types::{PyBytes, PyType};
 
 use self::decode::{Dec, PyRefs};
 use self::encode::{Counter, Enc, Parts, Writer, HEADER};
-use self::errors::{Failure, InterfaceError, Side};
+use self::errors::{Failure, Side};
 use self::plan::Plans;
 use crate::buffer::{with_bytes, with_bytes_mut};
+use crate::errors::InterfaceError;
 
 /// Definitions and their compiled form; replaced as a whole when a package is added.
 pub(crate) struct Codec {

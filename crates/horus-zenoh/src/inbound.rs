@@ -41,7 +41,7 @@ use zenoh::{Session, Wait};
 use crate::history_fetch::{ask_history, Ask, HistoryMessage};
 use crate::keys::{Keys, SchemaKey};
 use crate::status::LiveCounters;
-use crate::wire::{WireHeader, HEADER_LEN};
+use crate::wire::{batch_frames, is_batch, WireHeader, BATCH_MAGIC, HEADER_LEN};
 
 /// A running inbound topic; dropping it undeclares the Zenoh subscriber and leaves the
 /// local topic.
@@ -243,6 +243,18 @@ impl Receiving {
     /// One message from the network: held back while the history is asked for, else
     /// checked, its sequences followed, published.
     fn receive(&mut self, sample: &Sample) {
+        if starts_with_batch(sample.payload().slices()) {
+            let host = self
+                .spec
+                .keys
+                .data_host(sample.key_expr().as_str())
+                .unwrap_or("?")
+                .to_owned();
+            // A batch of small messages (at most ~90 KiB): contiguous, or joined once.
+            let bytes = sample.payload().to_bytes();
+            self.receive_batch(&host, &bytes);
+            return;
+        }
         if self.held_back.is_some() {
             self.hold_back(sample);
             return;
@@ -321,24 +333,46 @@ impl Receiving {
             .data_host(sample.key_expr().as_str())
             .unwrap_or("?")
             .to_owned();
+        let bytes = sample.payload().to_bytes();
+        self.hold_back_bytes(host, &bytes);
+    }
+
+    /// [`hold_back`](Self::hold_back) of one message's bytes.
+    fn hold_back_bytes(&mut self, host: String, bytes: &[u8]) {
         if !lock_senders(&self.spec.senders).allowed.contains(&host) {
             LiveCounters::add(&self.spec.counters.unknown_sender, 1);
             return;
         }
-        let len = sample.payload().len();
+        let len = bytes.len();
         let (max_messages, max_bytes) = self.spec.max_history;
         let Some(held) = self.held_back.as_mut() else {
             return;
         };
         if held.messages.len() < max_messages && held.bytes.saturating_add(len) <= max_bytes {
             held.bytes += len;
-            held.messages
-                .push((host, sample.payload().to_bytes().into_owned()));
+            held.messages.push((host, bytes.to_vec()));
             return;
         }
         self.history_given_up = true;
         self.release_held_back();
-        self.receive(sample);
+        self.deliver(&host, bytes);
+    }
+
+    /// The messages of a batch (`wire::Batch`), each taken as if it had come alone. A frame
+    /// that cannot be delimited ends the batch, counted as one malformed message (the
+    /// messages it hid show as a gap in the sender's sequence: they were not delivered).
+    fn receive_batch(&mut self, host: &str, bytes: &[u8]) {
+        for frame in batch_frames(bytes) {
+            let frame = frame.unwrap_or(&[]);
+            if self.held_back.is_some() {
+                self.hold_back_bytes(host.to_owned(), frame);
+            } else {
+                self.deliver(host, frame);
+            }
+            if frame.is_empty() {
+                break;
+            }
+        }
     }
 
     /// Delivers what was held back, in order, as live messages.
@@ -536,6 +570,21 @@ fn duplicate_of_history(
     }
     floors.remove(&key);
     false
+}
+
+/// Whether a payload (its slices) starts with the batch magic (`wire::Batch`).
+fn starts_with_batch<'a>(slices: impl Iterator<Item = &'a [u8]>) -> bool {
+    let mut head = [0u8; BATCH_MAGIC.len()];
+    let mut n = 0;
+    for s in slices {
+        let k = (head.len() - n).min(s.len());
+        head[n..n + k].copy_from_slice(&s[..k]);
+        n += k;
+        if n == head.len() {
+            break;
+        }
+    }
+    is_batch(&head[..n])
 }
 
 /// Reads the header of a payload whose first slice is shorter than the header, copying at

@@ -21,11 +21,20 @@ use zenoh::{Session, Wait};
 
 use crate::keys::SchemaKey;
 use crate::status::LiveCounters;
-use crate::wire::{WireHeader, HEADER_LEN};
+use crate::wire::{Batch, WireHeader, HEADER_LEN};
 use crate::worker::Worker;
 
 /// How long a wait for a local message lasts before the stop flag is looked at again.
 const POLL: Duration = Duration::from_millis(50);
+
+/// Bytes of messages sent in one put at most (a Zenoh batch is 64 KiB): see `wire::Batch`.
+const BATCH_BYTES: usize = 60 << 10;
+
+/// Messages sent in one put at most.
+const MAX_BATCH: usize = 1024;
+
+/// A message longer than this travels alone, never copied into a batch.
+const ALONE_ABOVE: usize = BATCH_BYTES / 2;
 
 /// No publisher place: what [`Outbound::own_place`] holds while this bridge does not also
 /// publish the topic.
@@ -183,34 +192,8 @@ impl Outbound {
             let mut stalls_in_a_row = 0u32;
             // When the last cut-off ends.
             let mut last_cut_off_end: Option<Instant> = None;
-            while !flag.is_set() {
-                // `recv_timeout` spins, then yields the CPU a few times before it sleeps: a
-                // publisher streaming on this CPU is read without a wake-up per message.
-                let got = lock(&reader).as_mut().and_then(|r| r.recv_timeout(POLL));
-                let Some(mut msg) = got else {
-                    continue;
-                };
-                // Relaxed: the place is written once by the inbound side before its
-                // first send; a stale read can only be NO_PLACE before any such message.
-                if msg.source == spec.own_place.load(Ordering::Relaxed) {
-                    continue;
-                }
-                LiveCounters::add(&spec.counters.read, 1);
-                if !matching.load(Ordering::Relaxed) {
-                    LiveCounters::add(&spec.counters.send_failed, 1);
-                    continue;
-                }
-                WireHeader {
-                    epoch,
-                    schema_id: spec.schema.id,
-                    layout_hash: spec.schema.layout,
-                    seq,
-                    origin_place: u16::try_from(msg.source).unwrap_or(u16::MAX),
-                    origin_seq: msg.seq,
-                }
-                .write(&mut msg.bytes);
-                seq += 1;
-                let bytes = std::mem::take(&mut msg.bytes);
+            // One put: counted per message it carries; a stalled one starts a cut-off.
+            let mut put = |bytes: Vec<u8>, n: u64| {
                 let until = *lock(&cut);
                 let now = Instant::now();
                 let put = if until.is_some_and(|u| now < u) {
@@ -233,8 +216,8 @@ impl Outbound {
                     r
                 };
                 match put {
-                    Ok(()) => LiveCounters::add(&spec.counters.sent, 1),
-                    Err(_) => LiveCounters::add(&spec.counters.send_failed, 1),
+                    Ok(()) => LiveCounters::add(&spec.counters.sent, n),
+                    Err(_) => LiveCounters::add(&spec.counters.send_failed, n),
                 }
                 // Relaxed: the watchdog's flag; what it counted is in atomics of its own.
                 if stalled.swap(false, Ordering::Relaxed) {
@@ -249,6 +232,63 @@ impl Outbound {
                     *lock(&cut) = Some(end);
                     last_cut_off_end = Some(end);
                 }
+            };
+            let mut taken = Vec::new();
+            while !flag.is_set() {
+                // `recv_timeout` spins, then yields the CPU a few times before it sleeps: a
+                // publisher streaming on this CPU is read without a wake-up per message.
+                let got = lock(&reader).as_mut().and_then(|r| r.recv_timeout(POLL));
+                let Some(first) = got else {
+                    continue;
+                };
+                // What the ring already holds behind it goes in the same put (a batch, see
+                // `wire::Batch`), up to BATCH_BYTES: a burst costs one put, one Zenoh batch
+                // and one receiving callback; a lone message goes at once, alone.
+                taken.push(first);
+                if let Some(r) = lock(&reader).as_mut() {
+                    let mut total = taken[0].bytes.len();
+                    while total < BATCH_BYTES && taken.len() < MAX_BATCH {
+                        let Some(m) = r.try_recv() else {
+                            break;
+                        };
+                        total += m.bytes.len();
+                        taken.push(m);
+                    }
+                }
+                let mut pending = Pending::None;
+                for mut msg in taken.drain(..) {
+                    // Relaxed: the place is written once by the inbound side before its
+                    // first send; a stale read can only be NO_PLACE before any such message.
+                    if msg.source == spec.own_place.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    LiveCounters::add(&spec.counters.read, 1);
+                    if !matching.load(Ordering::Relaxed) {
+                        LiveCounters::add(&spec.counters.send_failed, 1);
+                        continue;
+                    }
+                    WireHeader {
+                        epoch,
+                        schema_id: spec.schema.id,
+                        layout_hash: spec.schema.layout,
+                        seq,
+                        origin_place: u16::try_from(msg.source).unwrap_or(u16::MAX),
+                        origin_seq: msg.seq,
+                    }
+                    .write(&mut msg.bytes);
+                    seq += 1;
+                    let bytes = std::mem::take(&mut msg.bytes);
+                    if bytes.len() > ALONE_ABOVE {
+                        // Large: alone, never copied into a batch (what is pending before
+                        // it goes first, in order).
+                        pending.flush(&mut put);
+                        put(bytes, 1);
+                    } else if let Err(bytes) = pending.add(bytes) {
+                        pending.flush(&mut put);
+                        put(bytes, 1);
+                    }
+                }
+                pending.flush(&mut put);
             }
             lock(&reader).take();
             spec.streaming.store(false, Ordering::Relaxed);
@@ -260,6 +300,51 @@ impl Outbound {
             cut_off,
             busy: busy_out,
         })
+    }
+}
+
+/// Messages waiting for one put: a lone one goes as it is (never copied into a batch), two
+/// or more as a batch.
+enum Pending {
+    None,
+    One(Vec<u8>),
+    Many(Batch),
+}
+
+impl Pending {
+    /// Adds a message (header written); handed back if a batch frame cannot hold it.
+    fn add(&mut self, msg: Vec<u8>) -> Result<(), Vec<u8>> {
+        match std::mem::replace(self, Pending::None) {
+            Pending::None => *self = Pending::One(msg),
+            Pending::One(first) => {
+                let mut b = Batch::with_capacity(BATCH_BYTES + ALONE_ABOVE);
+                if b.push(&first).is_none() {
+                    *self = Pending::One(first);
+                    return Err(msg);
+                }
+                let r = b.push(&msg).ok_or(msg);
+                *self = Pending::Many(b);
+                return r;
+            }
+            Pending::Many(mut b) => {
+                let r = b.push(&msg).ok_or(msg);
+                *self = Pending::Many(b);
+                return r;
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts what is pending (with the number of messages it carries), if anything.
+    fn flush(&mut self, put: &mut impl FnMut(Vec<u8>, u64)) {
+        match std::mem::replace(self, Pending::None) {
+            Pending::None => {}
+            Pending::One(m) => put(m, 1),
+            Pending::Many(b) => {
+                let n = b.len() as u64;
+                put(b.into_bytes(), n);
+            }
+        }
     }
 }
 

@@ -10,6 +10,10 @@
 
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 48;
+/// The start of a batch: several messages of one topic in one put (see [`Batch`]).
+pub(crate) const BATCH_MAGIC: [u8; 4] = *b"HZB1";
+/// Bytes of a frame's length, in front of each message of a batch.
+pub(crate) const FRAME_LEN: usize = 4;
 const MAGIC: [u8; 4] = *b"HZW1";
 const VERSION: u16 = 1;
 
@@ -42,6 +46,10 @@ pub enum WireError {
     /// A header version this build does not speak.
     #[error("wire version {0}, this build speaks {VERSION}")]
     Version(u16),
+    /// A batch's frame says it is longer than what is left of the batch (or the batch ends
+    /// inside a frame's length).
+    #[error("batch frame of {0} bytes runs past the batch")]
+    Frame(usize),
 }
 
 impl WireHeader {
@@ -94,6 +102,75 @@ impl WireHeader {
     }
 }
 
+/// Several messages of one topic in one put: [`BATCH_MAGIC`], then each message (its header
+/// and body) behind its length (`u32`, little-endian). A sending bridge batches what its
+/// topic's ring already holds when it reads a message, so that a burst costs one put, one
+/// Zenoh batch and one receiving callback instead of one per message; a lone message still
+/// travels alone, at once.
+pub(crate) struct Batch {
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+impl Batch {
+    /// An empty batch with room for `capacity` bytes.
+    pub(crate) fn with_capacity(capacity: usize) -> Batch {
+        let mut bytes = Vec::with_capacity(capacity);
+        bytes.extend_from_slice(&BATCH_MAGIC);
+        Batch { bytes, count: 0 }
+    }
+
+    /// Appends one message (header and body). `None` (nothing appended) if it is longer
+    /// than a frame can say.
+    pub(crate) fn push(&mut self, message: &[u8]) -> Option<()> {
+        let len = u32::try_from(message.len()).ok()?;
+        self.bytes.extend_from_slice(&len.to_le_bytes());
+        self.bytes.extend_from_slice(message);
+        self.count += 1;
+        Some(())
+    }
+
+    /// Messages in the batch.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// The put's payload.
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+/// Whether a payload is a batch (starts with [`BATCH_MAGIC`]).
+pub(crate) fn is_batch(first_bytes: &[u8]) -> bool {
+    first_bytes.starts_with(&BATCH_MAGIC)
+}
+
+/// The messages of a batch, in order. A frame whose length runs past the payload ends the
+/// batch with `Err` (the rest cannot be delimited): bounded by the payload's length, every
+/// frame at least [`FRAME_LEN`] bytes.
+pub(crate) fn batch_frames(bytes: &[u8]) -> impl Iterator<Item = Result<&[u8], WireError>> {
+    let mut rest = bytes.strip_prefix(&BATCH_MAGIC[..]).unwrap_or(&[]);
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let Some((len, after)) = rest.split_first_chunk::<FRAME_LEN>() else {
+            let n = rest.len();
+            rest = &[];
+            return Some(Err(WireError::Frame(n)));
+        };
+        let len = u32::from_le_bytes(*len) as usize;
+        if len > after.len() {
+            rest = &[];
+            return Some(Err(WireError::Frame(len)));
+        }
+        let (frame, tail) = after.split_at(len);
+        rest = tail;
+        Some(Ok(frame))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +196,34 @@ mod tests {
         let mut bad = buf;
         bad[4] = 9;
         assert_eq!(WireHeader::read(&bad), Err(WireError::Version(9)));
+    }
+
+    #[test]
+    fn batches_split_into_their_messages_and_bad_frames_end_them() {
+        let mut b = Batch::with_capacity(64);
+        b.push(b"one").unwrap();
+        b.push(b"").unwrap();
+        b.push(b"three").unwrap();
+        assert_eq!(b.len(), 3);
+        let bytes = b.into_bytes();
+        assert!(is_batch(&bytes));
+        let frames: Vec<_> = batch_frames(&bytes).collect();
+        assert_eq!(
+            frames,
+            vec![Ok(&b"one"[..]), Ok(&b""[..]), Ok(&b"three"[..])]
+        );
+        // A length past the end: an error, and nothing after it.
+        let mut bad = bytes.clone();
+        bad[4] = 200;
+        let frames: Vec<_> = batch_frames(&bad).collect();
+        assert_eq!(frames, vec![Err(WireError::Frame(200))]);
+        // Cut inside a length.
+        let frames: Vec<_> = batch_frames(&bytes[..bytes.len() - 7]).collect();
+        assert_eq!(frames.len(), 3);
+        assert!(frames[2].is_err());
+        let frames: Vec<_> = batch_frames(&bytes[..6]).collect();
+        assert_eq!(frames, vec![Err(WireError::Frame(2))]);
+        assert_eq!(batch_frames(b"HZB1").count(), 0);
+        assert!(!is_batch(b"HZW1"));
     }
 }

@@ -125,7 +125,8 @@ fn once_json_reports_topics_nodes_rates_and_latencies_and_changes_nothing() {
     let args = ["monitor", "--once", "--window", "0.5"];
     let doc = poll_json(&ns, &args, |d| {
         topic(d, "robot/cmd").is_some_and(|t| t["rate_hz"].as_f64() > Some(0.0))
-            && topic(d, "monitor/stamped").is_some_and(|t| t["latency"].is_object())
+            && topic(d, "monitor/stamped")
+                .is_some_and(|t| t["latency"].is_object() && t["delivered"].is_object())
             && ["imu", "adder", "caller", "base"]
                 .iter()
                 .all(|n| node(d, n).is_some_and(|n| n["window_rate_hz"].as_f64() > Some(0.0)))
@@ -175,6 +176,22 @@ fn once_json_reports_topics_nodes_rates_and_latencies_and_changes_nothing() {
     );
     assert!(p50 >= 0.0 && p99 >= p50, "{st}");
     assert!(st["monitor"]["read"].as_u64().unwrap() > 0, "{st}");
+    // The latency horus delivers: the stream's own subscriber measured it (its histogram in
+    // the segment), apart from the monitor's poll.
+    let sub = &st["subscribers"][0];
+    assert_eq!(sub["observer"], false, "{st}");
+    let own = &sub["delivered"];
+    assert!(own["samples"].as_u64().unwrap() > 0, "{st}");
+    assert!(own["samples"].as_u64() <= sub["received"].as_u64(), "{st}");
+    let delivered = &st["delivered"];
+    assert_eq!(delivered["samples"], own["samples"], "{st}");
+    let (p50, p99) = (
+        delivered["p50_us"].as_f64().unwrap(),
+        delivered["p99_us"].as_f64().unwrap(),
+    );
+    assert!(p50 > 0.0 && p99 >= p50, "{st}");
+    // The fixture's stamps are counters: its subscriber measures nothing.
+    assert!(cmd["delivered"].is_null(), "{cmd}");
 
     let imu = node(&doc, "imu").unwrap();
     assert_eq!(imu["scheduler"], "robot");
@@ -391,6 +408,8 @@ fn the_terminal_ui_lists_topics_and_nodes_and_answers_its_keys() {
     tmux.wait_for("the detail of monitor/stamped", |s| {
         s.contains("Topic monitor/stamped")
             && s.contains("stamp field header.stamp_ns")
+            && s.contains("the subscribers' own, since they joined")
+            && s.contains("latency p50/p99/max µs (n)")
             && s.contains("Publishers (1)")
             && s.contains("Subscribers (1)")
             && s.contains("horus-cli-test/Stamped")

@@ -185,6 +185,7 @@ mod tests {
             bytes_per_s: 0.0,
             latency: None,
             latency_note: None,
+            delivered: None,
             losses: Losses::default(),
             publishers: Vec::new(),
             subscribers: Vec::new(),

@@ -83,6 +83,7 @@ pub(crate) fn draw_topic(f: &mut Frame<'_>, s: &Snapshot, name: &str) {
             Cell::from(x.skipped.to_string()),
             Cell::from(x.malformed.to_string()),
             Cell::from(x.backlog.to_string()),
+            Cell::from(delivered_text(x.delivered.as_ref())),
         ])
     });
     f.render_widget(
@@ -97,8 +98,9 @@ pub(crate) fn draw_topic(f: &mut Frame<'_>, s: &Snapshot, name: &str) {
                 "skipped",
                 "malformed",
                 "backlog",
+                "latency p50/p99/max µs (n)",
             ],
-            &[6, 28, 11, 12, 9, 9, 10, 9],
+            &[6, 28, 11, 12, 9, 9, 10, 9, 30],
             format!(" Subscribers ({}) ", t.subscribers.len()),
         ),
         subs,
@@ -123,6 +125,20 @@ pub(crate) fn draw_topic(f: &mut Frame<'_>, s: &Snapshot, name: &str) {
     legend(f, keys);
 }
 
+/// A subscriber's own latency figures for its row: `p50/p99/max (n)` in µs.
+fn delivered_text(d: Option<&crate::delivered::DeliveredRow>) -> String {
+    match d {
+        Some(d) => format!(
+            "{}/{}/{} ({})",
+            us(Some(d.p50_us)),
+            us(Some(d.p99_us)),
+            us(Some(d.max_us)),
+            d.samples
+        ),
+        None => "-".into(),
+    }
+}
+
 fn topic_lines(t: &TopicRow) -> Vec<Line<'static>> {
     let l = &t.losses;
     let m = &t.monitor;
@@ -137,6 +153,16 @@ fn topic_lines(t: &TopicRow) -> Vec<Line<'static>> {
         ),
         None => format!("- ({})", t.latency_note.as_deref().unwrap_or("none")),
     };
+    let delivered = match &t.delivered {
+        Some(d) => format!(
+            "p50 {} µs, p99 {} µs, max {} µs over {} messages (the subscribers' own, since they joined)",
+            us(Some(d.p50_us)),
+            us(Some(d.p99_us)),
+            us(Some(d.max_us)),
+            d.samples
+        ),
+        None => "- (no subscriber measured a stamped message)".into(),
+    };
     let mut v = vec![
         Line::from(format!("type      {}", t.schema)),
         Line::from(format!("qos       {}", t.qos)),
@@ -145,7 +171,8 @@ fn topic_lines(t: &TopicRow) -> Vec<Line<'static>> {
             hz(t.rate_hz),
             bandwidth(t.bytes_per_s)
         )),
-        Line::from(format!("latency   {latency}")),
+        Line::from(format!("delivered {delivered}")),
+        Line::from(format!("monitor's {latency}")),
         Line::from(format!(
             "losses    overrun {}, rejected {}, timed out {}, undelivered {}, malformed {}",
             l.overrun, l.rejected, l.timed_out, l.undelivered, l.malformed

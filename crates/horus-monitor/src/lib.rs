@@ -6,6 +6,8 @@
 //!
 //! - `stamp`: where a message's publish stamp is, and its one-way latency (`ros_type`: stamp and
 //!   fields of a ROS 2-typed message);
+//! - `delivered`: the latency the subscribers measured themselves (their histograms in the
+//!   segment), per subscriber and per topic;
 //! - `window`: rate, bandwidth and latency percentiles over a sliding window;
 //! - `totals`: a topic's publisher counters followed across snapshots;
 //! - `probe`: one topic — its publishers' counters and a polling observer;
@@ -41,6 +43,7 @@
 #![warn(missing_docs)]
 
 mod app;
+mod delivered;
 mod detail;
 mod format;
 pub mod frame_tree;
@@ -61,6 +64,7 @@ mod tui;
 mod view;
 mod window;
 
+pub use delivered::DeliveredRow;
 pub use model::{LatencyRow, Losses, NodeRef, PublisherRow, Snapshot, SubscriberRow, TopicRow};
 pub use sampler::{Sampler, StartError};
 pub use totals::{Mark, PublisherTotals};

@@ -6,6 +6,7 @@ use horus::sched::{NodeStats, STATS_WINDOW};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::delivered::DeliveredRow;
 use crate::logs::LogLines;
 use crate::schedulers::{node_json, SchedulerTable};
 use crate::tf::TfFrames;
@@ -50,6 +51,9 @@ pub struct TopicRow {
     pub latency: Option<LatencyRow>,
     /// Why there is no latency figure, when there is none.
     pub latency_note: Option<String>,
+    /// The latency the robot's subscribers measured themselves (their histograms merged,
+    /// since each joined), when the messages carry a publish stamp: what horus delivers.
+    pub delivered: Option<DeliveredRow>,
     /// Losses of the robot's endpoints since they were created (the monitor's own are apart).
     pub losses: Losses,
     /// The robot's endpoints (the monitor's own observer is not among them).
@@ -71,6 +75,17 @@ impl TopicRow {
     /// Observers other than the monitor (echo, record, another monitor…).
     pub fn observer_count(&self) -> usize {
         self.subscribers.iter().filter(|s| s.observer).count()
+    }
+
+    /// The latency the topic list shows, p50 and p99 in µs: the subscribers' own
+    /// ([`delivered`](Self::delivered)) when they measured any, else the monitor's
+    /// ([`latency`](Self::latency), marked `true`: it includes the monitor's polling).
+    pub fn shown_latency(&self) -> Option<(f64, f64, bool)> {
+        match (&self.delivered, &self.latency) {
+            (Some(d), _) => Some((d.p50_us, d.p99_us, false)),
+            (None, Some(l)) => Some((l.p50_us, l.p99_us, true)),
+            (None, None) => None,
+        }
     }
 }
 
@@ -162,6 +177,8 @@ pub struct SubscriberRow {
     pub malformed: u64,
     /// Messages published and not yet read.
     pub backlog: u64,
+    /// The delivery latency it measured itself (since it joined), if it recorded any.
+    pub delivered: Option<DeliveredRow>,
 }
 
 /// The monitor's own observer on a topic.

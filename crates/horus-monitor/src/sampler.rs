@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use horus::inspect::{list_topics, TopicView};
 use horus_tf::SurveyReader;
 
+use crate::delivered::DeliveredRow;
 use crate::logs::LogTail;
 use crate::model::{
     field_rows, LatencyRow, Losses, OwnCounts, PublisherRow, Snapshot, SubscriberRow, TopicRow,
@@ -252,8 +253,15 @@ fn topic_row(name: &str, p: &mut TopicProbe, now: Instant, window: Duration, me:
             skipped: s.skipped,
             malformed: s.malformed,
             backlog: s.backlog,
+            delivered: DeliveredRow::of(&s.latency),
         })
         .collect();
+    let delivered = DeliveredRow::merged(
+        snap.subscribers
+            .iter()
+            .filter(|s| !s.observer)
+            .map(|s| &s.latency),
+    );
     let robot_subs = || subscribers.iter().filter(|s| !s.observer);
     let losses = Losses {
         overrun: robot_subs().map(|s| s.overrun).sum(),
@@ -297,6 +305,7 @@ fn topic_row(name: &str, p: &mut TopicProbe, now: Instant, window: Duration, me:
             max_us: l.max_ns as f64 / 1e3,
         }),
         latency_note,
+        delivered,
         losses,
         publishers,
         subscribers,

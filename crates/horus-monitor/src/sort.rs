@@ -45,9 +45,8 @@ impl TopicCol {
     /// Names ascending; figures descending (the largest, usually the interesting, first).
     pub(crate) fn compare(self, a: &TopicRow, b: &TopicRow) -> Ordering {
         let lat = |t: &TopicRow, p99: bool| {
-            t.latency
-                .as_ref()
-                .map_or(-1.0, |l| if p99 { l.p99_us } else { l.p50_us })
+            t.shown_latency()
+                .map_or(-1.0, |(p50, p99_us, _)| if p99 { p99_us } else { p50 })
         };
         let by = match self {
             TopicCol::Name => return a.name.cmp(&b.name),

@@ -45,7 +45,7 @@ fn title_line(s: &Snapshot) -> Paragraph<'static> {
     Paragraph::new(Line::from(vec![
         Span::from(" horus monitor ").bold(),
         Span::from(format!(
-            " namespace {} · {} topics · {} nodes · over {:.1} s · times in µs · latency = stamp → monitor's read ({} ms polls)",
+            " namespace {} · {} topics · {} nodes · over {:.1} s · times in µs · latency = stamp → subscribers' receive (~: stamp → monitor's {} ms poll, where no subscriber measures)",
             s.namespace,
             s.topics.len(),
             s.nodes().len(),
@@ -92,6 +92,21 @@ fn header<'a>(cols: &[(&'a str, bool)]) -> Row<'a> {
 /// A right-aligned cell.
 fn num<'a>(s: String) -> Cell<'a> {
     Cell::from(Line::from(s).alignment(Alignment::Right))
+}
+
+/// A topic's p50 or p99 as the list shows it: `~` before the monitor's own figure.
+fn shown_us(t: &crate::model::TopicRow, p99: bool) -> String {
+    match t.shown_latency() {
+        Some((p50, p99_us, monitors)) => {
+            let v = us(Some(if p99 { p99_us } else { p50 }));
+            if monitors {
+                format!("~{v}")
+            } else {
+                v
+            }
+        }
+        None => "-".into(),
+    }
 }
 
 fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
@@ -144,8 +159,8 @@ fn draw_topics(f: &mut Frame<'_>, area: Rect, app: &App, s: &Snapshot) {
                 Cell::from(short_type(t.type_name.as_deref(), &t.schema)),
                 num(hz(t.rate_hz)),
                 num(bandwidth(t.bytes_per_s)),
-                num(us(t.latency.as_ref().map(|l| l.p50_us))),
-                num(us(t.latency.as_ref().map(|l| l.p99_us))),
+                num(shown_us(t, false)),
+                num(shown_us(t, true)),
                 num(format!("{}/{}", t.publishers.len(), t.subscriber_count())),
                 loss(l.overrun),
                 loss(l.rejected),

@@ -281,6 +281,13 @@ impl Channel {
         self.at(self.layout.sub_record(j))
     }
 
+    /// Subscriber place `j`'s latency histogram.
+    #[inline]
+    pub(crate) fn latency_record(&self, j: usize) -> &crate::latency::LatencyRecord {
+        assert!(j < self.layout.config.max_subscribers as usize);
+        self.at(self.layout.latency_record(j))
+    }
+
     /// Subscriber `j`'s cursor (next sequence number to read) on ring `k`.
     #[inline]
     pub(crate) fn cursor(&self, j: usize, k: usize) -> &AtomicU64 {

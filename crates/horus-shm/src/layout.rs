@@ -7,6 +7,8 @@
 //!        room, room_blocking, room_waiting)                   own cache line
 //! 384    publisher records  [max_publishers × 128 B]
 //!        subscriber records [max_subscribers × sub_record_size]
+//!        latency histograms [max_subscribers × LATENCY_RECORD_SIZE] (see
+//!                           `crate::latency`: one per subscriber place)
 //!        description        [description_len, rounded up to 64 B] (opaque to
 //!                           this crate: the payload's field table, for tools)
 //!        rings              [max_publishers × depth × slot_size]
@@ -18,6 +20,7 @@
 //! read from shared memory is used as an offset before that check.
 
 use crate::error::OpenError;
+use crate::latency::LATENCY_RECORD_SIZE;
 
 /// First 8 bytes of every channel segment.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"HORUSCH1");
@@ -25,8 +28,9 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"HORUSCH1");
 /// as `CURSOR_JOINING`, wake words are bitmasks, observer set. 3: a
 /// description region before the rings, and a bytes-sent counter in each
 /// publisher record. 4: room wake words (a `Block` publisher sleeps on a
-/// futex the subscribers wake; an older peer would never wake it).
-pub const LAYOUT_VERSION: u32 = 4;
+/// futex the subscribers wake; an older peer would never wake it). 5: a
+/// latency histogram per subscriber place, after the subscriber records.
+pub const LAYOUT_VERSION: u32 = 5;
 /// Largest description a segment may carry (a header claiming more is
 /// corrupt).
 pub const MAX_DESCRIPTION: usize = 64 * 1024;
@@ -137,6 +141,8 @@ pub struct Layout {
     pub pub_records: usize,
     /// Offset of subscriber record 0.
     pub sub_records: usize,
+    /// Offset of subscriber place 0's latency histogram.
+    pub latency: usize,
     /// Offset of the description region.
     pub description: usize,
     /// Bytes of description the region holds (opaque to this crate).
@@ -229,10 +235,11 @@ impl Layout {
         let pool_states_size = round_up(8 * c.chunks_per_publisher as usize, 4096);
         let pub_records = HEADER_SIZE;
         let sub_records = pub_records + PUB_RECORD_SIZE * c.max_publishers as usize;
-        let description = round_up(
+        let latency = round_up(
             sub_records + sub_record_size * c.max_subscribers as usize,
             CACHE_LINE,
         );
+        let description = latency + LATENCY_RECORD_SIZE * c.max_subscribers as usize;
         let rings = round_up(description + description_len, 4096);
         let ring_bytes = slot_size
             .checked_mul(c.depth as usize)
@@ -262,6 +269,7 @@ impl Layout {
             pool_states_size,
             pub_records,
             sub_records,
+            latency,
             description,
             description_len,
             rings,
@@ -305,6 +313,12 @@ impl Layout {
     pub fn sub_record(&self, j: usize) -> usize {
         debug_assert!(j < self.config.max_subscribers as usize);
         self.sub_records + j * self.sub_record_size
+    }
+
+    /// Offset of subscriber place `j`'s latency histogram.
+    pub fn latency_record(&self, j: usize) -> usize {
+        debug_assert!(j < self.config.max_subscribers as usize);
+        self.latency + j * LATENCY_RECORD_SIZE
     }
 }
 
@@ -421,7 +435,10 @@ mod tests {
         let l = Layout::new(config()).unwrap();
         assert_eq!(l.slot_size, 128, "16-byte payloads get a 128-byte slot");
         assert!(l.sub_records >= l.pub_records + 4 * PUB_RECORD_SIZE);
-        assert!(l.rings >= l.sub_records + 8 * l.sub_record_size);
+        assert!(l.latency >= l.sub_records + 8 * l.sub_record_size);
+        assert_eq!(l.latency % 64, 0);
+        assert!(l.description >= l.latency_record(7) + LATENCY_RECORD_SIZE);
+        assert!(l.rings >= l.description);
         assert!(l.pools >= l.slot(3, 15) + l.slot_size);
         assert_eq!(l.chunk_data(0, 0) % 4096, 0);
         assert!(l.chunk_data(3, 33) + l.chunk_stride <= l.total);

@@ -37,6 +37,8 @@ pub mod futex;
 #[cfg(not(loom))]
 pub mod init;
 #[cfg(not(loom))]
+mod latency;
+#[cfg(not(loom))]
 pub mod layout;
 #[cfg(not(loom))]
 pub mod name;
@@ -78,6 +80,8 @@ pub use clean::{
 };
 #[cfg(not(loom))]
 pub use error::{JoinError, NameError, OpenError, PayloadError, RoomError, SegmentError};
+#[cfg(not(loom))]
+pub use latency::{bucket_of, bucket_range, LatencySnapshot, BUCKETS as LATENCY_BUCKETS};
 #[cfg(not(loom))]
 pub use layout::{ChannelConfig, Layout, SCHEMA_BYTES};
 #[cfg(not(loom))]

@@ -3,6 +3,7 @@
 //! losses.
 
 use crate::channel::Channel;
+use crate::latency::LatencySnapshot;
 use crate::process::ProcessId;
 use crate::records;
 use crate::sync::Ordering;
@@ -49,6 +50,11 @@ pub struct SubscriberSnapshot {
     pub backlog: u64,
     /// An observer (never back-pressures; its losses are its own).
     pub observer: bool,
+    /// Its histogram of delivery latency (publish stamp to receive), as its
+    /// owner recorded it (see [`SubscriberPort::record_latency`]); untrusted.
+    ///
+    /// [`SubscriberPort::record_latency`]: crate::SubscriberPort::record_latency
+    pub latency: LatencySnapshot,
 }
 
 /// Every active place of a channel.
@@ -124,6 +130,7 @@ impl Channel {
                 malformed: r.malformed.load(Ordering::Relaxed),
                 backlog,
                 observer: observers & (1 << j) != 0,
+                latency: self.latency_record(j).snapshot(),
             });
         }
         snap

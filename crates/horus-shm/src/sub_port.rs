@@ -20,6 +20,7 @@ use crate::sync::Ordering;
 use crate::wait::{Futex, Spin, WaitStrategy, Waitable, Yield};
 use crate::{futex, pool, protocol, room};
 
+mod latency;
 mod pending;
 
 /// Yields (each followed by a poll) between the spin and the sleep of a blocking receive
@@ -200,6 +201,7 @@ impl SubscriberPort {
             for c in [&rec.received, &rec.overrun, &rec.skipped, &rec.malformed] {
                 c.store(0, Ordering::Relaxed);
             }
+            chan.latency_record(j).reset();
             // No start yet on any ring: each publisher picks ours when it
             // notices the join (not-member markers until we are one). The membership join below (Release) orders
             // these stores, and the observer bit, before our bit becomes

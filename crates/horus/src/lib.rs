@@ -79,6 +79,7 @@ pub mod clean;
 pub mod description;
 mod error;
 pub mod inspect;
+mod latency;
 mod publisher;
 mod qos;
 pub mod ros;
@@ -87,6 +88,7 @@ mod sample_mut;
 pub mod sched_glue;
 mod schema_record;
 mod service;
+pub mod stamp;
 mod stats;
 mod subscriber;
 mod topic;
@@ -99,6 +101,12 @@ pub use horus_msgs::{message, Message, SchemaId};
 pub use horus_sched as sched;
 /// The namespace in force for this process (`HORUS_NAMESPACE`, else one per user).
 pub use horus_shm::name::namespace;
+/// A subscriber's histogram of delivery latency, as read from its topic's segment; its
+/// buckets (count, which one a latency falls in, each one's range of ns).
+pub use horus_shm::{
+    bucket_of as latency_bucket_of, bucket_range as latency_bucket_range, LatencySnapshot,
+    LATENCY_BUCKETS,
+};
 pub use publisher::{Delivery, Publisher};
 pub use qos::{Durability, Overflow, StartAt, WaitMode};
 pub use sample::Sample;

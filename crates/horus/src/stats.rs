@@ -33,6 +33,9 @@ pub struct SubscriberStats {
     pub malformed: u64,
     /// Publishers active when the stats were read.
     pub publishers: u32,
+    /// Delivery latency (publish stamp to receive) of the stamped messages received, for a
+    /// type that carries a stamp (see [`crate::stamp`]); empty otherwise.
+    pub latency: horus_shm::LatencySnapshot,
 }
 
 /// Counters of every active endpoint of a topic, in every process.

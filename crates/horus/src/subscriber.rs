@@ -8,6 +8,7 @@ use horus_msgs::Message;
 use horus_shm::{Received, SubscriberPort};
 
 use crate::error::{RecvError, TopicError};
+use crate::latency::LatencyProbe;
 use crate::qos::{StartAt, WaitMode};
 use crate::sample::Sample;
 use crate::stats::SubscriberStats;
@@ -31,6 +32,7 @@ pub struct Subscriber<T> {
     buf: Box<[u64]>,
     mode: WaitMode,
     spin: u32,
+    latency: LatencyProbe,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -61,6 +63,7 @@ impl<T: Message> Subscriber<T> {
             buf: vec![0u64; words].into_boxed_slice(),
             mode,
             spin: DEFAULT_SPIN,
+            latency: LatencyProbe::of::<T>(),
             _t: PhantomData,
         })
     }
@@ -194,17 +197,15 @@ impl<T: Message> Subscriber<T> {
         match r {
             Received::Inline { len } if len == size => {
                 let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
+                self.latency.observe(&bytes[..size], &mut self.port);
                 Some(Sample::inline(bytemuck::pod_read_unaligned(&bytes[..size])))
             }
             Received::Chunk { pool, chunk, len } if len >= size => {
                 let ptr = self.port.chunk_ptr(pool, chunk);
-                Some(Sample::chunk(
-                    Arc::clone(self.port.place()),
-                    pool,
-                    chunk,
-                    ptr,
-                    len,
-                ))
+                let s = Sample::chunk(Arc::clone(self.port.place()), pool, chunk, ptr, len);
+                self.latency
+                    .observe(bytemuck::bytes_of(&*s), &mut self.port);
+                Some(s)
             }
             Received::Chunk { pool, chunk, .. } => {
                 self.port.place().release_chunk(pool, chunk);
@@ -226,6 +227,7 @@ impl<T: Message> Subscriber<T> {
             skipped: self.port.skipped(),
             malformed: self.port.malformed(),
             publishers: self.port.publishers(),
+            latency: self.port.latency(),
         }
     }
 

@@ -53,6 +53,7 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
                 "alive": process_alive(s.pid), "observer": s.observer,
                 "received": s.received, "overrun": s.overrun, "skipped": s.skipped,
                 "malformed": s.malformed, "backlog": s.backlog,
+                "latency": latency_json(&s.latency),
             })
         })
         .collect();
@@ -140,6 +141,7 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
             ">skipped",
             ">malformed",
             ">backlog",
+            ">latency p50/p99/max µs (n)",
         ]);
         for s in &snap.subscribers {
             t.row(vec![
@@ -152,11 +154,44 @@ pub(super) fn run(a: Info, out: &Output) -> anyhow::Result<ExitCode> {
                 s.skipped.to_string(),
                 s.malformed.to_string(),
                 s.backlog.to_string(),
+                latency_text(&s.latency),
             ]);
         }
         print!("\n{}", t.render());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A subscriber's own delivery-latency histogram (publish stamp to receive, for a type that
+/// carries a stamp): `count` measured, percentiles and maximum in ns (`null` while none),
+/// stamps that were not publish times.
+fn latency_json(h: &horus::LatencySnapshot) -> Value {
+    json!({
+        "count": h.count,
+        "p50_ns": h.quantile_ns(0.5),
+        "p99_ns": h.quantile_ns(0.99),
+        "max_ns": (h.total() > 0).then_some(h.max_ns),
+        "mean_ns": (h.count > 0).then(|| h.sum_ns / h.count),
+        "implausible_stamps": h.implausible,
+    })
+}
+
+/// `p50/p99/max (n)` in µs, `-` while none was measured.
+fn latency_text(h: &horus::LatencySnapshot) -> String {
+    let us = |ns: u64| {
+        let v = ns as f64 / 1e3;
+        if v < 100.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.0}")
+        }
+    };
+    match (h.quantile_ns(0.5), h.quantile_ns(0.99)) {
+        (Some(p50), Some(p99)) => {
+            format!("{}/{}/{} ({})", us(p50), us(p99), us(h.max_ns), h.count)
+        }
+        _ => "-".into(),
+    }
 }
 
 /// `{"kind": "volatile"}` or `{"kind": "transient_local", "depth": N}` (N: messages each

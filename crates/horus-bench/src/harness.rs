@@ -225,6 +225,14 @@ where
     }
 }
 
+/// A free TCP port on 127.0.0.1 (bound, read, released), for a peer that listens on
+/// loopback.
+pub fn free_port() -> anyhow::Result<u16> {
+    use anyhow::Context;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free loopback port")?;
+    Ok(l.local_addr()?.port())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,20 +11,25 @@
 //! * [`affinity`], [`child`] — pinning, and the echo side as a separate process;
 //! * [`floors`] — the hardware floor (cache-line handoff) and the references
 //!   (memcpy, in-place touch, futex wake), which are not lower bounds;
-//! * [`uds`], [`iceoryx2_peer`], [`zenoh_peer`], [`horus_peer`] — the transports;
+//! * [`peer`] — what every system under test is (one trait); [`pubsub`] — the
+//!   publish/subscribe peers (horus, Unix socket, iceoryx2, Zenoh) behind it, as
+//!   are the request/response peers of [`rpc`] and the two-host systems of
+//!   [`multi_host`]. A peer middleware is compiled in only with its cargo feature
+//!   (`iceoryx2`, `zenoh`, `grpc`, `multi-host`, …; all on by default), and each
+//!   benchmark binary requires only the features of the peers it measures;
 //! * [`robotics`], [`topology`], [`rate`], [`sysclock`] — robotics message types,
 //!   M:K publishers/subscribers in a thread, threads or processes, paced traffic,
 //!   and the cross-process clock and CPU accounting;
 //! * [`interleaved`] — horus and each peer back to back over several rounds, and
 //!   the per-round ratios every "faster" claim is drawn from;
-//! * [`ros_kinds`], [`ros_loads`], [`ros_peer`], [`ros_build`], [`ros_rows`], [`ros_report`] — ROS 2 messages
+//! * `ros_kinds`, `ros_loads`, `ros_peer`, `ros_build`, `ros_rows`, `ros_report` — ROS 2 messages
 //!   (`Topic<Ros<M>>`) against the fixed-layout path of the same bytes, and loan
 //!   builds against a memcpy (the `ros_messages` binary);
 //! * [`rpc`] — request/response calls: horus services beside iceoryx2, Zenoh
 //!   queryables and gRPC (the `rpc` binary);
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
 //!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries;
-//!   [`markdown`], [`plot`] — `docs/benchmarks.md` and its figures.
+//!   [`markdown`], `plot` — `docs/benchmarks.md` and its figures.
 //!
 //! ```no_run
 //! use horus_bench::{floors, harness::Config, payload::Touch};
@@ -43,25 +48,33 @@ pub mod cli;
 pub mod clock;
 pub mod floors;
 pub mod harness;
-pub mod horus_peer;
 pub mod horus_wire;
-pub mod iceoryx2_peer;
 pub mod interleaved;
 pub mod logging;
 pub mod markdown;
 pub mod multi_host;
 pub mod payload;
+pub mod peer;
+#[cfg(feature = "plot")]
 pub mod plot;
+pub mod pubsub;
 pub mod rate;
 pub mod ratios;
 pub mod report;
 pub mod robotics;
+#[cfg(feature = "ros2")]
 pub mod ros2;
+#[cfg(feature = "ros-msgs")]
 pub mod ros_build;
+#[cfg(feature = "ros-msgs")]
 pub mod ros_kinds;
+#[cfg(feature = "ros-msgs")]
 pub mod ros_loads;
+#[cfg(feature = "ros-msgs")]
 pub mod ros_peer;
+#[cfg(feature = "ros-msgs")]
 pub mod ros_report;
+#[cfg(feature = "ros-msgs")]
 pub mod ros_rows;
 pub mod rows;
 pub mod rpc;
@@ -70,5 +83,3 @@ pub mod suite;
 pub mod sysclock;
 pub mod tables;
 pub mod topology;
-pub mod uds;
-pub mod zenoh_peer;

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::harness::Mode;
-use crate::horus_peer::Wait;
+use crate::pubsub::horus::Wait;
 use crate::rate::RateResult;
 use crate::robotics::MsgKind;
 use crate::stats::{Summary, Throughput};

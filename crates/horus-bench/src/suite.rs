@@ -229,21 +229,19 @@ pub fn main(run: fn(Vec<String>) -> anyhow::Result<ExitCode>) -> ExitCode {
 
 /// Every child role of every suite binary.
 pub fn child_main(argv: &[String]) -> ExitCode {
-    use crate::{horus_peer, iceoryx2_peer, rate, ros_peer, topology, uds, zenoh_peer};
+    use crate::{pubsub, rate, topology};
     let role = argv.first().cloned().unwrap_or_default();
     let result = child::init_child().and_then(|()| {
         let args = ChildArgs::new(&role, argv[1..].to_vec());
+        if let Some(child) = pubsub::child_role(&role) {
+            return (child.run)(args);
+        }
         match role.as_str() {
-            uds::ECHO_ROLE => uds::echo_child(args),
-            iceoryx2_peer::ECHO_ROLE => iceoryx2_peer::echo_child(args),
-            iceoryx2_peer::SINK_ROLE => iceoryx2_peer::sink_child(args),
-            horus_peer::ECHO_ROLE => horus_peer::echo_child(args),
-            horus_peer::SINK_ROLE => horus_peer::sink_child(args),
-            zenoh_peer::ECHO_ROLE => zenoh_peer::echo_child(args),
             topology::PUB_ROLE | topology::SUB_ROLE => topology::child_main(&role, args),
             rate::PUB_ROLE | rate::SUB_ROLE => rate::child_main(&role, args),
-            ros_peer::ROS_ECHO_ROLE | ros_peer::FIXED_ECHO_ROLE => {
-                ros_peer::echo_child(&role, args)
+            #[cfg(feature = "ros-msgs")]
+            crate::ros_peer::ROS_ECHO_ROLE | crate::ros_peer::FIXED_ECHO_ROLE => {
+                crate::ros_peer::echo_child(&role, args)
             }
             other => Err(anyhow::anyhow!("unknown child role {other:?}")),
         }

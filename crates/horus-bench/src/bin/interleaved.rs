@@ -9,54 +9,29 @@
 
 use std::process::ExitCode;
 
-use horus_bench::harness::{Config, Mode};
-use horus_bench::horus_peer::{self, Wait};
+use horus_bench::harness::Config;
 use horus_bench::interleaved::{self, RoundRow, PAIRS};
 use horus_bench::payload::Touch;
+use horus_bench::pubsub::horus as horus_peer;
+use horus_bench::pubsub::{self, PubSub};
+use horus_bench::pubsub::{iceoryx2 as iceoryx2_peer, zenoh as zenoh_peer};
 use horus_bench::report::size;
-use horus_bench::stats::Summary;
 use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
-use horus_bench::zenoh_peer::{self, Pinning, Transport};
-use horus_bench::{iceoryx2_peer, tables, uds};
+use horus_bench::tables;
 
 /// The four sizes of issue 3: a command, a LaserScan frame, 64 KiB, 1 MiB.
 const SIZES: &[usize] = &[16, 1480, 65536, 1048576];
 const ROUNDS: usize = 5;
 const QUICK_ROUNDS: usize = 2;
-/// As in `peers`: only A's measuring thread pinned, Zenoh's runtime threads free.
-const ZENOH_PINNING: Pinning = Pinning::Threads;
 
 fn main() -> ExitCode {
     suite::main(run)
 }
 
-/// One system of a round: its `system` name, mode and wait label.
-struct Entry {
-    system: &'static str,
-    mode: Mode,
-    wait: &'static str,
-}
-
-fn entry(system: &'static str) -> Entry {
-    let (mode, wait) = match system {
-        "horus" | "iceoryx2" => (Mode::Loan, "busy-poll"),
-        "horus:futex" | "zenoh-shm" => (Mode::Loan, "blocking"),
-        _ => (Mode::Copy, "blocking"), // uds, zenoh (tcp)
-    };
-    Entry { system, mode, wait }
-}
-
-fn measure(cfg: &Config, system: &str, bytes: usize) -> anyhow::Result<Summary> {
-    let pinned = Some(cfg.cpus);
-    match system {
-        "horus" => horus_peer::round_trip(cfg, bytes, Mode::Loan, Wait::Poll, pinned),
-        "horus:futex" => horus_peer::round_trip(cfg, bytes, Mode::Loan, Wait::Futex, pinned),
-        "iceoryx2" => iceoryx2_peer::round_trip(cfg, bytes, pinned),
-        "uds" => uds::round_trip(cfg, bytes, pinned),
-        "zenoh-shm" => zenoh_peer::round_trip(cfg, bytes, Transport::Shm, pinned, ZENOH_PINNING),
-        "zenoh" => zenoh_peer::round_trip(cfg, bytes, Transport::Tcp, pinned, ZENOH_PINNING),
-        other => anyhow::bail!("unknown system {other:?}"),
-    }
+/// The peer whose rows are named `system` (every name in [`PAIRS`] and their
+/// horus rows is known).
+fn peer(system: &str) -> anyhow::Result<Box<dyn PubSub>> {
+    pubsub::by_name(system).ok_or_else(|| anyhow::anyhow!("unknown system {system:?}"))
 }
 
 fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
@@ -163,16 +138,22 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 order.extend(&horus);
             }
             for (k, system) in order.into_iter().enumerate() {
-                let e = entry(system);
+                let peer = peer(system)?;
                 let what = format!("round {round} {system} {}", size(bytes));
-                if let Some(s) = run.measure(&what, || measure(&cfg, system, bytes)) {
+                let measured = run.measure(&what, || peer.round_trip(&cfg, bytes, Some(cfg.cpus)));
+                if let Some(s) = measured {
+                    let wait = if peer.busy_polls() {
+                        "busy-poll"
+                    } else {
+                        "blocking"
+                    };
                     run.push(RoundRow {
                         round,
                         order: k,
-                        system: e.system.to_owned(),
+                        system: system.to_owned(),
                         size: bytes,
-                        mode: e.mode,
-                        wait: e.wait.to_owned(),
+                        mode: peer.mode(),
+                        wait: wait.to_owned(),
                         pinned: true,
                         rtt: s,
                     });

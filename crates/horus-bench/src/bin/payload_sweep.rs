@@ -8,8 +8,8 @@
 use std::process::ExitCode;
 
 use horus_bench::harness::{Config, Mode};
-use horus_bench::horus_peer::{self, Wait};
 use horus_bench::payload::Touch;
+use horus_bench::pubsub::horus::{self as horus_peer, Wait};
 use horus_bench::report::size;
 use horus_bench::rows::SweepRow;
 use horus_bench::suite::{self, list, Common, Run, COMMON_USAGE};

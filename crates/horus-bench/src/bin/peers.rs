@@ -8,14 +8,18 @@
 
 use std::process::ExitCode;
 
+use horus_bench::floors;
 use horus_bench::harness::{Config, Mode};
-use horus_bench::horus_peer::{self, Wait};
 use horus_bench::payload::Touch;
+use horus_bench::pubsub::horus::{self as horus_peer, HorusTopic, Wait};
+use horus_bench::pubsub::iceoryx2::{self as iceoryx2_peer, Iceoryx2PubSub};
+use horus_bench::pubsub::uds::UnixSocket;
+use horus_bench::pubsub::zenoh::{self as zenoh_peer, Pinning, Transport, ZenohPubSub};
+use horus_bench::pubsub::PubSub;
 use horus_bench::report::{size, Row};
 use horus_bench::stats::Summary;
 use horus_bench::suite::{self, list, Common, Run, COMMON_USAGE};
-use horus_bench::zenoh_peer::{self, Pinning, Transport};
-use horus_bench::{floors, iceoryx2_peer, tables, uds};
+use horus_bench::tables;
 
 /// 16 B, the sweep sizes, a LaserScan frame.
 const SIZES: &[usize] = &[16, 64, 256, 1024, 1480, 4096, 16384, 65536, 262144, 1048576];
@@ -130,6 +134,35 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             run.push(r);
         }
     }
+    // The peers in row order; each size measures all of them.
+    let mut systems: Vec<Box<dyn PubSub>> = Vec::new();
+    if runs("horus") {
+        for mode in [Mode::Loan, Mode::Copy] {
+            systems.push(Box::new(HorusTopic {
+                mode,
+                wait: Wait::Poll,
+            }));
+        }
+        // The blocking row, beside the blocking peers (Zenoh, the Unix socket).
+        systems.push(Box::new(HorusTopic {
+            mode: Mode::Loan,
+            wait: Wait::Futex,
+        }));
+    }
+    if runs("iceoryx2") {
+        systems.push(Box::new(Iceoryx2PubSub));
+    }
+    for transport in [Transport::Shm, Transport::Tcp] {
+        if runs(transport.system()) {
+            systems.push(Box::new(ZenohPubSub {
+                transport,
+                pinning: zenoh_pinning,
+            }));
+        }
+    }
+    if runs("uds") {
+        systems.push(Box::new(UnixSocket));
+    }
     for &bytes in &sizes {
         eprintln!("{}:", size(bytes));
         let measure = |run: &mut Run<Row>,
@@ -148,36 +181,9 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 floors::copy(&cfg, bytes, pinned)
             });
         }
-        if runs("horus") {
-            for mode in [Mode::Loan, Mode::Copy] {
-                measure(&mut run, "horus", mode, &|| {
-                    horus_peer::round_trip(&cfg, bytes, mode, Wait::Poll, pinned)
-                });
-            }
-            // The blocking row, beside the blocking peers (Zenoh, the Unix socket).
-            measure(&mut run, "horus:futex", Mode::Loan, &|| {
-                horus_peer::round_trip(&cfg, bytes, Mode::Loan, Wait::Futex, pinned)
-            });
-        }
-        if runs("iceoryx2") {
-            measure(&mut run, "iceoryx2", Mode::Loan, &|| {
-                iceoryx2_peer::round_trip(&cfg, bytes, pinned)
-            });
-        }
-        for transport in [Transport::Shm, Transport::Tcp] {
-            if runs(transport.system()) {
-                let mode = match transport {
-                    Transport::Shm => Mode::Loan,
-                    Transport::Tcp => Mode::Copy,
-                };
-                measure(&mut run, transport.system(), mode, &|| {
-                    zenoh_peer::round_trip(&cfg, bytes, transport, pinned, zenoh_pinning)
-                });
-            }
-        }
-        if runs("uds") {
-            measure(&mut run, "uds", Mode::Copy, &|| {
-                uds::round_trip(&cfg, bytes, pinned)
+        for peer in &systems {
+            measure(&mut run, peer.name(), peer.mode(), &|| {
+                peer.round_trip(&cfg, bytes, pinned)
             });
         }
     }

@@ -12,9 +12,10 @@ use anyhow::Context;
 use horus_bench::cli::{self, Options};
 use horus_bench::clock::Clock;
 use horus_bench::harness::{Config, Mode};
-use horus_bench::horus_peer::{self, Wait};
+use horus_bench::pubsub::horus::{self as horus_peer, Wait};
+use horus_bench::pubsub::{iceoryx2 as iceoryx2_peer, uds};
 use horus_bench::report::{self, Machine, Report, Row};
-use horus_bench::{floors, iceoryx2_peer, ratios, uds};
+use horus_bench::{floors, ratios};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

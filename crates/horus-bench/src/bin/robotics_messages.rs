@@ -7,8 +7,8 @@
 
 use std::process::ExitCode;
 
-use horus_bench::horus_peer::Wait;
 use horus_bench::payload::Touch;
+use horus_bench::pubsub::horus::Wait;
 use horus_bench::robotics::{MsgKind, Spec};
 use horus_bench::rows::RoboticsRow;
 use horus_bench::suite::{self, Common, Run, COMMON_USAGE};

@@ -13,11 +13,11 @@
 use std::process::ExitCode;
 
 use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
+use horus_bench::pubsub::{horus as horus_peer, zenoh as zenoh_peer};
 use horus_bench::rpc::plan::{self, Plan};
 use horus_bench::rpc::rows::RpcRow;
 use horus_bench::rpc::{self, grpc, horus_rpc, iceoryx2_rpc, tables, targets, zenoh_rpc, System};
 use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
-use horus_bench::{horus_peer, zenoh_peer};
 
 const ROUNDS: usize = 3;
 const QUICK_ROUNDS: usize = 1;

@@ -5,6 +5,7 @@
 //! [`systems`] sets the loggers up and measures; this file holds the rows, the tables and
 //! the issue 12 targets.
 
+#[cfg(feature = "logging")]
 pub mod systems;
 
 use serde::{Deserialize, Serialize};

@@ -22,19 +22,25 @@
 //! process: command loop), [`session`] (the parent's side of two children),
 //! [`plan`] (what a run measures and in which order), [`rows`] and [`tables`].
 
+#[cfg(feature = "multi-host")]
 pub mod horus_system;
+#[cfg(feature = "multi-host")]
 pub mod host;
+#[cfg(feature = "multi-host")]
 pub mod plan;
 pub mod rows;
+#[cfg(feature = "multi-host")]
 pub mod session;
 pub mod tables;
 pub mod wire;
+#[cfg(feature = "multi-host")]
 pub mod zenoh_system;
 
 use std::net::Ipv4Addr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::peer::Peer;
 use crate::stats::Summary;
 use crate::sysclock::CpuUse;
 
@@ -87,6 +93,7 @@ impl SystemName {
     }
 
     /// Its implementation.
+    #[cfg(feature = "multi-host")]
     pub fn system(self) -> &'static dyn System {
         match self {
             SystemName::Zenoh => &zenoh_system::ZenohSystem,
@@ -273,14 +280,11 @@ pub trait HostSide {
     fn close(self: Box<Self>) -> anyhow::Result<()>;
 }
 
-/// A system under test.
-pub trait System: Sync {
-    /// Its name.
-    fn name(&self) -> SystemName;
+/// A system under test between two hosts ([`Peer::name`] is its
+/// [`SystemName::name`]).
+pub trait System: Peer + Sync {
     /// Checked by the parent before any child starts: why it cannot run, if so.
     fn available(&self) -> anyhow::Result<()>;
-    /// How it is set up, for the method text.
-    fn settings(&self) -> String;
     /// Host child: opens this host's side (A listens, B connects and returns
     /// only once connected).
     fn open(&self, args: &HostArgs) -> anyhow::Result<Box<dyn HostSide>>;

@@ -23,9 +23,9 @@ use super::grpc_service::{Answer, Payload, Routes, MAX_MESSAGE, PATH, WINDOW};
 use super::{Caller, Measured, ServeArgs, Spec, System};
 use crate::affinity::{pin_current_thread, run_on_cpu};
 use crate::child::{signal_ready, ChildProcess};
+use crate::harness::free_port;
 use crate::harness::{unique_id, STALL_TIMEOUT};
 use crate::payload::{self, Touch};
-use crate::zenoh_peer::free_port;
 
 /// The exact settings, for the method text.
 pub const SETTINGS: &str = "tonic 0.14 unary calls, prost messages (one bytes field), \
@@ -241,4 +241,35 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
     released
         .try_recv()
         .unwrap_or_else(|_| Err(anyhow!("the server stopped before its parent released it")))
+}
+
+/// gRPC (tonic unary calls) as an [`Rpc`](super::Rpc) peer, over TCP loopback or a
+/// Unix socket.
+#[derive(Debug, Clone, Copy)]
+pub struct Grpc {
+    /// How the HTTP/2 connection is carried.
+    pub transport: Transport,
+}
+
+impl crate::peer::Peer for Grpc {
+    fn name(&self) -> &'static str {
+        match self.transport {
+            Transport::Tcp => super::System::GrpcTcp.name(),
+            Transport::Uds => super::System::GrpcUds.name(),
+        }
+    }
+
+    fn settings(&self) -> String {
+        SETTINGS.to_owned()
+    }
+}
+
+impl super::Rpc for Grpc {
+    fn run(&self, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
+        run(spec, self.transport, cpus)
+    }
+
+    fn serve(&self, args: &ServeArgs) -> anyhow::Result<()> {
+        serve(args)
+    }
 }

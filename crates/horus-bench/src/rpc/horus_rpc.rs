@@ -23,9 +23,9 @@ use super::{Caller, Measured, ServeArgs, Spec, END};
 use crate::affinity::{pin_current_thread, run_on_cpu};
 use crate::child::{signal_ready, ChildProcess};
 use crate::harness::{spin_until, unique_id, STALL_TIMEOUT};
-use crate::horus_peer::Wait;
 use crate::horus_wire::{Blob, Bytes1024, Bytes2048, Bytes64};
 use crate::payload::{self, Touch};
+use crate::pubsub::horus::Wait;
 
 /// The exact settings, for the method text.
 pub const SETTINGS: &str = "Service<T, T> in a per-session namespace, depth 16, 1 client and 1 \
@@ -213,5 +213,35 @@ fn serve_as<T: Body>(a: &ServeArgs, wait: Wait) -> anyhow::Result<()> {
         if seq == END {
             return super::await_release();
         }
+    }
+}
+
+/// horus services as an [`Rpc`](super::Rpc) peer, busy-polling or blocking.
+#[derive(Debug, Clone, Copy)]
+pub struct HorusRpc {
+    /// How both sides wait.
+    pub wait: Wait,
+}
+
+impl crate::peer::Peer for HorusRpc {
+    fn name(&self) -> &'static str {
+        match self.wait {
+            Wait::Poll => super::System::Horus.name(),
+            Wait::Futex => super::System::HorusBlocking.name(),
+        }
+    }
+
+    fn settings(&self) -> String {
+        SETTINGS.to_owned()
+    }
+}
+
+impl super::Rpc for HorusRpc {
+    fn run(&self, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
+        run(spec, self.wait, cpus)
+    }
+
+    fn serve(&self, args: &ServeArgs) -> anyhow::Result<()> {
+        serve(args, self.wait)
     }
 }

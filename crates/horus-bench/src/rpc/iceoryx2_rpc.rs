@@ -20,8 +20,8 @@ use super::{Caller, Measured, ServeArgs, Spec, System, STRESS_WINDOW};
 use crate::affinity::{pin_current_thread, run_on_cpu};
 use crate::child::{signal_ready, ChildProcess};
 use crate::harness::{spin_until, unique_id};
-use crate::iceoryx2_peer::{node, quiet_logs};
 use crate::payload::{self, Touch};
+use crate::pubsub::iceoryx2::{node, quiet_logs};
 
 /// Calls in flight the service allows per client (iceoryx2's default is 4).
 const MAX_ACTIVE: usize = 2 * STRESS_WINDOW;
@@ -146,5 +146,29 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
         if seq == super::END {
             return super::await_release();
         }
+    }
+}
+
+/// iceoryx2 request/response as an [`Rpc`](super::Rpc) peer.
+#[derive(Debug, Clone, Copy)]
+pub struct Iceoryx2Rpc;
+
+impl crate::peer::Peer for Iceoryx2Rpc {
+    fn name(&self) -> &'static str {
+        super::System::Iceoryx2.name()
+    }
+
+    fn settings(&self) -> String {
+        SETTINGS.to_owned()
+    }
+}
+
+impl super::Rpc for Iceoryx2Rpc {
+    fn run(&self, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
+        run(spec, cpus)
+    }
+
+    fn serve(&self, args: &ServeArgs) -> anyhow::Result<()> {
+        serve(args)
     }
 }

@@ -23,14 +23,18 @@
 //! * [`tables`], [`targets`] — the printed tables, ratios and the targets.
 
 pub mod driver;
+#[cfg(feature = "grpc")]
 pub mod grpc;
+#[cfg(feature = "grpc")]
 pub mod grpc_service;
 pub mod horus_rpc;
+#[cfg(feature = "iceoryx2")]
 pub mod iceoryx2_rpc;
 pub mod plan;
 pub mod rows;
 pub mod tables;
 pub mod targets;
+#[cfg(feature = "zenoh")]
 pub mod zenoh_rpc;
 
 use serde::{Deserialize, Serialize};
@@ -59,6 +63,17 @@ pub trait Caller {
     /// Waits for the oldest call in flight, which must be call `seq`, and reads
     /// its response.
     fn finish(&mut self, seq: u64) -> anyhow::Result<()>;
+}
+
+/// A request/response peer: the client side measured in the calling process, the
+/// server a child process of the same binary ([`SERVE_ROLE`]).
+pub trait Rpc: crate::peer::Peer + Sync {
+    /// One client session at `spec.size`: starts the server, runs what `spec`
+    /// asks for through [`driver::measure_all`], ends the server.
+    fn run(&self, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured>;
+    /// The server child: answers every call until the [`END`] call, then waits
+    /// for [`release`].
+    fn serve(&self, args: &ServeArgs) -> anyhow::Result<()>;
 }
 
 /// The systems of the benchmark, in table order.
@@ -125,6 +140,43 @@ impl System {
     /// Whether the system busy-polls (else it blocks in the kernel while waiting).
     pub fn busy_poll(self) -> bool {
         matches!(self, System::Horus | System::Iceoryx2)
+    }
+
+    /// Its implementation, or why this binary has none (its cargo feature is off).
+    pub fn peer(self) -> anyhow::Result<&'static dyn Rpc> {
+        use crate::pubsub::horus::Wait;
+        match self {
+            System::Horus => Ok(&horus_rpc::HorusRpc { wait: Wait::Poll }),
+            System::HorusBlocking => Ok(&horus_rpc::HorusRpc { wait: Wait::Futex }),
+            #[cfg(feature = "iceoryx2")]
+            System::Iceoryx2 => Ok(&iceoryx2_rpc::Iceoryx2Rpc),
+            #[cfg(feature = "zenoh")]
+            System::Zenoh => Ok(&zenoh_rpc::ZenohRpc),
+            #[cfg(feature = "grpc")]
+            System::GrpcTcp => Ok(&grpc::Grpc {
+                transport: grpc::Transport::Tcp,
+            }),
+            #[cfg(feature = "grpc")]
+            System::GrpcUds => Ok(&grpc::Grpc {
+                transport: grpc::Transport::Uds,
+            }),
+            #[allow(unreachable_patterns)] // with every feature on
+            other => anyhow::bail!(
+                "{} is not compiled into this binary (cargo feature `{}` of horus-bench)",
+                other.name(),
+                other.feature()
+            ),
+        }
+    }
+
+    /// The cargo feature that compiles its implementation in (`none` for horus).
+    pub fn feature(self) -> &'static str {
+        match self {
+            System::Horus | System::HorusBlocking => "none",
+            System::Iceoryx2 => "iceoryx2",
+            System::Zenoh => "zenoh",
+            System::GrpcTcp | System::GrpcUds => "grpc",
+        }
     }
 
     /// The horus row a peer is compared with: the one that waits the same way.
@@ -226,25 +278,10 @@ pub fn await_release() -> anyhow::Result<()> {
 /// Child entry point of [`SERVE_ROLE`].
 pub fn serve_child(mut args: crate::child::ChildArgs) -> anyhow::Result<()> {
     let a: ServeArgs = serde_json::from_str(&args.next::<String>("server json")?)?;
-    use crate::horus_peer::Wait;
-    match a.system {
-        System::Horus => horus_rpc::serve(&a, Wait::Poll),
-        System::HorusBlocking => horus_rpc::serve(&a, Wait::Futex),
-        System::Iceoryx2 => iceoryx2_rpc::serve(&a),
-        System::Zenoh => zenoh_rpc::serve(&a),
-        System::GrpcTcp | System::GrpcUds => grpc::serve(&a),
-    }
+    a.system.peer()?.serve(&a)
 }
 
 /// One client session of `system` at `spec.size` (the server in its own process).
 pub fn run(system: System, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
-    use crate::horus_peer::Wait;
-    match system {
-        System::Horus => horus_rpc::run(spec, Wait::Poll, cpus),
-        System::HorusBlocking => horus_rpc::run(spec, Wait::Futex, cpus),
-        System::Iceoryx2 => iceoryx2_rpc::run(spec, cpus),
-        System::Zenoh => zenoh_rpc::run(spec, cpus),
-        System::GrpcTcp => grpc::run(spec, grpc::Transport::Tcp, cpus),
-        System::GrpcUds => grpc::run(spec, grpc::Transport::Uds, cpus),
-    }
+    system.peer()?.run(spec, cpus)
 }

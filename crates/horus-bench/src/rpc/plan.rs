@@ -10,8 +10,8 @@
 
 use crate::floors;
 use crate::harness::{Config, Mode};
-use crate::horus_peer::{self, Wait};
 use crate::payload::Touch;
+use crate::pubsub::horus::{self as horus_peer, Wait};
 use crate::report::size as size_label;
 use crate::suite::Run;
 

@@ -1,7 +1,7 @@
 //! Zenoh queryables between two processes: the client's querier `get`s, the
 //! server's queryable replies.
 //!
-//! Sessions as in [`crate::zenoh_peer`]: peer mode, the client listens on
+//! Sessions as in [`crate::pubsub::zenoh`]: peer mode, the client listens on
 //! `tcp/127.0.0.1:<free port>`, the server connects to exactly that endpoint,
 //! scouting off, shared memory off (every byte crosses the loopback TCP link).
 //! The client declares a querier (Zenoh's object for repeated queries) with
@@ -29,9 +29,10 @@ use super::driver::measure_all;
 use super::{Caller, Measured, ServeArgs, Spec, System, END};
 use crate::affinity::run_on_cpu;
 use crate::child::{self, signal_ready, ChildProcess};
+use crate::harness::free_port;
 use crate::harness::{unique_id, STALL_TIMEOUT};
 use crate::payload::{self, Touch};
-use crate::zenoh_peer::{free_port, open};
+use crate::pubsub::zenoh::open;
 
 /// The exact settings, for the method text.
 pub const SETTINGS: &str = "peer mode over tcp/127.0.0.1 (client listens, server connects, \
@@ -184,4 +185,28 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
         .wait()
         .map_err(|e| anyhow!("closing zenoh session: {e}"))?;
     result
+}
+
+/// Zenoh queryables queried with a querier as an [`Rpc`](super::Rpc) peer.
+#[derive(Debug, Clone, Copy)]
+pub struct ZenohRpc;
+
+impl crate::peer::Peer for ZenohRpc {
+    fn name(&self) -> &'static str {
+        super::System::Zenoh.name()
+    }
+
+    fn settings(&self) -> String {
+        SETTINGS.to_owned()
+    }
+}
+
+impl super::Rpc for ZenohRpc {
+    fn run(&self, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
+        run(spec, cpus)
+    }
+
+    fn serve(&self, args: &ServeArgs) -> anyhow::Result<()> {
+        serve(args)
+    }
 }

@@ -10,12 +10,14 @@ mod interleaved;
 mod issues;
 mod peers;
 mod python;
+#[cfg(feature = "ros-msgs")]
 mod ros;
 
 pub use interleaved::*;
 pub use issues::*;
 pub use peers::*;
 pub use python::*;
+#[cfg(feature = "ros-msgs")]
 pub use ros::*;
 
 use crate::markdown::Table;

@@ -6,9 +6,9 @@ use horus::{Overflow, Publisher, Subscriber, Topic, WaitMode};
 
 use super::{tag, untag, Job, Outcomes, PubOutcome, Role, SubOutcome};
 use crate::harness::{measure_round_trip_samples, spin_until, Config, STALL_TIMEOUT};
-use crate::horus_peer::Wait;
 use crate::horus_wire::{Bytes16, Wire};
 use crate::payload::{self, Touch};
+use crate::pubsub::horus::Wait;
 use crate::sysclock::monotonic_ns;
 
 fn data_topic<T: Wire>(r: &Role) -> anyhow::Result<Topic<T>> {

@@ -38,8 +38,8 @@ use anyhow::{ensure, Context};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::{unique_id, Samples};
-use crate::horus_peer::Wait;
 use crate::payload::{self, Touch};
+use crate::pubsub::horus::Wait;
 use crate::robotics::{with_spec, Spec};
 use crate::stats::{Summary, Throughput};
 

@@ -36,6 +36,7 @@ use super::{
     Channel, Exchange, Flood, HostArgs, HostSide, Published, Received, Side, Sunk, System,
     SystemName,
 };
+use crate::peer::Peer;
 use crate::stats::Summary;
 use bridge_proc::BridgeProc;
 
@@ -56,17 +57,19 @@ pub const SETTINGS: &str = "horus publisher → horus_zenoh::Bridge (A) → Zeno
     Service<Blob, Blob>, call_with / reply_with in place; CPU A/B of horus rows = host process \
     + its bridge process (bridge: utime + stime from /proc/<pid>/stat, 10 ms ticks)";
 
-impl System for HorusSystem {
-    fn name(&self) -> SystemName {
-        SystemName::Horus
-    }
-
-    fn available(&self) -> anyhow::Result<()> {
-        Ok(())
+impl Peer for HorusSystem {
+    fn name(&self) -> &'static str {
+        SystemName::Horus.name()
     }
 
     fn settings(&self) -> String {
         SETTINGS.to_owned()
+    }
+}
+
+impl System for HorusSystem {
+    fn available(&self) -> anyhow::Result<()> {
+        Ok(())
     }
 
     fn open(&self, a: &HostArgs) -> anyhow::Result<Box<dyn HostSide>> {

@@ -32,8 +32,9 @@ use super::{
 };
 use crate::child::READY_TIMEOUT;
 use crate::harness::STALL_TIMEOUT;
+use crate::peer::Peer;
+use crate::pubsub::zenoh as zenoh_peer;
 use crate::stats::Summary;
-use crate::zenoh_peer;
 
 /// The raw Zenoh system.
 #[derive(Debug)]
@@ -48,17 +49,19 @@ pub const SETTINGS: &str = "zenoh 1.10 (crate, transport_tcp only): one session 
     blocking recv on the FIFO handler, echo from the callback; services: querier (Block, \
     express, BestMatching, no consolidation) and queryable replying from its callback";
 
-impl System for ZenohSystem {
-    fn name(&self) -> SystemName {
-        SystemName::Zenoh
-    }
-
-    fn available(&self) -> anyhow::Result<()> {
-        Ok(())
+impl Peer for ZenohSystem {
+    fn name(&self) -> &'static str {
+        SystemName::Zenoh.name()
     }
 
     fn settings(&self) -> String {
         SETTINGS.to_owned()
+    }
+}
+
+impl System for ZenohSystem {
+    fn available(&self) -> anyhow::Result<()> {
+        Ok(())
     }
 
     fn open(&self, a: &HostArgs) -> anyhow::Result<Box<dyn HostSide>> {

@@ -86,3 +86,40 @@ pub fn echo_child(mut args: ChildArgs) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// What the Unix socket does, for the method text.
+pub const SETTINGS: &str =
+    "AF_UNIX SOCK_STREAM, blocking write_all/read_exact of the whole message (blocking)";
+
+/// A Unix-domain stream socket as a [`PubSub`](super::PubSub) peer: copy, blocking.
+#[derive(Debug, Clone, Copy)]
+pub struct UnixSocket;
+
+impl crate::peer::Peer for UnixSocket {
+    fn name(&self) -> &'static str {
+        "uds"
+    }
+
+    fn settings(&self) -> String {
+        SETTINGS.to_owned()
+    }
+}
+
+impl super::PubSub for UnixSocket {
+    fn mode(&self) -> crate::harness::Mode {
+        crate::harness::Mode::Copy
+    }
+
+    fn busy_polls(&self) -> bool {
+        false
+    }
+
+    fn round_trip(
+        &self,
+        cfg: &Config,
+        size: usize,
+        cpus: Option<[usize; 2]>,
+    ) -> anyhow::Result<Summary> {
+        round_trip(cfg, size, cpus)
+    }
+}

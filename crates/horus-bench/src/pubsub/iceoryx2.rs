@@ -266,3 +266,36 @@ pub fn sink_child(mut args: ChildArgs) -> anyhow::Result<()> {
     spin_until(|| Ok(rx.receive()?), || Ok(()))?; // end marker
     Ok(())
 }
+
+/// iceoryx2 publish/subscribe as a [`PubSub`](super::PubSub) peer: loan, busy-poll.
+#[derive(Debug, Clone, Copy)]
+pub struct Iceoryx2PubSub;
+
+impl crate::peer::Peer for Iceoryx2PubSub {
+    fn name(&self) -> &'static str {
+        "iceoryx2"
+    }
+
+    fn settings(&self) -> String {
+        SETTINGS.to_owned()
+    }
+}
+
+impl super::PubSub for Iceoryx2PubSub {
+    fn mode(&self) -> crate::harness::Mode {
+        crate::harness::Mode::Loan
+    }
+
+    fn busy_polls(&self) -> bool {
+        true
+    }
+
+    fn round_trip(
+        &self,
+        cfg: &Config,
+        size: usize,
+        cpus: Option<[usize; 2]>,
+    ) -> anyhow::Result<Summary> {
+        round_trip(cfg, size, cpus)
+    }
+}

@@ -31,7 +31,6 @@
 //!   `payload().as_shm()`, so a run in which SHM silently fell back to copying
 //!   fails instead of being reported as SHM.
 
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -49,6 +48,7 @@ use zenoh::{Session, Wait};
 
 use crate::affinity::{pin_current_thread, run_on_cpu};
 use crate::child::{self, ChildArgs, ChildProcess};
+use crate::harness::free_port;
 use crate::harness::{measure_round_trips, unique_id, Config, STALL_TIMEOUT};
 use crate::payload::{self, Touch};
 use crate::stats::Summary;
@@ -162,12 +162,6 @@ pub(crate) fn open(
     zenoh::open(config)
         .wait()
         .map_err(|e| anyhow!("opening zenoh session: {e}"))
-}
-
-/// A free TCP port on 127.0.0.1 (bound, read, released).
-pub(crate) fn free_port() -> anyhow::Result<u16> {
-    let l = TcpListener::bind("127.0.0.1:0").context("finding a free loopback port")?;
-    Ok(l.local_addr()?.port())
 }
 
 type Rx = Subscriber<FifoChannelHandler<Sample>>;
@@ -429,5 +423,47 @@ mod tests {
         for (key, value) in loopback_config(Some("tcp/127.0.0.1:7447"), None, false) {
             config.insert_json5(key, &value).unwrap();
         }
+    }
+}
+
+/// Zenoh publish/subscribe as a [`PubSub`](super::PubSub) peer: `zenoh` (TCP,
+/// copy) or `zenoh-shm` (its shared memory, loan); blocking either way.
+#[derive(Debug, Clone, Copy)]
+pub struct ZenohPubSub {
+    /// TCP loopback or shared memory.
+    pub transport: Transport,
+    /// What is pinned when the measurement is pinned.
+    pub pinning: Pinning,
+}
+
+impl crate::peer::Peer for ZenohPubSub {
+    fn name(&self) -> &'static str {
+        self.transport.system()
+    }
+
+    fn settings(&self) -> String {
+        format!("zenoh {VERSION} (crate): {SETTINGS}")
+    }
+}
+
+impl super::PubSub for ZenohPubSub {
+    fn mode(&self) -> crate::harness::Mode {
+        match self.transport {
+            Transport::Shm => crate::harness::Mode::Loan,
+            Transport::Tcp => crate::harness::Mode::Copy,
+        }
+    }
+
+    fn busy_polls(&self) -> bool {
+        false
+    }
+
+    fn round_trip(
+        &self,
+        cfg: &Config,
+        size: usize,
+        cpus: Option<[usize; 2]>,
+    ) -> anyhow::Result<Summary> {
+        round_trip(cfg, size, self.transport, cpus, self.pinning)
     }
 }

@@ -341,3 +341,45 @@ fn sink_as<T: Wire>(
     );
     Ok(())
 }
+
+/// horus topics as a [`PubSub`](super::PubSub) peer: `horus` (busy-poll) or
+/// `horus:futex` (blocking), by loan or by copy.
+#[derive(Debug, Clone, Copy)]
+pub struct HorusTopic {
+    /// Loan (written in place) or copy (`send_ref`, copied out).
+    pub mode: Mode,
+    /// How both sides wait.
+    pub wait: Wait,
+}
+
+impl crate::peer::Peer for HorusTopic {
+    fn name(&self) -> &'static str {
+        match self.wait {
+            Wait::Poll => "horus",
+            Wait::Futex => "horus:futex",
+        }
+    }
+
+    fn settings(&self) -> String {
+        SETTINGS.to_owned()
+    }
+}
+
+impl super::PubSub for HorusTopic {
+    fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    fn busy_polls(&self) -> bool {
+        self.wait == Wait::Poll
+    }
+
+    fn round_trip(
+        &self,
+        cfg: &Config,
+        size: usize,
+        cpus: Option<[usize; 2]>,
+    ) -> anyhow::Result<Summary> {
+        round_trip(cfg, size, self.mode, self.wait, cpus)
+    }
+}

@@ -1,8 +1,12 @@
 //! The bridge: one loop that rescans both sides every `scan_interval` (opening a route
 //! for each topic that has a publisher on one side and a matching subscriber on the other,
-//! closing it when either leaves) and in between moves messages along the open routes.
+//! closing it when either leaves) and in between moves service calls along. Each open
+//! topic route moves its messages on a thread of its own (route_thread.rs), woken by its
+//! source (the horus subscriber's futex, the DDS reader's readiness): the loop neither
+//! polls topics nor adds latency to them, and one route that waits holds no other.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::BridgeConfig;
@@ -13,6 +17,7 @@ use crate::local::{LocalScan, LocalTopic};
 use crate::names;
 use crate::outbound::Outbound;
 use crate::qos::{serves, ReaderKind};
+use crate::route_thread::{OwnPlace, SharedCounters, Stopping};
 use crate::status::{
     remove_status_file, write_status_file, BridgeStatus, Direction, RouteCounters, TopicStatus,
 };
@@ -40,9 +45,47 @@ pub enum BridgeStartError {
 /// One topic in one direction: its route when open, its counters always.
 struct Route<R> {
     open: Option<R>,
+    /// The status; its `counters` are filled from `counters` when reported.
     status: TopicStatus,
+    /// The counters, shared with the route's thread while one runs.
+    counters: SharedCounters,
     /// From ROS 2: the writers' sequence numbers (survive the reader being reopened).
-    sequences: crate::sequence_gaps::SequenceGaps,
+    sequences: crate::inbound::SharedGaps,
+}
+
+impl<R> Route<R> {
+    fn new(status: TopicStatus) -> Route<R> {
+        Route {
+            open: None,
+            status,
+            counters: SharedCounters::default(),
+            sequences: Default::default(),
+        }
+    }
+}
+
+/// Closes a route (if open): its thread is asked to stop and handed to `stopping`.
+fn close<R: RouteStop>(open: &mut Option<R>, stopping: &mut Stopping) {
+    if let Some(r) = open.take() {
+        stopping.add(r.stop_thread());
+    }
+}
+
+/// A route with a thread to stop.
+trait RouteStop {
+    fn stop_thread(self) -> Option<std::thread::JoinHandle<()>>;
+}
+
+impl RouteStop for Outbound {
+    fn stop_thread(self) -> Option<std::thread::JoinHandle<()>> {
+        self.stop()
+    }
+}
+
+impl RouteStop for Inbound {
+    fn stop_thread(self) -> Option<std::thread::JoinHandle<()>> {
+        self.stop()
+    }
 }
 
 /// A running bridge. Call [`Bridge::run`] (or [`Bridge::step`] in a loop).
@@ -59,6 +102,13 @@ pub struct Bridge {
     outbound: BTreeMap<String, Route<Outbound>>,
     inbound: BTreeMap<String, Route<Inbound>>,
     last_scan: Option<Instant>,
+    /// Per topic, the bridge's own horus publisher place (from ROS 2), which the route to
+    /// ROS 2 of the same topic skips (no echo).
+    own_places: BTreeMap<String, OwnPlace>,
+    /// Threads of closed routes still finishing (joined before `dds` drops).
+    stopping: Stopping,
+    /// Whether a service route is open (the loop then polls them between scans).
+    services_active: bool,
     /// Endpoint pairs whose mismatch was already counted (counted once each).
     mismatches_seen: std::collections::HashSet<(Direction, String)>,
     /// The ROS 2 side as the last scan discovered it (for `horus topic/service list`).
@@ -67,9 +117,11 @@ pub struct Bridge {
     dds: Dds,
 }
 
-/// Polls an idle loop makes before it sleeps.
+/// Polls an idle loop makes before it sleeps (while a service route is open).
 const IDLE_SPINS: u32 = 64;
-/// The idle loop's sleep: bounds the latency a message sees when the bridge was idle.
+/// The idle loop's sleep while a service route is open: bounds the latency a service call
+/// sees when the bridge was idle. Without service routes the loop sleeps until the next
+/// scan (topic routes have threads of their own).
 const IDLE_SLEEP: Duration = Duration::from_micros(500);
 
 impl Bridge {
@@ -83,6 +135,9 @@ impl Bridge {
             outbound: BTreeMap::new(),
             inbound: BTreeMap::new(),
             last_scan: None,
+            own_places: BTreeMap::new(),
+            stopping: Stopping::default(),
+            services_active: false,
             mismatches_seen: Default::default(),
             ros_graph: Default::default(),
             services: crate::service::Services::new(crate::service::CALL_TIMEOUT),
@@ -110,6 +165,12 @@ impl Bridge {
             }
             if moved {
                 idle = 0;
+            } else if !self.services_active {
+                // Nothing to poll: topics move on their own threads; sleep to the scan.
+                let next = self.last_scan.map_or(Duration::ZERO, |t| {
+                    self.config.scan_interval.saturating_sub(t.elapsed())
+                });
+                std::thread::sleep(next);
             } else if idle < IDLE_SPINS {
                 idle += 1;
                 std::hint::spin_loop();
@@ -120,8 +181,9 @@ impl Bridge {
         remove_status_file(&self.config.namespace, pid);
     }
 
-    /// One turn of the loop: rescans both sides when a scan is due, then moves what is
-    /// waiting. Returns (whether it scanned, whether any message moved).
+    /// One turn of the loop: rescans both sides when a scan is due, then moves the service
+    /// calls that are waiting (topic routes move on their own threads). Returns (whether it
+    /// scanned, whether any call moved).
     pub fn step(&mut self) -> (bool, bool) {
         let due = self
             .last_scan
@@ -130,27 +192,11 @@ impl Bridge {
             self.scan();
             self.last_scan = Some(Instant::now());
         }
-        let mut moved = false;
-        for (name, r) in self.outbound.iter_mut() {
-            let skip = self
-                .inbound
-                .get(name)
-                .and_then(|i| i.open.as_ref())
-                .map(Inbound::place);
-            if let Some(o) = r.open.as_mut() {
-                moved |= o.pump(&mut r.status.counters, skip) > 0;
-            }
-        }
-        for r in self.inbound.values_mut() {
-            if let Some(i) = r.open.as_mut() {
-                moved |= i.pump(&mut r.status.counters, &mut r.sequences) > 0;
-            }
-        }
         let cx = Context {
             dds: &self.dds,
             config: &self.config,
         };
-        moved |= self.services.pump(&cx);
+        let moved = self.services.pump(&cx);
         (due, moved)
     }
 
@@ -168,8 +214,12 @@ impl Bridge {
         let mut topics: Vec<TopicStatus> = self
             .outbound
             .values()
-            .map(|r| r.status.clone())
-            .chain(self.inbound.values().map(|r| r.status.clone()))
+            .map(|r| (&r.status, &r.counters))
+            .chain(self.inbound.values().map(|r| (&r.status, &r.counters)))
+            .map(|(s, c)| TopicStatus {
+                counters: c.get(),
+                ..s.clone()
+            })
             .collect();
         topics.sort_by(|a, b| (&a.horus_topic, a.direction).cmp(&(&b.horus_topic, b.direction)));
         BridgeStatus {
@@ -198,6 +248,12 @@ impl Bridge {
             config: &self.config,
         };
         self.services.scan(&cx);
+        self.services_active = self
+            .services
+            .status()
+            .iter()
+            .any(|s| s.get("active") == Some(&serde_json::Value::Bool(true)));
+        self.stopping.collect();
     }
 
     /// horus → ROS 2: a horus publisher and at least one ROS 2 reader of the same type.
@@ -207,17 +263,14 @@ impl Bridge {
             let route = self.outbound.entry(name.clone());
             let Some((dds_topic, dds_type, readers, refused)) = wanted else {
                 if let std::collections::btree_map::Entry::Occupied(mut e) = route {
-                    e.get_mut().open = None;
+                    close(&mut e.get_mut().open, &mut self.stopping);
                     e.get_mut().status.active = false;
                     e.get_mut().status.refused = None;
                 }
                 continue;
             };
-            let r = route.or_insert_with(|| Route {
-                open: None,
-                status: new_status(Direction::ToRos, name, &t.ty.type_name),
-                sequences: Default::default(),
-            });
+            let r = route
+                .or_insert_with(|| Route::new(new_status(Direction::ToRos, name, &t.ty.type_name)));
             r.status.refused = refused.as_ref().map(ToString::to_string);
             if let Some(m) = &refused {
                 if self
@@ -228,15 +281,17 @@ impl Bridge {
                 }
             }
             if readers == 0 {
-                r.open = None;
+                close(&mut r.open, &mut self.stopping);
             } else if r.open.is_none() {
                 let Some(view) = self.local.view(name) else {
                     continue;
                 };
-                match Outbound::open(&self.dds, view, t, &dds_topic, &dds_type) {
+                let skip = self.own_places.entry(name.clone()).or_default().clone();
+                let c = r.counters.clone();
+                match Outbound::open(&self.dds, view, t, &dds_topic, &dds_type, skip, c) {
                     Ok(o) => {
                         r.open = Some(o);
-                        r.status.counters.opened += 1;
+                        r.counters.lock().opened += 1;
                     }
                     Err(e) => r.status.refused = Some(e.to_string()),
                 }
@@ -245,7 +300,7 @@ impl Bridge {
         }
         for (name, r) in self.outbound.iter_mut() {
             if !locals.contains_key(name) {
-                r.open = None;
+                close(&mut r.open, &mut self.stopping);
                 r.status.active = false;
             }
         }
@@ -309,12 +364,12 @@ impl Bridge {
             let keep =
                 by_topic.contains_key(name) && locals.get(name).is_some_and(|t| t.has_subscriber);
             if !keep {
-                r.open = None;
+                close(&mut r.open, &mut self.stopping);
                 r.status.active = false;
                 r.status.refused = None;
                 // No horus subscriber holds what crossed: a later one is new, and gets the
                 // writers' latched history as a new ROS 2 subscriber would.
-                r.sequences = Default::default();
+                *r.sequences.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
             }
         }
         for (name, writers) in by_topic {
@@ -340,10 +395,8 @@ impl Bridge {
                     }
                 }
             }
-            let r = self.inbound.entry(name.clone()).or_insert_with(|| Route {
-                open: None,
-                status: new_status(Direction::FromRos, &name, &t.ty.type_name),
-                sequences: Default::default(),
+            let r = self.inbound.entry(name.clone()).or_insert_with(|| {
+                Route::new(new_status(Direction::FromRos, &name, &t.ty.type_name))
             });
             r.status.refused = refused.as_ref().map(ToString::to_string);
             if let Some(m) = &refused {
@@ -355,23 +408,33 @@ impl Bridge {
                 }
             }
             if matching.is_empty() {
-                r.open = None;
+                close(&mut r.open, &mut self.stopping);
             } else {
                 let accepted = matching.iter().map(|w| w.guid.clone()).collect();
-                r.sequences.forget_writers_except(&accepted);
+                r.sequences
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .forget_writers_except(&accepted);
                 let kind = ReaderKind::of(&matching);
                 if r.open.as_ref().is_some_and(|i| i.kind != kind) {
-                    r.open = None;
+                    close(&mut r.open, &mut self.stopping);
                 }
                 if r.open.is_none() {
                     let Some(view) = self.local.view(&name) else {
                         continue;
                     };
                     let max = self.config.max_message_bytes;
-                    match Inbound::open(&self.dds, view, t, &dds_topic, &dds_type, kind, max) {
+                    let shared = (
+                        r.counters.clone(),
+                        Arc::clone(&r.sequences),
+                        self.own_places.entry(name.clone()).or_default().clone(),
+                    );
+                    match Inbound::open(
+                        &self.dds, view, t, &dds_topic, &dds_type, kind, max, shared,
+                    ) {
                         Ok(i) => {
                             r.open = Some(i);
-                            r.status.counters.opened += 1;
+                            r.counters.lock().opened += 1;
                         }
                         Err(e) => r.status.refused = Some(e.to_string()),
                     }
@@ -395,5 +458,19 @@ fn new_status(direction: Direction, horus_topic: &str, type_name: &str) -> Topic
         refused: None,
         refusals: 0,
         counters: RouteCounters::default(),
+    }
+}
+
+impl Drop for Bridge {
+    /// Stops every route's thread and waits for them, while the DDS participant (dropped
+    /// after this) still runs: their readers and writers go first (see the type's docs).
+    fn drop(&mut self) {
+        for r in self.outbound.values_mut() {
+            close(&mut r.open, &mut self.stopping);
+        }
+        for r in self.inbound.values_mut() {
+            close(&mut r.open, &mut self.stopping);
+        }
+        self.stopping.join_all();
     }
 }

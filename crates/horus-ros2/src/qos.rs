@@ -14,23 +14,29 @@ use rustdds::{QosPolicies, QosPolicyBuilder};
 
 use crate::discovery::RemoteEndpoint;
 
-/// How long a reliable write may wait for room in the writer's send window before it
-/// fails with `WouldBlock`: not at all. The bridge is one loop; a ROS 2 reader that stops
-/// acknowledging must not hold it (and the inbound routes behind it). The outbound route
-/// counts the message refused and leaves the rest of its batch for the next pass.
-const MAX_BLOCKING_MS: i64 = 0;
+/// How long one reliable write may wait for room in the writer's send window before it
+/// fails with `WouldBlock`, for a horus topic that does not block (`DropOldest`, `Reject`):
+/// not at all. The route counts the message refused and goes on with the newest.
+const NO_WAIT_MS: i64 = 0;
 
-/// The QoS of the bridge's writer for a horus topic of `durability` and `depth`.
-pub(crate) fn writer_qos(durability: HorusDurability, depth: u32) -> QosPolicies {
+/// The same for a `Block` horus topic: one wait's slice. The route retries until the write
+/// fits (back-pressure reaches the horus publisher through the ring) or the route closes;
+/// the slice bounds how long closing waits for it.
+const BLOCK_SLICE_MS: i64 = 100;
+
+/// The QoS of the bridge's writer for a horus topic of `durability` and `depth`; `block`:
+/// the horus topic's overflow policy is `Block` (writes wait for a reliable reader).
+pub(crate) fn writer_qos(durability: HorusDurability, depth: u32, block: bool) -> QosPolicies {
     let latched = durability.latched();
     let (d, depth) = if latched > 0 {
         (Durability::TransientLocal, latched)
     } else {
         (Durability::Volatile, depth)
     };
+    let wait = if block { BLOCK_SLICE_MS } else { NO_WAIT_MS };
     QosPolicyBuilder::new()
         .reliability(Reliability::Reliable {
-            max_blocking_time: rustdds::Duration::from_millis(MAX_BLOCKING_MS),
+            max_blocking_time: rustdds::Duration::from_millis(wait),
         })
         .durability(d)
         .history(History::KeepLast {
@@ -61,7 +67,7 @@ impl ReaderKind {
     pub(crate) fn qos(self, depth: u32) -> QosPolicies {
         let reliability = if self.reliable {
             Reliability::Reliable {
-                max_blocking_time: rustdds::Duration::from_millis(MAX_BLOCKING_MS),
+                max_blocking_time: rustdds::Duration::from_millis(NO_WAIT_MS),
             }
         } else {
             Reliability::BestEffort

@@ -20,6 +20,14 @@ pub enum RouteError {
         /// Why.
         reason: String,
     },
+    /// The route's thread could not be started.
+    #[error("horus topic {topic}: starting its route thread: {reason}")]
+    Thread {
+        /// The horus topic.
+        topic: String,
+        /// The OS's reason.
+        reason: String,
+    },
 }
 
 impl RouteError {
@@ -32,6 +40,13 @@ impl RouteError {
 
     pub(crate) fn horus(topic: &str, e: impl std::fmt::Display) -> RouteError {
         RouteError::Horus {
+            topic: topic.to_owned(),
+            reason: e.to_string(),
+        }
+    }
+
+    pub(crate) fn thread(topic: &str, e: std::io::Error) -> RouteError {
+        RouteError::Thread {
             topic: topic.to_owned(),
             reason: e.to_string(),
         }

@@ -1,0 +1,108 @@
+//! Each route moves on its own: a route from ROS 2 into a horus `Block` topic whose
+//! subscriber never reads waits (as a `Block` publisher must), and the other topics keep
+//! crossing meanwhile. The bridge, rclpy talkers and horus subscribers are separate
+//! processes in a network namespace of their own with only `lo`; nothing is left in
+//! /dev/shm.
+//!
+//! Skipped (with the reason printed) when the ROS 2 venv is absent (`make setup-ros2`) or
+//! network namespaces cannot be made (not root).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{World, PATIENCE};
+use horus::inspect::{open_or_create_ros_topic, ros_qos, QosInfo};
+use horus::Overflow;
+use horus_msgs::Ros2Type;
+use horus_ros2::Direction;
+use horus_ros_msgs::horus_cdr::RosMessage;
+use horus_ros_msgs::std_msgs::msg::String as RosString;
+
+bridge_process_test!();
+
+fn string_type() -> Ros2Type {
+    Ros2Type::new(
+        RosString::TYPE_NAME,
+        RosString::TYPE_HASH,
+        RosString::DEFINITION,
+    )
+}
+
+/// The number an rclpy `talk` String message carries.
+fn talk_number(cdr: &[u8]) -> u64 {
+    let len = u32::from_le_bytes(cdr[4..8].try_into().unwrap()) as usize;
+    std::str::from_utf8(&cdr[8..8 + len - 1])
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Before route threads, one loop moved every route: publishing into a `Block` topic whose
+/// subscriber does not read waited the topic's block timeout (1 s) per message, up to a
+/// batch of 64 per turn, and every other route from ROS 2 waited with it.
+#[test]
+fn a_full_block_topic_from_ros_does_not_stall_other_topics() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("block");
+    let block = QosInfo {
+        depth: 4,
+        overflow: Some(Overflow::Block {
+            timeout: Duration::from_secs(1),
+        }),
+        ..ros_qos(4096)
+    };
+    let stuck_view =
+        open_or_create_ros_topic(&w.namespace, "bp/stuck", &string_type(), &block).unwrap();
+    let flowing_view =
+        open_or_create_ros_topic(&w.namespace, "bp/flowing", &string_type(), &ros_qos(4096))
+            .unwrap();
+    // Never read: its ring fills after 4 messages, then the bridge's publish waits.
+    let stuck = stuck_view.ros_subscriber(true).unwrap();
+    let mut flowing = flowing_view.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let stuck_talker = w.rclpy("talk", &["/bp/stuck"]);
+    let flowing_talker = w.rclpy("talk", &["/bp/flowing"]);
+    // The stuck topic's ring is full: from here on each publish into it waits.
+    common::wait_status(&w.namespace, "the stuck topic full", |s| {
+        s.topics.iter().any(|t| {
+            t.horus_topic == "bp/stuck"
+                && t.direction == Direction::FromRos
+                && t.counters.messages >= 4
+        })
+    });
+    // The other topic keeps crossing: 25 messages newer than what had arrived so far
+    // (half a second of the talker's 50 Hz).
+    let mut first = None;
+    loop {
+        let s = flowing
+            .recv_timeout(PATIENCE)
+            .expect("the flowing topic stalled behind the stuck one");
+        let n = talk_number(s.cdr());
+        let start = *first.get_or_insert(n);
+        if n >= start + 25 {
+            break;
+        }
+    }
+    let st = horus_ros2::read_status_file(&w.namespace).unwrap().unwrap();
+    let flowing_route = st
+        .topics
+        .iter()
+        .find(|t| t.horus_topic == "bp/flowing" && t.direction == Direction::FromRos)
+        .expect("flowing route in the status");
+    assert!(flowing_route.counters.messages >= 25, "{flowing_route:?}");
+    stuck_talker.stop();
+    flowing_talker.stop();
+    // The stuck subscriber leaves: the bridge's waiting publish ends, the bridge stops.
+    drop(stuck);
+    bridge.stop();
+    drop(flowing);
+    for v in [&stuck_view, &flowing_view] {
+        v.unlink_if_unused();
+    }
+    drop((stuck_view, flowing_view));
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}

@@ -123,6 +123,16 @@ demo: setup py-build
 	$(DEMO_BIN)/horus bag info $(DEMO_RECORDING)
 	$(DEMO_BIN)/horus-demo --replay $(DEMO_RECORDING)
 
+# The demo robot with ROS 2 nodes beside it (launch/demo_ros2.yaml, scripts/demo-ros2.sh;
+# docs/ros2-bridge.md, "make demo-ros2"): `horus ros2`, an rclpy teleop (geometry_msgs/Twist
+# on /demo/cmd_vel_teleop) and an rclpy listener of the horus scans, in the ROS 2 venv of
+# setup-ros2; a network namespace with only lo when root, else DDS on 127.0.0.1 only.
+# The demo's build plus the `ros2` feature (DEMO_PROFILE=debug: the unit phase's build).
+.PHONY: demo-ros2
+demo-ros2: setup-ros2 py-build
+	$(DEMO_BUILD) $(if $(filter debug,$(DEMO_PROFILE)),,--features horus-cli/ros2)
+	scripts/demo-ros2.sh $(DEMO_BIN) $(abspath $(PY)) $(DEMO_SECONDS)
+
 # ---------------------------------------------------------------------------
 # Tests. Each phase is its own target (`make test-loom` runs just that one);
 # `make test` runs them in order, prints a header and the time of each, and a summary.

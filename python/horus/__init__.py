@@ -90,7 +90,17 @@ from ._params import ParamClient, ParamInfo, Parameters, ParamServer, ParamValue
 from ._messages import MESSAGE_TYPES, Message, layout_hash, message_type
 from ._service import SERVICE_TYPES, Client, PendingCall, Request, Server, Service
 from ._tensor import Tensor, TensorPool
-from ._topic import Durability, Loan, Overflow, Publisher, Subscriber, Topic
+from ._topic import (
+    Durability,
+    DurabilityKind,
+    Loan,
+    Overflow,
+    OverflowKind,
+    Publisher,
+    Start,
+    Subscriber,
+    Topic,
+)
 from ._ros_action import RosActionClient, RosActionServer, RosGoalHandle, RosNewGoal
 from ._ros_service import RosRequest, RosService, RosServiceClient, RosServiceServer
 from ._ros_topic import RosPublisher, RosSubscriber, RosTopic
@@ -151,6 +161,7 @@ __all__ = [
     "ClosedError",
     "CmdVel",
     "Durability",
+    "DurabilityKind",
     "EmergencyStop",
     "FnNode",
     "GoalHandle",
@@ -175,6 +186,7 @@ __all__ = [
     "NoServerError",
     "Odometry",
     "Overflow",
+    "OverflowKind",
     "ParamClient",
     "ParamDeclarationError",
     "ParamError",
@@ -223,6 +235,7 @@ __all__ = [
     "Service",
     "ServiceError",
     "StaleDescriptorError",
+    "Start",
     "Subscriber",
     "SubscriberStats",
     "Tensor",

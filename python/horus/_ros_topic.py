@@ -11,11 +11,11 @@ and meeting Rust ``Topic<Ros<M>>`` endpoints on the same shared-memory topic::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, Optional, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Generic, Optional, Tuple, Type, TypeVar, Union
 
 from . import _horus
 from ._closing import Closable
-from ._topic import DEFAULT_SPIN, Durability, Overflow, _start
+from ._topic import DEFAULT_SPIN, Durability, Overflow, Start, _start
 
 if TYPE_CHECKING:
     from .interfaces._base import RosMessage
@@ -56,7 +56,7 @@ class RosTopic(Closable, Generic[R]):
             msg_type._TYPE,
             name,
             depth=depth,
-            overflow=None if overflow is None else overflow.kind,
+            overflow=None if overflow is None else overflow.kind.value,
             block_timeout=None if overflow is None else overflow.timeout,
             max_tail_bytes=max_tail_bytes,
             namespace=namespace,
@@ -83,7 +83,7 @@ class RosTopic(Closable, Generic[R]):
         topic; an explicit one must match an existing topic's, else ``QosMismatchError``)."""
         return Durability(self._native.durability)
 
-    def subscriber(self, *, spin: int = DEFAULT_SPIN, start: str = "durability") -> "RosSubscriber[R]":
+    def subscriber(self, *, spin: int = DEFAULT_SPIN, start: Union[Start, str] = Start.DURABILITY) -> "RosSubscriber[R]":
         """A subscriber: sees every message published after it was created and, on a
         transient-local topic, first the latched history. ``recv`` polls ``spin`` times
         (some tens of µs) before it sleeps on a futex, as ``Topic.subscriber``'s (same
@@ -92,7 +92,7 @@ class RosTopic(Closable, Generic[R]):
             self.msg_type, self._types, self._native.subscriber(spin=spin, start=_start(start))
         )
 
-    def observer(self, *, spin: int = DEFAULT_SPIN, start: str = "durability") -> "RosSubscriber[R]":
+    def observer(self, *, spin: int = DEFAULT_SPIN, start: Union[Start, str] = Start.DURABILITY) -> "RosSubscriber[R]":
         """An observer: reads the same messages, never back-pressures publishers and
         is not counted by them (tools). ``spin`` and ``start`` as for ``subscriber``."""
         return RosSubscriber(

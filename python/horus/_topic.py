@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import sys
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Generic, Iterator, Optional, Tuple, Type, TypeVar, cast
+from typing import Any, ClassVar, Generic, Iterator, Optional, Tuple, Type, TypeVar, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -15,7 +16,17 @@ from ._closing import Closable
 from ._errors import LoanViewsAliveError
 from ._messages import Message
 
-__all__ = ["Durability", "Overflow", "Topic", "Publisher", "Subscriber", "Loan"]
+__all__ = [
+    "Durability",
+    "DurabilityKind",
+    "Overflow",
+    "OverflowKind",
+    "Start",
+    "Topic",
+    "Publisher",
+    "Subscriber",
+    "Loan",
+]
 
 M = TypeVar("M", bound=Message)
 
@@ -23,6 +34,16 @@ DEFAULT_SPIN = 1000
 """Polls a blocking ``recv`` makes before sleeping. Larger than the Rust
 default (64): a Python peer takes microseconds to answer, and a reply that
 arrives while we spin costs no futex wake-up (tens of µs)."""
+
+
+class OverflowKind(str, enum.Enum):
+    """The kinds of ``Overflow``. A ``str`` enum: each member equals the
+    string the API took before (``OverflowKind.REJECT == "reject"``), and
+    ``Overflow("reject")`` still works."""
+
+    DROP_OLDEST = "drop_oldest"
+    REJECT = "reject"
+    BLOCK = "block"
 
 
 @dataclass(frozen=True)
@@ -36,22 +57,41 @@ class Overflow:
     * ``Overflow.REJECT`` — ``send`` raises ``HistoryFullError``.
     * ``Overflow.block(timeout)`` — wait up to ``timeout`` s for room, then
       raise ``SendTimeoutError``.
+
+    ``kind`` is an ``OverflowKind`` (a string given is converted; an unknown
+    one is a ``ValueError``); ``timeout`` is set for ``BLOCK`` only.
     """
 
-    kind: str
+    kind: OverflowKind
     timeout: Optional[float] = None
 
     DROP_OLDEST: ClassVar["Overflow"]
     REJECT: ClassVar["Overflow"]
 
+    def __post_init__(self) -> None:
+        try:
+            kind = OverflowKind(self.kind)
+        except ValueError:
+            kinds = ", ".join(repr(k.value) for k in OverflowKind)
+            raise ValueError(f"overflow kind must be one of {kinds}, not {self.kind!r}") from None
+        object.__setattr__(self, "kind", kind)
+
     @classmethod
     def block(cls, timeout: float = 1.0) -> "Overflow":
         """Wait up to ``timeout`` seconds per send."""
-        return cls("block", float(timeout))
+        return cls(OverflowKind.BLOCK, float(timeout))
 
 
-Overflow.DROP_OLDEST = Overflow("drop_oldest")
-Overflow.REJECT = Overflow("reject")
+Overflow.DROP_OLDEST = Overflow(OverflowKind.DROP_OLDEST)
+Overflow.REJECT = Overflow(OverflowKind.REJECT)
+
+
+class DurabilityKind(str, enum.Enum):
+    """The kinds of ``Durability`` (a ``str`` enum: ``DurabilityKind.VOLATILE
+    == "volatile"``, as ``Durability.kind`` returned before)."""
+
+    VOLATILE = "volatile"
+    TRANSIENT_LOCAL = "transient_local"
 
 
 @dataclass(frozen=True)
@@ -79,20 +119,36 @@ class Durability:
         return cls(int(depth))
 
     @property
-    def kind(self) -> str:
-        """``'volatile'`` or ``'transient_local'``."""
-        return "volatile" if self.depth == 0 else "transient_local"
+    def kind(self) -> DurabilityKind:
+        """``DurabilityKind.VOLATILE`` or ``DurabilityKind.TRANSIENT_LOCAL``."""
+        return DurabilityKind.VOLATILE if self.depth == 0 else DurabilityKind.TRANSIENT_LOCAL
 
 
 Durability.VOLATILE = Durability(0)
 
-_STARTS = ("durability", "next", "oldest")
+
+class Start(str, enum.Enum):
+    """Where a new subscriber starts reading (``start=`` of ``subscriber`` and
+    ``observer``). A ``str`` enum: the strings taken before (``"next"``, ...)
+    are still accepted.
+
+    * ``Start.DURABILITY`` — the topic's durability decides (the default).
+    * ``Start.NEXT`` — skip any latched history.
+    * ``Start.OLDEST`` — the oldest message each publisher's ring still holds,
+      whatever the durability.
+    """
+
+    DURABILITY = "durability"
+    NEXT = "next"
+    OLDEST = "oldest"
 
 
-def _start(start: str) -> str:
-    if start not in _STARTS:
-        raise ValueError(f"start must be one of {_STARTS}, not {start!r}")
-    return start
+def _start(start: Union[Start, str]) -> str:
+    try:
+        return Start(start).value
+    except ValueError:
+        starts = ", ".join(repr(k.value) for k in Start)
+        raise ValueError(f"start must be one of {starts}, not {start!r}") from None
 
 
 class Topic(Closable, Generic[M]):
@@ -138,7 +194,7 @@ class Topic(Closable, Generic[M]):
             msg_type.SCHEMA.name,
             name,
             depth=depth,
-            overflow=None if overflow is None else overflow.kind,
+            overflow=None if overflow is None else overflow.kind.value,
             block_timeout=None if overflow is None else overflow.timeout,
             max_publishers=max_publishers,
             max_subscribers=max_subscribers,
@@ -156,7 +212,7 @@ class Topic(Closable, Generic[M]):
     @property
     def overflow(self) -> Overflow:
         """The overflow policy in force."""
-        return Overflow(self._native.overflow, self._native.block_timeout)
+        return Overflow(OverflowKind(self._native.overflow), self._native.block_timeout)
 
     @property
     def durability(self) -> Durability:
@@ -168,7 +224,7 @@ class Topic(Closable, Generic[M]):
         return Publisher(self.msg_type, self._native.publisher())
 
     def subscriber(
-        self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN, start: str = "durability"
+        self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN, start: Union[Start, str] = Start.DURABILITY
     ) -> "Subscriber[M]":
         """A subscriber. It sees every message published after it was
         created and, on a transient-local topic, first the latched history.
@@ -185,7 +241,7 @@ class Topic(Closable, Generic[M]):
         )
 
     def observer(
-        self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN, start: str = "durability"
+        self, *, busy_poll: bool = False, spin: int = DEFAULT_SPIN, start: Union[Start, str] = Start.DURABILITY
     ) -> "Subscriber[M]":
         """An observer: a subscriber for tools (echo, rate meters, recorders).
         It reads the same messages, but a ``Reject``/``Block`` publisher never

@@ -241,7 +241,8 @@ impl Bridge {
         let locals = self.local.topics();
         let remote = self.dds.remote_endpoints();
         self.ros_graph = crate::ros_graph::RosGraph::of(&remote);
-        self.scan_outbound(&locals, &remote);
+        // Actions' status topics are offered transient-local, as rcl_action's are (action/).
+        self.scan_outbound(&crate::action::offered_to_ros(&locals), &remote);
         self.scan_inbound(&locals, &remote);
         let cx = Context {
             dds: &self.dds,

@@ -15,6 +15,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod action;
 mod bridge;
 mod config;
 mod dds;
@@ -28,6 +29,7 @@ mod qos;
 pub mod raw;
 mod ros_graph;
 mod route_error;
+mod route_thread;
 mod sequence_gaps;
 mod service;
 mod status;
@@ -47,4 +49,4 @@ pub use status::{
     read_status_file, status_file_path, BridgeStatus, Direction, RouteCounters, StatusReadError,
     TopicStatus,
 };
-pub use type_check::{check_peer, PayloadCheck, TypeMismatch};
+pub use type_check::{check_peer, TypeMismatch};

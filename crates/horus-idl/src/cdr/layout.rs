@@ -132,8 +132,7 @@ impl<'a> Types<'a> {
         })
     }
 
-    /// The fewest bytes a structure takes on the wire (cached).
-    pub(crate) fn min_struct_size(
+    fn min_struct_size(
         &mut self,
         name: &'a TypeName,
         path: &Path<'_>,

@@ -29,7 +29,6 @@ mod qos;
 pub mod raw;
 mod ros_graph;
 mod route_error;
-mod route_thread;
 mod sequence_gaps;
 mod service;
 mod status;
@@ -49,4 +48,4 @@ pub use status::{
     read_status_file, status_file_path, BridgeStatus, Direction, RouteCounters, StatusReadError,
     TopicStatus,
 };
-pub use type_check::{check_peer, TypeMismatch};
+pub use type_check::{check_peer, PayloadCheck, TypeMismatch};

@@ -60,6 +60,29 @@ pub fn check_peer(
     }
 }
 
+/// The check every payload from a DDS peer passes before it enters shared memory: CDR of
+/// the horus topic's own type (`ros2msg` definition), as `horus_idl::cdr::decode_prefix`
+/// reads it, without building a value or allocating per message
+/// ([`horus_idl::cdr::CdrCheck`]); bounded by the payload's length.
+#[derive(Debug, Clone)]
+pub struct PayloadCheck(horus_idl::cdr::CdrCheck);
+
+impl PayloadCheck {
+    /// The check of `type_name` given its `ros2msg` definition; `None` when the definition
+    /// does not resolve (then only the encapsulation header is checked, by RustDDS).
+    pub fn new(type_name: &str, definition: &str) -> Option<PayloadCheck> {
+        let (resolved, root) = horus_idl::resolve_ros2msg(type_name, definition).ok()?;
+        Some(PayloadCheck(horus_idl::cdr::CdrCheck::new(resolved, root)))
+    }
+
+    /// Where the message at the start of `wire` (encapsulation header included) ends, or
+    /// why it is not one of the type. RTPS pads a payload to a multiple of 4 bytes (and
+    /// rmw's buffers may run on): what follows the message is not read.
+    pub fn message_end(&self, wire: &[u8]) -> Result<usize, horus_idl::cdr::CdrError> {
+        self.0.check_prefix(wire)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +97,19 @@ mod tests {
             transient_local: false,
             depth: Some(10),
         }
+    }
+
+    #[test]
+    fn payloads_are_checked_against_the_topics_own_definition() {
+        let c = PayloadCheck::new("std_msgs/msg/String", "string data\n").unwrap();
+        assert_eq!(
+            c.message_end(&[0, 1, 0, 0, 2, 0, 0, 0, b'x', 0, 0, 0]),
+            Ok(10)
+        );
+        assert!(c
+            .message_end(&[0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff])
+            .is_err());
+        assert!(PayloadCheck::new("std_msgs/msg/String", "strin data\n").is_none());
     }
 
     #[test]

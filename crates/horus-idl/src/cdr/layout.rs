@@ -132,7 +132,8 @@ impl<'a> Types<'a> {
         })
     }
 
-    fn min_struct_size(
+    /// The fewest bytes a structure takes on the wire (cached).
+    pub(crate) fn min_struct_size(
         &mut self,
         name: &'a TypeName,
         path: &Path<'_>,

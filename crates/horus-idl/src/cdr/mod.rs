@@ -18,14 +18,18 @@
 //! (ignoring bytes after the message, as ROS 2 does: its own buffers carry some),
 //! bounded: every count is checked against the bytes present before anything is
 //! allocated, nesting is at most [`MAX_DEPTH`] structures deep, and every problem is a
-//! [`CdrError`] naming the field.
+//! [`CdrError`] naming the field. [`CdrCheck`] accepts exactly what [`decode_prefix`]
+//! accepts without building a value and without allocating per message (for bridges and
+//! tools that only carry the bytes).
 
+mod check;
 mod decode;
 mod encode;
 mod error;
 mod layout;
 mod value;
 
+pub use check::CdrCheck;
 pub use decode::{decode, decode_prefix};
 pub use encode::{encode, encode_with_padding, Encoded};
 pub use error::{CdrError, CdrErrorKind};

@@ -51,8 +51,29 @@ pub(crate) fn bridge_child_main() {
     println!("bridge: stopped");
 }
 
-/// Why the test cannot run here; it then prints this and passes.
+/// The environment switch that turns "cannot run here" into a failure: set it to `1`
+/// where the ROS 2 tests must run (`make test` on a machine set up for them), so that a lost
+/// venv or missing root is not a silent pass.
+pub(crate) const REQUIRED_ENV: &str = "HORUS_ROS2_REQUIRED";
+
+/// Whether [`REQUIRED_ENV`] is `1`.
+pub(crate) fn required() -> bool {
+    std::env::var(REQUIRED_ENV).is_ok_and(|v| v == "1")
+}
+
+/// Why the test cannot run here; it then prints this and passes, or, with
+/// `HORUS_ROS2_REQUIRED=1`, fails with it.
 pub(crate) fn skip_reason() -> Option<String> {
+    let why = why_not_runnable()?;
+    assert!(
+        !required(),
+        "{REQUIRED_ENV}=1 but this ROS 2 test cannot run here: {why}"
+    );
+    Some(why)
+}
+
+/// What is missing for the rclpy tests: the ROS 2 venv, root (network namespaces), `ip`.
+fn why_not_runnable() -> Option<String> {
     if !python().exists() {
         return Some(format!("{} missing", python().display()));
     }

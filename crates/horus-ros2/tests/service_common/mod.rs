@@ -151,6 +151,11 @@ impl Rig {
     /// (with the reason printed) without the ROS 2 venv.
     pub fn new(tag: &str, k: u16) -> Option<Rig> {
         if !have_rclpy() {
+            // HORUS_ROS2_REQUIRED=1: a missing venv fails instead (tests/common/mod.rs).
+            assert!(
+                std::env::var("HORUS_ROS2_REQUIRED").map_or(true, |v| v != "1"),
+                "HORUS_ROS2_REQUIRED=1 but there is no ROS 2 venv (run `make setup-ros2`)"
+            );
             eprintln!("skipped: no ROS 2 venv (run `make setup-ros2`)");
             return None;
         }

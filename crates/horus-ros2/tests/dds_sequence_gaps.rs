@@ -1,0 +1,215 @@
+//! Loss and duplicates from ROS 2, counted from the DDS writers' sequence numbers
+//! (sequence_gaps.rs): a sample that never reached the bridge is counted `lost` (and nothing
+//! else is), and a DDS reader the bridge reopens does not hand horus a latched message a
+//! second time. Real DDS peers (RustDDS in this binary re-executed, rclpy) and the bridge as
+//! processes of their own, in a network namespace with only `lo`.
+
+mod common;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::{World, PATIENCE};
+use horus::inspect::{open_or_create_ros_topic, ros_qos, RawRosReader};
+use horus_msgs::Ros2Type;
+use horus_ros2::raw::{PassThrough, WireCdr};
+use horus_ros2::{Direction, TopicStatus};
+use horus_ros_msgs::horus_cdr::RosMessage;
+use horus_ros_msgs::std_msgs::msg::String as RosString;
+use rustdds::{policy, QosPolicyBuilder, TopicKind, WriteOptionsBuilder, GUID};
+
+bridge_process_test!();
+
+/// Set in the numbered peer child: the DDS topic it writes.
+const PEER_ENV: &str = "HORUS_ROS2_TEST_SEQUENCE_PEER";
+
+/// A valid `std_msgs/String` "ok".
+const VALID: [u8; 11] = [0, 1, 0, 0, 3, 0, 0, 0, b'o', b'k', 0];
+
+fn string_type() -> Ros2Type {
+    Ros2Type::new(
+        RosString::TYPE_NAME,
+        RosString::TYPE_HASH,
+        RosString::DEFINITION,
+    )
+}
+
+macro_rules! skip_unless_ready {
+    () => {
+        if let Some(why) = common::skip_reason() {
+            eprintln!("SKIPPED: {why}");
+            return;
+        }
+    };
+}
+
+/// The numbered peer: a best-effort RustDDS writer of `std_msgs/String` "ok". Each stdin
+/// line `send` writes one sample to every reader; `skip` writes one addressed to a reader
+/// that does not exist, so it takes a sequence number that no reader ever receives (as a
+/// sample lost on the way). Prints `done` after each; runs until stdin closes.
+#[test]
+fn numbered_peer_process() {
+    let Ok(topic_name) = std::env::var(PEER_ENV) else {
+        return;
+    };
+    let domain = horus_ros2::parse_domain_id(&std::env::var("ROS_DOMAIN_ID").unwrap()).unwrap();
+    let dp = rustdds::DomainParticipantBuilder::new(domain)
+        .build()
+        .unwrap();
+    let qos = QosPolicyBuilder::new()
+        .reliability(policy::Reliability::BestEffort)
+        .history(policy::History::KeepLast { depth: 16 })
+        .build();
+    let topic = dp
+        .create_topic(
+            topic_name,
+            "std_msgs::msg::dds_::String_".into(),
+            &qos,
+            TopicKind::NoKey,
+        )
+        .unwrap();
+    let publisher = dp.create_publisher(&qos).unwrap();
+    let w = publisher
+        .create_datawriter_no_key::<WireCdr, PassThrough>(&topic, None)
+        .unwrap();
+    println!("ready");
+    let nobody = GUID::from_bytes([0x5a; 16]);
+    for line in std::io::stdin().lines() {
+        let Ok(line) = line else { break };
+        let opts = match line.trim() {
+            "skip" => WriteOptionsBuilder::new().to_single_reader(nobody).build(),
+            _ => WriteOptionsBuilder::new().build(),
+        };
+        w.write_with_options(WireCdr(Bytes::from_static(&VALID)), opts)
+            .unwrap();
+        println!("done");
+    }
+}
+
+fn from_ros(st: &horus_ros2::BridgeStatus, topic: &str) -> Option<TopicStatus> {
+    st.topics
+        .iter()
+        .find(|t| t.direction == Direction::FromRos && t.horus_topic == topic)
+        .cloned()
+}
+
+/// Receives messages until one comes (the peer is asked to send again every so often: a
+/// best-effort sample written before the bridge's reader knew the writer is not lost at
+/// the bridge, just never seen).
+fn first_message(peer: &mut common::Proc, r: &mut RawRosReader) {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        peer.send("send");
+        peer.expect_line("done");
+        if r.recv_timeout(Duration::from_millis(200)).is_some() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing crossed from the peer"
+        );
+    }
+}
+
+#[test]
+fn a_sample_that_never_reached_the_bridge_is_counted_lost_once() {
+    skip_unless_ready!();
+    let w = World::new("gaps");
+    let v =
+        open_or_create_ros_topic(&w.namespace, "demo/g", &string_type(), &ros_qos(4096)).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let mut peer = w.spawn_self("numbered_peer_process", PEER_ENV, "rt/demo/g");
+    first_message(&mut peer, &mut r);
+    let before = common::wait_status(&w.namespace, "the route open", |s| {
+        from_ros(s, "demo/g").is_some_and(|t| t.counters.messages >= 1)
+    });
+    let base = from_ros(&before, "demo/g").unwrap().counters;
+    assert_eq!(base.lost, 0, "no false loss before: {base:?}");
+    // One sample numbered but never delivered, then two delivered.
+    for cmd in ["skip", "send", "send"] {
+        peer.send(cmd);
+        peer.expect_line("done");
+    }
+    for _ in 0..2 {
+        r.recv_timeout(PATIENCE).expect("the samples after the gap");
+    }
+    let st = common::wait_status(&w.namespace, "the gap counted", |s| {
+        from_ros(s, "demo/g").is_some_and(|t| t.counters.messages >= base.messages + 2)
+    });
+    let t = from_ros(&st, "demo/g").unwrap();
+    assert_eq!(t.counters.lost, 1, "{t:?}");
+    assert_eq!(t.counters.messages, base.messages + 2, "{t:?}");
+    assert_eq!(t.counters.replayed, 0, "{t:?}");
+    peer.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// A latched ROS 2 topic (rclpy, transient-local) delivered to a horus subscriber; then a
+/// volatile writer joins and leaves the topic, so the bridge reopens its DDS reader twice
+/// (volatile, then transient-local again) while the horus subscriber stays. The reopened
+/// transient-local reader is sent the latched writer's history again (so is the volatile
+/// one: RustDDS's reliable reader asks for all a writer holds): before, the bridge published
+/// it into horus as a new message and the subscriber got the latched message again.
+#[test]
+fn a_reopened_reader_does_not_deliver_a_latched_message_twice() {
+    skip_unless_ready!();
+    let w = World::new("replay");
+    let v =
+        open_or_create_ros_topic(&w.namespace, "demo/map", &string_type(), &ros_qos(4096)).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let latched = w.rclpy("pub", &["/demo/map:std_msgs/msg/String:latched"]);
+    let (_, sent) = common::line_bytes(&latched.next_line("sent "));
+    let first = r.recv_timeout(PATIENCE).expect("the latched message");
+    assert!(first.cdr() == &sent[..]);
+    drop(first);
+    let opened = |n: u64| {
+        move |s: &horus_ros2::BridgeStatus| {
+            from_ros(s, "demo/map").is_some_and(|t| t.counters.opened >= n)
+        }
+    };
+    common::wait_status(&w.namespace, "the route open", opened(1));
+    // A volatile writer joins: the reader is reopened volatile; its messages cross.
+    let talker = w.rclpy("talk", &["/demo/map"]);
+    common::wait_status(&w.namespace, "the reader reopened volatile", opened(2));
+    r.recv_timeout(PATIENCE).expect("the talker's messages");
+    // It leaves: the reader is reopened transient-local and DDS replays the history.
+    talker.stop();
+    common::wait_status(
+        &w.namespace,
+        "the reader reopened transient-local",
+        opened(3),
+    );
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let mut again = 0;
+    loop {
+        while let Some(s) = r.try_recv() {
+            if s.cdr() == &sent[..] {
+                again += 1;
+            }
+        }
+        let st = horus_ros2::read_status_file(&w.namespace).unwrap().unwrap();
+        let t = from_ros(&st, "demo/map").unwrap();
+        // Both reopened readers are sent the history (RustDDS's reliable reader asks a
+        // writer for everything it holds, volatile or not): two replays, both dropped.
+        if again > 0 || t.counters.replayed >= 2 {
+            assert_eq!(again, 0, "the latched message was delivered again: {t:?}");
+            assert_eq!(t.counters.lost, 0, "no false loss: {t:?}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replay never came: {t:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    latched.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}

@@ -233,7 +233,6 @@ impl Outbound {
                     last_cut_off_end = Some(end);
                 }
             };
-            let mut taken = Vec::new();
             while !flag.is_set() {
                 // `recv_timeout` spins, then yields the CPU a few times before it sleeps: a
                 // publisher streaming on this CPU is read without a wake-up per message.
@@ -244,51 +243,73 @@ impl Outbound {
                 // What the ring already holds behind it goes in the same put (a batch, see
                 // `wire::Batch`), up to BATCH_BYTES: a burst costs one put, one Zenoh batch
                 // and one receiving callback; a lone message goes at once, alone.
-                taken.push(first);
-                if let Some(r) = lock(&reader).as_mut() {
-                    let mut total = taken[0].bytes.len();
-                    while total < BATCH_BYTES && taken.len() < MAX_BATCH {
-                        let Some(m) = r.try_recv() else {
-                            break;
-                        };
-                        total += m.bytes.len();
-                        taken.push(m);
-                    }
-                }
-                let mut pending = Pending::None;
-                for mut msg in taken.drain(..) {
-                    // Relaxed: the place is written once by the inbound side before its
-                    // first send; a stale read can only be NO_PLACE before any such message.
-                    if msg.source == spec.own_place.load(Ordering::Relaxed) {
-                        continue;
-                    }
-                    LiveCounters::add(&spec.counters.read, 1);
-                    if !matching.load(Ordering::Relaxed) {
-                        LiveCounters::add(&spec.counters.send_failed, 1);
-                        continue;
-                    }
-                    WireHeader {
+                let mut next_header = |source: usize, origin_seq: u64| {
+                    let h = WireHeader {
                         epoch,
                         schema_id: spec.schema.id,
                         layout_hash: spec.schema.layout,
                         seq,
-                        origin_place: u16::try_from(msg.source).unwrap_or(u16::MAX),
-                        origin_seq: msg.seq,
-                    }
-                    .write(&mut msg.bytes);
+                        origin_place: u16::try_from(source).unwrap_or(u16::MAX),
+                        origin_seq,
+                    };
                     seq += 1;
-                    let bytes = std::mem::take(&mut msg.bytes);
-                    if bytes.len() > ALONE_ABOVE {
-                        // Large: alone, never copied into a batch (what is pending before
-                        // it goes first, in order).
-                        pending.flush(&mut put);
-                        put(bytes, 1);
-                    } else if let Err(bytes) = pending.add(bytes) {
-                        pending.flush(&mut put);
-                        put(bytes, 1);
+                    h
+                };
+                // Whether a message read is to be sent (not ours, a remote reader there);
+                // counted either way.
+                let to_send = |source: usize| {
+                    // Relaxed: the place is written once by the inbound side before its
+                    // first send; a stale read can only be NO_PLACE before any such message.
+                    if source == spec.own_place.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                    LiveCounters::add(&spec.counters.read, 1);
+                    if !matching.load(Ordering::Relaxed) {
+                        LiveCounters::add(&spec.counters.send_failed, 1);
+                        return false;
+                    }
+                    true
+                };
+                let mut first = first;
+                if !to_send(first.source) {
+                    continue;
+                }
+                next_header(first.source, first.seq).write(&mut first.bytes);
+                if first.bytes.len() > ALONE_ABOVE {
+                    put(std::mem::take(&mut first.bytes), 1);
+                    continue;
+                }
+                let mut total = first.bytes.len();
+                let mut pending = Pending::One(std::mem::take(&mut first.bytes));
+                // A large message met while batching: sent alone after the batch.
+                let mut large = None;
+                if let Some(r) = lock(&reader).as_mut() {
+                    // Read in place and copied once, into the batch (no put while the reader
+                    // is held: the watchdog drains through it during a stalled put).
+                    while total < BATCH_BYTES && pending.len() < MAX_BATCH {
+                        let Some(m) = r.try_recv_sample() else {
+                            break;
+                        };
+                        if !to_send(m.source()) {
+                            continue;
+                        }
+                        let header = next_header(m.source(), m.seq());
+                        let body = m.bytes();
+                        if HEADER_LEN + body.len() > ALONE_ABOVE {
+                            let mut bytes = vec![0u8; HEADER_LEN];
+                            header.write(&mut bytes);
+                            bytes.extend_from_slice(body);
+                            large = Some(bytes);
+                            break;
+                        }
+                        total += HEADER_LEN + body.len();
+                        pending.add(&header, body);
                     }
                 }
                 pending.flush(&mut put);
+                if let Some(bytes) = large {
+                    put(bytes, 1);
+                }
             }
             lock(&reader).take();
             spec.streaming.store(false, Ordering::Relaxed);
@@ -306,39 +327,34 @@ impl Outbound {
 /// Messages waiting for one put: a lone one goes as it is (never copied into a batch), two
 /// or more as a batch.
 enum Pending {
-    None,
     One(Vec<u8>),
     Many(Batch),
 }
 
 impl Pending {
-    /// Adds a message (header written); handed back if a batch frame cannot hold it.
-    fn add(&mut self, msg: Vec<u8>) -> Result<(), Vec<u8>> {
-        match std::mem::replace(self, Pending::None) {
-            Pending::None => *self = Pending::One(msg),
-            Pending::One(first) => {
-                let mut b = Batch::with_capacity(BATCH_BYTES + ALONE_ABOVE);
-                if b.push(&first).is_none() {
-                    *self = Pending::One(first);
-                    return Err(msg);
-                }
-                let r = b.push(&msg).ok_or(msg);
-                *self = Pending::Many(b);
-                return r;
-            }
-            Pending::Many(mut b) => {
-                let r = b.push(&msg).ok_or(msg);
-                *self = Pending::Many(b);
-                return r;
-            }
+    /// Messages pending.
+    fn len(&self) -> usize {
+        match self {
+            Pending::One(_) => 1,
+            Pending::Many(b) => b.len(),
         }
-        Ok(())
     }
 
-    /// Puts what is pending (with the number of messages it carries), if anything.
-    fn flush(&mut self, put: &mut impl FnMut(Vec<u8>, u64)) {
-        match std::mem::replace(self, Pending::None) {
-            Pending::None => {}
+    /// Adds a message (its header, its body), copied into the batch.
+    fn add(&mut self, header: &WireHeader, body: &[u8]) {
+        if let Pending::One(first) = self {
+            let mut b = Batch::with_capacity(BATCH_BYTES + ALONE_ABOVE);
+            b.push(first);
+            *self = Pending::Many(b);
+        }
+        if let Pending::Many(b) = self {
+            b.push_parts(header, body);
+        }
+    }
+
+    /// Puts what is pending, with the number of messages it carries.
+    fn flush(self, put: &mut impl FnMut(Vec<u8>, u64)) {
+        match self {
             Pending::One(m) => put(m, 1),
             Pending::Many(b) => {
                 let n = b.len() as u64;

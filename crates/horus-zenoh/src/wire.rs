@@ -120,14 +120,27 @@ impl Batch {
         Batch { bytes, count: 0 }
     }
 
-    /// Appends one message (header and body). `None` (nothing appended) if it is longer
-    /// than a frame can say.
-    pub(crate) fn push(&mut self, message: &[u8]) -> Option<()> {
-        let len = u32::try_from(message.len()).ok()?;
-        self.bytes.extend_from_slice(&len.to_le_bytes());
+    /// Appends one message (header and body; the bridge batches messages of at most
+    /// 30 KiB, far below a frame's 4 GiB).
+    pub(crate) fn push(&mut self, message: &[u8]) {
+        self.frame_len(message.len());
         self.bytes.extend_from_slice(message);
+    }
+
+    /// Appends one message from its header and its body.
+    pub(crate) fn push_parts(&mut self, header: &WireHeader, body: &[u8]) {
+        self.frame_len(HEADER_LEN + body.len());
+        let at = self.bytes.len();
+        self.bytes.resize(at + HEADER_LEN, 0);
+        header.write(&mut self.bytes[at..]);
+        self.bytes.extend_from_slice(body);
+    }
+
+    fn frame_len(&mut self, len: usize) {
+        // A message of 4 GiB or more is never batched (the bridge's limit is 64 MiB).
+        let len = u32::try_from(len).unwrap_or(u32::MAX);
+        self.bytes.extend_from_slice(&len.to_le_bytes());
         self.count += 1;
-        Some(())
     }
 
     /// Messages in the batch.
@@ -201,9 +214,9 @@ mod tests {
     #[test]
     fn batches_split_into_their_messages_and_bad_frames_end_them() {
         let mut b = Batch::with_capacity(64);
-        b.push(b"one").unwrap();
-        b.push(b"").unwrap();
-        b.push(b"three").unwrap();
+        b.push(b"one");
+        b.push(b"");
+        b.push(b"three");
         assert_eq!(b.len(), 3);
         let bytes = b.into_bytes();
         assert!(is_batch(&bytes));

@@ -29,7 +29,8 @@
 //!   queryables and gRPC (the `rpc` binary);
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
 //!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries;
-//!   [`markdown`], `plot` — `docs/benchmarks.md` and its figures.
+//!   [`markdown`], `plot`, `page` — `docs/benchmarks.md` and its figures (the
+//!   `report` binary; features `plot` and `ros-msgs`).
 //!
 //! ```no_run
 //! use horus_bench::{floors, harness::Config, payload::Touch};
@@ -53,6 +54,8 @@ pub mod interleaved;
 pub mod logging;
 pub mod markdown;
 pub mod multi_host;
+#[cfg(all(feature = "plot", feature = "ros-msgs"))]
+pub mod page;
 pub mod payload;
 pub mod peer;
 #[cfg(feature = "plot")]

@@ -1,24 +1,27 @@
 //! Every result table, built once from the rows: the binaries print them as text,
 //! the `report` binary writes them as Markdown.
 //!
-//! The `peers` tables ([`peers_side_by_side`], [`peers_ratios`]) live in `peers.rs`; the tables of issue 2's
-//! `pingpong` and issue 4's scheduler benchmarks (read from their JSON) in
-//! `issues.rs`; the `interleaved` rounds in `interleaved.rs`; the Python benchmark's in
-//! `python.rs`; the suite binaries' tables here.
+//! One file per benchmark whose tables need more than a few lines: `peers.rs`
+//! ([`peers_side_by_side`], [`peers_ratios`]), `pingpong.rs` and `scheduler.rs`
+//! (read from their JSON, with their targets), `interleaved.rs` (the rounds),
+//! `python.rs` (the Python benchmark), `ros.rs` (`ros_messages`); the suite
+//! binaries' tables here.
 
 mod interleaved;
-mod issues;
 mod peers;
+mod pingpong;
 mod python;
 #[cfg(feature = "ros-msgs")]
 mod ros;
+mod scheduler;
 
 pub use interleaved::*;
-pub use issues::*;
 pub use peers::*;
+pub use pingpong::*;
 pub use python::*;
 #[cfg(feature = "ros-msgs")]
 pub use ros::*;
+pub use scheduler::*;
 
 use crate::markdown::Table;
 use crate::report::{ns, size};
@@ -27,6 +30,11 @@ use crate::stats::{Summary, Throughput};
 use crate::topology::Placement;
 
 const DASH: &str = "–";
+
+/// A target's verdict cell.
+fn met(ok: bool) -> String {
+    if ok { "yes" } else { "no" }.to_owned()
+}
 
 fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
     v.map_or_else(|| DASH.to_owned(), f)

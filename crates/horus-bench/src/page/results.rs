@@ -1,0 +1,137 @@
+//! The result files of one benchmark run, each parsed if present.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::interleaved::RoundRow;
+use crate::logging::LogRow;
+use crate::multi_host::rows::MhRow;
+use crate::report::{Machine, Row};
+use crate::ros_rows::RosRow;
+use crate::rows::{PathRow, RoboticsRow, ScaleRow, SweepRow};
+use crate::rpc::rows::RpcRow;
+use crate::suite::Doc;
+use crate::tables;
+
+/// The result files of one run, each parsed if present.
+pub(crate) struct Results {
+    pub(crate) peers: Option<Doc<Row>>,
+    /// `interleaved`: the rounds every "faster" verdict is drawn from.
+    pub(crate) interleaved: Option<Doc<RoundRow>>,
+    pub(crate) robotics: Option<Doc<RoboticsRow>>,
+    pub(crate) sweep: Option<Doc<SweepRow>>,
+    pub(crate) paths: Option<Doc<PathRow>>,
+    pub(crate) scale: Option<Doc<ScaleRow>>,
+    pub(crate) pingpong: Option<Value>,
+    /// `pingpong --touch` (the 1 MiB-vs-16 B loan target); optional.
+    pub(crate) pingpong_touch: Option<Value>,
+    pub(crate) determinism: Option<Value>,
+    pub(crate) scheduler_scaling: Option<Value>,
+    /// `python/bench/python_latency.py --json`.
+    pub(crate) python: Option<Value>,
+    /// `rpc`.
+    pub(crate) rpc: Option<Doc<RpcRow>>,
+    /// `logging`.
+    pub(crate) logging: Option<Doc<LogRow>>,
+    /// `multi_host`.
+    pub(crate) multi_host: Option<Doc<MhRow>>,
+    /// `ros_messages` (ROS 2 messages, Rust).
+    pub(crate) ros: Option<Doc<RosRow>>,
+    /// `python/bench/ros_python.py --json` (ROS 2 messages, Python).
+    pub(crate) ros_python: Option<Value>,
+    pub(crate) missing: Vec<String>,
+}
+
+fn load<T: DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+    missing: &mut Vec<String>,
+) -> anyhow::Result<Option<T>> {
+    let path = dir.join(format!("{name}.json"));
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?,
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            missing.push(path.display().to_string());
+            Ok(None)
+        }
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+impl Results {
+    pub(crate) fn load(dir: &Path) -> anyhow::Result<Self> {
+        let mut missing = Vec::new();
+        let m = &mut missing;
+        Ok(Self {
+            peers: load(dir, "peers", m)?,
+            interleaved: load(dir, "interleaved", m)?,
+            robotics: load(dir, "robotics_messages", m)?,
+            sweep: load(dir, "payload_sweep", m)?,
+            paths: load(dir, "all_paths", m)?,
+            scale: load(dir, "scalability", m)?,
+            pingpong: load(dir, "pingpong", m)?,
+            pingpong_touch: load(dir, "pingpong_touch", &mut Vec::new())?,
+            determinism: load(dir, "determinism", m)?,
+            scheduler_scaling: load(dir, "scheduler_scaling", m)?,
+            python: load(dir, "python_latency", m)?,
+            rpc: load(dir, "rpc", m)?,
+            logging: load(dir, "logging", m)?,
+            multi_host: load(dir, "multi_host", m)?,
+            ros: load(dir, "ros_messages", m)?,
+            ros_python: load(dir, "ros_python", m)?,
+            missing,
+        })
+    }
+
+    pub(crate) fn machine(&self) -> Option<Machine> {
+        let m = [
+            self.peers.as_ref().map(|d| d.machine.clone()),
+            self.robotics.as_ref().map(|d| d.machine.clone()),
+            self.sweep.as_ref().map(|d| d.machine.clone()),
+        ];
+        m.into_iter().flatten().next().or_else(|| {
+            serde_json::from_value(self.pingpong.as_ref()?.get("machine")?.clone()).ok()
+        })
+    }
+
+    pub(crate) fn errors(&self) -> Vec<String> {
+        fn of<R>(name: &str, d: &Option<Doc<R>>) -> Vec<String> {
+            d.iter()
+                .flat_map(|d| d.errors.iter().map(move |e| format!("{name}: {e}")))
+                .collect()
+        }
+        let mut v = of("peers", &self.peers);
+        v.extend(of("interleaved", &self.interleaved));
+        v.extend(of("robotics_messages", &self.robotics));
+        v.extend(of("payload_sweep", &self.sweep));
+        v.extend(of("all_paths", &self.paths));
+        v.extend(of("scalability", &self.scale));
+        v.extend(of("rpc", &self.rpc));
+        v.extend(of("logging", &self.logging));
+        v.extend(of("multi_host", &self.multi_host));
+        v.extend(of("ros_messages", &self.ros));
+        if let Some(py) = &self.ros_python {
+            for e in py["errors"].as_array().into_iter().flatten() {
+                v.push(format!("ros_python: {}", e.as_str().unwrap_or("?")));
+            }
+        }
+        if let Some(py) = &self.python {
+            v.extend(
+                tables::python_failures(py)
+                    .into_iter()
+                    .map(|e| format!("python_latency: {e}")),
+            );
+        }
+        if let Some(pp) = &self.pingpong {
+            for e in pp["errors"].as_array().into_iter().flatten() {
+                v.push(format!("pingpong: {}", e.as_str().unwrap_or("?")));
+            }
+        }
+        v
+    }
+}

@@ -1,11 +1,18 @@
 //! A topic coming from ROS 2: a DDS reader and a publisher on the horus topic. Each
 //! message's wire bytes are checked against the topic's type (bounded in time and memory
 //! by their length: a DDS peer is untrusted) and copied once into a chunk, never converted.
+//!
+//! The route runs on a thread of its own (route_thread.rs) that waits on the DDS reader's
+//! readiness (RustDDS's `mio` event source: no CPU while idle) and publishes each sample as
+//! soon as RustDDS hands it over. Publishing into a `Block` horus topic whose subscriber is
+//! slow waits up to the topic's block timeout (then counted `refused`, as the horus
+//! publisher's own `Block` failure): only this route waits, never the others.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use horus::inspect::{RawRosPublisher, RawRosSendError, TopicView};
-use rustdds::no_key::DataReader;
+use rustdds::no_key::{DataReader, DataSample};
 use rustdds::{RTPSEntity, TopicKind, GUID};
 
 use crate::dds::Dds;
@@ -13,19 +20,40 @@ use crate::local::LocalTopic;
 use crate::qos::ReaderKind;
 use crate::raw::{PassThrough, WireCdr};
 use crate::route_error::RouteError;
+use crate::route_thread::{OwnPlace, RouteThread, SharedCounters, StopFlag, STOP_POLL};
 use crate::sequence_gaps::{new_reader_incarnation, SequenceGaps};
 use crate::type_check::PayloadCheck;
-use crate::status::RouteCounters;
 
-/// Messages moved per route per pump, so that one busy topic cannot starve the others.
-const BATCH: usize = 64;
+/// The poll token of the DDS reader.
+const READER: mio::Token = mio::Token(0);
+/// The poll token of the route's stop waker.
+const STOP: mio::Token = mio::Token(1);
 
-/// One DDS topic being published into horus.
+/// A route's writers' sequence numbers, kept by the route across reopening its reader
+/// (sequence_gaps.rs) and used by its thread.
+pub(crate) type SharedGaps = Arc<Mutex<SequenceGaps>>;
+
+/// The writers the last scan accepted (type and hash checked), by their GUID as discovery
+/// prints it, with a generation that changes with them.
+#[derive(Default)]
+struct Accepted {
+    guids: HashSet<String>,
+    generation: u64,
+}
+
+/// One DDS topic being published into horus: its thread (stopped when this drops) and
+/// what the scan hands it.
 pub(crate) struct Inbound {
-    reader: DataReader<WireCdr, PassThrough>,
-    publisher: RawRosPublisher,
     /// The reader's QoS request (the route reopens when the writers need another).
     pub(crate) kind: ReaderKind,
+    accepted: Arc<Mutex<Accepted>>,
+    thread: RouteThread,
+}
+
+/// What the route's thread owns.
+struct Mover {
+    reader: DataReader<WireCdr, PassThrough>,
+    publisher: RawRosPublisher,
     /// The topic's type, to check payloads (`None`: its definition does not resolve; then
     /// only the encapsulation header is checked).
     check: Option<PayloadCheck>,
@@ -33,19 +61,25 @@ pub(crate) struct Inbound {
     max_bytes: usize,
     /// This bridge's participant.
     me: GUID,
-    /// The writers the last scan accepted (type and hash checked), by their GUID as
-    /// discovery prints it. RustDDS matches writers by topic name alone, so samples of a
-    /// refused writer (same name, other type) reach this reader too: they are dropped.
-    accepted: HashSet<String>,
-    /// The verdict on each writer seen since the last scan (so that a GUID is printed once
-    /// per scan, not per sample). Cleared with each new `accepted`; bounded by the writers.
+    /// RustDDS matches writers by topic name alone, so samples of a refused writer (same
+    /// name, other type) reach this reader too: only the accepted ones are carried.
+    accepted: Arc<Mutex<Accepted>>,
+    /// The verdict on each writer seen since `accepted` last changed (its generation here),
+    /// so that a GUID is printed once per change, not per sample. Bounded by the writers.
     verdicts: HashMap<GUID, bool>,
+    verdicts_of: u64,
     /// This DDS reader's number (a reopened route's reader has a new one: sequence_gaps.rs).
     incarnation: u64,
+    gaps: SharedGaps,
+    counters: SharedCounters,
+    /// Where the bridge's publisher place is told to the other direction's route.
+    own_place: OwnPlace,
 }
 
 impl Inbound {
-    /// Creates the DDS reader (asking for `kind`) and joins the horus topic as a publisher.
+    /// Creates the DDS reader (asking for `kind`), joins the horus topic as a publisher and
+    /// starts the route's thread.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn open(
         dds: &Dds,
         view: &TopicView,
@@ -54,7 +88,9 @@ impl Inbound {
         dds_type: &str,
         kind: ReaderKind,
         max_bytes: usize,
+        shared: (SharedCounters, SharedGaps, OwnPlace),
     ) -> Result<Inbound, RouteError> {
+        let (counters, gaps, own_place) = shared;
         let qos = kind.qos(local.qos.depth);
         let topic = dds
             .participant()
@@ -68,104 +104,166 @@ impl Inbound {
         let publisher = view
             .ros_publisher()
             .map_err(|e| RouteError::horus(view.name(), e))?;
-        let reader = dds
+        let mut reader = dds
             .subscriber()
             .create_datareader_no_key::<WireCdr, PassThrough>(&topic, Some(qos))
             .map_err(|e| RouteError::dds(dds_topic, e))?;
+        let thread_err = |e| RouteError::thread(view.name(), e);
+        let poll = mio::Poll::new().map_err(thread_err)?;
+        poll.registry()
+            .register(&mut reader, READER, mio::Interest::READABLE)
+            .map_err(thread_err)?;
+        let waker = Arc::new(mio::Waker::new(poll.registry(), STOP).map_err(thread_err)?);
         let check = PayloadCheck::new(&local.ty.type_name, &local.ty.definition);
         // A chunk holds 8 bytes of frame (4 reserved + the header) before the body.
         let chunk_room =
             usize::try_from(local.qos.chunk_bytes.saturating_sub(4)).unwrap_or(usize::MAX);
-        Ok(Inbound {
+        let accepted = Arc::new(Mutex::new(Accepted::default()));
+        // Before the thread publishes anything: the other direction skips it from now on.
+        own_place.set(Some(publisher.place()));
+        let mut mover = Mover {
             reader,
             publisher,
-            kind,
             check,
             max_bytes: max_bytes.min(chunk_room),
             me: dds.participant().guid(),
-            accepted: HashSet::new(),
+            accepted: Arc::clone(&accepted),
             verdicts: HashMap::new(),
+            verdicts_of: 0,
             incarnation: new_reader_incarnation(),
+            gaps,
+            counters,
+            own_place: own_place.clone(),
+        };
+        let thread = RouteThread::spawn(
+            format!("ros2-in {}", view.name()),
+            Some(waker),
+            move |stop| mover.run(poll, &stop),
+        )
+        .inspect_err(|_| own_place.set(None))
+        .map_err(thread_err)?;
+        Ok(Inbound {
+            kind,
+            accepted,
+            thread,
         })
     }
 
     /// The writers whose samples are carried from now on (those the scan accepted);
     /// samples of any other writer are dropped and counted refused.
     pub(crate) fn accept_writers(&mut self, guids: HashSet<String>) {
-        if guids != self.accepted {
-            self.accepted = guids;
-            self.verdicts.clear();
+        let mut a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
+        if guids != a.guids {
+            a.guids = guids;
+            a.generation += 1;
         }
     }
 
-    /// The horus publisher's place (what it publishes must not go back to DDS).
-    pub(crate) fn place(&self) -> usize {
-        self.publisher.place()
+    /// Stops the route's thread; returns it to be joined off the bridge loop.
+    pub(crate) fn stop(self) -> Option<std::thread::JoinHandle<()>> {
+        self.thread.stop()
+    }
+}
+
+impl Mover {
+    /// Takes what DDS has, then waits for more (or the stop waker), until asked to stop.
+    fn run(&mut self, mut poll: mio::Poll, stop: &StopFlag) {
+        let mut events = mio::Events::with_capacity(4);
+        loop {
+            self.drain(stop);
+            if stop.is_set() {
+                break;
+            }
+            // The timeout only bounds a missed readiness edge; samples and the stop waker
+            // end the wait at once.
+            if let Err(e) = poll.poll(&mut events, Some(STOP_POLL)) {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    std::thread::sleep(STOP_POLL);
+                }
+            }
+        }
+        let _ = poll.registry().deregister(&mut self.reader);
+        self.own_place.set(None);
     }
 
-    /// Moves what DDS has (at most a batch) into the horus topic; returns how many samples
-    /// were taken (carried or dropped). `gaps`: the route's writers' sequence numbers (loss
-    /// and replays, kept across reopening).
-    pub(crate) fn pump(&mut self, c: &mut RouteCounters, gaps: &mut SequenceGaps) -> usize {
-        let mut taken = 0;
-        while taken < BATCH {
-            let sample = match self.reader.take_next_sample() {
-                Ok(Some(s)) => s,
+    /// Moves every sample RustDDS holds into the horus topic (stops early when asked to).
+    fn drain(&mut self, stop: &StopFlag) {
+        while !stop.is_set() {
+            match self.reader.take_next_sample() {
+                Ok(Some(s)) => self.carry(&s),
                 Ok(None) => break,
                 // Not little-endian CDR: RustDDS has moved past it.
                 Err(_) => {
-                    taken += 1;
-                    c.malformed += 1;
-                    gaps.undecodable();
-                    continue;
+                    self.counters.lock().malformed += 1;
+                    self.gaps
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .undecodable();
                 }
-            };
-            taken += 1;
-            // This bridge's own writer (the topic also crosses the other way): not again.
-            let writer = sample.sample_info().writer_guid();
-            if writer.prefix == self.me.prefix {
-                continue;
-            }
-            // A writer the scan refused (or has not checked yet): not carried, counted.
-            let accepted = &self.accepted;
-            let ok = *self
-                .verdicts
-                .entry(writer)
-                .or_insert_with(|| accepted.contains(&format!("{writer:?}")));
-            if !ok {
-                c.refused += 1;
-                continue;
-            }
-            let seq = sample.sample_info().sample_identity().sequence_number;
-            if gaps.is_replay(self.incarnation, writer, seq, c) {
-                continue;
-            }
-            let mut wire = &sample.value().0[..];
-            if wire.len() > self.max_bytes {
-                c.oversize += 1;
-                continue;
-            }
-            if let Some(check) = &self.check {
-                match check.message_end(wire) {
-                    // The message ends where its type says: RTPS pads a payload to a
-                    // multiple of 4 bytes (and rmw's buffers may run on); horus carries the
-                    // message alone, as `serialize_message` gives it.
-                    Ok(end) => wire = &wire[..end],
-                    Err(_) => {
-                        c.malformed += 1;
-                        continue;
-                    }
-                }
-            }
-            match self.publisher.send_cdr(wire) {
-                Ok(_) => {
-                    c.messages += 1;
-                    c.bytes += wire.len() as u64;
-                }
-                Err(RawRosSendError::NotCdr(_)) => c.malformed += 1,
-                Err(RawRosSendError::Send(_)) => c.refused += 1,
             }
         }
-        taken
+    }
+
+    /// Whether samples of `writer` are carried (the scan accepted it).
+    fn accepts(&mut self, writer: GUID) -> bool {
+        let a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
+        if a.generation != self.verdicts_of {
+            self.verdicts.clear();
+            self.verdicts_of = a.generation;
+        }
+        *self
+            .verdicts
+            .entry(writer)
+            .or_insert_with(|| a.guids.contains(&format!("{writer:?}")))
+    }
+
+    /// Checks one sample and publishes it into horus, counting what happens to it.
+    fn carry(&mut self, sample: &DataSample<WireCdr>) {
+        // This bridge's own writer (the topic also crosses the other way): not again.
+        let writer = sample.sample_info().writer_guid();
+        if writer.prefix == self.me.prefix {
+            return;
+        }
+        // A writer the scan refused (or has not checked yet): not carried, counted.
+        if !self.accepts(writer) {
+            self.counters.lock().refused += 1;
+            return;
+        }
+        let seq = sample.sample_info().sample_identity().sequence_number;
+        {
+            let mut c = self.counters.lock();
+            let mut gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
+            if gaps.is_replay(self.incarnation, writer, seq, &mut c) {
+                return;
+            }
+        }
+        let mut wire = &sample.value().0[..];
+        if wire.len() > self.max_bytes {
+            self.counters.lock().oversize += 1;
+            return;
+        }
+        if let Some(check) = &self.check {
+            match check.message_end(wire) {
+                // The message ends where its type says: RTPS pads a payload to a
+                // multiple of 4 bytes (and rmw's buffers may run on); horus carries the
+                // message alone, as `serialize_message` gives it.
+                Ok(end) => wire = &wire[..end],
+                Err(_) => {
+                    self.counters.lock().malformed += 1;
+                    return;
+                }
+            }
+        }
+        // May wait (a `Block` topic with a slow subscriber): no lock is held here.
+        let sent = self.publisher.send_cdr(wire);
+        let mut c = self.counters.lock();
+        match sent {
+            Ok(_) => {
+                c.messages += 1;
+                c.bytes += wire.len() as u64;
+            }
+            Err(RawRosSendError::NotCdr(_)) => c.malformed += 1,
+            Err(RawRosSendError::Send(_)) => c.refused += 1,
+        }
     }
 }

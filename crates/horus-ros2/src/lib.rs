@@ -29,6 +29,7 @@ mod qos;
 pub mod raw;
 mod ros_graph;
 mod route_error;
+mod route_thread;
 mod sequence_gaps;
 mod service;
 mod status;

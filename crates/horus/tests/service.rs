@@ -544,3 +544,48 @@ fn random_request_records_never_crash_or_reach_the_server() {
     assert_eq!(client.call(&Add { a: 1, b: 1 }, LONG).unwrap().sum, 2);
     worker.join().unwrap();
 }
+
+/// A response in a chunk that arrives after its call was withdrawn is
+/// discarded and its chunk released: the server answers many more such
+/// calls than its response pool holds and every answer still goes out.
+/// (Guards the response routing, which checks the header and the call
+/// before it turns a chunk into a `Sample`, and must release the chunk
+/// itself on every other path.)
+#[test]
+fn late_chunk_responses_release_their_chunks() {
+    let ns = unique_ns("svc-late-chunks");
+    let service = Service::<Add, PointCloud>::builder("late")
+        .namespace(&ns)
+        .depth(2)
+        .max_response_tail(64)
+        .open()
+        .unwrap();
+    let mut server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    // The response pool holds 2 × depth + 4 = 8 chunks.
+    const ROUNDS: usize = 40;
+    for round in 0..ROUNDS {
+        let late = client.call_async(&Add { a: 1, b: 2 }).unwrap();
+        let req = server.recv_timeout(LONG).expect("first request");
+        drop(late); // withdrawn: its response will be late
+        req.reply_with(64, |pc, tail| {
+            *pc = PointCloud::new(4, false);
+            tail.fill(1);
+        })
+        .unwrap_or_else(|e| panic!("round {round}: late reply refused: {e}"));
+        let pending = client.call_async(&Add { a: 3, b: 4 }).unwrap();
+        let req = server.recv_timeout(LONG).expect("second request");
+        req.reply_with(64, |pc, tail| {
+            *pc = PointCloud::new(5, false);
+            tail.fill(2);
+        })
+        .unwrap_or_else(|e| panic!("round {round}: reply refused: {e}"));
+        let resp = pending.wait(LONG).expect("response");
+        assert!(resp.is_zero_copy());
+        assert_eq!(resp.tail(), &[2u8; 64][..]);
+    }
+    let stats = client.stats();
+    assert_eq!(stats.late, ROUNDS as u64, "{stats:?}");
+    drop((client, server, service));
+    assert_nothing_left(&ns);
+}

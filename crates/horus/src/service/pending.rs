@@ -49,7 +49,14 @@ impl<Resp: Message> PendingCall<Resp> {
         if self.taken {
             return Some(Err(CallError::Taken));
         }
-        let r = lock(&self.core).poll(self.id, self.deadline, self.timeout);
+        let mut core = lock(&self.core);
+        // The common empty poll returns here without moving a result value
+        // (see `ClientCore::still_waiting`).
+        if core.still_waiting(self.id, self.deadline) {
+            return None;
+        }
+        let r = core.poll(self.id, self.deadline, self.timeout);
+        drop(core);
         self.taken = r.is_some();
         r
     }

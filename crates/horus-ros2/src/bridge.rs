@@ -430,8 +430,9 @@ impl Bridge {
                         Arc::clone(&r.sequences),
                         self.own_places.entry(name.clone()).or_default().clone(),
                     );
+                    let writers = accepted.clone();
                     match Inbound::open(
-                        &self.dds, view, t, &dds_topic, &dds_type, kind, max, shared,
+                        &self.dds, view, t, &dds_topic, &dds_type, kind, max, shared, writers,
                     ) {
                         Ok(i) => {
                             r.open = Some(i);

@@ -78,7 +78,9 @@ struct Mover {
 
 impl Inbound {
     /// Creates the DDS reader (asking for `kind`), joins the horus topic as a publisher and
-    /// starts the route's thread.
+    /// starts the route's thread, carrying the samples of the writers in `accepted` (GUIDs
+    /// as discovery prints them; given before the thread starts, so that a latched writer's
+    /// history delivered at once is not refused).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn open(
         dds: &Dds,
@@ -89,6 +91,7 @@ impl Inbound {
         kind: ReaderKind,
         max_bytes: usize,
         shared: (SharedCounters, SharedGaps, OwnPlace),
+        accepted: HashSet<String>,
     ) -> Result<Inbound, RouteError> {
         let (counters, gaps, own_place) = shared;
         let qos = kind.qos(local.qos.depth);
@@ -118,7 +121,10 @@ impl Inbound {
         // A chunk holds 8 bytes of frame (4 reserved + the header) before the body.
         let chunk_room =
             usize::try_from(local.qos.chunk_bytes.saturating_sub(4)).unwrap_or(usize::MAX);
-        let accepted = Arc::new(Mutex::new(Accepted::default()));
+        let accepted = Arc::new(Mutex::new(Accepted {
+            guids: accepted,
+            generation: 1,
+        }));
         // Before the thread publishes anything: the other direction skips it from now on.
         own_place.set(Some(publisher.place()));
         let mut mover = Mover {

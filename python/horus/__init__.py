@@ -24,7 +24,7 @@ feedback, result and cancel; ``Parameters`` / ``ParamServer`` /
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Type
+from typing import TYPE_CHECKING
 
 from . import _horus
 from ._horus import (
@@ -108,25 +108,27 @@ from ._ros_topic import RosPublisher, RosSubscriber, RosTopic
 __version__: str = _horus.__version__
 
 if TYPE_CHECKING:
-    from ._messages import _ImageBase, _PointCloudBase
-
-    Time: Type[Message]
-    Header: Type[Message]
-    Vector3: Type[Message]
-    Quaternion: Type[Message]
-    Pose2D: Type[Message]
-    Pose: Type[Message]
-    Twist: Type[Message]
-    CmdVel: Type[Message]
-    EmergencyStop: Type[Message]
-    Imu: Type[Message]
-    LaserScan: Type[Message]
-    BatteryState: Type[Message]
-    Odometry: Type[Message]
-    JointState: Type[Message]
-    PointCloud: Type[_PointCloudBase]
-    Image: Type[_ImageBase]
-    TensorRef: Type[Message]
+    # The classes are built at import time from the Rust schema tables; type checkers
+    # read their fields from the stub generated from the same tables.
+    from ._message_classes import (
+        BatteryState,
+        CmdVel,
+        EmergencyStop,
+        Header,
+        Image,
+        Imu,
+        JointState,
+        LaserScan,
+        Odometry,
+        PointCloud,
+        Pose,
+        Pose2D,
+        Quaternion,
+        TensorRef,
+        Time,
+        Twist,
+        Vector3,
+    )
 else:
     globals().update(MESSAGE_TYPES)
 

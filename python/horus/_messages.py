@@ -115,10 +115,9 @@ class Message:
     _a: npt.NDArray[Any]
     _tail: Optional[npt.NDArray[np.uint8]]
 
-    if TYPE_CHECKING:
-        # Fields are generated properties; let type checkers accept them.
-        def __getattr__(self, name: str) -> Any: ...
-        def __setattr__(self, name: str, value: Any) -> None: ...
+    # Fields are generated properties: type checkers read them from the classes of
+    # horus/_message_classes.pyi (horus.CmdVel, ...), so a misspelt field is an error
+    # there; code holding a plain ``Message`` reads fields with ``getattr`` or ``fields()``.
 
     def __init__(self, **fields: Any) -> None:
         """A zeroed message with the given fields set."""

@@ -5,19 +5,22 @@ from __future__ import annotations
 import atexit
 import math
 import os
-from typing import Any, Dict, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Tuple, Type, Union, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _horus
 from ._closing import Closable
-from ._messages import MESSAGE_TYPES, Message
+from ._messages import MESSAGE_TYPES
+
+if TYPE_CHECKING:
+    from ._message_classes import TensorRef
 
 __all__ = ["TensorPool", "Tensor"]
 
 _KDL_CPU = 1
-_TENSOR_REF = MESSAGE_TYPES["TensorRef"]
+_TENSOR_REF = cast("Type[TensorRef]", MESSAGE_TYPES["TensorRef"])
 
 # Pools this process attached through descriptors stay mapped (and this
 # process a holder of them) until it exits, so that receiving a tensor never
@@ -108,7 +111,7 @@ class Tensor:
         """Generation of the slot for this tensor."""
         return self._buf.generation
 
-    def to_descriptor(self, *, kind: int = 0, frame_id: str = "", stamp_ns: int = 0) -> Message:
+    def to_descriptor(self, *, kind: int = 0, frame_id: str = "", stamp_ns: int = 0) -> TensorRef:
         """A ``TensorRef`` message naming this tensor, to publish on a topic
         or hand to another process. It holds no reference by itself: keep
         this tensor until the receiver has called ``from_descriptor``.
@@ -164,8 +167,8 @@ class TensorPool(Closable):
         kind: int = 0,
         frame_id: str = "",
         stamp_ns: int = 0,
-        out: Optional[Message] = None,
-    ) -> Tuple[Tensor, Message]:
+        out: Optional[TensorRef] = None,
+    ) -> Tuple[Tensor, TensorRef]:
         """``alloc(shape, dtype)`` and ``to_descriptor(kind=, frame_id=,
         stamp_ns=)`` in one native call: the tensor and the ``TensorRef``
         naming it, for the hot path of a producer that hands each tensor
@@ -182,7 +185,7 @@ class TensorPool(Closable):
         return Tensor(buf, shp, dt), out
 
     @classmethod
-    def from_descriptor(cls, ref: Message, *, namespace: Optional[str] = None) -> Tensor:
+    def from_descriptor(cls, ref: TensorRef, *, namespace: Optional[str] = None) -> Tensor:
         """Takes a reference on the tensor a ``TensorRef`` names (mapping its
         pool if needed). Raises ``StaleDescriptorError`` if it was freed."""
         if type(ref) is not _TENSOR_REF:
@@ -208,8 +211,8 @@ class TensorPool(Closable):
         kind: int = 0,
         frame_id: str = "",
         stamp_ns: int = 0,
-        out: Optional[Message] = None,
-    ) -> Tuple[npt.NDArray[Any], Message]:
+        out: Optional[TensorRef] = None,
+    ) -> Tuple[npt.NDArray[Any], TensorRef]:
         """As ``alloc_with_descriptor``, returning the tensor's NumPy view
         (no copy) instead of a ``Tensor``: the array holds the reference,
         and the slot returns to the pool when it (and every view of it) is
@@ -225,7 +228,7 @@ class TensorPool(Closable):
         return np.asarray(view), ref
 
     @classmethod
-    def numpy_from_descriptor(cls, ref: Message, *, namespace: Optional[str] = None) -> npt.NDArray[Any]:
+    def numpy_from_descriptor(cls, ref: TensorRef, *, namespace: Optional[str] = None) -> npt.NDArray[Any]:
         """``from_descriptor(ref).numpy()`` in one native call: the NumPy
         view (no copy) of the tensor a ``TensorRef`` names, holding a
         reference on it while the array (or any view of it) lives. Raises

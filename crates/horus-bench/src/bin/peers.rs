@@ -13,7 +13,7 @@ use horus_bench::harness::{Config, Mode};
 use horus_bench::payload::Touch;
 use horus_bench::pubsub::horus::{self as horus_peer, HorusTopic, Wait};
 use horus_bench::pubsub::iceoryx2::{self as iceoryx2_peer, Iceoryx2PubSub};
-use horus_bench::pubsub::uds::UnixSocket;
+use horus_bench::pubsub::uds::{self, UnixSocket};
 use horus_bench::pubsub::zenoh::{self as zenoh_peer, Pinning, Transport, ZenohPubSub};
 use horus_bench::pubsub::PubSub;
 use horus_bench::report::{size, Row};
@@ -117,9 +117,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                                      unpinned",
             }
         ),
-        "unix socket: AF_UNIX SOCK_STREAM, blocking write_all/read_exact of the whole message \
-         (blocking)"
-            .to_owned(),
+        format!("unix socket: {}", uds::SETTINGS),
     ];
     method.extend(suite::method_common());
     let mut run = Run::<Row>::start("peers", &common, method);

@@ -107,3 +107,53 @@ fn a_full_block_topic_from_ros_does_not_stall_other_topics() {
     drop((stuck_view, flowing_view));
     assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
 }
+
+/// The bridge's subscriber on a horus topic going to ROS 2 used to be non-blocking: it was
+/// not registered for the publishers' futex wake-ups and slept in 1 ms ticks, polling, so
+/// each message waited up to 1 ms at the bridge. It now registers, as every sleeping
+/// subscriber must.
+#[test]
+fn the_bridges_horus_subscriber_is_woken_by_publishers_not_polling() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("wake");
+    let v =
+        open_or_create_ros_topic(&w.namespace, "bp/out", &string_type(), &ros_qos(4096)).unwrap();
+    let mut publisher = v.ros_publisher().unwrap();
+    assert_eq!(v.snapshot().blocking_subscribers, 0);
+    let bridge = w.bridge();
+    let rclpy = w.rclpy("sub", &["/bp/out:std_msgs/msg/String"]);
+    common::wait_status(&w.namespace, "the route to ROS 2 open", |s| {
+        s.topics
+            .iter()
+            .any(|t| t.horus_topic == "bp/out" && t.direction == Direction::ToRos && t.active)
+    });
+    assert_eq!(
+        v.snapshot().blocking_subscribers,
+        1,
+        "the bridge's subscriber is not registered for wake-ups"
+    );
+    // And messages still cross (sent until rclpy prints one: the DDS match may lag the
+    // route's opening, and the topic is volatile).
+    let cdr = [0, 1, 0, 0, 3, 0, 0, 0, b'h', b'i', 0];
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        publisher.send_cdr(&cdr).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        if rclpy.drain().iter().any(|l| l.contains("got /bp/out")) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing reached rclpy"
+        );
+    }
+    rclpy.stop();
+    bridge.stop();
+    drop(publisher);
+    v.unlink_if_unused();
+    drop(v);
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}

@@ -1,24 +1,13 @@
 //! What this host's horus side has: the namespace's ROS 2-typed topics with their
-//! endpoints, found by scanning `/dev/shm` (records and counters only, never a message).
+//! endpoints (`horus::inspect::TopicScan`: records and counters only, never a message).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use horus::inspect::{list_topics, QosInfo, TopicView};
+use horus::inspect::{QosInfo, TopicScan, TopicView};
 use horus::Durability;
 use horus_msgs::Ros2Type;
 
-/// Whether process `pid` exists (a signal-0 probe; EPERM means it exists but is not ours).
-pub(crate) fn alive(pid: u32) -> bool {
-    let Ok(p) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if p <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
-    let r = unsafe { libc::kill(p, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
+pub(crate) use horus::inspect::process_alive as alive;
 
 /// One ROS 2-typed horus topic.
 #[derive(Clone, Debug)]
@@ -36,65 +25,38 @@ pub(crate) struct LocalTopic {
 }
 
 /// Scans the namespace, keeping segments mapped between scans.
-pub(crate) struct LocalScan {
-    namespace: String,
-    me: u32,
-    views: HashMap<String, TopicView>,
-}
+pub(crate) struct LocalScan(TopicScan);
 
 impl LocalScan {
     pub(crate) fn new(namespace: &str) -> LocalScan {
-        LocalScan {
-            namespace: namespace.to_owned(),
-            me: std::process::id(),
-            views: HashMap::new(),
-        }
+        LocalScan(TopicScan::new(namespace))
     }
 
     /// The mapped view of `topic` (from the last scan).
     pub(crate) fn view(&self, topic: &str) -> Option<&TopicView> {
-        self.views.get(topic)
+        self.0.view(topic)
     }
 
     /// Every ROS 2-typed topic of the namespace. A segment that cannot be opened (being
     /// created, corrupt, another layout version) or carries a horus fixed-layout type is
     /// left out.
     pub(crate) fn topics(&mut self) -> BTreeMap<String, LocalTopic> {
-        let names = list_topics(&self.namespace).unwrap_or_default();
-        self.views
-            .retain(|name, view| names.contains(name) && !view.is_lost());
-        let mut out = BTreeMap::new();
-        for name in names {
-            if !self.views.contains_key(&name) {
-                match TopicView::open(&self.namespace, &name) {
-                    Ok(v) => {
-                        self.views.insert(name.clone(), v);
-                    }
-                    Err(_) => continue,
-                }
-            }
-            let Some(view) = self.views.get(&name) else {
-                continue;
-            };
-            let Ok(ty) = view.ros2() else {
-                continue;
-            };
-            let snap = view.snapshot();
-            let me = self.me;
-            out.insert(
-                name,
-                LocalTopic {
-                    ty,
-                    qos: view.qos(),
-                    durability: view.durability(),
-                    has_publisher: snap.publishers.iter().any(|p| p.pid != me && alive(p.pid)),
-                    has_subscriber: snap
-                        .subscribers
-                        .iter()
-                        .any(|s| !s.observer && s.pid != me && alive(s.pid)),
-                },
-            );
-        }
-        out
+        self.0
+            .scan()
+            .into_iter()
+            .filter_map(|t| {
+                let ty = t.view.ros2().ok()?;
+                Some((
+                    t.name.to_owned(),
+                    LocalTopic {
+                        ty,
+                        qos: t.view.qos(),
+                        durability: t.view.durability(),
+                        has_publisher: t.has_publisher,
+                        has_subscriber: t.has_subscriber,
+                    },
+                ))
+            })
+            .collect()
     }
 }

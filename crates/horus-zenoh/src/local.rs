@@ -1,25 +1,14 @@
 //! What this host has: the local namespace's topics and services with their endpoints, found
 //! by scanning `/dev/shm` (read-only: records and counters, never a message).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use horus::inspect::{list_topics, QosInfo, TopicView};
+use horus::inspect::{QosInfo, TopicScan, TopicView};
 use horus::{Durability, Overflow};
 
 use crate::keys::SchemaKey;
 
-/// Whether process `pid` exists (a signal-0 probe; EPERM means it exists but is not ours).
-pub(crate) fn alive(pid: u32) -> bool {
-    let Ok(p) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if p <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
-    let r = unsafe { libc::kill(p, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
+pub(crate) use horus::inspect::process_alive as alive;
 
 /// The schema key of a topic's type: a hash of its schema name and version, and its layout
 /// hash.
@@ -71,60 +60,41 @@ pub(crate) struct LocalService {
 
 /// Scans the namespace, keeping segments mapped between scans.
 pub(crate) struct LocalScan {
+    topics: TopicScan,
     namespace: String,
     me: u32,
-    views: HashMap<String, TopicView>,
 }
 
 impl LocalScan {
     pub(crate) fn new(namespace: &str) -> LocalScan {
         LocalScan {
+            topics: TopicScan::new(namespace),
             namespace: namespace.to_owned(),
             me: std::process::id(),
-            views: HashMap::new(),
         }
     }
 
     /// Every readable topic of the namespace. A segment that cannot be opened (being created,
     /// corrupt, another layout version) is left out until it can.
     pub(crate) fn topics(&mut self) -> BTreeMap<String, LocalTopic> {
-        let names = list_topics(&self.namespace).unwrap_or_default();
-        self.views
-            .retain(|name, view| names.contains(name) && !view.is_lost());
-        let mut out = BTreeMap::new();
-        for name in names {
-            if !self.views.contains_key(&name) {
-                match TopicView::open(&self.namespace, &name) {
-                    Ok(v) => {
-                        self.views.insert(name.clone(), v);
-                    }
-                    Err(_) => continue,
-                }
-            }
-            let Some(view) = self.views.get(&name) else {
-                continue;
-            };
-            let Some((schema, type_name)) = topic_schema_key(view) else {
-                continue;
-            };
-            let snap = view.snapshot();
-            let me = self.me;
-            out.insert(
-                name,
-                LocalTopic {
-                    schema,
-                    type_name,
-                    qos: view.qos(),
-                    durability: view.durability(),
-                    has_publisher: snap.publishers.iter().any(|p| p.pid != me && alive(p.pid)),
-                    has_subscriber: snap
-                        .subscribers
-                        .iter()
-                        .any(|s| !s.observer && s.pid != me && alive(s.pid)),
-                },
-            );
-        }
-        out
+        self.topics
+            .scan()
+            .into_iter()
+            .filter_map(|t| {
+                let (schema, type_name) = topic_schema_key(t.view)?;
+                Some((
+                    t.name.to_owned(),
+                    LocalTopic {
+                        schema,
+                        type_name,
+                        qos: t.view.qos(),
+                        durability: t.view.durability(),
+                        has_publisher: t.has_publisher,
+                        has_subscriber: t.has_subscriber,
+                    },
+                ))
+            })
+            .collect()
     }
 
     /// Every readable service of the namespace.

@@ -219,6 +219,60 @@ pub(crate) fn print(
     }
 }
 
+/// The ROS 2 side after a listing of `kind`: its table (nothing without a bridge), or a
+/// line saying why the bridge's status cannot be read.
+pub(crate) fn print_listing(ros2: &Result<Option<Ros2Side>, String>, kind: Kind) {
+    let (columns, counts): (&[&str], [&str; 2]) = match kind {
+        Kind::Topics => (
+            &[
+                "ros2 topic",
+                "type",
+                ">pub",
+                ">sub",
+                "horus name",
+                "crossing",
+            ],
+            ["publishers", "subscribers"],
+        ),
+        Kind::Services => (
+            &[
+                "ros2 service",
+                "type",
+                ">servers",
+                ">clients",
+                "horus name",
+                "crossing",
+            ],
+            ["servers", "clients"],
+        ),
+    };
+    match ros2 {
+        Ok(Some(side)) => print(side, kind, columns, |e| {
+            vec![
+                text(e, "name"),
+                types(e),
+                count(e, counts[0]),
+                count(e, counts[1]),
+                text(e, "horus_name"),
+                crossing(e),
+            ]
+        }),
+        Ok(None) => {}
+        Err(e) => println!("ROS 2 side unreadable: {e}"),
+    }
+}
+
+/// The `ros2` and `ros2_error` members of a `--json` listing of `kind`.
+pub(crate) fn json_members(ros2: &Result<Option<Ros2Side>, String>, kind: Kind) -> (Value, Value) {
+    match ros2 {
+        Ok(side) => (
+            side.as_ref().map_or(Value::Null, |s| s.json(kind)),
+            Value::Null,
+        ),
+        Err(e) => (Value::Null, json!(e)),
+    }
+}
+
 /// The types of an entry, `, `-separated.
 pub(crate) fn types(e: &Value) -> String {
     e.get("types")

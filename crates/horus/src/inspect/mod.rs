@@ -13,6 +13,7 @@ mod raw_publisher;
 mod raw_reader;
 mod raw_sample;
 mod ros;
+mod topic_scan;
 mod topic_view;
 
 pub use create::{open_or_create_topic, open_or_create_topic_durable, CreateError};
@@ -25,4 +26,5 @@ pub use ros::{
     open_or_create_ros_topic, open_or_create_ros_topic_durable, ros_qos, RawRosPublisher,
     RawRosReader, RawRosSample, RawRosSendError, RosTopicError,
 };
+pub use topic_scan::{process_alive, ScannedTopic, TopicScan};
 pub use topic_view::{list_topics, InspectError, QosInfo, TopicView};

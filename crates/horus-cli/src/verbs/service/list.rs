@@ -25,10 +25,7 @@ pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
     let ros2 = ros2_side::read(&ns);
     if out.is_json() {
         let list: Vec<Value> = services.iter().map(listing_json).collect();
-        let (ros2, ros2_error) = match &ros2 {
-            Ok(side) => (side.as_ref().map(|s| s.json(Kind::Services)), None),
-            Err(e) => (None, Some(e)),
-        };
+        let (ros2, ros2_error) = ros2_side::json_members(&ros2, Kind::Services);
         out.json_line(&json!({
             "namespace": ns, "services": list, "ros2": ros2, "ros2_error": ros2_error,
         }));
@@ -39,32 +36,7 @@ pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
     } else {
         print_horus(&services);
     }
-    match &ros2 {
-        Ok(Some(side)) => ros2_side::print(
-            side,
-            Kind::Services,
-            &[
-                "ros2 service",
-                "type",
-                ">servers",
-                ">clients",
-                "horus name",
-                "crossing",
-            ],
-            |e| {
-                vec![
-                    ros2_side::text(e, "name"),
-                    ros2_side::types(e),
-                    ros2_side::count(e, "servers"),
-                    ros2_side::count(e, "clients"),
-                    ros2_side::text(e, "horus_name"),
-                    ros2_side::crossing(e),
-                ]
-            },
-        ),
-        Ok(None) => {}
-        Err(e) => println!("ROS 2 side unreadable: {e}"),
-    }
+    ros2_side::print_listing(&ros2, Kind::Services);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -63,10 +63,7 @@ pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
         .collect();
     let ros2 = ros2_side::read(&ns);
     if out.is_json() {
-        let (ros2, ros2_error) = match &ros2 {
-            Ok(side) => (side.as_ref().map(|s| s.json(Kind::Topics)), None),
-            Err(e) => (None, Some(e)),
-        };
+        let (ros2, ros2_error) = ros2_side::json_members(&ros2, Kind::Topics);
         out.json_line(&json!({
             "namespace": ns, "topics": json_rows, "ros2": ros2, "ros2_error": ros2_error,
         }));
@@ -97,32 +94,7 @@ pub(super) fn run(args: List, out: &Output) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", t.render());
     }
-    match &ros2 {
-        Ok(Some(side)) => ros2_side::print(
-            side,
-            Kind::Topics,
-            &[
-                "ros2 topic",
-                "type",
-                ">pub",
-                ">sub",
-                "horus name",
-                "crossing",
-            ],
-            |e| {
-                vec![
-                    ros2_side::text(e, "name"),
-                    ros2_side::types(e),
-                    ros2_side::count(e, "publishers"),
-                    ros2_side::count(e, "subscribers"),
-                    ros2_side::text(e, "horus_name"),
-                    ros2_side::crossing(e),
-                ]
-            },
-        ),
-        Ok(None) => {}
-        Err(e) => println!("ROS 2 side unreadable: {e}"),
-    }
+    ros2_side::print_listing(&ros2, Kind::Topics);
     Ok(ExitCode::SUCCESS)
 }
 

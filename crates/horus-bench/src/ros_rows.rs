@@ -1,5 +1,5 @@
-//! The rows of the `ros_messages` benchmark, their per-round ratios, and the issue's
-//! targets judged from those ratios (never from one run).
+//! The rows of the `ros_messages` benchmark, their per-round ratios, and the ROS 2
+//! message targets judged from those ratios (never from one run).
 
 use serde::{Deserialize, Serialize};
 
@@ -227,7 +227,7 @@ pub enum TargetVerdict {
     Mixed,
 }
 
-/// A target of the issue and what was measured against it.
+/// A ROS 2 message target and what was measured against it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Target {
     /// What is compared to what.
@@ -290,7 +290,7 @@ impl Target {
     }
 }
 
-/// The issue's two Rust targets, where measured.
+/// The two Rust ROS 2 message targets, where measured.
 pub fn targets(rtt: &[RttComparison], build: &[BuildComparison]) -> Vec<Target> {
     let mut out = Vec::new();
     for c in rtt.iter().filter(|c| c.kind == RosKind::Cloud1MiB) {

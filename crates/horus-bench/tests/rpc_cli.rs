@@ -67,7 +67,7 @@ fn every_system_answers_every_table() {
     ] {
         assert!(stdout.contains(table), "{table} missing:\n{stdout}");
     }
-    assert!(stdout.contains("issue 9 targets"));
+    assert!(stdout.contains("service latency targets"));
 }
 
 #[test]

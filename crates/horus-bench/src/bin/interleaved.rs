@@ -19,7 +19,7 @@ use horus_bench::report::size;
 use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
 use horus_bench::tables;
 
-/// The four sizes of issue 3: a command, a LaserScan frame, 64 KiB, 1 MiB.
+/// The four headline sizes: a command, a LaserScan frame, 64 KiB, 1 MiB.
 const SIZES: &[usize] = &[16, 1480, 65536, 1048576];
 const ROUNDS: usize = 5;
 const QUICK_ROUNDS: usize = 2;

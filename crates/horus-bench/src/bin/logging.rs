@@ -1,7 +1,7 @@
 //! `logging`: the cost of one log call on the calling thread — horus-log beside `tracing`
 //! (non-blocking appender) and `log` + `env_logger` — at 32 B … 8 KiB messages, in
 //! interleaved rounds, per call (each call timed) and in batches of 64 calls timed
-//! together (per call); issue 12's targets at 32 B with PASS/MISS.
+//! together (per call); the per-call cost targets at 32 B with PASS/MISS.
 //!
 //! ```text
 //! cargo run --release -p horus-bench --bin logging -- --quick --json /tmp/logging.json
@@ -134,7 +134,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
         text.push_str(&format!("\n{title}\n{}", t.to_text()));
     }
     text.push_str(&format!(
-        "\nissue 12 targets (horus, 32 B, median over rounds)\n{}",
+        "\nper-call cost targets (horus, 32 B, median over rounds)\n{}",
         logging::targets(run.rows()).to_text()
     ));
     drop(loggers);

@@ -206,7 +206,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        // The loan-build comparison: LaserScan 1080 (the target), the methods
+        // The loan-build comparison: LaserScan 1080 (the loan-build target), the methods
         // interleaved batch by batch.
         if kinds.contains(&RosKind::Scan1080) {
             let kind = RosKind::Scan1080;

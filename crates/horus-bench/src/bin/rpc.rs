@@ -2,8 +2,8 @@
 //! and blocking) beside iceoryx2's request/response, Zenoh queryables and gRPC
 //! (tonic, TCP loopback and Unix socket), in the same run, interleaved in rounds.
 //! Three tables (latency versus payload, calls per second versus payload, latency
-//! versus calls in flight at 1 kHz), ratios horus ÷ each peer, and issue 9's
-//! targets with PASS/MISS.
+//! versus calls in flight at 1 kHz), ratios horus ÷ each peer, and the service
+//! latency targets with PASS/MISS.
 //!
 //! ```text
 //! cargo run --release -p horus-bench --bin rpc -- --quick --json /tmp/rpc.json
@@ -201,7 +201,7 @@ fn report(rows: &[RpcRow], plan: &Plan, errors: &[String]) -> String {
     }
     if plan.pinnings.contains(&true) {
         out.push_str(&format!(
-            "\nissue 9 targets (pinned, median over rounds)\n{}",
+            "\nservice latency targets (pinned, median over rounds)\n{}",
             targets::table(&targets::targets(rows)).to_text()
         ));
     }

@@ -3,7 +3,7 @@
 //! `env_logger`, at message sizes 32 B … 8 KiB, in interleaved rounds.
 //!
 //! [`systems`] sets the loggers up and measures; this file holds the rows, the tables and
-//! the issue 12 targets.
+//! the per-call cost targets at 32 B.
 
 #[cfg(feature = "logging")]
 pub mod systems;
@@ -14,7 +14,7 @@ use crate::markdown::Table;
 
 /// Message sizes of the reference report's table.
 pub const SIZES: [usize; 9] = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192];
-/// Issue 12's targets at 32 B: median and p99 per call, ns.
+/// The per-call cost targets at 32 B: median and p99 per call, ns.
 pub const TARGET_MEDIAN_NS: u64 = 25;
 /// See [`TARGET_MEDIAN_NS`].
 pub const TARGET_P99_NS: u64 = 100;
@@ -170,7 +170,7 @@ fn drops(rows: &[LogRow]) -> Table {
     t
 }
 
-/// Issue 12's targets for horus at 32 B (median over rounds): PASS/MISS, judged on the
+/// The per-call cost targets for horus at 32 B (median over rounds): PASS/MISS, judged on the
 /// per-call time net of the timer pair inside each sample (both shown).
 pub fn targets(rows: &[LogRow]) -> Table {
     let mut t = Table::new(["target", "measured (raw)", "timer pair", "net", "verdict"]).left(4);

@@ -20,7 +20,7 @@
 //! * [`grpc`], [`grpc_service`] — tonic unary calls, TCP loopback or Unix socket;
 //! * [`plan`] — what one run measures, in which order, with which counts;
 //! * [`rows`] — the rows of the `--json` document and their aggregation over rounds;
-//! * [`tables`], [`targets`] — the printed tables, ratios and the targets.
+//! * [`tables`], [`targets`] — the printed tables, ratios and the service latency targets.
 
 pub mod driver;
 #[cfg(feature = "grpc")]

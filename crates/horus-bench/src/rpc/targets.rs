@@ -1,4 +1,4 @@
-//! Issue 9's targets for services, checked against the run's own rows: the
+//! The service latency targets, checked against the run's own rows: the
 //! median call round trip (pinned), each compared with its reference in the same
 //! round, summarised over rounds. PASS when the median of the per-round ratios
 //! meets the target.
@@ -79,7 +79,7 @@ fn target(
     }
 }
 
-/// The five targets of issue 9, item 7, from the pinned rows.
+/// The five service latency targets, from the pinned rows.
 pub fn targets(rows: &[RpcRow]) -> Vec<Target> {
     let full = Touch::Full;
     let horus = key(Kind::Latency, System::Horus.name(), 64, full);

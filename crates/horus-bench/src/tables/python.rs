@@ -1,5 +1,5 @@
 //! The Python benchmark (`python/bench/python_latency.py --json`): its cases and
-//! issue 5's targets, computed from its JSON (`{"meta": …, "results": [{case, n,
+//! the Python binding's latency targets, computed from its JSON (`{"meta": …, "results": [{case, n,
 //! min, p50, p99, p999, max} | {case, skipped}]}`, times in µs).
 
 use serde_json::Value;
@@ -99,7 +99,7 @@ pub fn python(doc: &Value) -> Table {
     t
 }
 
-/// Issue 5's targets, each computed from the cases it names (p50s of one run).
+/// The Python binding's latency targets, each computed from the cases it names (p50s of one run).
 pub fn python_targets(doc: &Value) -> Table {
     let mut t = Table::new(["target", "measured as", "this run (p50)", "met in this run"])
         .left(1)

@@ -9,6 +9,7 @@
 //! cargo run --release -p horus-bench --bin ros2 -- --rounds 3
 //! ```
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -56,7 +57,11 @@ fn usage() {
          --unpinned         leave every process to the scheduler (default: ping on the first\n                     \
          CPU of --cpus, pong on the second, the bridge unpinned)\n  \
          --no-netns         do not move into a private network namespace (then DDS is kept\n                     \
-         on loopback by ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST only)\n",
+         on loopback by ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST only)\n  \
+         --fastdds-default-buffers\n                     \
+         run rclpy without the Fast DDS profile (default: every rclpy process,\n                     \
+         rclpy <-> rclpy included, gets FASTDDS_DEFAULT_PROFILES_FILE=\n                     \
+         ros2/fastdds-large-messages.xml: a 4 MiB UDP receive buffer)\n",
         System::ALL.map(System::name).join(", ")
     );
 }
@@ -72,7 +77,13 @@ fn count(common: &Common, size: usize) -> u64 {
     common.iters(full, 20)
 }
 
-fn method(cpus: Option<[usize; 2]>, netns: bool, rounds: usize, timeout: Duration) -> Vec<String> {
+fn method(
+    cpus: Option<[usize; 2]>,
+    netns: bool,
+    rounds: usize,
+    timeout: Duration,
+    fastdds_profile: Option<&Path>,
+) -> Vec<String> {
     let pin = match cpus {
         Some([a, b]) => format!(
             "pinned: ping process on CPU {a}, pong process on CPU {b} (every thread of each, \
@@ -124,9 +135,30 @@ fn method(cpus: Option<[usize; 2]>, netns: bool, rounds: usize, timeout: Duratio
              ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the bridge's localhost_only"
                 .to_owned()
         },
+        match fastdds_profile {
+            Some(p) => format!(
+                "every rclpy process (rclpy <-> rclpy included) runs with \
+                 FASTDDS_DEFAULT_PROFILES_FILE={} (Fast DDS's default transports, shared \
+                 memory and UDPv4, with a 4 MiB UDP receive buffer; net.core.rmem_max here: \
+                 {}); --fastdds-default-buffers runs without it",
+                p.display(),
+                rmem_max()
+            ),
+            None => "rclpy with Fast DDS's default UDP buffers (--fastdds-default-buffers: no \
+                     FASTDDS_DEFAULT_PROFILES_FILE; the receive buffer is \
+                     net.core.rmem_default)"
+                .to_owned(),
+        },
     ];
     m.extend(suite::method_common());
     m
+}
+
+/// `net.core.rmem_max` (the kernel's cap on a requested receive buffer), as text.
+fn rmem_max() -> String {
+    std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|e| format!("unknown ({e})"))
 }
 
 fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
@@ -135,6 +167,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut sizes = None;
     let mut unpinned = false;
     let mut use_netns = true;
+    let mut fastdds_default_buffers = false;
     let Some(common) = Common::parse(argv, |flag, value| {
         Ok(match flag {
             "--rounds" => {
@@ -157,6 +190,10 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             }
             "--no-netns" => {
                 use_netns = false;
+                true
+            }
+            "--fastdds-default-buffers" => {
+                fastdds_default_buffers = true;
                 true
             }
             _ => false,
@@ -188,8 +225,21 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     }
     let cpus = (!unpinned && available_cpus() >= 2).then_some(common.cpus);
     let timeout = Duration::from_secs(if common.quick { 5 } else { 2 });
-    let programs = Programs::from_build();
-    let mut run: Run<Row> = Run::start("ros2", &common, method(cpus, use_netns, rounds, timeout));
+    let mut programs = Programs::from_build();
+    if fastdds_default_buffers {
+        programs.fastdds_profile = None;
+    }
+    let mut run: Run<Row> = Run::start(
+        "ros2",
+        &common,
+        method(
+            cpus,
+            use_netns,
+            rounds,
+            timeout,
+            programs.fastdds_profile.as_deref(),
+        ),
+    );
     let mut runnable = Vec::new();
     for &system in &systems {
         match programs.missing(system) {

@@ -26,14 +26,27 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Programs {
     /// The repository (for `scripts/ros2-python`, `.venv`, `endpoint.py`).
     pub repo: PathBuf,
+    /// Fast DDS XML profile every rclpy process gets (`FASTDDS_DEFAULT_PROFILES_FILE`), or
+    /// none (Fast DDS's defaults).
+    pub fastdds_profile: Option<PathBuf>,
 }
 
 impl Programs {
     /// The repository this binary was built from.
+    /// The repository this binary was built from, rclpy with the repository's large-message
+    /// profile ([`Programs::large_messages_profile`]).
     pub fn from_build() -> Programs {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         Programs {
-            repo: Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+            fastdds_profile: Some(Programs::large_messages_profile(&repo)),
+            repo,
         }
+    }
+
+    /// `ros2/fastdds-large-messages.xml`: Fast DDS's default transports with a 4 MiB UDP
+    /// receive buffer (docs/ros2-bridge.md, "Large messages to Fast DDS over UDP").
+    pub fn large_messages_profile(repo: &Path) -> PathBuf {
+        repo.join("ros2/fastdds-large-messages.xml")
     }
 
     fn endpoint_py(&self) -> PathBuf {
@@ -52,6 +65,12 @@ impl Programs {
 
     /// Why `system` cannot run here, if it cannot.
     pub fn missing(&self, system: System) -> Option<String> {
+        if let Some(profile) = &self.fastdds_profile {
+            let uses_rclpy = [system.ends().0, system.ends().1].contains(&End::Rclpy);
+            if uses_rclpy && !profile.is_file() {
+                return Some(format!("no Fast DDS profile at {}", profile.display()));
+            }
+        }
         let (a, b) = system.ends();
         for end in [a, b] {
             let path = match end {
@@ -286,6 +305,12 @@ fn end_command(programs: &Programs, spec: &Spec, end: End, ping: bool) -> anyhow
                 programs.horus_python()
             };
             let mut cmd = Command::new(python);
+            if end == End::Rclpy {
+                match &programs.fastdds_profile {
+                    Some(profile) => cmd.env("FASTDDS_DEFAULT_PROFILES_FILE", profile),
+                    None => cmd.env_remove("FASTDDS_DEFAULT_PROFILES_FILE"),
+                };
+            }
             cmd.arg(programs.endpoint_py())
                 .args(["--api", if end == End::Rclpy { "rclpy" } else { "horus" }])
                 .args(["--side", if ping { "ping" } else { "pong" }])

@@ -10,8 +10,12 @@
 # venv through scripts/ros2-python (make setup-ros2). DDS stays on this host: as root the
 # whole launch runs in a network namespace of its own with only `lo` up; otherwise the
 # bridge runs --localhost-only and the rclpy nodes with ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-# (scripts/ros2-python), in ROS_DOMAIN_ID (default 0). Exits with horus launch's status,
-# or 1 if anything of the run's horus namespace is left in /dev/shm.
+# (scripts/ros2-python), in ROS_DOMAIN_ID (default 0). The rclpy nodes run with the
+# repository's Fast DDS profile for large messages (FASTDDS_DEFAULT_PROFILES_FILE=
+# ros2/fastdds-large-messages.xml: a 4 MiB UDP receive buffer, so messages of hundreds of KiB
+# from the bridge are not lost and repaired slowly; docs/ros2-bridge.md) unless
+# FASTDDS_DEFAULT_PROFILES_FILE is set already. Exits with horus launch's status, or 1 if
+# anything of the run's horus namespace is left in /dev/shm.
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 BIN_DIR PYTHON [SECONDS]" >&2
@@ -28,12 +32,13 @@ launch=("$bin/horus" launch "$repo/launch/demo_ros2.yaml"
         namespace:="$ns" recording:="$scratch/demo.mcap"
         ros2_python:="$repo/scripts/ros2-python")
 export HORUS_PYTHON=$python
+export FASTDDS_DEFAULT_PROFILES_FILE=${FASTDDS_DEFAULT_PROFILES_FILE:-$repo/ros2/fastdds-large-messages.xml}
 status=0
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v ip >/dev/null; then
-  echo "demo-ros2: in a network namespace of its own (only lo), ROS_DOMAIN_ID ${ROS_DOMAIN_ID:-0}"
+  echo "demo-ros2: in a network namespace of its own (only lo), ROS_DOMAIN_ID ${ROS_DOMAIN_ID:-0}, Fast DDS profile $FASTDDS_DEFAULT_PROFILES_FILE"
   unshare --net bash -c 'ip link set lo up && exec "$@"' demo-ros2 "${launch[@]}" || status=$?
 else
-  echo "demo-ros2: DDS on 127.0.0.1 only (not root: no network namespace), ROS_DOMAIN_ID ${ROS_DOMAIN_ID:-0}"
+  echo "demo-ros2: DDS on 127.0.0.1 only (not root: no network namespace), ROS_DOMAIN_ID ${ROS_DOMAIN_ID:-0}, Fast DDS profile $FASTDDS_DEFAULT_PROFILES_FILE"
   "${launch[@]}" || status=$?
 fi
 

@@ -10,13 +10,21 @@
 use horus_msgs::{Message, MessageDescription};
 use horus_shm::SubscriberPort;
 
+use crate::latency_clock::LatencyClock;
 use crate::stamp::{self, StampField};
+
+/// A stamp at most this far ahead of the receiving clock records as 0 ns rather than as
+/// implausible: the subscriber's clock is the TSC extrapolated between real reads
+/// ([`LatencyClock`]), a few ns (at most its tolerance) off the wall clock the stamp came
+/// from, and a sub-microsecond delivery may read as a little negative.
+const CLOCK_SLACK_NS: u64 = 2_000;
 
 /// Whether (and where) a subscriber of one type reads the stamp.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LatencyProbe {
     /// Byte offset of the `u64` stamp in the message; `None`: nothing recorded.
     offset: Option<usize>,
+    clock: LatencyClock,
 }
 
 impl LatencyProbe {
@@ -28,13 +36,14 @@ impl LatencyProbe {
                 .then(|| StampField::find(&MessageDescription::of::<T>()))
                 .flatten()
                 .map(|f| f.offset),
+            clock: LatencyClock::new(),
         }
     }
 
     /// Records the latency of the message `bytes` (the fixed part of a `T`) just received
     /// by `port`.
     #[inline]
-    pub(crate) fn observe(&self, bytes: &[u8], port: &mut SubscriberPort) {
+    pub(crate) fn observe(&mut self, bytes: &[u8], port: &mut SubscriberPort) {
         let Some(offset) = self.offset else { return };
         let Some(b) = bytes.get(offset..offset.saturating_add(8)) else {
             return;
@@ -44,8 +53,11 @@ impl LatencyProbe {
             // Not stamped (a zeroed header): no clock read, nothing counted.
             return;
         }
-        match stamp::latency(sent, stamp::now_ns()) {
+        let now = self.clock.now();
+        match stamp::latency(sent, now) {
             Some(ns) => port.record_latency(ns),
+            // Just ahead of our clock: the extrapolated clock's error, not a future stamp.
+            None if sent > now && sent - now <= CLOCK_SLACK_NS => port.record_latency(0),
             None => port.count_implausible_stamp(),
         }
     }

@@ -80,6 +80,7 @@ pub mod description;
 mod error;
 pub mod inspect;
 mod latency;
+mod latency_clock;
 mod publisher;
 mod qos;
 pub mod ros;

@@ -5,10 +5,12 @@
 //! or a **no-loss one-way burst** confirmed by the receiver — never the cost of a
 //! send alone. The pieces:
 //!
-//! * [`clock`], [`stats`], [`harness`] — the timer, the statistics and the one
-//!   measurement loop every system goes through;
-//! * [`payload`] — how messages are written and read (whole payload or its ends);
-//! * [`affinity`], [`child`] — pinning, and the echo side as a separate process;
+//! * the measuring library, the crate `horus-bench-core` (no middleware among its
+//!   dependencies), re-exported here under the same names: [`clock`], [`stats`],
+//!   [`harness`] — the timer, the statistics and the one measurement loop every
+//!   system goes through; [`payload`] — how messages are written and read (whole
+//!   payload or its ends); [`affinity`], [`child`] — pinning, and the echo side as a
+//!   separate process; [`sysclock`] — the cross-process clock and CPU accounting;
 //! * [`floors`] — the hardware floor (cache-line handoff) and the references
 //!   (memcpy, in-place touch, futex wake), which are not lower bounds;
 //! * [`peer`] — what every system under test is (one trait); [`pubsub`] — the
@@ -17,9 +19,8 @@
 //!   [`multi_host`]. A peer middleware is compiled in only with its cargo feature
 //!   (`iceoryx2`, `zenoh`, `grpc`, `multi-host`, …; all on by default), and each
 //!   benchmark binary requires only the features of the peers it measures;
-//! * [`robotics`], [`topology`], [`rate`], [`sysclock`] — robotics message types,
-//!   M:K publishers/subscribers in a thread, threads or processes, paced traffic,
-//!   and the cross-process clock and CPU accounting;
+//! * [`robotics`], [`topology`], [`rate`] — robotics message types, M:K
+//!   publishers/subscribers in a thread, threads or processes, and paced traffic;
 //! * [`interleaved`] — horus and each peer back to back over several rounds, and
 //!   the per-round ratios every "faster" claim is drawn from;
 //! * `ros_kinds`, `ros_loads`, `ros_peer`, `ros_build`, `ros_rows`, `ros_report` — ROS 2 messages
@@ -43,12 +44,10 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod affinity;
-pub mod child;
+pub use horus_bench_core::{affinity, child, clock, harness, payload, stats, sysclock};
+
 pub mod cli;
-pub mod clock;
 pub mod floors;
-pub mod harness;
 pub mod horus_wire;
 pub mod interleaved;
 pub mod logging;
@@ -56,7 +55,6 @@ pub mod markdown;
 pub mod multi_host;
 #[cfg(all(feature = "plot", feature = "ros-msgs"))]
 pub mod page;
-pub mod payload;
 pub mod peer;
 #[cfg(feature = "plot")]
 pub mod plot;
@@ -81,8 +79,6 @@ pub mod ros_report;
 pub mod ros_rows;
 pub mod rows;
 pub mod rpc;
-pub mod stats;
 pub mod suite;
-pub mod sysclock;
 pub mod tables;
 pub mod topology;

@@ -1,0 +1,22 @@
+//! The measuring library of horus's benchmarks: what every benchmark times with and
+//! how, independent of any system under test (no middleware, not even horus, is a
+//! dependency). `horus-bench` builds its peers and benchmark binaries on it and
+//! re-exports each module under the same name (`horus_bench::clock`, …).
+//!
+//! * [`clock`], [`sysclock`] — the per-sample timer (rdtsc, calibrated per process) and
+//!   the cross-process clock (`CLOCK_MONOTONIC`) with CPU accounting;
+//! * [`stats`] — percentiles and throughput of the samples;
+//! * [`harness`] — the one measurement loop every system goes through (round trips,
+//!   one-way bursts, bounded busy waits);
+//! * [`payload`] — how messages are written and read (whole payload or its ends);
+//! * [`affinity`] — pinning a thread to a CPU;
+//! * [`child`] — the echo side as a separate process and the line protocol to it.
+#![warn(missing_docs)]
+
+pub mod affinity;
+pub mod child;
+pub mod clock;
+pub mod harness;
+pub mod payload;
+pub mod stats;
+pub mod sysclock;

@@ -31,7 +31,7 @@ const POLL: Duration = Duration::from_millis(50);
 const BATCH_BYTES: usize = 60 << 10;
 
 /// Messages sent in one put at most.
-const MAX_BATCH: usize = 1024;
+const MAX_BATCH: usize = crate::wire::MAX_BATCH_MESSAGES;
 
 /// A message longer than this travels alone, never copied into a batch.
 const ALONE_ABOVE: usize = BATCH_BYTES / 2;

@@ -14,6 +14,9 @@ pub const HEADER_LEN: usize = 48;
 pub(crate) const BATCH_MAGIC: [u8; 4] = *b"HZB1";
 /// Bytes of a frame's length, in front of each message of a batch.
 pub(crate) const FRAME_LEN: usize = 4;
+/// Messages in one batch at most: a sending bridge puts no more in one, and a receiving one
+/// ends a batch that holds more (the rest is one malformed message).
+pub(crate) const MAX_BATCH_MESSAGES: usize = 1024;
 const MAGIC: [u8; 4] = *b"HZW1";
 const VERSION: u16 = 1;
 
@@ -50,6 +53,9 @@ pub enum WireError {
     /// inside a frame's length).
     #[error("batch frame of {0} bytes runs past the batch")]
     Frame(usize),
+    /// A batch holds more messages than [`MAX_BATCH_MESSAGES`] (what follows is not read).
+    #[error("batch of more than {MAX_BATCH_MESSAGES} messages")]
+    BatchCount,
 }
 
 impl WireHeader {
@@ -160,14 +166,20 @@ pub(crate) fn is_batch(first_bytes: &[u8]) -> bool {
 }
 
 /// The messages of a batch, in order. A frame whose length runs past the payload ends the
-/// batch with `Err` (the rest cannot be delimited): bounded by the payload's length, every
-/// frame at least [`FRAME_LEN`] bytes.
+/// batch with `Err` (the rest cannot be delimited), and so does a frame past the
+/// [`MAX_BATCH_MESSAGES`]th: at most that many frames and one `Err`, each frame read once.
 pub(crate) fn batch_frames(bytes: &[u8]) -> impl Iterator<Item = Result<&[u8], WireError>> {
     let mut rest = bytes.strip_prefix(&BATCH_MAGIC[..]).unwrap_or(&[]);
+    let mut count = 0usize;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
+        if count == MAX_BATCH_MESSAGES {
+            rest = &[];
+            return Some(Err(WireError::BatchCount));
+        }
+        count += 1;
         let Some((len, after)) = rest.split_first_chunk::<FRAME_LEN>() else {
             let n = rest.len();
             rest = &[];
@@ -238,5 +250,90 @@ mod tests {
         assert_eq!(frames, vec![Err(WireError::Frame(2))]);
         assert_eq!(batch_frames(b"HZB1").count(), 0);
         assert!(!is_batch(b"HZW1"));
+    }
+
+    /// A batch whose frames are these lengths, with `body` bytes after them.
+    fn raw_batch(frames: &[u32], body: &[u8]) -> Vec<u8> {
+        let mut b = BATCH_MAGIC.to_vec();
+        for len in frames {
+            b.extend_from_slice(&len.to_le_bytes());
+        }
+        b.extend_from_slice(body);
+        b
+    }
+
+    #[test]
+    fn a_frame_length_past_the_end_ends_the_batch_without_reading_past_it() {
+        for len in [49, 1 << 20, u32::MAX] {
+            let bytes = raw_batch(&[len], &[0u8; 48]);
+            let frames: Vec<_> = batch_frames(&bytes).collect();
+            assert_eq!(frames, vec![Err(WireError::Frame(len as usize))], "{len}");
+        }
+    }
+
+    #[test]
+    fn zero_length_frames_are_empty_messages_and_bounded_by_the_count() {
+        let bytes = raw_batch(&[0; 3], &[]);
+        let frames: Vec<_> = batch_frames(&bytes).collect();
+        assert_eq!(frames, vec![Ok(&b""[..]); 3]);
+        // Each an empty message (which is no header: malformed, as `WireHeader::read` says).
+        assert_eq!(WireHeader::read(b""), Err(WireError::Truncated(0)));
+        // 4-byte frames could number a quarter of the payload: the count bounds them.
+        let bytes = raw_batch(&[0; 5000], &[]);
+        let frames: Vec<_> = batch_frames(&bytes).collect();
+        assert_eq!(frames.len(), MAX_BATCH_MESSAGES + 1);
+        assert_eq!(frames.last(), Some(&Err(WireError::BatchCount)));
+    }
+
+    #[test]
+    fn a_batch_of_more_than_1024_messages_ends_at_the_1025th() {
+        let mut b = Batch::with_capacity(0);
+        for i in 0..MAX_BATCH_MESSAGES + 3 {
+            b.push(&(i as u32).to_le_bytes());
+        }
+        let bytes = b.into_bytes();
+        let frames: Vec<_> = batch_frames(&bytes).collect();
+        assert_eq!(frames.len(), MAX_BATCH_MESSAGES + 1);
+        assert!(frames[..MAX_BATCH_MESSAGES]
+            .iter()
+            .enumerate()
+            .all(|(i, f)| *f == Ok(&(i as u32).to_le_bytes()[..])));
+        assert_eq!(frames[MAX_BATCH_MESSAGES], Err(WireError::BatchCount));
+        // Exactly the limit: all of them, no error.
+        let mut b = Batch::with_capacity(0);
+        for _ in 0..MAX_BATCH_MESSAGES {
+            b.push(b"m");
+        }
+        let bytes = b.into_bytes();
+        assert!(batch_frames(&bytes).all(|f| f == Ok(&b"m"[..])));
+        assert_eq!(batch_frames(&bytes).count(), MAX_BATCH_MESSAGES);
+    }
+
+    #[test]
+    fn a_batch_nested_in_a_batch_is_one_malformed_message_not_split_again() {
+        let mut inner = Batch::with_capacity(0);
+        inner.push(b"hidden");
+        let inner = inner.into_bytes();
+        let mut outer = Batch::with_capacity(0);
+        outer.push(&inner);
+        // Magic upon magic, as deep as the payload allows.
+        let mut deep = BATCH_MAGIC.repeat(1000);
+        deep.extend_from_slice(&[0u8; 4]);
+        outer.push(&deep);
+        let bytes = outer.into_bytes();
+        let frames: Vec<_> = batch_frames(&bytes).collect();
+        assert_eq!(frames, vec![Ok(&inner[..]), Ok(&deep[..])]);
+        for frame in frames {
+            let frame = frame.unwrap();
+            assert!(is_batch(frame));
+            // Taken as one message: not a header, so malformed (the receiver splits once).
+            assert!(WireHeader::read(frame).is_err());
+        }
+        // A payload of nothing but magics: the first is the batch's, the rest one frame
+        // length (0x31425a48 bytes) past the end.
+        let bytes = BATCH_MAGIC.repeat(3);
+        let frames: Vec<_> = batch_frames(&bytes).collect();
+        assert_eq!(frames.len(), 1);
+        assert!(matches!(frames[0], Err(WireError::Frame(_))));
     }
 }

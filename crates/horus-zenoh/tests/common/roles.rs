@@ -122,6 +122,7 @@ pub fn run(role: &str) {
         "pub_latched" => pub_latched(),
         "sub_latched" => sub_latched(),
         "pub_latched_on_cue" => pub_latched_on_cue(),
+        "pub_latched_many" => pub_latched_many(),
         "sub_latched_until" => sub_latched_until(),
         other => panic!("unknown role {other}"),
     }
@@ -737,6 +738,25 @@ fn pub_latched_on_cue() {
         };
         p.send(CmdVel::new(k, 0.0, 0.0)).unwrap();
     }
+}
+
+/// Opens HZ_TOPICS (default 4) latched topics `map/part/<i>` (CmdVel, 8 deep, keeps the last
+/// 3), publishes stamp i on each, then waits for stdin to close.
+fn pub_latched_many() {
+    let n = env_u64("HZ_TOPICS", 4);
+    let mut keep = Vec::new();
+    for i in 0..n {
+        let t = Topic::<CmdVel>::builder(&format!("map/part/{i}"))
+            .depth(8)
+            .durability(horus::Durability::TransientLocal { depth: 3 })
+            .open()
+            .expect("latched part");
+        let mut p = t.publisher().unwrap();
+        p.send(CmdVel::new(i, 0.0, 0.0)).unwrap();
+        keep.push((t, p));
+    }
+    ready();
+    wait_for_stdin_close();
 }
 
 /// Subscribes (`latched_topic`), prints `got N` for each stamp N received, and on a `late`

@@ -340,7 +340,7 @@ test-python: setup py-test
 # see the script). setup-ros2 is silent when the venv imports all of them and was made
 # from this package list (ROS2_STAMP).
 ROS2_VENV     ?= $(HOME)/.cache/horus-ros2-venv
-ROS2_PACKAGES := ros-kilted-rclpy ros-kilted-common-interfaces ros-kilted-rmw-fastrtps-cpp \
+ROS2_PACKAGES := ros-kilted-rclpy ros-kilted-common-interfaces ros-kilted-test-msgs ros-kilted-rmw-fastrtps-cpp \
                  rosbags mcap mcap-ros2-support psutil
 ROS2_IMPORTS  := rclpy.serialization,std_msgs.msg,std_srvs.srv,sensor_msgs.msg,nav_msgs.msg,visualization_msgs.msg,rosbags.rosbag2,mcap_ros2.decoder,psutil
 ROS2_STAMP    := $(ROS2_VENV)/.horus-packages

@@ -128,6 +128,7 @@ impl Bridge {
     /// Joins the DDS domain of `config` and starts watching its horus namespace.
     pub fn start(config: BridgeConfig) -> Result<Bridge, BridgeStartError> {
         let dds = Dds::start(&config)?;
+        let call_timeout = config.call_timeout;
         Ok(Bridge {
             local: LocalScan::new(&config.namespace),
             config,
@@ -140,7 +141,7 @@ impl Bridge {
             services_active: false,
             mismatches_seen: Default::default(),
             ros_graph: Default::default(),
-            services: crate::service::Services::new(crate::service::CALL_TIMEOUT),
+            services: crate::service::Services::new(call_timeout),
         })
     }
 

@@ -26,6 +26,11 @@ pub struct BridgeConfig {
     /// Announce and accept DDS traffic on the loopback interface only (127.0.0.1: ROS 2's
     /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`). Off: every interface, as ROS 2's default.
     pub localhost_only: bool,
+    /// How long a service call waits at the bridge for its answer before it is given up
+    /// (default [`CALL_TIMEOUT`](crate::CALL_TIMEOUT), 10 s). An action's
+    /// `get_result` call lasts as long as its goal (made again after each timeout while
+    /// its client is there).
+    pub call_timeout: Duration,
 }
 
 /// A setting that cannot be used.
@@ -58,6 +63,7 @@ impl BridgeConfig {
             scan_interval: Duration::from_millis(100),
             max_message_bytes: 16 << 20,
             localhost_only: range.eq_ignore_ascii_case("LOCALHOST") || legacy == "1",
+            call_timeout: crate::service::CALL_TIMEOUT,
         })
     }
 }

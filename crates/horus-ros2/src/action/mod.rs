@@ -23,9 +23,13 @@
 //!   rcl_action server does. (The horus topic itself stays volatile: what was published
 //!   before the route opened is not replayed; the next status change reaches the reader.)
 //!
-//! Not handled here (docs/ros2-bridge.md, "Actions"): `get_result` calls are ordinary
-//! service calls at the bridge, bounded by its call timeout and made one at a time per
-//! service; from ROS 2 only action types horus was built with are served.
+//! - **`get_result` calls last as long as their goal** (`service/workers.rs`,
+//!   `service/from_ros.rs`): not given up at the bridge's call timeout, and up to 16 of
+//!   them in flight at once per action (horus server → ROS 2 clients); kept while the
+//!   horus client's process lives (ROS 2 server → horus clients).
+//!
+//! Not handled here (docs/ros2-bridge.md, "Actions"): from ROS 2 only action types horus
+//! was built with are served.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -9,6 +9,10 @@
 //! clients then get `Busy`). A call not answered within the bridge's call timeout is
 //! dropped and counted (its client gets `Unanswered` if it still waits); when the ROS 2
 //! server leaves, the calls it held are answered `ServerDied` (pid 0: a ROS 2 process).
+//! An action's `get_result` is answered when its goal ends (minutes, for a navigation
+//! goal): its calls are kept past the timeout for as long as the horus client's process
+//! lives (checked once per call timeout; counted `caller_gone` when it left), so they end
+//! with the goal's result, the ROS 2 server leaving, or the horus client leaving.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -45,6 +49,19 @@ struct Pending {
     deadline: Instant,
 }
 
+/// Whether process `pid` (a horus client) is alive; 0 (not known) counts as alive.
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    if pid == 0 {
+        return true;
+    }
+    // SAFETY: signal 0 only checks that the process exists; no signal is sent.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// How long after its DDS endpoints exist a route serves in horus even if RustDDS reported
 /// no match for its request writer (its matched-status events are a fallback-free signal
 /// otherwise).
@@ -66,6 +83,8 @@ pub(crate) struct FromRos {
     ours: [GUID; 2],
     response_check: Option<Checker>,
     timeout: Duration,
+    /// An action's `get_result`: calls last while their horus client lives.
+    lasting: bool,
     max_bytes: usize,
 }
 
@@ -104,6 +123,10 @@ impl FromRos {
             pending: HashMap::new(),
             response_check: Checker::of(resp),
             timeout,
+            lasting: matches!(
+                crate::action::endpoint_of(name),
+                Some((_, crate::action::Endpoint::GetResult))
+            ),
             max_bytes,
         })
     }
@@ -189,9 +212,25 @@ impl FromRos {
         }
         moved += taken;
         let now = Instant::now();
-        let before = self.pending.len();
-        self.pending.retain(|_, p| p.deadline > now);
-        c.timed_out += (before - self.pending.len()) as u64;
+        let (lasting, timeout) = (self.lasting, self.timeout);
+        let (mut timed_out, mut caller_gone) = (0, 0);
+        self.pending.retain(|_, p| {
+            if p.deadline > now {
+                return true;
+            }
+            if !lasting {
+                timed_out += 1;
+                return false;
+            }
+            if process_alive(p.request.client_pid()) {
+                p.deadline = now + timeout;
+                return true;
+            }
+            caller_gone += 1;
+            false
+        });
+        c.timed_out += timed_out;
+        c.caller_gone += caller_gone;
         moved
     }
 

@@ -19,6 +19,7 @@ mod record;
 mod status;
 mod to_ros;
 mod types;
+mod workers;
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
@@ -35,8 +36,11 @@ use from_ros::FromRos;
 use reaper::Reaper;
 use to_ros::ToRos;
 
-/// How long the bridge waits for a service's answer before it gives the call up (counted
-/// `timed_out`).
+/// How long the bridge waits by default for a service's answer before it gives the call up
+/// (counted `timed_out`; [`BridgeConfig::call_timeout`](crate::BridgeConfig::call_timeout)).
+/// An action's `get_result` call is not given up while its goal lasts: it is made again
+/// after each timeout while its ROS 2 client is there (horus → ROS 2), or kept while the
+/// horus client's process lives (ROS 2 → horus).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Service routes kept per direction (open or closed): a service offered beyond them is
@@ -217,6 +221,14 @@ impl Services {
                     }
                 }
                 if let Some(o) = &route.open {
+                    // Lasting calls (an action's get_result) last while their client is there.
+                    o.set_clients(
+                        ros_clients
+                            .get(name)
+                            .into_iter()
+                            .flatten()
+                            .map(|w| w.guid.clone()),
+                    );
                     // ROS 2 clients of another type or hash: refused (their requests, if
                     // DDS matches them at all, fail the CDR check).
                     let (req_dds, req_hash) = o.request_type();

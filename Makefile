@@ -347,6 +347,9 @@ ROS2_STAMP    := $(ROS2_VENV)/.horus-packages
 ROS2_PY       := scripts/ros2-python
 # scripts/ros2-python (also when a test runs it) uses this venv.
 export HORUS_ROS2_VENV = $(ROS2_VENV)
+# As root (CI) the ROS 2 tests must run: with HORUS_ROS2_REQUIRED=1 a test that would skip
+# (no venv, no network namespace) fails instead (crates/horus-ros2/tests/common).
+export HORUS_ROS2_REQUIRED := $(if $(filter 0,$(shell id -u)),1,0)
 
 setup-ros2: setup
 	@if [ "$$(cat $(ROS2_STAMP) 2>/dev/null)" != "$(ROS2_PACKAGES)" ] || \

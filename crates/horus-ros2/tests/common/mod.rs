@@ -103,6 +103,12 @@ pub(crate) fn python() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ros2-python")
 }
 
+/// The repository's Fast DDS profile for nodes receiving large messages
+/// (`ros2/fastdds-large-messages.xml`: a 4 MiB UDP receive buffer).
+pub(crate) fn large_messages_profile() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../ros2/fastdds-large-messages.xml")
+}
+
 /// The rclpy test node.
 pub(crate) fn node_py() -> PathBuf {
     // Through horus-ros2's directory: other crates' tests include this module too.
@@ -183,6 +189,20 @@ impl World {
     pub(crate) fn rclpy(&self, mode: &str, args: &[&str]) -> Proc {
         let mut c = self.command(python().to_str().unwrap());
         c.arg(node_py()).arg(mode).args(args);
+        let p = Proc::spawn(c, mode);
+        p.expect_line("ready");
+        p
+    }
+
+    /// Starts `node.py MODE ARGS…` with the large-message Fast DDS profile
+    /// ([`large_messages_profile`], through `FASTDDS_DEFAULT_PROFILES_FILE`) and waits for
+    /// its `ready`.
+    pub(crate) fn rclpy_with_large_message_profile(&self, mode: &str, args: &[&str]) -> Proc {
+        let mut c = self.command(python().to_str().unwrap());
+        c.env("FASTDDS_DEFAULT_PROFILES_FILE", large_messages_profile())
+            .arg(node_py())
+            .arg(mode)
+            .args(args);
         let p = Proc::spawn(c, mode);
         p.expect_line("ready");
         p

@@ -244,4 +244,39 @@ mod tests {
         let err = outcome(&d, &s, &id, "t/sd/junk/svc/y").unwrap_err();
         assert!(err.contains("not valid JSON"), "{err}");
     }
+
+    #[test]
+    fn a_latched_topic_shape_over_64_kib_is_refused_before_it_is_parsed() {
+        let max = crate::limits::Limits::default().max_description_bytes;
+        let mut shape = b"{\"depth\":8,\"overflow\":\"Reject\",\"max_publishers\":2,\
+            \"max_subscribers\":4,\"inline_bytes\":64,\"chunk_bytes\":0,\
+            \"chunks_per_publisher\":0,\"latched\":1}\n"
+            .to_vec();
+        shape.extend(
+            serde_json::to_vec(&horus_msgs::MessageDescription::of::<horus::msgs::CmdVel>())
+                .unwrap(),
+        );
+        // Padded with JSON whitespace to one byte over: the parser alone would take it.
+        shape.resize(max + 1, b' ');
+        assert!(crate::topic_shape::parse(&shape).is_ok());
+        let s = lone_session();
+        let _big = s
+            .declare_queryable("t/td/big/**")
+            .callback(move |q| {
+                let _ = q.reply(q.key_expr().clone(), shape.clone()).wait();
+            })
+            .wait()
+            .unwrap();
+        let d = Describer::new(1, max, crate::topic_shape::parse);
+        let id = ("map/x".to_owned(), "big".to_owned());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let err = loop {
+            if let Some(r) = d.poll(&s, &id, "t/td/big/map/x") {
+                break r.expect_err("refused");
+            }
+            assert!(Instant::now() < deadline, "no outcome");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(err.contains("max_description_bytes"), "{err}");
+    }
 }

@@ -200,3 +200,81 @@ fn create(
         bytes,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use horus_msgs::MessageDescription;
+    use zenoh::Wait;
+
+    /// A session of its own, reaching nothing else (`create` asks nothing of it).
+    fn lone_session() -> Session {
+        let mut config = zenoh::Config::default();
+        for (k, v) in [
+            ("mode", "\"peer\""),
+            ("listen/endpoints", "[]"),
+            ("connect/endpoints", "[]"),
+            ("scouting/multicast/enabled", "false"),
+        ] {
+            config.insert_json5(k, v).unwrap();
+        }
+        zenoh::open(config).wait().unwrap()
+    }
+
+    /// A CmdVel shape, 8 deep, keeping the last `latched`.
+    fn shape(latched: u32) -> TopicShape {
+        let mut b = format!(
+            "{{\"depth\":8,\"overflow\":\"DropOldest\",\"max_publishers\":2,\"max_subscribers\":4,\
+             \"inline_bytes\":64,\"chunk_bytes\":0,\"chunks_per_publisher\":0,\"latched\":{latched}}}\n"
+        )
+        .into_bytes();
+        b.extend(serde_json::to_vec(&MessageDescription::of::<horus::msgs::CmdVel>()).unwrap());
+        topic_shape::parse(&b).unwrap()
+    }
+
+    #[test]
+    fn a_shape_whose_depth_or_type_disagrees_with_its_offer_is_not_created() {
+        let session = lone_session();
+        let keys = Keys::new("t");
+        let namespace = format!("lcopy-{}", std::process::id());
+        let local = BTreeMap::new();
+        let refusals = Refusals::default();
+        let r = Round {
+            session: &session,
+            keys: &keys,
+            namespace: &namespace,
+            offers: BTreeMap::new(),
+            local: &local,
+            max_bytes: u64::MAX,
+            refusals: &refusals,
+        };
+        let offer = HostSchema {
+            host: "other".to_owned(),
+            schema: SchemaKey { id: 1, layout: 2 },
+        };
+        // The shape keeps 3, the offer says 5: refused before anything is created.
+        let err = create(&r, "map/a", &offer, 5, &shape(3), 0).err().unwrap();
+        assert!(err.contains("keeps 3 messages, its offer 5"), "{err}");
+        assert!(TopicView::open(&namespace, "map/a").is_err());
+        // Depths agree, but the description is CmdVel and the offer another type: refused,
+        // and the topic it made to learn the type is gone again.
+        let err = create(&r, "map/a", &offer, 3, &shape(3), 0).err().unwrap();
+        assert!(err.contains("another type"), "{err}");
+        assert!(TopicView::open(&namespace, "map/a").is_err());
+        // Nothing was charged to the host as over the limit.
+        assert!(refusals.snapshot().iter().all(|h| h.over_limit == 0));
+        // Over the limit: refused before anything is created, counted for the host.
+        let small = Round { max_bytes: 1, ..r };
+        let err = create(&small, "map/a", &offer, 3, &shape(3), 0)
+            .err()
+            .unwrap();
+        assert!(err.contains("max_latched_copy_bytes"), "{err}");
+        assert!(TopicView::open(&namespace, "map/a").is_err());
+        let counted = refusals.snapshot();
+        assert_eq!(counted.len(), 1);
+        assert_eq!(
+            (counted[0].host.as_str(), counted[0].over_limit),
+            ("other", 1)
+        );
+    }
+}

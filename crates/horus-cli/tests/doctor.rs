@@ -3,7 +3,9 @@
 
 mod common;
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
 use common::{horus, horus_json, shm_files, unique_ns, Fixture};
@@ -13,6 +15,23 @@ use serde_json::Value;
 #[test]
 fn fixture() {
     common::fixture_main();
+}
+
+/// A tensor pool holder process: opens pool 7 of its `HORUS_NAMESPACE`, says so and holds it
+/// until killed; does nothing in a normal test run.
+#[test]
+fn tensor_pool_holder() {
+    let Ok(ns) = std::env::var("HORUS_DOCTOR_POOL_HOLDER") else {
+        return;
+    };
+    let cfg = horus_tensor::PoolConfig {
+        slots: Some(2),
+        slot_bytes: Some(4096),
+    };
+    let _pool = horus_tensor::TensorPool::open(&ns, 7, cfg).unwrap();
+    println!("\n@@ holding");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
 }
 
 fn entry<'a>(doc: &'a Value, kind: &str, name: &str) -> &'a Value {
@@ -142,4 +161,49 @@ fn other_namespaces_are_listed() {
         .unwrap_or_else(|| panic!("{other} not in {doc}"));
     assert!(o["files"].as_u64().unwrap() >= 5, "{o}");
     assert_eq!(doc["files"], serde_json::json!([]));
+}
+
+#[test]
+fn doctor_judges_a_tensor_pool_of_a_killed_process_stale_and_a_live_one_live() {
+    let ns = unique_ns("doctorpool");
+    let mut holder = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "tensor_pool_holder",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("HORUS_DOCTOR_POOL_HOLDER", &ns)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(holder.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("@@ holding") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "holder exited");
+    }
+
+    let (code, doc) = horus_json(&ns, &["doctor"]);
+    let pool = entry(&doc, "tensor pool", "7");
+    assert_eq!(pool["state"], "live", "{doc}");
+    assert_eq!(pool["detail"], "1 holder(s)", "{doc}");
+    assert!(check(&doc, "stale files").is_none(), "{doc}");
+    assert_eq!(code, 0, "{doc}");
+
+    // SAFETY: kill(2) on the pid of a child we spawned and have not reaped.
+    assert_eq!(unsafe { libc::kill(holder.id() as i32, libc::SIGKILL) }, 0);
+    holder.wait().unwrap();
+    let (code, doc) = horus_json(&ns, &["doctor"]);
+    let pool = entry(&doc, "tensor pool", "7");
+    assert_eq!(pool["state"], "stale", "{doc}");
+    assert_eq!(pool["detail"], "1 holder(s), all processes dead", "{doc}");
+    assert_eq!(code, 1, "{doc}");
+    assert_eq!(check(&doc, "stale files").unwrap()["status"], "fail");
+
+    // The one rule: what doctor calls stale, clean removes.
+    let (code, doc) = horus_json(&ns, &["clean"]);
+    assert_eq!(code, 0, "{doc}");
+    assert!(shm_files(&ns).is_empty(), "{:?}", shm_files(&ns));
 }

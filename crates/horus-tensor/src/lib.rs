@@ -67,7 +67,7 @@ mod tensor;
 #[cfg(not(loom))]
 pub use array_layout::{array_bytes, buffer_format, TensorLayout};
 #[cfg(not(loom))]
-pub use clean::{remove_stale_pools, PoolFate, PoolReport};
+pub use clean::{judge_pool, remove_stale_pools, PoolFate, PoolReport, PoolVerdict};
 #[cfg(not(loom))]
 pub use descriptor::{DescriptorError, Meta, TensorRef};
 #[cfg(not(loom))]

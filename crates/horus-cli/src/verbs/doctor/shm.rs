@@ -1,12 +1,14 @@
 //! What a namespace has in `/dev/shm`, judged without changing anything: topic and service
 //! channels by their members' processes, service tables by their clients' and servers'
-//! processes, scheduler statistics tables by their writer. Also which other namespaces have
-//! files there.
+//! processes, scheduler statistics tables by their writer, tensor pools by their holders'
+//! processes (horus-tensor's judge: the rule `horus clean` removes them by). Also which other
+//! namespaces have files there.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use horus_shm::{is_young, Channel, OpenError, ProcessId, Unopened, Verdict};
+use horus_tensor::PoolVerdict;
 use serde::Serialize;
 
 /// Directory POSIX shared memory lives in.
@@ -92,11 +94,29 @@ fn size_of(path: &Path) -> u64 {
 
 /// A segment that could not be opened, judged as `horus clean` would (horus-shm's verdict).
 fn unopened_state(e: &OpenError, path: &Path) -> State {
-    match Unopened::from(e).verdict(path) {
+    verdict_state(Unopened::from(e).verdict(path))
+}
+
+/// A segment horus-shm judged as unopenable.
+fn verdict_state(v: Verdict) -> State {
+    match v {
         Verdict::Initialising => State::Initialising,
         Verdict::Uninitialised => State::Stale("its creator never initialised it".into()),
         Verdict::Gone => State::Stale("gone while looking".into()),
         Verdict::Unreadable(why) => State::Unreadable(why),
+    }
+}
+
+/// A tensor pool, judged by horus-tensor with the rule `horus clean` removes it by.
+fn pool_state(shm_name: &str, path: &Path) -> State {
+    match horus_tensor::judge_pool(shm_name, path) {
+        PoolVerdict::Live { holders } => State::Live(format!("{holders} holder(s)")),
+        PoolVerdict::Stale { dead_holders: 0 } => State::Stale("no holder".into()),
+        PoolVerdict::Stale { dead_holders } => {
+            State::Stale(format!("{dead_holders} holder(s), all processes dead"))
+        }
+        PoolVerdict::Unopened(v) => verdict_state(v),
+        PoolVerdict::Unreadable(why) => State::Unreadable(why),
     }
 }
 
@@ -136,6 +156,7 @@ pub(super) fn survey(
             },
             "scheduler" => scheduler_state(&path),
             "log" => log_state(file),
+            "tensor pool" => pool_state(&format!("/{file}"), &path),
             _ => State::NotJudged,
         };
         entries.push(Entry {

@@ -73,6 +73,8 @@ pub(crate) struct FromRos {
     /// (or after [`SETTLE`]), so that the first request is not written to nobody.
     server: Option<RawServer>,
     description: ServiceDescription,
+    /// Its request and response type (those of `description`).
+    types: (Ros2Type, Ros2Type),
     created: Instant,
     matched: bool,
     writer: DataWriter<WireCdr, PassThrough>,
@@ -116,6 +118,7 @@ impl FromRos {
             ours: [reader.guid(), writer.guid()],
             server: None,
             description,
+            types: (req.clone(), resp.clone()),
             created: Instant::now(),
             matched: false,
             writer,
@@ -129,6 +132,11 @@ impl FromRos {
             ),
             max_bytes,
         })
+    }
+
+    /// The request and response type it serves in horus.
+    pub(crate) fn types(&self) -> (Ros2Type, Ros2Type) {
+        self.types.clone()
     }
 
     /// Whether the horus server exists (calls cross).

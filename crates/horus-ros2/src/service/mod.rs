@@ -297,7 +297,10 @@ impl Services {
                     format!("both:{name}"),
                     &mut route.status,
                 );
-            } else if let Some((req, resp)) = types::known_service(&req_type) {
+            } else if let Some((req, resp)) = match &route.open {
+                Some(o) => Some(o.types()),
+                None => types::service_for_horus(&cx.config.namespace, name, &req_type),
+            } {
                 let req_dds = dds_type_name(&req.type_name).unwrap_or_default();
                 let mut matching = 0;
                 for s in servers {
@@ -337,7 +340,10 @@ impl Services {
                     }
                 }
             } else {
-                let why = format!("ROS 2 service {name}: type {srv_type} is not known to horus");
+                let why = format!(
+                    "ROS 2 service {name}: type {srv_type} is not known to horus \
+                     (no horus client of it, not built in)"
+                );
                 self.refuse(Direction::FromRos, why.clone(), &mut route.status);
                 route.status.refused = Some(why);
             }

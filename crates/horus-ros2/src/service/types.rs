@@ -23,6 +23,30 @@ pub(crate) fn known_service(request_type: &str) -> Option<(Ros2Type, Ros2Type)> 
     Some((known_type(request_type)?, known_type(&response)?))
 }
 
+/// Request and response type of horus service `name` of `namespace` as its own description
+/// gives them: the types its clients (or servers) were built with, user-defined ones
+/// included. `None` when there is no such service, its table cannot be read, or it is not
+/// ROS-typed. Joins the service as a client for the time of the read (no call is made).
+pub(crate) fn horus_service(namespace: &str, name: &str) -> Option<(Ros2Type, Ros2Type)> {
+    let client = horus::RawClient::open(namespace, name).ok()?;
+    let d = client.description();
+    Some((d.request.ros2.clone()?, d.response.ros2.clone()?))
+}
+
+/// The types the bridge serves ROS 2 service `name` with in horus, for ROS 2 servers whose
+/// request type is `request_type`: the horus service's own description when one of that
+/// request type exists (its clients' types: a user's own service and action types cross),
+/// else the types horus was built with ([`known_service`]). `None`: neither knows it.
+pub(crate) fn service_for_horus(
+    namespace: &str,
+    name: &str,
+    request_type: &str,
+) -> Option<(Ros2Type, Ros2Type)> {
+    horus_service(namespace, name)
+        .filter(|(req, _)| req.type_name == request_type)
+        .or_else(|| known_service(request_type))
+}
+
 /// Checks one message's wire bytes (encapsulation header + CDR body) against a type.
 pub(crate) struct Checker {
     resolved: Resolved,

@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use horus_fuzz::ring_input::{ChunkInput, RingInput, SlotInput, Stamp, State, KIND_CHUNK};
-use horus_tensor::TensorRef;
 use horus_shm::{Channel, ChannelConfig, PublisherPort, Segment, SubscriberPort, SCHEMA_BYTES};
+use horus_tensor::TensorRef;
 
 fn main() -> std::io::Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("seeds");
@@ -178,16 +178,17 @@ fn tensor_seeds() -> Vec<(&'static str, TensorRef)> {
 }
 
 /// A statistics file as the scheduler writes it: header (magic, version,
-/// sizes, capacity, count, name) and `capacity` zeroed records, the first
+/// sizes, capacity, pid, count, owner word, name) and `capacity` zeroed records, the first
 /// `count` of them named.
 fn stats_seed(capacity: u32, count: u32) -> Vec<u8> {
     let mut b = vec![0u8; 256 + 384 * capacity as usize];
     b[0..8].copy_from_slice(b"HORUSSTA");
-    b[8..12].copy_from_slice(&1u32.to_le_bytes()); // version
+    b[8..12].copy_from_slice(&2u32.to_le_bytes()); // version
     b[12..16].copy_from_slice(&256u32.to_le_bytes()); // header size
     b[16..20].copy_from_slice(&384u32.to_le_bytes()); // record size
     b[20..24].copy_from_slice(&capacity.to_le_bytes());
     b[24..28].copy_from_slice(&4242u32.to_le_bytes()); // pid
+    b[32..40].copy_from_slice(&((4242u64 << 32) | 77).to_le_bytes()); // owner word
     b[28..32].copy_from_slice(&count.to_le_bytes());
     b[40..45].copy_from_slice(b"robot"); // scheduler name
     b[104..112].copy_from_slice(&2u64.to_le_bytes()); // header seqlock: even

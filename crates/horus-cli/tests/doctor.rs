@@ -105,9 +105,9 @@ fn a_running_robot_is_live_and_healthy() {
 #[test]
 fn planted_stale_files_fail_until_clean_removes_them_and_garbage_is_kept() {
     let ns = unique_ns("doctorstale");
-    // A scheduler table nobody can read, a topic segment whose creator never initialised it,
-    // and a topic segment full of garbage.
-    let table = plant(&ns, "sched", "ghost", &[0x5a; 300]);
+    // A scheduler table and a topic segment whose creators never initialised them (horus-shm's
+    // one verdict: stale), and a topic segment full of garbage (unreadable: kept).
+    let table = plant(&ns, "sched", "ghost", &[0; 300]);
     let uninit = plant(&ns, "t", "never~started", &[0; 8192]);
     let junk = plant(&ns, "t", "junk", &[0xa5; 8192]);
 
@@ -205,5 +205,39 @@ fn doctor_judges_a_tensor_pool_of_a_killed_process_stale_and_a_live_one_live() {
     // The one rule: what doctor calls stale, clean removes.
     let (code, doc) = horus_json(&ns, &["clean"]);
     assert_eq!(code, 0, "{doc}");
+    assert!(shm_files(&ns).is_empty(), "{:?}", shm_files(&ns));
+}
+
+#[test]
+fn doctor_judges_a_killed_schedulers_statistics_file_stale_and_clean_removes_it() {
+    let ns = unique_ns("doctorsched");
+    let mut robot = Fixture::robot(&ns);
+    let (_, doc) = horus_json(&ns, &["doctor"]);
+    assert_eq!(entry(&doc, "scheduler", "robot")["state"], "live", "{doc}");
+    // A live writer's file is kept by clean.
+    let (code, doc) = horus_json(&ns, &["clean"]);
+    assert_eq!(code, 0, "{doc}");
+    assert!(shm_files(&ns).iter().any(|f| f.ends_with(".sched.robot")));
+    let _ = doc;
+
+    robot.kill9();
+    let (code, doc) = horus_json(&ns, &["doctor"]);
+    let sched = entry(&doc, "scheduler", "robot");
+    assert_eq!(sched["state"], "stale", "{doc}");
+    assert!(
+        sched["detail"].as_str().unwrap().contains("is dead"),
+        "{doc}"
+    );
+    assert_eq!(code, 1, "{doc}");
+    let (code, doc) = horus_json(&ns, &["clean"]);
+    assert_eq!(code, 0, "{doc}");
+    assert!(
+        doc["schedulers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["fate"] == "removed"),
+        "{doc}"
+    );
     assert!(shm_files(&ns).is_empty(), "{:?}", shm_files(&ns));
 }

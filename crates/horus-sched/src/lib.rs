@@ -118,7 +118,8 @@ pub use stats::{
     LoopStats, NodeState, NodeStats, Percentiles, SchedulerStats, StatsHandle, STATS_WINDOW,
 };
 pub use stats_file::{
-    namespace, remove_stale_stats, stats_path, stats_writer_alive, StatsFileError, STATS_DIR,
+    judge_stats, namespace, remove_stale_stats, stats_path, stats_writer_alive, StatsFileError,
+    StatsVerdict, STATS_DIR,
 };
 pub use stats_reader::{read_stats, ReadStatsError};
 

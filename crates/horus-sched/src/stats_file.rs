@@ -3,15 +3,22 @@
 //!
 //! The file is `/dev/shm/horus.<namespace>.sched.<scheduler>`, the namespace
 //! being `HORUS_NAMESPACE` or `u<uid>` (the same scheme as the topic
-//! segments). It is created `0600` with `O_EXCL`; a file left by a process
-//! that died is detected (pid + process start time) and replaced. It is
-//! removed when the scheduler stops cleanly.
+//! segments). It is created `0600` with `O_EXCL` as a horus-shm segment; its
+//! header carries a horus-shm owner word (the writer's pid + start time
+//! token), and it is judged by horus-shm's rules: a published file by
+//! `place::classify` of that word, one that cannot be read by
+//! `Unopened` → `Verdict` (the same verdicts as channels, tensor pools and
+//! service tables). [`judge_stats`] judges without changing anything,
+//! [`remove_stale_stats`] acts on the same verdict. A scheduler starting
+//! replaces a file of its name unless a live writer owns it (or it is being
+//! created). It is removed when the scheduler stops cleanly.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
-use horus_shm::{init, Segment, SegmentError};
+use horus_shm::place::{self, Owner};
+use horus_shm::{init, ProcessId, Segment, SegmentError, SegmentFate, Unopened, Verdict};
 
 use crate::stats::SchedulerStats;
 use crate::stats_shm::{
@@ -54,6 +61,16 @@ pub enum StatsFileError {
         /// Its owner (0 if not known yet).
         pid: u32,
     },
+    /// Not a statistics file this build can read (garbage, another layout
+    /// version): kept by `horus clean`, as horus-shm's cleaners keep such
+    /// segments.
+    #[error("{path}: unreadable, kept ({why})")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be read.
+        why: String,
+    },
     /// A system call failed.
     #[error("{path}: {source}")]
     Io {
@@ -70,26 +87,6 @@ pub(crate) fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
-}
-
-/// Start time (clock ticks since boot, field 22 of `/proc/<pid>/stat`).
-/// `None` for a process that does not exist, and for a zombie (state `Z`:
-/// exited, not yet reaped) or a dying task (`X`): neither writes its table
-/// again, and a parent may leave a zombie unreaped indefinitely.
-pub(crate) fn process_start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may contain spaces and ')': split after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    if matches!(fields.next()?, "Z" | "X" | "x") {
-        return None;
-    }
-    fields.nth(18)?.parse().ok()
-}
-
-/// Whether the process (pid + start time, robust to pid reuse) is alive.
-fn process_alive(pid: u32, start: u64) -> bool {
-    pid != 0 && process_start_time(pid).is_some_and(|s| start == 0 || s == start)
 }
 
 /// The writer's mapping of the statistics file.
@@ -122,7 +119,7 @@ impl StatsPublisher {
         let len = std::mem::size_of::<ShmHeader>() + nodes * std::mem::size_of::<ShmRecord>();
         let seg = match Segment::create(&name, len) {
             Err(SegmentError::Exists(_)) => {
-                remove_if_stale(&path)?;
+                replace(&path)?;
                 Segment::create(&name, len)
             }
             other => other,
@@ -171,9 +168,10 @@ impl StatsPublisher {
             .store(std::mem::size_of::<ShmRecord>() as u32, relaxed);
         hd.capacity.store(nodes as u32, relaxed);
         hd.count.store(nodes as u32, relaxed);
-        hd.pid.store(std::process::id(), relaxed);
-        hd.process_start
-            .store(process_start_time(std::process::id()).unwrap_or(0), relaxed);
+        hd.pid.store(ProcessId::current().pid, relaxed);
+        // A new file's owner word is 0: the claim cannot fail.
+        let claimed = place::try_claim(&hd.owner);
+        debug_assert!(claimed, "a new statistics file is owned by nobody");
         let mut name = [0; 8];
         encode_name(scheduler, &mut name);
         for (slot, w) in hd.name.iter().zip(name) {
@@ -212,48 +210,114 @@ impl Drop for StatsPublisher {
     }
 }
 
-/// Removes the statistics file at `path` if its writer is dead (or it is
-/// garbage older than a second); a live writer's file is never touched and
-/// is reported as [`StatsFileError::InUse`]. For `horus clean`.
+/// What a statistics file is, judged without changing anything (what
+/// [`remove_stale_stats`] does with it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatsVerdict {
+    /// Its writer (the owner word's process) is alive: kept.
+    Live {
+        /// The writer's pid.
+        pid: u32,
+    },
+    /// Its writer is dead: removed.
+    Stale {
+        /// The dead writer's pid.
+        pid: u32,
+    },
+    /// Its header could not be read; horus-shm's verdict (an uninitialised
+    /// one is removed, the rest kept).
+    Unopened(Verdict),
+}
+
+/// Judges the statistics file at `path` by horus-shm's rules: a valid
+/// header by its owner word, any other by `Unopened` → `Verdict`.
+pub fn judge_stats(path: &Path) -> StatsVerdict {
+    match crate::stats_reader::read_owner(path) {
+        Ok((pid, word)) if owner_alive(word) => StatsVerdict::Live { pid },
+        Ok((pid, _)) => StatsVerdict::Stale { pid },
+        Err(e) => StatsVerdict::Unopened(unopened(&e).verdict(path)),
+    }
+}
+
+/// Why a header could not be read, as horus-shm's cleaners see it.
+fn unopened(e: &crate::ReadStatsError) -> Unopened {
+    use crate::ReadStatsError as E;
+    match e {
+        E::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => Unopened::NotFound,
+        // The magic is published last: 0 means not initialised (yet).
+        E::BadMagic { found: 0 } => Unopened::NotInitialised,
+        E::TooSmall { .. } => Unopened::Truncated(e.to_string()),
+        e => Unopened::Other(e.to_string()),
+    }
+}
+
+/// Whether an owner word names a live writer (or a live reclaimer).
+fn owner_alive(word: u64) -> bool {
+    matches!(place::classify(word), Owner::Alive | Owner::Busy)
+}
+
+/// Removes the statistics file at `path` if [`judge_stats`] finds it stale
+/// (its writer dead, or its creator died before initialising it); a live
+/// writer's file is reported as [`StatsFileError::InUse`], one that cannot
+/// be read as [`StatsFileError::Unreadable`] and kept. For `horus clean`.
 pub fn remove_stale_stats(path: &Path) -> Result<(), StatsFileError> {
-    remove_if_stale(path)
+    match judge_stats(path) {
+        StatsVerdict::Live { pid } => Err(StatsFileError::InUse {
+            path: path.to_owned(),
+            pid,
+        }),
+        StatsVerdict::Stale { .. } => remove(path),
+        StatsVerdict::Unopened(v) => match v.settle(&shm_name(path)) {
+            SegmentFate::Initialising => Err(StatsFileError::InUse {
+                path: path.to_owned(),
+                pid: 0,
+            }),
+            SegmentFate::Unreadable(why) => Err(StatsFileError::Unreadable {
+                path: path.to_owned(),
+                why,
+            }),
+            _ => Ok(()),
+        },
+    }
 }
 
 /// Whether the scheduler writing the statistics file at `path` is alive
-/// (pid + process start time, so a reused pid is not mistaken for it; an
-/// unreaped zombie is dead). Read-only: for tools such as `horus node list`.
+/// (its horus-shm owner word: pid + process start time, so a reused pid is
+/// not mistaken for it; an unreaped zombie is dead). Read-only: for tools
+/// such as `horus node list`.
 pub fn stats_writer_alive(path: &Path) -> Result<bool, crate::ReadStatsError> {
-    let (pid, start) = crate::stats_reader::read_owner(path)?;
-    Ok(process_alive(pid, start))
+    let (_, word) = crate::stats_reader::read_owner(path)?;
+    Ok(owner_alive(word))
 }
 
-/// An existing file: remove it if its writer is dead (or it is garbage older
-/// than a second); otherwise report who owns it.
-fn remove_if_stale(path: &Path) -> Result<(), StatsFileError> {
-    match crate::stats_reader::read_owner(path) {
-        Ok((pid, start)) if process_alive(pid, start) => {
-            return Err(StatsFileError::InUse {
-                path: path.to_owned(),
-                pid,
-            })
-        }
-        Ok(_) => {}
-        Err(_) => {
-            // Unreadable header: either garbage or a writer between create
-            // and publishing its magic. Only a young file can be the latter.
-            let young = std::fs::metadata(path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age < Duration::from_secs(1));
-            if young {
-                return Err(StatsFileError::InUse {
-                    path: path.to_owned(),
-                    pid: 0,
-                });
-            }
-        }
+/// A scheduler starting finds a file of its name: it is replaced unless a
+/// live writer owns it or it is being created (the name is this
+/// scheduler's, so an unreadable one — garbage, another layout version — is
+/// replaced too, as `horus clean` would not).
+fn replace(path: &Path) -> Result<(), StatsFileError> {
+    match judge_stats(path) {
+        StatsVerdict::Live { pid } => Err(StatsFileError::InUse {
+            path: path.to_owned(),
+            pid,
+        }),
+        StatsVerdict::Unopened(Verdict::Initialising) => Err(StatsFileError::InUse {
+            path: path.to_owned(),
+            pid: 0,
+        }),
+        _ => remove(path),
     }
+}
+
+/// The shm name of a file under [`STATS_DIR`].
+fn shm_name(path: &Path) -> String {
+    format!(
+        "/{}",
+        path.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    )
+}
+
+fn remove(path: &Path) -> Result<(), StatsFileError> {
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -276,5 +340,67 @@ mod tests {
         assert!(stats_writer_alive(&path).unwrap());
         drop(publisher);
         assert!(stats_writer_alive(&path).is_err());
+    }
+
+    /// The owner word of a process that does not exist (pid above pid_max).
+    const DEAD_OWNER: u64 = 0x7fff_fff0_u64 << 32 | 1;
+
+    #[test]
+    fn a_stats_file_of_a_dead_owner_is_judged_stale_and_removed_a_live_one_kept() {
+        let ns = format!("sched-judge-{}", std::process::id());
+        let publisher = StatsPublisher::create(&ns, "s", 1).unwrap();
+        let path = stats_path(&ns, "s");
+        let pid = std::process::id();
+        assert_eq!(judge_stats(&path), StatsVerdict::Live { pid });
+        assert!(matches!(
+            remove_stale_stats(&path),
+            Err(StatsFileError::InUse { pid: p, .. }) if p == pid
+        ));
+        assert!(path.exists());
+        // Its writer dies: the owner word names a dead process.
+        publisher
+            .header()
+            .owner
+            .store(DEAD_OWNER, Ordering::Relaxed);
+        assert_eq!(judge_stats(&path), StatsVerdict::Stale { pid });
+        remove_stale_stats(&path).unwrap();
+        assert!(!path.exists());
+        assert_eq!(judge_stats(&path), StatsVerdict::Unopened(Verdict::Gone));
+    }
+
+    #[test]
+    fn an_unreadable_stats_file_is_kept_by_clean_and_replaced_by_its_scheduler() {
+        let ns = format!("sched-unreadable-{}", std::process::id());
+        let path = stats_path(&ns, "s");
+        let publisher = StatsPublisher::create(&ns, "s", 1).unwrap();
+        publisher
+            .header()
+            .version
+            .store(VERSION + 1, Ordering::Relaxed);
+        publisher
+            .header()
+            .owner
+            .store(DEAD_OWNER, Ordering::Relaxed);
+        std::mem::forget(publisher); // leaves the file, as a crash would
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert!(matches!(
+            judge_stats(&path),
+            StatsVerdict::Unopened(Verdict::Unreadable(_))
+        ));
+        assert!(matches!(
+            remove_stale_stats(&path),
+            Err(StatsFileError::Unreadable { .. })
+        ));
+        assert!(path.exists());
+        let publisher = StatsPublisher::create(&ns, "s", 1).unwrap();
+        assert!(matches!(judge_stats(&path), StatsVerdict::Live { .. }));
+        drop(publisher);
+        assert!(!path.exists());
     }
 }

@@ -279,13 +279,13 @@ pub fn read_stats(path: impl AsRef<Path>) -> Result<SchedulerStats, ReadStatsErr
     })
 }
 
-/// The writer's pid and process start time, if the header is valid.
+/// The writer's pid and owner word, if the header is valid.
 pub(crate) fn read_owner(path: &Path) -> Result<(u32, u64), ReadStatsError> {
     let map = Mapping::open(path)?;
     map.validate()?;
     let hd = map.header();
     Ok((
         hd.pid.load(Ordering::Relaxed),
-        hd.process_start.load(Ordering::Relaxed),
+        hd.owner.load(Ordering::Relaxed),
     ))
 }

@@ -5,7 +5,8 @@
 //! ```text
 //! offset 0    ShmHeader (256 bytes)
 //!               magic "HORUSSTA", version, header/record sizes, capacity,
-//!               node count, writer pid + process start time, scheduler name,
+//!               node count, writer pid + owner word (horus-shm's: the
+//!               writer's pid + start time token), scheduler name,
 //!               seqlock + scheduler-wide figures (uptime, main-loop rounds…)
 //! offset 256  ShmRecord × capacity (384 bytes each)
 //!               seqlock + one node's figures, see `encode_node`
@@ -30,7 +31,8 @@ use crate::stats::{NodeState, NodeStats, Percentiles};
 /// `b"HORUSSTA"` little-endian.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"HORUSSTA");
 /// Layout version; bump on any change of the structs or word meanings.
-pub(crate) const VERSION: u32 = 1;
+/// (2: the writer's process start time became a horus-shm owner word.)
+pub(crate) const VERSION: u32 = 2;
 /// Words of scheduler-wide figures in the header.
 pub(crate) const HEADER_WORDS: usize = 18;
 /// Words of figures per record.
@@ -48,7 +50,9 @@ pub(crate) struct ShmHeader {
     pub(crate) capacity: AtomicU32,
     pub(crate) pid: AtomicU32,
     pub(crate) count: AtomicU32,
-    pub(crate) process_start: AtomicU64,
+    /// The writer's owner word (`horus_shm::place`: its `ProcessId` token),
+    /// judged with `place::classify` like every horus-shm place.
+    pub(crate) owner: AtomicU64,
     pub(crate) name: [AtomicU64; 8],
     pub(crate) seq: AtomicU64,
     pub(crate) data: [AtomicU64; HEADER_WORDS],

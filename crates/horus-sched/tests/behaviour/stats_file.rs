@@ -177,6 +177,8 @@ fn a_stale_file_is_replaced_and_a_live_one_respected() {
     child.wait().unwrap();
     let mut stale = ok.clone();
     stale[24..28].copy_from_slice(&dead.to_le_bytes());
+    // The owner word (horus-shm's pid + start time token) names it too.
+    stale[32..40].copy_from_slice(&((u64::from(dead) << 32) | 1).to_le_bytes());
     std::fs::write(&path, &stale).unwrap();
     let (s, _) = scheduler("file_stale2");
     let mut s = s;

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use horus::sched::StatsVerdict;
 use horus_shm::{is_young, Channel, OpenError, ProcessId, Unopened, Verdict};
 use horus_tensor::PoolVerdict;
 use serde::Serialize;
@@ -232,16 +233,16 @@ fn log_state(file: &str) -> State {
     }
 }
 
+/// A scheduler statistics table, judged by horus-sched with the rule `horus clean` removes it
+/// by (its horus-shm owner word; horus-shm's verdict when unreadable).
 fn scheduler_state(path: &Path) -> State {
-    match horus::sched::stats_writer_alive(path) {
-        Ok(true) => match horus::sched::read_stats(path) {
-            Ok(s) => State::Live(format!("pid {}, {} nodes", s.pid, s.nodes.len())),
-            Err(e) => State::Live(format!("writer alive; table unreadable: {e}")),
+    match horus::sched::judge_stats(path) {
+        StatsVerdict::Live { pid } => match horus::sched::read_stats(path) {
+            Ok(s) => State::Live(format!("pid {pid}, {} nodes", s.nodes.len())),
+            Err(e) => State::Live(format!("pid {pid}; table unreadable: {e}")),
         },
-        Ok(false) => State::Stale("its scheduler process is dead".into()),
-        Err(_) if is_young(path) => State::Initialising,
-        // `horus clean` removes an unreadable table older than a second as garbage.
-        Err(e) => State::Stale(format!("unreadable ({e})")),
+        StatsVerdict::Stale { pid } => State::Stale(format!("its scheduler process {pid} is dead")),
+        StatsVerdict::Unopened(v) => verdict_state(v),
     }
 }
 

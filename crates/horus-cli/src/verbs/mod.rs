@@ -16,9 +16,9 @@ pub(crate) mod node;
 mod param;
 mod play;
 mod record;
-mod ros2_side;
 #[cfg(feature = "ros2")]
 mod ros2;
+mod ros2_side;
 mod service;
 pub(crate) mod tf;
 pub(crate) mod topic;

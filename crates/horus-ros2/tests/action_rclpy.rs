@@ -4,10 +4,10 @@
 //! bridge in another, and an rclpy node that follows the action's status with rcl_action's
 //! status QoS (transient-local) and cancels the goal through the action's cancel service.
 //!
-//! The rclpy wheels carry no generated action types (no `tf2_msgs`, no
-//! `example_interfaces`), so the goal-specific parts (`send_goal`, `get_result`,
-//! `feedback`) cannot be driven from rclpy here; they cross as the services and topic
-//! the other tests check (docs/ros2-bridge.md, "Actions").
+//! `tf2_msgs` has no rclpy wheel, so here rclpy uses only the parts whose types it has
+//! (`action_msgs`: the status topic and the cancel service); a whole goal (`send_goal`,
+//! `feedback`, `get_result`) driven by an rclpy `ActionClient` is in action_fibonacci.rs,
+//! with `test_msgs/action/Fibonacci` (docs/ros2-bridge.md, "Actions").
 
 mod common;
 

@@ -10,7 +10,10 @@
 //!   one-way bursts, bounded busy waits);
 //! * [`payload`] — how messages are written and read (whole payload or its ends);
 //! * [`affinity`] — pinning a thread to a CPU;
-//! * [`child`] — the echo side as a separate process and the line protocol to it.
+//! * [`child`] — the echo side as a separate process and the line protocol to it;
+//! * [`peer`], [`pubsub`], [`rpc`] — what a system under test is (one trait, extended
+//!   by kind of benchmark) and the protocol of a request/response peer, which every
+//!   peer crate (`horus-bench-peer-*`) implements.
 #![warn(missing_docs)]
 
 pub mod affinity;
@@ -18,5 +21,8 @@ pub mod child;
 pub mod clock;
 pub mod harness;
 pub mod payload;
+pub mod peer;
+pub mod pubsub;
+pub mod rpc;
 pub mod stats;
 pub mod sysclock;

@@ -13,12 +13,14 @@
 //!   separate process; [`sysclock`] — the cross-process clock and CPU accounting;
 //! * [`floors`] — the hardware floor (cache-line handoff) and the references
 //!   (memcpy, in-place touch, futex wake), which are not lower bounds;
-//! * [`peer`] — what every system under test is (one trait); [`pubsub`] — the
-//!   publish/subscribe peers (horus, Unix socket, iceoryx2, Zenoh) behind it, as
-//!   are the request/response peers of [`rpc`] and the two-host systems of
-//!   [`multi_host`]. A peer middleware is compiled in only with its cargo feature
-//!   (`iceoryx2`, `zenoh`, `grpc`, `multi-host`, …; all on by default), and each
-//!   benchmark binary requires only the features of the peers it measures;
+//! * [`peer`] — what every system under test is (one trait, `horus-bench-core`'s);
+//!   [`pubsub`] — the publish/subscribe peers (horus, Unix socket, iceoryx2, Zenoh)
+//!   behind it, as are the request/response peers of [`rpc`] and the two-host
+//!   systems of [`multi_host`]. Each peer middleware is a crate of its own
+//!   (`horus-bench-peer-iceoryx2`, `-zenoh`, `-grpc`) compiled in only with its
+//!   cargo feature (`iceoryx2`, `zenoh`, `grpc`, `multi-host`, …; all on by
+//!   default), and each benchmark binary requires only the features of the peers it
+//!   measures;
 //! * [`robotics`], [`topology`], [`rate`] — robotics message types, M:K
 //!   publishers/subscribers in a thread, threads or processes, and paced traffic;
 //! * [`interleaved`] — horus and each peer back to back over several rounds, and
@@ -30,8 +32,8 @@
 //!   queryables and gRPC (the `rpc` binary);
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
 //!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries;
-//!   [`markdown`], `plot`, `page` — `docs/benchmarks.md` and its figures (the
-//!   `report` binary; features `plot` and `ros-msgs`).
+//!   [`markdown`] — the tables in Markdown. `docs/benchmarks.md` and its figures are
+//!   rendered from the rows by the crate `horus-bench-report` (its `report` binary).
 //!
 //! ```no_run
 //! use horus_bench::{floors, harness::Config, payload::Touch};
@@ -44,7 +46,7 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use horus_bench_core::{affinity, child, clock, harness, payload, stats, sysclock};
+pub use horus_bench_core::{affinity, child, clock, harness, payload, peer, stats, sysclock};
 
 pub mod cli;
 pub mod floors;
@@ -53,11 +55,6 @@ pub mod interleaved;
 pub mod logging;
 pub mod markdown;
 pub mod multi_host;
-#[cfg(all(feature = "plot", feature = "ros-msgs"))]
-pub mod page;
-pub mod peer;
-#[cfg(feature = "plot")]
-pub mod plot;
 pub mod pubsub;
 pub mod rate;
 pub mod ratios;

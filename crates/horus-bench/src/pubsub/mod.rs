@@ -3,55 +3,26 @@
 //!
 //! * [`horus`] — horus topics (loan or copy; busy-poll or futex wait);
 //! * [`uds`] — a Unix-domain stream socket (the kernel copy reference);
-//! * [`iceoryx2`] — iceoryx2 publish/subscribe (feature `iceoryx2`);
-//! * [`zenoh`] — Zenoh over TCP loopback or its shared memory (feature `zenoh`).
+//! * [`iceoryx2`] — iceoryx2 publish/subscribe (the crate `horus-bench-peer-iceoryx2`,
+//!   feature `iceoryx2`);
+//! * [`zenoh`] — Zenoh over TCP loopback or its shared memory (the crate
+//!   `horus-bench-peer-zenoh`, feature `zenoh`).
+//!
+//! The trait every one implements, [`PubSub`], is `horus-bench-core`'s.
 
 mod by_name;
 pub mod horus;
-#[cfg(feature = "iceoryx2")]
-pub mod iceoryx2;
 pub mod uds;
-#[cfg(feature = "zenoh")]
-pub mod zenoh;
 
 pub use by_name::by_name;
+pub use horus_bench_core::pubsub::{ChildRole, PubSub};
+#[cfg(feature = "iceoryx2")]
+pub use horus_bench_peer_iceoryx2::pubsub as iceoryx2;
+#[cfg(feature = "zenoh")]
+pub use horus_bench_peer_zenoh::pubsub as zenoh;
 
-use crate::child::ChildArgs;
-use crate::harness::{Config, Mode};
-use crate::peer::Peer;
-use crate::stats::Summary;
-
-/// A publish/subscribe peer: round trips of `size`-byte messages, A in the calling
-/// thread, B (the echo side) a child process.
-pub trait PubSub: Peer + Sync {
-    /// How the payload moves: [`Mode::Loan`] (written and read in place) or
-    /// [`Mode::Copy`].
-    fn mode(&self) -> Mode;
-    /// Whether both sides busy-poll while waiting (else they block in the kernel).
-    fn busy_polls(&self) -> bool;
-    /// `cfg.warmup` untimed and `cfg.iterations` timed round trips, A on `cpus[0]`
-    /// and B on `cpus[1]` if pinned.
-    fn round_trip(
-        &self,
-        cfg: &Config,
-        size: usize,
-        cpus: Option<[usize; 2]>,
-    ) -> anyhow::Result<Summary>;
-}
-
-/// A child role of a pub/sub peer: the far side of its measurement, run in the
-/// benchmark's own executable re-started as `--child <role>` ([`crate::child`]).
-#[derive(Debug, Clone, Copy)]
-pub struct ChildRole {
-    /// The role name on the child's command line.
-    pub role: &'static str,
-    /// Its entry point.
-    pub run: fn(ChildArgs) -> anyhow::Result<()>,
-}
-
-/// Every pub/sub child role compiled into this binary (a peer whose feature is
-/// off has none).
-pub const CHILD_ROLES: &[ChildRole] = &[
+/// The child roles of horus and the Unix socket.
+const OWN_ROLES: &[ChildRole] = &[
     ChildRole {
         role: horus::ECHO_ROLE,
         run: horus::echo_child,
@@ -64,24 +35,22 @@ pub const CHILD_ROLES: &[ChildRole] = &[
         role: uds::ECHO_ROLE,
         run: uds::echo_child,
     },
-    #[cfg(feature = "iceoryx2")]
-    ChildRole {
-        role: iceoryx2::ECHO_ROLE,
-        run: iceoryx2::echo_child,
-    },
-    #[cfg(feature = "iceoryx2")]
-    ChildRole {
-        role: iceoryx2::SINK_ROLE,
-        run: iceoryx2::sink_child,
-    },
-    #[cfg(feature = "zenoh")]
-    ChildRole {
-        role: zenoh::ECHO_ROLE,
-        run: zenoh::echo_child,
-    },
 ];
+
+/// Every pub/sub child role compiled into this binary: horus's and the Unix
+/// socket's, and those of each peer crate whose feature is on.
+pub fn child_roles() -> impl Iterator<Item = &'static ChildRole> {
+    const PEERS: &[&[ChildRole]] = &[
+        OWN_ROLES,
+        #[cfg(feature = "iceoryx2")]
+        iceoryx2::CHILD_ROLES,
+        #[cfg(feature = "zenoh")]
+        zenoh::CHILD_ROLES,
+    ];
+    PEERS.iter().flat_map(|roles| roles.iter())
+}
 
 /// The pub/sub child role named `role`, if compiled in.
 pub fn child_role(role: &str) -> Option<&'static ChildRole> {
-    CHILD_ROLES.iter().find(|c| c.role == role)
+    child_roles().find(|c| c.role == role)
 }

@@ -3,8 +3,8 @@
 
 use super::results::Results;
 use super::{bullets, section, Keys};
-use crate::rows::ScaleSweep;
-use crate::tables;
+use horus_bench::rows::ScaleSweep;
+use horus_bench::tables;
 
 /// `robotics.*`, `sweep.*`, `paths.*`, `scale.*`: each table and its method.
 pub(super) fn suite_tables(r: &Results, keys: &mut Keys) {

@@ -2,7 +2,7 @@
 //! run (the `report` binary is its command line). It measures nothing itself;
 //! `make bench` runs the suite first.
 //!
-//! The page is `report/benchmarks.md.in` (compiled in) with every `{{key}}`
+//! The page is `template/benchmarks.md.in` (compiled in) with every `{{key}}`
 //! replaced by what one section renderer wrote for it (one file per group of
 //! benchmarks); an unknown key or a missing result file is an error (unless
 //! `allow_missing`, which the smoke test uses), so the page can never silently lose
@@ -25,7 +25,7 @@ use anyhow::{bail, Context};
 
 use results::Results;
 
-const TEMPLATE: &str = include_str!("../../report/benchmarks.md.in");
+const TEMPLATE: &str = include_str!("../../template/benchmarks.md.in");
 
 /// What the template's keys are replaced with.
 type Keys = BTreeMap<&'static str, String>;

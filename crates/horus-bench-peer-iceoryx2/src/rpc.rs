@@ -15,13 +15,13 @@ use iceoryx2::pending_response::PendingResponse;
 use iceoryx2::port::client::Client;
 use iceoryx2::prelude::*;
 
-use super::driver::measure_all;
-use super::{Caller, Measured, ServeArgs, Spec, System, STRESS_WINDOW};
-use crate::affinity::{pin_current_thread, run_on_cpu};
-use crate::child::{signal_ready, ChildProcess};
-use crate::harness::{spin_until, unique_id};
-use crate::payload::{self, Touch};
-use crate::pubsub::iceoryx2::{node, quiet_logs};
+use crate::pubsub::{node, quiet_logs};
+use horus_bench_core::affinity::{pin_current_thread, run_on_cpu};
+use horus_bench_core::child::{signal_ready, ChildProcess};
+use horus_bench_core::harness::{spin_until, unique_id};
+use horus_bench_core::payload::{self, Touch};
+use horus_bench_core::rpc::driver::measure_all;
+use horus_bench_core::rpc::{self, Caller, Measured, ServeArgs, Spec, System, STRESS_WINDOW};
 
 /// Calls in flight the service allows per client (iceoryx2's default is 4).
 const MAX_ACTIVE: usize = 2 * STRESS_WINDOW;
@@ -110,7 +110,7 @@ pub fn run(spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
         };
         let measured = measure_all(&mut caller, spec)?;
         drop(caller);
-        super::release(child)?;
+        rpc::release(child)?;
         Ok(measured)
     })
 }
@@ -143,19 +143,19 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
         payload::write(response.payload_mut(), seq, a.touch);
         response.send()?;
         drop(request);
-        if seq == super::END {
-            return super::await_release();
+        if seq == rpc::END {
+            return rpc::await_release();
         }
     }
 }
 
-/// iceoryx2 request/response as an [`Rpc`](super::Rpc) peer.
+/// iceoryx2 request/response as an [`Rpc`](horus_bench_core::rpc::Rpc) peer.
 #[derive(Debug, Clone, Copy)]
 pub struct Iceoryx2Rpc;
 
-impl crate::peer::Peer for Iceoryx2Rpc {
+impl horus_bench_core::peer::Peer for Iceoryx2Rpc {
     fn name(&self) -> &'static str {
-        super::System::Iceoryx2.name()
+        System::Iceoryx2.name()
     }
 
     fn settings(&self) -> String {
@@ -163,7 +163,7 @@ impl crate::peer::Peer for Iceoryx2Rpc {
     }
 }
 
-impl super::Rpc for Iceoryx2Rpc {
+impl rpc::Rpc for Iceoryx2Rpc {
     fn run(&self, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
         run(spec, cpus)
     }

@@ -1,8 +1,8 @@
 //! The logging section: horus-log beside tracing and env_logger.
 
 use super::{bullets, section, Keys};
-use crate::logging::{self, LogRow};
-use crate::suite::Doc;
+use horus_bench::logging::{self, LogRow};
+use horus_bench::suite::Doc;
 
 /// The `logging` section: the targets, the four statistics tables with drops, the method.
 pub(super) fn logging(d: &Option<Doc<LogRow>>, keys: &mut Keys) {

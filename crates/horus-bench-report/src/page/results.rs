@@ -6,15 +6,15 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::interleaved::RoundRow;
-use crate::logging::LogRow;
-use crate::multi_host::rows::MhRow;
-use crate::report::{Machine, Row};
-use crate::ros_rows::RosRow;
-use crate::rows::{PathRow, RoboticsRow, ScaleRow, SweepRow};
-use crate::rpc::rows::RpcRow;
-use crate::suite::Doc;
-use crate::tables;
+use horus_bench::interleaved::RoundRow;
+use horus_bench::logging::LogRow;
+use horus_bench::multi_host::rows::MhRow;
+use horus_bench::report::{Machine, Row};
+use horus_bench::ros_rows::RosRow;
+use horus_bench::rows::{PathRow, RoboticsRow, ScaleRow, SweepRow};
+use horus_bench::rpc::rows::RpcRow;
+use horus_bench::suite::Doc;
+use horus_bench::tables;
 
 /// The result files of one run, each parsed if present.
 pub(crate) struct Results {

@@ -7,11 +7,11 @@
 //!
 //! * [`crate::pubsub::PubSub`] — a ping-pong of topics between two processes;
 //! * [`crate::rpc::Rpc`] — request/response calls between two processes;
-//! * [`crate::multi_host::System`] — topics and calls between two hosts.
+//! * `horus_bench::multi_host::System` — topics and calls between two hosts.
 //!
-//! Every peer other than horus (and the Unix socket) is compiled in only with its
-//! cargo feature (`iceoryx2`, `zenoh`, `grpc`, `multi-host`), so a benchmark
-//! binary builds only the peers it measures.
+//! Each peer middleware is a crate of its own built on this one
+//! (`horus-bench-peer-iceoryx2`, `horus-bench-peer-zenoh`, `horus-bench-peer-grpc`),
+//! so a benchmark binary links only the peers it measures.
 
 /// One system under test.
 pub trait Peer {

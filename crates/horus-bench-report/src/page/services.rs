@@ -2,8 +2,8 @@
 //! Zenoh queryables and gRPC).
 
 use super::{bullets, section, Keys};
-use crate::rpc::{self, rows::RpcRow};
-use crate::suite::Doc;
+use horus_bench::rpc::{self, rows::RpcRow};
+use horus_bench::suite::Doc;
 
 /// The `rpc` section: the three tables (pinned), the ratios, the targets, the
 /// unpinned latency table and the method; failed systems are marked in the cells.

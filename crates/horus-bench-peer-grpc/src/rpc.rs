@@ -7,7 +7,7 @@
 //! 1 MiB call never waits on flow control; each side runs a current-thread tokio
 //! runtime on its own (pinned) thread, so no call is handed between threads.
 //! Calls in flight are concurrent HTTP/2 streams on that connection (each a task
-//! on the client's runtime). The service is in [`super::grpc_service`].
+//! on the client's runtime). The service is in [`crate::service`].
 
 use std::collections::VecDeque;
 
@@ -18,14 +18,14 @@ use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint, Server};
 use tonic_prost::ProstCodec;
 
-use super::driver::measure_all;
-use super::grpc_service::{Answer, Payload, Routes, MAX_MESSAGE, PATH, WINDOW};
-use super::{Caller, Measured, ServeArgs, Spec, System};
-use crate::affinity::{pin_current_thread, run_on_cpu};
-use crate::child::{signal_ready, ChildProcess};
-use crate::harness::free_port;
-use crate::harness::{unique_id, STALL_TIMEOUT};
-use crate::payload::{self, Touch};
+use crate::service::{Answer, Payload, Routes, MAX_MESSAGE, PATH, WINDOW};
+use horus_bench_core::affinity::{pin_current_thread, run_on_cpu};
+use horus_bench_core::child::{signal_ready, ChildProcess};
+use horus_bench_core::harness::free_port;
+use horus_bench_core::harness::{unique_id, STALL_TIMEOUT};
+use horus_bench_core::payload::{self, Touch};
+use horus_bench_core::rpc::driver::measure_all;
+use horus_bench_core::rpc::{self, Caller, Measured, ServeArgs, Spec, System};
 
 /// The exact settings, for the method text.
 pub const SETTINGS: &str = "tonic 0.14 unary calls, prost messages (one bytes field), \
@@ -184,7 +184,7 @@ fn session(
     // shutdown then completes.
     drop(caller);
     let measured = measured?;
-    super::release(child)?;
+    rpc::release(child)?;
     Ok(measured)
 }
 
@@ -206,7 +206,7 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
     // Stop when the parent says so (`release`, after the client has its END answer and has
     // closed the connection). Stopping on the END call itself raced that answer: its 1 MiB
     // response was sometimes cut off ("broken pipe") by the shutdown.
-    let release = rt.spawn_blocking(super::await_release);
+    let release = rt.spawn_blocking(rpc::await_release);
     let (released_tx, mut released) = tokio::sync::oneshot::channel();
     let shutdown = async move {
         let r = release
@@ -243,7 +243,7 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|_| Err(anyhow!("the server stopped before its parent released it")))
 }
 
-/// gRPC (tonic unary calls) as an [`Rpc`](super::Rpc) peer, over TCP loopback or a
+/// gRPC (tonic unary calls) as an [`Rpc`](horus_bench_core::rpc::Rpc) peer, over TCP loopback or a
 /// Unix socket.
 #[derive(Debug, Clone, Copy)]
 pub struct Grpc {
@@ -251,11 +251,11 @@ pub struct Grpc {
     pub transport: Transport,
 }
 
-impl crate::peer::Peer for Grpc {
+impl horus_bench_core::peer::Peer for Grpc {
     fn name(&self) -> &'static str {
         match self.transport {
-            Transport::Tcp => super::System::GrpcTcp.name(),
-            Transport::Uds => super::System::GrpcUds.name(),
+            Transport::Tcp => System::GrpcTcp.name(),
+            Transport::Uds => System::GrpcUds.name(),
         }
     }
 
@@ -264,7 +264,7 @@ impl crate::peer::Peer for Grpc {
     }
 }
 
-impl super::Rpc for Grpc {
+impl rpc::Rpc for Grpc {
     fn run(&self, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
         run(spec, self.transport, cpus)
     }

@@ -3,7 +3,7 @@
 
 use super::results::Results;
 use super::{section, Keys};
-use crate::tables;
+use horus_bench::tables;
 
 /// `python.*`: the cases, the targets, the method.
 pub(super) fn python_latency(r: &Results, keys: &mut Keys) {

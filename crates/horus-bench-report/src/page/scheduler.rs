@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::results::Results;
 use super::{missing, section, Keys};
-use crate::tables;
+use horus_bench::tables;
 
 /// `determinism.*`, `scheduler_scaling.*`, `scheduler.targets`.
 pub(super) fn scheduler(r: &Results, keys: &mut Keys) {

@@ -46,15 +46,22 @@ use zenoh::shm::{
 };
 use zenoh::{Session, Wait};
 
-use crate::affinity::{pin_current_thread, run_on_cpu};
-use crate::child::{self, ChildArgs, ChildProcess};
-use crate::harness::free_port;
-use crate::harness::{measure_round_trips, unique_id, Config, STALL_TIMEOUT};
-use crate::payload::{self, Touch};
-use crate::stats::Summary;
+use horus_bench_core::affinity::{pin_current_thread, run_on_cpu};
+use horus_bench_core::child::{self, ChildArgs, ChildProcess};
+use horus_bench_core::harness::free_port;
+use horus_bench_core::harness::{measure_round_trips, unique_id, Config, STALL_TIMEOUT};
+use horus_bench_core::payload::{self, Touch};
+use horus_bench_core::pubsub::ChildRole;
+use horus_bench_core::stats::Summary;
 
 /// Child role of the echo side.
 pub const ECHO_ROLE: &str = "zenoh-echo";
+
+/// The child roles of this peer, for the benchmark binary's child dispatch.
+pub const CHILD_ROLES: &[ChildRole] = &[ChildRole {
+    role: ECHO_ROLE,
+    run: echo_child,
+}];
 /// How a pinned Zenoh pass is pinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -148,11 +155,9 @@ pub fn loopback_config(
     ]
 }
 
-pub(crate) fn open(
-    listen: Option<&str>,
-    connect: Option<&str>,
-    shm: bool,
-) -> anyhow::Result<Session> {
+/// A session opened with [`loopback_config`]: listening on and connecting to the
+/// endpoints given (`tcp/<ip>:<port>`), shared memory on if `shm`.
+pub fn open(listen: Option<&str>, connect: Option<&str>, shm: bool) -> anyhow::Result<Session> {
     let mut config = zenoh::Config::default();
     for (key, value) in loopback_config(listen, connect, shm) {
         config
@@ -426,7 +431,7 @@ mod tests {
     }
 }
 
-/// Zenoh publish/subscribe as a [`PubSub`](super::PubSub) peer: `zenoh` (TCP,
+/// Zenoh publish/subscribe as a [`PubSub`](horus_bench_core::pubsub::PubSub) peer: `zenoh` (TCP,
 /// copy) or `zenoh-shm` (its shared memory, loan); blocking either way.
 #[derive(Debug, Clone, Copy)]
 pub struct ZenohPubSub {
@@ -436,7 +441,7 @@ pub struct ZenohPubSub {
     pub pinning: Pinning,
 }
 
-impl crate::peer::Peer for ZenohPubSub {
+impl horus_bench_core::peer::Peer for ZenohPubSub {
     fn name(&self) -> &'static str {
         self.transport.system()
     }
@@ -446,11 +451,11 @@ impl crate::peer::Peer for ZenohPubSub {
     }
 }
 
-impl super::PubSub for ZenohPubSub {
-    fn mode(&self) -> crate::harness::Mode {
+impl horus_bench_core::pubsub::PubSub for ZenohPubSub {
+    fn mode(&self) -> horus_bench_core::harness::Mode {
         match self.transport {
-            Transport::Shm => crate::harness::Mode::Loan,
-            Transport::Tcp => crate::harness::Mode::Copy,
+            Transport::Shm => horus_bench_core::harness::Mode::Loan,
+            Transport::Tcp => horus_bench_core::harness::Mode::Copy,
         }
     }
 

@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use super::results::Results;
-use crate::harness::Mode;
 use crate::plot::{self, Chart, Series};
-use crate::rows::{ScaleRow, ScaleSweep};
-use crate::tables;
+use horus_bench::harness::Mode;
+use horus_bench::rows::{ScaleRow, ScaleSweep};
+use horus_bench::tables;
 
 /// Draws every figure that has data; returns the files written.
 pub(super) fn figures(r: &Results, img: &Path) -> anyhow::Result<Vec<PathBuf>> {

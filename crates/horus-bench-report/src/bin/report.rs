@@ -1,5 +1,5 @@
 //! `report`: turns the JSON of a benchmark run into `docs/benchmarks.md` and its
-//! PNG figures ([`horus_bench::page`]). It measures nothing itself; `make bench`
+//! PNG figures ([`horus_bench_report::page`]). It measures nothing itself; `make bench`
 //! runs the suite first.
 //!
 //! ```text
@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use horus_bench::page::{self, Options};
+use horus_bench_report::page::{self, Options};
 
 const USAGE: &str = "\
 report — write docs/benchmarks.md and its figures from a benchmark run's JSON

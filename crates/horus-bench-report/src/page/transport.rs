@@ -6,9 +6,9 @@ use anyhow::Context;
 
 use super::results::Results;
 use super::{bullets, section, Keys};
-use crate::interleaved;
-use crate::report::Row;
-use crate::tables;
+use horus_bench::interleaved;
+use horus_bench::report::Row;
+use horus_bench::tables;
 
 /// Sizes of the headline table at the top of the page.
 const HEADLINE: &[usize] = &[16, 1480, 65536, 1048576];

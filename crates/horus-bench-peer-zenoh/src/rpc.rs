@@ -1,7 +1,7 @@
 //! Zenoh queryables between two processes: the client's querier `get`s, the
 //! server's queryable replies.
 //!
-//! Sessions as in [`crate::pubsub::zenoh`]: peer mode, the client listens on
+//! Sessions as in [`crate::pubsub`]: peer mode, the client listens on
 //! `tcp/127.0.0.1:<free port>`, the server connects to exactly that endpoint,
 //! scouting off, shared memory off (every byte crosses the loopback TCP link).
 //! The client declares a querier (Zenoh's object for repeated queries) with
@@ -25,14 +25,14 @@ use zenoh::qos::CongestionControl;
 use zenoh::query::{ConsolidationMode, Querier, Query, QueryTarget, Reply};
 use zenoh::Wait;
 
-use super::driver::measure_all;
-use super::{Caller, Measured, ServeArgs, Spec, System, END};
-use crate::affinity::run_on_cpu;
-use crate::child::{self, signal_ready, ChildProcess};
-use crate::harness::free_port;
-use crate::harness::{unique_id, STALL_TIMEOUT};
-use crate::payload::{self, Touch};
-use crate::pubsub::zenoh::open;
+use crate::pubsub::open;
+use horus_bench_core::affinity::run_on_cpu;
+use horus_bench_core::child::{self, signal_ready, ChildProcess};
+use horus_bench_core::harness::free_port;
+use horus_bench_core::harness::{unique_id, STALL_TIMEOUT};
+use horus_bench_core::payload::{self, Touch};
+use horus_bench_core::rpc::driver::measure_all;
+use horus_bench_core::rpc::{self, Caller, Measured, ServeArgs, Spec, System, END};
 
 /// The exact settings, for the method text.
 pub const SETTINGS: &str = "peer mode over tcp/127.0.0.1 (client listens, server connects, \
@@ -126,7 +126,7 @@ pub fn run(spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
     };
     let measured = run_on_cpu(cpus.map(|c| c[0]), || measure_all(&mut caller, spec))?;
     drop(caller);
-    super::release(child)?;
+    rpc::release(child)?;
     session
         .close()
         .wait()
@@ -177,7 +177,7 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
         .map_err(|_| anyhow!("zenoh dropped the queryable"))?;
     // The last reply has reached the client once it releases this server.
     if result.is_ok() {
-        super::await_release()?;
+        rpc::await_release()?;
     }
     drop(queryable);
     session
@@ -187,13 +187,13 @@ pub fn serve(a: &ServeArgs) -> anyhow::Result<()> {
     result
 }
 
-/// Zenoh queryables queried with a querier as an [`Rpc`](super::Rpc) peer.
+/// Zenoh queryables queried with a querier as an [`Rpc`](horus_bench_core::rpc::Rpc) peer.
 #[derive(Debug, Clone, Copy)]
 pub struct ZenohRpc;
 
-impl crate::peer::Peer for ZenohRpc {
+impl horus_bench_core::peer::Peer for ZenohRpc {
     fn name(&self) -> &'static str {
-        super::System::Zenoh.name()
+        System::Zenoh.name()
     }
 
     fn settings(&self) -> String {
@@ -201,7 +201,7 @@ impl crate::peer::Peer for ZenohRpc {
     }
 }
 
-impl super::Rpc for ZenohRpc {
+impl rpc::Rpc for ZenohRpc {
     fn run(&self, spec: &Spec, cpus: Option<[usize; 2]>) -> anyhow::Result<Measured> {
         run(spec, cpus)
     }

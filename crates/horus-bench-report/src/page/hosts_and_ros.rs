@@ -3,8 +3,8 @@
 
 use super::results::Results;
 use super::{bullets, section, Keys};
-use crate::multi_host::{self, SystemName};
-use crate::ros_report;
+use horus_bench::multi_host::{self, SystemName};
+use horus_bench::ros_report;
 
 /// `multi_host.*`: one table per cell kind and pinning, the method.
 pub(super) fn multi_host(r: &Results, keys: &mut Keys) {

@@ -18,14 +18,15 @@
 //! buffer makes `send` wait), and every `send` must report exactly one receiver.
 //! See [`create_service`] and [`publisher`] for the exact settings.
 
-use crate::affinity::{pin_current_thread, run_on_cpu};
-use crate::child::{cpu_arg, signal_ready, ChildArgs, ChildProcess};
-use crate::harness::{
+use anyhow::{ensure, Context};
+use horus_bench_core::affinity::{pin_current_thread, run_on_cpu};
+use horus_bench_core::child::{cpu_arg, signal_ready, ChildArgs, ChildProcess};
+use horus_bench_core::harness::{
     measure_round_trips, one_way_bursts, one_way_child_args, spin_until, unique_id, Config,
 };
-use crate::payload::{self, Touch};
-use crate::stats::{Summary, Throughput};
-use anyhow::{ensure, Context};
+use horus_bench_core::payload::{self, Touch};
+use horus_bench_core::pubsub::ChildRole;
+use horus_bench_core::stats::{Summary, Throughput};
 use iceoryx2::port::publisher::Publisher;
 use iceoryx2::port::subscriber::Subscriber;
 use iceoryx2::prelude::*;
@@ -36,6 +37,18 @@ use iceoryx2::service::port_factory::publish_subscribe::PortFactory;
 pub const ECHO_ROLE: &str = "iceoryx2-echo";
 /// Child role of the one-way sink.
 pub const SINK_ROLE: &str = "iceoryx2-sink";
+
+/// The child roles of this peer, for the benchmark binary's child dispatch.
+pub const CHILD_ROLES: &[ChildRole] = &[
+    ChildRole {
+        role: ECHO_ROLE,
+        run: echo_child,
+    },
+    ChildRole {
+        role: SINK_ROLE,
+        run: sink_child,
+    },
+];
 /// Subscriber buffer of the one-way data service (messages in flight).
 pub const ONE_WAY_BUFFER: usize = 32;
 /// The exact iceoryx2 settings, for the method text.
@@ -267,11 +280,11 @@ pub fn sink_child(mut args: ChildArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// iceoryx2 publish/subscribe as a [`PubSub`](super::PubSub) peer: loan, busy-poll.
+/// iceoryx2 publish/subscribe as a [`PubSub`](horus_bench_core::pubsub::PubSub) peer: loan, busy-poll.
 #[derive(Debug, Clone, Copy)]
 pub struct Iceoryx2PubSub;
 
-impl crate::peer::Peer for Iceoryx2PubSub {
+impl horus_bench_core::peer::Peer for Iceoryx2PubSub {
     fn name(&self) -> &'static str {
         "iceoryx2"
     }
@@ -281,9 +294,9 @@ impl crate::peer::Peer for Iceoryx2PubSub {
     }
 }
 
-impl super::PubSub for Iceoryx2PubSub {
-    fn mode(&self) -> crate::harness::Mode {
-        crate::harness::Mode::Loan
+impl horus_bench_core::pubsub::PubSub for Iceoryx2PubSub {
+    fn mode(&self) -> horus_bench_core::harness::Mode {
+        horus_bench_core::harness::Mode::Loan
     }
 
     fn busy_polls(&self) -> bool {

@@ -17,9 +17,9 @@ use tonic::body::Body;
 use tonic::{Request, Response, Status};
 use tonic_prost::ProstCodec;
 
+use horus_bench_core::payload::{self, Touch};
 #[cfg(doc)]
-use super::END;
-use crate::payload::{self, Touch};
+use horus_bench_core::rpc::END;
 
 /// The method's path.
 pub const PATH: &str = "/horus.bench.Rpc/Call";

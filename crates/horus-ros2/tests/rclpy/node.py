@@ -4,6 +4,10 @@
                                               publisher is matched; print `sent TOPIC HEX`
     node.py sub   TOPIC:TYPE[:latched] ...   print `got TOPIC HEX` for every message (raw CDR)
     node.py talk  TOPIC                       publish std_msgs/String "0", "1", ... (50 Hz)
+    node.py stream TOPIC COUNT SIZE           once a subscriber matched, publish COUNT
+                                              std_msgs/UInt8MultiArray of SIZE data bytes
+                                              (the first 8: the index, little-endian) at
+                                              100 Hz; print `streamed COUNT`
 
 Every mode prints `ready` once its endpoints exist and runs until stdin closes.
 Messages are built deterministically (build()) so both sides can compare bytes.
@@ -16,7 +20,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import LaserScan, Imu, Image, PointCloud2, PointField
-from std_msgs.msg import String, Int32
+from std_msgs.msg import String, Int32, UInt8MultiArray
 
 TYPES = {
     'sensor_msgs/msg/LaserScan': LaserScan,
@@ -116,6 +120,23 @@ def main():
             p.publish(String(data=str(n)))
             n += 1
         node.create_timer(0.02, tick)
+    elif mode == 'stream':
+        count, size = int(args[1]), int(args[2])
+        p = node.create_publisher(UInt8MultiArray, args[0], qos(False))
+        say('ready')
+        while not done.is_set() and p.get_subscription_count() == 0:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        pad = bytes(size - 8)
+        sent = 0
+
+        def tick():
+            nonlocal sent
+            if sent < count:
+                p.publish(UInt8MultiArray(data=sent.to_bytes(8, 'little') + pad))
+                sent += 1
+                if sent == count:
+                    say('streamed', count)
+        node.create_timer(0.01, tick)
     elif mode == 'make':
         say('ready')
         for t, ty, _ in specs(args):

@@ -173,3 +173,93 @@ fn a_message_sent_in_pieces_arrives_whole() {
         Err(horus::inspect::RawSendError::WrongSize { .. })
     ));
 }
+
+/// A raw loan (Python's loans of ROS messages): written in place and sent with its
+/// length; a refused send keeps it and its bytes; loans given back, and one dropped with
+/// its publisher, return their chunk (many more loans than the pool has chunks never
+/// exhaust it).
+#[test]
+fn a_raw_loan_is_sent_in_place_and_an_unsent_one_returns_its_chunk() {
+    use horus::inspect::RawSendError;
+    let ns = ns("loan");
+    let topic = Topic::<PointCloud>::builder("lidar/points")
+        .namespace(&ns)
+        .max_tail_bytes(4096)
+        .depth(1)
+        .overflow(horus::Overflow::Reject)
+        .loan_pool(4)
+        .open()
+        .unwrap();
+    let mut sub = topic.subscriber().unwrap();
+    let view = TopicView::open(&ns, "lidar/points").unwrap();
+    let size = std::mem::size_of::<PointCloud>();
+    let mut raw = view.publisher(size).unwrap();
+    // No loan: nothing to send.
+    assert!(matches!(
+        raw.send_loan(size),
+        Err(RawSendError::WrongSize { got: 0, .. })
+    ));
+    for round in 0..50u64 {
+        let room = raw.loan().unwrap();
+        assert!(room.len() >= size + 4096);
+        let mut cloud = PointCloud::new(1, false);
+        cloud.stamp_ns = round;
+        room[..size].copy_from_slice(bytemuck::bytes_of(&cloud));
+        room[size..size + 100].fill(round as u8);
+        // Asking again while one is outstanding gives the same chunk.
+        assert_eq!(raw.loan().unwrap()[..size], *bytemuck::bytes_of(&cloud));
+        assert!(raw.has_loan());
+        if round % 2 == 0 {
+            raw.drop_loan();
+            assert!(!raw.has_loan());
+            continue;
+        }
+        assert!(matches!(
+            raw.send_loan(size - 1),
+            Err(RawSendError::WrongSize { .. })
+        ));
+        assert!(matches!(
+            raw.send_loan(usize::MAX),
+            Err(RawSendError::TooLarge { .. })
+        ));
+        assert_eq!(raw.send_loan(size + 100).unwrap(), 1);
+        assert!(!raw.has_loan());
+        let m = sub.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+        assert_eq!(m.stamp_ns, round);
+        assert_eq!(m.tail(), &[round as u8; 100][..]);
+    }
+    // Reject with the subscriber's one-deep history full: refused, the loan kept whole.
+    raw.loan().unwrap()[..size].copy_from_slice(bytemuck::bytes_of(&PointCloud::new(1, false)));
+    raw.send_loan(size).unwrap();
+    raw.loan().unwrap()[size] = 7;
+    assert_eq!(raw.send_loan(size + 1), Err(RawSendError::Full));
+    assert!(raw.has_loan());
+    assert_eq!(raw.loan().unwrap()[size], 7);
+    drop(sub.recv_timeout(std::time::Duration::from_secs(5)).unwrap());
+    assert_eq!(raw.send_loan(size + 1).unwrap(), 1);
+    assert_eq!(
+        sub.recv_timeout(std::time::Duration::from_secs(5))
+            .unwrap()
+            .tail(),
+        &[7]
+    );
+    // A publisher dropped with a loan gives its chunk back: a new publisher on the same
+    // place still loans and sends, many times over.
+    raw.loan().unwrap();
+    drop(raw);
+    let mut raw = view.publisher(size).unwrap();
+    for _ in 0..20 {
+        raw.loan().unwrap()[..size].copy_from_slice(bytemuck::bytes_of(&PointCloud::new(1, false)));
+        assert_eq!(raw.send_loan(size).unwrap(), 1);
+        drop(sub.recv_timeout(std::time::Duration::from_secs(5)).unwrap());
+    }
+    // A fixed-size type (no tail) has no chunks to loan.
+    let imu = Topic::<Imu>::builder("imu").namespace(&ns).open().unwrap();
+    let iv = TopicView::open(&ns, "imu").unwrap();
+    let mut r = iv.publisher(std::mem::size_of::<Imu>()).unwrap();
+    assert!(matches!(
+        r.loan(),
+        Err(RawSendError::WrongSize { got: 0, .. })
+    ));
+    drop(imu);
+}

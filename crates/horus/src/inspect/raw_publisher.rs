@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use horus_shm::{Channel, JoinError, PayloadError, PublisherPort, RoomError, RoomPolicy};
+use horus_shm::{
+    Channel, ChunkLoan, JoinError, PayloadError, PublisherPort, RoomError, RoomPolicy,
+};
 
 use crate::qos::Overflow;
 
@@ -49,6 +51,8 @@ pub struct RawPublisher {
     /// Whether a tail may follow the fixed part.
     tail: bool,
     overflow: Overflow,
+    /// The chunk loaned by [`loan`](Self::loan), not yet sent nor given back.
+    loaned: Option<ChunkLoan>,
 }
 
 impl RawPublisher {
@@ -63,6 +67,7 @@ impl RawPublisher {
             message_size,
             tail,
             overflow,
+            loaned: None,
         })
     }
 
@@ -96,18 +101,7 @@ impl RawPublisher {
                 expected: self.message_size,
             });
         }
-        // The port checks the segment, waits under `Block` (asleep until a subscriber's
-        // read frees a slot, reclaiming dead subscribers meanwhile) and counts a refusal.
-        let policy = match self.overflow {
-            Overflow::DropOldest => RoomPolicy::Overwrite,
-            Overflow::Reject => RoomPolicy::Reject,
-            Overflow::Block { timeout } => RoomPolicy::Block(timeout),
-        };
-        self.port.make_room(policy).map_err(|e| match e {
-            RoomError::Full => RawSendError::Full,
-            RoomError::TimedOut(d) => RawSendError::Timeout(d),
-            RoomError::Lost => RawSendError::SegmentLost,
-        })?;
+        self.make_room()?;
         // A type with a tail travels in chunks whenever the topic has them, however short:
         // typed subscribers take an inline message only of exactly the type's size (a
         // 12-byte ROS 2 message, 8-byte frame and 4-byte body, sent inline was counted
@@ -140,5 +134,92 @@ impl RawPublisher {
         })?;
         // An undelivered send (no subscriber) was counted by the port.
         Ok(subscribers)
+    }
+
+    /// Applies the overflow policy: the port checks the segment, waits under `Block`
+    /// (asleep until a subscriber's read frees a slot, reclaiming dead subscribers
+    /// meanwhile) and counts a refusal.
+    fn make_room(&mut self) -> Result<(), RawSendError> {
+        let policy = match self.overflow {
+            Overflow::DropOldest => RoomPolicy::Overwrite,
+            Overflow::Reject => RoomPolicy::Reject,
+            Overflow::Block { timeout } => RoomPolicy::Block(timeout),
+        };
+        self.port.make_room(policy).map_err(|e| match e {
+            RoomError::Full => RawSendError::Full,
+            RoomError::TimedOut(d) => RawSendError::Timeout(d),
+            RoomError::Lost => RawSendError::SegmentLost,
+        })
+    }
+
+    /// Loans a chunk of the pool for one message written in place (a type with a tail on
+    /// a topic with chunks): the returned memory is the whole chunk, exclusively ours,
+    /// with whatever bytes it held before (write every byte you send). One loan at a
+    /// time: while one is outstanding this returns the same chunk again. Send it with
+    /// [`send_loan`](Self::send_loan) or give it back with
+    /// [`drop_loan`](Self::drop_loan); dropping the publisher gives it back too.
+    /// `PoolExhausted` (counted) when every chunk is in use, `SegmentLost` when the
+    /// segment was truncated, `WrongSize` (`got` 0) for a topic whose messages cannot
+    /// travel in chunks (no tail, or no chunks).
+    pub fn loan(&mut self) -> Result<&mut [u8], RawSendError> {
+        if !self.tail || self.port.chunk_size() == 0 {
+            return Err(RawSendError::WrongSize {
+                got: 0,
+                expected: self.message_size,
+            });
+        }
+        if self.port.is_lost() {
+            return Err(RawSendError::SegmentLost);
+        }
+        if self.loaned.is_none() {
+            // The port counts a failed loan (`loan_failures`).
+            self.loaned = Some(self.port.loan_chunk().ok_or(RawSendError::PoolExhausted)?);
+        }
+        let loan = self.loaned.as_ref().expect("set above");
+        Ok(self.port.chunk_bytes(loan))
+    }
+
+    /// Whether a loan is outstanding.
+    pub fn has_loan(&self) -> bool {
+        self.loaned.is_some()
+    }
+
+    /// Publishes the outstanding loan's first `len` bytes (at least the type's size).
+    /// Returns the subscribers reached. On a refusal (`Full`, `Timeout`, `SegmentLost`,
+    /// `WrongSize`, `TooLarge`) nothing is sent and the loan stays outstanding, its bytes
+    /// unchanged; without a loan, `WrongSize` with `got` 0.
+    pub fn send_loan(&mut self, len: usize) -> Result<u32, RawSendError> {
+        if self.loaned.is_none() || len < self.message_size {
+            return Err(RawSendError::WrongSize {
+                got: if self.loaned.is_none() { 0 } else { len },
+                expected: self.message_size,
+            });
+        }
+        let capacity = self.port.chunk_size();
+        if len > capacity {
+            return Err(RawSendError::TooLarge { len, capacity });
+        }
+        self.make_room()?;
+        let loan = self.loaned.take().expect("checked above");
+        // The length was checked against the chunk, the only refusal of `send_chunk`.
+        self.port.send_chunk(loan, len).map_err(|e| match e {
+            PayloadError::TooLarge { len, capacity, .. } => {
+                RawSendError::TooLarge { len, capacity }
+            }
+        })
+    }
+
+    /// Gives the outstanding loan's chunk back to the pool unsent (nothing if none).
+    pub fn drop_loan(&mut self) {
+        if let Some(loan) = self.loaned.take() {
+            self.port.abandon(loan);
+        }
+    }
+}
+
+impl Drop for RawPublisher {
+    /// An outstanding loan goes back to the pool with the publisher.
+    fn drop(&mut self) {
+        self.drop_loan();
     }
 }

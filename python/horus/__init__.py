@@ -103,7 +103,7 @@ from ._topic import (
 )
 from ._ros_action import RosActionClient, RosActionServer, RosGoalHandle, RosNewGoal
 from ._ros_service import RosRequest, RosService, RosServiceClient, RosServiceServer
-from ._ros_topic import RosPublisher, RosSubscriber, RosTopic
+from ._ros_topic import RosLoan, RosPublisher, RosSubscriber, RosTopic
 
 __version__: str = _horus.__version__
 
@@ -216,6 +216,7 @@ __all__ = [
     "RosActionClient",
     "RosActionServer",
     "RosGoalHandle",
+    "RosLoan",
     "RosNewGoal",
     "RosPublisher",
     "RosRequest",

@@ -20,6 +20,7 @@ __all__ = [
     "FieldInfo",
     "GoalHandle",
     "Loan",
+    "LoanedArray",
     "NewGoal",
     "ParamClient",
     "ParamServer",
@@ -32,6 +33,7 @@ __all__ = [
     "RosActionClient",
     "RosActionServer",
     "RosGoalHandle",
+    "RosLoan",
     "RosNewGoal",
     "RosPublisher",
     "RosServiceClient",
@@ -124,11 +126,27 @@ class RosTopic:
 @final
 class RosPublisher:
     def send(self, types: RosTypes, obj: object) -> int: ...
+    def loan(self, types: RosTypes, msg: object, lengths: Sequence[tuple[str, int]]) -> RosLoan: ...
     @property
     def topic(self) -> str: ...
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
+
+@final
+class RosLoan(Buffer):
+    @property
+    def active(self) -> bool: ...
+    @property
+    def views(self) -> int: ...
+    @property
+    def fields(self) -> list[tuple[str, int, int]]: ...
+    def send(self, types: RosTypes, msg: object) -> int: ...
+    def discard(self, types: RosTypes, msg: Optional[object] = None) -> None: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
+@final
+class LoanedArray: ...
 
 @final
 class RosSubscriber:

@@ -76,7 +76,9 @@ mod _horus {
     #[pymodule_export]
     use crate::registry::{FieldInfo, SchemaInfo};
     #[pymodule_export]
-    use crate::ros::{RosPublisher, RosSample, RosSubscriber, RosTopic, RosTypes};
+    use crate::ros::{
+        LoanedArray, RosLoan, RosPublisher, RosSample, RosSubscriber, RosTopic, RosTypes,
+    };
     #[pymodule_export]
     use crate::rust_nodes::RustNode;
 

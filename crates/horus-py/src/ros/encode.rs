@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyString};
 
 use super::errors::{CodecResult, Failure, PathSeg, Side};
+use super::loan::LoanedArray;
 use super::plan::{byte_like, prim_size, Elem, FieldPlan, Plans};
 use super::pybuf::{ContiguousBuf, ElemKind};
 
@@ -20,7 +21,7 @@ pub(crate) const MAX_DEPTH: usize = 64;
 /// The CDR encapsulation header (plain CDR, little endian).
 pub(crate) const HEADER: [u8; 4] = [0x00, 0x01, 0x00, 0x00];
 
-fn fail(kind: &'static str, message: impl Into<String>) -> Failure {
+pub(crate) fn fail(kind: &'static str, message: impl Into<String>) -> Failure {
     Failure::new(Side::Encode, kind, message)
 }
 
@@ -49,6 +50,15 @@ pub(crate) trait Sink {
     /// A primitive array's bytes, from `buf` (which a sink may keep instead of copying).
     fn put_block(&mut self, buf: ContiguousBuf) -> CodecResult<()> {
         self.put(buf.bytes())
+    }
+
+    /// The `n` bytes of a loaned array's elements (see [`super::loan`]): only the sinks
+    /// that encode a loan take them.
+    fn put_loaned(&mut self, _array: &LoanedArray, _n: usize) -> CodecResult<()> {
+        Err(fail(
+            "wrong_type",
+            "an array of a loan, outside the loan (a loan's arrays travel only in its own message)",
+        ))
     }
 }
 
@@ -230,6 +240,9 @@ impl<S: Sink> Enc<'_, S> {
             return self.element(f.elem, value, depth);
         }
         if let Elem::Prim(p) = f.elem {
+            if let Ok(loaned) = value.cast::<LoanedArray>() {
+                return self.loaned(p, f.array, loaned.get());
+            }
             if !value.is_instance_of::<PyString>() {
                 if let Some(buf) = ContiguousBuf::get(value) {
                     return self.prim_block(p, f.array, buf);
@@ -305,6 +318,32 @@ impl<S: Sink> Enc<'_, S> {
             });
         }
         self.sink.put_block(buf)
+    }
+
+    /// A loaned primitive array (its elements in the loan's chunk): its count, then its
+    /// bytes, which the sink places.
+    fn loaned(&mut self, p: Primitive, array: ArrayKind, a: &LoanedArray) -> CodecResult<()> {
+        if a.prim != p && !(byte_like(a.prim) && byte_like(p)) {
+            return Err(fail(
+                "wrong_type",
+                format!(
+                    "expected {} elements, got a loaned array of {}",
+                    p.msg_name(),
+                    a.prim.msg_name()
+                ),
+            ));
+        }
+        self.length(array, a.count)?;
+        if a.count == 0 {
+            return Ok(());
+        }
+        let size = prim_size(p);
+        let n = a
+            .count
+            .checked_mul(size)
+            .ok_or_else(|| fail("too_long", "loaned array larger than the address space"))?;
+        self.sink.align(size)?;
+        self.sink.put_loaned(a, n)
     }
 
     fn element(&mut self, elem: Elem, value: &Bound<'_, PyAny>, depth: usize) -> CodecResult<()> {

@@ -7,12 +7,14 @@ mod decode;
 mod encode;
 pub(crate) mod errors;
 mod gen;
+mod loan;
 mod ndarray;
 mod plan;
 mod pybuf;
 mod slots;
 mod topic;
 
+pub(crate) use loan::{LoanedArray, RosLoan};
 pub(crate) use topic::{RosPublisher, RosSample, RosSubscriber, RosTopic};
 
 use std::collections::BTreeSet;
@@ -54,6 +56,11 @@ fn interface_error(e: impl std::fmt::Display) -> PyErr {
 }
 
 impl RosTypes {
+    /// NumPy's C API and the dtypes, for arrays made natively.
+    pub(crate) fn refs(&self) -> &PyRefs {
+        &self.refs
+    }
+
     pub(crate) fn codec(&self) -> Arc<Codec> {
         // Held only to clone the Arc: never across Python code.
         match self.codec.lock() {

@@ -19,6 +19,8 @@ const TYPE: usize = 2;
 const NEW_FROM_DESCR: usize = 94;
 /// `PyArray_SetBaseObject(arr, base)`.
 const SET_BASE_OBJECT: usize = 282;
+/// `NPY_ARRAY_WRITEABLE`.
+const WRITEABLE: c_int = 0x0400;
 
 type NewFromDescr = unsafe extern "C" fn(
     *mut ffi::PyTypeObject,
@@ -96,12 +98,41 @@ impl NdArrayApi {
         data: *const u8,
         base: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: the caller's contract; flags 0: not writeable.
+        unsafe { self.make(dtype, count, data.cast_mut(), base, 0) }
+    }
+
+    /// As [`view`](Self::view), but writeable (a loan's arrays).
+    ///
+    /// # Safety
+    /// As for [`view`](Self::view), and the bytes must be writable, by Python alone,
+    /// for as long as `base` lives.
+    pub(crate) unsafe fn view_mut<'py>(
+        &self,
+        dtype: &Bound<'py, PyAny>,
+        count: usize,
+        data: *mut u8,
+        base: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: the caller's contract.
+        unsafe { self.make(dtype, count, data, base, WRITEABLE) }
+    }
+
+    unsafe fn make<'py>(
+        &self,
+        dtype: &Bound<'py, PyAny>,
+        count: usize,
+        data: *mut u8,
+        base: &Bound<'py, PyAny>,
+        flags: c_int,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = dtype.py();
         let dims = [count as ffi::Py_intptr_t];
         // SAFETY: NewFromDescr steals a reference to the descriptor: we hand it a new
-        // one. flags = 0: not writeable (NumPy computes contiguity and alignment from
-        // the pointer and the strides it derives); the data is not owned by the array.
-        // Per the caller's contract the bytes outlive `base`, which the array holds.
+        // one. `flags`: 0 (read-only) or WRITEABLE (NumPy computes contiguity and
+        // alignment from the pointer and the strides it derives); the data is not owned
+        // by the array. Per the callers' contracts the bytes outlive `base`, which the
+        // array holds.
         unsafe {
             ffi::Py_INCREF(dtype.as_ptr());
             let arr = (self.new_from_descr)(
@@ -110,8 +141,8 @@ impl NdArrayApi {
                 1,
                 dims.as_ptr(),
                 std::ptr::null(),
-                data.cast_mut().cast::<c_void>(),
-                0,
+                data.cast::<c_void>(),
+                flags,
                 std::ptr::null_mut(),
             );
             let arr = Bound::from_owned_ptr_or_err(py, arr)?;

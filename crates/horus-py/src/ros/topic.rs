@@ -22,17 +22,15 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use super::encode::{Enc, Parts, HEADER};
+use super::loan::{self, Abandoned, RosLoan, RosPubState, FRAME};
 use super::RosTypes;
 use crate::buffer::export;
 use crate::dynamic::SendFailure;
-use crate::endpoint::{closed_error, Endpoint};
+use crate::endpoint::{closed_error, Endpoint, Open};
 use crate::errors::{self, InvalidTopicError, RecvTimeoutError, SchemaMismatchError, SegmentError};
 
 /// Largest stretch a blocking receive waits without the GIL (signals: Ctrl-C).
 const SIGNAL_SLICE: Duration = Duration::from_millis(50);
-
-/// Bytes before the CDR body in a chunk (4 reserved, then the encapsulation header).
-const FRAME: usize = 8;
 
 fn create_error(
     py: Python<'_>,
@@ -73,7 +71,7 @@ fn ros_error(e: RosTopicError) -> PyErr {
     }
 }
 
-fn send_failure(e: RawSendError) -> SendFailure {
+pub(crate) fn send_failure(e: RawSendError) -> SendFailure {
     match e {
         RawSendError::Full => SendFailure::Full,
         RawSendError::Timeout(d) => SendFailure::Timeout(d),
@@ -205,7 +203,8 @@ impl RosTopic {
             .publisher(FRAME)
             .map_err(|e| ros_error(RosTopicError::Join(e)))?;
         Ok(RosPublisher {
-            raw: Endpoint::new(raw, "publisher"),
+            state: Endpoint::new(RosPubState::new(raw), "publisher"),
+            abandoned: Abandoned::new(),
             topic: self.name.clone(),
             type_name: self.type_name.clone(),
             blocks: self.blocks,
@@ -252,13 +251,51 @@ impl RosTopic {
     }
 }
 
-/// Publishes message objects of one ROS 2 type.
+/// Publishes message objects of one ROS 2 type, encoded for each send or written in
+/// place in a loan ([`RosLoan`]).
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct RosPublisher {
-    raw: Endpoint<RawPublisher>,
-    topic: String,
+    state: Endpoint<RosPubState>,
+    /// A loan whose `RosLoan` was freed while another thread held `state`; given back
+    /// at the next lock.
+    abandoned: Abandoned,
+    pub(crate) topic: String,
     type_name: String,
-    blocks: bool,
+    pub(crate) blocks: bool,
+}
+
+impl RosPublisher {
+    /// The state for one call (an abandoned loan given back first).
+    pub(crate) fn state(&self) -> PyResult<Open<'_, RosPubState>> {
+        let mut st = self.state.lock()?;
+        if let Some(id) = self.abandoned.take() {
+            st.discard_abandoned(id);
+        }
+        Ok(st)
+    }
+
+    /// The state if it is open and free now (for `Drop` code): `None` when closed,
+    /// `Some(Err(()))` while another thread holds it.
+    pub(crate) fn try_state(&self) -> Option<Result<Open<'_, RosPubState>, ()>> {
+        self.state.try_lock()
+    }
+
+    /// Leaves loan `id` to be given back at the next lock.
+    pub(crate) fn abandon(&self, id: u64) {
+        self.abandoned.set(id);
+    }
+
+    pub(crate) fn err(&self, e: SendFailure) -> PyErr {
+        errors::send_error(&self.topic, e)
+    }
+
+    pub(crate) fn type_name(&self) -> &str {
+        &self.type_name
+    }
+
+    pub(crate) fn closed(&self) -> bool {
+        self.state.is_closed()
+    }
 }
 
 #[pymethods]
@@ -278,9 +315,9 @@ impl RosPublisher {
         // The chunk: 4 reserved bytes, the encapsulation header, the body.
         let frame = [0, 0, 0, 0, HEADER[0], HEADER[1], HEADER[2], HEADER[3]];
         let pieces = parts.pieces(&frame);
-        let mut raw = self.raw.lock()?;
+        let mut st = self.state()?;
+        let raw: &mut RawPublisher = &mut st.raw;
         let r = if self.blocks {
-            let raw: &mut RawPublisher = &mut raw;
             py.detach(|| raw.send_parts(&pieces))
         } else {
             raw.send_parts(&pieces)
@@ -288,16 +325,35 @@ impl RosPublisher {
         r.map_err(|e| errors::send_error(&self.topic, send_failure(e)))
     }
 
+    /// Loans a chunk for one message written in place: `msg` (an object of the topic's
+    /// type, the package's own copy) is encoded into it, and each field named in
+    /// `lengths` becomes a writable NumPy view of that many elements in the chunk (as
+    /// `numpy.empty`: write every element). Raises TypeError / ValueError for a field
+    /// that is not a loanable array of the type, CdrEncodeError, LoanError (a loan is
+    /// outstanding, or the message exceeds max_tail_bytes), PoolExhaustedError.
+    fn loan(
+        slf: &Bound<'_, Self>,
+        types: &RosTypes,
+        msg: &Bound<'_, PyAny>,
+        lengths: Vec<(String, usize)>,
+    ) -> PyResult<Py<RosLoan>> {
+        let l = Bound::new(slf.py(), loan::open_loan(slf, types, msg, lengths)?)?;
+        loan::attach_views(&l, types, msg)?;
+        Ok(l.unbind())
+    }
+
     /// Leaves the topic now: this publisher's place is released and any use after
-    /// raises ClosedError. Idempotent.
-    fn close(&self) {
-        self.raw.close();
+    /// raises ClosedError. An outstanding loan is given back; while views of its
+    /// memory are alive this raises LoanViewsAliveError and the publisher stays open.
+    /// Idempotent.
+    fn close(&self) -> PyResult<()> {
+        self.state.close_if(|st| st.close_loan(&self.topic))
     }
 
     /// Whether `close()` was called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.raw.is_closed()
+    #[getter(closed)]
+    fn is_closed(&self) -> bool {
+        self.state.is_closed()
     }
 
     /// Topic name.

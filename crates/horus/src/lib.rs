@@ -83,6 +83,7 @@ mod latency;
 mod latency_clock;
 mod publisher;
 mod qos;
+mod recv_buf;
 pub mod ros;
 mod sample;
 mod sample_mut;

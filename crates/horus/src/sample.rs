@@ -1,5 +1,6 @@
 //! A received message: a read guard.
 
+use std::marker::PhantomData;
 use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -15,14 +16,20 @@ use crate::publisher::tail_offset;
 /// Large and tailed messages are read in place in shared memory: the guard
 /// pins the chunk (the publisher cannot reuse it) until it is dropped.
 /// Messages of at most [`INLINE_MAX`](crate::INLINE_MAX) bytes are copied out
-/// of the ring slot when received (that copy *is* the read of a few cache
-/// lines, validated against the slot's sequence number so it is never torn).
+/// of the ring slot once when received (that copy *is* the read of a few
+/// cache lines, validated against the slot's sequence number so it is never
+/// torn) into the subscriber's receive buffer, which the guard then shares:
+/// a `Sample` is a few words whatever `T`'s size, so moving it copies no
+/// message. The subscriber reuses the buffer once the guard is dropped.
 pub struct Sample<T> {
-    inner: Inner<T>,
+    inner: Inner,
+    _t: PhantomData<T>,
 }
 
-enum Inner<T> {
-    Inline(T),
+enum Inner {
+    /// In a receive buffer: bytes `start..start + size_of::<T>()`, `start` a
+    /// multiple of 8 (checked by [`Sample::inline`]).
+    Inline { words: Arc<[u64]>, start: usize },
     Chunk {
         place: Arc<SubPlace>,
         pool: usize,
@@ -39,10 +46,21 @@ unsafe impl<T: Send> Send for Sample<T> {}
 unsafe impl<T: Sync> Sync for Sample<T> {}
 
 impl<T: Message> Sample<T> {
-    pub(crate) fn inline(value: T) -> Self {
-        Sample {
-            inner: Inner::Inline(value),
+    /// A sample of the `T` at byte `start` of a receive buffer; `None` (a
+    /// bug of the caller, which checked the received length) unless the
+    /// buffer holds all of it at an 8-aligned offset and `T` needs no more
+    /// than 8-byte alignment (topics and services refuse such types on open).
+    pub(crate) fn inline(words: Arc<[u64]>, start: usize) -> Option<Self> {
+        let fits = start
+            .checked_add(std::mem::size_of::<T>())
+            .is_some_and(|end| end <= words.len() * 8);
+        if !fits || !start.is_multiple_of(8) || std::mem::align_of::<T>() > 8 {
+            return None;
         }
+        Some(Sample {
+            inner: Inner::Inline { words, start },
+            _t: PhantomData,
+        })
     }
 
     pub(crate) fn chunk(
@@ -60,13 +78,14 @@ impl<T: Message> Sample<T> {
                 ptr: NonNull::new(ptr as *mut u8).expect("chunk pointers are never null"),
                 len,
             },
+            _t: PhantomData,
         }
     }
 
     /// The variable-size tail (empty for messages without one).
     pub fn tail(&self) -> &[u8] {
         match &self.inner {
-            Inner::Inline(_) => &[],
+            Inner::Inline { .. } => &[],
             Inner::Chunk { ptr, len, .. } => {
                 let start = tail_offset::<T>().min(*len);
                 // SAFETY: the chunk holds at least `len` bytes (validated
@@ -80,7 +99,9 @@ impl<T: Message> Sample<T> {
     /// The whole message as received: the fixed part and any tail.
     pub(crate) fn payload(&self) -> &[u8] {
         match &self.inner {
-            Inner::Inline(v) => bytemuck::bytes_of(v),
+            Inner::Inline { words, start } => {
+                &bytemuck::cast_slice::<u64, u8>(words)[*start..*start + std::mem::size_of::<T>()]
+            }
             // SAFETY: as in `tail`: `len` bytes of the pinned chunk, not written while we
             // hold the reference.
             Inner::Chunk { ptr, len, .. } => unsafe {
@@ -99,7 +120,14 @@ impl<T: Message> Deref for Sample<T> {
     type Target = T;
     fn deref(&self) -> &T {
         match &self.inner {
-            Inner::Inline(v) => v,
+            // SAFETY: `inline` checked that the buffer holds size_of::<T>()
+            // bytes from `start`, 8-aligned (the buffer is u64s, `start` a
+            // multiple of 8, align_of T ≤ 8); T is Pod (valid for any bytes);
+            // the buffer is shared, so nothing writes it while we hold it
+            // (the receive writes only an unshared buffer: `RecvBuf::target`).
+            Inner::Inline { words, start } => unsafe {
+                &*words.as_ptr().cast::<u8>().add(*start).cast::<T>()
+            },
             // SAFETY: chunks are page or cache-line aligned (≥ align_of T,
             // which topics limit to 8), hold at least size_of::<T>() bytes
             // (checked on receive), T is Pod (valid for any bytes), and the

@@ -10,6 +10,7 @@ use horus_shm::{Received, SubscriberPort};
 use crate::error::{RecvError, TopicError};
 use crate::latency::LatencyProbe;
 use crate::qos::{StartAt, WaitMode};
+use crate::recv_buf::RecvBuf;
 use crate::sample::Sample;
 use crate::stats::SubscriberStats;
 use crate::topic::TopicInner;
@@ -29,7 +30,9 @@ const LOST_POLL: Duration = Duration::from_millis(100);
 pub struct Subscriber<T> {
     topic: Arc<TopicInner>,
     port: SubscriberPort,
-    buf: Box<[u64]>,
+    /// Where inline messages are copied out of the ring (and what their
+    /// samples share).
+    buf: RecvBuf,
     mode: WaitMode,
     spin: u32,
     latency: LatencyProbe,
@@ -60,7 +63,7 @@ impl<T: Message> Subscriber<T> {
         Ok(Subscriber {
             topic,
             port,
-            buf: vec![0u64; words].into_boxed_slice(),
+            buf: RecvBuf::new(words),
             mode,
             spin: DEFAULT_SPIN,
             latency: LatencyProbe::of::<T>(),
@@ -87,7 +90,7 @@ impl<T: Message> Subscriber<T> {
             return None;
         }
         loop {
-            let r = self.port.try_receive(&mut self.buf)?;
+            let r = self.port.try_receive(self.buf.target())?;
             if let Some(s) = self.accept(r) {
                 return Some(s);
             }
@@ -160,9 +163,10 @@ impl<T: Message> Subscriber<T> {
     fn wait(&mut self, deadline: Option<Instant>) -> Result<Sample<T>, ()> {
         loop {
             let r = match self.mode {
-                WaitMode::Futex => self
-                    .port
-                    .receive_blocking(&mut self.buf, self.spin, deadline),
+                WaitMode::Futex => {
+                    self.port
+                        .receive_blocking(self.buf.target(), self.spin, deadline)
+                }
                 WaitMode::BusyPoll => self.poll_until(deadline),
             };
             match r {
@@ -178,8 +182,9 @@ impl<T: Message> Subscriber<T> {
 
     fn poll_until(&mut self, deadline: Option<Instant>) -> Option<Received> {
         let mut n = 0u32;
+        let out = self.buf.target();
         loop {
-            if let Some(r) = self.port.try_receive(&mut self.buf) {
+            if let Some(r) = self.port.try_receive(out) {
                 return Some(r);
             }
             n = n.wrapping_add(1);
@@ -196,9 +201,15 @@ impl<T: Message> Subscriber<T> {
         let size = std::mem::size_of::<T>();
         match r {
             Received::Inline { len } if len == size => {
-                let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
-                self.latency.observe(&bytes[..size], &mut self.port);
-                Some(Sample::inline(bytemuck::pod_read_unaligned(&bytes[..size])))
+                self.latency
+                    .observe(self.buf.bytes(0, size), &mut self.port);
+                // No second copy: the sample shares the buffer the port
+                // copied the message into.
+                let s = Sample::inline(self.buf.share(), 0);
+                if s.is_none() {
+                    self.port.count_malformed();
+                }
+                s
             }
             Received::Chunk { pool, chunk, len } if len >= size => {
                 let ptr = self.port.chunk_ptr(pool, chunk);

@@ -44,6 +44,38 @@ fn same_thread_round_trip_and_counters() {
 }
 
 #[test]
+fn held_inline_samples_keep_their_message_while_later_ones_arrive() {
+    let t = topic::<CmdVel>("held", Overflow::DropOldest, 8);
+    let mut p = t.publisher().unwrap();
+    let mut s = t.subscriber().unwrap();
+    for i in 1..=5 {
+        p.send(cmd(i)).unwrap();
+    }
+    // Every sample held while the next ones are received into the
+    // subscriber's buffer: none may see a later message.
+    let held: Vec<Sample<CmdVel>> = (0..5).map(|_| s.try_recv().unwrap()).collect();
+    for (i, m) in (1..).zip(&held) {
+        assert_eq!(**m, cmd(i));
+    }
+    // Released on another thread, then the buffer is reused.
+    std::thread::spawn(move || drop(held)).join().unwrap();
+    for i in 6..=8 {
+        p.send(cmd(i)).unwrap();
+        assert_eq!(*s.try_recv().unwrap(), cmd(i));
+    }
+}
+
+#[test]
+fn sample_size_does_not_depend_on_the_message_size() {
+    // Moving a sample (returning it, `Some`, an empty poll's `None`) must not
+    // copy the message: it was a `size_of::<T>()` memcpy per move.
+    let small = std::mem::size_of::<Option<Sample<[u64; 1]>>>();
+    assert!(small <= 64, "{small} B");
+    assert_eq!(std::mem::size_of::<Option<Sample<[u64; 512]>>>(), small);
+    assert_eq!(std::mem::size_of::<Option<Sample<[u8; 1480]>>>(), small);
+}
+
+#[test]
 fn send_without_subscribers_is_counted_undelivered() {
     let t = topic::<CmdVel>("undelivered", Overflow::DropOldest, 4);
     let mut p = t.publisher().unwrap();

@@ -14,6 +14,7 @@ use super::liveness::{Witnesses, LIVENESS_EVERY};
 use super::service::{JoinFailure, ServiceInner};
 use super::table::{ClientCounter, EnterError, Table};
 use super::wire::{self, RequestHeader, ResponseHeader, HEADER};
+use crate::recv_buf::{InlineBody, RecvBuf};
 use crate::Sample;
 
 /// Polls before a waiting call sleeps on the response channel's futex.
@@ -21,8 +22,8 @@ const SPIN: u32 = 64;
 
 /// A response's body as received, before it becomes the client's result type.
 pub(crate) enum ResponseBody<'a> {
-    /// Copied out of a ring slot.
-    Inline(&'a [u8]),
+    /// Copied out of a ring slot into a receive buffer.
+    Inline(InlineBody<'a>),
     /// In a pool chunk pinned for us: whoever takes it releases it.
     Chunk {
         place: Arc<SubPlace>,
@@ -51,20 +52,28 @@ enum RawBody {
 }
 
 /// Turns a response body into the client's result: a typed [`Sample`], or
-/// bytes for a client that learned the types at run time.
-pub(crate) type Decoder<Out> = fn(ResponseBody<'_>) -> Out;
+/// bytes for a client that learned the types at run time. `None` (counted
+/// malformed by the caller) for a body the receivers' length checks should
+/// have refused: never for a checked one.
+pub(crate) type Decoder<Out> = fn(ResponseBody<'_>) -> Option<Out>;
 
-/// The typed decoder: zero copy for chunks.
-pub(crate) fn typed<Resp: Message>(b: ResponseBody<'_>) -> Sample<Resp> {
+/// The typed decoder: zero copy for chunks, and no copy beyond the one out of
+/// the ring slot for inline bodies (the sample shares the receive buffer).
+/// `None` only for a body that does not hold a `Resp` at an 8-aligned offset,
+/// which the receivers check before decoding.
+pub(crate) fn typed<Resp: Message>(b: ResponseBody<'_>) -> Option<Sample<Resp>> {
     match b {
-        ResponseBody::Inline(bytes) => Sample::inline(bytemuck::pod_read_unaligned(bytes)),
+        ResponseBody::Inline(body) if body.len == std::mem::size_of::<Resp>() => {
+            Sample::inline(body.buf.share(), body.start)
+        }
+        ResponseBody::Inline(_) => None,
         ResponseBody::Chunk {
             place,
             pool,
             chunk,
             ptr,
             len,
-        } => Sample::chunk(place, pool, chunk, ptr, len),
+        } => Some(Sample::chunk(place, pool, chunk, ptr, len)),
     }
 }
 
@@ -87,7 +96,7 @@ pub(crate) struct ClientCore<Resp> {
     pub(super) k: usize,
     pub(super) token: u64,
     pub(super) staging: Box<[u64]>,
-    pub(super) buf: Box<[u64]>,
+    pub(super) buf: RecvBuf,
     pub(super) next_id: u64,
     pub(super) slots: Vec<Slot<Resp>>,
     pub(super) next_check: Instant,
@@ -176,7 +185,7 @@ impl<Resp> ClientCore<Resp> {
             k,
             token,
             staging: vec![0; staging_words].into_boxed_slice(),
-            buf: vec![0; buf_words].into_boxed_slice(),
+            buf: RecvBuf::new(buf_words),
             next_id: first,
             slots: (0..depth).map(|_| Slot::Free).collect(),
             next_check: Instant::now(),
@@ -282,7 +291,7 @@ impl<Resp> ClientCore<Resp> {
         // (possibly hostile) server writes.
         let bound = self.slots.len() * self.svc.config.max_servers as usize + 2;
         for _ in 0..bound {
-            match self.resp.try_receive(&mut self.buf) {
+            match self.resp.try_receive(self.buf.target()) {
                 Some(r) => self.route(r),
                 None => return,
             }
@@ -294,12 +303,10 @@ impl<Resp> ClientCore<Resp> {
     ///
     /// The header is checked and the call found first; the body becomes
     /// the client's result type (`decode`) only at the end, straight into
-    /// its slot. That type can be large (a `Sample` of a fixed 4 KiB
-    /// response is over 4 KiB even when the body is in a chunk), and
-    /// decoding it first and then passing it through the checks cost seven
-    /// moves of it per response (callgrind: seven `memcpy`s of the response
-    /// size per call in `route`), which pushed a 4 KiB call's working set
-    /// out of L1.
+    /// its slot. A typed `Sample` is a few words whatever the response
+    /// size (an inline body stays in the receive buffer it shares), but a
+    /// raw client's result is the body's bytes, so nothing is decoded for a
+    /// response that is then discarded.
     fn route(&mut self, r: Received) {
         let Some((h, body)) = self.response_record(r) else {
             self.bump(ClientCounter::Malformed);
@@ -315,11 +322,11 @@ impl<Resp> ClientCore<Resp> {
             (wire::STATUS_OK, Some(body)) => {
                 self.bump(ClientCounter::Responses);
                 let decoded = match body {
-                    RawBody::Inline => {
-                        let size = self.svc.layout.resp_size;
-                        let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
-                        (self.decode)(ResponseBody::Inline(&bytes[HEADER..HEADER + size]))
-                    }
+                    RawBody::Inline => (self.decode)(ResponseBody::Inline(InlineBody {
+                        buf: &self.buf,
+                        start: HEADER,
+                        len: self.svc.layout.resp_size,
+                    })),
                     RawBody::Chunk {
                         pool,
                         chunk,
@@ -332,6 +339,10 @@ impl<Resp> ClientCore<Resp> {
                         ptr,
                         len,
                     }),
+                };
+                let Some(decoded) = decoded else {
+                    self.bump(ClientCounter::Malformed);
+                    return;
                 };
                 self.slots[i] = Slot::Done(h.id, Ok(decoded));
                 return;
@@ -368,7 +379,8 @@ impl<Resp> ClientCore<Resp> {
         let size = self.svc.layout.resp_size;
         match r {
             Received::Inline { len } if len >= HEADER => {
-                let words = [self.buf[0], self.buf[1], self.buf[2], self.buf[3]];
+                let w = self.buf.words();
+                let words = [w[0], w[1], w[2], w[3]];
                 let h = ResponseHeader::decode(words)?;
                 match h.status {
                     wire::STATUS_OK if self.svc.layout.resp_inline && len == HEADER + size => {
@@ -435,11 +447,8 @@ impl<Resp> ClientCore<Resp> {
     /// due — exactly the case in which [`poll`](Self::poll) returns `None`
     /// having done nothing else. A busy-polling caller asks this first and
     /// only calls `poll` when it says `false`: `poll` returns the result by
-    /// value (an `Option<Result<Resp, _>>` as large as the response type,
-    /// e.g. 4 KiB for a fixed 4 KiB response even when it lives in a chunk),
-    /// and moving that out on every empty poll cost a copy of the whole
-    /// response type per poll (measured with callgrind: one `memcpy` of the
-    /// response size per poll).
+    /// value, moved out of its slot, and reads the clock twice; this reads
+    /// it once and moves nothing.
     pub(crate) fn still_waiting(&mut self, id: u64, deadline: Instant) -> bool {
         self.pump();
         match self.slots[self.slot_of(id)] {
@@ -503,7 +512,10 @@ impl<Resp> ClientCore<Resp> {
             _ => Instant::now(),
         };
         let until = deadline.min(self.next_check.max(first_check));
-        if let Some(r) = self.resp.receive_blocking(&mut self.buf, SPIN, Some(until)) {
+        if let Some(r) = self
+            .resp
+            .receive_blocking(self.buf.target(), SPIN, Some(until))
+        {
             self.route(r);
         }
         None

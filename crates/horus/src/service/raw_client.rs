@@ -28,9 +28,9 @@ pub struct RawClient {
 
 /// Copies a record's body out (and releases its chunk): a response here, a
 /// request in a raw server.
-pub(super) fn copy_out(b: ResponseBody<'_>) -> Vec<u8> {
-    match b {
-        ResponseBody::Inline(bytes) => bytes.to_vec(),
+pub(super) fn copy_out(b: ResponseBody<'_>) -> Option<Vec<u8>> {
+    Some(match b {
+        ResponseBody::Inline(body) => body.bytes().to_vec(),
         ResponseBody::Chunk {
             place,
             pool,
@@ -45,7 +45,7 @@ pub(super) fn copy_out(b: ResponseBody<'_>) -> Vec<u8> {
             place.release_chunk(pool, chunk);
             out
         }
-    }
+    })
 }
 
 impl RawClient {

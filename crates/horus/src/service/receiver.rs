@@ -18,6 +18,7 @@ use super::service::{JoinFailure, ServiceInner};
 use super::stats::{ServerStats, ServiceStats};
 use super::table::{ServerCounter, Table};
 use super::wire::{self, claim, RequestHeader, HEADER};
+use crate::recv_buf::{InlineBody, RecvBuf};
 
 /// Polls before a waiting receive sleeps on the request channel's futex.
 const SPIN: u32 = 64;
@@ -26,7 +27,7 @@ const SPIN: u32 = 64;
 pub(crate) struct Receiver {
     table: Arc<Table>,
     port: SubscriberPort,
-    buf: Box<[u64]>,
+    buf: RecvBuf,
     pub(super) replier: Arc<Replier>,
 }
 
@@ -52,7 +53,7 @@ impl Receiver {
         Ok(Receiver {
             table: Arc::clone(&table),
             port,
-            buf: vec![0; words].into_boxed_slice(),
+            buf: RecvBuf::new(words),
             replier: Arc::new(Replier::new(svc, table, s, gen)),
         })
     }
@@ -63,7 +64,7 @@ impl Receiver {
         let c = &self.replier.svc.config;
         let bound = c.depth as usize * c.max_clients as usize + 2;
         for _ in 0..bound {
-            let r = self.port.try_receive(&mut self.buf)?;
+            let r = self.port.try_receive(self.buf.target())?;
             if let Some(req) = self.accept(r, decode) {
                 return Some(req);
             }
@@ -87,7 +88,9 @@ impl Receiver {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return None;
             }
-            let r = self.port.receive_blocking(&mut self.buf, SPIN, deadline)?;
+            let r = self
+                .port
+                .receive_blocking(self.buf.target(), SPIN, deadline)?;
             if let Some(req) = self.accept(r, decode) {
                 return Some(req);
             }
@@ -116,18 +119,23 @@ impl Receiver {
                 if !layout.req_inline || len != HEADER + size {
                     return self.malformed();
                 }
-                let words = [self.buf[0], self.buf[1], self.buf[2], self.buf[3]];
+                let w = self.buf.words();
+                let words = [w[0], w[1], w[2], w[3]];
                 let Some(h) = RequestHeader::decode(words, max_clients) else {
                     return self.malformed();
                 };
                 if !self.take(&h) {
                     return None;
                 }
-                let bytes: &[u8] = bytemuck::cast_slice(&self.buf);
-                Some((
-                    h,
-                    decode(ResponseBody::Inline(&bytes[HEADER..HEADER + size])),
-                ))
+                let body = ResponseBody::Inline(InlineBody {
+                    buf: &self.buf,
+                    start: HEADER,
+                    len: size,
+                });
+                match decode(body) {
+                    Some(req) => Some((h, req)),
+                    None => self.malformed(),
+                }
             }
             Received::Chunk { pool, chunk, len } => {
                 let place = Arc::clone(self.port.place());
@@ -158,7 +166,10 @@ impl Receiver {
                     ptr: unsafe { ptr.add(HEADER) },
                     len: len - HEADER,
                 };
-                Some((h, decode(body)))
+                match decode(body) {
+                    Some(req) => Some((h, req)),
+                    None => self.malformed(),
+                }
             }
         }
     }

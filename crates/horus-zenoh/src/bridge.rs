@@ -551,6 +551,7 @@ impl State {
                     counters: Arc::clone(&st.counters),
                     stall: StallLimits {
                         after: self.cfg.limits.stall_after,
+                        stalled_after: self.cfg.limits.stalled_reader_after,
                         cutoff: self.cfg.limits.stall_cutoff,
                     },
                     streaming: Arc::clone(&st.streaming),

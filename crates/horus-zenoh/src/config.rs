@@ -313,6 +313,7 @@ struct LimitsFile {
     max_latched_copy_bytes: Option<u64>,
     forget_host_after_ms: Option<u64>,
     stall_after_ms: Option<u64>,
+    stalled_reader_after_ms: Option<u64>,
     stall_cutoff_ms: Option<u64>,
 }
 
@@ -340,6 +341,9 @@ impl LimitsFile {
         }
         if let Some(v) = self.stall_after_ms {
             l.stall_after = ms(v);
+        }
+        if let Some(v) = self.stalled_reader_after_ms {
+            l.stalled_reader_after = ms(v);
         }
         if let Some(v) = self.stall_cutoff_ms {
             l.stall_cutoff = ms(v);
@@ -402,7 +406,7 @@ mod tests {
         let mut c = BridgeConfig::new("cfg-policy");
         assert!(!c.policy.call.allows("node/params"), "protected by default");
         c.apply_yaml(
-            "policy:\n  enter: {deny: ['base/**']}\n  call: {allow: ['**']}\nlimits:\n  max_hosts: 3\n  stall_after_ms: 50\n",
+            "policy:\n  enter: {deny: ['base/**']}\n  call: {allow: ['**']}\nlimits:\n  max_hosts: 3\n  stall_after_ms: 50\n  stalled_reader_after_ms: 3000\n",
         )
         .unwrap();
         assert!(!c.policy.enter.allows("base/cmd_vel"));
@@ -417,6 +421,7 @@ mod tests {
         );
         assert_eq!(c.limits.max_hosts, 3);
         assert_eq!(c.limits.stall_after, Duration::from_millis(50));
+        assert_eq!(c.limits.stalled_reader_after, Duration::from_secs(3));
         for bad in [
             "policy:\n  exit: {}\n",
             "policy:\n  call: {allow: ['a/***']}\n",

@@ -43,12 +43,19 @@ pub struct Limits {
     /// this time resumes its count); then every entry of that host is removed.
     pub forget_host_after: Duration,
     /// How long a put to the network may hold a `Block` topic's local publishers before the
-    /// bridge drains the topic's ring itself (at most 500 ms: half the 1 s Block timeout the
-    /// bridge sees — a topic's segment records `Block`, not each publisher's own timeout, so
-    /// a publisher whose timeout is shorter than this, plus a quarter of it, may time out
-    /// once per stall). A link merely slow for that long counts as stalled too: its `Block`
-    /// topics then lose (counted) what is drained; raise it for such links.
+    /// bridge drains the topic's ring itself until the put returns, keeping the newest message
+    /// to send next (at most 500 ms: half the 1 s Block timeout the bridge sees — a topic's
+    /// segment records `Block`, not each publisher's own timeout, so a publisher whose timeout
+    /// is shorter than this, plus a quarter of it, may time out once per slow put). A put on
+    /// a lossy link may last this long (a TCP retransmission timeout is 200 ms): what is
+    /// drained is counted (`stall_dropped`), the topic is not cut off.
     pub stall_after: Duration,
+    /// How long one put must last before the topic's remote readers are taken for stalled (a
+    /// stall: counted, and the topic cut off for `stall_cutoff`). A reader that stopped
+    /// reading holds a put until Zenoh closes the link (5 s), a lossy link that still
+    /// delivers returns it sooner (three losses of one segment in a row: 1.4 s); below 5 s,
+    /// or a stalled reader is never cut off, only drained. Never less than `stall_after`.
+    pub stalled_reader_after: Duration,
     /// How long a topic whose remote readers stalled it is sent without waiting for them
     /// (congestion control `Drop`); doubled at each further stall, up to 16 times.
     pub stall_cutoff: Duration,
@@ -70,6 +77,7 @@ impl Default for Limits {
             max_latched_copy_bytes: 1 << 30,
             forget_host_after: Duration::from_secs(60),
             stall_after: Duration::from_millis(200),
+            stalled_reader_after: Duration::from_secs(2),
             stall_cutoff: Duration::from_secs(10),
         }
     }

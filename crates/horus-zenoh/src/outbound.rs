@@ -2,19 +2,33 @@
 //! for the network like for any subscriber), each message copied once from shared memory into
 //! the buffer Zenoh sends, behind the wire header.
 //!
-//! A remote reader that stops reading (a stalled process, a frozen receiving thread) fills
-//! Zenoh's queue towards it, and a `Block` put then waits — until Zenoh gives up on the link
-//! (seconds) — while the topic's local publishers wait for this bridge's place in the ring.
-//! A watchdog bounds that: when a put has lasted `stall_after` (default 200 ms; at most half
-//! the 1 s Block timeout a segment records for the bridge), it counts a stall and drains the ring itself (`stall_dropped`) until the put
-//! returns; then the topic is sent with congestion control `Drop` (Zenoh drops towards the
-//! slow reader only) for the cut-off time, doubled at each further stall.
+//! A put that waits holds the topic's local publishers: while it lasts, this bridge reads
+//! nothing, and a `Block` publisher waits for its place in the ring. Two things make a put
+//! wait, and they are told apart by how long it waits:
+//!
+//! * a *slow* link (packet loss: one TCP retransmission timeout is 200 ms, doubling while the
+//!   same segment is lost again; a capped link) delays a put, which returns once TCP has
+//!   caught up;
+//! * a *stalled* remote reader (a stopped process, a frozen receiving thread) fills Zenoh's
+//!   queue towards it, and the put waits until Zenoh gives up on the link (5 s).
+//!
+//! A watchdog bounds what either costs the publishers: when a put has lasted `stall_after`
+//! (default 200 ms; at most half the 1 s Block timeout a segment records for the bridge) it
+//! counts a slow put (`slow_puts`) and drains the ring itself until the put returns, keeping
+//! the newest message it drained for the worker to send next (the others are counted in
+//! `stall_dropped`): the publishers go on, and the last message of a burst — the one no
+//! later message would reveal the loss of — still crosses, so the receivers count every gap.
+//! Only a put that lasts `stalled_reader_after` (default 2 s, below Zenoh's 5 s) is a stall
+//! (`stalls`, also counted against each host the topic was sent to): once it returns, the
+//! topic is sent with congestion control `Drop` (Zenoh drops towards the stalled reader only)
+//! for the cut-off time, doubled at each further stall. (Before, every put that lasted
+//! `stall_after` was a stall: one retransmission on a lossy link cut a topic off for 10 s.)
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use horus::inspect::{RawReader, TopicView};
+use horus::inspect::{RawMessage, RawReader, TopicView};
 use horus::{Overflow, StartAt};
 use zenoh::qos::{CongestionControl, Reliability};
 use zenoh::{Session, Wait};
@@ -71,11 +85,13 @@ impl Drop for Outbound {
     }
 }
 
-/// How a stalled put is noticed and what follows it.
+/// How a slow or stalled put is noticed and what follows it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct StallLimits {
-    /// How long a put may hold the topic before the ring is drained.
+    /// How long a put may hold the topic before the ring is drained (a slow put).
     pub(crate) after: Duration,
+    /// How long a put must last to be a stall (its remote readers stopped reading).
+    pub(crate) stalled_after: Duration,
     /// How long the topic is sent without waiting after a stall (doubled at each further
     /// stall, up to 16 times).
     pub(crate) cutoff: Duration,
@@ -96,6 +112,34 @@ pub(crate) struct OutboundSpec {
     /// Set while the stream's reader is on the local topic (a latched topic's history
     /// server answers only then: see `history_serve`).
     pub(crate) streaming: Arc<AtomicBool>,
+}
+
+/// The topic's reader, shared by the worker and the watchdog, and the message the watchdog
+/// kept from its last drain. One lock for both keeps the order: whatever the watchdog keeps
+/// was read after anything the worker read before, and the worker takes it before it reads
+/// the ring again.
+#[derive(Default)]
+struct Tap {
+    reader: Option<RawReader>,
+    /// The newest message drained during a slow put: the next to send.
+    kept: Option<RawMessage>,
+}
+
+impl Tap {
+    /// The kept message, else the ring's next one (waiting at most `timeout`).
+    fn next(&mut self, timeout: Duration) -> Option<RawMessage> {
+        match self.kept.take() {
+            Some(m) => Some(m),
+            None => self.reader.as_mut()?.recv_timeout(timeout),
+        }
+    }
+}
+
+/// Counts a message read from the ring and never sent: drained during a slow put.
+fn count_drained(counters: &LiveCounters) {
+    LiveCounters::add(&counters.read, 1);
+    LiveCounters::add(&counters.send_failed, 1);
+    LiveCounters::add(&counters.stall_dropped, 1);
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -145,23 +189,26 @@ impl Outbound {
             .callback(move |s| m.store(s.matching(), Ordering::Relaxed))
             .wait()
             .map_err(|e| format!("zenoh matching listener {}: {e}", spec.data_key))?;
-        // The reader is shared with the watchdog, which drains it while a put is stalled
-        // (the worker holds it only while it waits for a message, never during a put).
-        let reader: Arc<Mutex<Option<RawReader>>> = Arc::default();
+        // The reader is shared with the watchdog, which drains it while a put is slow (the
+        // worker holds it only while it waits for a message, never during a put).
+        let tap: Arc<Mutex<Tap>> = Arc::default();
         let base = Instant::now();
         // 0: no put under way; else when the put under way started (ns since `base`).
         let busy = Arc::new(AtomicU64::new(0));
-        // Set by the watchdog when it has drained during a put.
+        // Set by the watchdog when a put has lasted `stall.stalled_after`.
         let stalled = Arc::new(AtomicBool::new(false));
         let cut_off: Arc<Mutex<Option<Instant>>> = Arc::default();
         let watchdog = match block_timeout {
-            Some(t) => Some(spawn_watchdog(
-                &spec,
-                Arc::clone(&reader),
-                (Arc::clone(&busy), base),
-                Arc::clone(&stalled),
-                spec.stall.after.min(t / 2).max(Duration::from_millis(1)),
-            )?),
+            Some(t) => {
+                let after = spec.stall.after.min(t / 2).max(Duration::from_millis(1));
+                Some(spawn_watchdog(
+                    &spec,
+                    Arc::clone(&tap),
+                    (Arc::clone(&busy), base),
+                    Arc::clone(&stalled),
+                    (after, spec.stall.stalled_after.max(after)),
+                )?)
+            }
             None => None,
         };
         let (session, data_key) = (session.clone(), spec.data_key.clone());
@@ -181,7 +228,7 @@ impl Outbound {
             // answer to its query (`history_serve`), never again in the stream (a host
             // already receiving it would get it twice when the stream restarts).
             match view.subscriber_at(true, StartAt::Next) {
-                Ok(r) => *lock(&reader) = Some(r.with_prefix(HEADER_LEN)),
+                Ok(r) => lock(&tap).reader = Some(r.with_prefix(HEADER_LEN)),
                 Err(_) => return,
             };
             // Relaxed: a flag; the reader's place is in shared memory before it is set.
@@ -219,7 +266,8 @@ impl Outbound {
                     Ok(()) => LiveCounters::add(&spec.counters.sent, n),
                     Err(_) => LiveCounters::add(&spec.counters.send_failed, n),
                 }
-                // Relaxed: the watchdog's flag; what it counted is in atomics of its own.
+                // Relaxed: the watchdog's flag; what it counted is in atomics of its own. Set
+                // only by a put that lasted `stalled_after`: a slow one was drained, not cut.
                 if stalled.swap(false, Ordering::Relaxed) {
                     let now = Instant::now();
                     // A whole base cut-off time without a stall since the last cut-off
@@ -235,8 +283,9 @@ impl Outbound {
             };
             while !flag.is_set() {
                 // `recv_timeout` spins, then yields the CPU a few times before it sleeps: a
-                // publisher streaming on this CPU is read without a wake-up per message.
-                let got = lock(&reader).as_mut().and_then(|r| r.recv_timeout(POLL));
+                // publisher streaming on this CPU is read without a wake-up per message. What
+                // the watchdog kept from a slow put comes first.
+                let got = lock(&tap).next(POLL);
                 let Some(first) = got else {
                     continue;
                 };
@@ -283,7 +332,7 @@ impl Outbound {
                 let mut pending = Pending::One(std::mem::take(&mut first.bytes));
                 // A large message met while batching: sent alone after the batch.
                 let mut large = None;
-                if let Some(r) = lock(&reader).as_mut() {
+                if let Some(r) = lock(&tap).reader.as_mut() {
                     // Read in place and copied once, into the batch (no put while the reader
                     // is held: the watchdog drains through it during a stalled put).
                     while total < BATCH_BYTES && pending.len() < MAX_BATCH {
@@ -311,7 +360,15 @@ impl Outbound {
                     put(bytes, 1);
                 }
             }
-            lock(&reader).take();
+            {
+                // Taken together: the watchdog (still draining a put that outlived the stop)
+                // reads nothing after this, and what it kept is counted, not lost unseen.
+                let mut t = lock(&tap);
+                t.reader.take();
+                if t.kept.take().is_some() {
+                    count_drained(&spec.counters);
+                }
+            }
             spec.streaming.store(false, Ordering::Relaxed);
             drop(view);
         })?;
@@ -364,29 +421,40 @@ impl Pending {
     }
 }
 
-/// Watches a `Block` topic's puts: one that lasts `after` is a stall; the ring is then
-/// drained (and what is drained counted) until the put returns. Told to stop while a put is
-/// under way (the topic stopped during a stall), it drains until that put returns and then
-/// ends: the worker stops after that put, and nobody else reads the ring meanwhile.
+/// Watches a `Block` topic's puts: one that lasts `after` is slow: the ring is then drained
+/// (keeping the newest message, see [`drain_while_put`]) until the put returns; one that lasts
+/// `stalled_after` is a stall (`stalled`: the worker cuts the topic off once it returns). Told
+/// to stop while a put is under way (the topic stopped during a slow put), it drains until
+/// that put returns and then ends: the worker stops after that put, and nobody else reads the
+/// ring meanwhile.
 fn spawn_watchdog(
     spec: &OutboundSpec,
-    reader: Arc<Mutex<Option<RawReader>>>,
+    tap: Arc<Mutex<Tap>>,
     (busy, base): (Arc<AtomicU64>, Instant),
     stalled: Arc<AtomicBool>,
-    after: Duration,
+    (after, stalled_after): (Duration, Duration),
 ) -> Result<Worker, String> {
     let counters = Arc::clone(&spec.counters);
     let own_place = Arc::clone(&spec.own_place);
-    let after_ns = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX);
+    let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    let (after_ns, stalled_ns) = (ns(after), ns(stalled_after));
     let check = (after / 4).max(Duration::from_millis(1));
     Worker::spawn(format!("stall:{}", spec.topic), move |flag| {
-        let drain = |started: u64| drain_while_put(&reader, &busy, started, &own_place, &counters);
+        let drain = |started: u64, verdict: Option<&dyn Fn()>| {
+            let put = Put {
+                busy: &busy,
+                started,
+                base,
+                stalled_ns,
+            };
+            drain_while_put(&tap, &put, &own_place, &counters, verdict)
+        };
         loop {
             if flag.is_set() {
                 // Relaxed: see the worker's stores.
                 let started = busy.load(Ordering::Relaxed);
                 if started != 0 {
-                    drain(started);
+                    drain(started, None);
                 }
                 return;
             }
@@ -396,41 +464,72 @@ fn spawn_watchdog(
             if started == 0 || stamp(base).saturating_sub(started) < after_ns {
                 continue;
             }
-            LiveCounters::add(&counters.stalls, 1);
-            stalled.store(true, Ordering::Relaxed);
-            // Drain while this same put lasts: the local publishers go on.
-            drain(started);
+            LiveCounters::add(&counters.slow_puts, 1);
+            // Drain while this same put lasts: the local publishers go on. If it lasts
+            // `stalled_after`, its readers stalled.
+            let verdict = || {
+                LiveCounters::add(&counters.stalls, 1);
+                stalled.store(true, Ordering::Relaxed);
+            };
+            drain(started, Some(&verdict));
         }
     })
 }
 
-/// Drains the topic's ring while the put that started at `started` lasts (or until the
-/// worker has left the topic), counting each message as read, failed and `stall_dropped`.
-fn drain_while_put(
-    reader: &Mutex<Option<RawReader>>,
-    busy: &AtomicU64,
+/// The put a drain lasts for.
+struct Put<'a> {
+    /// The worker's put start (0: none), see `Outbound::start`.
+    busy: &'a AtomicU64,
+    /// This put's start.
     started: u64,
+    base: Instant,
+    /// How long it may last before it is a stall, ns.
+    stalled_ns: u64,
+}
+
+impl Put<'_> {
+    fn lasts(&self) -> bool {
+        // Relaxed: the watchdog only compares the put's start time (see the worker's stores).
+        self.busy.load(Ordering::Relaxed) == self.started
+    }
+
+    fn stalled(&self) -> bool {
+        stamp(self.base).saturating_sub(self.started) >= self.stalled_ns
+    }
+}
+
+/// Drains the topic's ring while `put` lasts (or until the worker has left the topic). The
+/// newest message read is kept for the worker to send when the put returns; each one it
+/// replaces is counted as read, failed and `stall_dropped`: the publishers are never held
+/// longer, and the receivers still get the last message and so see (and count) every gap.
+/// Calls `verdict` once if the put lasts `stalled_ns`.
+fn drain_while_put(
+    tap: &Mutex<Tap>,
+    put: &Put<'_>,
     own_place: &AtomicUsize,
     counters: &LiveCounters,
+    mut verdict: Option<&dyn Fn()>,
 ) {
-    // Relaxed: the watchdog only compares the put's start time (see the worker's stores).
-    while busy.load(Ordering::Relaxed) == started {
-        let got = {
-            let mut r = lock(reader);
-            let Some(r) = r.as_mut() else {
-                return;
-            };
-            r.recv_timeout(Duration::from_millis(5))
+    while put.lasts() {
+        if verdict.is_some() && put.stalled() {
+            if let Some(v) = verdict.take() {
+                v();
+            }
+        }
+        let mut t = lock(tap);
+        let Some(r) = t.reader.as_mut() else {
+            return;
         };
-        let Some(msg) = got else {
+        let Some(msg) = r.recv_timeout(Duration::from_millis(5)) else {
             continue;
         };
+        // Relaxed: see the worker's `to_send`.
         if msg.source == own_place.load(Ordering::Relaxed) {
             continue;
         }
-        LiveCounters::add(&counters.read, 1);
-        LiveCounters::add(&counters.send_failed, 1);
-        LiveCounters::add(&counters.stall_dropped, 1);
+        if t.kept.replace(msg).is_some() {
+            count_drained(counters);
+        }
     }
 }
 

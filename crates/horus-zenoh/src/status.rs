@@ -23,10 +23,12 @@ use serde::{Deserialize, Serialize};
 /// `unknown_sender` (a message from a host that does not offer the topic). Received but
 /// dropped (its sequences followed, so never a gap): `oversize` (larger than the topic can
 /// hold or `limits.max_message_bytes`); `suspect` counts sequence jumps larger than
-/// `limits.max_seq_jump` (not counted as loss). Outbound, `stalls`
-/// counts the times a put to the network held the topic longer than `limits.stall_after`
-/// and `stall_dropped` what the bridge drained from the ring meanwhile (also in
-/// `send_failed`).
+/// `limits.max_seq_jump` (not counted as loss). Outbound, `slow_puts` counts the times a
+/// put to the network held the topic longer than `limits.stall_after`, `stall_dropped` what
+/// the bridge drained from the ring meanwhile (also in `send_failed`; the newest message
+/// drained is still sent, so receivers count the rest in `source_lost`), and `stalls` the
+/// puts among them that lasted `limits.stalled_reader_after` (their remote readers stalled:
+/// the topic is then cut off, `cut_off_ms`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TopicCounters {
@@ -56,8 +58,12 @@ pub struct TopicCounters {
     pub oversize: u64,
     /// Implausible sequence jumps, not counted as loss (inbound).
     pub suspect: u64,
-    /// Puts that held the topic longer than `limits.stall_after` (outbound).
+    /// Puts that lasted `limits.stalled_reader_after`: remote readers that stopped reading
+    /// (outbound; each cuts the topic off).
     pub stalls: u64,
+    /// Puts that held the topic longer than `limits.stall_after`, stalls included (outbound;
+    /// the ring was drained meanwhile).
+    pub slow_puts: u64,
     /// Messages drained from the ring while a put was stalled (outbound; in `send_failed`).
     pub stall_dropped: u64,
     /// Latched messages sent in answer to other hosts' history queries (outbound).
@@ -94,6 +100,7 @@ pub(crate) struct LiveCounters {
     pub(crate) oversize: AtomicU64,
     pub(crate) suspect: AtomicU64,
     pub(crate) stalls: AtomicU64,
+    pub(crate) slow_puts: AtomicU64,
     pub(crate) stall_dropped: AtomicU64,
     pub(crate) history_served: AtomicU64,
     pub(crate) history_queries_refused: AtomicU64,
@@ -127,6 +134,7 @@ impl LiveCounters {
             oversize: l(&self.oversize),
             suspect: l(&self.suspect),
             stalls: l(&self.stalls),
+            slow_puts: l(&self.slow_puts),
             stall_dropped: l(&self.stall_dropped),
             history_served: l(&self.history_served),
             history_queries_refused: l(&self.history_queries_refused),

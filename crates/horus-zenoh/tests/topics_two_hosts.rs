@@ -133,6 +133,72 @@ fn impaired_link_stays_lossless_and_ordered() {
     rig.end([a, b]);
 }
 
+/// A slow link is not a stalled reader. A's side is capped at 10 Mbit/s, so once the network
+/// buffers are full each 1 MiB put of A's bridge lasts about 0.8 s — four times `stall_after`
+/// (200 ms), well below `stalled_reader_after` (2 s). A's bridge drains the ring while each
+/// such put lasts, keeping the newest cloud for the next put: the last cloud arrives, no stall
+/// is counted and the topic is never cut off, and every cloud drained is counted at both ends
+/// (`stall_dropped` at A, `source_lost` at B). (Before: the first put that lasted 200 ms was a
+/// stall, the topic was sent with `Drop` for 10 s, and the clouds Zenoh dropped meanwhile —
+/// the last one among them — never arrived: multi_host's "no horus message for 20 s".)
+#[test]
+fn slow_link_is_not_a_stalled_reader_and_the_last_message_crosses() {
+    let Some((rig, a, b)) = common::bridged_hosts("slowlink") else {
+        return;
+    };
+    rig.hosts.host(Side::A).limit_rate(10).expect("tbf");
+    let count = 20u64;
+    let mut sub = rig.spawn(Side::B, "sub_cloud", &[("HZ_COUNT", count.to_string())]);
+    let mut publ = rig.spawn(
+        Side::A,
+        "pub_cloud",
+        &[
+            ("HZ_COUNT", count.to_string()),
+            ("HZ_PERIOD_MS", "20".into()),
+        ],
+    );
+    let got = sub.result();
+    let sent = publ.result();
+    eprintln!("clouds over 10 Mbit/s: sent {sent} received {got}");
+    assert_eq!(got["last"], count, "the last cloud crossed");
+    assert_eq!(got["corrupt"], 0);
+    assert_eq!(sent["refused"], 0);
+    let topic = "lidar/points";
+    let sa = rig.wait_status(Side::A, "A's counters settle", |s| {
+        let c = counters(s, topic);
+        c.read == count && c.read == c.sent + c.send_failed
+    });
+    let ca = counters(&sa, topic);
+    let sb = rig.wait_status(Side::B, "B's counters settle", |s| {
+        counters(s, topic).published >= ca.sent
+    });
+    let cb = counters(&sb, topic);
+    eprintln!("{topic}: A {ca:?}\n{topic}: B {cb:?}");
+    assert_eq!(ca.stalls, 0, "a slow put is not a stall");
+    let cut_off = sa
+        .topics
+        .iter()
+        .find(|t| t.name == topic)
+        .map(|t| t.cut_off_ms);
+    assert_eq!(cut_off, Some(0), "the topic was never cut off");
+    assert!(
+        sa.refusals.iter().all(|r| r.stalls == 0),
+        "no host blamed for a stall: {:?}",
+        sa.refusals
+    );
+    assert!(ca.slow_puts >= 1, "the link made puts slow: {ca:?}");
+    // Every loss counted where it happened and seen at the other end.
+    assert_eq!(ca.send_failed, ca.stall_dropped);
+    assert_eq!(cb.received, ca.sent);
+    assert_eq!(cb.wire_lost, 0);
+    assert_eq!(cb.source_lost, ca.stall_dropped);
+    assert_eq!(got["missing"], ca.stall_dropped);
+    assert_eq!(got["received"], ca.sent);
+    publ.finish();
+    rig.hosts.host(Side::A).clear_impairments().expect("clear");
+    rig.end([a, b]);
+}
+
 #[test]
 fn bridge_killed_and_restarted_resumes_and_counts() {
     let Some((rig, a, b)) = common::bridged_hosts("restart") else {

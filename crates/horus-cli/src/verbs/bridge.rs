@@ -362,10 +362,10 @@ fn print_status(s: &horus_zenoh::BridgeStatus) {
             t.name, t.schema, t.sending_to, t.receiving_from, c.read, c.sent, c.send_failed,
             c.received, c.wire_lost, c.source_lost, c.malformed, c.schema_refused, c.published, c.publish_failed
         );
-        if c.unknown_sender + c.oversize + c.suspect + c.stalls > 0 {
+        if c.unknown_sender + c.oversize + c.suspect + c.stalls + c.slow_puts > 0 {
             println!(
-                "    unknown-sender {} oversize {} suspect {} | stalls {} stall-dropped {}",
-                c.unknown_sender, c.oversize, c.suspect, c.stalls, c.stall_dropped
+                "    unknown-sender {} oversize {} suspect {} | slow puts {} stalls {} stall-dropped {}",
+                c.unknown_sender, c.oversize, c.suspect, c.slow_puts, c.stalls, c.stall_dropped
             );
         }
         if t.cut_off_ms > 0 {

@@ -246,7 +246,7 @@ fn pub_cloud() {
         {
             refused += 1;
         }
-        std::thread::sleep(Duration::from_millis(33));
+        std::thread::sleep(Duration::from_millis(env_u64("HZ_PERIOD_MS", 33)));
     }
     let s = p.stats();
     println!(
@@ -278,11 +278,15 @@ fn sub_cloud() {
             missing += seq.saturating_sub(next);
             next = seq + 1;
             got += 1;
+            if next == n {
+                // The last one: whatever did not come before it was lost.
+                break;
+            }
         }
     }
     println!(
         "\n{}",
-        json!({"received": got, "missing": missing, "corrupt": corrupt})
+        json!({"received": got, "missing": missing, "corrupt": corrupt, "last": next})
     );
 }
 

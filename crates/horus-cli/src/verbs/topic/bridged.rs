@@ -66,12 +66,13 @@ pub(super) fn print(entry: &Value) {
         n("published"),
         n("publish_failed")
     );
-    if n("unknown_sender") + n("oversize") + n("suspect") + n("stalls") > 0 {
+    if n("unknown_sender") + n("oversize") + n("suspect") + n("stalls") + n("slow_puts") > 0 {
         println!(
-            "         refused: unknown-sender {} oversize {}; suspect sequence jumps {}; stalls {} (stall-dropped {})",
+            "         refused: unknown-sender {} oversize {}; suspect sequence jumps {}; slow puts {}, stalls {} (stall-dropped {})",
             n("unknown_sender"),
             n("oversize"),
             n("suspect"),
+            n("slow_puts"),
             n("stalls"),
             n("stall_dropped")
         );

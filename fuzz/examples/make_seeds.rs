@@ -178,12 +178,12 @@ fn tensor_seeds() -> Vec<(&'static str, TensorRef)> {
 }
 
 /// A statistics file as the scheduler writes it: header (magic, version,
-/// sizes, capacity, pid, count, owner word, name) and `capacity` zeroed records, the first
-/// `count` of them named.
+/// sizes, capacity, pid, count, owner word, name; the membership word at 248
+/// left 0) and `capacity` zeroed records, the first `count` of them named.
 fn stats_seed(capacity: u32, count: u32) -> Vec<u8> {
     let mut b = vec![0u8; 256 + 384 * capacity as usize];
     b[0..8].copy_from_slice(b"HORUSSTA");
-    b[8..12].copy_from_slice(&2u32.to_le_bytes()); // version
+    b[8..12].copy_from_slice(&3u32.to_le_bytes()); // version
     b[12..16].copy_from_slice(&256u32.to_le_bytes()); // header size
     b[16..20].copy_from_slice(&384u32.to_le_bytes()); // record size
     b[20..24].copy_from_slice(&capacity.to_le_bytes());

@@ -5,13 +5,23 @@
 //! being `HORUS_NAMESPACE` or `u<uid>` (the same scheme as the topic
 //! segments). It is created `0600` with `O_EXCL` as a horus-shm segment; its
 //! header carries a horus-shm owner word (the writer's pid + start time
-//! token), and it is judged by horus-shm's rules: a published file by
-//! `place::classify` of that word, one that cannot be read by
-//! `Unopened` → `Verdict` (the same verdicts as channels, tensor pools and
-//! service tables). [`judge_stats`] judges without changing anything,
-//! [`remove_stale_stats`] acts on the same verdict. A scheduler starting
-//! replaces a file of its name unless a live writer owns it (or it is being
-//! created). It is removed when the scheduler stops cleanly.
+//! token) and a membership word (the writer's place bit, `CLOSING`), and it
+//! is judged by horus-shm's rules: a published file by `place::classify` of
+//! the owner word, one that cannot be read by `Unopened` → `Verdict` (the
+//! same verdicts as channels, tensor pools and service tables).
+//! [`judge_stats`] judges without changing anything, [`remove_stale_stats`]
+//! acts on the same verdict. A scheduler starting replaces a file of its name
+//! unless a live writer owns it (or it is being created). It is removed when
+//! the scheduler stops cleanly.
+//!
+//! Removing is horus-shm's closing protocol, as for channels: whoever removes
+//! a file (its writer stopping, `horus clean`, a scheduler replacing a dead
+//! one's file) first reclaims a dead writer's place (its membership bit
+//! cleared under the reclaiming owner word), then must win
+//! `place::try_close` — `CLOSING` set while no place is active — and only
+//! the winner unlinks, and only the file it opened (`unlink_if_same`). So
+//! two removers of one stale file never both unlink by name, and the second
+//! can never unlink the new file a scheduler created in its place.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -23,7 +33,7 @@ use horus_shm::{init, ProcessId, Segment, SegmentError, SegmentFate, Unopened, V
 use crate::stats::SchedulerStats;
 use crate::stats_shm::{
     encode_name, encode_node, encode_percentiles, h, seqlock_write, ShmHeader, ShmRecord,
-    HEADER_WORDS, MAGIC, VERSION,
+    HEADER_WORDS, MAGIC, VERSION, WRITER,
 };
 
 /// Directory of the statistics files.
@@ -91,7 +101,6 @@ pub(crate) fn valid_name(name: &str) -> bool {
 
 /// The writer's mapping of the statistics file.
 pub(crate) struct StatsPublisher {
-    path: PathBuf,
     /// The file, mapped (horus-shm's segment: created `0600` with `O_EXCL`;
     /// another process truncating it makes the cut pages private zero pages
     /// instead of killing the scheduler — statistics then stop being
@@ -117,22 +126,8 @@ impl StatsPublisher {
         // valid_name allows no '/' and no NUL.
         let name = format!("/horus.{namespace}.sched.{scheduler}");
         let len = std::mem::size_of::<ShmHeader>() + nodes * std::mem::size_of::<ShmRecord>();
-        let seg = match Segment::create(&name, len) {
-            Err(SegmentError::Exists(_)) => {
-                replace(&path)?;
-                Segment::create(&name, len)
-            }
-            other => other,
-        }
-        .map_err(|e| StatsFileError::Io {
-            path: path.clone(),
-            source: match e {
-                SegmentError::Os { source, .. } => source,
-                e => std::io::Error::other(e),
-            },
-        })?;
+        let seg = create_replacing(&name, &path, len)?;
         let publisher = StatsPublisher {
-            path,
             seg,
             capacity: nodes,
         };
@@ -141,11 +136,7 @@ impl StatsPublisher {
     }
 
     fn header(&self) -> &ShmHeader {
-        // SAFETY: the mapping is at least size_of::<ShmHeader>() bytes, page
-        // aligned (so aligned for the header), lives as long as `self`, and
-        // ShmHeader consists of atomics, valid for any bit pattern (the file
-        // starts zeroed).
-        unsafe { &*self.seg.base().cast::<ShmHeader>() }
+        header(&self.seg)
     }
 
     fn record(&self, i: usize) -> &ShmRecord {
@@ -169,9 +160,11 @@ impl StatsPublisher {
         hd.capacity.store(nodes as u32, relaxed);
         hd.count.store(nodes as u32, relaxed);
         hd.pid.store(ProcessId::current().pid, relaxed);
-        // A new file's owner word is 0: the claim cannot fail.
+        // A new file's owner and membership words are 0: neither the claim
+        // nor the join can fail.
         let claimed = place::try_claim(&hd.owner);
-        debug_assert!(claimed, "a new statistics file is owned by nobody");
+        let joined = place::join(&hd.membership, WRITER);
+        debug_assert!(claimed && joined, "a new statistics file has no member");
         let mut name = [0; 8];
         encode_name(scheduler, &mut name);
         for (slot, w) in hd.name.iter().zip(name) {
@@ -205,8 +198,136 @@ impl StatsPublisher {
 
 impl Drop for StatsPublisher {
     fn drop(&mut self) {
-        // The mapping goes with `seg`; the name goes now.
-        let _ = std::fs::remove_file(&self.path);
+        // The writer leaves before it frees its place: dying in between
+        // leaves a dead owner with no bit, which a remover reclaims (the
+        // other order would leave a free owner with its bit set for good).
+        // The mapping goes with `seg`; the name goes now, unless a remover
+        // already closed the file (then the name is its to remove).
+        let hd = self.header();
+        place::leave(&hd.membership, WRITER);
+        place::free(&hd.owner);
+        if place::try_close(&hd.membership) {
+            self.seg.unlink_if_same();
+        }
+    }
+}
+
+/// The header of a mapped statistics file.
+fn header(seg: &Segment) -> &ShmHeader {
+    // SAFETY: every mapping of a statistics file made here is at least
+    // size_of::<ShmHeader>() bytes (`create` sizes it so, `Segment::open` is
+    // given that minimum), page aligned (so aligned for the header) and lives
+    // as long as `seg`; ShmHeader consists of atomics, valid for any bit
+    // pattern (the file starts zeroed).
+    unsafe { &*seg.base().cast::<ShmHeader>() }
+}
+
+/// Creates the file `name` (at `path`) of `len` bytes, replacing a file of
+/// that name that no live writer owns. A file that another remover has
+/// closed but not yet unlinked is waited for, at most [`REPLACE_WAIT`].
+fn create_replacing(name: &str, path: &Path, len: usize) -> Result<Segment, StatsFileError> {
+    let deadline = std::time::Instant::now() + REPLACE_WAIT;
+    loop {
+        match Segment::create(name, len) {
+            Err(SegmentError::Exists(_)) => {}
+            other => {
+                return other.map_err(|e| StatsFileError::Io {
+                    path: path.to_owned(),
+                    source: match e {
+                        SegmentError::Os { source, .. } => source,
+                        e => std::io::Error::other(e),
+                    },
+                })
+            }
+        }
+        match replace(path)? {
+            Closed::Removed => {}
+            Closed::ByAnother | Closed::Changed if std::time::Instant::now() < deadline => {
+                std::thread::sleep(place::TAKE_POLL)
+            }
+            Closed::ByAnother | Closed::Changed => {
+                return Err(StatsFileError::InUse {
+                    path: path.to_owned(),
+                    pid: 0,
+                })
+            }
+        }
+    }
+}
+
+/// Longest a starting scheduler waits for another process that is removing
+/// the old file of its name (a remover unlinks right after it closes).
+const REPLACE_WAIT: Duration = Duration::from_secs(1);
+
+/// What [`Held::close_if_unused`] did.
+#[derive(Debug, PartialEq, Eq)]
+enum Closed {
+    /// This process closed the file and unlinked it.
+    Removed,
+    /// Another process had closed it: the name is its to remove.
+    ByAnother,
+    /// It changed since it was judged (gone, or created anew): look again.
+    Changed,
+}
+
+/// A remover's read-write mapping of a statistics file of this layout.
+struct Held {
+    seg: Segment,
+}
+
+impl Held {
+    /// Maps the file at `path` read-write and checks it is a published
+    /// statistics file of this layout. `None`: it is gone, or a new one is
+    /// being created under its name (it changed since it was judged). Any
+    /// other file is not touched ([`StatsFileError::Unreadable`]).
+    fn open(path: &Path) -> Result<Option<Held>, StatsFileError> {
+        let unreadable = |why: String| StatsFileError::Unreadable {
+            path: path.to_owned(),
+            why,
+        };
+        let seg = match Segment::open(&shm_name(path), std::mem::size_of::<ShmHeader>()) {
+            Ok(seg) => seg,
+            Err(SegmentError::NotFound(_)) => return Ok(None),
+            Err(e) => return Err(unreadable(e.to_string())),
+        };
+        let hd = header(&seg);
+        // Acquire: the header fields the creator wrote before publishing the
+        // magic are visible (init::publish's Release).
+        let magic = hd.magic.load(Ordering::Acquire);
+        let version = hd.version.load(Ordering::Relaxed);
+        if magic == 0 {
+            return Ok(None);
+        }
+        if magic != MAGIC || version != VERSION {
+            return Err(unreadable(format!(
+                "magic {magic:#x}, version {version}: not a statistics file of layout {VERSION}"
+            )));
+        }
+        Ok(Some(Held { seg }))
+    }
+
+    /// Reclaims a dead writer's place, then closes and unlinks the file if
+    /// no place is active; a live writer's is left alone
+    /// ([`StatsFileError::InUse`]).
+    fn close_if_unused(&self, path: &Path) -> Result<Closed, StatsFileError> {
+        let hd = header(&self.seg);
+        // Clearing the dead writer's bit is idempotent: a reclaimer before
+        // us may have died after it.
+        place::reclaim_if_dead(&hd.owner, || {
+            place::leave(&hd.membership, WRITER);
+        });
+        if place::try_close(&hd.membership) {
+            self.seg.unlink_if_same();
+            return Ok(Closed::Removed);
+        }
+        // Relaxed: only the bit decides; nothing it published is read after.
+        if hd.membership.load(Ordering::Relaxed) & place::CLOSING != 0 {
+            return Ok(Closed::ByAnother);
+        }
+        Err(StatsFileError::InUse {
+            path: path.to_owned(),
+            pid: hd.pid.load(Ordering::Relaxed),
+        })
     }
 }
 
@@ -266,7 +387,11 @@ pub fn remove_stale_stats(path: &Path) -> Result<(), StatsFileError> {
             path: path.to_owned(),
             pid,
         }),
-        StatsVerdict::Stale { .. } => remove(path),
+        StatsVerdict::Stale { .. } => match Held::open(path)? {
+            Some(held) => held.close_if_unused(path).map(|_| ()),
+            // Gone, or created anew, since it was judged: nothing stale left.
+            None => Ok(()),
+        },
         StatsVerdict::Unopened(v) => match v.settle(&shm_name(path)) {
             SegmentFate::Initialising => Err(StatsFileError::InUse {
                 path: path.to_owned(),
@@ -293,8 +418,9 @@ pub fn stats_writer_alive(path: &Path) -> Result<bool, crate::ReadStatsError> {
 /// A scheduler starting finds a file of its name: it is replaced unless a
 /// live writer owns it or it is being created (the name is this
 /// scheduler's, so an unreadable one — garbage, another layout version — is
-/// replaced too, as `horus clean` would not).
-fn replace(path: &Path) -> Result<(), StatsFileError> {
+/// replaced too, as `horus clean` would not). A stale one goes through the
+/// closing protocol ([`Held::close_if_unused`]).
+fn replace(path: &Path) -> Result<Closed, StatsFileError> {
     match judge_stats(path) {
         StatsVerdict::Live { pid } => Err(StatsFileError::InUse {
             path: path.to_owned(),
@@ -304,7 +430,14 @@ fn replace(path: &Path) -> Result<(), StatsFileError> {
             path: path.to_owned(),
             pid: 0,
         }),
-        _ => remove(path),
+        StatsVerdict::Stale { .. } => match Held::open(path) {
+            Ok(Some(held)) => held.close_if_unused(path),
+            // Gone, or created anew, since it was judged: look again.
+            Ok(None) => Ok(Closed::Changed),
+            // No longer this layout since it was judged: as below.
+            Err(_) => remove(path).map(|()| Closed::Removed),
+        },
+        StatsVerdict::Unopened(_) => remove(path).map(|()| Closed::Removed),
     }
 }
 
@@ -366,6 +499,55 @@ mod tests {
         remove_stale_stats(&path).unwrap();
         assert!(!path.exists());
         assert_eq!(judge_stats(&path), StatsVerdict::Unopened(Verdict::Gone));
+    }
+
+    /// Regression: two removers of one stale statistics file (`horus clean`,
+    /// a scheduler replacing it) each unlinked it by name after judging it,
+    /// so the later one unlinked the new file a scheduler of the same name
+    /// had created in the meantime: that live scheduler's statistics
+    /// vanished from /dev/shm. (The old code's late step was
+    /// `remove_file(path)`, which takes the new file.)
+    #[test]
+    fn a_late_remover_of_a_stale_stats_file_never_unlinks_the_file_that_replaced_it() {
+        let ns = format!("sched-late-remover-{}", std::process::id());
+        let path = stats_path(&ns, "s");
+        let old = StatsPublisher::create(&ns, "s", 1).unwrap();
+        old.header().owner.store(DEAD_OWNER, Ordering::Relaxed);
+        // Its writer died: the file stays.
+        std::mem::forget(old);
+        // A cleaner judges it stale and opens it ...
+        assert!(matches!(judge_stats(&path), StatsVerdict::Stale { .. }));
+        let late = Held::open(&path).unwrap().expect("the stale file");
+        // ... while a scheduler of the same name replaces it with its own.
+        let new = StatsPublisher::create(&ns, "s", 1).unwrap();
+        let pid = std::process::id();
+        assert_eq!(judge_stats(&path), StatsVerdict::Live { pid });
+        // The late cleaner goes on with the file it opened.
+        assert_eq!(late.close_if_unused(&path).unwrap(), Closed::ByAnother);
+        assert_eq!(
+            judge_stats(&path),
+            StatsVerdict::Live { pid },
+            "the new scheduler's file is still there"
+        );
+        drop(new);
+        assert!(!path.exists(), "removed by its writer on a clean stop");
+    }
+
+    #[test]
+    fn a_stats_file_whose_remover_died_mid_reclaim_is_removed_by_the_next() {
+        let ns = format!("sched-dead-reclaimer-{}", std::process::id());
+        let path = stats_path(&ns, "s");
+        let publisher = StatsPublisher::create(&ns, "s", 1).unwrap();
+        // A remover took the dead writer's place and died before it cleared
+        // the writer's membership bit.
+        publisher
+            .header()
+            .owner
+            .store(place::reclaiming(DEAD_OWNER), Ordering::Relaxed);
+        std::mem::forget(publisher);
+        assert!(matches!(judge_stats(&path), StatsVerdict::Stale { .. }));
+        remove_stale_stats(&path).unwrap();
+        assert!(!path.exists());
     }
 
     #[test]

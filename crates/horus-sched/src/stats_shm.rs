@@ -7,7 +7,8 @@
 //!               magic "HORUSSTA", version, header/record sizes, capacity,
 //!               node count, writer pid + owner word (horus-shm's: the
 //!               writer's pid + start time token), scheduler name,
-//!               seqlock + scheduler-wide figures (uptime, main-loop rounds…)
+//!               seqlock + scheduler-wide figures (uptime, main-loop rounds…),
+//!               membership word (horus-shm's: the writer's bit, CLOSING)
 //! offset 256  ShmRecord × capacity (384 bytes each)
 //!               seqlock + one node's figures, see `encode_node`
 //! ```
@@ -31,10 +32,11 @@ use crate::stats::{NodeState, NodeStats, Percentiles};
 /// `b"HORUSSTA"` little-endian.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"HORUSSTA");
 /// Layout version; bump on any change of the structs or word meanings.
-/// (2: the writer's process start time became a horus-shm owner word.)
-pub(crate) const VERSION: u32 = 2;
+/// (2: the writer's process start time became a horus-shm owner word;
+/// 3: the last header data word became a horus-shm membership word.)
+pub(crate) const VERSION: u32 = 3;
 /// Words of scheduler-wide figures in the header.
-pub(crate) const HEADER_WORDS: usize = 18;
+pub(crate) const HEADER_WORDS: usize = 17;
 /// Words of figures per record.
 pub(crate) const RECORD_WORDS: usize = 47;
 /// Most records a reader accepts (bounds hostile capacities).
@@ -56,7 +58,14 @@ pub(crate) struct ShmHeader {
     pub(crate) name: [AtomicU64; 8],
     pub(crate) seq: AtomicU64,
     pub(crate) data: [AtomicU64; HEADER_WORDS],
+    /// The membership word (`horus_shm::place`): the writer's place bit
+    /// ([`WRITER`]) while it writes, and `CLOSING` once whoever removes the
+    /// file has won the right to unlink it.
+    pub(crate) membership: AtomicU64,
 }
+
+/// The writer's place bit in [`ShmHeader::membership`] (the file's only place).
+pub(crate) const WRITER: u64 = 1;
 
 /// One node's record.
 #[repr(C)]

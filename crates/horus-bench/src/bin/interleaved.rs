@@ -19,8 +19,11 @@ use horus_bench::report::size;
 use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
 use horus_bench::tables;
 
-/// The four headline sizes: a command, a LaserScan frame, 64 KiB, 1 MiB.
-const SIZES: &[usize] = &[16, 1480, 65536, 1048576];
+/// The full run's sizes: a command, a LaserScan frame, both sides of the inline/chunk
+/// boundary (2 KiB), 64 KiB and 1 MiB.
+const SIZES: &[usize] = &[16, 1480, 4096, 16384, 65536, 1048576];
+/// `--quick` (the smoke test) keeps the four headline sizes.
+const QUICK_SIZES: &[usize] = &[16, 1480, 65536, 1048576];
 const ROUNDS: usize = 5;
 const QUICK_ROUNDS: usize = 2;
 
@@ -67,7 +70,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
              horus/peer of median RTTs, its median and range\n\n\
              USAGE: interleaved [OPTIONS]\n\n{COMMON_USAGE}  \
              --rounds R         rounds (default {ROUNDS}; --quick: {QUICK_ROUNDS}); verdicts need >= {}\n  \
-             --sizes A,B,...    payload sizes (default 16,1480,65536,1048576)\n  \
+             --sizes A,B,...    payload sizes (default 16,1480,4096,16384,65536,1048576; --quick: 16,1480,65536,1048576)\n  \
              --peers P,...      iceoryx2 (against busy-poll horus), uds, zenoh-shm, zenoh \
              (against blocking horus); default all\n",
             interleaved::MIN_ROUNDS_FOR_VERDICT
@@ -76,7 +79,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     };
     let rounds = rounds.unwrap_or(if common.quick { QUICK_ROUNDS } else { ROUNDS });
     anyhow::ensure!(rounds >= 1, "--rounds must be at least 1");
-    let sizes = sizes.unwrap_or_else(|| SIZES.to_vec());
+    let sizes = sizes.unwrap_or_else(|| if common.quick { QUICK_SIZES } else { SIZES }.to_vec());
     if peers.is_empty() {
         peers = PAIRS.iter().map(|p| p.peer).collect();
     }

@@ -9,15 +9,22 @@
 //! `tracing_subscriber::fmt` and handed to `tracing-appender`'s non-blocking writer
 //! (a channel to a worker thread doing the write); `env_logger` formatting and writing on
 //! the calling thread.
+//!
+//! `horus-bench`'s `logging` binary runs it (feature `logging`); the rows, tables and
+//! targets are `horus_bench::logging`'s.
+#![warn(missing_docs)]
 
 use std::fs::File;
 use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::clock::Clock;
-use crate::logging::BATCH_CALLS;
-use crate::stats::Summary;
+use horus_bench_core::clock::Clock;
+use horus_bench_core::stats::Summary;
+
+/// Calls timed together in the batch pass (one timer pair per batch, divided by this).
+/// `horus_bench::logging::BATCH_CALLS` is the same (checked where both are compiled).
+pub const BATCH_CALLS: u64 = 64;
 
 /// horus-log's ring for the benchmark: 16 MiB (2048 records of 8 KiB).
 pub const HORUS_RING: usize = 16 << 20;

@@ -20,6 +20,13 @@ between rounds; every figure is a range over rounds, never one run):
   publishes the data back; ping reads every byte of the answer (checksum) and checks
   its first and last byte. RTT = ping's publish to ping having read the answer,
   ``time.perf_counter_ns``.
+* ``build``: a Python publisher producing a 1 MiB ``PointCloud2`` (65,536 points) or a
+  640×480 ``rgb8`` ``Image`` (900 KiB) from a source frame (one NumPy ``copyto``, every
+  byte written), through ``send()`` (filled into the message's own array, which ``send``
+  copies into the chunk) against ``loan()`` (filled in place in the chunk through the
+  loan's view, sent without a copy). One process pinned to the first CPU; timed: the
+  fill and the send (the loan's making included); a subscriber in the same process
+  receives each message after the timed part and checks its first and last byte.
 
 Usage::
 
@@ -169,6 +176,61 @@ def recv_main(kind: str, ns: str, count: int, warmup: int, feeder_core: int) -> 
         if feeder.poll() is None:
             feeder.kill()
             feeder.wait()
+
+
+# --- build: a large message filled through send() vs through a loan ------------------------
+
+
+BUILD_KINDS = ("cloud", "image")
+
+
+def build_main(kind: str, how: str, ns: str, count: int, warmup: int) -> None:
+    import horus
+    import numpy as np
+
+    msg: Any
+    if kind == "cloud":
+        from horus.interfaces.sensor_msgs.msg import PointCloud2, PointField
+
+        msg = PointCloud2(
+            height=1, width=CLOUD_POINTS, point_step=16, row_step=16 * CLOUD_POINTS, is_dense=True,
+            fields=[PointField(name=n, offset=4 * k, datatype=PointField.FLOAT32, count=1)
+                    for k, n in enumerate(("x", "y", "z", "intensity"))],
+        )
+        nbytes = CLOUD_POINTS * 16
+    else:
+        from horus.interfaces.sensor_msgs.msg import Image
+
+        msg = Image(height=480, width=640, encoding="rgb8", step=640 * 3)
+        nbytes = 640 * 480 * 3
+    msg.header.frame_id = "sensor"
+    topic = horus.RosTopic(type(msg), "bench/build", max_tail_bytes=2 << 20, namespace=ns)
+    pub, sub = topic.publisher(), topic.subscriber()
+    frames = [np.full(nbytes, v, np.uint8) for v in (1, 2)]  # the producer's source frames
+    buf = np.empty(nbytes, np.uint8)
+    msg.data = buf
+    clock = time.perf_counter_ns
+    samples: List[int] = []
+    for i in range(count + warmup):
+        src = frames[i & 1]
+        msg.header.stamp.sec = i
+        if how == "send":
+            t0 = clock()
+            np.copyto(buf, src)  # every byte written into the message's array ...
+            pub.send(msg)  # ... which send copies into the chunk
+            t1 = clock()
+        else:
+            t0 = clock()
+            with pub.loan(msg, data=nbytes) as m:
+                np.copyto(m.data, src)  # every byte written in the chunk, sent as it is
+            t1 = clock()
+        r = sub.try_recv()
+        if r is None or r.header.stamp.sec != i or r.data[0] != src[0] or r.data[-1] != src[-1]:
+            raise SystemExit(f"build {kind} {how} {i}: wrong message")
+        del r
+        if i >= warmup:
+            samples.append(t1 - t0)
+    report({"samples": samples})
 
 
 # --- pingpong: horus ---------------------------------------------------------------------
@@ -323,6 +385,9 @@ def child_main(a: argparse.Namespace) -> None:
     pin(a.core)
     if a.role == "recv":
         recv_main(a.kind, a.ns, a.count, a.warmup, a.other_core)
+    elif a.role == "build":
+        kind, how = a.kind.split("-")
+        build_main(kind, how, a.ns, a.count, a.warmup)
     elif a.role == "recv-feeder":
         recv_feeder(a.kind, a.ns, a.count)
     elif a.role in ("horus-ping", "horus-pong", "horus-busy-ping", "horus-busy-pong"):
@@ -359,6 +424,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="", help="ping-pong sizes in bytes, comma-separated (default 64,4096,65536,1048576)")
     ap.add_argument("--no-recv", action="store_true", help="skip the recv (PointCloud2 view vs CmdVel) case")
     ap.add_argument("--no-pingpong", action="store_true", help="skip the ping-pong case")
+    ap.add_argument("--no-build", action="store_true", help="skip the build (send() vs loan()) case")
     ap.add_argument("--role", default="", help=argparse.SUPPRESS)
     ap.add_argument("--kind", default="", help=argparse.SUPPRESS)
     ap.add_argument("--core", type=int, default=0, help=argparse.SUPPRESS)
@@ -397,6 +463,11 @@ def main() -> int:
         "`horus-busy` = try_recv spin on both sides; "
         "rclpy: ROS 2 kilted wheels, rmw_fastrtps_cpp, reliable keep-last 10, spin_once, "
         "ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (scripts/ros2-python)",
+        f"build: one process {where(c0)} fills a 1 MiB PointCloud2 / 640x480 rgb8 Image from a source "
+        "frame (np.copyto, every byte) and publishes it: `send` = into the message's own array, then "
+        "RosPublisher.send (which copies it into the chunk); `loan` = `with pub.loan(msg, data=n) as m: "
+        "np.copyto(m.data, src)` (in place in the chunk, no copy at send); timed: fill + send (loan made "
+        "and sent included); a subscriber in the same process checks each message after the timed part",
         "percentiles nearest-rank over all timed samples, none discarded",
     ]
     print(f"ros_python{' (quick)' if a.quick else ''} | Python {platform.python_version()} | {platform.machine()}")
@@ -425,6 +496,15 @@ def main() -> int:
             measure("recv", "PointCloud2 1 MiB view" if kind == "cloud" else "CmdVel", 1 << 20 if kind == "cloud" else 16,
                     rnd, order, [py, HERE, "--role", "recv", "--kind", kind, "--ns", ns, "--count", str(n),
                                  "--warmup", str(w), "--core", str(c0), "--other-core", str(c1)], 120)
+        for kind in [] if a.no_build else BUILD_KINDS:
+            hows = ["send", "loan"] if rnd % 2 == 0 else ["loan", "send"]
+            for order, how in enumerate(hows):
+                n, w = (50, 5) if a.quick else (2000, 200)
+                ns = f"rospy-{os.getpid()}-{rnd}-build-{kind}-{how}"
+                size = CLOUD_POINTS * 16 if kind == "cloud" else 640 * 480 * 3
+                measure("build", f"{kind} {how}", size, rnd, order,
+                        [py, HERE, "--role", "build", "--kind", f"{kind}-{how}", "--ns", ns, "--count", str(n),
+                         "--warmup", str(w), "--core", str(c0)], 120)
         for size in [] if a.no_pingpong else sizes:
             systems = ["horus", "horus-busy"] + (["rclpy"] if rclpy_ok else [])
             if rnd % 2 == 1:
@@ -468,7 +548,21 @@ def summarise(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
         return None
 
     rounds = sorted({r["round"] for r in rows})
-    out: Dict[str, Any] = {"lines": [], "recv": None, "pingpong": []}
+    out: Dict[str, Any] = {"lines": [], "recv": None, "pingpong": [], "build": []}
+    for kind in BUILD_KINDS:
+        sizes = {r["size"] for r in rows if r["case"] == "build" and r["system"].startswith(kind)}
+        for size in sizes:
+            pairs = [(p50("build", f"{kind} loan", size, k), p50("build", f"{kind} send", size, k)) for k in rounds]
+            both = [(lo, se) for lo, se in pairs if lo is not None and se is not None]
+            if not both:
+                continue
+            rs = [lo / se for lo, se in both]
+            out["build"].append({"kind": kind, "size": size, "loan_p50": [lo for lo, _ in both],
+                                 "send_p50": [se for _, se in both], "ratios": rs, "median": med(rs),
+                                 "min": min(rs), "max": max(rs)})
+            out["lines"].append(
+                f"build {kind} {size} B: loan ÷ send per round: median {med(rs):.2f}, range {min(rs):.2f}–{max(rs):.2f} "
+                f"(p50 loan {med([lo for lo, _ in both]):.1f} µs, send {med([se for _, se in both]):.1f} µs)")
     pairs = [(p50("recv", "PointCloud2 1 MiB view", 1 << 20, k), p50("recv", "CmdVel", 16, k)) for k in rounds]
     ratios = [c / v for c, v in pairs if c is not None and v is not None]
     if ratios:

@@ -33,6 +33,7 @@ pub fn python_keys_or_missing(v: Option<&Value>) -> Vec<(&'static str, String)> 
             "ros_python.recv",
             "ros_python.pingpong",
             "ros_python.method",
+            "ros_python.build",
         ]
         .into_iter()
         .map(|k| (k, missing("ros_python")))
@@ -97,6 +98,7 @@ pub fn python_keys(v: &Value) -> Vec<(&'static str, String)> {
                 v["machine"].as_str().unwrap_or("?")
             ),
         ),
+        ("ros_python.build", build_table(v).to_markdown()),
     ]
 }
 
@@ -165,6 +167,45 @@ fn recv_table(v: &Value) -> Table {
         "p50 range = the smallest and largest of the rounds' medians; ratio per round of the \
          medians. Only the try_recv call that returns the message is timed (and, for the cloud, \
          the .data NumPy view); the publisher is another process.",
+    );
+    t
+}
+
+/// `build`: a large message filled through `send()` against through a loan.
+fn build_table(v: &Value) -> Table {
+    let mut t = Table::new([
+        "message",
+        "rounds",
+        "send(): fill + send (p50 range)",
+        "loan(): fill in place + send (p50 range)",
+        "loan ÷ send median",
+        "min–max",
+    ]);
+    for e in v["summary"]["build"].as_array().into_iter().flatten() {
+        let what = match e["kind"].as_str() {
+            Some("cloud") => "PointCloud2 65,536 points",
+            Some("image") => "Image 640x480 rgb8",
+            _ => "?",
+        };
+        t.row([
+            format!("{what} ({})", bytes(e["size"].as_u64().unwrap_or(0))),
+            floats(&e["ratios"]).len().to_string(),
+            us_range(&e["send_p50"]),
+            us_range(&e["loan_p50"]),
+            format!("{:.2}", e["median"].as_f64().unwrap_or(f64::NAN)),
+            format!(
+                "{:.2}–{:.2}",
+                e["min"].as_f64().unwrap_or(f64::NAN),
+                e["max"].as_f64().unwrap_or(f64::NAN)
+            ),
+        ]);
+    }
+    t.note(
+        "One process pinned to one CPU fills the message's data from a source frame (np.copyto, \
+         every byte) and publishes it: send() fills the message's own array, which send copies \
+         into the chunk; loan() fills the chunk through the loan's view and sends it without a \
+         copy. Timed: fill + send (making the loan included). p50 range = the smallest and \
+         largest of the rounds' medians; ratio per round of the medians.",
     );
     t
 }
@@ -306,5 +347,23 @@ mod tests {
         );
         assert!(targets.contains("**met**"), "{targets}");
         assert!(keys[2].1.contains("54.1×"), "{}", keys[2].1);
+    }
+
+    #[test]
+    fn the_build_table_renders_loan_against_send_per_message() {
+        let v = serde_json::json!({
+            "python": "3.11", "machine": "x86_64", "method": [], "errors": [],
+            "summary": {"build": [{"kind": "cloud", "size": 1048576, "loan_p50": [31.5, 42.6],
+                                   "send_p50": [47.2, 47.1], "ratios": [0.67, 0.9],
+                                   "median": 0.78, "min": 0.67, "max": 0.9}]}
+        });
+        let keys = python_keys(&v);
+        let (_, table) = keys.iter().find(|(k, _)| *k == "ros_python.build").unwrap();
+        assert!(
+            table.contains("PointCloud2 65,536 points (1 MiB)"),
+            "{table}"
+        );
+        assert!(table.contains("31.50 µs–42.60 µs"), "{table}");
+        assert!(table.contains("0.67–0.90"), "{table}");
     }
 }

@@ -243,6 +243,14 @@ def test_bad_loans_are_typed_errors_and_loan_nothing() -> None:
     assert e.value.kind == "contains_nul"
     with pytest.raises(OverflowError):
         pub.loan(ranges=-1)
+    with pytest.raises(horus.CdrEncodeError) as e:
+        pub.loan(ranges=1 << 40)  # more elements than CDR's u32 count
+    assert e.value.kind == "too_long"
+    with pytest.raises(horus.CdrEncodeError) as e:
+        pub.loan(ranges=1 << 62)  # count x element size past the address space
+    assert e.value.kind == "too_long"
+    with pytest.raises(horus.LoanError, match="at most"):
+        pub.loan(ranges=(1 << 32) - 1)  # 16 GiB: measured, never allocated
     # Fixed-length arrays: exactly their length.
     fix = horus.RosTopic(NavSatFix, "gps").publisher()
     with pytest.raises(horus.CdrEncodeError) as e:

@@ -14,11 +14,13 @@ use horus_bench_report::page::{self, Options};
 const USAGE: &str = "\
 report — write docs/benchmarks.md and its figures from a benchmark run's JSON
 
-USAGE: report [--results DIR] [--out FILE] [--img DIR] [--allow-missing]
+USAGE: report [--results DIR] [--out FILE] [--img DIR] [--machines DIR] [--allow-missing]
 
   --results DIR      where the suite wrote its JSON (default bench-results)
   --out FILE         the page to write (default docs/benchmarks.md)
   --img DIR          where the PNGs go (default docs/img; the page links img/<name>.png)
+  --machines DIR     other machines' kept results, one folder each (default
+                     docs/bench-machines; a missing folder shows none)
   --allow-missing    render a placeholder for a missing result file instead of failing
 ";
 
@@ -49,6 +51,7 @@ fn parse(argv: impl Iterator<Item = String>) -> anyhow::Result<Option<Options>> 
         out: "docs/benchmarks.md".into(),
         img: "docs/img".into(),
         allow_missing: false,
+        machines: Some("docs/bench-machines".into()),
     };
     let mut argv = argv.peekable();
     while let Some(arg) = argv.next() {
@@ -58,6 +61,7 @@ fn parse(argv: impl Iterator<Item = String>) -> anyhow::Result<Option<Options>> 
             "--results" => a.results = value()?.into(),
             "--out" => a.out = value()?.into(),
             "--img" => a.img = value()?.into(),
+            "--machines" => a.machines = Some(value()?.into()),
             "--allow-missing" => a.allow_missing = true,
             other => bail!("unknown argument {other:?}; try --help"),
         }

@@ -11,6 +11,7 @@
 mod figures;
 mod hosts_and_ros;
 mod logging;
+mod other_machines;
 mod python;
 mod results;
 mod scheduler;
@@ -41,6 +42,9 @@ pub struct Options {
     pub img: PathBuf,
     /// Render a placeholder for a missing result file instead of failing.
     pub allow_missing: bool,
+    /// Other machines' kept results (`docs/bench-machines`, one folder per machine),
+    /// shown beside this run's ratios; `None` or a missing folder: none shown.
+    pub machines: Option<PathBuf>,
 }
 
 /// Writes the page and every figure that has data; returns the files written,
@@ -84,6 +88,7 @@ pub fn write(a: &Options) -> anyhow::Result<Vec<PathBuf>> {
     logging::logging(&r.logging, &mut keys);
     hosts_and_ros::multi_host(&r, &mut keys);
     hosts_and_ros::ros_messages(&r, &mut keys);
+    other_machines::other_machines(a.machines.as_deref(), &r, &mut keys)?;
     let errors = r.errors();
     keys.insert(
         "errors",
@@ -159,11 +164,40 @@ mod tests {
             out: dir.join("out.md"),
             img: dir.join("img"),
             allow_missing: true,
+            machines: None,
         };
         write(&a).unwrap();
         let page = std::fs::read_to_string(&a.out).unwrap();
         assert!(!page.contains("{{"));
         assert!(page.contains("Not measured in this run"));
+        assert!(page.contains("No other machine's results are kept"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_kept_results_of_other_machines_render() {
+        // The folders committed under docs/bench-machines must parse and render.
+        let kept =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/bench-machines");
+        let dir = std::env::temp_dir().join(format!("horus-report-m-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = Options {
+            results: dir.join("none"),
+            out: dir.join("out.md"),
+            img: dir.join("img"),
+            allow_missing: true,
+            machines: Some(kept.clone()),
+        };
+        write(&a).unwrap();
+        let page = std::fs::read_to_string(&a.out).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        for folder in std::fs::read_dir(&kept).unwrap() {
+            let name = folder.unwrap().file_name().into_string().unwrap();
+            assert!(
+                page.contains(&format!("### {name}")),
+                "{name} not on the page"
+            );
+        }
+        assert!(page.contains("ratio on this page's VM"));
     }
 }

@@ -5,6 +5,8 @@
 //! processes of their own, in a network namespace with only `lo`.
 
 mod common;
+#[path = "common/raw_dds_peer.rs"]
+mod raw_dds_peer;
 
 use std::time::Duration;
 
@@ -16,15 +18,13 @@ use horus_ros2::raw::{PassThrough, WireCdr};
 use horus_ros2::{Direction, TopicStatus};
 use horus_ros_msgs::horus_cdr::RosMessage;
 use horus_ros_msgs::std_msgs::msg::String as RosString;
-use rustdds::{policy, QosPolicyBuilder, TopicKind, WriteOptionsBuilder, GUID};
+use raw_dds_peer::{Delivery, RawDdsPeer, STRING_TYPE, VALID_STRING};
+use rustdds::{WriteOptionsBuilder, GUID};
 
 bridge_process_test!();
 
 /// Set in the numbered peer child: the DDS topic it writes.
 const PEER_ENV: &str = "HORUS_ROS2_TEST_SEQUENCE_PEER";
-
-/// A valid `std_msgs/String` "ok".
-const VALID: [u8; 11] = [0, 1, 0, 0, 3, 0, 0, 0, b'o', b'k', 0];
 
 fn string_type() -> Ros2Type {
     Ros2Type::new(
@@ -52,26 +52,8 @@ fn numbered_peer_process() {
     let Ok(topic_name) = std::env::var(PEER_ENV) else {
         return;
     };
-    let domain = horus_ros2::parse_domain_id(&std::env::var("ROS_DOMAIN_ID").unwrap()).unwrap();
-    let dp = rustdds::DomainParticipantBuilder::new(domain)
-        .build()
-        .unwrap();
-    let qos = QosPolicyBuilder::new()
-        .reliability(policy::Reliability::BestEffort)
-        .history(policy::History::KeepLast { depth: 16 })
-        .build();
-    let topic = dp
-        .create_topic(
-            topic_name,
-            "std_msgs::msg::dds_::String_".into(),
-            &qos,
-            TopicKind::NoKey,
-        )
-        .unwrap();
-    let publisher = dp.create_publisher(&qos).unwrap();
-    let w = publisher
-        .create_datawriter_no_key::<WireCdr, PassThrough>(&topic, None)
-        .unwrap();
+    let peer = RawDdsPeer::new(&topic_name, STRING_TYPE, Delivery::BestEffort);
+    let w = peer.writer::<PassThrough>();
     println!("ready");
     let nobody = GUID::from_bytes([0x5a; 16]);
     for line in std::io::stdin().lines() {
@@ -80,7 +62,7 @@ fn numbered_peer_process() {
             "skip" => WriteOptionsBuilder::new().to_single_reader(nobody).build(),
             _ => WriteOptionsBuilder::new().build(),
         };
-        w.write_with_options(WireCdr(Bytes::from_static(&VALID)), opts)
+        w.write_with_options(WireCdr(Bytes::from_static(&VALID_STRING)), opts)
             .unwrap();
         println!("done");
     }

@@ -5,6 +5,8 @@
 //! re-executed), in a network namespace with only `lo`.
 
 mod common;
+#[path = "common/raw_dds_peer.rs"]
+mod raw_dds_peer;
 
 use bytes::Bytes;
 use common::{World, PATIENCE};
@@ -14,8 +16,9 @@ use horus_ros2::raw::{PassThrough, WireCdr};
 use horus_ros2::Direction;
 use horus_ros_msgs::horus_cdr::RosMessage;
 use horus_ros_msgs::std_msgs::msg::String as RosString;
+use raw_dds_peer::{Delivery, RawDdsPeer, INT32_TYPE, STRING_TYPE, VALID_STRING};
 use rustdds::no_key::SerializerAdapter;
-use rustdds::{policy, QosPolicyBuilder, RepresentationIdentifier, TopicKind};
+use rustdds::RepresentationIdentifier;
 
 bridge_process_test!();
 
@@ -24,9 +27,6 @@ const HOSTILE_ENV: &str = "HORUS_ROS2_TEST_HOSTILE";
 
 /// Set in the other-type peer child: the DDS topic it writes as `Int32_`.
 const OTHER_TYPE_ENV: &str = "HORUS_ROS2_TEST_OTHER_TYPE";
-
-/// A valid `std_msgs/String` "ok".
-const VALID: [u8; 11] = [0, 1, 0, 0, 3, 0, 0, 0, b'o', b'k', 0];
 
 /// Writes whatever bytes it is given, declared big-endian CDR.
 struct BigEndian;
@@ -49,32 +49,9 @@ fn hostile_peer_process() {
     let Ok(topic_name) = std::env::var(HOSTILE_ENV) else {
         return;
     };
-    let domain = horus_ros2::parse_domain_id(&std::env::var("ROS_DOMAIN_ID").unwrap()).unwrap();
-    let dp = rustdds::DomainParticipantBuilder::new(domain)
-        .build()
-        .unwrap();
-    let qos = QosPolicyBuilder::new()
-        .reliability(policy::Reliability::Reliable {
-            max_blocking_time: rustdds::Duration::from_millis(100),
-        })
-        .durability(policy::Durability::TransientLocal)
-        .history(policy::History::KeepLast { depth: 16 })
-        .build();
-    let topic = dp
-        .create_topic(
-            topic_name,
-            "std_msgs::msg::dds_::String_".into(),
-            &qos,
-            TopicKind::NoKey,
-        )
-        .unwrap();
-    let publisher = dp.create_publisher(&qos).unwrap();
-    let le = publisher
-        .create_datawriter_no_key::<WireCdr, PassThrough>(&topic, None)
-        .unwrap();
-    let be = publisher
-        .create_datawriter_no_key::<WireCdr, BigEndian>(&topic, None)
-        .unwrap();
+    let peer = RawDdsPeer::new(&topic_name, STRING_TYPE, Delivery::ReliableLatched);
+    let le = peer.writer::<PassThrough>();
+    let be = peer.writer::<BigEndian>();
     println!("hostile: ready");
     let huge_len = [0, 1, 0, 0, 0xf0, 0xff, 0xff, 0xff, b'x', 0];
     let truncated = [0, 1, 0, 0, 9, 0, 0, 0, b'a', b'b'];
@@ -87,8 +64,10 @@ fn hostile_peer_process() {
         le.write(WireCdr(Bytes::copy_from_slice(bad)), None)
             .unwrap();
     }
-    be.write(WireCdr(Bytes::from_static(&VALID)), None).unwrap();
-    le.write(WireCdr(Bytes::from_static(&VALID)), None).unwrap();
+    be.write(WireCdr(Bytes::from_static(&VALID_STRING)), None)
+        .unwrap();
+    le.write(WireCdr(Bytes::from_static(&VALID_STRING)), None)
+        .unwrap();
     println!("hostile: sent");
     let _ = std::io::stdin().lines().count();
 }
@@ -114,7 +93,7 @@ fn malformed_and_oversize_payloads_are_dropped_counted_and_the_bridge_keeps_runn
     let s = r
         .recv_timeout(PATIENCE)
         .expect("the valid message after the bad ones");
-    assert_eq!(s.cdr(), &VALID[..]);
+    assert_eq!(s.cdr(), &VALID_STRING[..]);
     drop(s);
     let st = common::wait_status(&w.namespace, "the bad payloads counted", |s| {
         s.topics.iter().any(|t| {
@@ -149,28 +128,8 @@ fn other_type_peer_process() {
     let Ok(topic_name) = std::env::var(OTHER_TYPE_ENV) else {
         return;
     };
-    let domain = horus_ros2::parse_domain_id(&std::env::var("ROS_DOMAIN_ID").unwrap()).unwrap();
-    let dp = rustdds::DomainParticipantBuilder::new(domain)
-        .build()
-        .unwrap();
-    let qos = QosPolicyBuilder::new()
-        .reliability(policy::Reliability::Reliable {
-            max_blocking_time: rustdds::Duration::from_millis(100),
-        })
-        .history(policy::History::KeepLast { depth: 16 })
-        .build();
-    let topic = dp
-        .create_topic(
-            topic_name,
-            "std_msgs::msg::dds_::Int32_".into(),
-            &qos,
-            TopicKind::NoKey,
-        )
-        .unwrap();
-    let publisher = dp.create_publisher(&qos).unwrap();
-    let w = publisher
-        .create_datawriter_no_key::<WireCdr, PassThrough>(&topic, None)
-        .unwrap();
+    let peer = RawDdsPeer::new(&topic_name, INT32_TYPE, Delivery::Reliable);
+    let w = peer.writer::<PassThrough>();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let s2 = stop.clone();
     std::thread::spawn(move || {
@@ -179,7 +138,7 @@ fn other_type_peer_process() {
     });
     println!("other: ready");
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        let _ = w.write(WireCdr(Bytes::from_static(&VALID)), None);
+        let _ = w.write(WireCdr(Bytes::from_static(&VALID_STRING)), None);
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -16,6 +16,7 @@ mod from_ros;
 mod names;
 mod reaper;
 mod record;
+mod reply_hold;
 mod status;
 mod to_ros;
 mod types;

@@ -43,6 +43,13 @@ pub struct ServiceCounters {
     pub abandoned: u64,
     /// DDS writes that failed.
     pub write_failed: u64,
+    /// Replies (to ROS 2) that waited for their caller's reply reader to match the bridge's
+    /// reply writer before they were written (DDS discovery had not finished on the
+    /// bridge's side; then also counted in `calls` when written).
+    pub held_for_reader: u64,
+    /// Replies (to ROS 2) dropped because their caller's reply reader did not match the
+    /// bridge's reply writer within the call timeout (a write then would reach nobody).
+    pub no_reply_reader: u64,
     /// Times the route opened.
     pub opened: u64,
 }

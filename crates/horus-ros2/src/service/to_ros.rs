@@ -6,9 +6,11 @@
 //! A request from DDS is checked (size, CDR of the request type), queued for the workers
 //! (at most [`MAX_WAITING`] calls waiting, further requests are dropped and counted:
 //! ROS 2 has no way to refuse a call), called on the horus service with the bridge's call
-//! timeout, and its reply written to DDS naming the request (see `endpoints`). A call that
-//! fails (no server, server died, timed out, unanswered) is counted; the ROS 2 client sees
-//! no reply and its own wait ends it.
+//! timeout, and its reply written to DDS naming the request (see `endpoints`) once the
+//! caller's reply reader has matched the bridge's reply writer (held until then, at most the
+//! call timeout: [`reply_hold`](super::reply_hold)). A call that fails (no server, server
+//! died, timed out, unanswered, no reply reader) is counted; the ROS 2 client sees no reply
+//! and its own wait ends it.
 
 use std::sync::mpsc::TrySendError;
 use std::time::Duration;
@@ -22,6 +24,7 @@ use super::endpoints::{self, request_identity};
 use super::error::ServiceOpenError;
 use super::reaper::Reaper;
 use super::record::{record, wire_of};
+use super::reply_hold::ReplyHold;
 use super::status::ServiceCounters;
 use super::types::{message, Checker};
 use super::workers::{Ended, Job, Workers, MAX_WAITING};
@@ -46,6 +49,8 @@ pub(crate) struct ToRos {
     request_type: (String, String),
     max_bytes: usize,
     me: GUID,
+    /// Replies waiting for their caller's reply reader to match.
+    hold: ReplyHold,
 }
 
 impl ToRos {
@@ -88,12 +93,13 @@ impl ToRos {
             request_type: (req_dds, req.type_hash.clone()),
             max_bytes,
             me: dds.participant().guid(),
+            hold: ReplyHold::new(timeout),
         })
     }
 
-    /// Calls queued or in progress.
+    /// Calls queued, in progress, or answered and held for their caller's reply reader.
     pub(crate) fn waiting(&self) -> usize {
-        self.waiting
+        self.waiting + self.hold.len()
     }
 
     /// Closes the route with calls still waiting: results already in are counted as
@@ -102,7 +108,7 @@ impl ToRos {
     pub(crate) fn abandon(&mut self, c: &mut ServiceCounters) {
         self.workers.cancel();
         self.take_done(c);
-        c.abandoned += self.waiting as u64;
+        c.abandoned += (self.waiting + self.hold.clear()) as u64;
         self.waiting = 0;
     }
 
@@ -147,7 +153,7 @@ impl ToRos {
                 c.malformed += 1;
                 continue;
             };
-            if self.waiting >= MAX_WAITING {
+            if self.waiting() >= MAX_WAITING {
                 c.overloaded += 1;
                 continue;
             }
@@ -167,7 +173,23 @@ impl ToRos {
                 Err(TrySendError::Disconnected(_)) => c.unanswered += 1,
             }
         }
-        moved + self.take_done(c)
+        moved + self.take_done(c) + self.release_held(c)
+    }
+
+    /// Writes the held replies whose caller's reader matched since; counts the expired
+    /// ones. How many left the hold.
+    fn release_held(&mut self, c: &mut ServiceCounters) -> usize {
+        if self.hold.len() == 0 {
+            return 0;
+        }
+        self.hold.note_matches(&self.writer);
+        let released = self.hold.release();
+        c.no_reply_reader += released.expired;
+        let n = released.ready.len() + released.expired as usize;
+        for h in released.ready {
+            self.write_reply(h.id, &h.wire, c);
+        }
+        n
     }
 
     /// Writes the replies of finished calls and counts the failed ones; how many.
@@ -193,11 +215,23 @@ impl ToRos {
         moved
     }
 
-    fn reply(&self, id: SampleIdentity, record: &[u8], c: &mut ServiceCounters) {
+    /// Writes the reply to call `id` now, or holds it until its caller's reader matched.
+    fn reply(&mut self, id: SampleIdentity, record: &[u8], c: &mut ServiceCounters) {
         let Some(wire) = wire_of(record) else {
             c.malformed += 1;
             return;
         };
+        self.hold.note_matches(&self.writer);
+        if !self.hold.caller_matched(&id) {
+            c.held_for_reader += 1;
+            self.hold.hold(id, wire);
+            return;
+        }
+        self.write_reply(id, wire, c);
+    }
+
+    /// Writes a reply to DDS naming call `id`.
+    fn write_reply(&self, id: SampleIdentity, wire: &[u8], c: &mut ServiceCounters) {
         let len = wire.len() as u64;
         let opts = WriteOptionsBuilder::new()
             .source_timestamp(Timestamp::now())

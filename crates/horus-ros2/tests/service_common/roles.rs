@@ -23,6 +23,7 @@ pub fn run(role: &str) {
     match role {
         "bridge" => bridge(),
         "horus_server" => horus_server(&args[0], &args[1]),
+        "late_reader_client" => late_reader_client(&args[0]),
         other => panic!("unknown role {other}"),
     }
 }
@@ -102,5 +103,105 @@ fn horus_server(name: &str, mode: &str) {
         request
             .reply(&record(&encode_message(&resp).unwrap()))
             .expect("reply");
+    }
+}
+
+/// A bare DDS client of SetBool service `name` (RustDDS, localhost only) whose reply reader
+/// is created late: stdin `call` writes a request (data = true, no related sample identity:
+/// the reply names the request writer) once the request writer matched the bridge's
+/// reader, prints `sent`; `listen` then creates the reply reader and prints `reply HEX`
+/// for the first reply, or `reply none` after 30 s. The reader is best effort, as a volatile
+/// Fast DDS reader it gets nothing written before it matched (a reliable RustDDS reader
+/// would ask the writer for its history).
+fn late_reader_client(name: &str) {
+    use horus_ros2::raw::{PassThrough, WireCdr};
+    use rustdds::policy::{Durability, History, Reliability};
+    use rustdds::{DataWriterStatus, QosPolicyBuilder, StatusEvented, TopicKind};
+
+    let mut config = BridgeConfig::from_env(&horus::namespace()).expect("config");
+    config.localhost_only = true;
+    let dds = horus_ros2::Dds::start(&config).expect("DDS");
+    let qos = |reliable: bool| {
+        QosPolicyBuilder::new()
+            .reliability(if reliable {
+                Reliability::Reliable {
+                    max_blocking_time: rustdds::Duration::from_millis(100),
+                }
+            } else {
+                Reliability::BestEffort
+            })
+            .durability(Durability::Volatile)
+            .history(History::KeepLast { depth: 8 })
+            .build()
+    };
+    let topic = |kind: &str, ty: &str| {
+        dds.participant()
+            .create_topic(
+                format!(
+                    "{kind}/{name}{}",
+                    if kind == "rq" { "Request" } else { "Reply" }
+                ),
+                format!("std_srvs::srv::dds_::{ty}_"),
+                &qos(true),
+                TopicKind::NoKey,
+            )
+            .expect("topic")
+    };
+    let writer = dds
+        .publisher()
+        .create_datawriter_no_key::<WireCdr, PassThrough>(
+            &topic("rq", "SetBool_Request"),
+            Some(qos(true)),
+        )
+        .expect("request writer");
+    ready();
+    let mut lines = std::io::stdin().lines();
+    while let Some(Ok(line)) = lines.next() {
+        match line.trim() {
+            "call" => {
+                let deadline = std::time::Instant::now() + Duration::from_secs(60);
+                let mut matched = false;
+                while !matched && std::time::Instant::now() < deadline {
+                    while let Some(st) = writer.try_recv_status() {
+                        if let DataWriterStatus::PublicationMatched { current, .. } = st {
+                            matched = current.count() > 0;
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                assert!(matched, "the bridge's request reader never matched");
+                let req = encode_message(&SetBool_Request { data: true }).unwrap();
+                writer
+                    .write(WireCdr(bytes::Bytes::from(req)), None)
+                    .expect("request");
+                println!("sent");
+            }
+            "listen" => {
+                let mut reader = dds
+                    .subscriber()
+                    .create_datareader_no_key::<WireCdr, PassThrough>(
+                        &topic("rr", "SetBool_Response"),
+                        Some(qos(false)),
+                    )
+                    .expect("reply reader");
+                let deadline = std::time::Instant::now() + Duration::from_secs(30);
+                let mut got = None;
+                while got.is_none() && std::time::Instant::now() < deadline {
+                    if let Ok(Some(s)) = reader.take_next_sample() {
+                        got = Some(s.value().0.to_vec());
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                match got {
+                    Some(b) => println!(
+                        "reply {}",
+                        b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+                    ),
+                    None => println!("reply none"),
+                }
+            }
+            _ => {}
+        }
+        let _ = std::io::stdout().flush();
     }
 }

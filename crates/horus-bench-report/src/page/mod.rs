@@ -198,6 +198,6 @@ mod tests {
                 "{name} not on the page"
             );
         }
-        assert!(page.contains("ratio on this page's VM"));
+        assert!(page.contains("ratio there (median"));
     }
 }

@@ -107,7 +107,7 @@ fn machine(folder: &Path, here: Option<&[Comparison]>) -> anyhow::Result<String>
 /// The other machine's comparisons with absolute round trips, and this run's ratio for
 /// the same pair and size where this run measured it.
 fn beside(there: &[Comparison], here: Option<&[Comparison]>) -> Table {
-    let mut t = Table::new([
+    let mut header = vec![
         "size",
         "horus",
         "peer",
@@ -116,16 +116,13 @@ fn beside(there: &[Comparison], here: Option<&[Comparison]>) -> Table {
         "peer RTT there",
         "ratio there (median, min–max)",
         "horus faster there",
-        "ratio on this page's VM (median, min–max)",
-    ])
-    .left(1)
-    .left(2);
+    ];
+    if here.is_some() {
+        header.push("ratio on this page's VM (median, min–max)");
+    }
+    let mut t = Table::new(header).left(1).left(2);
     for c in there {
-        let mine = here.and_then(|h| {
-            h.iter()
-                .find(|m| m.size == c.size && m.pair.peer == c.pair.peer)
-        });
-        t.row([
+        let mut row = vec![
             size(c.size),
             c.pair.horus_label.to_owned(),
             c.pair.peer_label.to_owned(),
@@ -134,17 +131,28 @@ fn beside(there: &[Comparison], here: Option<&[Comparison]>) -> Table {
             ns(c.peer_median_ns.round() as u64),
             format!("{:.3} ({:.3}–{:.3})", c.median, c.min, c.max),
             format!("{} of {}", c.horus_faster, c.ratios.len()),
-            mine.map_or_else(
+        ];
+        if let Some(here) = here {
+            let mine = here
+                .iter()
+                .find(|m| m.size == c.size && m.pair.peer == c.pair.peer);
+            row.push(mine.map_or_else(
                 || "not measured".to_owned(),
                 |m| format!("{:.3} ({:.3}–{:.3})", m.median, m.min, m.max),
-            ),
-        ]);
+            ));
+        }
+        t.row(row);
     }
-    t.note(
+    t.note(if here.is_some() {
         "Ratio = horus's median round trip ÷ the peer's in the same round at the same size, \
          below 1 horus was faster; the RTT columns are the other machine's absolute figures \
          (median over rounds of each round's median). The last column is this page's own \
-         `interleaved` run on the VM described at the top, for the same pair and size.",
-    );
+         `interleaved` run on the VM described at the top, for the same pair and size."
+    } else {
+        "Ratio = horus's median round trip ÷ the peer's in the same round at the same size, \
+         below 1 horus was faster; the RTT columns are the other machine's absolute figures \
+         (median over rounds of each round's median). This page was rendered without an \
+         `interleaved` run of its own, so no ratio of this VM stands beside them."
+    });
     t
 }

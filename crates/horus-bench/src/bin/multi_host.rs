@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
 use horus_bench::markdown::Table;
-use horus_bench::multi_host::plan::{self, Plan};
+use horus_bench::multi_host::plan::{self, Part, Plan};
 use horus_bench::multi_host::rows::MhRow;
 use horus_bench::multi_host::{self as mh, horus_system, host, tables, SystemName};
 use horus_bench::suite::{self, Common, Run, COMMON_USAGE};
@@ -60,8 +60,12 @@ fn usage() {
          --rounds N         rounds (default {ROUNDS}; --quick: {QUICK_ROUNDS})\n  \
          --pinned-only      only the pinned pass of each round (default: pinned, then unpinned)\n  \
          --systems S,...    {} (default all, interleaved per round)\n  \
+         --only PART        only channel, sweeps or impaired cells of each pass (default all)\n  \
+         --loss-percent N   packet loss of the impaired rows (default {}; more makes rare \
+         loss effects frequent)\n  \
          --markdown FILE    also write the tables as Markdown\n",
-        SystemName::ALL.map(SystemName::name).join(", ")
+        SystemName::ALL.map(SystemName::name).join(", "),
+        mh::DROP_PERCENT
     );
 }
 
@@ -117,7 +121,7 @@ fn method(plan: &Plan, hosts: &horus_netns::TwoHosts) -> Vec<String> {
              at {} Mbit/s (tc tbf)",
             mh::IMPAIRED_SIZES,
             mh::RATE_HZ,
-            mh::DROP_PERCENT,
+            mh::drop_percent(),
             mh::CAP_MBIT
         ),
         format!(
@@ -138,6 +142,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut pinned_only = false;
     let mut systems: Vec<SystemName> = Vec::new();
     let mut markdown = None;
+    let mut only = None;
     let Some(common) = Common::parse(argv, |flag, value| {
         Ok(match flag {
             "--rounds" => {
@@ -146,6 +151,16 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             }
             "--markdown" => {
                 markdown = Some(std::path::PathBuf::from(value()?));
+                true
+            }
+            "--loss-percent" => {
+                let p = suite::number::<u32>(&value()?)?;
+                anyhow::ensure!(p <= 100, "--loss-percent must be at most 100");
+                mh::set_drop_percent(p);
+                true
+            }
+            "--only" => {
+                only = Some(Part::parse(&value()?)?);
                 true
             }
             "--pinned-only" => {
@@ -184,6 +199,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
         systems,
         cpus: common.cpus,
         quick: common.quick,
+        only,
     };
     let mut run = Run::<MhRow>::start("multi_host", &common, method(&plan, &hosts));
     plan::run_all(&plan, &hosts, &mut run);

@@ -37,6 +37,7 @@ pub mod wire;
 pub mod zenoh_system;
 
 use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -57,8 +58,23 @@ pub const SWEEP_SIZES: &[usize] = &[16, 512, 1024, 2048, 8192, 65536, 1 << 20];
 pub const IMPAIRED_SIZES: &[usize] = &[16, 1 << 20];
 /// Publishing rate of every topic in the channel and impaired rows, Hz.
 pub const RATE_HZ: u64 = 1000;
-/// Packet loss of the impaired rows, percent of each host's packets on the link.
+/// Packet loss of the impaired rows, percent of each host's packets on the link (default).
 pub const DROP_PERCENT: u32 = 1;
+
+/// The packet loss of this run's impaired rows: [`DROP_PERCENT`] unless `--loss-percent`
+/// (to make a rare loss effect frequent) set another.
+static DROP_PERCENT_NOW: AtomicU32 = AtomicU32::new(DROP_PERCENT);
+
+/// This run's packet loss of the impaired rows, percent.
+pub fn drop_percent() -> u32 {
+    // Relaxed: set once, before any cell runs; nothing else is published through it.
+    DROP_PERCENT_NOW.load(Ordering::Relaxed)
+}
+
+/// Sets this run's packet loss of the impaired rows (`--loss-percent`), before any cell.
+pub fn set_drop_percent(percent: u32) {
+    DROP_PERCENT_NOW.store(percent, Ordering::Relaxed);
+}
 /// Bandwidth cap of the impaired rows, Mbit/s on each host's end of the link.
 pub const CAP_MBIT: u32 = 100;
 

@@ -6,6 +6,7 @@
 use anyhow::Context;
 use horus_netns::TwoHosts;
 
+use super::horus_system;
 use super::rows::{Impairment, Kind, MhRow};
 use super::session::Session;
 use super::{
@@ -17,6 +18,29 @@ use crate::suite::Run;
 
 /// First port host A listens on; each session takes the next.
 const BASE_PORT: u16 = 17447;
+
+/// A part of a pass (`--only`): one of the four groups of cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The channel table.
+    Channel,
+    /// Round trip, throughput and service sweeps.
+    Sweeps,
+    /// The impaired rows (1 % loss, 100 Mbit/s cap).
+    Impaired,
+}
+
+impl Part {
+    /// Inverse of the `--only` spelling.
+    pub fn parse(s: &str) -> anyhow::Result<Part> {
+        match s {
+            "channel" => Ok(Part::Channel),
+            "sweeps" => Ok(Part::Sweeps),
+            "impaired" => Ok(Part::Impaired),
+            _ => anyhow::bail!("unknown part {s:?} (channel, sweeps, impaired)"),
+        }
+    }
+}
 
 /// What one run measures.
 #[derive(Debug, Clone)]
@@ -31,6 +55,15 @@ pub struct Plan {
     pub cpus: [usize; 2],
     /// `--quick`.
     pub quick: bool,
+    /// Only this part of each pass (`--only`), else all of them.
+    pub only: Option<Part>,
+}
+
+impl Plan {
+    /// Whether `part` is measured.
+    fn runs(&self, part: Part) -> bool {
+        self.only.is_none_or(|p| p == part)
+    }
 }
 
 impl Plan {
@@ -76,8 +109,16 @@ impl Plan {
     pub fn describe(&self) -> String {
         let (w, n) = self.exchanges(16);
         let (wl, nl) = self.exchanges(1 << 20);
+        let only = match self.only {
+            None => String::new(),
+            Some(Part::Channel) => " (only the channel table)".to_owned(),
+            Some(Part::Sweeps) => {
+                " (only the round trip, throughput and service sweeps)".to_owned()
+            }
+            Some(Part::Impaired) => " (only the impaired rows)".to_owned(),
+        };
         format!(
-            "{} round(s), {}; channel cells publish for {} ms, impaired cells for {} ms; \
+            "{} round(s){only}, {}; channel cells publish for {} ms, impaired cells for {} ms; \
              ping-pong and service: {w} warm-up + {n} timed exchanges ({wl} + {nl} from 64 KiB); \
              throughput: {} messages at 16 B … {} at 1 MiB",
             self.rounds,
@@ -156,7 +197,7 @@ impl Pass<'_> {
         row.topics = topics;
         row.impairment = imp;
         let what = format!("channel {size} B × {topics} topic(s), link {}", imp.label());
-        let hosts = self.hosts;
+        let (hosts, system) = (self.hosts, self.system);
         let cell = |s: &mut Session, mut row: MhRow| {
             let c = Channel {
                 id: unique_id(),
@@ -166,7 +207,16 @@ impl Pass<'_> {
                 duration_ms,
             };
             let impaired = impair(hosts, imp);
-            let result = impaired.and_then(|()| s.channel(&c));
+            let result = impaired.and_then(|()| s.channel(&c)).map_err(|e| {
+                // What host A's bridge (still running: only a failed host stops) counted.
+                match system {
+                    SystemName::Horus => {
+                        let ns = horus_system::host_namespace(std::process::id(), s.port(), "a");
+                        e.context(horus_system::bridge_counters(&ns, "host A's", &c.id))
+                    }
+                    SystemName::Zenoh => e,
+                }
+            });
             let cleared = clear(hosts);
             let (p, r) = result?;
             cleared?;
@@ -256,7 +306,7 @@ fn impair(hosts: &TwoHosts, imp: Impairment) -> anyhow::Result<()> {
         let h = hosts.host(side);
         match imp {
             Impairment::None => {}
-            Impairment::Drop => h.impair_drop(super::DROP_PERCENT)?,
+            Impairment::Drop => h.impair_drop(super::drop_percent())?,
             Impairment::Cap => h.limit_rate(super::CAP_MBIT)?,
         }
     }
@@ -293,17 +343,23 @@ pub fn run_all(plan: &Plan, hosts: &TwoHosts, run: &mut Run<MhRow>) {
                 if run.measure(&what, || system.system().available()).is_none() {
                     continue;
                 }
-                for &topics in TOPIC_COUNTS {
-                    for &size in CHANNEL_SIZES {
-                        pass.channel(run, size, topics, Impairment::None);
+                if plan.runs(Part::Channel) {
+                    for &topics in TOPIC_COUNTS {
+                        for &size in CHANNEL_SIZES {
+                            pass.channel(run, size, topics, Impairment::None);
+                        }
                     }
                 }
-                for &size in SWEEP_SIZES {
-                    pass.sweeps(run, size);
+                if plan.runs(Part::Sweeps) {
+                    for &size in SWEEP_SIZES {
+                        pass.sweeps(run, size);
+                    }
                 }
-                for imp in [Impairment::Drop, Impairment::Cap] {
-                    for &size in IMPAIRED_SIZES {
-                        pass.channel(run, size, 1, imp);
+                if plan.runs(Part::Impaired) {
+                    for imp in [Impairment::Drop, Impairment::Cap] {
+                        for &size in IMPAIRED_SIZES {
+                            pass.channel(run, size, 1, imp);
+                        }
                     }
                 }
                 pass.close(run);

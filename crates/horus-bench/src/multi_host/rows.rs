@@ -28,7 +28,7 @@ pub enum Kind {
 pub enum Impairment {
     /// Nothing.
     None,
-    /// [`super::DROP_PERCENT`] % of each host's packets dropped at random.
+    /// [`super::drop_percent`] % of each host's packets dropped at random.
     Drop,
     /// Each host's sending capped at [`super::CAP_MBIT`] Mbit/s.
     Cap,
@@ -39,7 +39,7 @@ impl Impairment {
     pub fn label(self) -> String {
         match self {
             Impairment::None => "none".to_owned(),
-            Impairment::Drop => format!("{} % loss", super::DROP_PERCENT),
+            Impairment::Drop => format!("{} % loss", super::drop_percent()),
             Impairment::Cap => format!("{} Mbit/s", super::CAP_MBIT),
         }
     }

@@ -23,6 +23,10 @@ const CELL_SLACK: Duration = Duration::from_secs(90);
 pub struct Session {
     a: ChildProcess,
     b: ChildProcess,
+    port: u16,
+    /// horus: removes what the hosts left in `/dev/shm` once they are gone (dropped after
+    /// them: fields drop in order).
+    _cleanup: Option<super::horus_system::ShmCleanup>,
 }
 
 impl Session {
@@ -54,9 +58,22 @@ impl Session {
                 .with_context(|| format!("host {side:?} of {}", system.name()))?;
             Ok(child)
         };
+        // Before any host starts: a failed start is cleaned up too.
+        let cleanup =
+            (system == SystemName::Horus).then(|| super::horus_system::ShmCleanup::new(port));
         let a = spawn(Side::A)?;
         let b = spawn(Side::B)?;
-        Ok(Self { a, b })
+        Ok(Self {
+            a,
+            b,
+            port,
+            _cleanup: cleanup,
+        })
+    }
+
+    /// The port host A listens on (it names the hosts' horus namespaces).
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     fn send(child: &mut ChildProcess, cmd: &Cmd) -> anyhow::Result<()> {

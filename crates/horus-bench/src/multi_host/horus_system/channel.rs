@@ -8,7 +8,7 @@ use anyhow::Context;
 use horus::Publisher;
 
 use super::link::{self, HostCpu, Patience, POLL};
-use super::HorusHost;
+use super::{bridge_counters, HorusHost};
 use crate::horus_wire::Blob;
 use crate::multi_host::wire::{self, HEADER};
 use crate::multi_host::{Channel, Published, Received};
@@ -91,6 +91,7 @@ impl Inbox {
 
 /// One topic's receiving thread: acknowledges hellos, feeds the inbox until the end marker.
 fn receive(
+    (namespace, cell): (&str, &str),
     i: usize,
     sub: &mut horus::Subscriber<Blob>,
     size: usize,
@@ -101,7 +102,10 @@ fn receive(
     let mut patience = Patience::new();
     loop {
         let Some((seq, stamp, now)) = link::recv(sub, size, POLL)? else {
-            patience.check(&format!("topic {i}"))?;
+            // What this host's bridge counted, for whoever reads the failure.
+            patience
+                .check(&format!("topic {i}"))
+                .map_err(|e| e.context(bridge_counters(namespace, "host B's", cell)))?;
             continue;
         };
         patience.progress();
@@ -148,7 +152,8 @@ pub(super) fn subscribe(h: &mut HorusHost, c: &Channel) -> anyhow::Result<Receiv
             .enumerate()
             .map(|(i, mut sub)| {
                 let (ack, inbox) = (&ack, &inbox);
-                scope.spawn(move || receive(i, &mut sub, c.size, ack, inbox, bridge_pid))
+                let ns = (h.namespace.as_str(), c.id.as_str());
+                scope.spawn(move || receive(ns, i, &mut sub, c.size, ack, inbox, bridge_pid))
             })
             .collect();
         handles

@@ -22,6 +22,7 @@
 
 mod bridge_proc;
 mod channel;
+mod diagnose;
 mod link;
 mod pingpong;
 mod service;
@@ -31,6 +32,7 @@ use std::any::Any;
 use anyhow::{bail, Context};
 
 pub use bridge_proc::{bridge_main, BridgeSpec, BRIDGE_ROLE};
+pub use diagnose::{bridge_counters, host_namespace, ShmCleanup};
 
 use super::{
     Channel, Exchange, Flood, HostArgs, HostSide, Published, Received, Side, Sunk, System,
@@ -78,13 +80,7 @@ impl System for HorusSystem {
             Side::A => "a",
             Side::B => "b",
         };
-        // The benchmark's pid and the session's port: unique on this machine, and
-        // recognisable in /dev/shm.
-        let namespace = format!(
-            "mh-{}-{}-{letter}",
-            std::os::unix::process::parent_id(),
-            a.port
-        );
+        let namespace = host_namespace(std::os::unix::process::parent_id(), a.port, letter);
         let (listen, connect) = match a.side {
             Side::A => (vec![endpoint.clone()], Vec::new()),
             Side::B => (Vec::new(), vec![endpoint.clone()]),

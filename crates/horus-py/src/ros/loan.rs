@@ -134,8 +134,7 @@ pub(crate) struct LoanedArray {
 impl LoanedArray {
     fn __repr__(&self) -> String {
         format!(
-            "<{} {}[{}] of a loan>",
-            "LoanedArray",
+            "<LoanedArray {}[{}] of a loan>",
             self.prim.msg_name(),
             self.count
         )

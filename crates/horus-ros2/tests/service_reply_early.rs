@@ -13,7 +13,7 @@ mod service_common;
 use horus_ros2::Direction;
 use horus_ros_msgs::horus_cdr::decode_message;
 use horus_ros_msgs::std_srvs::srv::SetBool_Response;
-use service_common::Rig;
+use service_common::{Proc, Rig};
 
 /// The entry child processes of this binary run (see service_common/roles.rs).
 #[test]
@@ -27,6 +27,17 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// A horus SetBool server on `name` answering, the bridge, and a late-reader client that
+/// has sent one request (no reply reader yet).
+fn called(rig: &Rig, name: &str) -> (Proc, Proc, Proc) {
+    let server = rig.horus_server(name, "answer");
+    let bridge = rig.bridge();
+    let mut client = rig.spawn("late_reader_client", &[name]);
+    client.say("call");
+    client.line_starting("sent");
+    (server, bridge, client)
+}
+
 /// What broke: the reply was written before the client's reply reader matched and reached
 /// nobody; the bridge counted it in `calls`. Checked 28 Nov with the hold disabled: fails,
 /// the client gets no reply.
@@ -35,11 +46,7 @@ fn a_reply_ready_before_the_clients_reply_reader_matched_reaches_it_later() {
     let Some(rig) = Rig::new("rq-early", 0) else {
         return;
     };
-    let server = rig.horus_server("demo/early", "answer");
-    let bridge = rig.bridge();
-    let mut client = rig.spawn("late_reader_client", &["demo/early"]);
-    client.say("call");
-    client.line_starting("sent");
+    let (server, bridge, mut client) = called(&rig, "demo/early");
     // The horus server answered; the bridge holds the reply for the reader.
     let st = rig.wait_service("demo/early", Direction::ToRos, "held the reply", |s| {
         s.counters.held_for_reader + s.counters.calls >= 1
@@ -74,11 +81,7 @@ fn a_reply_whose_clients_reader_never_matched_is_counted_no_reply_reader() {
     let Some(rig) = Rig::new("rq-never", 1) else {
         return;
     };
-    let server = rig.horus_server("demo/never", "answer");
-    let bridge = rig.bridge();
-    let mut client = rig.spawn("late_reader_client", &["demo/never"]);
-    client.say("call");
-    client.line_starting("sent");
+    let (server, bridge, client) = called(&rig, "demo/never");
     let st = rig.wait_service("demo/never", Direction::ToRos, "counted the reply", |s| {
         s.counters.no_reply_reader >= 1
     });

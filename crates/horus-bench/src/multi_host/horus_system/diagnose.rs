@@ -14,11 +14,12 @@ pub fn host_namespace(bench_pid: u32, port: u16, letter: &str) -> String {
 /// The counters that say where a topic's messages went, on one line.
 fn line(c: &TopicCounters) -> String {
     format!(
-        "read {} sent {} send_failed {} stalls {} stall_dropped {} received {} wire_lost {} \
-         source_lost {} published {} publish_failed {}",
+        "read {} sent {} send_failed {} slow_puts {} stalls {} stall_dropped {} received {} \
+         wire_lost {} source_lost {} published {} publish_failed {}",
         c.read,
         c.sent,
         c.send_failed,
+        c.slow_puts,
         c.stalls,
         c.stall_dropped,
         c.received,

@@ -1,26 +1,37 @@
 //! The buffer a port copies an inline message into, which the message's
-//! [`Sample`](crate::Sample) then keeps instead of copying it again.
+//! [`Sample`](crate::Sample) then keeps instead of copying it again (large
+//! messages) or copies its few words from (small ones).
 
 use std::sync::Arc;
 
 /// 8-byte words that a port's validated copy out of a ring slot fills (the
-/// one copy of an inline message). A sample of the message takes a share of
-/// the buffer rather than a copy of the message, so a `Sample` is a few words
-/// whatever the message size, and moving it, returning it in an `Option` or
-/// polling an empty ring copies no payload.
+/// one copy of an inline message).
 ///
-/// The next receive writes into the same buffer once no sample holds it
-/// (the usual receive-use-drop loop: no allocation), and into a fresh one
-/// while a sample still does (a sample is never written under its reader).
-pub(crate) struct RecvBuf {
-    words: Arc<[u64]>,
+/// Endpoints of messages larger than a `Sample`'s own few words use a
+/// [`RecvBuf::Shared`] buffer: the sample takes a share of it rather than a
+/// copy of the message, so a `Sample` is a few words whatever the message
+/// size, and moving it, returning it in an `Option` or polling an empty ring
+/// copies no payload. The next receive writes into the same buffer once no
+/// sample holds it (the usual receive-use-drop loop: no allocation), and into
+/// a fresh one while a sample still does (a sample is never written under
+/// its reader). Endpoints of small messages (which a sample copies: cheaper
+/// than counting shares) and of raw bytes use a [`RecvBuf::Private`] one:
+/// no atomic operation per poll.
+pub(crate) enum RecvBuf {
+    /// Never shared.
+    Private(Box<[u64]>),
+    /// Shared with the samples of large messages.
+    Shared(Arc<[u64]>),
 }
 
 impl RecvBuf {
-    /// A buffer of `words` 8-byte words (the port's slot payload).
-    pub(crate) fn new(words: usize) -> Self {
-        RecvBuf {
-            words: Arc::from(vec![0u64; words]),
+    /// A buffer of `words` 8-byte words (the port's slot payload), shared
+    /// with samples if `share`.
+    pub(crate) fn new(words: usize, share: bool) -> Self {
+        if share {
+            RecvBuf::Shared(Arc::from(vec![0u64; words]))
+        } else {
+            RecvBuf::Private(vec![0u64; words].into_boxed_slice())
         }
     }
 
@@ -29,16 +40,21 @@ impl RecvBuf {
     /// samples, unwritten).
     #[inline]
     pub(crate) fn target(&mut self) -> &mut [u64] {
-        // One compare-exchange on the count when unique (every empty poll
-        // goes through here); a copy into a fresh buffer only while a sample
-        // still holds this one.
-        Arc::make_mut(&mut self.words)
+        match self {
+            RecvBuf::Private(w) => w,
+            // One compare-exchange on the count when unique; a copy into a
+            // fresh buffer only while a sample still holds this one.
+            RecvBuf::Shared(w) => Arc::make_mut(w),
+        }
     }
 
     /// What the last receive wrote.
     #[inline]
     pub(crate) fn words(&self) -> &[u64] {
-        &self.words
+        match self {
+            RecvBuf::Private(w) => w,
+            RecvBuf::Shared(w) => w,
+        }
     }
 
     /// The bytes `start..start + len` of the last receive (the caller
@@ -46,14 +62,28 @@ impl RecvBuf {
     /// the buffer).
     #[inline]
     pub(crate) fn bytes(&self, start: usize, len: usize) -> &[u8] {
-        &bytemuck::cast_slice::<u64, u8>(&self.words)[start..start + len]
+        &bytemuck::cast_slice::<u64, u8>(self.words())[start..start + len]
+    }
+
+    /// Whether a sample holds a share of the buffer now (the next
+    /// [`target`](Self::target) then makes a fresh one).
+    #[inline]
+    pub(crate) fn is_shared(&self) -> bool {
+        match self {
+            RecvBuf::Private(_) => false,
+            RecvBuf::Shared(w) => Arc::strong_count(w) > 1,
+        }
     }
 
     /// A share of the buffer for a sample; the next receive leaves it alone
-    /// until every share is dropped.
+    /// until every share is dropped. A private buffer is copied (correct,
+    /// but an allocation: endpoints whose samples share use a shared one).
     #[inline]
     pub(crate) fn share(&self) -> Arc<[u64]> {
-        Arc::clone(&self.words)
+        match self {
+            RecvBuf::Private(w) => Arc::from(&w[..]),
+            RecvBuf::Shared(w) => Arc::clone(w),
+        }
     }
 }
 
@@ -78,7 +108,7 @@ mod tests {
 
     #[test]
     fn a_shared_buffer_is_never_written_by_the_next_receive() {
-        let mut b = RecvBuf::new(4);
+        let mut b = RecvBuf::new(4, true);
         b.target()[0] = 7;
         let held = b.share();
         b.target()[0] = 9;
@@ -88,9 +118,18 @@ mod tests {
 
     #[test]
     fn a_released_buffer_is_reused_without_allocating() {
-        let mut b = RecvBuf::new(4);
+        let mut b = RecvBuf::new(4, true);
         let first = b.target().as_ptr();
         drop(b.share());
         assert_eq!(b.target().as_ptr(), first);
+    }
+
+    #[test]
+    fn a_share_of_a_private_buffer_is_a_copy() {
+        let mut b = RecvBuf::new(4, false);
+        b.target()[1] = 5;
+        let held = b.share();
+        b.target()[1] = 6;
+        assert_eq!(held[1], 5);
     }
 }

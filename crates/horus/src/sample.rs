@@ -9,6 +9,19 @@ use horus_msgs::Message;
 use horus_shm::SubPlace;
 
 use crate::publisher::tail_offset;
+use crate::recv_buf::RecvBuf;
+
+/// Inline messages of at most this many 8-byte words are copied into the
+/// `Sample` itself (as cheap as sharing the receive buffer, and no atomic
+/// counting); larger ones share the receive buffer. It bounds the size of a
+/// `Sample` whatever the message size.
+const SMALL_WORDS: usize = 8;
+
+/// Whether the receive buffer of an endpoint receiving `T` is shared with
+/// its samples ([`RecvBuf::Shared`]) or only copied from.
+pub(crate) fn shares_buffer<T>() -> bool {
+    std::mem::size_of::<T>() > SMALL_WORDS * 8
+}
 
 /// A received message. Dereferences to `T`; [`Sample::tail`] gives the
 /// variable-size data of `PointCloud`/`Image`-like messages.
@@ -18,15 +31,18 @@ use crate::publisher::tail_offset;
 /// Messages of at most [`INLINE_MAX`](crate::INLINE_MAX) bytes are copied out
 /// of the ring slot once when received (that copy *is* the read of a few
 /// cache lines, validated against the slot's sequence number so it is never
-/// torn) into the subscriber's receive buffer, which the guard then shares:
-/// a `Sample` is a few words whatever `T`'s size, so moving it copies no
-/// message. The subscriber reuses the buffer once the guard is dropped.
+/// torn) into the subscriber's receive buffer, which the guard then shares
+/// (messages of up to 64 bytes are copied into the guard instead): a `Sample`
+/// is a few words whatever `T`'s size, so moving it copies no large message.
+/// The subscriber reuses the buffer once the guard is dropped.
 pub struct Sample<T> {
     inner: Inner,
     _t: PhantomData<T>,
 }
 
 enum Inner {
+    /// A small message, copied here (the first `size_of::<T>()` bytes).
+    Small([u64; SMALL_WORDS]),
     /// In a receive buffer: bytes `start..start + size_of::<T>()`, `start` a
     /// multiple of 8 (checked by [`Sample::inline`]).
     Inline { words: Arc<[u64]>, start: usize },
@@ -46,19 +62,33 @@ unsafe impl<T: Send> Send for Sample<T> {}
 unsafe impl<T: Sync> Sync for Sample<T> {}
 
 impl<T: Message> Sample<T> {
-    /// A sample of the `T` at byte `start` of a receive buffer; `None` (a
-    /// bug of the caller, which checked the received length) unless the
-    /// buffer holds all of it at an 8-aligned offset and `T` needs no more
-    /// than 8-byte alignment (topics and services refuse such types on open).
-    pub(crate) fn inline(words: Arc<[u64]>, start: usize) -> Option<Self> {
+    /// A sample of the `T` at byte `start` of what a receive buffer holds:
+    /// copied if small, else a share of the buffer. `None` (a bug of the
+    /// caller, which checked the received length) unless the buffer holds
+    /// all of it at an 8-aligned offset and `T` needs no more than 8-byte
+    /// alignment (topics and services refuse such types on open).
+    pub(crate) fn inline(buf: &RecvBuf, start: usize) -> Option<Self> {
+        let size = std::mem::size_of::<T>();
+        let words = buf.words();
         let fits = start
-            .checked_add(std::mem::size_of::<T>())
+            .checked_add(size)
             .is_some_and(|end| end <= words.len() * 8);
         if !fits || !start.is_multiple_of(8) || std::mem::align_of::<T>() > 8 {
             return None;
         }
+        let inner = if shares_buffer::<T>() {
+            Inner::Inline {
+                words: buf.share(),
+                start,
+            }
+        } else {
+            let mut small = [0u64; SMALL_WORDS];
+            let n = size.div_ceil(8);
+            small[..n].copy_from_slice(&words[start / 8..start / 8 + n]);
+            Inner::Small(small)
+        };
         Some(Sample {
-            inner: Inner::Inline { words, start },
+            inner,
             _t: PhantomData,
         })
     }
@@ -85,7 +115,7 @@ impl<T: Message> Sample<T> {
     /// The variable-size tail (empty for messages without one).
     pub fn tail(&self) -> &[u8] {
         match &self.inner {
-            Inner::Inline { .. } => &[],
+            Inner::Small(_) | Inner::Inline { .. } => &[],
             Inner::Chunk { ptr, len, .. } => {
                 let start = tail_offset::<T>().min(*len);
                 // SAFETY: the chunk holds at least `len` bytes (validated
@@ -99,6 +129,9 @@ impl<T: Message> Sample<T> {
     /// The whole message as received: the fixed part and any tail.
     pub(crate) fn payload(&self) -> &[u8] {
         match &self.inner {
+            Inner::Small(words) => {
+                &bytemuck::cast_slice::<u64, u8>(words)[..std::mem::size_of::<T>()]
+            }
             Inner::Inline { words, start } => {
                 &bytemuck::cast_slice::<u64, u8>(words)[*start..*start + std::mem::size_of::<T>()]
             }
@@ -128,6 +161,10 @@ impl<T: Message> Deref for Sample<T> {
             Inner::Inline { words, start } => unsafe {
                 &*words.as_ptr().cast::<u8>().add(*start).cast::<T>()
             },
+            // SAFETY: `inline` made this variant only for a T of at most
+            // SMALL_WORDS words with align_of T ≤ 8 (the array is u64s);
+            // T is Pod.
+            Inner::Small(words) => unsafe { &*words.as_ptr().cast::<T>() },
             // SAFETY: chunks are page or cache-line aligned (≥ align_of T,
             // which topics limit to 8), hold at least size_of::<T>() bytes
             // (checked on receive), T is Pod (valid for any bytes), and the

@@ -63,7 +63,7 @@ impl<T: Message> Subscriber<T> {
         Ok(Subscriber {
             topic,
             port,
-            buf: RecvBuf::new(words),
+            buf: RecvBuf::new(words, crate::sample::shares_buffer::<T>()),
             mode,
             spin: DEFAULT_SPIN,
             latency: LatencyProbe::of::<T>(),
@@ -203,9 +203,9 @@ impl<T: Message> Subscriber<T> {
             Received::Inline { len } if len == size => {
                 self.latency
                     .observe(self.buf.bytes(0, size), &mut self.port);
-                // No second copy: the sample shares the buffer the port
-                // copied the message into.
-                let s = Sample::inline(self.buf.share(), 0);
+                // No second copy of a large message: the sample shares the
+                // buffer the port copied it into.
+                let s = Sample::inline(&self.buf, 0);
                 if s.is_none() {
                     self.port.count_malformed();
                 }

@@ -38,6 +38,14 @@ horus::message! {
     }
 }
 
+horus::message! {
+    /// 256 bytes: inline, and its samples share the receive buffer.
+    pub struct Block256: "horus-test/Block256", version 1 {
+        /// Filled with the call's number.
+        pub words: [u64; 32],
+    }
+}
+
 const LONG: Duration = Duration::from_secs(30);
 
 /// Asserts that nothing of namespace `ns` is left in /dev/shm.
@@ -101,6 +109,41 @@ fn a_call_is_answered_and_counted_on_both_ends() {
         assert_eq!(from_client.servers_total().replied, 2);
     }
     assert_nothing_left(&ns);
+}
+
+#[test]
+fn held_results_and_requests_keep_their_bodies_while_later_ones_arrive() {
+    let ns = unique_ns("svc-held");
+    let service = Service::<Block256, Block256>::builder("held")
+        .namespace(&ns)
+        .depth(4)
+        .open()
+        .unwrap();
+    let mut server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    let block = |i: u64| Block256 { words: [i; 32] };
+    let mut pending: Vec<_> = (1..=4)
+        .map(|i| client.call_async(&block(i)).unwrap())
+        .collect();
+    // Every request held while the next ones are received.
+    let requests: Vec<_> = (0..4).map(|_| server.try_recv().unwrap()).collect();
+    for (i, r) in (1..).zip(&requests) {
+        assert_eq!(r.words, [i; 32]);
+    }
+    for r in requests.into_iter().rev() {
+        let answer = block(r.words[0] + 100);
+        r.reply(&answer).unwrap();
+    }
+    // Every result held (and the earlier ones filed while later arrive).
+    let results: Vec<_> = pending.drain(..).map(|p| p.wait(LONG).unwrap()).collect();
+    for (i, r) in (101..).zip(&results) {
+        assert_eq!(r.words, [i; 32]);
+    }
+    let next = client.call_async(&block(5)).unwrap();
+    let r = server.recv();
+    r.reply(&block(105)).unwrap();
+    assert_eq!(next.wait(LONG).unwrap().words, [105; 32]);
+    assert_eq!(results[0].words, [101; 32]);
 }
 
 #[test]

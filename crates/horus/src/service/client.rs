@@ -61,6 +61,7 @@ impl<Req: Message, Resp: Message> Client<Req, Resp> {
             core: Arc::new(Mutex::new(ClientCore::join(
                 &svc,
                 client_core::typed::<Resp>,
+                crate::sample::shares_buffer::<Resp>(),
             )?)),
             timeout: DEFAULT_CALL_TIMEOUT,
             _t: PhantomData,

@@ -64,7 +64,7 @@ pub(crate) type Decoder<Out> = fn(ResponseBody<'_>) -> Option<Out>;
 pub(crate) fn typed<Resp: Message>(b: ResponseBody<'_>) -> Option<Sample<Resp>> {
     match b {
         ResponseBody::Inline(body) if body.len == std::mem::size_of::<Resp>() => {
-            Sample::inline(body.buf.share(), body.start)
+            Sample::inline(body.buf, body.start)
         }
         ResponseBody::Inline(_) => None,
         ResponseBody::Chunk {
@@ -144,9 +144,12 @@ impl<Resp> ClientCore<Resp> {
 }
 
 impl<Resp> ClientCore<Resp> {
+    /// Joins `svc` as a client whose results `decode` makes; `share_inline`:
+    /// whether they share the receive buffer ([`RecvBuf`]).
     pub(super) fn join(
         svc: &Arc<ServiceInner>,
         decode: Decoder<Resp>,
+        share_inline: bool,
     ) -> Result<Self, ServiceError> {
         let token = unique_token();
         let resp_name = svc.response_name(token);
@@ -185,7 +188,7 @@ impl<Resp> ClientCore<Resp> {
             k,
             token,
             staging: vec![0; staging_words].into_boxed_slice(),
-            buf: RecvBuf::new(buf_words),
+            buf: RecvBuf::new(buf_words, share_inline),
             next_id: first,
             slots: (0..depth).map(|_| Slot::Free).collect(),
             next_check: Instant::now(),
@@ -285,12 +288,30 @@ impl<Resp> ClientCore<Resp> {
         Ok(id)
     }
 
-    /// Routes every response that arrived to its call's slot.
+    /// Routes the responses that arrived to their calls' slots: every one,
+    /// except that after the first it stops once the receive buffer is
+    /// shared (by a result just filed, not yet taken) and no further
+    /// response is probably waiting, so that the next receive does not
+    /// replace the shared buffer with a fresh one for nothing on every poll.
+    /// Each call receives at least one waiting response.
     pub(super) fn pump(&mut self) {
+        self.pump_responses(false);
+    }
+
+    /// Routes every response that arrived to its call's slot (before judging
+    /// a call failed: a response that is there wins).
+    pub(super) fn pump_all(&mut self) {
+        self.pump_responses(true);
+    }
+
+    fn pump_responses(&mut self, all: bool) {
         // Bounded: at most what the rings can hold, however fast a
         // (possibly hostile) server writes.
         let bound = self.slots.len() * self.svc.config.max_servers as usize + 2;
-        for _ in 0..bound {
+        for n in 0..bound {
+            if n > 0 && !all && self.buf.is_shared() && !self.resp.has_pending() {
+                return;
+            }
             match self.resp.try_receive(self.buf.target()) {
                 Some(r) => self.route(r),
                 None => return,

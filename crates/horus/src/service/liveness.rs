@@ -107,7 +107,7 @@ impl<Resp> ClientCore<Resp> {
         // A server that answered and then exited (or gave up its place) between the caller's
         // look at the response channel and this check: its response is already there and
         // wins (found by the rpc benchmark: `ServerDied` instead of the answer).
-        self.pump();
+        self.pump_all();
         if matches!(self.slots[i], Slot::Done(d, _) if d == id) {
             return None;
         }

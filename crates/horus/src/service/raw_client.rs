@@ -92,7 +92,7 @@ impl RawClient {
             req,
         ));
         Ok(RawClient {
-            core: Arc::new(Mutex::new(ClientCore::join(&svc, copy_out)?)),
+            core: Arc::new(Mutex::new(ClientCore::join(&svc, copy_out, false)?)),
             description,
         })
     }

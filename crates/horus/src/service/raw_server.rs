@@ -94,7 +94,7 @@ impl RawServer {
             |_| Ok(()),
         )?;
         Ok(RawServer {
-            rx: Receiver::join(Arc::new(inner))?,
+            rx: Receiver::join(Arc::new(inner), false)?,
             description: description.clone(),
         })
     }

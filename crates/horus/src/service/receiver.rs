@@ -32,8 +32,12 @@ pub(crate) struct Receiver {
 }
 
 impl Receiver {
-    /// Joins the service as a server.
-    pub(super) fn join(svc: Arc<ServiceInner>) -> Result<Receiver, ServiceError> {
+    /// Joins the service as a server; `share_inline`: whether its requests'
+    /// samples share the receive buffer ([`RecvBuf`]).
+    pub(super) fn join(
+        svc: Arc<ServiceInner>,
+        share_inline: bool,
+    ) -> Result<Receiver, ServiceError> {
         let (table, port, s, gen) = svc.join(|table, req| {
             // On the request channel first, then visible to clients: a
             // client that sees this server sends after the subscription, so
@@ -53,7 +57,7 @@ impl Receiver {
         Ok(Receiver {
             table: Arc::clone(&table),
             port,
-            buf: RecvBuf::new(words),
+            buf: RecvBuf::new(words, share_inline),
             replier: Arc::new(Replier::new(svc, table, s, gen)),
         })
     }

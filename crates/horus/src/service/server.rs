@@ -32,7 +32,7 @@ pub struct Server<Req, Resp> {
 impl<Req: Message, Resp: Message> Server<Req, Resp> {
     pub(crate) fn new(svc: Arc<ServiceInner>) -> Result<Self, ServiceError> {
         Ok(Server {
-            rx: Receiver::join(svc)?,
+            rx: Receiver::join(svc, crate::sample::shares_buffer::<Req>())?,
             _t: PhantomData,
         })
     }

@@ -335,10 +335,16 @@ impl Bridge {
         let mut other_type = false;
         for r in readers {
             match check_peer(&dds_type, &t.ty.type_hash, r) {
-                Ok(()) if serves(t.durability, r) => matching += 1,
-                Ok(()) => {
+                Ok(()) if !serves(t.durability, r) => {
                     refused.get_or_insert(TypeMismatch::durability(name, r));
                 }
+                Ok(()) => match TypeMismatch::timing(name, r) {
+                    // DDS would not match it with the bridge's writer.
+                    Some(m) => {
+                        refused.get_or_insert(m);
+                    }
+                    None => matching += 1,
+                },
                 Err(m) => {
                     other_type = true;
                     refused.get_or_insert(m);

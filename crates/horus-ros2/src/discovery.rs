@@ -1,7 +1,7 @@
 //! What other DDS participants announce: their readers and writers, with the ROS 2 type
 //! hash rmw puts in each endpoint's USER_DATA (`typehash=RIHS01_<64 hex>;`).
 
-use rustdds::policy::{Durability, History, Reliability};
+use rustdds::policy::{Durability, History, Liveliness, Reliability};
 use rustdds::{
     discovery::{DiscoveredReaderData, DiscoveredWriterData},
     QosPolicies,
@@ -24,6 +24,11 @@ pub struct RemoteEndpoint {
     pub transient_local: bool,
     /// Its history depth, when it announced `KeepLast`.
     pub depth: Option<u32>,
+    /// Its DEADLINE period when finite (a reader requests it, a writer offers it).
+    pub deadline: Option<std::time::Duration>,
+    /// Its LIVELINESS when other than AUTOMATIC with an infinite lease, for people
+    /// (`MANUAL_BY_TOPIC, lease 1s`).
+    pub liveliness: Option<String>,
 }
 
 /// The endpoints of the other participants, at one moment.
@@ -79,7 +84,28 @@ impl RemoteEndpoint {
                 Some(History::KeepLast { depth }) => u32::try_from(depth).ok(),
                 _ => None,
             },
+            deadline: qos
+                .deadline()
+                .filter(|d| d.0 != rustdds::Duration::INFINITE)
+                .map(|d| d.0.to_std()),
+            liveliness: qos.liveliness().and_then(liveliness_text),
         }
+    }
+}
+
+/// `l` for people, `None` for AUTOMATIC with an infinite lease (what every endpoint meets).
+fn liveliness_text(l: Liveliness) -> Option<String> {
+    let (kind, lease) = match l {
+        Liveliness::Automatic { lease_duration } => ("AUTOMATIC", lease_duration),
+        Liveliness::ManualByParticipant { lease_duration } => {
+            ("MANUAL_BY_PARTICIPANT", lease_duration)
+        }
+        Liveliness::ManualByTopic { lease_duration } => ("MANUAL_BY_TOPIC", lease_duration),
+    };
+    if lease == rustdds::Duration::INFINITE {
+        (kind != "AUTOMATIC").then(|| kind.to_owned())
+    } else {
+        Some(format!("{kind}, lease {:?}", lease.to_std()))
     }
 }
 
@@ -103,6 +129,32 @@ pub fn type_hash_of_user_data(user_data: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_liveliness_stricter_than_automatic_infinite_is_described() {
+        let inf = rustdds::Duration::INFINITE;
+        let sec = rustdds::Duration::from_secs(2);
+        assert_eq!(
+            liveliness_text(Liveliness::Automatic {
+                lease_duration: inf
+            }),
+            None
+        );
+        assert_eq!(
+            liveliness_text(Liveliness::Automatic {
+                lease_duration: sec
+            })
+            .as_deref(),
+            Some("AUTOMATIC, lease 2s")
+        );
+        assert_eq!(
+            liveliness_text(Liveliness::ManualByTopic {
+                lease_duration: inf
+            })
+            .as_deref(),
+            Some("MANUAL_BY_TOPIC")
+        );
+    }
 
     #[test]
     fn type_hash_is_read_from_user_data() {

@@ -207,6 +207,8 @@ mod tests {
             reliable: true,
             transient_local: false,
             depth: Some(10),
+            deadline: None,
+            liveliness: None,
         }
     }
 

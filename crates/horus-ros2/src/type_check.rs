@@ -31,6 +31,30 @@ impl TypeMismatch {
             ),
         }
     }
+
+    /// A ROS 2 reader requesting a deadline or a liveliness the bridge's writer does not
+    /// offer (horus topics have neither): DDS would not match them, the reader would get
+    /// nothing; `None` when it requests neither.
+    pub(crate) fn timing(topic: &str, reader: &RemoteEndpoint) -> Option<TypeMismatch> {
+        let asks: Vec<String> = reader
+            .deadline
+            .map(|d| format!("a deadline of {d:?}"))
+            .into_iter()
+            .chain(
+                reader
+                    .liveliness
+                    .as_ref()
+                    .map(|l| format!("liveliness {l}")),
+            )
+            .collect();
+        (!asks.is_empty()).then(|| TypeMismatch {
+            peer: reader.guid.clone(),
+            reason: format!(
+                "it asks for {}; horus topic {topic} has no deadline or liveliness to offer",
+                asks.join(" and ")
+            ),
+        })
+    }
 }
 
 /// Checks `peer` against the horus topic's DDS type name and RIHS01 hash.
@@ -96,6 +120,8 @@ mod tests {
             reliable: true,
             transient_local: false,
             depth: Some(10),
+            deadline: None,
+            liveliness: None,
         }
     }
 
@@ -110,6 +136,22 @@ mod tests {
             .message_end(&[0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff])
             .is_err());
         assert!(PayloadCheck::new("std_msgs/msg/String", "strin data\n").is_none());
+    }
+
+    #[test]
+    fn a_reader_requesting_a_deadline_or_liveliness_is_refused_with_what_it_asks() {
+        let t = "std_msgs::msg::dds_::String_";
+        assert!(TypeMismatch::timing("x", &peer(t, None)).is_none());
+        let mut r = peer(t, None);
+        r.deadline = Some(std::time::Duration::from_millis(500));
+        let e = TypeMismatch::timing("x", &r).unwrap();
+        assert!(e.reason.contains("a deadline of 500ms"), "{e}");
+        r.liveliness = Some("MANUAL_BY_TOPIC".into());
+        let e = TypeMismatch::timing("x", &r).unwrap();
+        assert!(
+            e.reason.contains("500ms and liveliness MANUAL_BY_TOPIC"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -285,3 +285,30 @@ fn type_mismatch_is_refused_both_ways() {
     drop((rin, pout));
     clean(&w, vec![vin, vout]);
 }
+
+/// What broke: an rclpy subscriber requesting a deadline does not match the bridge's writer
+/// (it offers none: horus topics have no deadline), so it received nothing while the
+/// bridge showed the route open. Now the bridge refuses that reader and says why.
+#[test]
+fn an_rclpy_subscriber_requesting_a_deadline_is_refused_and_reported() {
+    skip_unless_ready!();
+    let w = World::new("deadline");
+    let v =
+        open_or_create_ros_topic(&w.namespace, "demo/d", &ty::<Int32>(), &ros_qos(4096)).unwrap();
+    let mut p = v.ros_publisher().unwrap();
+    let bridge = w.bridge();
+    let rsub = w.rclpy("sub", &["/demo/d:std_msgs/msg/Int32:deadline"]);
+    let st = common::wait_status(&w.namespace, "the deadline refused", |s| {
+        s.topics.iter().any(|t| t.refused.is_some())
+    });
+    let t = st.topics.iter().find(|t| t.refused.is_some()).unwrap();
+    let why = t.refused.as_deref().unwrap();
+    assert_eq!(t.direction, Direction::ToRos, "{t:?}");
+    assert!(!t.active, "{t:?}");
+    assert!(why.contains("deadline of 1s"), "{why}");
+    p.send_cdr(&[0, 1, 0, 0, 42, 0, 0, 0]).unwrap();
+    rsub.stop();
+    bridge.stop();
+    drop(p);
+    clean(&w, vec![v]);
+}

@@ -3,6 +3,8 @@
     node.py pub   TOPIC:TYPE[:latched] ...   publish one built message per topic once each
                                               publisher is matched; print `sent TOPIC HEX`
     node.py sub   TOPIC:TYPE[:latched] ...   print `got TOPIC HEX` for every message (raw CDR)
+                                              (`:deadline`: the subscription requests a 1 s
+                                              deadline)
     node.py talk  TOPIC                       publish std_msgs/String "0", "1", ... (50 Hz)
     node.py stream TOPIC COUNT SIZE           once a subscriber matched, publish COUNT
                                               std_msgs/UInt8MultiArray of SIZE data bytes
@@ -16,6 +18,7 @@ import sys
 import threading
 
 import rclpy
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
 from rclpy.serialization import serialize_message
@@ -71,18 +74,22 @@ def build(type_name):
     return m
 
 
-def qos(latched):
-    return QoSProfile(
+def qos(flag):
+    latched = flag == 'latched'
+    q = QoSProfile(
         history=HistoryPolicy.KEEP_LAST, depth=10 if not latched else 1,
         reliability=ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+    if flag == 'deadline':
+        q.deadline = Duration(seconds=1)
+    return q
 
 
 def specs(args):
     out = []
     for a in args:
         parts = a.split(':')
-        out.append((parts[0], parts[1], len(parts) > 2 and parts[2] == 'latched'))
+        out.append((parts[0], parts[1], parts[2] if len(parts) > 2 else None))
     return out
 
 
@@ -111,7 +118,7 @@ def main():
                                      qos(l), raw=True)
         say('ready')
     elif mode == 'talk':
-        p = node.create_publisher(String, args[0], qos(False))
+        p = node.create_publisher(String, args[0], qos(None))
         say('ready')
         n = 0
 
@@ -122,7 +129,7 @@ def main():
         node.create_timer(0.02, tick)
     elif mode == 'stream':
         count, size = int(args[1]), int(args[2])
-        p = node.create_publisher(UInt8MultiArray, args[0], qos(False))
+        p = node.create_publisher(UInt8MultiArray, args[0], qos(None))
         say('ready')
         while not done.is_set() and p.get_subscription_count() == 0:
             rclpy.spin_once(node, timeout_sec=0.05)

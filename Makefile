@@ -242,7 +242,7 @@ BENCH_BIN   := $(CARGO_TARGET_DIR)/release
 SMOKE_BIN   := $(CARGO_TARGET_DIR)/debug
 # pingpong's quick counts are for optimised code: fewer round trips in the debug smoke.
 SMOKE_PINGPONG_ITERS := --iters 300 --warmup 30
-SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers interleaved rpc ros_messages
+SUITE_BINS  := robotics_messages payload_sweep all_paths scalability peers interleaved many_to_many rpc ros_messages
 CHECK_SUITE := $(PYTHON) crates/horus-bench/scripts/check_suite_json.py
 
 test-bench-smoke: setup-ros2
@@ -471,7 +471,7 @@ BENCH_RUNS := pingpong:pingpong: \
               pingpong_touch:pingpong:--touch=--pinned-only=--only=ref,horus=--sizes=16,1048576 \
               robotics_messages:robotics_messages: ros_messages:ros_messages: payload_sweep:payload_sweep: \
               all_paths:all_paths: scalability:scalability: peers:peers: \
-              interleaved:interleaved:--rounds=5 rpc:rpc:--rounds=3 logging:logging: \
+              interleaved:interleaved:--rounds=5 many_to_many:many_to_many:--rounds=5 rpc:rpc:--rounds=3 logging:logging: \
               determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling: \
               tf:tf:--rounds=3 \
               multi_host:multi_host:--rounds=3=--markdown=docs/multi-host-results.md

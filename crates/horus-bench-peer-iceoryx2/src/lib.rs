@@ -3,6 +3,8 @@
 //!
 //! * [`pubsub`] — publish/subscribe round trips and one-way bursts
 //!   ([`pubsub::Iceoryx2PubSub`], a [`horus_bench_core::pubsub::PubSub`]);
+//! * [`many`] — M publisher and K subscriber processes on one service (the
+//!   `many_to_many` benchmark);
 //! * [`rpc`] — request/response calls ([`rpc::Iceoryx2Rpc`], a
 //!   [`horus_bench_core::rpc::Rpc`]).
 //!
@@ -11,5 +13,6 @@
 //! the benchmark binary that links this crate.
 #![warn(missing_docs)]
 
+pub mod many;
 pub mod pubsub;
 pub mod rpc;

@@ -48,6 +48,14 @@ pub const CHILD_ROLES: &[ChildRole] = &[
         role: SINK_ROLE,
         run: sink_child,
     },
+    ChildRole {
+        role: crate::many::PUB_ROLE,
+        run: crate::many::pub_child,
+    },
+    ChildRole {
+        role: crate::many::SUB_ROLE,
+        run: crate::many::sub_child,
+    },
 ];
 /// Subscriber buffer of the one-way data service (messages in flight).
 pub const ONE_WAY_BUFFER: usize = 32;
@@ -59,7 +67,7 @@ pub const SETTINGS: &str = "ipc::Service, default Config (no config file), \
     initial_max_slice_len = message size, AllocationStrategy::Static, max_loaned_samples 1, \
     BackpressureStrategy::RetryUntilDelivered; subscriber: default buffer; busy-poll receive()";
 
-type Port = PortFactory<ipc::Service, [u8], ()>;
+pub(crate) type Port = PortFactory<ipc::Service, [u8], ()>;
 type Tx = Publisher<ipc::Service, [u8], ()>;
 type Rx = Subscriber<ipc::Service, [u8], ()>;
 type Loan = SampleMut<ipc::Service, [u8], ()>;
@@ -96,14 +104,14 @@ fn create_service(node: &Node<ipc::Service>, name: &str, buffer: usize) -> anyho
 }
 
 /// B opens the services A created (inheriting all of A's settings).
-fn open_service(node: &Node<ipc::Service>, name: &str) -> anyhow::Result<Port> {
+pub(crate) fn open_service(node: &Node<ipc::Service>, name: &str) -> anyhow::Result<Port> {
     node.service_builder(&ServiceName::new(name)?)
         .publish_subscribe::<[u8]>()
         .open()
         .with_context(|| format!("opening iceoryx2 service {name}"))
 }
 
-fn publisher(port: &Port, size: usize) -> anyhow::Result<Tx> {
+pub(crate) fn publisher(port: &Port, size: usize) -> anyhow::Result<Tx> {
     port.publisher_builder()
         .initial_max_slice_len(size)
         .allocation_strategy(AllocationStrategy::Static)
@@ -113,12 +121,12 @@ fn publisher(port: &Port, size: usize) -> anyhow::Result<Tx> {
         .context("creating iceoryx2 publisher")
 }
 
-fn subscriber(port: &Port) -> anyhow::Result<Rx> {
+pub(crate) fn subscriber(port: &Port) -> anyhow::Result<Rx> {
     Ok(port.subscriber_builder().create()?)
 }
 
 /// Loans `len` bytes to be written in place.
-fn loan(tx: &Tx, len: usize) -> anyhow::Result<Loan> {
+pub(crate) fn loan(tx: &Tx, len: usize) -> anyhow::Result<Loan> {
     let sample = tx.loan_slice_uninit(len)?;
     // SAFETY: the chunk lies in a shared-memory segment the OS zero-filled when it was
     // mapped, and both processes only ever store plain bytes into it, so every byte

@@ -169,6 +169,49 @@ def check_interleaved(doc):
                     fail(f"round {k} size {n}: order does not alternate {group}")
 
 
+# many_to_many: every round measures horus and iceoryx2 for every message, 4 publishers x
+# 4 subscribers, busy-poll; pinned (8 distinct CPUs) or unpinned, the same in every row.
+NN_MESSAGES_QUICK = ["CmdVel", "LaserScan"]
+NN_MESSAGES_FULL = ["CmdVel", "BatteryState", "Imu", "Odometry", "LaserScan"]
+NN_SYSTEMS = ["horus", "iceoryx2"]
+NN_ROUNDS_QUICK = 2
+NN_ROUNDS_FULL = 5
+
+
+def check_many_to_many(doc):
+    rows = doc["rows"]
+    quick = doc.get("quick")
+    least = NN_ROUNDS_QUICK if quick else NN_ROUNDS_FULL
+    rounds = max([least] + [r["round"] + 1 for r in rows])
+    messages = NN_MESSAGES_QUICK if quick else NN_MESSAGES_FULL
+    have = sorted((r["round"], r["message"], r["system"]) for r in rows)
+    want = sorted((k, m, s) for k in range(rounds) for m in messages for s in NN_SYSTEMS)
+    if have != want:
+        fail(f"missing rows {sorted(map(str, set(want) - set(have)))}, "
+             f"unexpected {sorted(map(str, set(have) - set(want)))}")
+    if len({(r.get("pinned"), tuple(r.get("cpus") or [])) for r in rows}) > 1:
+        fail("rows differ in pinning")
+    for r in rows:
+        what = f"round {r['round']} {r['system']} {r['message']}"
+        if (r.get("pubs"), r.get("subs"), r.get("wait")) != (4, 4, "busy-poll"):
+            fail(f"{what}: {r.get('pubs')}:{r.get('subs')} {r.get('wait')}, expected 4:4 busy-poll")
+        cpus = r.get("cpus") or []
+        if r.get("pinned") is True:
+            if len(cpus) != 8 or len(set(cpus)) != 8:
+                fail(f"{what}: pinned to {cpus}, expected 8 distinct CPUs")
+        elif r.get("pinned") is not False or cpus:
+            fail(f"{what}: pinned {r.get('pinned')!r} with CPUs {cpus}")
+        summary(r.get("rtt"), what)
+    for k in range(rounds):
+        for m in messages:
+            group = sorted((r["order"], r["system"]) for r in rows
+                           if r["round"] == k and r["message"] == m)
+            if [o for o, _ in group] != list(range(len(group))):
+                fail(f"round {k} {m}: order {group}")
+            elif group and (group[0][1] == "horus") != (k % 2 == 0):
+                fail(f"round {k} {m}: order does not alternate {group}")
+
+
 # rpc: every round, pinned (and unpinned unless --pinned-only), every system at every size.
 RPC_SYSTEMS = ["horus", "horus-blocking", "iceoryx2", "zenoh", "grpc-tcp", "grpc-uds"]
 RPC_SIZES = [64, 512, 1024, 2048, 4096, 65536, 1048576]
@@ -243,6 +286,7 @@ CHECKS = {
     "scalability": check_scalability,
     "peers": check_peers,
     "interleaved": check_interleaved,
+    "many_to_many": check_many_to_many,
     "rpc": check_rpc,
     "ros_messages": check_ros,
 }

@@ -24,7 +24,8 @@
 //! * [`robotics`], [`topology`], [`rate`] — robotics message types, M:K
 //!   publishers/subscribers in a thread, threads or processes, and paced traffic;
 //! * [`interleaved`] — horus and each peer back to back over several rounds, and
-//!   the per-round ratios every "faster" claim is drawn from;
+//!   the per-round ratios every "faster" claim is drawn from; [`many_to_many`] —
+//!   the same for 4 publisher and 4 subscriber processes against iceoryx2;
 //! * `ros_kinds`, `ros_loads`, `ros_peer`, `ros_build`, `ros_rows`, `ros_report` — ROS 2 messages
 //!   (`Topic<Ros<M>>`) against the fixed-layout path of the same bytes, and loan
 //!   builds against a memcpy (the `ros_messages` binary);
@@ -53,6 +54,7 @@ pub mod floors;
 pub mod horus_wire;
 pub mod interleaved;
 pub mod logging;
+pub mod many_to_many;
 pub mod markdown;
 pub mod multi_host;
 pub mod pubsub;

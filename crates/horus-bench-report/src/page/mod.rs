@@ -11,6 +11,7 @@
 mod figures;
 mod hosts_and_ros;
 mod logging;
+mod many_to_many;
 mod other_machines;
 mod python;
 mod results;
@@ -80,6 +81,7 @@ pub fn write(a: &Options) -> anyhow::Result<Vec<PathBuf>> {
     keys.insert("clock", clock);
     transport::peers(&r, &mut keys);
     transport::interleaved_rounds(&r, &mut keys);
+    many_to_many::many_to_many(&r, &mut keys);
     suite::suite_tables(&r, &mut keys);
     transport::pingpong(&r, &mut keys)?;
     scheduler::scheduler(&r, &mut keys);

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use horus_bench::interleaved::RoundRow;
 use horus_bench::logging::LogRow;
+use horus_bench::many_to_many::ManyRow;
 use horus_bench::multi_host::rows::MhRow;
 use horus_bench::report::{Machine, Row};
 use horus_bench::ros_rows::RosRow;
@@ -21,6 +22,8 @@ pub(crate) struct Results {
     pub(crate) peers: Option<Doc<Row>>,
     /// `interleaved`: the rounds every "faster" verdict is drawn from.
     pub(crate) interleaved: Option<Doc<RoundRow>>,
+    /// `many_to_many`: 4 publishers × 4 subscribers against iceoryx2, in rounds.
+    pub(crate) many_to_many: Option<Doc<ManyRow>>,
     pub(crate) robotics: Option<Doc<RoboticsRow>>,
     pub(crate) sweep: Option<Doc<SweepRow>>,
     pub(crate) paths: Option<Doc<PathRow>>,
@@ -70,6 +73,7 @@ impl Results {
         Ok(Self {
             peers: load(dir, "peers", m)?,
             interleaved: load(dir, "interleaved", m)?,
+            many_to_many: load(dir, "many_to_many", m)?,
             robotics: load(dir, "robotics_messages", m)?,
             sweep: load(dir, "payload_sweep", m)?,
             paths: load(dir, "all_paths", m)?,
@@ -107,6 +111,7 @@ impl Results {
         }
         let mut v = of("peers", &self.peers);
         v.extend(of("interleaved", &self.interleaved));
+        v.extend(of("many_to_many", &self.many_to_many));
         v.extend(of("robotics_messages", &self.robotics));
         v.extend(of("payload_sweep", &self.sweep));
         v.extend(of("all_paths", &self.paths));

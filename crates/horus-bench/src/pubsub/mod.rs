@@ -16,6 +16,9 @@ pub mod uds;
 
 pub use by_name::by_name;
 pub use horus_bench_core::pubsub::{ChildRole, PubSub};
+/// iceoryx2 between M publisher and K subscriber processes (the `many_to_many` benchmark).
+#[cfg(feature = "iceoryx2")]
+pub use horus_bench_peer_iceoryx2::many as iceoryx2_many;
 #[cfg(feature = "iceoryx2")]
 pub use horus_bench_peer_iceoryx2::pubsub as iceoryx2;
 #[cfg(feature = "zenoh")]

@@ -4,10 +4,11 @@
 //! One file per benchmark whose tables need more than a few lines: `peers.rs`
 //! ([`peers_side_by_side`], [`peers_ratios`]), `pingpong.rs` and `scheduler.rs`
 //! (read from their JSON, with their targets), `interleaved.rs` (the rounds),
-//! `python.rs` (the Python benchmark), `ros.rs` (`ros_messages`); the suite
-//! binaries' tables here.
+//! `many_to_many.rs` (4:4 against iceoryx2), `python.rs` (the Python benchmark),
+//! `ros.rs` (`ros_messages`); the suite binaries' tables here.
 
 mod interleaved;
+mod many_to_many;
 mod peers;
 mod pingpong;
 mod python;
@@ -16,6 +17,7 @@ mod ros;
 mod scheduler;
 
 pub use interleaved::*;
+pub use many_to_many::*;
 pub use peers::*;
 pub use pingpong::*;
 pub use python::*;

@@ -26,7 +26,8 @@
 //! [`Placement::Processes`] runs every endpoint in its own process (a re-exec of
 //! the benchmark binary, [`crate::child`]), so 4:4 is eight processes. With
 //! `cpus`, a 1:1 pair is pinned (publisher on `cpus[0]`, subscriber on `cpus[1]`);
-//! larger shapes are left to the scheduler.
+//! larger shapes are left to the scheduler unless [`round_trips_pinned`] gives
+//! every endpoint a CPU of its own.
 
 mod endpoint;
 use endpoint::same_thread_as;
@@ -107,6 +108,16 @@ pub enum Job {
         /// Timed round trips.
         iters: u64,
     },
+    /// Send-only: bursts of sends, each timed on the publisher alone, then
+    /// acknowledged (the ring is empty again) before the next ([`send_only`]).
+    SendOnly {
+        /// Untimed bursts.
+        warmup: u64,
+        /// Timed bursts.
+        bursts: u64,
+        /// Sends per burst.
+        burst: u64,
+    },
     /// One-way burst, per publisher.
     Burst {
         /// Messages before the measured ones.
@@ -121,6 +132,11 @@ impl Job {
         match self {
             Job::Rtt { warmup, iters } => warmup + iters,
             Job::Burst { warmup, count } => warmup + count,
+            Job::SendOnly {
+                warmup,
+                bursts,
+                burst,
+            } => (warmup + bursts) * burst,
         }
     }
 }
@@ -153,6 +169,8 @@ pub struct Role {
 pub enum PubOutcome {
     /// Its round-trip samples.
     Rtt(Samples),
+    /// Its send-only samples: ns per send, one per timed burst.
+    SendOnly(Samples),
     /// `CLOCK_MONOTONIC` just before its first measured send.
     Burst {
         /// ns.
@@ -188,11 +206,64 @@ pub fn round_trips(
     warmup: u64,
     iters: u64,
 ) -> anyhow::Result<Summary> {
+    round_trips_pinned(spec, shape, touch, warmup, iters, None)
+}
+
+/// [`round_trips`] with every endpoint pinned to a CPU of its own: `pin` holds one
+/// CPU per endpoint, the M publishers first, then the K subscribers (it overrides
+/// `shape.cpus`); `None` is [`round_trips`].
+pub fn round_trips_pinned(
+    spec: Spec,
+    shape: Shape,
+    touch: Touch,
+    warmup: u64,
+    iters: u64,
+    pin: Option<&[usize]>,
+) -> anyhow::Result<Summary> {
     let job = Job::Rtt { warmup, iters };
-    let (pubs, _) = run(spec, shape, touch, job)?;
+    let (pubs, _) = run(spec, shape, touch, job, pin)?;
     let samples = pubs.into_iter().map(|p| match p {
         PubOutcome::Rtt(s) => Ok(s),
-        PubOutcome::Burst { .. } => anyhow::bail!("publisher reported a burst"),
+        _ => anyhow::bail!("publisher reported no round trips"),
+    });
+    Samples::merge(samples.collect::<anyhow::Result<Vec<_>>>()?).summary()
+}
+
+/// Sends per timed burst of [`send_only`]: 16, or 4 for payloads that travel
+/// in pool chunks (the pool holds a chunk per ring slot). The data ring gets
+/// `pubs × burst` slots, so it holds all publishers' bursts at once.
+pub fn send_only_burst(spec: Spec) -> u64 {
+    if spec.payload_len() > horus::INLINE_MAX {
+        4
+    } else {
+        16
+    }
+}
+
+/// Send-only cost of `spec` in `shape`, ns per `send` (the reference report's
+/// "send-only"): each publisher times bursts of [`send_only_burst`] loan + write +
+/// send calls on its own clock and divides by the burst; the subscribers receive
+/// and check every message and acknowledge each burst, and the publisher waits for
+/// every acknowledgement, untimed, before its next burst. The data ring holds
+/// every publisher's whole burst (depth `pubs × burst`), so a timed send never
+/// waits for room (`Overflow::Block` never blocks) and nothing is dropped: every
+/// subscriber checks every sequence number. Samples of all publishers are pooled.
+pub fn send_only(
+    spec: Spec,
+    shape: Shape,
+    touch: Touch,
+    warmup_bursts: u64,
+    bursts: u64,
+) -> anyhow::Result<Summary> {
+    let job = Job::SendOnly {
+        warmup: warmup_bursts,
+        bursts,
+        burst: send_only_burst(spec),
+    };
+    let (pubs, _) = run(spec, shape, touch, job, None)?;
+    let samples = pubs.into_iter().map(|p| match p {
+        PubOutcome::SendOnly(s) => Ok(s),
+        _ => anyhow::bail!("publisher reported no send-only samples"),
     });
     Samples::merge(samples.collect::<anyhow::Result<Vec<_>>>()?).summary()
 }
@@ -207,12 +278,12 @@ pub fn burst(
     count: u64,
 ) -> anyhow::Result<Throughput> {
     ensure!(count > 0, "a burst needs at least one message");
-    let (pubs, subs) = run(spec, shape, touch, Job::Burst { warmup, count })?;
+    let (pubs, subs) = run(spec, shape, touch, Job::Burst { warmup, count }, None)?;
     let start = pubs
         .iter()
         .filter_map(|p| match p {
             PubOutcome::Burst { start_ns } => Some(*start_ns),
-            PubOutcome::Rtt(_) => None,
+            PubOutcome::Rtt(_) | PubOutcome::SendOnly(_) => None,
         })
         .min()
         .context("no publisher start time")?;
@@ -240,6 +311,7 @@ fn run(
     shape: Shape,
     touch: Touch,
     job: Job,
+    pin: Option<&[usize]>,
 ) -> anyhow::Result<(Vec<PubOutcome>, Vec<SubOutcome>)> {
     ensure!(shape.pubs >= 1 && shape.subs >= 1, "need M, K >= 1");
     ensure!(
@@ -251,6 +323,14 @@ fn run(
         "payload below {} B",
         payload::MIN_SIZE
     );
+    if let Some(p) = pin {
+        ensure!(
+            p.len() == shape.pubs + shape.subs,
+            "{} CPUs for {} endpoints",
+            p.len(),
+            shape.pubs + shape.subs
+        );
+    }
     let ns = unique_id();
     let role = |index: usize, publisher: bool| Role {
         ns: ns.clone(),
@@ -261,8 +341,13 @@ fn run(
         wait: shape.wait,
         touch,
         job,
-        cpu: match (shape.cpus, shape.pubs * shape.subs) {
-            (Some([p, s]), 1) => Some(if publisher { p } else { s }),
+        cpu: match (pin, shape.cpus, shape.pubs * shape.subs) {
+            (Some(p), _, _) => Some(if publisher {
+                p[index]
+            } else {
+                p[shape.pubs + index]
+            }),
+            (None, Some([p, s]), 1) => Some(if publisher { p } else { s }),
             _ => None,
         },
     };
@@ -312,6 +397,19 @@ mod tests {
             let t = burst(Spec::Bytes(64), s, Touch::Full, 5, 50).unwrap();
             assert_eq!(t.messages, 50 * m as u64);
         }
+    }
+
+    #[test]
+    fn a_pin_list_needs_one_cpu_per_endpoint() {
+        let s = shape(2, 2, Placement::Threads, Wait::Futex);
+        let short = round_trips_pinned(Spec::Bytes(64), s, Touch::Full, 1, 5, Some(&[0, 0, 0]));
+        assert!(short
+            .unwrap_err()
+            .to_string()
+            .contains("3 CPUs for 4 endpoints"));
+        // Every endpoint on CPU 0: legal (futex waits), just not parallel.
+        let rtt = round_trips_pinned(Spec::Bytes(64), s, Touch::Full, 1, 5, Some(&[0; 4])).unwrap();
+        assert_eq!(rtt.iterations, 10);
     }
 
     #[test]

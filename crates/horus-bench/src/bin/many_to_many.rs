@@ -108,6 +108,10 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 "--pin-cpus needs {} distinct CPUs, publishers first",
                 2 * N
             );
+            let allowed = many_to_many::allowed_cpus();
+            if let Some(c) = p.iter().find(|c| !allowed.contains(c)) {
+                anyhow::bail!("--pin-cpus: CPU {c} is not one this process may use ({allowed:?})");
+            }
             Some(p)
         }
         (false, None) => many_to_many::pick_cpus(2 * N),

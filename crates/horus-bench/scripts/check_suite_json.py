@@ -93,6 +93,7 @@ def check_paths(doc):
         fail(f"routes {got}, expected {ROUTES}")
     for r in doc["rows"]:
         summary(r.get("rtt"), f"{r.get('route')} {r.get('wait')}")
+        summary(r.get("send_only"), f"{r.get('route')} {r.get('wait')} send-only")
 
 
 def check_scalability(doc):

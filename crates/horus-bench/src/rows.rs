@@ -68,6 +68,12 @@ pub struct PathRow {
     pub size: usize,
     /// Round trips pooled over publishers.
     pub rtt: Summary,
+    /// Send-only: ns per `send` on the publisher alone, one sample per timed burst
+    /// of sends into a ring with room for the whole burst (the reference report's
+    /// "send-only" figure; never a latency). `None` in documents from before it
+    /// was measured.
+    #[serde(default)]
+    pub send_only: Option<Summary>,
 }
 
 /// Which sweep of `scalability` a row belongs to.

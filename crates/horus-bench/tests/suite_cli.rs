@@ -50,6 +50,12 @@ fn all_paths_covers_every_route_in_threads_and_processes() {
     for r in v["rows"].as_array().unwrap() {
         let pubs = r["pubs"].as_u64().unwrap();
         assert_eq!(r["rtt"]["iterations"].as_u64().unwrap(), 40 / pubs * pubs);
+        // Send-only beside every round trip: one sample per timed burst.
+        assert_eq!(
+            r["send_only"]["iterations"].as_u64().unwrap(),
+            40 / pubs * pubs,
+            "send-only of {r}"
+        );
     }
 }
 

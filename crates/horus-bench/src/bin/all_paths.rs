@@ -1,5 +1,6 @@
 //! `all_paths`: the round trip of every route a horus message can take — same
-//! thread, across threads and across processes, 1:1, N:1, 1:N and N:N.
+//! thread, across threads and across processes, 1:1, N:1, 1:N and N:N — and,
+//! beside it, the send-only cost of each (ns per `send`, publisher side only).
 //!
 //! ```text
 //! cargo run --release -p horus-bench --bin all_paths -- --quick --json /tmp/ap.json
@@ -59,6 +60,8 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     anyhow::ensure!((2..=16).contains(&n), "--n must be 2..=16");
     let iters = common.iters(10_000, 300);
     let warmup = common.warmup(1_000, 30);
+    let bursts = common.iters(2_000, 100);
+    let warmup_bursts = common.warmup(100, 10);
     let [a, b] = common.cpus;
     let mut method = vec![
         format!(
@@ -76,6 +79,16 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
              spin) or futex (blocking recv, no spinning). N:1, 1:N, N:N (N = {n}): unpinned, \
              futex — more spinning endpoints than this machine has CPUs would measure the \
              scheduler, not horus"
+        ),
+        format!(
+            "send-only (as the reference report labels it; a cost, never a latency): the same \
+             route, each publisher times bursts of {} loan + write + send calls and divides by \
+             the burst ({bursts} timed bursts per route in total, {warmup_bursts} warm-up); \
+             every subscriber receives and checks every message and acknowledges each burst, \
+             untimed, before the next. The data ring has room for every publisher's whole \
+             burst, so a timed send never waits for room (Overflow::Block never blocks) and \
+             nothing is dropped; it still includes waking a futex-waiting subscriber",
+            topology::send_only_burst(Spec::Bytes(bytes))
         ),
         "cross-thread: one thread per endpoint in one process; cross-process: one process per \
          endpoint (re-exec of this binary), so N:N is 2N processes"
@@ -95,8 +108,18 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
         let route = format!("{} {}", placement.label(), shape.label());
         let what = format!("{route} {}", wait.label());
         let per_pub = (iters / pubs as u64).max(1);
-        if let Some(rtt) = run.measure(&what, || {
-            topology::round_trips(Spec::Bytes(bytes), shape, Touch::Full, warmup, per_pub)
+        let per_pub_bursts = (bursts / pubs as u64).max(1);
+        if let Some((rtt, send_only)) = run.measure(&what, || {
+            let rtt =
+                topology::round_trips(Spec::Bytes(bytes), shape, Touch::Full, warmup, per_pub)?;
+            let send_only = topology::send_only(
+                Spec::Bytes(bytes),
+                shape,
+                Touch::Full,
+                warmup_bursts,
+                per_pub_bursts,
+            )?;
+            Ok((rtt, send_only))
         }) {
             run.push(PathRow {
                 route,
@@ -107,6 +130,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 pinned: pinned || placement == Placement::SameThread,
                 size: bytes,
                 rtt,
+                send_only: Some(send_only),
             });
         }
     }

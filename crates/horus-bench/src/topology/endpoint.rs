@@ -5,7 +5,8 @@ use anyhow::{ensure, Context};
 use horus::{Overflow, Publisher, Subscriber, Topic, WaitMode};
 
 use super::{tag, untag, Job, Outcomes, PubOutcome, Role, SubOutcome};
-use crate::harness::{measure_round_trip_samples, spin_until, Config, STALL_TIMEOUT};
+use crate::clock::Clock;
+use crate::harness::{measure_round_trip_samples, spin_until, Config, Samples, STALL_TIMEOUT};
 use crate::horus_wire::{Bytes16, Wire};
 use crate::payload::{self, Touch};
 use crate::pubsub::horus::Wait;
@@ -13,10 +14,12 @@ use crate::sysclock::monotonic_ns;
 
 fn data_topic<T: Wire>(r: &Role) -> anyhow::Result<Topic<T>> {
     let burst = matches!(r.job, Job::Burst { .. });
-    let depth = match (burst, T::HAS_TAIL || size_of::<T>() > horus::INLINE_MAX) {
-        (false, _) => 16,
-        (true, false) => 32,
-        (true, true) => 8,
+    let depth = match (r.job, T::HAS_TAIL || size_of::<T>() > horus::INLINE_MAX) {
+        // Every publisher's whole timed burst fits: a send-only send never waits.
+        (Job::SendOnly { burst, .. }, _) => (burst * r.pubs as u64).max(16) as u32,
+        _ if !burst => 16,
+        (_, false) => 32,
+        (_, true) => 8,
     };
     Ok(Topic::<T>::builder("data")
         .namespace(&r.ns)
@@ -112,6 +115,28 @@ pub(super) fn publisher_as<T: Wire>(
             })?;
             Ok(PubOutcome::Rtt(samples))
         }
+        Job::SendOnly {
+            warmup,
+            bursts,
+            burst,
+        } => {
+            let samples = send_only_bursts(
+                warmup,
+                bursts,
+                burst,
+                |seq| send(&mut tx, len, tag(r.index, seq), r.touch, r.subs),
+                |last| {
+                    for _ in 0..r.subs {
+                        let ack = receive(&mut acks, r.wait)?;
+                        let got = payload::read(&ack.data, Touch::Ends)?;
+                        let want = tag(r.index, last);
+                        ensure!(got == want, "burst ack for {got:#x}, expected {want:#x}");
+                    }
+                    Ok(())
+                },
+            )?;
+            Ok(PubOutcome::SendOnly(samples))
+        }
         Job::Burst { warmup, count } => {
             let mut start_ns = monotonic_ns();
             for seq in 0..warmup + count {
@@ -166,6 +191,10 @@ pub(super) fn subscriber_as<T: Wire>(
         next[origin] += 1;
         match r.job {
             Job::Rtt { .. } => send(&mut acks[origin], 16, tag(origin, seq), Touch::Ends, 1)?,
+            Job::SendOnly { burst, .. } if next[origin].is_multiple_of(burst) => {
+                send(&mut acks[origin], 16, tag(origin, seq), Touch::Ends, 1)?
+            }
+            Job::SendOnly { .. } => {}
             Job::Burst { .. } if next[origin] == per_publisher => {
                 send(&mut acks[origin], 16, per_publisher, Touch::Ends, 1)?
             }
@@ -218,6 +247,25 @@ pub(super) fn same_thread_as<T: Wire>(r: &Role) -> anyhow::Result<Outcomes> {
             })?;
             Ok((vec![PubOutcome::Rtt(samples)], Vec::new()))
         }
+        Job::SendOnly {
+            warmup,
+            bursts,
+            burst,
+        } => {
+            let samples = send_only_bursts(
+                warmup,
+                bursts,
+                burst,
+                |seq| send(&mut tx, len, seq, r.touch, 1),
+                |last| {
+                    for seq in last + 1 - burst..=last {
+                        take(seq)?;
+                    }
+                    Ok(())
+                },
+            )?;
+            Ok((vec![PubOutcome::SendOnly(samples)], Vec::new()))
+        }
         Job::Burst { warmup, count } => {
             let mut start_ns = monotonic_ns();
             for seq in 0..warmup + count {
@@ -235,4 +283,42 @@ pub(super) fn same_thread_as<T: Wire>(r: &Role) -> anyhow::Result<Outcomes> {
             Ok((vec![PubOutcome::Burst { start_ns }], vec![sub]))
         }
     }
+}
+
+/// The publisher side of [`super::send_only`]: `warmup + bursts` bursts of `burst`
+/// calls of `send(seq)` (seq counting from 0 across bursts), each followed by
+/// `settle(last seq of the burst)` (untimed: receive the acknowledgements). One
+/// sample per timed burst: its time on [`Clock`] divided by `burst`.
+fn send_only_bursts(
+    warmup: u64,
+    bursts: u64,
+    burst: u64,
+    mut send: impl FnMut(u64) -> anyhow::Result<()>,
+    mut settle: impl FnMut(u64) -> anyhow::Result<()>,
+) -> anyhow::Result<Samples> {
+    ensure!(burst > 0, "a send-only burst needs at least one send");
+    Clock::calibrate();
+    let mut samples = vec![0u64; bursts as usize];
+    let mut seq = 0;
+    let mut one = |seq: &mut u64| -> anyhow::Result<u64> {
+        let t0 = Clock::now();
+        for _ in 0..burst {
+            send(*seq)?;
+            *seq += 1;
+        }
+        let t1 = Clock::now();
+        settle(*seq - 1)?;
+        Ok(Clock::elapsed_ns(t0, t1))
+    };
+    for _ in 0..warmup {
+        one(&mut seq)?;
+    }
+    let wall_start = Clock::now();
+    for slot in samples.iter_mut() {
+        *slot = one(&mut seq)? / burst;
+    }
+    Ok(Samples {
+        ns: samples,
+        wall_ns: Clock::elapsed_ns(wall_start, Clock::now()),
+    })
 }

@@ -413,6 +413,23 @@ mod tests {
     }
 
     #[test]
+    fn send_only_times_every_burst_of_every_route_without_loss() {
+        // Subscribers check every sequence number and acknowledge each burst, so a
+        // dropped or blocked send fails the run instead of skewing the figure.
+        for s in [
+            shape(1, 1, Placement::SameThread, Wait::Poll),
+            shape(1, 1, Placement::Threads, Wait::Poll),
+            shape(2, 2, Placement::Threads, Wait::Futex),
+        ] {
+            let so = send_only(Spec::Bytes(16), s, Touch::Full, 2, 10).unwrap();
+            assert_eq!(so.iterations, 10 * s.pubs as u64, "{s:?}");
+        }
+        let big = shape(2, 1, Placement::Threads, Wait::Futex);
+        let so = send_only(Spec::Bytes(64 * 1024), big, Touch::Full, 1, 5).unwrap();
+        assert_eq!(so.iterations, 10);
+    }
+
+    #[test]
     fn same_thread_moves_robotics_messages() {
         let s = shape(1, 1, Placement::SameThread, Wait::Poll);
         for kind in [MsgKind::Imu, MsgKind::PointCloud1k] {

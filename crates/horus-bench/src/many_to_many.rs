@@ -98,7 +98,7 @@ pub fn placement(rows: &[ManyRow]) -> String {
             list(&r.cpus[r.pubs.min(r.cpus.len())..])
         ),
         Some(r) => format!(
-            "unpinned: fewer usable CPUs than the {} endpoints",
+            "unpinned (fewer usable CPUs than the {} endpoints, or --no-pin)",
             r.pubs + r.subs
         ),
         None => "no rows".to_owned(),

@@ -16,7 +16,9 @@ pub(super) fn many_to_many(r: &Results, keys: &mut Keys) {
             if comparisons.is_empty() {
                 "*horus and iceoryx2 were not both measured in any round.*\n".to_owned()
             } else {
-                tables::many_to_many(&comparisons, &many_to_many::placement(&d.rows)).to_markdown()
+                let pinned = d.rows.iter().all(|r| r.pinned);
+                tables::many_to_many(&comparisons, &many_to_many::placement(&d.rows), pinned)
+                    .to_markdown()
             }
         }),
     );

@@ -223,7 +223,12 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let comparisons = many_to_many::compare(run.rows());
     let text = format!(
         "per-round ratio horus / iceoryx2 of median {N}:{N} RTT over {rounds} rounds\n{}",
-        tables::many_to_many(&comparisons, &many_to_many::placement(run.rows())).to_text()
+        tables::many_to_many(
+            &comparisons,
+            &many_to_many::placement(run.rows()),
+            cpus.is_some(),
+        )
+        .to_text()
     );
     run.finish(&text)
 }

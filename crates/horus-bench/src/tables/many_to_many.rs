@@ -6,8 +6,9 @@ use crate::markdown::Table;
 use crate::report::{ns, size};
 
 /// One line per message: both systems' round trips (median over rounds of each
-/// round's median) and the median and range of the per-round ratios.
-pub fn many_to_many(comparisons: &[(String, Comparison)], placement: &str) -> Table {
+/// round's median) and the median and range of the per-round ratios. Unpinned rows
+/// (fewer CPUs than endpoints: the scheduler's time slices) get no verdict.
+pub fn many_to_many(comparisons: &[(String, Comparison)], placement: &str, pinned: bool) -> Table {
     let mut t = Table::new([
         "message",
         "size",
@@ -32,6 +33,7 @@ pub fn many_to_many(comparisons: &[(String, Comparison)], placement: &str) -> Ta
             format!("{:.3}–{:.3}", c.min, c.max),
             format!("{} of {}", c.horus_faster, c.ratios.len()),
             match c.verdict {
+                _ if !pinned => "none (unpinned)".to_owned(),
                 Verdict::TooFewRounds => format!("none (< {MIN_ROUNDS_FOR_VERDICT} rounds)"),
                 Verdict::FasterEveryRound => "horus faster in every round".to_owned(),
                 Verdict::SlowerEveryRound => "horus slower in every round".to_owned(),
@@ -48,4 +50,42 @@ pub fn many_to_many(comparisons: &[(String, Comparison)], placement: &str) -> Ta
          comparable with the reference page's N:N figures, which are send-only."
     ));
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::many_to_many::{compare, ManyRow};
+    use crate::stats::Summary;
+
+    #[test]
+    fn an_unpinned_run_draws_no_verdict() {
+        let rows: Vec<ManyRow> = (0..5)
+            .flat_map(|k| {
+                ["horus", "iceoryx2"].map(|system| ManyRow {
+                    round: k,
+                    order: 0,
+                    system: system.to_owned(),
+                    message: "CmdVel".to_owned(),
+                    size: 16,
+                    pubs: 4,
+                    subs: 4,
+                    wait: "busy-poll".to_owned(),
+                    pinned: false,
+                    cpus: Vec::new(),
+                    rtt: Summary::from_samples(vec![if system == "horus" { 100 } else { 400 }], 1)
+                        .unwrap(),
+                })
+            })
+            .collect();
+        let c = compare(&rows);
+        assert_eq!(
+            many_to_many(&c, "unpinned", false).rows[0][8],
+            "none (unpinned)"
+        );
+        assert_eq!(
+            many_to_many(&c, "pinned", true).rows[0][8],
+            "horus faster in every round"
+        );
+    }
 }

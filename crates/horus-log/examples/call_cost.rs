@@ -4,14 +4,15 @@
 //!
 //! ```text
 //! cargo run --release -p horus-log --example call_cost -- [--size 32] [--calls 20000]
-//!     [--drain other|same|idle] [--ring-kb 16384] [--first-lap-only]
+//!     [--drain other|same|idle] [--ring-kb 16384] [--first-lap-only] [--cpu 0] [--drain-cpu 1]
 //! ```
 //!
-//! The calling thread is pinned to CPU 0. `--drain` places the logger's drain thread:
-//! `other` pins it to CPU 1 (it runs beside the writer, as on an idle multi-core machine),
-//! `same` pins it to CPU 0 (it only runs when the writer is preempted), `idle` pins it to
-//! CPU 0 with `SCHED_IDLE` (it practically never runs while the writer spins: the ring is
-//! large enough to hold every record of the run). It prints:
+//! The calling thread is pinned to CPU `--cpu` (0). `--drain` places the logger's drain
+//! thread: `other` pins it to `--drain-cpu` (1; it runs beside the writer, as on an idle
+//! multi-core machine: pick a CPU that is not the writer's hyper-thread sibling), `same`
+//! pins it to the writer's CPU (it only runs when the writer is preempted), `idle` pins it
+//! there with `SCHED_IDLE` (it practically never runs while the writer spins: the ring is
+//! large enough to hold every record of the run, see `dropped` in the output). It prints:
 //!
 //! * the timer's own cost (an `lfence; rdtsc; lfence` pair, a bare `rdtsc`, a vDSO
 //!   `clock_gettime(CLOCK_MONOTONIC)`), each averaged over a loop;
@@ -113,6 +114,8 @@ fn main() {
     let mut drain = String::from("other");
     let mut ring_kb = 16 * 1024usize;
     let mut past_first_lap = true;
+    let mut cpu = 0usize;
+    let mut drain_cpu = 1usize;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = || args.next().expect("flag needs a value");
@@ -122,6 +125,8 @@ fn main() {
             "--drain" => drain = val(),
             "--ring-kb" => ring_kb = val().parse().expect("--ring-kb N"),
             "--first-lap-only" => past_first_lap = false,
+            "--cpu" => cpu = val().parse().expect("--cpu N"),
+            "--drain-cpu" => drain_cpu = val().parse().expect("--drain-cpu N"),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -136,7 +141,7 @@ fn main() {
         .console(horus_log::Console::Writer(Box::new(null)))
         .init()
         .expect("logger");
-    pin(0, 0);
+    pin(0, cpu);
     // The drain thread names itself once it runs: wait for it (bounded).
     let dtid = (0..1000)
         .find_map(|_| {
@@ -147,10 +152,10 @@ fn main() {
         })
         .expect("drain thread");
     match drain.as_str() {
-        "other" => pin(dtid, 1),
-        "same" => pin(dtid, 0),
+        "other" => pin(dtid, drain_cpu),
+        "same" => pin(dtid, cpu),
         "idle" => {
-            pin(dtid, 0);
+            pin(dtid, cpu);
             // SAFETY: a zeroed sched_param is valid for SCHED_IDLE (priority 0).
             let p: libc::sched_param = unsafe { std::mem::zeroed() };
             // SAFETY: valid tid and parameter.

@@ -12,7 +12,9 @@
 //! Modes: `same` (send + `try_recv` in one thread, per message), `same-send`
 //! (send-only: bursts of 16 sends, the drain untimed and uncollected),
 //! `cross-futex` (ping-pong between two threads that wait in `recv`: each
-//! message wakes a parked thread; count its futex calls with `strace -f -c`).
+//! message wakes a parked thread; count its futex calls with `strace -f -c`),
+//! `std-queue` (the same loop as `same` through `std::sync::mpsc::sync_channel`:
+//! what an in-process queue costs).
 //! The namespace is unique per run and the topics are gone when it exits.
 
 use horus::prelude::*;
@@ -36,6 +38,22 @@ fn measured_same_thread(tx: &mut Publisher<CmdVel>, rx: &mut Subscriber<CmdVel>,
     for i in 0..n {
         tx.send(CmdVel::new(i, 1.0, 0.5)).expect("send");
         sum += rx.try_recv().expect("loopback message").linear;
+    }
+    sum
+}
+
+/// The in-process queue a same-process path should cost: `std::sync::mpsc`'s
+/// bounded channel (crossbeam's array queue inside), send + `try_recv`.
+#[inline(never)]
+fn measured_std_queue(
+    tx: &std::sync::mpsc::SyncSender<CmdVel>,
+    rx: &std::sync::mpsc::Receiver<CmdVel>,
+    n: u64,
+) -> f32 {
+    let mut sum = 0.0;
+    for i in 0..n {
+        tx.send(CmdVel::new(i, 1.0, 0.5)).expect("send");
+        sum += rx.try_recv().expect("queued message").linear;
     }
     sum
 }
@@ -85,6 +103,11 @@ fn main() {
             }
             println!("{sum}");
         }
+        "std-queue" => {
+            let (tx, rx) = std::sync::mpsc::sync_channel(16);
+            measured_std_queue(&tx, &rx, 1_000);
+            println!("{}", measured_std_queue(&tx, &rx, n));
+        }
         "cross-futex" => {
             let (data, acks) = (topic("data", 16), topic("ack", 16));
             let mut rx = data.subscriber().expect("subscriber");
@@ -103,7 +126,7 @@ fn main() {
             echo.join().expect("echo thread");
         }
         other => {
-            eprintln!("unknown mode {other}: same | same-send | cross-futex");
+            eprintln!("unknown mode {other}: same | same-send | std-queue | cross-futex");
             std::process::exit(2);
         }
     }

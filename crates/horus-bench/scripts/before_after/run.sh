@@ -9,6 +9,10 @@ set -u
 before=$1 after=$2 out=$3 rounds=${4:-5} cpus=${5:-0,1}
 bins="pingpong robotics_messages payload_sweep all_paths rpc logging interleaved"
 mkdir -p "$out"
+# Zenoh and iceoryx2 leave files in /dev/shm when a benchmark process exits (make bench
+# removes them the same way): snapshot now, remove what they left at the end.
+guard="$(dirname "$0")/../../../../scripts/shm-guard.sh"
+[ -x "$guard" ] && "$guard" snapshot "$out/shm-before"
 for r in $(seq 1 "$rounds"); do
   # The order alternates between rounds, so drift (thermal, a neighbour) hits both.
   if [ $((r % 2)) = 1 ]; then order="before after"; else order="after before"; fi
@@ -23,3 +27,5 @@ for r in $(seq 1 "$rounds"); do
   done
   echo "round $r done"
 done
+[ -x "$guard" ] && "$guard" clean-peers "$out/shm-before"
+exit 0

@@ -331,11 +331,10 @@ impl UDPListener {
         self.receive_buffer = BytesMut::with_capacity(MESSAGE_BUFFER_ALLOCATION_CHUNK);
         debug!("ensure_receive_buffer_capacity - reallocated receive_buffer");
       }
+      // SAFETY: we just checked that there is enough capacity, or allocated more.
+      // We do not read undefined data, because the recv() will overwrite this
+      // space and the length is cut to what it wrote right after.
       unsafe {
-        // This is safe, because we just checked that there is enough capacity,
-        // or allocated more.
-        // We do not read undefined data, because the recv()
-        // will overwrite this space and truncate the rest away.
         self.receive_buffer.set_len(MAX_MESSAGE_SIZE);
       }
       trace!(
@@ -362,9 +361,9 @@ impl UDPListener {
       // datagram's worth of the chunk. Without this, every datagram (however
       // small) would carve off a full MAX_MESSAGE_SIZE slot, wasting the chunk
       // and defeating the packing this alignment logic assumes.
+      // SAFETY: recv_one wrote `nbytes` valid bytes at the front of the buffer,
+      // and nbytes <= MAX_MESSAGE_SIZE == the current len.
       unsafe {
-        // Safe: recv_one wrote `nbytes` valid bytes at the front of the buffer,
-        // and nbytes <= MAX_MESSAGE_SIZE == the current len.
         self.receive_buffer.set_len(nbytes);
       }
 

@@ -83,7 +83,9 @@ setup:
 	  $(CARGO) $$comp --version >/dev/null 2>&1 || { \
 	    echo "setup: 'cargo $$comp' missing: rustup component add $${comp/fmt/rustfmt}" >&2; exit 1; }; \
 	done
-	@scripts/disk-guard.sh $(CARGO_TARGET_DIR)
+	@# Once per top-level make: a phase of `make test` re-entering setup must never remove the
+	@# build dirs the run is using (and its /dev/shm snapshot) half-way through.
+	@if [ -z "$${HORUS_MAKE_TEST_RUNNING:-}" ]; then scripts/disk-guard.sh $(CARGO_TARGET_DIR); fi
 
 # Python environment for the bindings: .venv with maturin, pytest, numpy, mypy
 # (python/python.mk, idempotent).
@@ -150,7 +152,7 @@ SHM_BEFORE := $(CARGO_TARGET_DIR)/shm-before-test
 
 test: setup
 	@mkdir -p $(CARGO_TARGET_DIR); scripts/shm-guard.sh snapshot $(SHM_BEFORE)
-	@summary=""; total_start=$$(date +%s); \
+	@export HORUS_MAKE_TEST_RUNNING=1; summary=""; total_start=$$(date +%s); \
 	for phase in $(TEST_PHASES); do \
 	  printf '\n==> [%s] make %s\n' "$$(date +%T)" "$$phase"; \
 	  start=$$(date +%s); \

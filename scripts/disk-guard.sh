@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Room on disk for a build, made before `make test` and `make demo` start.
+# Room on disk for a build, made before `make test` and `make demo` start (once per
+# top-level make: `make test` sets HORUS_MAKE_TEST_RUNNING so that its phases, which
+# re-enter `setup`, never remove the build dirs the run is using).
 #
 #   disk-guard.sh TARGET_DIR
 #

@@ -11,6 +11,11 @@
 set -euo pipefail
 cmd=${1:?usage}; file=${2:?usage}
 now() { ls -1A /dev/shm 2>/dev/null | sort; }
+if [ "$cmd" != snapshot ] && [ ! -f "$file" ]; then
+  echo "shm-guard.sh: the snapshot $file taken at the start of the run is gone" \
+       "(something removed it during the run); cannot tell what the run left in /dev/shm" >&2
+  exit 2
+fi
 case "$cmd" in
   snapshot) now > "$file" ;;
   clean-peers)

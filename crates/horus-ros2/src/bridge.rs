@@ -424,8 +424,14 @@ impl Bridge {
                     .unwrap_or_else(|p| p.into_inner())
                     .forget_writers_except(&accepted);
                 let kind = ReaderKind::of(&matching);
-                if r.open.as_ref().is_some_and(|i| i.kind != kind) {
-                    close(&mut r.open, &mut self.stopping);
+                if let Some(i) = r.open.as_mut().filter(|i| i.kind != kind) {
+                    // Only the DDS reader is replaced: the bridge's horus publisher, and
+                    // the latched history it keeps for horus subscribers joining later,
+                    // stay (inbound.rs). Should that fail, the route opens anew below.
+                    match i.reopen_reader(&self.dds, t, &dds_topic, &dds_type, kind) {
+                        Ok(()) => r.counters.lock().opened += 1,
+                        Err(_) => close(&mut r.open, &mut self.stopping),
+                    }
                 }
                 if r.open.is_none() {
                     let Some(view) = self.local.view(&name) else {

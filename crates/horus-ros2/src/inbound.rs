@@ -7,6 +7,13 @@
 //! soon as RustDDS hands it over. Publishing into a `Block` horus topic whose subscriber is
 //! slow waits up to the topic's block timeout (then counted `refused`, as the horus
 //! publisher's own `Block` failure): only this route waits, never the others.
+//!
+//! When the writers on the topic come to need another reader QoS (a volatile writer joins
+//! a transient-local topic, a best-effort one a reliable topic), only the DDS reader is
+//! replaced ([`Inbound::reopen_reader`]): the thread keeps its horus publisher, and with it
+//! the latched history it holds for horus subscribers that join later (a horus publisher's
+//! history lives as long as the publisher; the new reader's replay of the writers' history
+//! is dropped as already carried, sequence_gaps.rs).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -26,8 +33,15 @@ use crate::type_check::PayloadCheck;
 
 /// The poll token of the DDS reader.
 const READER: mio::Token = mio::Token(0);
-/// The poll token of the route's stop waker.
-const STOP: mio::Token = mio::Token(1);
+/// The poll token of the route's waker (asked to stop, or a new reader to take).
+const WAKE: mio::Token = mio::Token(1);
+
+/// The DDS reader of a route from ROS 2.
+type Reader = DataReader<WireCdr, PassThrough>;
+
+/// A reader with another QoS, made by the bridge loop, waiting for the route's thread to
+/// take it in place of its own.
+type NextReader = Arc<Mutex<Option<Reader>>>;
 
 /// A route's writers' sequence numbers, kept by the route across reopening its reader
 /// (sequence_gaps.rs) and used by its thread.
@@ -47,12 +61,16 @@ pub(crate) struct Inbound {
     /// The reader's QoS request (the route reopens when the writers need another).
     pub(crate) kind: ReaderKind,
     accepted: Arc<Mutex<Accepted>>,
+    next_reader: NextReader,
+    waker: Arc<mio::Waker>,
     thread: RouteThread,
 }
 
 /// What the route's thread owns.
 struct Mover {
-    reader: DataReader<WireCdr, PassThrough>,
+    reader: Reader,
+    /// A reader to take in place of `reader` (the route reopened for other QoS).
+    next_reader: NextReader,
     publisher: RawRosPublisher,
     /// The topic's type, to check payloads (`None`: its definition does not resolve; then
     /// only the encapsulation header is checked).
@@ -94,29 +112,16 @@ impl Inbound {
         accepted: HashSet<String>,
     ) -> Result<Inbound, RouteError> {
         let (counters, gaps, own_place) = shared;
-        let qos = kind.qos(local.qos.depth);
-        let topic = dds
-            .participant()
-            .create_topic(
-                dds_topic.to_owned(),
-                dds_type.to_owned(),
-                &qos,
-                TopicKind::NoKey,
-            )
-            .map_err(|e| RouteError::dds(dds_topic, e))?;
+        let mut reader = create_reader(dds, local, dds_topic, dds_type, kind)?;
         let publisher = view
             .ros_publisher()
             .map_err(|e| RouteError::horus(view.name(), e))?;
-        let mut reader = dds
-            .subscriber()
-            .create_datareader_no_key::<WireCdr, PassThrough>(&topic, Some(qos))
-            .map_err(|e| RouteError::dds(dds_topic, e))?;
         let thread_err = |e| RouteError::thread(view.name(), e);
         let poll = mio::Poll::new().map_err(thread_err)?;
         poll.registry()
             .register(&mut reader, READER, mio::Interest::READABLE)
             .map_err(thread_err)?;
-        let waker = Arc::new(mio::Waker::new(poll.registry(), STOP).map_err(thread_err)?);
+        let waker = Arc::new(mio::Waker::new(poll.registry(), WAKE).map_err(thread_err)?);
         let check = PayloadCheck::new(&local.ty.type_name, &local.ty.definition);
         // A chunk holds 8 bytes of frame (4 reserved + the header) before the body.
         let chunk_room =
@@ -127,8 +132,10 @@ impl Inbound {
         }));
         // Before the thread publishes anything: the other direction skips it from now on.
         own_place.set(Some(publisher.place()));
+        let next_reader = NextReader::default();
         let mut mover = Mover {
             reader,
+            next_reader: Arc::clone(&next_reader),
             publisher,
             check,
             max_bytes: max_bytes.min(chunk_room),
@@ -143,7 +150,7 @@ impl Inbound {
         };
         let thread = RouteThread::spawn(
             format!("ros2-in {}", view.name()),
-            Some(waker),
+            Some(Arc::clone(&waker)),
             move |stop| mover.run(poll, &stop),
         )
         .inspect_err(|_| own_place.set(None))
@@ -151,8 +158,33 @@ impl Inbound {
         Ok(Inbound {
             kind,
             accepted,
+            next_reader,
+            waker,
             thread,
         })
+    }
+
+    /// Replaces the route's DDS reader with one asking for `kind`, keeping its horus
+    /// publisher (and the latched history that publisher holds for horus subscribers that
+    /// join later). The thread carries what the old reader holds, then takes the new one;
+    /// the writers' history the new one is sent again is dropped as already carried
+    /// (`replayed`, sequence_gaps.rs).
+    pub(crate) fn reopen_reader(
+        &mut self,
+        dds: &Dds,
+        local: &LocalTopic,
+        dds_topic: &str,
+        dds_type: &str,
+        kind: ReaderKind,
+    ) -> Result<(), RouteError> {
+        let reader = create_reader(dds, local, dds_topic, dds_type, kind)?;
+        // A reader made by an earlier call and not yet taken is dropped: this one asks for
+        // what the writers need now.
+        *self.next_reader.lock().unwrap_or_else(|p| p.into_inner()) = Some(reader);
+        self.kind = kind;
+        // A failed wake leaves the swap to the thread's next turn (at most STOP_POLL away).
+        let _ = self.waker.wake();
+        Ok(())
     }
 
     /// The writers whose samples are carried from now on (those the scan accepted);
@@ -171,6 +203,29 @@ impl Inbound {
     }
 }
 
+/// A DDS reader on `dds_topic` asking for `kind`, keeping the horus topic's depth.
+fn create_reader(
+    dds: &Dds,
+    local: &LocalTopic,
+    dds_topic: &str,
+    dds_type: &str,
+    kind: ReaderKind,
+) -> Result<Reader, RouteError> {
+    let qos = kind.qos(local.qos.depth);
+    let topic = dds
+        .participant()
+        .create_topic(
+            dds_topic.to_owned(),
+            dds_type.to_owned(),
+            &qos,
+            TopicKind::NoKey,
+        )
+        .map_err(|e| RouteError::dds(dds_topic, e))?;
+    dds.subscriber()
+        .create_datareader_no_key::<WireCdr, PassThrough>(&topic, Some(qos))
+        .map_err(|e| RouteError::dds(dds_topic, e))
+}
+
 impl Mover {
     /// Takes what DDS has, then waits for more (or the stop waker), until asked to stop.
     fn run(&mut self, mut poll: mio::Poll, stop: &StopFlag) {
@@ -180,8 +235,11 @@ impl Mover {
             if stop.is_set() {
                 break;
             }
-            // The timeout only bounds a missed readiness edge; samples and the stop waker
-            // end the wait at once.
+            if self.take_next_reader(&poll) {
+                continue; // drain the new reader at once (the writers' history is there)
+            }
+            // The timeout only bounds a missed readiness edge; samples and the waker end
+            // the wait at once.
             if let Err(e) = poll.poll(&mut events, Some(STOP_POLL)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     std::thread::sleep(STOP_POLL);
@@ -190,6 +248,28 @@ impl Mover {
         }
         let _ = poll.registry().deregister(&mut self.reader);
         self.own_place.set(None);
+    }
+
+    /// Takes the reader [`Inbound::reopen_reader`] left, if any, in place of the current
+    /// one (drained just before: what it held is carried). Returns whether it did.
+    fn take_next_reader(&mut self, poll: &mio::Poll) -> bool {
+        let next = self
+            .next_reader
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let Some(mut next) = next else {
+            return false;
+        };
+        let registry = poll.registry();
+        let _ = registry.deregister(&mut self.reader);
+        // Should registering fail, the poll's timeout still drains the reader every
+        // STOP_POLL: the route goes on, slower, rather than stopping.
+        let _ = registry.register(&mut next, READER, mio::Interest::READABLE);
+        // The old reader drops here: its endpoint leaves the DDS graph.
+        self.reader = next;
+        self.incarnation = new_reader_incarnation();
+        true
     }
 
     /// Moves every sample RustDDS holds into the horus topic (stops early when asked to).

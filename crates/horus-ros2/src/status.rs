@@ -45,7 +45,8 @@ pub struct RouteCounters {
     pub malformed: u64,
     /// Messages too large, dropped.
     pub oversize: u64,
-    /// Times the route opened (a DDS or horus endpoint appeared after none).
+    /// Times the route opened (a DDS or horus endpoint appeared after none); from ROS 2
+    /// also each time its DDS reader was replaced for other QoS (the horus side stays).
     pub opened: u64,
     /// From ROS 2: samples a reopened transient-local reader was sent again (a writer's
     /// history, already carried): dropped, not delivered twice (sequence_gaps.rs).

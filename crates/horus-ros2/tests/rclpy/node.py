@@ -5,6 +5,8 @@
     node.py sub   TOPIC:TYPE[:latched] ...   print `got TOPIC HEX` for every message (raw CDR)
                                               (`:deadline`: the subscription requests a 1 s
                                               deadline)
+    node.py hold  TOPIC:TYPE[:latched] ...   create the publishers and never publish (a
+                                              writer whose QoS the bridge must match)
     node.py talk  TOPIC                       publish std_msgs/String "0", "1", ... (50 Hz)
     node.py stream TOPIC COUNT SIZE           once a subscriber matched, publish COUNT
                                               std_msgs/UInt8MultiArray of SIZE data bytes
@@ -116,6 +118,9 @@ def main():
         for t, ty, l in specs(args):
             node.create_subscription(TYPES[ty], t, lambda b, t=t: say('got', t, bytes(b).hex()),
                                      qos(l), raw=True)
+        say('ready')
+    elif mode == 'hold':
+        held = [node.create_publisher(TYPES[ty], t, qos(l)) for t, ty, l in specs(args)]
         say('ready')
     elif mode == 'talk':
         p = node.create_publisher(String, args[0], qos(None))

@@ -40,6 +40,9 @@ pub enum BridgeStartError {
     /// The DDS participant could not start.
     #[error(transparent)]
     Dds(#[from] DdsStartError),
+    /// The bridge's ROS 2 node announcement could not be set up.
+    #[error(transparent)]
+    RosNode(#[from] crate::ros_node::RosNodeError),
 }
 
 /// One topic in one direction: its route when open, its counters always.
@@ -113,6 +116,8 @@ pub struct Bridge {
     mismatches_seen: std::collections::HashSet<(Direction, String)>,
     /// The ROS 2 side as the last scan discovered it (for `horus topic/service list`).
     ros_graph: crate::ros_graph::RosGraph,
+    /// The bridge as a ROS 2 node (`ros_discovery_info`).
+    ros_node: crate::ros_node::RosNode,
     /// Last: dropped after every reader and writer above (see the type's docs).
     dds: Dds,
 }
@@ -128,6 +133,7 @@ impl Bridge {
     /// Joins the DDS domain of `config` and starts watching its horus namespace.
     pub fn start(config: BridgeConfig) -> Result<Bridge, BridgeStartError> {
         let dds = Dds::start(&config)?;
+        let ros_node = crate::ros_node::RosNode::start(&dds, config.node_name.clone())?;
         let call_timeout = config.call_timeout;
         Ok(Bridge {
             local: LocalScan::new(&config.namespace),
@@ -141,6 +147,7 @@ impl Bridge {
             services_active: false,
             mismatches_seen: Default::default(),
             ros_graph: Default::default(),
+            ros_node,
             services: crate::service::Services::new(call_timeout),
         })
     }
@@ -235,7 +242,6 @@ impl Bridge {
                 .filter_map(|s| serde_json::to_value(s).ok())
                 .collect(),
             ros_graph: self.ros_graph.clone(),
-            dds_fragments_refused: crate::fragment_refusals::DdsFragmentRefusals::now(),
         }
     }
 
@@ -257,6 +263,8 @@ impl Bridge {
             .iter()
             .any(|s| s.get("active") == Some(&serde_json::Value::Bool(true)));
         self.stopping.collect();
+        // After the routes opened or closed: the node lists what the participant has now.
+        self.ros_node.announce(&self.dds);
     }
 
     /// horus → ROS 2: a horus publisher and at least one ROS 2 reader of the same type.

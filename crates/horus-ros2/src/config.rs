@@ -3,6 +3,11 @@
 use std::time::Duration;
 
 use crate::filter::{Filter, PatternError};
+use crate::node_name::{NodeNameError, RosNodeName};
+
+/// The environment variable naming the bridge's ROS 2 node (`horus_bridge`,
+/// `/robot1/horus_bridge`).
+pub const NODE_NAME_ENV: &str = "HORUS_ROS2_NODE_NAME";
 
 /// Highest ROS 2 domain id (DDS port arithmetic: `7400 + 250 * domain` must fit).
 pub const MAX_DOMAIN_ID: u16 = 232;
@@ -31,6 +36,9 @@ pub struct BridgeConfig {
     /// `get_result` call lasts as long as its goal (made again after each timeout while
     /// its client is there).
     pub call_timeout: Duration,
+    /// The ROS 2 node the bridge's endpoints belong to in the ROS 2 graph (`ros2 node
+    /// list`; default `/horus_bridge`, [`NODE_NAME_ENV`]).
+    pub node_name: RosNodeName,
 }
 
 /// A setting that cannot be used.
@@ -42,12 +50,16 @@ pub enum ConfigError {
     /// An allow or deny pattern is malformed.
     #[error(transparent)]
     Pattern(#[from] PatternError),
+    /// The ROS 2 node name ([`NODE_NAME_ENV`]) is not one ROS 2 accepts.
+    #[error(transparent)]
+    NodeName(#[from] NodeNameError),
 }
 
 impl BridgeConfig {
     /// Defaults for `namespace`: domain from `ROS_DOMAIN_ID`, everything crosses, scans
     /// every 100 ms, messages up to 16 MiB, localhost only when
-    /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` (or `ROS_LOCALHOST_ONLY=1`).
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` (or `ROS_LOCALHOST_ONLY=1`), ROS 2 node
+    /// `/horus_bridge` unless [`NODE_NAME_ENV`] names another.
     pub fn from_env(namespace: &str) -> Result<BridgeConfig, ConfigError> {
         let domain_id = match std::env::var("ROS_DOMAIN_ID") {
             Ok(s) if !s.trim().is_empty() => parse_domain_id(&s)?,
@@ -55,6 +67,10 @@ impl BridgeConfig {
         };
         let range = std::env::var("ROS_AUTOMATIC_DISCOVERY_RANGE").unwrap_or_default();
         let legacy = std::env::var("ROS_LOCALHOST_ONLY").unwrap_or_default();
+        let node_name = match std::env::var(NODE_NAME_ENV) {
+            Ok(s) if !s.trim().is_empty() => RosNodeName::parse(s.trim())?,
+            _ => RosNodeName::default(),
+        };
         Ok(BridgeConfig {
             namespace: namespace.to_owned(),
             domain_id,
@@ -64,6 +80,7 @@ impl BridgeConfig {
             max_message_bytes: 16 << 20,
             localhost_only: range.eq_ignore_ascii_case("LOCALHOST") || legacy == "1",
             call_timeout: crate::service::CALL_TIMEOUT,
+            node_name,
         })
     }
 }

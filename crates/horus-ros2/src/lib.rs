@@ -21,14 +21,16 @@ mod config;
 mod dds;
 mod discovery;
 mod filter;
-mod fragment_refusals;
 mod inbound;
 mod local;
 pub mod names;
+mod node_name;
 mod outbound;
+mod participant_info;
 mod qos;
 pub mod raw;
 mod ros_graph;
+mod ros_node;
 mod route_error;
 mod route_thread;
 mod sequence_gaps;
@@ -37,14 +39,15 @@ mod status;
 mod type_check;
 
 pub use bridge::{Bridge, BridgeStartError};
-pub use config::{parse_domain_id, BridgeConfig, ConfigError, MAX_DOMAIN_ID};
+pub use config::{parse_domain_id, BridgeConfig, ConfigError, MAX_DOMAIN_ID, NODE_NAME_ENV};
 pub use dds::{Dds, DdsStartError};
 pub use discovery::{type_hash_of_user_data, RemoteEndpoint, RemoteEndpoints};
 pub use filter::{Filter, PatternError};
-pub use fragment_refusals::DdsFragmentRefusals;
+pub use node_name::{NodeNameError, RosNodeName, DEFAULT_NODE_NAME, MAX_NODE_NAME_BYTES};
 pub use ros_graph::{
     RosGraph, RosGraphService, RosGraphTopic, MAX_GRAPH_ENTRIES, MAX_TYPES_PER_NAME,
 };
+pub use ros_node::RosNodeError;
 pub use route_error::RouteError;
 pub use service::{ServiceCounters, ServiceOpenError, ServiceRouteStatus, CALL_TIMEOUT};
 pub use status::{

@@ -154,10 +154,17 @@ impl World {
 
     /// Starts the bridge process (this test binary, running [`CHILD_TEST`]).
     pub(crate) fn bridge(&self) -> Proc {
+        self.bridge_with_env(&[])
+    }
+
+    /// Starts the bridge process with the variables `env` set (e.g.
+    /// `HORUS_ROS2_NODE_NAME`, read by `BridgeConfig::from_env`).
+    pub(crate) fn bridge_with_env(&self, env: &[(&str, &str)]) -> Proc {
         let exe = std::env::current_exe().unwrap();
         let mut c = self.command(exe.to_str().unwrap());
         c.args([CHILD_TEST, "--exact", "--nocapture", "--test-threads", "1"])
-            .env(CHILD_ENV, &self.namespace);
+            .env(CHILD_ENV, &self.namespace)
+            .envs(env.iter().copied());
         let p = Proc::spawn(c, "bridge");
         p.expect_line("bridge: started");
         p

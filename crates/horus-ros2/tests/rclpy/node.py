@@ -8,6 +8,12 @@
     node.py hold  TOPIC:TYPE[:latched] ...   create the publishers and never publish (a
                                               writer whose QoS the bridge must match)
     node.py talk  TOPIC                       publish std_msgs/String "0", "1", ... (50 Hz)
+    node.py graph TOPIC ...                   watch the ROS 2 graph (10 Hz), printing each
+                                              line once: `node FQN` for every node,
+                                              `pub FQN TOPIC TYPE` / `sub FQN TOPIC TYPE` for
+                                              every node's publishers and subscriptions, and
+                                              `pubinfo TOPIC FQN` / `subinfo TOPIC FQN` for
+                                              the endpoints on each TOPIC given
     node.py stream TOPIC COUNT SIZE           once a subscriber matched, publish COUNT
                                               std_msgs/UInt8MultiArray of SIZE data bytes
                                               (the first 8: the index, little-endian) at
@@ -122,6 +128,36 @@ def main():
     elif mode == 'hold':
         held = [node.create_publisher(TYPES[ty], t, qos(l)) for t, ty, l in specs(args)]
         say('ready')
+    elif mode == 'graph':
+        say('ready')
+        seen = set()
+
+        def once(*words):
+            if words not in seen:
+                seen.add(words)
+                say(*words)
+
+        def fqn(name, ns):
+            return ns.rstrip('/') + '/' + name
+
+        def watch():
+            for name, ns in node.get_node_names_and_namespaces():
+                once('node', fqn(name, ns))
+                for kind, get in (('pub', node.get_publisher_names_and_types_by_node),
+                                  ('sub', node.get_subscriber_names_and_types_by_node)):
+                    try:
+                        endpoints = get(name, ns)
+                    except Exception:  # the node left meanwhile
+                        continue
+                    for topic, types in endpoints:
+                        for ty in types:
+                            once(kind, fqn(name, ns), topic, ty)
+            for t in args:
+                for kind, get in (('pubinfo', node.get_publishers_info_by_topic),
+                                  ('subinfo', node.get_subscriptions_info_by_topic)):
+                    for info in get(t):
+                        once(kind, t, fqn(info.node_name, info.node_namespace))
+        node.create_timer(0.1, watch)
     elif mode == 'talk':
         p = node.create_publisher(String, args[0], qos(None))
         say('ready')

@@ -602,6 +602,17 @@ impl DomainParticipant {
     self.dpi.lock().unwrap().discovered_writers()
   }
 
+  // HORUS PATCH: the participant's own endpoints, for its ROS 2 node announcement.
+  /// The GUIDs of this participant's own user-topic DataReaders and DataWriters that exist
+  /// now (added when one is created, removed once Discovery has processed its drop).
+  pub fn local_endpoint_guids(&self) -> (Vec<GUID>, Vec<GUID>) {
+    self
+      .dpi
+      .lock()
+      .unwrap_or_else(|e| e.into_inner())
+      .local_endpoint_guids()
+  }
+
   /// Manually asserts liveliness, affecting all writers with
   /// LIVELINESS QoS of MANUAL_BY_PARTICIPANT created by
   /// this particular participant.
@@ -1075,6 +1086,11 @@ impl DomainParticipantDisc {
 
   pub fn discovered_writers(&self) -> Vec<DiscoveredWriterData> {
     self.dpi.discovered_writers()
+  }
+
+  // HORUS PATCH: see DomainParticipant::local_endpoint_guids.
+  pub fn local_endpoint_guids(&self) -> (Vec<GUID>, Vec<GUID>) {
+    self.dpi.local_endpoint_guids()
   }
 
   pub(crate) fn dds_cache(&self) -> Arc<RwLock<DDSCache>> {
@@ -1700,6 +1716,21 @@ impl DomainParticipantInner {
     });
 
     db.get_all_external_topic_writers().cloned().collect()
+  }
+
+  // HORUS PATCH: see DomainParticipant::local_endpoint_guids.
+  pub fn local_endpoint_guids(&self) -> (Vec<GUID>, Vec<GUID>) {
+    // A poisoned database still holds the GUIDs read here (no panic for a listing).
+    let db = self.discovery_db.read().unwrap_or_else(|e| e.into_inner());
+    let readers = db
+      .get_all_local_topic_readers()
+      .map(|r| r.reader_proxy.remote_reader_guid)
+      .collect();
+    let writers = db
+      .get_all_local_topic_writers()
+      .map(|w| w.writer_proxy.remote_writer_guid)
+      .collect();
+    (readers, writers)
   }
 
   pub(crate) fn status_channel_receiver(

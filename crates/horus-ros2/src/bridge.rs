@@ -242,6 +242,7 @@ impl Bridge {
                 .filter_map(|s| serde_json::to_value(s).ok())
                 .collect(),
             ros_graph: self.ros_graph.clone(),
+            dds_fragments_refused: crate::fragment_refusals::DdsFragmentRefusals::now(),
         }
     }
 

@@ -42,6 +42,7 @@ impl Dds {
         if config.localhost_only {
             b = b.with_only_networks([std::net::Ipv4Addr::LOCALHOST]);
         }
+        crate::fragment_refusals::allow_samples_up_to(config.max_message_bytes);
         let participant = b.build().map_err(|e| err(&e))?;
         let qos = QosPolicyBuilder::new().build();
         let publisher = participant.create_publisher(&qos).map_err(|e| err(&e))?;

@@ -21,6 +21,7 @@ mod config;
 mod dds;
 mod discovery;
 mod filter;
+mod fragment_refusals;
 mod inbound;
 mod local;
 pub mod names;
@@ -43,6 +44,7 @@ pub use config::{parse_domain_id, BridgeConfig, ConfigError, MAX_DOMAIN_ID, NODE
 pub use dds::{Dds, DdsStartError};
 pub use discovery::{type_hash_of_user_data, RemoteEndpoint, RemoteEndpoints};
 pub use filter::{Filter, PatternError};
+pub use fragment_refusals::DdsFragmentRefusals;
 pub use node_name::{NodeNameError, RosNodeName, DEFAULT_NODE_NAME, MAX_NODE_NAME_BYTES};
 pub use ros_graph::{
     RosGraph, RosGraphService, RosGraphTopic, MAX_GRAPH_ENTRIES, MAX_TYPES_PER_NAME,

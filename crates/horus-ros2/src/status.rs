@@ -93,6 +93,11 @@ pub struct BridgeStatus {
     /// `horus service list`); empty in a status written before it existed.
     #[serde(default)]
     pub ros_graph: crate::ros_graph::RosGraph,
+    /// DATA_FRAGs the DDS participant refused before reassembly (too large a sample, no
+    /// room in a reader's reassembly budget, an unmatched writer); zero in a status written
+    /// before it existed.
+    #[serde(default)]
+    pub dds_fragments_refused: crate::fragment_refusals::DdsFragmentRefusals,
 }
 
 /// Where `namespace`'s ROS 2 bridge writes its status.

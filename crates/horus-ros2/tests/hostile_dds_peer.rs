@@ -1,8 +1,11 @@
 //! A DDS peer that sends what no ROS 2 node would: a string whose length claims 4 GiB, a
-//! truncated message, big-endian CDR, a message larger than the topic takes. The bridge
-//! drops each one, counts it (`malformed`, `oversize`), keeps running, and carries the valid
-//! message that follows. The peer is RustDDS in its own process (this test binary
-//! re-executed), in a network namespace with only `lo`.
+//! truncated message, big-endian CDR, a message larger than the topic takes, DATA_FRAGs
+//! announcing samples of gigabytes or more large samples than a reader may reassemble at
+//! once. The bridge drops each one, counts it (`malformed`, `oversize`, the DDS fragment
+//! refusals), keeps running within bounded memory, and carries the valid message that
+//! follows. The peer is RustDDS in its own process (this test binary re-executed), in a
+//! network namespace with only `lo`; its DATA_FRAGs are raw RTPS datagrams sent in the name
+//! of its own (matched) writer.
 
 mod common;
 #[path = "common/raw_dds_peer.rs"]
@@ -27,6 +30,9 @@ const HOSTILE_ENV: &str = "HORUS_ROS2_TEST_HOSTILE";
 
 /// Set in the other-type peer child: the DDS topic it writes as `Int32_`.
 const OTHER_TYPE_ENV: &str = "HORUS_ROS2_TEST_OTHER_TYPE";
+
+/// Set in the DATA_FRAG peer child: the DDS topic it writes.
+const DATA_FRAG_ENV: &str = "HORUS_ROS2_TEST_DATA_FRAG";
 
 /// Writes whatever bytes it is given, declared big-endian CDR.
 struct BigEndian;
@@ -191,4 +197,227 @@ fn other_type_writer_beside_a_good_one_is_dropped_and_counted_refused() {
     drop(r);
     v.unlink_if_unused();
     assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// The DATA_FRAG peer: a reliable, transient-local writer of `std_msgs/String` that first
+/// writes "ok" (so that the test sees the bridge's reader matched it), then obeys its stdin:
+/// `frags SAMPLE_SIZE COUNT FIRST_SN` sends COUNT raw DATA_FRAG datagrams in its writer's
+/// name, each the first 1 KiB fragment of a sample announcing SAMPLE_SIZE bytes, sequence
+/// numbers from FIRST_SN on; `write BYTES` writes a valid string of BYTES characters.
+#[test]
+fn data_frag_peer_process() {
+    let Ok(topic_name) = std::env::var(DATA_FRAG_ENV) else {
+        return;
+    };
+    let peer = RawDdsPeer::new(&topic_name, STRING_TYPE, Delivery::ReliableLatched);
+    let w = peer.writer::<PassThrough>();
+    w.write(WireCdr(Bytes::from_static(&VALID_STRING)), None)
+        .unwrap();
+    let domain: u16 = std::env::var("ROS_DOMAIN_ID").unwrap().parse().unwrap();
+    let guid = rustdds::RTPSEntity::guid(&w).to_bytes();
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    println!("frags: ready");
+    for line in std::io::stdin().lines() {
+        let line = line.unwrap();
+        let words: Vec<&str> = line.split(' ').collect();
+        match words[..] {
+            ["frags", size, count, first] => {
+                let (size, count, first): (u32, u32, u32) = (
+                    size.parse().unwrap(),
+                    count.parse().unwrap(),
+                    first.parse().unwrap(),
+                );
+                for sn in first..first + count {
+                    let datagram = data_frag_datagram(&guid, sn, size);
+                    // Every participant's user unicast port in the domain (RTPS 9.6.1.3:
+                    // 7400 + 250 d + 11 + 2 p): the bridge is one of the first few.
+                    for p in 0..8u16 {
+                        let port = 7400 + 250 * domain + 11 + 2 * p;
+                        let _ = socket.send_to(&datagram, ("127.0.0.1", port));
+                    }
+                }
+                println!("frags: sent");
+            }
+            ["write", bytes] => {
+                let n: usize = bytes.parse().unwrap();
+                w.write(WireCdr(Bytes::from(valid_string_of(n))), None)
+                    .unwrap();
+                println!("frags: wrote");
+            }
+            _ => panic!("data_frag_peer_process: {line:?}"),
+        }
+    }
+}
+
+/// A valid `std_msgs/String` of `n` `a`s (CDR little-endian, encapsulation header first).
+fn valid_string_of(n: usize) -> Vec<u8> {
+    let mut m = vec![0, 1, 0, 0];
+    m.extend_from_slice(&u32::try_from(n + 1).unwrap().to_le_bytes());
+    m.resize(8 + n, b'a');
+    m.push(0);
+    m
+}
+
+/// One RTPS datagram from the writer `guid` (its 12-byte prefix, then its entity id) with
+/// one DATA_FRAG (RTPS 9.4.5.4): to every reader matching that writer (readerId unknown),
+/// sequence number `sn`, fragment 1 of a sample of `sample_size` bytes in 1 KiB fragments,
+/// carrying that fragment's 1 KiB (an encapsulation header, then zeros).
+fn data_frag_datagram(guid: &[u8; 16], sn: u32, sample_size: u32) -> Vec<u8> {
+    const FRAGMENT: u16 = 1024;
+    let mut d = Vec::with_capacity(64 + usize::from(FRAGMENT));
+    d.extend_from_slice(b"RTPS");
+    d.extend_from_slice(&[2, 3, 0x01, 0x12]); // protocol 2.3, vendor RustDDS
+    d.extend_from_slice(&guid[..12]);
+    let mut body = Vec::new();
+    body.extend_from_slice(&0u16.to_le_bytes()); // extraFlags
+    body.extend_from_slice(&28u16.to_le_bytes()); // octetsToInlineQos: none follows
+    body.extend_from_slice(&[0, 0, 0, 0]); // readerId: ENTITYID_UNKNOWN
+    body.extend_from_slice(&guid[12..]); // writerId
+    body.extend_from_slice(&0i32.to_le_bytes()); // writerSN high
+    body.extend_from_slice(&sn.to_le_bytes()); // writerSN low
+    body.extend_from_slice(&1u32.to_le_bytes()); // fragmentStartingNum
+    body.extend_from_slice(&1u16.to_le_bytes()); // fragmentsInSubmessage
+    body.extend_from_slice(&FRAGMENT.to_le_bytes()); // fragmentSize
+    body.extend_from_slice(&sample_size.to_le_bytes()); // sampleSize
+    let payload_at = body.len();
+    body.resize(payload_at + usize::from(FRAGMENT), 0);
+    body[payload_at + 1] = 1; // CDR_LE
+    d.push(0x16); // DATA_FRAG
+    d.push(0x01); // little-endian
+    d.extend_from_slice(&u16::try_from(body.len()).unwrap().to_le_bytes());
+    d.extend_from_slice(&body);
+    d
+}
+
+/// The peak resident memory of process `pid` (`VmHWM`), in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("bridge alive");
+    let kib: u64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    kib * 1024
+}
+
+/// What one run of the DATA_FRAG peer against a bridge saw.
+struct FragRun {
+    /// The bridge's peak resident memory grew by this much while the fragments arrived.
+    peak_growth: u64,
+    /// The bridge's status once the refusals were counted.
+    refused: horus_ros2::DdsFragmentRefusals,
+}
+
+/// Starts a bridge and the DATA_FRAG peer on `topic`, waits for the peer's "ok" to cross,
+/// has it send `count` DATA_FRAGs announcing `sample_size` bytes each, waits until the
+/// bridge counts `expect(refusals)` as done, then has the peer write a valid 200 KiB message
+/// (fragmented) and a small one, and checks that both cross and the bridge stops cleanly.
+fn run_frags(
+    tag: &str,
+    sample_size: u32,
+    count: u32,
+    done: impl Fn(&horus_ros2::DdsFragmentRefusals) -> bool,
+) -> FragRun {
+    let w = World::new(tag);
+    let ty = Ros2Type::new(
+        RosString::TYPE_NAME,
+        RosString::TYPE_HASH,
+        RosString::DEFINITION,
+    );
+    let horus_topic = format!("demo/{tag}");
+    let v =
+        open_or_create_ros_topic(&w.namespace, &horus_topic, &ty, &ros_qos(512 * 1024)).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let mut peer = w.spawn_self(
+        "data_frag_peer_process",
+        DATA_FRAG_ENV,
+        &format!("rt/{horus_topic}"),
+    );
+    let s = r.recv_timeout(PATIENCE).expect("the peer's first message");
+    assert_eq!(s.cdr(), &VALID_STRING[..]);
+    drop(s);
+    let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
+    let before = peak_rss(pid);
+    peer.send(&format!("frags {sample_size} {count} 1000"));
+    peer.expect_line("frags: sent");
+    let st = common::wait_status(&w.namespace, "the DATA_FRAGs refused", |s| {
+        done(&s.dds_fragments_refused)
+    });
+    let after = peak_rss(pid);
+    // Legitimate traffic still crosses: a fragmented sample and an unfragmented one.
+    for n in [200 * 1024, 2] {
+        peer.send(&format!("write {n}"));
+        peer.expect_line("frags: wrote");
+        let s = r
+            .recv_timeout(PATIENCE)
+            .expect("a valid message after the DATA_FRAGs");
+        assert_eq!(s.cdr(), &valid_string_of(n)[..], "message of {n} bytes");
+    }
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    peer.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+    FragRun {
+        peak_growth: after.saturating_sub(before),
+        refused: st.dds_fragments_refused,
+    }
+}
+
+/// RustDDS allocated (and zero-filled) the whole sample a DATA_FRAG announces as soon as its
+/// first fragment arrived, up to 4 GiB per datagram, for up to 128 sequence numbers per
+/// writer: 200 datagrams announcing 3 GiB each would take hundreds of GiB. Now a sample over
+/// the reassembly limit (64 MiB) is refused, each fragment counted `oversize`.
+#[test]
+fn a_data_frag_announcing_a_huge_sample_does_not_allocate_it() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let count = 200;
+    let run = run_frags("hugefrag", 3 << 30, count, |f| {
+        f.oversize >= u64::from(count)
+    });
+    eprintln!(
+        "bridge peak RSS grew {} KiB; refused {:?}",
+        run.peak_growth / 1024,
+        run.refused
+    );
+    assert_eq!(run.refused.oversize, u64::from(count), "{:?}", run.refused);
+    assert!(
+        run.peak_growth < 64 << 20,
+        "the bridge's peak RSS grew {} MiB",
+        run.peak_growth >> 20
+    );
+}
+
+/// Samples under the limit, many at once: 32 sequence numbers announcing 48 MiB each made
+/// RustDDS hold 32 zero-filled 48 MiB buffers (1.5 GiB; up to 128 × 4 GiB per writer). Now
+/// one reader's samples in reassembly stay within its budget (4 × 64 MiB): five fit, the
+/// other 27 are refused and counted `over_budget`, and a valid fragmented sample of the same
+/// writer still gets room (a reliable reader gives up the writer's later samples for it).
+#[test]
+fn data_frags_opening_many_large_samples_stay_within_the_readers_reassembly_budget() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let budget = (rustdds::horus_reassembly::BUDGET_IN_MAX_SAMPLES
+        * rustdds::horus_reassembly::DEFAULT_MAX_SAMPLE_SIZE) as u64;
+    let run = run_frags("budgetfrag", 48 << 20, 32, |f| f.over_budget >= 27);
+    eprintln!(
+        "bridge peak RSS grew {} KiB; refused {:?}",
+        run.peak_growth / 1024,
+        run.refused
+    );
+    assert_eq!(run.refused.over_budget, 27, "{:?}", run.refused);
+    assert_eq!(run.refused.oversize, 0, "{:?}", run.refused);
+    assert!(
+        run.peak_growth < budget + (32 << 20),
+        "the bridge's peak RSS grew {} MiB, its reader's budget is {} MiB",
+        run.peak_growth >> 20,
+        budget >> 20
+    );
 }

@@ -174,6 +174,13 @@ fn print_status(s: &BridgeStatus) {
     for t in &s.topics {
         print_topic(t);
     }
+    let f = &s.dds_fragments_refused;
+    if f.any() {
+        println!(
+            "  DDS fragments refused: oversize {}, over budget {}, unmatched writer {}",
+            f.oversize, f.over_budget, f.unmatched_writer
+        );
+    }
 }
 
 fn print_topic(t: &TopicStatus) {

@@ -206,6 +206,10 @@ pub mod ros2;
 /// Helpers for (De)serialization and definitions of (De)serializer adapters
 pub mod serialization;
 
+/// HORUS PATCH (HORUS-PATCH.md): the bounds on DATA_FRAG reassembly and the refusals'
+/// counters.
+pub mod horus_reassembly;
+
 // Re-exports from crate root to simplify usage
 #[doc(inline)]
 pub use dds::{

@@ -11,6 +11,7 @@ use log::{debug, error, info, trace, warn};
 
 use crate::{
   dds::ddsdata::DDSData,
+  horus_reassembly,
   messages::submessages::{
     elements::serialized_payload::SerializedPayload,
     submessages::{DATAFRAG_Flags, DataFrag},
@@ -27,6 +28,9 @@ struct AssemblyBuffer {
   buffer_bytes: BytesMut,
   fragment_count: usize,
   received_bitmap: BitVec,
+  // HORUS PATCH: what this buffer is charged against its reader's reassembly budget
+  // (horus_reassembly::cost).
+  cost: usize,
 
   #[allow(dead_code)] // TODO: Purpose is to use this later for e.g.
   // garbage collection, in case some buffer is not completed within reasonable time.
@@ -42,6 +46,13 @@ impl AssemblyBuffer {
 
     if fragment_size == 0 || fragment_size as usize > data_size {
       error!("Cannot create AssemblyBuffer: fragment_size={fragment_size} data_size={data_size}");
+      return None;
+    }
+    // HORUS PATCH (HORUS-PATCH.md): never allocate a remote-announced size past the limit.
+    // Reader::admit_datafrag refuses (and counts) such a fragment before it gets here; this
+    // keeps the allocation below bounded whoever calls.
+    if data_size > horus_reassembly::max_sample_size() {
+      error!("Cannot create AssemblyBuffer: data_size={data_size} over the limit");
       return None;
     }
 
@@ -60,6 +71,7 @@ impl AssemblyBuffer {
       buffer_bytes,
       fragment_count,
       received_bitmap: BitVec::from_elem(fragment_count, false),
+      cost: horus_reassembly::cost(data_size, fragment_count),
       created_time: now,
       modified_time: now,
     })
@@ -193,6 +205,8 @@ pub(crate) struct FragmentAssembler {
   // Whether the owning reader is Reliable. This decides which buffer to drop
   // when `MAX_ASSEMBLY_BUFFERS` is exceeded (see `new_datafrag`).
   reliable: bool,
+  // HORUS PATCH: the sum of `assembly_buffers`' costs, kept by every insert and removal.
+  reserved: usize,
 }
 
 impl fmt::Debug for FragmentAssembler {
@@ -210,7 +224,39 @@ impl FragmentAssembler {
       fragment_size,
       assembly_buffers: BTreeMap::new(),
       reliable,
+      reserved: 0,
     }
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md): what this writer's incomplete samples are charged
+  // against the reader's reassembly budget.
+  pub fn reserved(&self) -> usize {
+    self.reserved
+  }
+
+  // HORUS PATCH: whether no sample of this writer is in reassembly.
+  pub fn is_empty(&self) -> bool {
+    self.assembly_buffers.is_empty()
+  }
+
+  // HORUS PATCH: frees one incomplete sample to make room for a new reassembly of `sn`,
+  // choosing as the `MAX_ASSEMBLY_BUFFERS` rule below does: a reliable reader gives up
+  // its highest sequence number above `sn` (the writer sends it again once the reader
+  // catches up), a best-effort one its lowest other than `sn` (lost anyway). Returns
+  // whether one was freed.
+  pub fn evict_one_for(&mut self, sn: SequenceNumber) -> bool {
+    let victim = if self.reliable {
+      self.assembly_buffers.keys().next_back().filter(|s| **s > sn)
+    } else {
+      self.assembly_buffers.keys().find(|s| **s != sn)
+    };
+    let Some(victim) = victim.copied() else {
+      return false;
+    };
+    if let Some(ab) = self.assembly_buffers.remove(&victim) {
+      self.reserved -= ab.cost;
+    }
+    true
   }
 
   // Returns completed DDSData, when complete, and disposes the assembly buffer.
@@ -229,6 +275,7 @@ impl FragmentAssembler {
           error!("new_datafrag: failed to create AssemblyBuffer for {sn:?}");
           return None;
         };
+        self.reserved += buf.cost; // HORUS PATCH
         v.insert(buf);
       }
       Entry::Occupied(_) => {}
@@ -247,6 +294,7 @@ impl FragmentAssembler {
     if assembly_buffer.is_complete() {
       debug!("new_datafrag: COMPLETED FRAGMENT");
       if let Some(assembly_buffer) = self.assembly_buffers.remove(&writer_sn) {
+        self.reserved -= assembly_buffer.cost; // HORUS PATCH
         // Return what we have assembled.
         let serialized_data_or_key =
           SerializedPayload::from_bytes(&assembly_buffer.buffer_bytes.freeze()).map_or_else(
@@ -289,19 +337,22 @@ impl FragmentAssembler {
         } else {
           self.assembly_buffers.pop_first()
         };
-        if evicted.is_none() {
+        let Some((_, evicted)) = evicted else {
           break;
-        }
+        };
+        self.reserved -= evicted.cost; // HORUS PATCH
       }
       None
     }
   }
 
   pub fn garbage_collect_before(&mut self, expire_before: Timestamp) {
+    let reserved = &mut self.reserved; // HORUS PATCH
     self.assembly_buffers.retain(|sn, ab| {
       let retain = ab.modified_time >= expire_before;
       if !retain {
         info!("AssemblyBuffer dropping {sn:?}");
+        *reserved -= ab.cost; // HORUS PATCH
       }
       retain
     });
@@ -409,6 +460,49 @@ mod tests {
     let mut ab = AssemblyBuffer::new(&bad).expect("buffer for valid data_size");
     assert!(!ab.insert_frags(&bad, frag_size));
     assert!(!ab.is_complete());
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md): an announced sample over the limit gets no buffer.
+  #[test]
+  fn assembly_buffer_refuses_a_sample_over_the_limit() {
+    let huge = datafrag(1, 1, 1024, 3 << 30, vec![0u8; 1024]);
+    assert!(AssemblyBuffer::new(&huge).is_none());
+  }
+
+  // HORUS PATCH: `reserved` follows every buffer opened, completed and evicted.
+  #[test]
+  fn reserved_bytes_follow_open_complete_and_evict() {
+    use enumflags2::BitFlags;
+
+    use super::FragmentAssembler;
+    use crate::{
+      horus_reassembly::cost, messages::submessages::submessages::DATAFRAG_Flags,
+      structure::sequence_number::SequenceNumber,
+    };
+
+    let flags = BitFlags::<DATAFRAG_Flags>::empty();
+    let frag = |sn: i64, start: u32| DataFrag {
+      writer_sn: SequenceNumber::new(sn),
+      ..datafrag(start, 1, 512, 1024, vec![0u8; 512])
+    };
+    for reliable in [true, false] {
+      let mut fa = FragmentAssembler::new(512, reliable);
+      for sn in 1..=3 {
+        assert!(fa.new_datafrag(&frag(sn, 1), flags).is_none());
+      }
+      assert_eq!(fa.reserved(), 3 * cost(1024, 2));
+      // SN 2 completes: its buffer is released.
+      let _ = fa.new_datafrag(&frag(2, 2), flags);
+      assert_eq!(fa.reserved(), 2 * cost(1024, 2));
+      // Reliable gives up only a later SN (3, for 1); best effort any other (1, for 3).
+      let for_sn = if reliable { 1 } else { 3 };
+      assert!(fa.evict_one_for(SequenceNumber::new(for_sn)));
+      assert_eq!(fa.reserved(), cost(1024, 2));
+      assert_eq!(fa.evict_one_for(SequenceNumber::new(for_sn)), false);
+      fa.garbage_collect_before(crate::structure::time::Timestamp::now() + crate::structure::duration::Duration::from_secs(1));
+      assert_eq!(fa.reserved(), 0);
+      assert!(fa.is_empty());
+    }
   }
 
   #[test]

@@ -38,6 +38,7 @@ use crate::{
     },
     vendor_id::VendorId,
   },
+  horus_reassembly, // HORUS PATCH
   mio_source,
   network::udp_sender::UDPSender,
   polling::{ReadySender, SharedTimer, WakeReceiver},
@@ -134,6 +135,9 @@ pub(crate) struct Reader {
   received_heartbeat_count: i32,
 
   fragment_assemblers: BTreeMap<GUID, FragmentAssembler>,
+  // HORUS PATCH (HORUS-PATCH.md): the sum of `fragment_assemblers`' reserved bytes (what
+  // every incomplete sample is charged), bounded by horus_reassembly::budget_per_reader.
+  reassembly_bytes: usize,
   last_fragment_garbage_collect: Timestamp,
   matched_writers: BTreeMap<GUID, RtpsWriterProxy>,
   writer_match_count_total: i32, // total count, never decreases
@@ -201,6 +205,7 @@ impl Reader {
       heartbeat_suppression_duration: StdDuration::new(0, 0),
       received_heartbeat_count: 0,
       fragment_assemblers: BTreeMap::new(),
+      reassembly_bytes: 0,
       last_fragment_garbage_collect: Timestamp::now(),
       matched_writers: BTreeMap::new(),
       writer_match_count_total: 0,
@@ -652,11 +657,25 @@ impl Reader {
       }
     }
 
+    // HORUS PATCH (HORUS-PATCH.md): a fragment that would open a reassembly the reader
+    // must not hold (a sample over the size limit, no room in the reader's budget, a user
+    // writer it has not matched) is counted and dropped before anything is allocated.
+    if !self.admit_datafrag(writer_guid, datafrag) {
+      return;
+    }
+
     // Feed to fragment assembler ...
     let writer_seq_num = datafrag.writer_sn; // for borrow checker
-    let completed_dds_data = self
-      .fragment_assembler_mutable(writer_guid, datafrag.fragment_size)
-      .new_datafrag(datafrag, datafrag_flags);
+    let fragment_assembler = self.fragment_assembler_mutable(writer_guid, datafrag.fragment_size);
+    let reserved_before = fragment_assembler.reserved();
+    let completed_dds_data = fragment_assembler.new_datafrag(datafrag, datafrag_flags);
+    // HORUS PATCH: keep the reader's total in step, and forget a writer with nothing in
+    // reassembly (so that writer GUIDs cannot pile up empty assemblers).
+    let (reserved_after, now_empty) = (fragment_assembler.reserved(), fragment_assembler.is_empty());
+    self.reassembly_bytes = self.reassembly_bytes - reserved_before + reserved_after;
+    if now_empty {
+      self.fragment_assemblers.remove(&writer_guid);
+    }
 
     // ... and continue processing, if data was completed.
     if let Some(dds_data) = completed_dds_data {
@@ -672,6 +691,58 @@ impl Reader {
     } else {
       self.garbage_collect_fragments();
     }
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md, horus_reassembly.rs): whether `datafrag` may go to the
+  // fragment assembler. A fragment of a sample already in reassembly may (it is charged);
+  // one that would open a reassembly is refused and counted when it comes from a user
+  // writer this stateful reader has not matched (the sample would be dropped on
+  // completion), when it announces a sample over the size limit, or when the reader's
+  // budget has no room for it even after evicting what the writer's assembler may give up.
+  fn admit_datafrag(&mut self, writer_guid: GUID, datafrag: &DataFrag) -> bool {
+    let sn = datafrag.writer_sn;
+    if self.is_frag_partially_received(writer_guid, sn) {
+      return true;
+    }
+    let data_size = datafrag.data_size as usize;
+    let refused = if !self.like_stateless
+      && writer_guid.entity_id.entity_kind.is_user_defined()
+      && self.matched_writer(writer_guid).is_none()
+    {
+      Some(horus_reassembly::Refusal::UnmatchedWriter)
+    } else if data_size > horus_reassembly::max_sample_size() {
+      Some(horus_reassembly::Refusal::Oversize)
+    } else {
+      let fragments = usize::from(datafrag.total_number_of_fragments());
+      let cost = horus_reassembly::cost(data_size, fragments);
+      let budget = horus_reassembly::budget_per_reader();
+      while self.reassembly_bytes.saturating_add(cost) > budget {
+        let Some(fa) = self.fragment_assemblers.get_mut(&writer_guid) else {
+          break;
+        };
+        let before = fa.reserved();
+        if !fa.evict_one_for(sn) {
+          break;
+        }
+        self.reassembly_bytes -= before - fa.reserved();
+      }
+      (self.reassembly_bytes.saturating_add(cost) > budget)
+        .then_some(horus_reassembly::Refusal::OverBudget)
+    };
+    let Some(refusal) = refused else {
+      return true;
+    };
+    horus_reassembly::count(refusal, || {
+      format!(
+        "topic={:?} writer={writer_guid:?} sn={sn:?} sampleSize={data_size} limit={} \
+         in reassembly={} budget={}",
+        self.topic_name,
+        horus_reassembly::max_sample_size(),
+        self.reassembly_bytes,
+        horus_reassembly::budget_per_reader()
+      )
+    });
+    false
   }
 
   fn fragment_assembler_mutable(
@@ -697,13 +768,17 @@ impl Reader {
 
       let expire_before = now - FRAGMENT_ASSEMBLY_TIMEOUT;
 
+      let reassembly_bytes = &mut self.reassembly_bytes; // HORUS PATCH
       self
         .fragment_assemblers
         .iter_mut()
         .for_each(|(writer, fa)| {
           debug!("AssemblyBuffer GC writer {writer:?}");
+          let before = fa.reserved(); // HORUS PATCH
           fa.garbage_collect_before(expire_before);
+          *reassembly_bytes -= before - fa.reserved(); // HORUS PATCH
         });
+      self.fragment_assemblers.retain(|_, fa| !fa.is_empty()); // HORUS PATCH
     } else {
       trace!("Not yet AssemblyBuffer GC time.");
     }

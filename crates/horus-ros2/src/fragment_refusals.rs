@@ -1,0 +1,46 @@
+//! What a hostile or broken DDS peer's DATA_FRAGs could not make the bridge allocate: the
+//! vendored RustDDS (`vendor/rustdds`, `src/horus_reassembly.rs`, HORUS-PATCH.md) refuses
+//! to reassemble a sample larger than its limit (64 MiB, or the bridge's
+//! `max_message_bytes` when larger) and keeps every reader's samples in reassembly within a
+//! budget (4 × that limit); it counts each DATA_FRAG it refuses. The bridge reports those
+//! counts in its status (`dds_fragments_refused`), beside the per-topic counters: the
+//! fragments are refused before they belong to a sample, so to no topic.
+
+use serde::{Deserialize, Serialize};
+
+/// DATA_FRAG submessages refused before reassembly by this process's DDS participant,
+/// since the process started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DdsFragmentRefusals {
+    /// Announcing a sample larger than the reassembly limit.
+    pub oversize: u64,
+    /// Opening a reassembly its reader's budget had no room for.
+    pub over_budget: u64,
+    /// From a user writer the reader has not matched (its sample would be dropped anyway).
+    pub unmatched_writer: u64,
+}
+
+impl DdsFragmentRefusals {
+    /// The counts now.
+    pub fn now() -> DdsFragmentRefusals {
+        let r = rustdds::horus_reassembly::refusals();
+        DdsFragmentRefusals {
+            oversize: r.oversize,
+            over_budget: r.over_budget,
+            unmatched_writer: r.unmatched_writer,
+        }
+    }
+
+    /// Whether any DATA_FRAG was refused.
+    pub fn any(&self) -> bool {
+        *self != DdsFragmentRefusals::default()
+    }
+}
+
+/// Lets RustDDS reassemble samples as large as the bridge carries (`max_message_bytes`,
+/// encapsulation header included, plus the up to 3 bytes of padding a writer may add),
+/// where that is above its 64 MiB default; the limit is never lowered.
+pub(crate) fn allow_samples_up_to(max_message_bytes: usize) {
+    rustdds::horus_reassembly::raise_max_sample_size(max_message_bytes.saturating_add(3));
+}

@@ -104,6 +104,13 @@ impl<T: Message> Publisher<T> {
     /// of at most [`INLINE_MAX`](crate::INLINE_MAX) bytes are staged in a
     /// cache-hot buffer and copied into the ring on send. The sample starts
     /// with whatever the memory held: write every field you care about.
+    // `#[inline]`: every codegen unit that calls this small function gets a
+    // copy of it, so it is inlined into the caller's send loop however the
+    // calling crate is split into codegen units. Without it, whether it was
+    // inlined depended on that split: since 86757ed (a change elsewhere) it
+    // was a call in `pingpong`'s echo and send loops, +20-30 ns per 16 B
+    // busy-poll round trip with loans.
+    #[inline]
     pub fn loan(&mut self) -> Result<SampleMut<'_, T>, LoanError> {
         if self.port.is_lost() {
             return Err(LoanError::SegmentLost);

@@ -196,7 +196,8 @@ impl World {
     pub(crate) fn rclpy(&self, mode: &str, args: &[&str]) -> Proc {
         let mut c = self.command(python().to_str().unwrap());
         c.arg(node_py()).arg(mode).args(args);
-        let p = Proc::spawn(c, mode);
+        let mut p = Proc::spawn(c, mode);
+        p.exit_grace = EXIT_GRACE;
         p.expect_line("ready");
         p
     }
@@ -210,7 +211,8 @@ impl World {
             .arg(node_py())
             .arg(mode)
             .args(args);
-        let p = Proc::spawn(c, mode);
+        let mut p = Proc::spawn(c, mode);
+        p.exit_grace = EXIT_GRACE;
         p.expect_line("ready");
         p
     }
@@ -253,6 +255,9 @@ pub(crate) struct Proc {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     name: String,
+    /// How long a drop waits for the process to exit after closing its stdin before
+    /// killing it ([`EXIT_GRACE`] for rclpy nodes, none for the others).
+    exit_grace: Duration,
 }
 
 impl Proc {
@@ -274,6 +279,7 @@ impl Proc {
             stdin,
             lines: rx,
             name: name.to_owned(),
+            exit_grace: Duration::ZERO,
         }
     }
 
@@ -330,11 +336,22 @@ impl Proc {
     }
 }
 
+/// How long a dropped [`Proc`] whose stdin was closed gets to exit on its own before it is
+/// killed: an rclpy node (through `scripts/ros2-python`, a shell that cleans /dev/shm when
+/// Python ends) needs a moment to shut down, and killing the shell at once would leave the
+/// Python process behind, orphaned.
+const EXIT_GRACE: Duration = Duration::from_secs(10);
+
 impl Drop for Proc {
     fn drop(&mut self) {
         drop(self.stdin.take());
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
+        let deadline = Instant::now() + self.exit_grace;
+        while let Ok(None) = self.child.try_wait() {
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
         let _ = self.child.wait();
     }

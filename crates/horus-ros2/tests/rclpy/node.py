@@ -19,11 +19,15 @@
                                               (the first 8: the index, little-endian) at
                                               100 Hz; print `streamed COUNT`
 
-Every mode prints `ready` once its endpoints exist and runs until stdin closes.
+Every mode prints `ready` once its endpoints exist and runs until stdin closes or its
+parent process (scripts/ros2-python, started by the test) is gone; a node whose callbacks
+keep it from ending within 5 s of that leaves without rclpy's shutdown.
 Messages are built deterministically (build()) so both sides can compare bytes.
 """
+import os
 import sys
 import threading
+import time
 
 import rclpy
 from rclpy.duration import Duration
@@ -105,12 +109,26 @@ def say(*words):
     print(*words, flush=True)
 
 
+def end_with_parent(done):
+    """Sets `done` when the parent process is gone (this process was re-parented: the test
+    was killed, or it killed scripts/ros2-python), then, if the main loop has not ended the
+    process 5 s later, ends it: an orphaned node must never keep running (it would keep
+    whatever the test's command held, such as a build lock)."""
+    parent = os.getppid()
+    while not done.wait(0.5):
+        if os.getppid() != parent:
+            done.set()
+    time.sleep(5)
+    os._exit(3)
+
+
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     rclpy.init()
     node = Node('horus_ros2_test_' + mode)
     done = threading.Event()
     threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    threading.Thread(target=end_with_parent, args=(done,), daemon=True).start()
     if mode == 'pub':
         pubs = [(t, ty, node.create_publisher(TYPES[ty], t, qos(l))) for t, ty, l in specs(args)]
         say('ready')

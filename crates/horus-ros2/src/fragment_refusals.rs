@@ -1,7 +1,8 @@
 //! What a hostile or broken DDS peer's DATA_FRAGs could not make the bridge allocate: the
 //! vendored RustDDS (`vendor/rustdds`, `src/horus_reassembly.rs`, HORUS-PATCH.md) refuses
 //! to reassemble a sample larger than its limit (64 MiB, or the bridge's
-//! `max_message_bytes` when larger) and keeps every reader's samples in reassembly within a
+//! `max_message_bytes` when larger) or cut into more than one fragment under 256 bytes
+//! (its fragment bitmap and missing-fragment scans grow with the fragments) and keeps every reader's samples in reassembly within a
 //! budget (4 × that limit); it counts each DATA_FRAG it refuses. The bridge reports those
 //! counts in its status (`dds_fragments_refused`), beside the per-topic counters: the
 //! fragments are refused before they belong to a sample, so to no topic.
@@ -19,6 +20,9 @@ pub struct DdsFragmentRefusals {
     pub over_budget: u64,
     /// From a user writer the reader has not matched (its sample would be dropped anyway).
     pub unmatched_writer: u64,
+    /// Announcing a sample in more than one fragment smaller than 256 bytes
+    /// (`rustdds::horus_reassembly::MIN_FRAGMENT_SIZE`).
+    pub too_many_fragments: u64,
 }
 
 impl DdsFragmentRefusals {
@@ -29,6 +33,7 @@ impl DdsFragmentRefusals {
             oversize: r.oversize,
             over_budget: r.over_budget,
             unmatched_writer: r.unmatched_writer,
+            too_many_fragments: r.too_many_fragments,
         }
     }
 

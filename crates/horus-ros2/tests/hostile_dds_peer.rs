@@ -1,7 +1,7 @@
 //! A DDS peer that sends what no ROS 2 node would: a string whose length claims 4 GiB, a
 //! truncated message, big-endian CDR, a message larger than the topic takes, DATA_FRAGs
-//! announcing samples of gigabytes or more large samples than a reader may reassemble at
-//! once. The bridge drops each one, counts it (`malformed`, `oversize`, the DDS fragment
+//! announcing samples of gigabytes, more large samples than a reader may reassemble at
+//! once, or a sample cut into 1-byte fragments. The bridge drops each one, counts it (`malformed`, `oversize`, the DDS fragment
 //! refusals), keeps running within bounded memory, and carries the valid message that
 //! follows. The peer is RustDDS in its own process (this test binary re-executed), in a
 //! network namespace with only `lo`; its DATA_FRAGs are raw RTPS datagrams sent in the name
@@ -201,9 +201,9 @@ fn other_type_writer_beside_a_good_one_is_dropped_and_counted_refused() {
 
 /// The DATA_FRAG peer: a reliable, transient-local writer of `std_msgs/String` that first
 /// writes "ok" (so that the test sees the bridge's reader matched it), then obeys its stdin:
-/// `frags SAMPLE_SIZE COUNT FIRST_SN` sends COUNT raw DATA_FRAG datagrams in its writer's
-/// name, each the first 1 KiB fragment of a sample announcing SAMPLE_SIZE bytes, sequence
-/// numbers from FIRST_SN on; `write BYTES` writes a valid string of BYTES characters.
+/// `frags SAMPLE_SIZE COUNT FIRST_SN FRAGMENT_SIZE` sends COUNT raw DATA_FRAG datagrams in
+/// its writer's name, each the first fragment (FRAGMENT_SIZE bytes) of a sample announcing
+/// SAMPLE_SIZE bytes, sequence numbers from FIRST_SN on; `write BYTES` writes a valid string of BYTES characters.
 #[test]
 fn data_frag_peer_process() {
     let Ok(topic_name) = std::env::var(DATA_FRAG_ENV) else {
@@ -221,14 +221,15 @@ fn data_frag_peer_process() {
         let line = line.unwrap();
         let words: Vec<&str> = line.split(' ').collect();
         match words[..] {
-            ["frags", size, count, first] => {
+            ["frags", size, count, first, fragment] => {
                 let (size, count, first): (u32, u32, u32) = (
                     size.parse().unwrap(),
                     count.parse().unwrap(),
                     first.parse().unwrap(),
                 );
+                let fragment: u16 = fragment.parse().unwrap();
                 for sn in first..first + count {
-                    let datagram = data_frag_datagram(&guid, sn, size);
+                    let datagram = data_frag_datagram(&guid, sn, size, fragment);
                     // Every participant's user unicast port in the domain (RTPS 9.6.1.3:
                     // 7400 + 250 d + 11 + 2 p): the bridge is one of the first few.
                     for p in 0..8u16 {
@@ -260,11 +261,10 @@ fn valid_string_of(n: usize) -> Vec<u8> {
 
 /// One RTPS datagram from the writer `guid` (its 12-byte prefix, then its entity id) with
 /// one DATA_FRAG (RTPS 9.4.5.4): to every reader matching that writer (readerId unknown),
-/// sequence number `sn`, fragment 1 of a sample of `sample_size` bytes in 1 KiB fragments,
-/// carrying that fragment's 1 KiB (an encapsulation header, then zeros).
-fn data_frag_datagram(guid: &[u8; 16], sn: u32, sample_size: u32) -> Vec<u8> {
-    const FRAGMENT: u16 = 1024;
-    let mut d = Vec::with_capacity(64 + usize::from(FRAGMENT));
+/// sequence number `sn`, fragment 1 of a sample of `sample_size` bytes in fragments of
+/// `fragment` bytes, carrying that fragment's bytes (an encapsulation header, then zeros).
+fn data_frag_datagram(guid: &[u8; 16], sn: u32, sample_size: u32, fragment: u16) -> Vec<u8> {
+    let mut d = Vec::with_capacity(64 + usize::from(fragment));
     d.extend_from_slice(b"RTPS");
     d.extend_from_slice(&[2, 3, 0x01, 0x12]); // protocol 2.3, vendor RustDDS
     d.extend_from_slice(&guid[..12]);
@@ -277,16 +277,26 @@ fn data_frag_datagram(guid: &[u8; 16], sn: u32, sample_size: u32) -> Vec<u8> {
     body.extend_from_slice(&sn.to_le_bytes()); // writerSN low
     body.extend_from_slice(&1u32.to_le_bytes()); // fragmentStartingNum
     body.extend_from_slice(&1u16.to_le_bytes()); // fragmentsInSubmessage
-    body.extend_from_slice(&FRAGMENT.to_le_bytes()); // fragmentSize
+    body.extend_from_slice(&fragment.to_le_bytes()); // fragmentSize
     body.extend_from_slice(&sample_size.to_le_bytes()); // sampleSize
     let payload_at = body.len();
-    body.resize(payload_at + usize::from(FRAGMENT), 0);
-    body[payload_at + 1] = 1; // CDR_LE
+    body.resize(payload_at + usize::from(fragment), 0);
+    if let Some(b) = body.get_mut(payload_at + 1) {
+        *b = 1; // CDR_LE
+    }
     d.push(0x16); // DATA_FRAG
     d.push(0x01); // little-endian
     d.extend_from_slice(&u16::try_from(body.len()).unwrap().to_le_bytes());
     d.extend_from_slice(&body);
     d
+}
+
+/// The CPU time process `pid` has used (user + system, `/proc/PID/stat`), in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("bridge alive");
+    // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = s[s.rfind(')').unwrap() + 2..].split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
 /// The peak resident memory of process `pid` (`VmHWM`), in bytes.
@@ -306,15 +316,20 @@ struct FragRun {
     peak_growth: u64,
     /// The bridge's status once the refusals were counted.
     refused: horus_ros2::DdsFragmentRefusals,
+    /// The CPU time (clock ticks) the bridge used from the DATA_FRAGs until the valid
+    /// messages after them had crossed (reported, not asserted).
+    cpu_ticks: u64,
 }
 
 /// Starts a bridge and the DATA_FRAG peer on `topic`, waits for the peer's "ok" to cross,
-/// has it send `count` DATA_FRAGs announcing `sample_size` bytes each, waits until the
+/// has it send `count` DATA_FRAGs announcing `sample_size` bytes each in fragments of
+/// `fragment` bytes, waits until the
 /// bridge counts `expect(refusals)` as done, then has the peer write a valid 200 KiB message
 /// (fragmented) and a small one, and checks that both cross and the bridge stops cleanly.
 fn run_frags(
     tag: &str,
     sample_size: u32,
+    fragment: u16,
     count: u32,
     done: impl Fn(&horus_ros2::DdsFragmentRefusals) -> bool,
 ) -> FragRun {
@@ -339,7 +354,8 @@ fn run_frags(
     drop(s);
     let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
     let before = peak_rss(pid);
-    peer.send(&format!("frags {sample_size} {count} 1000"));
+    let cpu_before = cpu_ticks(pid);
+    peer.send(&format!("frags {sample_size} {count} 1000 {fragment}"));
     peer.expect_line("frags: sent");
     let st = common::wait_status(&w.namespace, "the DATA_FRAGs refused", |s| {
         done(&s.dds_fragments_refused)
@@ -355,6 +371,7 @@ fn run_frags(
         assert_eq!(s.cdr(), &valid_string_of(n)[..], "message of {n} bytes");
     }
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    let cpu_ticks = cpu_ticks(pid) - cpu_before;
     peer.stop();
     bridge.stop();
     drop(r);
@@ -363,6 +380,7 @@ fn run_frags(
     FragRun {
         peak_growth: after.saturating_sub(before),
         refused: st.dds_fragments_refused,
+        cpu_ticks,
     }
 }
 
@@ -377,7 +395,7 @@ fn a_data_frag_announcing_a_huge_sample_does_not_allocate_it() {
         return;
     }
     let count = 200;
-    let run = run_frags("hugefrag", 3 << 30, count, |f| {
+    let run = run_frags("hugefrag", 3 << 30, 1024, count, |f| {
         f.oversize >= u64::from(count)
     });
     eprintln!(
@@ -406,7 +424,7 @@ fn data_frags_opening_many_large_samples_stay_within_the_readers_reassembly_budg
     }
     let budget = (rustdds::horus_reassembly::BUDGET_IN_MAX_SAMPLES
         * rustdds::horus_reassembly::DEFAULT_MAX_SAMPLE_SIZE) as u64;
-    let run = run_frags("budgetfrag", 48 << 20, 32, |f| f.over_budget >= 27);
+    let run = run_frags("budgetfrag", 48 << 20, 1024, 32, |f| f.over_budget >= 27);
     eprintln!(
         "bridge peak RSS grew {} KiB; refused {:?}",
         run.peak_growth / 1024,
@@ -419,5 +437,43 @@ fn data_frags_opening_many_large_samples_stay_within_the_readers_reassembly_budg
         "the bridge's peak RSS grew {} MiB, its reader's budget is {} MiB",
         run.peak_growth >> 20,
         budget >> 20
+    );
+}
+
+/// A sample under the size limit cut into 1-byte fragments: RustDDS opened its reassembly,
+/// a 64 MiB buffer and a bitmap of 64 M fragments, and listed the missing ones (a 64 M-step
+/// scan, each collected into the NACK_FRAG's set) at each HEARTBEAT of the writer, for every
+/// such sample the reader's budget held; the writer's assembler also took the tiny fragment
+/// size for the writer's later samples while one stayed open. Now a sample in more than one
+/// fragment under 256 bytes (RustDDS's own writer uses 256, Cyclone DDS 1344, Fast DDS about
+/// 64000) is refused before anything is allocated and counted `too_many_fragments`, and the
+/// writer's valid fragmented sample still crosses after.
+#[test]
+fn a_data_frag_in_one_byte_fragments_opens_no_reassembly_of_64_m_fragments() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let count = 50;
+    let run = run_frags("tinyfrag", 64 << 20, 1, count, |f| {
+        f.too_many_fragments >= u64::from(count)
+    });
+    eprintln!(
+        "bridge peak RSS grew {} KiB, used {} CPU ticks; refused {:?}",
+        run.peak_growth / 1024,
+        run.cpu_ticks,
+        run.refused
+    );
+    assert_eq!(
+        run.refused.too_many_fragments,
+        u64::from(count),
+        "{:?}",
+        run.refused
+    );
+    assert_eq!(run.refused.over_budget, 0, "{:?}", run.refused);
+    assert!(
+        run.peak_growth < 64 << 20,
+        "the bridge's peak RSS grew {} MiB",
+        run.peak_growth >> 20
     );
 }

@@ -16,6 +16,13 @@
 //!   writer (a reliable reader: its samples after this one, which the writer sends again; a
 //!   best-effort one: its other samples, lost anyway), and if that is not enough it is
 //!   refused and counted `over_budget`;
+//! - a sample cut into more than one fragment smaller than [`MIN_FRAGMENT_SIZE`] (256 bytes)
+//!   is not reassembled (counted `too_many_fragments`): its fragment bitmap, and the scans
+//!   of it that list the missing fragments at each HEARTBEAT (NACK_FRAG), grow with the
+//!   number of fragments, so a 64 MiB sample in 1-byte fragments would cost 64 M bits and
+//!   a 64 M-step scan per sample and HEARTBEAT. With the floor, a sample has at most
+//!   `max_sample_size / 256` fragments (262144 at 64 MiB) and one reader's samples in
+//!   reassembly at most `budget_per_reader / 256` (1 M) together;
 //! - a stateful reader drops a DATA_FRAG from a user writer it has not matched (counted
 //!   `unmatched_writer`) before it reaches the assembler: the completed sample would have been
 //!   dropped anyway, as an unfragmented DATA from such a writer is.
@@ -33,6 +40,14 @@ use log::warn;
 /// it: 64 MiB, room for an uncompressed 4K RGBA image (33 MiB) or a dense point cloud.
 pub const DEFAULT_MAX_SAMPLE_SIZE: usize = 64 << 20;
 
+/// The smallest fragment size (DATA_FRAG's `fragmentSize`) a sample of more than one
+/// fragment may use: 256 bytes, RustDDS's own writer's fragment size (0.15.1,
+/// `rtps::constant::FRAGMENT_SIZE`), the smallest of the DDS implementations ROS 2 meets
+/// (Cyclone DDS: 1344 by default; Fast DDS: up to ~64000, its transport's message size;
+/// RTI Connext: its transport's message size). A sample that fits in one fragment may
+/// announce any fragment size.
+pub const MIN_FRAGMENT_SIZE: usize = 256;
+
 /// How many maximum-size samples one reader may have in reassembly at once, all writers
 /// together.
 pub const BUDGET_IN_MAX_SAMPLES: usize = 4;
@@ -47,6 +62,7 @@ static MAX_SAMPLE_SIZE: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_SAMPLE_SIZE);
 static OVERSIZE: AtomicU64 = AtomicU64::new(0);
 static OVER_BUDGET: AtomicU64 = AtomicU64::new(0);
 static UNMATCHED_WRITER: AtomicU64 = AtomicU64::new(0);
+static TOO_MANY_FRAGMENTS: AtomicU64 = AtomicU64::new(0);
 
 /// The largest sample (serialized payload bytes, as DATA_FRAG's `sampleSize`) reassembled.
 pub fn max_sample_size() -> usize {
@@ -62,6 +78,13 @@ pub fn raise_max_sample_size(bytes: usize) {
 /// The bytes one reader may hold in reassembly, every writer's samples together.
 pub fn budget_per_reader() -> usize {
   max_sample_size().saturating_mul(BUDGET_IN_MAX_SAMPLES)
+}
+
+/// Whether a sample of `sample_size` bytes announced in fragments of `fragment_size` bytes
+/// is cut too fine to be reassembled: more than one fragment, each smaller than
+/// [`MIN_FRAGMENT_SIZE`] (a zero fragment size included).
+pub(crate) fn too_many_fragments(sample_size: usize, fragment_size: u16) -> bool {
+  usize::from(fragment_size) < MIN_FRAGMENT_SIZE && sample_size > usize::from(fragment_size)
 }
 
 /// What a reassembly of `sample_size` bytes in `fragments` fragments is charged.
@@ -80,6 +103,8 @@ pub struct Refusals {
   pub over_budget: u64,
   /// From a user writer the (stateful) reader has not matched.
   pub unmatched_writer: u64,
+  /// Announcing a sample in more than one fragment smaller than [`MIN_FRAGMENT_SIZE`].
+  pub too_many_fragments: u64,
 }
 
 /// The refusals so far.
@@ -88,6 +113,7 @@ pub fn refusals() -> Refusals {
     oversize: OVERSIZE.load(Ordering::Relaxed),
     over_budget: OVER_BUDGET.load(Ordering::Relaxed),
     unmatched_writer: UNMATCHED_WRITER.load(Ordering::Relaxed),
+    too_many_fragments: TOO_MANY_FRAGMENTS.load(Ordering::Relaxed),
   }
 }
 
@@ -97,6 +123,7 @@ pub(crate) enum Refusal {
   Oversize,
   OverBudget,
   UnmatchedWriter,
+  TooManyFragments,
 }
 
 /// Counts a refused DATA_FRAG; logs the 1st, 2nd, 4th, 8th, … of each kind.
@@ -105,6 +132,7 @@ pub(crate) fn count(refusal: Refusal, what: impl FnOnce() -> String) {
     Refusal::Oversize => &OVERSIZE,
     Refusal::OverBudget => &OVER_BUDGET,
     Refusal::UnmatchedWriter => &UNMATCHED_WRITER,
+    Refusal::TooManyFragments => &TOO_MANY_FRAGMENTS,
   };
   let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
   if n.is_power_of_two() {
@@ -122,6 +150,23 @@ mod tests {
     raise_max_sample_size(1);
     assert_eq!(max_sample_size(), before);
     assert!(budget_per_reader() >= BUDGET_IN_MAX_SAMPLES * DEFAULT_MAX_SAMPLE_SIZE);
+  }
+
+  #[test]
+  fn fragments_under_the_floor_are_too_many_unless_the_sample_is_one_fragment() {
+    // 64 MiB in 1-byte fragments: 64 M fragments.
+    assert!(too_many_fragments(64 << 20, 1));
+    assert!(too_many_fragments(64 << 20, 255));
+    assert!(too_many_fragments(1000, 0));
+    // RustDDS (256), Cyclone DDS (1344), Fast DDS (~64000) fragment sizes.
+    for fragment in [256u16, 1344, 64000, u16::MAX] {
+      assert!(!too_many_fragments(64 << 20, fragment), "{fragment}");
+    }
+    // A sample that fits in one fragment may use any fragment size.
+    assert!(!too_many_fragments(100, 100));
+    assert!(!too_many_fragments(1, 1));
+    // The most fragments a sample at the limit can have.
+    assert_eq!(DEFAULT_MAX_SAMPLE_SIZE.div_ceil(MIN_FRAGMENT_SIZE), 262_144);
   }
 
   #[test]

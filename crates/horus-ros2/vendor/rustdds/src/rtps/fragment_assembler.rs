@@ -27,6 +27,10 @@ use crate::{
 struct AssemblyBuffer {
   buffer_bytes: BytesMut,
   fragment_count: usize,
+  // HORUS PATCH: the sample's fragment size, from its first DATA_FRAG (was the assembler's,
+  // from the first DATA_FRAG of any sample of the writer: a later sample in another size
+  // was put together at the wrong offsets).
+  fragment_size: u16,
   received_bitmap: BitVec,
   // HORUS PATCH: what this buffer is charged against its reader's reassembly budget
   // (horus_reassembly::cost).
@@ -55,6 +59,11 @@ impl AssemblyBuffer {
       error!("Cannot create AssemblyBuffer: data_size={data_size} over the limit");
       return None;
     }
+    // HORUS PATCH: nor a bitmap of more fragments than the floor on fragment sizes allows.
+    if horus_reassembly::too_many_fragments(data_size, fragment_size) {
+      error!("Cannot create AssemblyBuffer: data_size={data_size} in fragments of {fragment_size}");
+      return None;
+    }
 
     let mut buffer_bytes = BytesMut::with_capacity(data_size);
     buffer_bytes.resize(data_size, 0);
@@ -70,6 +79,7 @@ impl AssemblyBuffer {
     Some(Self {
       buffer_bytes,
       fragment_count,
+      fragment_size,
       received_bitmap: BitVec::from_elem(fragment_count, false),
       cost: horus_reassembly::cost(data_size, fragment_count),
       created_time: now,
@@ -78,14 +88,29 @@ impl AssemblyBuffer {
   }
 
   /// Returns `false` if the fragment run is invalid or out of bounds.
-  pub fn insert_frags(&mut self, datafrag: &DataFrag, frag_size: u16) -> bool {
+  pub fn insert_frags(&mut self, datafrag: &DataFrag) -> bool {
     // TODO: Sanity checks? E.g. datafrag.fragment_size == frag_size
     // Or is this even guaranteed? Can Writer vary fragment size?
     // Answer: Writer must guarantee constant fragment size per SequenceNumber.
     // So yes, it is guaranteed. RTPS spec v2.5 Section 8.4.14.1.1 "How to select
     // the fragment size" even says that the frag size is fixed per-writer.
 
-    let frag_size = usize::from(frag_size);
+    // HORUS PATCH (HORUS-PATCH.md): the fragment size of this sample's first DATA_FRAG, and
+    // a DATA_FRAG announcing another one (or another sample size) is refused: its offsets
+    // and fragment numbers would not be this buffer's.
+    if datafrag.fragment_size != self.fragment_size
+      || datafrag.data_size as usize != self.buffer_bytes.len()
+    {
+      error!(
+        "insert_frags: fragment_size={} data_size={} but the sample's first fragment said {} and {}",
+        datafrag.fragment_size,
+        datafrag.data_size,
+        self.fragment_size,
+        self.buffer_bytes.len()
+      );
+      return false;
+    }
+    let frag_size = usize::from(self.fragment_size);
     let frags_in_submessage = usize::from(datafrag.fragments_in_submessage);
     if frags_in_submessage == 0 {
       error!("insert_frags: fragments_in_submessage is zero");
@@ -148,10 +173,14 @@ impl AssemblyBuffer {
 
     // sanity check data size
     // Last fragment may be smaller than frags_in_submessage * frag_size
-    let last_frag_in_submessage = start_frag_from_0 + frags_in_submessage;
-    if last_frag_in_submessage < self.fragment_count
-      && datafrag.serialized_payload.len() < frags_in_submessage * frag_size
-    {
+    // HORUS PATCH (HORUS-PATCH.md): a payload shorter than the fragments it claims (up to the
+    // sample's end) is refused; it was logged and its fragments marked received, so the
+    // sample completed with zeros where the missing bytes belonged.
+    let claimed_bytes = std::cmp::min(
+      frags_in_submessage * frag_size,
+      self.buffer_bytes.len().saturating_sub(from_byte),
+    );
+    if datafrag.serialized_payload.len() < claimed_bytes {
       error!(
         "Received DATAFRAG too small. fragment_starting_num={} out of fragment_count={}, \
          frags_in_submessage={}, frag_size={} but payload length = {}. Original data_size={}",
@@ -162,6 +191,7 @@ impl AssemblyBuffer {
         datafrag.serialized_payload.len(),
         datafrag.data_size,
       );
+      return false;
     }
 
     debug!("insert_frags: from_byte = {from_byte:?}, to_before_byte = {to_before_byte:?}");
@@ -200,7 +230,7 @@ const MAX_ASSEMBLY_BUFFERS: usize = 128;
 // Assembles fragments from a single (remote) Writer
 // So there is only one sequence of SNs
 pub(crate) struct FragmentAssembler {
-  fragment_size: u16, // number of bytes per fragment. Each writer must select one constant value.
+  // HORUS PATCH: no `fragment_size` here; each AssemblyBuffer keeps its sample's.
   assembly_buffers: BTreeMap<SequenceNumber, AssemblyBuffer>,
   // Whether the owning reader is Reliable. This decides which buffer to drop
   // when `MAX_ASSEMBLY_BUFFERS` is exceeded (see `new_datafrag`).
@@ -218,10 +248,9 @@ impl fmt::Debug for FragmentAssembler {
 }
 
 impl FragmentAssembler {
-  pub fn new(fragment_size: u16, reliable: bool) -> Self {
-    debug!("new FragmentAssembler. frag_size = {fragment_size} reliable = {reliable}");
+  pub fn new(reliable: bool) -> Self {
+    debug!("new FragmentAssembler. reliable = {reliable}");
     Self {
-      fragment_size,
       assembly_buffers: BTreeMap::new(),
       reliable,
       reserved: 0,
@@ -266,7 +295,6 @@ impl FragmentAssembler {
     flags: BitFlags<DATAFRAG_Flags>,
   ) -> Option<DDSData> {
     let writer_sn = datafrag.writer_sn;
-    let frag_size = self.fragment_size;
 
     let sn = datafrag.writer_sn;
     match self.assembly_buffers.entry(sn) {
@@ -286,7 +314,7 @@ impl FragmentAssembler {
       return None;
     };
 
-    if !assembly_buffer.insert_frags(datafrag, frag_size) {
+    if !assembly_buffer.insert_frags(datafrag) {
       error!("new_datafrag: rejected invalid DATAFRAG for {sn:?}");
       return None;
     }
@@ -422,12 +450,12 @@ mod tests {
     let first = datafrag(1, 2, frag_size, data_size, whole[0..2048].to_vec());
     let mut ab = AssemblyBuffer::new(&first).expect("valid first fragment");
     assert!(!ab.is_complete());
-    ab.insert_frags(&first, frag_size);
+    assert!(ab.insert_frags(&first));
     assert!(!ab.is_complete(), "still missing the tail fragment");
 
     // Trailing submessage carries the shorter final fragment 3 (552 bytes).
     let tail = datafrag(3, 1, frag_size, data_size, whole[2048..2600].to_vec());
-    ab.insert_frags(&tail, frag_size);
+    assert!(ab.insert_frags(&tail));
     assert!(ab.is_complete(), "all fragments received");
     assert_eq!(
       &ab.buffer_bytes[..],
@@ -445,7 +473,7 @@ mod tests {
 
     let all = datafrag(1, 3, frag_size, data_size, whole.clone());
     let mut ab = AssemblyBuffer::new(&all).expect("valid fragment set");
-    ab.insert_frags(&all, frag_size);
+    assert!(ab.insert_frags(&all));
     assert!(ab.is_complete());
     assert_eq!(&ab.buffer_bytes[..], &whole[..]);
   }
@@ -458,7 +486,7 @@ mod tests {
     let data_size = 512u32; // 2 fragments total
     let bad = datafrag(2, 2, frag_size, data_size, vec![0u8; 256]);
     let mut ab = AssemblyBuffer::new(&bad).expect("buffer for valid data_size");
-    assert!(!ab.insert_frags(&bad, frag_size));
+    assert!(!ab.insert_frags(&bad));
     assert!(!ab.is_complete());
   }
 
@@ -486,7 +514,7 @@ mod tests {
       ..datafrag(start, 1, 512, 1024, vec![0u8; 512])
     };
     for reliable in [true, false] {
-      let mut fa = FragmentAssembler::new(512, reliable);
+      let mut fa = FragmentAssembler::new(reliable);
       for sn in 1..=3 {
         assert!(fa.new_datafrag(&frag(sn, 1), flags).is_none());
       }
@@ -515,9 +543,92 @@ mod tests {
     let frag_size = 256u16;
     let data_size = 512u32;
     let bad = datafrag(2, 2, frag_size, data_size, vec![0u8; 256]);
-    let mut fa = FragmentAssembler::new(frag_size, true);
+    let mut fa = FragmentAssembler::new(true);
     assert!(fa
       .new_datafrag(&bad, BitFlags::<DATAFRAG_Flags>::empty())
       .is_none());
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md): what a DATA_FRAG's header can claim, each refused without
+  // a panic and without allocating what it announces.
+  #[test]
+  fn malformed_fragment_headers_are_refused_without_panic_or_allocation() {
+    use crate::horus_reassembly::MIN_FRAGMENT_SIZE;
+
+    // No buffer: a zero fragment size, a fragment larger than the sample, a 64 MiB sample
+    // in 1-byte fragments (64 M fragments: a 64 M-bit bitmap), or in fragments one byte
+    // under the floor.
+    assert!(AssemblyBuffer::new(&datafrag(1, 1, 0, 1000, vec![0; 4])).is_none());
+    assert!(AssemblyBuffer::new(&datafrag(1, 1, 1001, 1000, vec![0; 1000])).is_none());
+    assert!(AssemblyBuffer::new(&datafrag(1, 1, 1, 64 << 20, vec![0; 1])).is_none());
+    let under = (MIN_FRAGMENT_SIZE - 1) as u16;
+    assert!(AssemblyBuffer::new(&datafrag(1, 1, under, 64 << 20, vec![0; 255])).is_none());
+    // A sample that fits in one fragment may use any size; RustDDS's 256 B is admitted.
+    assert!(AssemblyBuffer::new(&datafrag(1, 1, 3, 3, vec![0; 3])).is_some());
+    assert!(AssemblyBuffer::new(&datafrag(1, 1, 256, 64 << 20, vec![0; 256])).is_some());
+
+    // A 4-fragment sample of 1000 bytes in 256-byte fragments.
+    let fresh = || AssemblyBuffer::new(&datafrag(1, 1, 256, 1000, vec![0; 256])).unwrap();
+    let refused = |d: DataFrag| {
+      let mut ab = fresh();
+      let ok = ab.insert_frags(&d);
+      assert!(!ab.is_complete());
+      ok
+    };
+    // Fragment number 0, past the last fragment, far past it (u32::MAX).
+    assert!(!refused(datafrag(0, 1, 256, 1000, vec![0; 256])));
+    assert!(!refused(datafrag(5, 1, 256, 1000, vec![0; 256])));
+    assert!(!refused(datafrag(u32::MAX, 1, 256, 1000, vec![0; 256])));
+    // No fragment in the submessage; more fragments than the sample has after the start
+    // (u16::MAX × 256 bytes, far past the datagram).
+    assert!(!refused(datafrag(1, 0, 256, 1000, vec![0; 256])));
+    assert!(!refused(datafrag(2, u16::MAX, 256, 1000, vec![0; 256])));
+    // A payload shorter than the fragments it claims (was: marked received, the sample
+    // completed with zeros), also for the shorter last fragment.
+    assert!(!refused(datafrag(1, 4, 256, 1000, vec![7; 999])));
+    assert!(!refused(datafrag(4, 1, 256, 1000, vec![7; 231])));
+    // Another fragment size or sample size for the same sample.
+    assert!(!refused(datafrag(2, 1, 512, 1000, vec![0; 512])));
+    assert!(!refused(datafrag(2, 1, 256, 1001, vec![0; 256])));
+    // The same runs, well formed, complete it.
+    let mut ab = fresh();
+    assert!(ab.insert_frags(&datafrag(1, 3, 256, 1000, vec![1; 768])));
+    assert!(ab.insert_frags(&datafrag(4, 1, 256, 1000, vec![2; 232])));
+    assert!(ab.is_complete());
+  }
+
+  // HORUS PATCH: the assembler took its fragment size from the first DATA_FRAG of any of
+  // the writer's samples; a later sample in another size was put together at the wrong
+  // offsets (never completing, or completing with wrong bytes) while the first was open.
+  #[test]
+  fn a_writers_sample_in_another_fragment_size_reassembles_while_an_earlier_one_is_open() {
+    use enumflags2::BitFlags;
+
+    use super::FragmentAssembler;
+    use crate::{
+      messages::submessages::submessages::DATAFRAG_Flags,
+      structure::sequence_number::SequenceNumber,
+    };
+
+    let flags = BitFlags::<DATAFRAG_Flags>::empty();
+    let mut fa = FragmentAssembler::new(true);
+    let open = DataFrag {
+      writer_sn: SequenceNumber::new(1),
+      ..datafrag(1, 1, 512, 4096, vec![0; 512])
+    };
+    assert!(fa.new_datafrag(&open, flags).is_none());
+    // SN 2: 3000 bytes in 1024-byte fragments, an encapsulation header (CDR_LE) first.
+    let mut whole: Vec<u8> = (0..3000).map(|i| (i % 251) as u8).collect();
+    whole[..4].copy_from_slice(&[0, 1, 0, 0]);
+    let mut done = None;
+    for (start, range) in [(1u32, 0..1024), (2, 1024..2048), (3, 2048..3000)] {
+      let d = DataFrag {
+        writer_sn: SequenceNumber::new(2),
+        ..datafrag(start, 1, 1024, 3000, whole[range].to_vec())
+      };
+      done = fa.new_datafrag(&d, flags);
+    }
+    let done = done.expect("SN 2 completes");
+    assert_eq!(&done.data()[..], &whole[4..]);
   }
 }

@@ -658,15 +658,16 @@ impl Reader {
     }
 
     // HORUS PATCH (HORUS-PATCH.md): a fragment that would open a reassembly the reader
-    // must not hold (a sample over the size limit, no room in the reader's budget, a user
-    // writer it has not matched) is counted and dropped before anything is allocated.
+    // must not hold (a sample over the size limit, one cut into fragments under
+    // horus_reassembly::MIN_FRAGMENT_SIZE, no room in the reader's budget, a user writer it
+    // has not matched) is counted and dropped before anything is allocated.
     if !self.admit_datafrag(writer_guid, datafrag) {
       return;
     }
 
     // Feed to fragment assembler ...
     let writer_seq_num = datafrag.writer_sn; // for borrow checker
-    let fragment_assembler = self.fragment_assembler_mutable(writer_guid, datafrag.fragment_size);
+    let fragment_assembler = self.fragment_assembler_mutable(writer_guid);
     let reserved_before = fragment_assembler.reserved();
     let completed_dds_data = fragment_assembler.new_datafrag(datafrag, datafrag_flags);
     // HORUS PATCH: keep the reader's total in step, and forget a writer with nothing in
@@ -697,7 +698,8 @@ impl Reader {
   // fragment assembler. A fragment of a sample already in reassembly may (it is charged);
   // one that would open a reassembly is refused and counted when it comes from a user
   // writer this stateful reader has not matched (the sample would be dropped on
-  // completion), when it announces a sample over the size limit, or when the reader's
+  // completion), when it announces a sample over the size limit or cut into more than one
+  // fragment under horus_reassembly::MIN_FRAGMENT_SIZE, or when the reader's
   // budget has no room for it even after evicting what the writer's assembler may give up.
   fn admit_datafrag(&mut self, writer_guid: GUID, datafrag: &DataFrag) -> bool {
     let sn = datafrag.writer_sn;
@@ -712,6 +714,8 @@ impl Reader {
       Some(horus_reassembly::Refusal::UnmatchedWriter)
     } else if data_size > horus_reassembly::max_sample_size() {
       Some(horus_reassembly::Refusal::Oversize)
+    } else if horus_reassembly::too_many_fragments(data_size, datafrag.fragment_size) {
+      Some(horus_reassembly::Refusal::TooManyFragments)
     } else {
       let fragments = usize::from(datafrag.total_number_of_fragments());
       let cost = horus_reassembly::cost(data_size, fragments);
@@ -734,9 +738,10 @@ impl Reader {
     };
     horus_reassembly::count(refusal, || {
       format!(
-        "topic={:?} writer={writer_guid:?} sn={sn:?} sampleSize={data_size} limit={} \
-         in reassembly={} budget={}",
+        "topic={:?} writer={writer_guid:?} sn={sn:?} sampleSize={data_size} fragmentSize={} \
+         limit={} in reassembly={} budget={}",
         self.topic_name,
+        datafrag.fragment_size,
         horus_reassembly::max_sample_size(),
         self.reassembly_bytes,
         horus_reassembly::budget_per_reader()
@@ -745,16 +750,13 @@ impl Reader {
     false
   }
 
-  fn fragment_assembler_mutable(
-    &mut self,
-    writer_guid: GUID,
-    frag_size: u16,
-  ) -> &mut FragmentAssembler {
+  // HORUS PATCH: no fragment size; each sample's buffer keeps its own (fragment_assembler.rs).
+  fn fragment_assembler_mutable(&mut self, writer_guid: GUID) -> &mut FragmentAssembler {
     let reliable = self.reliability != policy::Reliability::BestEffort;
     self
       .fragment_assemblers
       .entry(writer_guid)
-      .or_insert_with(|| FragmentAssembler::new(frag_size, reliable))
+      .or_insert_with(|| FragmentAssembler::new(reliable))
   }
 
   fn garbage_collect_fragments(&mut self) {

@@ -210,6 +210,10 @@ pub mod serialization;
 /// counters.
 pub mod horus_reassembly;
 
+/// HORUS PATCH (HORUS-PATCH.md): the receive path's parsing for horus's fuzz target.
+#[cfg(feature = "horus-fuzz")]
+pub mod horus_fuzz;
+
 // Re-exports from crate root to simplify usage
 #[doc(inline)]
 pub use dds::{

@@ -15,7 +15,7 @@ use crate::recv_buf::RecvBuf;
 /// `Sample` itself (as cheap as sharing the receive buffer, and no atomic
 /// counting); larger ones share the receive buffer. It bounds the size of a
 /// `Sample` whatever the message size.
-const SMALL_WORDS: usize = 8;
+pub(crate) const SMALL_WORDS: usize = 8;
 
 /// Whether the receive buffer of an endpoint receiving `T` is shared with
 /// its samples ([`RecvBuf::Shared`]) or only copied from.
@@ -93,6 +93,20 @@ impl<T: Message> Sample<T> {
         })
     }
 
+    /// A sample of a small `T` already in `words` (its first
+    /// `size_of::<T>()` bytes). `None` (a bug of the caller) unless `T` fits
+    /// them and needs no more than 8-byte alignment.
+    #[inline]
+    pub(crate) fn small(words: [u64; SMALL_WORDS]) -> Option<Self> {
+        if shares_buffer::<T>() || std::mem::align_of::<T>() > 8 {
+            return None;
+        }
+        Some(Sample {
+            inner: Inner::Small(words),
+            _t: PhantomData,
+        })
+    }
+
     pub(crate) fn chunk(
         place: Arc<SubPlace>,
         pool: usize,
@@ -161,7 +175,7 @@ impl<T: Message> Deref for Sample<T> {
             Inner::Inline { words, start } => unsafe {
                 &*words.as_ptr().cast::<u8>().add(*start).cast::<T>()
             },
-            // SAFETY: `inline` made this variant only for a T of at most
+            // SAFETY: `inline` and `small` made this variant only for a T of at most
             // SMALL_WORDS words with align_of T ≤ 8 (the array is u64s);
             // T is Pod.
             Inner::Small(words) => unsafe { &*words.as_ptr().cast::<T>() },

@@ -89,6 +89,17 @@ impl<T: Message> Subscriber<T> {
         if self.port.is_lost() {
             return None;
         }
+        if !crate::sample::shares_buffer::<T>() {
+            // A small message goes straight from the ring slot into the
+            // words its sample keeps: no receive buffer in between.
+            loop {
+                let mut words = [0u64; crate::sample::SMALL_WORDS];
+                let r = self.port.try_receive(&mut words)?;
+                if let Some(s) = self.accept_small(r, words) {
+                    return Some(s);
+                }
+            }
+        }
         loop {
             let r = self.port.try_receive(self.buf.target())?;
             if let Some(s) = self.accept(r) {
@@ -192,6 +203,30 @@ impl<T: Message> Subscriber<T> {
                 return None;
             }
             std::hint::spin_loop();
+        }
+    }
+
+    /// [`accept`](Self::accept) for a small `T` received into `words`
+    /// (not the receive buffer).
+    fn accept_small(
+        &mut self,
+        r: Received,
+        words: [u64; crate::sample::SMALL_WORDS],
+    ) -> Option<Sample<T>> {
+        let size = std::mem::size_of::<T>();
+        match r {
+            Received::Inline { len } if len == size => {
+                self.latency.observe(
+                    &bytemuck::cast_slice::<u64, u8>(&words)[..size],
+                    &mut self.port,
+                );
+                let s = Sample::small(words);
+                if s.is_none() {
+                    self.port.count_malformed();
+                }
+                s
+            }
+            r => self.accept(r),
         }
     }
 

@@ -1,13 +1,16 @@
 //! This bridge's DDS participant: one RustDDS `DomainParticipant` with one publisher and
 //! one subscriber, and what it has discovered of the other participants' endpoints.
 
+use rustdds::dds::CreateResult;
+use rustdds::no_key::{DataReader, DataWriter};
 use rustdds::{
-    DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicyBuilder, RTPSEntity,
-    Subscriber,
+    DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicies, QosPolicyBuilder,
+    RTPSEntity, Subscriber, TopicKind,
 };
 
 use crate::config::BridgeConfig;
 use crate::discovery::{RemoteEndpoint, RemoteEndpoints};
+use crate::raw::{PassThrough, WireCdr};
 
 /// Why the DDS participant could not start.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +70,42 @@ impl Dds {
     /// The subscriber every bridge reader belongs to.
     pub fn subscriber(&self) -> &Subscriber {
         &self.subscriber
+    }
+
+    /// A reader of raw CDR samples on DDS topic `topic` of DDS type `ty` (no key), with
+    /// `qos` for the topic and the reader.
+    pub(crate) fn raw_reader(
+        &self,
+        topic: &str,
+        ty: &str,
+        qos: QosPolicies,
+    ) -> CreateResult<DataReader<WireCdr, PassThrough>> {
+        let t = self.participant.create_topic(
+            topic.to_owned(),
+            ty.to_owned(),
+            &qos,
+            TopicKind::NoKey,
+        )?;
+        self.subscriber
+            .create_datareader_no_key::<WireCdr, PassThrough>(&t, Some(qos))
+    }
+
+    /// A writer of raw CDR samples on DDS topic `topic` of DDS type `ty` (no key), with
+    /// `qos` for the topic and the writer.
+    pub(crate) fn raw_writer(
+        &self,
+        topic: &str,
+        ty: &str,
+        qos: QosPolicies,
+    ) -> CreateResult<DataWriter<WireCdr, PassThrough>> {
+        let t = self.participant.create_topic(
+            topic.to_owned(),
+            ty.to_owned(),
+            &qos,
+            TopicKind::NoKey,
+        )?;
+        self.publisher
+            .create_datawriter_no_key::<WireCdr, PassThrough>(&t, Some(qos))
     }
 
     /// The endpoints other participants announce (ours left out).

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use horus::inspect::{RawRosPublisher, RawRosSendError, TopicView};
 use rustdds::no_key::{DataReader, DataSample};
-use rustdds::{RTPSEntity, TopicKind, GUID};
+use rustdds::{RTPSEntity, GUID};
 
 use crate::dds::Dds;
 use crate::local::LocalTopic;
@@ -211,18 +211,7 @@ fn create_reader(
     dds_type: &str,
     kind: ReaderKind,
 ) -> Result<Reader, RouteError> {
-    let qos = kind.qos(local.qos.depth);
-    let topic = dds
-        .participant()
-        .create_topic(
-            dds_topic.to_owned(),
-            dds_type.to_owned(),
-            &qos,
-            TopicKind::NoKey,
-        )
-        .map_err(|e| RouteError::dds(dds_topic, e))?;
-    dds.subscriber()
-        .create_datareader_no_key::<WireCdr, PassThrough>(&topic, Some(qos))
+    dds.raw_reader(dds_topic, dds_type, kind.qos(local.qos.depth))
         .map_err(|e| RouteError::dds(dds_topic, e))
 }
 

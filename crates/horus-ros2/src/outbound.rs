@@ -18,7 +18,6 @@ use horus::inspect::{RawRosReader, TopicView};
 use horus::{Overflow, StartAt};
 use rustdds::dds::WriteError;
 use rustdds::no_key::DataWriter;
-use rustdds::TopicKind;
 
 use crate::dds::Dds;
 use crate::local::LocalTopic;
@@ -62,18 +61,8 @@ impl Outbound {
     ) -> Result<Outbound, RouteError> {
         let wait_for_room = matches!(local.qos.overflow, Some(Overflow::Block { .. }));
         let qos = writer_qos(local.durability, local.qos.depth, wait_for_room);
-        let topic = dds
-            .participant()
-            .create_topic(
-                dds_topic.to_owned(),
-                dds_type.to_owned(),
-                &qos,
-                TopicKind::NoKey,
-            )
-            .map_err(|e| RouteError::dds(dds_topic, e))?;
         let writer = dds
-            .publisher()
-            .create_datawriter_no_key::<WireCdr, PassThrough>(&topic, Some(qos))
+            .raw_writer(dds_topic, dds_type, qos)
             .map_err(|e| RouteError::dds(dds_topic, e))?;
         // Blocking: the subscriber registers for the publishers' futex wake-ups (a
         // non-blocking one sleeps in 1 ms ticks, polling: up to 1 ms per message).

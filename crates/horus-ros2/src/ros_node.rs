@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use bytes::Bytes;
 use rustdds::no_key::DataWriter;
 use rustdds::policy::{Durability, History, Reliability};
-use rustdds::{QosPolicyBuilder, RTPSEntity, TopicKind, GUID};
+use rustdds::{QosPolicyBuilder, RTPSEntity, GUID};
 
 use crate::dds::Dds;
 use crate::node_name::RosNodeName;
@@ -64,18 +64,8 @@ impl RosNode {
             .durability(Durability::TransientLocal)
             .history(History::KeepLast { depth: 1 })
             .build();
-        let topic = dds
-            .participant()
-            .create_topic(
-                DISCOVERY_TOPIC.to_owned(),
-                DISCOVERY_TYPE.to_owned(),
-                &qos,
-                TopicKind::NoKey,
-            )
-            .map_err(|e| err(&e))?;
         let writer = dds
-            .publisher()
-            .create_datawriter_no_key::<WireCdr, PassThrough>(&topic, Some(qos))
+            .raw_writer(DISCOVERY_TOPIC, DISCOVERY_TYPE, qos)
             .map_err(|e| err(&e))?;
         Ok(RosNode {
             name,

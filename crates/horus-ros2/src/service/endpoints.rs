@@ -14,7 +14,7 @@
 use rustdds::no_key::{DataReader, DataWriter};
 use rustdds::policy::{Durability, History, Reliability};
 use rustdds::rpc::SampleIdentity;
-use rustdds::{QosPolicies, QosPolicyBuilder, SampleInfo, SequenceNumber, TopicKind};
+use rustdds::{QosPolicies, QosPolicyBuilder, SampleInfo, SequenceNumber};
 
 use super::error::ServiceOpenError;
 use crate::dds::Dds;
@@ -43,13 +43,7 @@ pub(crate) fn reader(
     topic: &str,
     ty: &str,
 ) -> Result<DataReader<WireCdr, PassThrough>, ServiceOpenError> {
-    let q = qos();
-    let t = dds
-        .participant()
-        .create_topic(topic.to_owned(), ty.to_owned(), &q, TopicKind::NoKey)
-        .map_err(|e| ServiceOpenError::dds(topic, e))?;
-    dds.subscriber()
-        .create_datareader_no_key::<WireCdr, PassThrough>(&t, Some(q))
+    dds.raw_reader(topic, ty, qos())
         .map_err(|e| ServiceOpenError::dds(topic, e))
 }
 
@@ -59,13 +53,7 @@ pub(crate) fn writer(
     topic: &str,
     ty: &str,
 ) -> Result<DataWriter<WireCdr, PassThrough>, ServiceOpenError> {
-    let q = qos();
-    let t = dds
-        .participant()
-        .create_topic(topic.to_owned(), ty.to_owned(), &q, TopicKind::NoKey)
-        .map_err(|e| ServiceOpenError::dds(topic, e))?;
-    dds.publisher()
-        .create_datawriter_no_key::<WireCdr, PassThrough>(&t, Some(q))
+    dds.raw_writer(topic, ty, qos())
         .map_err(|e| ServiceOpenError::dds(topic, e))
 }
 

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use horus_bench::affinity::available_cpus;
+use horus_bench::ros2::discovery::DiscoveryRange;
 use horus_bench::ros2::session::{self, Programs, Spec};
 use horus_bench::ros2::table::{self, Row};
 use horus_bench::ros2::{
@@ -58,6 +59,12 @@ fn usage() {
          CPU of --cpus, pong on the second, the bridge unpinned)\n  \
          --no-netns         do not move into a private network namespace (then DDS is kept\n                     \
          on loopback by ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST only)\n  \
+         --ros-discovery-range localhost|system-default\n                     \
+         ROS_AUTOMATIC_DISCOVERY_RANGE of every process (default: system-default\n                     \
+         in the private namespace, with ROS_STATIC_PEERS=127.0.0.1 and no multicast\n                     \
+         route: the profile's transports as declared, each datagram sent once;\n                     \
+         localhost with --no-netns, and on request: rmw_fastrtps then adds its own\n                     \
+         transports to the profile's and rclpy sends every datagram twice)\n  \
          --fastdds-default-buffers\n                     \
          run rclpy without the Fast DDS profile (default: every rclpy process,\n                     \
          rclpy <-> rclpy included, gets FASTDDS_DEFAULT_PROFILES_FILE=\n                     \
@@ -80,6 +87,7 @@ fn count(common: &Common, size: usize) -> u64 {
 fn method(
     cpus: Option<[usize; 2]>,
     netns: bool,
+    discovery: DiscoveryRange,
     rounds: usize,
     timeout: Duration,
     fastdds_profile: Option<&Path>,
@@ -127,9 +135,24 @@ fn method(
          in its own process"
             .to_owned(),
         if netns {
-            "every process runs in a private network namespace with only lo up (DDS cannot \
-             leave the host); ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST"
-                .to_owned()
+            format!(
+                "every process runs in a private network namespace with only lo up (DDS \
+                 cannot leave the host){}",
+                match discovery {
+                    DiscoveryRange::SystemDefault =>
+                        "; ROS_AUTOMATIC_DISCOVERY_RANGE=SYSTEM_DEFAULT and \
+                         ROS_STATIC_PEERS=127.0.0.1 for every process, no multicast route \
+                         (rmw_fastrtps uses the profile's transports as declared: rclpy sends \
+                         each datagram once; the multicast copy Fast DDS would send to the \
+                         bridge's readers' multicast locator has no route); the bridge's DDS on \
+                         127.0.0.1",
+                    DiscoveryRange::Localhost =>
+                        "; ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (--ros-discovery-range \
+                         localhost: rmw_fastrtps appends its own shared-memory and UDPv4 \
+                         transports to the profile's, so rclpy sends every datagram to the bridge \
+                         twice; rclpy <-> rclpy moves data through shared memory either way)",
+                }
+            )
         } else {
             "no private network namespace: DDS kept on loopback by \
              ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and the bridge's localhost_only"
@@ -168,6 +191,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut unpinned = false;
     let mut use_netns = true;
     let mut fastdds_default_buffers = false;
+    let mut discovery = None;
     let Some(common) = Common::parse(argv, |flag, value| {
         Ok(match flag {
             "--rounds" => {
@@ -196,12 +220,25 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                 fastdds_default_buffers = true;
                 true
             }
+            "--ros-discovery-range" => {
+                discovery = Some(DiscoveryRange::parse(&value()?)?);
+                true
+            }
             _ => false,
         })
     })?
     else {
         usage();
         return Ok(ExitCode::SUCCESS);
+    };
+    let discovery = match (discovery, use_netns) {
+        (Some(DiscoveryRange::SystemDefault), false) => anyhow::bail!(
+            "--ros-discovery-range system-default needs the private network namespace (without \
+             it, multicast discovery would reach the real interfaces): drop --no-netns"
+        ),
+        (Some(d), _) => d,
+        (None, true) => DiscoveryRange::SystemDefault,
+        (None, false) => DiscoveryRange::Localhost,
     };
     if use_netns {
         netns::enter_private_loopback()?;
@@ -225,7 +262,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     }
     let cpus = (!unpinned && available_cpus() >= 2).then_some(common.cpus);
     let timeout = Duration::from_secs(if common.quick { 5 } else { 2 });
-    let mut programs = Programs::from_build();
+    let mut programs = Programs::from_build(discovery);
     if fastdds_default_buffers {
         programs.fastdds_profile = None;
     }
@@ -235,6 +272,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
         method(
             cpus,
             use_netns,
+            discovery,
             rounds,
             timeout,
             programs.fastdds_profile.as_deref(),

@@ -8,6 +8,7 @@
 //! namespace of their own with only `lo` up ([`netns`]), so no DDS packet leaves the host.
 
 pub mod bridge_child;
+pub mod discovery;
 pub mod netns;
 pub mod rust_end;
 pub mod session;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 
+use super::discovery::DiscoveryRange;
 use super::rust_end::EndArgs;
 use super::system::{End, System};
 use super::{
@@ -29,17 +30,19 @@ pub struct Programs {
     /// Fast DDS XML profile every rclpy process gets (`FASTDDS_DEFAULT_PROFILES_FILE`), or
     /// none (Fast DDS's defaults).
     pub fastdds_profile: Option<PathBuf>,
+    /// The ROS 2 discovery range of every child (rclpy and the bridge).
+    pub discovery: DiscoveryRange,
 }
 
 impl Programs {
-    /// The repository this binary was built from.
     /// The repository this binary was built from, rclpy with the repository's large-message
-    /// profile ([`Programs::large_messages_profile`]).
-    pub fn from_build() -> Programs {
+    /// profile ([`Programs::large_messages_profile`]), every child under `discovery`.
+    pub fn from_build(discovery: DiscoveryRange) -> Programs {
         let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         Programs {
             fastdds_profile: Some(Programs::large_messages_profile(&repo)),
             repo,
+            discovery,
         }
     }
 
@@ -225,7 +228,7 @@ fn run_processes(programs: &Programs, spec: &Spec) -> anyhow::Result<Outcome> {
     let bridge = if spec.system.bridged() {
         let mut cmd = Command::new(std::env::current_exe()?);
         cmd.args([CHILD_FLAG, BRIDGE_ROLE, &spec.id]);
-        let mut p = Proc::spawn("bridge", with_env(cmd))?;
+        let mut p = Proc::spawn("bridge", with_env(programs, cmd))?;
         p.line(READY, READY_TIMEOUT)?;
         Some(p)
     } else {
@@ -261,9 +264,20 @@ fn run_processes(programs: &Programs, spec: &Spec) -> anyhow::Result<Outcome> {
     })
 }
 
-fn with_env(mut cmd: Command) -> Command {
-    // The child's DDS (Fast DDS, RustDDS) stays on loopback even outside a private namespace.
-    cmd.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+fn with_env(programs: &Programs, mut cmd: Command) -> Command {
+    // The bridge keeps its DDS on 127.0.0.1 whatever the range (bridge_child); rclpy gets the
+    // range through scripts/ros2-python, which sets ROS_AUTOMATIC_DISCOVERY_RANGE from
+    // HORUS_ROS2_DISCOVERY_RANGE (LOCALHOST when unset).
+    let range = programs.discovery.env_value();
+    cmd.env("ROS_AUTOMATIC_DISCOVERY_RANGE", range);
+    cmd.env("HORUS_ROS2_DISCOVERY_RANGE", range);
+    match programs.discovery {
+        // No multicast route in the namespace: Fast DDS participants find each other through
+        // 127.0.0.1 as a static peer (the bridge's RustDDS announces itself to the localhost
+        // SPDP ports on its own).
+        DiscoveryRange::SystemDefault => cmd.env("ROS_STATIC_PEERS", "127.0.0.1"),
+        DiscoveryRange::Localhost => cmd.env_remove("ROS_STATIC_PEERS"),
+    };
     cmd
 }
 
@@ -326,7 +340,7 @@ fn end_command(programs: &Programs, spec: &Spec, end: End, ping: bool) -> anyhow
             cmd
         }
     };
-    Ok(with_env(cmd))
+    Ok(with_env(programs, cmd))
 }
 
 /// Removes what the measurement's horus namespace left in /dev/shm (every process of it

@@ -25,6 +25,24 @@ pub enum DdsStartError {
     },
 }
 
+/// The USER_DATA rmw gives an endpoint of a type with RIHS01 hash `type_hash`
+/// (rmw_dds_common's `encode_type_hash_for_user_data_qos`: `typehash=RIHS01_<64 hex>;`, no
+/// NUL), from which ROS 2 (Iron and later) reads the endpoint's type hash; `None` when
+/// `type_hash` is not a RIHS01 hash (then, as rmw with an unset hash, nothing is announced).
+pub(crate) fn type_hash_user_data(type_hash: &str) -> Option<Vec<u8>> {
+    let hex = type_hash.strip_prefix("RIHS01_")?;
+    (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| format!("typehash=RIHS01_{};", hex.to_ascii_lowercase()).into_bytes())
+}
+
+/// `qos` with the USER_DATA announcing `type_hash` (unchanged when it is not a RIHS01 hash).
+fn with_type_hash(qos: QosPolicies, type_hash: &str) -> QosPolicies {
+    match type_hash_user_data(type_hash) {
+        Some(user_data) => qos.with_user_data(user_data),
+        None => qos,
+    }
+}
+
 /// The bridge's DDS participant.
 ///
 /// The participant is declared last so that it drops after its publisher and subscriber.
@@ -73,11 +91,13 @@ impl Dds {
     }
 
     /// A reader of raw CDR samples on DDS topic `topic` of DDS type `ty` (no key), with
-    /// `qos` for the topic and the reader.
+    /// `qos` for the topic and the reader; it announces `type_hash` as rmw does
+    /// ([`type_hash_user_data`]).
     pub(crate) fn raw_reader(
         &self,
         topic: &str,
         ty: &str,
+        type_hash: &str,
         qos: QosPolicies,
     ) -> CreateResult<DataReader<WireCdr, PassThrough>> {
         let t = self.participant.create_topic(
@@ -86,16 +106,19 @@ impl Dds {
             &qos,
             TopicKind::NoKey,
         )?;
+        let qos = with_type_hash(qos, type_hash);
         self.subscriber
             .create_datareader_no_key::<WireCdr, PassThrough>(&t, Some(qos))
     }
 
     /// A writer of raw CDR samples on DDS topic `topic` of DDS type `ty` (no key), with
-    /// `qos` for the topic and the writer.
+    /// `qos` for the topic and the writer; it announces `type_hash` as rmw does
+    /// ([`type_hash_user_data`]).
     pub(crate) fn raw_writer(
         &self,
         topic: &str,
         ty: &str,
+        type_hash: &str,
         qos: QosPolicies,
     ) -> CreateResult<DataWriter<WireCdr, PassThrough>> {
         let t = self.participant.create_topic(
@@ -104,6 +127,7 @@ impl Dds {
             &qos,
             TopicKind::NoKey,
         )?;
+        let qos = with_type_hash(qos, type_hash);
         self.publisher
             .create_datawriter_no_key::<WireCdr, PassThrough>(&t, Some(qos))
     }
@@ -126,5 +150,43 @@ impl Dds {
             .map(|w| RemoteEndpoint::of_writer(&w))
             .collect();
         RemoteEndpoints { readers, writers }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::discovery::type_hash_of_user_data;
+
+    #[test]
+    fn a_rihs01_hash_is_announced_as_rmw_encodes_it() {
+        let hex = "0123456789abcdef".repeat(4);
+        let want = format!("typehash=RIHS01_{hex};").into_bytes();
+        assert_eq!(
+            type_hash_user_data(&format!("RIHS01_{hex}")),
+            Some(want.clone())
+        );
+        // rosidl prints lowercase hex; a hash given in uppercase is announced so too.
+        let upper = format!("RIHS01_{}", hex.to_ascii_uppercase());
+        assert_eq!(type_hash_user_data(&upper), Some(want));
+        assert_eq!(
+            type_hash_of_user_data(&type_hash_user_data(&upper).unwrap()),
+            Some(format!("RIHS01_{hex}"))
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_rihs01_hash_is_not_announced() {
+        for bad in [
+            "",
+            "RIHS01_",
+            "RIHS01_abc",
+            "RIHS02_0123",
+            "x;typehash=RIHS01_",
+        ] {
+            assert_eq!(type_hash_user_data(bad), None, "{bad}");
+        }
+        let semi = format!("RIHS01_{};x", "a".repeat(64));
+        assert_eq!(type_hash_user_data(&semi), None);
     }
 }

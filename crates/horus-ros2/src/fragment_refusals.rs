@@ -2,8 +2,9 @@
 //! vendored RustDDS (`vendor/rustdds`, `src/horus_reassembly.rs`, HORUS-PATCH.md) refuses
 //! to reassemble a sample larger than its limit (64 MiB, or the bridge's
 //! `max_message_bytes` when larger) or cut into more than one fragment under 256 bytes
-//! (its fragment bitmap and missing-fragment scans grow with the fragments) and keeps every reader's samples in reassembly within a
-//! budget (4 × that limit); it counts each DATA_FRAG it refuses. The bridge reports those
+//! (its fragment bitmap and missing-fragment scans grow with the fragments), keeps every
+//! reader's samples in reassembly within a budget (4 × that limit) and refuses a fragment
+//! that does not fit its sample; it counts each DATA_FRAG it refuses. The bridge reports those
 //! counts in its status (`dds_fragments_refused`), beside the per-topic counters: the
 //! fragments are refused before they belong to a sample, so to no topic.
 
@@ -23,6 +24,11 @@ pub struct DdsFragmentRefusals {
     /// Announcing a sample in more than one fragment smaller than 256 bytes
     /// (`rustdds::horus_reassembly::MIN_FRAGMENT_SIZE`).
     pub too_many_fragments: u64,
+    /// Not fitting its sample: another fragment or sample size than the sample's first
+    /// fragment announced, a payload shorter than the fragments it claims, fragments past
+    /// the sample's end (or none, or number 0), a fragment size of 0 or larger than the
+    /// sample.
+    pub malformed: u64,
 }
 
 impl DdsFragmentRefusals {
@@ -34,6 +40,7 @@ impl DdsFragmentRefusals {
             over_budget: r.over_budget,
             unmatched_writer: r.unmatched_writer,
             too_many_fragments: r.too_many_fragments,
+            malformed: r.malformed,
         }
     }
 

@@ -211,8 +211,13 @@ fn create_reader(
     dds_type: &str,
     kind: ReaderKind,
 ) -> Result<Reader, RouteError> {
-    dds.raw_reader(dds_topic, dds_type, kind.qos(local.qos.depth))
-        .map_err(|e| RouteError::dds(dds_topic, e))
+    dds.raw_reader(
+        dds_topic,
+        dds_type,
+        &local.ty.type_hash,
+        kind.qos(local.qos.depth),
+    )
+    .map_err(|e| RouteError::dds(dds_topic, e))
 }
 
 impl Mover {

@@ -62,7 +62,7 @@ impl Outbound {
         let wait_for_room = matches!(local.qos.overflow, Some(Overflow::Block { .. }));
         let qos = writer_qos(local.durability, local.qos.depth, wait_for_room);
         let writer = dds
-            .raw_writer(dds_topic, dds_type, qos)
+            .raw_writer(dds_topic, dds_type, &local.ty.type_hash, qos)
             .map_err(|e| RouteError::dds(dds_topic, e))?;
         // Blocking: the subscriber registers for the publishers' futex wake-ups (a
         // non-blocking one sleeps in 1 ms ticks, polling: up to 1 ms per message).

@@ -31,6 +31,12 @@ pub(crate) const DISCOVERY_TOPIC: &str = "ros_discovery_info";
 /// Its DDS type.
 const DISCOVERY_TYPE: &str = "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_";
 
+/// The RIHS01 hash of `rmw_dds_common/msg/ParticipantEntitiesInfo` (the message is unchanged
+/// since Iron: `share/rmw_dds_common/msg/ParticipantEntitiesInfo.json` of the ROS 2 venv),
+/// announced in the writer's USER_DATA as rmw's own writer announces it.
+const DISCOVERY_TYPE_HASH: &str =
+    "RIHS01_91a0593bacdcc50ea9bdcf849a938b128412cc1ea821245c663bcd26f83c295e";
+
 /// Why the node announcement's writer could not be made.
 #[derive(Debug, thiserror::Error)]
 #[error("DDS writer of {DISCOVERY_TOPIC}: {0}")]
@@ -65,7 +71,7 @@ impl RosNode {
             .history(History::KeepLast { depth: 1 })
             .build();
         let writer = dds
-            .raw_writer(DISCOVERY_TOPIC, DISCOVERY_TYPE, qos)
+            .raw_writer(DISCOVERY_TOPIC, DISCOVERY_TYPE, DISCOVERY_TYPE_HASH, qos)
             .map_err(|e| err(&e))?;
         Ok(RosNode {
             name,

@@ -1,9 +1,9 @@
 //! A DDS peer that sends what no ROS 2 node would: a string whose length claims 4 GiB, a
 //! truncated message, big-endian CDR, a message larger than the topic takes, DATA_FRAGs
 //! announcing samples of gigabytes, more large samples than a reader may reassemble at
-//! once, or a sample cut into 1-byte fragments. The bridge drops each one, counts it (`malformed`, `oversize`, the DDS fragment
-//! refusals), keeps running within bounded memory, and carries the valid message that
-//! follows. The peer is RustDDS in its own process (this test binary re-executed), in a
+//! once, a sample cut into 1-byte fragments, or fragments that do not fit their sample. The
+//! bridge drops each one, counts it (`malformed`, `oversize`, the DDS fragment refusals),
+//! keeps running within bounded memory, and carries the valid message that follows. The peer is RustDDS in its own process (this test binary re-executed), in a
 //! network namespace with only `lo`; its DATA_FRAGs are raw RTPS datagrams sent in the name
 //! of its own (matched) writer.
 
@@ -203,7 +203,10 @@ fn other_type_writer_beside_a_good_one_is_dropped_and_counted_refused() {
 /// writes "ok" (so that the test sees the bridge's reader matched it), then obeys its stdin:
 /// `frags SAMPLE_SIZE COUNT FIRST_SN FRAGMENT_SIZE` sends COUNT raw DATA_FRAG datagrams in
 /// its writer's name, each the first fragment (FRAGMENT_SIZE bytes) of a sample announcing
-/// SAMPLE_SIZE bytes, sequence numbers from FIRST_SN on; `write BYTES` writes a valid string of BYTES characters.
+/// SAMPLE_SIZE bytes, sequence numbers from FIRST_SN on; `misfits COUNT FIRST_SN` sends, for
+/// COUNT sequence numbers from FIRST_SN on, the first fragment of a 4096-byte sample in
+/// 1024-byte fragments, then [`MISFITS_PER_SAMPLE`] second fragments that do not fit it; `write
+/// BYTES` writes a valid string of BYTES characters.
 #[test]
 fn data_frag_peer_process() {
     let Ok(topic_name) = std::env::var(DATA_FRAG_ENV) else {
@@ -239,6 +242,27 @@ fn data_frag_peer_process() {
                 }
                 println!("frags: sent");
             }
+            ["misfits", count, first] => {
+                let (count, first): (u32, u32) = (count.parse().unwrap(), first.parse().unwrap());
+                for sn in first..first + count {
+                    let mut datagrams = vec![data_frag_datagram(&guid, sn, 4096, 1024)];
+                    // Fragment 2 announcing another fragment size, another sample size, and
+                    // with 100 of its 1024 bytes.
+                    for (size, fragment, payload) in
+                        [(4096, 512, 512), (8192, 1024, 1024), (4096, 1024, 100)]
+                    {
+                        datagrams
+                            .push(data_frag_datagram_at(&guid, sn, 2, size, fragment, payload));
+                    }
+                    for datagram in datagrams {
+                        for p in 0..8u16 {
+                            let port = 7400 + 250 * domain + 11 + 2 * p;
+                            let _ = socket.send_to(&datagram, ("127.0.0.1", port));
+                        }
+                    }
+                }
+                println!("frags: sent");
+            }
             ["write", bytes] => {
                 let n: usize = bytes.parse().unwrap();
                 w.write(WireCdr(Bytes::from(valid_string_of(n))), None)
@@ -264,7 +288,24 @@ fn valid_string_of(n: usize) -> Vec<u8> {
 /// sequence number `sn`, fragment 1 of a sample of `sample_size` bytes in fragments of
 /// `fragment` bytes, carrying that fragment's bytes (an encapsulation header, then zeros).
 fn data_frag_datagram(guid: &[u8; 16], sn: u32, sample_size: u32, fragment: u16) -> Vec<u8> {
-    let mut d = Vec::with_capacity(64 + usize::from(fragment));
+    data_frag_datagram_at(guid, sn, 1, sample_size, fragment, usize::from(fragment))
+}
+
+/// Second fragments of a sample [`data_frag_peer_process`]'s `misfits` sends for each
+/// sequence number, none fitting it.
+const MISFITS_PER_SAMPLE: u32 = 3;
+
+/// As [`data_frag_datagram`], for fragment number `start`, carrying `payload` bytes (an
+/// encapsulation header when `start` is 1, then zeros) whatever `fragment` says.
+fn data_frag_datagram_at(
+    guid: &[u8; 16],
+    sn: u32,
+    start: u32,
+    sample_size: u32,
+    fragment: u16,
+    payload: usize,
+) -> Vec<u8> {
+    let mut d = Vec::with_capacity(64 + payload);
     d.extend_from_slice(b"RTPS");
     d.extend_from_slice(&[2, 3, 0x01, 0x12]); // protocol 2.3, vendor RustDDS
     d.extend_from_slice(&guid[..12]);
@@ -275,14 +316,16 @@ fn data_frag_datagram(guid: &[u8; 16], sn: u32, sample_size: u32, fragment: u16)
     body.extend_from_slice(&guid[12..]); // writerId
     body.extend_from_slice(&0i32.to_le_bytes()); // writerSN high
     body.extend_from_slice(&sn.to_le_bytes()); // writerSN low
-    body.extend_from_slice(&1u32.to_le_bytes()); // fragmentStartingNum
+    body.extend_from_slice(&start.to_le_bytes()); // fragmentStartingNum
     body.extend_from_slice(&1u16.to_le_bytes()); // fragmentsInSubmessage
     body.extend_from_slice(&fragment.to_le_bytes()); // fragmentSize
     body.extend_from_slice(&sample_size.to_le_bytes()); // sampleSize
     let payload_at = body.len();
-    body.resize(payload_at + usize::from(fragment), 0);
-    if let Some(b) = body.get_mut(payload_at + 1) {
-        *b = 1; // CDR_LE
+    body.resize(payload_at + payload, 0);
+    if start == 1 {
+        if let Some(b) = body.get_mut(payload_at + 1) {
+            *b = 1; // CDR_LE
+        }
     }
     d.push(0x16); // DATA_FRAG
     d.push(0x01); // little-endian
@@ -333,6 +376,16 @@ fn run_frags(
     count: u32,
     done: impl Fn(&horus_ros2::DdsFragmentRefusals) -> bool,
 ) -> FragRun {
+    let command = format!("frags {sample_size} {count} 1000 {fragment}");
+    run_peer_command(tag, &command, done)
+}
+
+/// As [`run_frags`], the peer sending what `command` (a line of its stdin) says.
+fn run_peer_command(
+    tag: &str,
+    command: &str,
+    done: impl Fn(&horus_ros2::DdsFragmentRefusals) -> bool,
+) -> FragRun {
     let w = World::new(tag);
     let ty = Ros2Type::new(
         RosString::TYPE_NAME,
@@ -355,7 +408,7 @@ fn run_frags(
     let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
     let before = peak_rss(pid);
     let cpu_before = cpu_ticks(pid);
-    peer.send(&format!("frags {sample_size} {count} 1000 {fragment}"));
+    peer.send(command);
     peer.expect_line("frags: sent");
     let st = common::wait_status(&w.namespace, "the DATA_FRAGs refused", |s| {
         done(&s.dds_fragments_refused)
@@ -476,4 +529,29 @@ fn a_data_frag_in_one_byte_fragments_opens_no_reassembly_of_64_m_fragments() {
         "the bridge's peak RSS grew {} MiB",
         run.peak_growth >> 20
     );
+}
+
+/// What broke: a DATA_FRAG that does not fit its sample (another fragment size or sample
+/// size than the sample's first fragment announced, or a payload shorter than the fragment
+/// it claims) was refused but only logged: no counter showed a peer sending them. Now each
+/// is counted `malformed` in `dds_fragments_refused`, and the writer's valid messages still
+/// cross after.
+#[test]
+fn data_frags_not_fitting_their_sample_are_counted_malformed() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let count = 20;
+    let want = u64::from(count * MISFITS_PER_SAMPLE);
+    let run = run_peer_command("misfitfrag", &format!("misfits {count} 1000"), |f| {
+        f.malformed >= want
+    });
+    eprintln!("refused {:?}", run.refused);
+    assert_eq!(run.refused.malformed, want, "{:?}", run.refused);
+    let others = horus_ros2::DdsFragmentRefusals {
+        malformed: 0,
+        ..run.refused
+    };
+    assert!(!others.any(), "{:?}", run.refused);
 }

@@ -286,6 +286,51 @@ fn type_mismatch_is_refused_both_ways() {
     clean(&w, vec![vin, vout]);
 }
 
+/// What broke: a ROS 2 peer of the horus topic's type name but another RIHS01 hash was
+/// accepted, as if it announced none: RustDDS kept an endpoint's USER_DATA with the CDR
+/// sequence's length in front of `typehash=…;`, so the bridge read no hash from it. Now the
+/// hash rclpy announces is read, and a horus topic whose type has the same name and another
+/// hash refuses rclpy's writer and reader, saying so, and nothing crosses.
+#[test]
+fn a_ros2_peer_of_the_same_type_name_with_another_type_hash_is_refused_both_ways() {
+    skip_unless_ready!();
+    let w = World::new("hashmismatch");
+    let qos = ros_qos(4096);
+    let other_hash = format!("RIHS01_{}", "ab".repeat(32));
+    assert_ne!(other_hash, RosString::TYPE_HASH);
+    let t = Ros2Type::new(RosString::TYPE_NAME, &other_hash, RosString::DEFINITION);
+    let vin = open_or_create_ros_topic(&w.namespace, "demo/h_in", &t, &qos).unwrap();
+    let mut rin = vin.ros_subscriber(true).unwrap();
+    let vout = open_or_create_ros_topic(&w.namespace, "demo/h_out", &t, &qos).unwrap();
+    let mut pout = vout.ros_publisher().unwrap();
+    let bridge = w.bridge();
+    let rpub = w.rclpy("pub", &["/demo/h_in:std_msgs/msg/String"]);
+    let rsub = w.rclpy("sub", &["/demo/h_out:std_msgs/msg/String"]);
+    let st = common::wait_status(&w.namespace, "both refusals", |s| {
+        s.topics.iter().filter(|t| t.refused.is_some()).count() == 2
+    });
+    for t in &st.topics {
+        let why = t.refused.as_deref().unwrap();
+        assert!(!t.active, "{t:?}");
+        assert!(
+            why.contains(&format!("hash {}", RosString::TYPE_HASH)),
+            "{why}"
+        );
+        assert!(why.contains(&other_hash), "{why}");
+    }
+    // Nothing crosses: what horus publishes does not reach rclpy, nothing reaches horus.
+    pout.send_cdr(&[0, 1, 0, 0, 2, 0, 0, 0, b'x', 0, 0, 0])
+        .unwrap();
+    assert!(rin.try_recv().is_none());
+    rpub.stop();
+    let lines = rsub.drain();
+    assert!(!lines.iter().any(|l| l.starts_with("got ")), "{lines:?}");
+    rsub.stop();
+    bridge.stop();
+    drop((rin, pout));
+    clean(&w, vec![vin, vout]);
+}
+
 /// What broke: an rclpy subscriber requesting a deadline does not match the bridge's writer
 /// (it offers none: horus topics have no deadline), so it received nothing while the
 /// bridge showed the route open. Now the bridge refuses that reader and says why.

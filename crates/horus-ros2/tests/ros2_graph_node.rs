@@ -84,6 +84,66 @@ fn rclpy_lists_the_bridge_as_a_node_owning_its_bridged_endpoints() {
     assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
 }
 
+/// What broke: the bridge's DDS endpoints announced no type hash (RustDDS put no USER_DATA
+/// in its SEDP data), so rclpy's `get_publishers_info_by_topic` /
+/// `get_subscriptions_info_by_topic` (and `ros2 topic info -v`) gave their type hash as
+/// INVALID. Now each announces `typehash=RIHS01_…;` as rmw does, and ROS 2 reports the
+/// type's RIHS01 hash: the one rclpy's own endpoints of the type have.
+#[test]
+fn rclpy_reports_the_type_hash_of_the_bridges_endpoints_not_invalid() {
+    skip_unless_ready!();
+    let w = World::new("typehash");
+    let qos = ros_qos(4096);
+    let out_view =
+        open_or_create_ros_topic(&w.namespace, "demo/hash_out", &string_type(), &qos).unwrap();
+    let in_view =
+        open_or_create_ros_topic(&w.namespace, "demo/hash_in", &string_type(), &qos).unwrap();
+    let horus_pub = out_view.ros_publisher().unwrap();
+    let horus_sub = in_view.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let rclpy_sub = w.rclpy("sub", &["/demo/hash_out:std_msgs/msg/String"]);
+    let rclpy_pub = w.rclpy("hold", &["/demo/hash_in:std_msgs/msg/String"]);
+    common::wait_status(&w.namespace, "both routes open", |s| {
+        [Direction::ToRos, Direction::FromRos]
+            .iter()
+            .all(|d| s.topics.iter().any(|t| t.direction == *d && t.active))
+    });
+    let graph = w.rclpy("graph", &["/demo/hash_out", "/demo/hash_in"]);
+    // `RIHS01_` and lowercase hex, as rclpy's `TypeHash` prints too.
+    let hash = RosString::TYPE_HASH;
+    let want = [
+        format!("pubhash /demo/hash_out /horus_bridge {hash}"),
+        format!("subhash /demo/hash_in /horus_bridge {hash}"),
+        // rclpy's own endpoints of the type, for comparison.
+        format!("subhash /demo/hash_out /horus_ros2_test_sub {hash}"),
+        format!("pubhash /demo/hash_in /horus_ros2_test_hold {hash}"),
+    ];
+    // The lines come in any order, each once.
+    let mut seen = Vec::new();
+    while !want.iter().all(|l| seen.contains(l)) {
+        seen.push(graph.next_line(""));
+    }
+    seen.extend(graph.drain());
+    let invalid: Vec<&String> = seen
+        .iter()
+        .filter(|l| l.contains("hash /demo/") && l.ends_with(" INVALID"))
+        .collect();
+    assert!(
+        invalid.is_empty(),
+        "endpoints without a type hash: {invalid:?}"
+    );
+    graph.stop();
+    rclpy_pub.stop();
+    rclpy_sub.stop();
+    bridge.stop();
+    drop((horus_pub, horus_sub));
+    for v in [&out_view, &in_view] {
+        v.unlink_if_unused();
+    }
+    drop((out_view, in_view));
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
 /// `HORUS_ROS2_NODE_NAME` names the node, namespace included.
 #[test]
 fn the_bridges_node_name_and_namespace_are_configurable() {

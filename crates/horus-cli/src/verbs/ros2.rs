@@ -177,8 +177,8 @@ fn print_status(s: &BridgeStatus) {
     let f = &s.dds_fragments_refused;
     if f.any() {
         println!(
-            "  DDS fragments refused: oversize {}, over budget {}, unmatched writer {}, too many fragments {}",
-            f.oversize, f.over_budget, f.unmatched_writer, f.too_many_fragments
+            "  DDS fragments refused: oversize {}, over budget {}, unmatched writer {}, too many fragments {}, malformed {}",
+            f.oversize, f.over_budget, f.unmatched_writer, f.too_many_fragments, f.malformed
         );
     }
 }

@@ -37,23 +37,23 @@ fn qos() -> QosPolicies {
         .build()
 }
 
-/// A DDS reader on `topic` of `ty`.
+/// A DDS reader on `topic` of `ty` (RIHS01 hash `hash`).
 pub(crate) fn reader(
     dds: &Dds,
     topic: &str,
-    ty: &str,
+    (ty, hash): (&str, &str),
 ) -> Result<DataReader<WireCdr, PassThrough>, ServiceOpenError> {
-    dds.raw_reader(topic, ty, qos())
+    dds.raw_reader(topic, ty, hash, qos())
         .map_err(|e| ServiceOpenError::dds(topic, e))
 }
 
-/// A DDS writer on `topic` of `ty`.
+/// A DDS writer on `topic` of `ty` (RIHS01 hash `hash`).
 pub(crate) fn writer(
     dds: &Dds,
     topic: &str,
-    ty: &str,
+    (ty, hash): (&str, &str),
 ) -> Result<DataWriter<WireCdr, PassThrough>, ServiceOpenError> {
-    dds.raw_writer(topic, ty, qos())
+    dds.raw_writer(topic, ty, hash, qos())
         .map_err(|e| ServiceOpenError::dds(topic, e))
 }
 

@@ -112,8 +112,8 @@ impl FromRos {
         );
         let rq = super::names::request_topic(name)?;
         let rr = super::names::reply_topic(name)?;
-        let reader = endpoints::reader(dds, &rr, &resp_dds)?;
-        let writer = endpoints::writer(dds, &rq, &req_dds)?;
+        let reader = endpoints::reader(dds, &rr, (&resp_dds, &resp.type_hash))?;
+        let writer = endpoints::writer(dds, &rq, (&req_dds, &req.type_hash))?;
         Ok(FromRos {
             ours: [reader.guid(), writer.guid()],
             server: None,

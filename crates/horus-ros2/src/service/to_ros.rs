@@ -78,8 +78,8 @@ impl ToRos {
         );
         let rq = super::names::request_topic(name)?;
         let rr = super::names::reply_topic(name)?;
-        let writer = endpoints::writer(dds, &rr, &resp_dds)?;
-        let reader = endpoints::reader(dds, &rq, &req_dds)?;
+        let writer = endpoints::writer(dds, &rr, (&resp_dds, &resp.type_hash))?;
+        let reader = endpoints::reader(dds, &rq, (&req_dds, &req.type_hash))?;
         // An action's get_result is answered when its goal ends: its calls last.
         let lasting = matches!(endpoint_of(name), Some((_, Endpoint::GetResult)));
         let workers = Workers::start(client, namespace, name, timeout, lasting, reaper)

@@ -13,7 +13,10 @@
                                               `pub FQN TOPIC TYPE` / `sub FQN TOPIC TYPE` for
                                               every node's publishers and subscriptions, and
                                               `pubinfo TOPIC FQN` / `subinfo TOPIC FQN` for
-                                              the endpoints on each TOPIC given
+                                              the endpoints on each TOPIC given, and
+                                              `pubhash TOPIC FQN HASH` / `subhash …` with
+                                              the type hash ROS 2 has for each
+                                              (`RIHS01_<hex>`, or `INVALID`)
     node.py stream TOPIC COUNT SIZE           once a subscriber matched, publish COUNT
                                               std_msgs/UInt8MultiArray of SIZE data bytes
                                               (the first 8: the index, little-endian) at
@@ -45,6 +48,14 @@ TYPES = {
     'std_msgs/msg/String': String,
     'std_msgs/msg/Int32': Int32,
 }
+
+
+def type_hash_text(info):
+    """The endpoint's type hash as ROS 2 prints it (`RIHS01_<hex>`), or `INVALID`."""
+    h = info.topic_type_hash
+    if h.version != 1:
+        return 'INVALID'
+    return 'RIHS01_' + bytes(h.value).hex()
 
 
 def pattern(n, seed):
@@ -174,7 +185,9 @@ def main():
                 for kind, get in (('pubinfo', node.get_publishers_info_by_topic),
                                   ('subinfo', node.get_subscriptions_info_by_topic)):
                     for info in get(t):
-                        once(kind, t, fqn(info.node_name, info.node_namespace))
+                        who = fqn(info.node_name, info.node_namespace)
+                        once(kind, t, who)
+                        once(kind.replace('info', 'hash'), t, who, type_hash_text(info))
         node.create_timer(0.1, watch)
     elif mode == 'talk':
         p = node.create_publisher(String, args[0], qos(None))

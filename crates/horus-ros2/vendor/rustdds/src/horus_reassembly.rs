@@ -25,7 +25,12 @@
 //!   reassembly at most `budget_per_reader / 256` (1 M) together;
 //! - a stateful reader drops a DATA_FRAG from a user writer it has not matched (counted
 //!   `unmatched_writer`) before it reaches the assembler: the completed sample would have been
-//!   dropped anyway, as an unfragmented DATA from such a writer is.
+//!   dropped anyway, as an unfragmented DATA from such a writer is;
+//! - a DATA_FRAG that does not fit its sample (counted `malformed`) is refused by the
+//!   fragment assembler: one announcing another fragment size or sample size than the
+//!   sample's first fragment did, fragments past the sample's end, none, or fragment 0, a
+//!   payload shorter than the fragments it claims, or (opening a sample) a fragment size of
+//!   0 or larger than the sample.
 //!
 //! The counters are process-wide (every participant of the process together) and count
 //! DATA_FRAG submessages, not samples; a rate-limited `warn!` (at the 1st, 2nd, 4th, 8th, …
@@ -63,6 +68,7 @@ static OVERSIZE: AtomicU64 = AtomicU64::new(0);
 static OVER_BUDGET: AtomicU64 = AtomicU64::new(0);
 static UNMATCHED_WRITER: AtomicU64 = AtomicU64::new(0);
 static TOO_MANY_FRAGMENTS: AtomicU64 = AtomicU64::new(0);
+static MALFORMED: AtomicU64 = AtomicU64::new(0);
 
 /// The largest sample (serialized payload bytes, as DATA_FRAG's `sampleSize`) reassembled.
 pub fn max_sample_size() -> usize {
@@ -105,6 +111,10 @@ pub struct Refusals {
   pub unmatched_writer: u64,
   /// Announcing a sample in more than one fragment smaller than [`MIN_FRAGMENT_SIZE`].
   pub too_many_fragments: u64,
+  /// Not fitting its sample: another fragment or sample size than the sample's first
+  /// fragment, a span past the sample's end, a payload shorter than it claims, or a
+  /// fragment size of 0 or larger than the sample.
+  pub malformed: u64,
 }
 
 /// The refusals so far.
@@ -114,6 +124,7 @@ pub fn refusals() -> Refusals {
     over_budget: OVER_BUDGET.load(Ordering::Relaxed),
     unmatched_writer: UNMATCHED_WRITER.load(Ordering::Relaxed),
     too_many_fragments: TOO_MANY_FRAGMENTS.load(Ordering::Relaxed),
+    malformed: MALFORMED.load(Ordering::Relaxed),
   }
 }
 
@@ -124,6 +135,7 @@ pub(crate) enum Refusal {
   OverBudget,
   UnmatchedWriter,
   TooManyFragments,
+  Malformed,
 }
 
 /// Counts a refused DATA_FRAG; logs the 1st, 2nd, 4th, 8th, … of each kind.
@@ -133,6 +145,7 @@ pub(crate) fn count(refusal: Refusal, what: impl FnOnce() -> String) {
     Refusal::OverBudget => &OVER_BUDGET,
     Refusal::UnmatchedWriter => &UNMATCHED_WRITER,
     Refusal::TooManyFragments => &TOO_MANY_FRAGMENTS,
+    Refusal::Malformed => &MALFORMED,
   };
   let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
   if n.is_power_of_two() {

@@ -1275,7 +1275,11 @@ impl InnerSubscriber {
     // the participant (`dpi`) for its locators and GUID. Keeping the two locks
     // from overlapping avoids the reverse of `DomainParticipant::find_topic()`'s
     // nested `dpi` -> `discovery_db` order.
-    let drd = DiscoveryDB::local_topic_reader_data(&dp, topic, &new_reader, security_info);
+    let mut drd = DiscoveryDB::local_topic_reader_data(&dp, topic, &new_reader, security_info);
+    // HORUS PATCH (HORUS-PATCH.md): the reader announces its USER_DATA QoS (was: none)
+    if let Some(u) = &new_reader.qos_policy.user_data {
+      drd.user_data.clone_from(&u.value);
+    }
 
     // Add the topic & reader to Discovery DB
     {

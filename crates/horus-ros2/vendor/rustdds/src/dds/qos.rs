@@ -210,6 +210,8 @@ impl QosPolicyBuilder {
       // (drop glue) which is incompatible with `const fn`, and the built-in QoS
       // policies never need it. Set it via `QosPolicies::with_data_representation`.
       data_representation: None,
+      // HORUS PATCH: USER_DATA holds a `Vec` too; set it via `QosPolicies::with_user_data`.
+      user_data: None,
       #[cfg(feature = "security")]
       property: None,
     }
@@ -235,6 +237,8 @@ pub struct QosPolicies {
   pub(crate) resource_limits: Option<policy::ResourceLimits>,
   pub(crate) lifespan: Option<policy::Lifespan>,
   pub(crate) data_representation: Option<policy::DataRepresentation>,
+  // HORUS PATCH: the USER_DATA a local DataWriter or DataReader announces in its SEDP data.
+  pub(crate) user_data: Option<policy::UserData>,
   #[cfg(feature = "security")]
   pub(crate) property: Option<policy::Property>,
 }
@@ -333,6 +337,22 @@ impl QosPolicies {
     self
   }
 
+  /// HORUS PATCH: the USER_DATA QoS policy (DDS 2.2.3.1), if set.
+  pub fn user_data(&self) -> Option<policy::UserData> {
+    self.user_data.clone()
+  }
+
+  /// HORUS PATCH: set the USER_DATA QoS policy (DDS 2.2.3.1) of a DataWriter or
+  /// DataReader: its SEDP publication or subscription data carries `value` as
+  /// PID_USER_DATA (ROS 2 puts `typehash=RIHS01_<hex>;` there). Not part of
+  /// [`QosPolicyBuilder`] because it holds a `Vec` (incompatible with the `const`
+  /// builder). A value longer than [`policy::UserData::MAX_LEN`] is not announced.
+  #[must_use]
+  pub fn with_user_data(mut self, value: Vec<u8>) -> Self {
+    self.user_data = Some(policy::UserData { value });
+    self
+  }
+
   #[cfg(feature = "security")]
   pub fn property(&self) -> Option<policy::Property> {
     self.property.clone()
@@ -362,6 +382,7 @@ impl QosPolicies {
         .data_representation
         .clone()
         .or(self.data_representation.clone()),
+      user_data: other.user_data.clone().or(self.user_data.clone()), // HORUS PATCH
       #[cfg(feature = "security")]
       property: other.property.clone().or(self.property.clone()),
     }
@@ -566,6 +587,8 @@ impl QosPolicies {
       resource_limits,
       lifespan,
       data_representation,
+      // HORUS PATCH: endpoints' USER_DATA is emitted by their SEDP data (sedp_messages.rs)
+      user_data: _,
       #[cfg(feature = "security")]
         property: _, // TODO: properties to parameter list?
     } = self;
@@ -738,6 +761,8 @@ impl QosPolicies {
       resource_limits,
       lifespan,
       data_representation,
+      // HORUS PATCH: a remote endpoint's USER_DATA is read into its SEDP data's `user_data`
+      user_data: None,
       #[cfg(feature = "security")]
       property,
     })
@@ -793,11 +818,53 @@ pub mod policy {
   #[cfg(feature = "security")]
   use crate::serialization::speedy_pl_cdr_helpers::*;
 
-  /*
+  /// HORUS PATCH: DDS 2.2.3.1 USER_DATA, announced in a DataWriter's or
+  /// DataReader's SEDP data (PID_USER_DATA, a CDR `sequence<octet>`).
+  #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
   pub struct UserData {
     pub value: Vec<u8>,
   }
 
+  impl UserData {
+    /// The longest value announced: a parameter's length is a `u16` holding the
+    /// sequence's 4-byte length, the value and its padding.
+    pub const MAX_LEN: usize = u16::MAX as usize - 4 - 3;
+
+    /// The PID_USER_DATA parameter's value of `octets` (the sequence's length in
+    /// `ctx`'s byte order, then the octets; the parameter list pads it), or `None`
+    /// when there is nothing to announce (empty, or longer than [`Self::MAX_LEN`]).
+    pub fn parameter_value_of_octets(octets: &[u8], ctx: speedy::Endianness) -> Option<Vec<u8>> {
+      if octets.is_empty() || octets.len() > Self::MAX_LEN {
+        return None;
+      }
+      let len = u32::try_from(octets.len()).ok()?;
+      let mut out = Vec::with_capacity(4 + octets.len());
+      out.extend_from_slice(&match ctx {
+        speedy::Endianness::LittleEndian => len.to_le_bytes(),
+        speedy::Endianness::BigEndian => len.to_be_bytes(),
+      });
+      out.extend_from_slice(octets);
+      Some(out)
+    }
+
+    /// The octets of a received PID_USER_DATA parameter's value (`sequence<octet>`
+    /// in `ctx`'s byte order); empty when it is shorter than it claims.
+    pub fn octets_of_parameter_value(bytes: &[u8], ctx: speedy::Endianness) -> Vec<u8> {
+      let Some((len, rest)) = bytes.split_first_chunk::<4>() else {
+        return Vec::new();
+      };
+      let len = match ctx {
+        speedy::Endianness::LittleEndian => u32::from_le_bytes(*len),
+        speedy::Endianness::BigEndian => u32::from_be_bytes(*len),
+      };
+      match usize::try_from(len).ok().and_then(|n| rest.get(..n)) {
+        Some(octets) => octets.to_vec(),
+        None => Vec::new(),
+      }
+    }
+  }
+
+  /*
   pub struct TopicData {
     pub value: Vec<u8>,
   }

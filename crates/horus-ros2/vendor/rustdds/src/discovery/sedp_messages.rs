@@ -17,6 +17,7 @@ use crate::{
         DataRepresentation, Deadline, DestinationOrder, Durability, History, LatencyBudget,
         Lifespan, Liveliness, Ownership, Presentation, Reliability, ResourceLimits,
         TimeBasedFilter,
+        UserData, // HORUS PATCH
       },
       HasQoSPolicy, QosPolicies,
     },
@@ -287,6 +288,7 @@ impl SubscriptionBuiltinTopicData {
       resource_limits: None, // nor Resource Limits, see Figure 8.30 in RTPS spec 2.5
       lifespan: self.lifespan,
       data_representation: self.data_representation.clone(),
+      user_data: None, // HORUS PATCH: the endpoint's USER_DATA is in its `user_data`
 
       #[cfg(feature = "security")]
       property: None, // TODO: no property QoS?
@@ -418,10 +420,11 @@ impl PlCdrDeserialize for DiscoveredReaderData {
 
     let qos = QosPolicies::from_parameter_list(ctx, &pl_map)?;
 
+    // HORUS PATCH: the sequence's octets (was: the parameter's bytes, the CDR length first)
     let user_data = pl_map
       .get(&ParameterId::PID_USER_DATA)
       .and_then(|v| v.first())
-      .map(|p| p.value.clone())
+      .map(|p| UserData::octets_of_parameter_value(&p.value, ctx))
       .unwrap_or_default();
 
     Ok(DiscoveredReaderData {
@@ -498,7 +501,7 @@ impl ParameterListable for DiscoveredReaderData {
           security_info,
         },
       content_filter,
-      user_data: _,
+      user_data,
     } = self;
 
     let mut pl = ParameterList::new();
@@ -572,6 +575,10 @@ impl ParameterListable for DiscoveredReaderData {
       content_filter,
       ContentFilterProperty
     );
+    // HORUS PATCH: the endpoint's USER_DATA (ROS 2 reads its type hash there)
+    if let Some(v) = UserData::parameter_value_of_octets(user_data, ctx) {
+      pl.push(Parameter::new(ParameterId::PID_USER_DATA, v));
+    }
 
     #[cfg(feature = "security")]
     emit_option!(
@@ -736,6 +743,7 @@ impl PublicationBuiltinTopicData {
       resource_limits: None, // nor Resource Limits, see Figure 8.30 in RTPS spec 2.5
       lifespan: self.lifespan,
       data_representation: self.data_representation.clone(),
+      user_data: None, // HORUS PATCH: the endpoint's USER_DATA is in its `user_data`
       #[cfg(feature = "security")]
       property: None, // TODO: no property Qos?
     }
@@ -810,7 +818,8 @@ impl DiscoveredWriterData {
       last_updated: Instant::now(),
       writer_proxy,
       publication_topic_data,
-      user_data: Vec::new(),
+      // HORUS PATCH: the writer's USER_DATA QoS (was: none)
+      user_data: writer.qos().user_data.map(|u| u.value).unwrap_or_default(),
     }
   }
 }
@@ -877,10 +886,11 @@ impl PlCdrDeserialize for DiscoveredWriterData {
 
     let qos = QosPolicies::from_parameter_list(ctx, &pl_map)?;
 
+    // HORUS PATCH: the sequence's octets (was: the parameter's bytes, the CDR length first)
     let user_data = pl_map
       .get(&ParameterId::PID_USER_DATA)
       .and_then(|v| v.first())
-      .map(|p| p.value.clone())
+      .map(|p| UserData::octets_of_parameter_value(&p.value, ctx))
       .unwrap_or_default();
 
     Ok(DiscoveredWriterData {
@@ -956,7 +966,7 @@ impl ParameterListable for DiscoveredWriterData {
           #[cfg(feature = "security")]
           security_info,
         },
-      user_data: _,
+      user_data,
     } = self;
 
     let mut pl = ParameterList::new();
@@ -1024,6 +1034,10 @@ impl ParameterListable for DiscoveredWriterData {
         &topic_alias.clone().into(),
         StringWithNul
       );
+    }
+    // HORUS PATCH: the endpoint's USER_DATA (ROS 2 reads its type hash there)
+    if let Some(v) = UserData::parameter_value_of_octets(user_data, ctx) {
+      pl.push(Parameter::new(ParameterId::PID_USER_DATA, v));
     }
 
     #[cfg(feature = "security")]
@@ -1097,6 +1111,7 @@ impl HasQoSPolicy for TopicBuiltinTopicData {
       resource_limits: self.resource_limits,
       lifespan: self.lifespan,
       data_representation: None, // Topic-level DATA_REPRESENTATION not tracked
+      user_data: None, // HORUS PATCH: the endpoint's USER_DATA is in its `user_data`
       #[cfg(feature = "security")]
       property: None, // TODO: no property Qos?
     }
@@ -1464,6 +1479,75 @@ mod tests {
     let sdata2 =
       PlCdrSerializerAdapter::<DiscoveredWriterData, LittleEndian>::to_bytes(&dwd2).unwrap();
     assert_eq!(sdata, sdata2);
+  }
+
+  // HORUS PATCH: what broke: a local endpoint's USER_DATA was never announced
+  // (`to_parameter_list` skipped it: ROS 2 showed the endpoint's type hash as
+  // INVALID), and a remote one's was kept with the CDR sequence's length in front
+  // of the octets.
+  #[test]
+  fn endpoint_user_data_is_announced_and_read_back_as_its_octets() {
+    let octets = format!("typehash=RIHS01_{};", "0123456789abcdef".repeat(4)).into_bytes();
+    for (rep, endianness) in [
+      (
+        RepresentationIdentifier::PL_CDR_LE,
+        speedy::Endianness::LittleEndian,
+      ),
+      (
+        RepresentationIdentifier::PL_CDR_BE,
+        speedy::Endianness::BigEndian,
+      ),
+    ] {
+      let mut writer_proxy = writer_proxy_data().unwrap();
+      let pub_topic_data = publication_builtin_topic_data().unwrap();
+      writer_proxy.remote_writer_guid = pub_topic_data.key;
+      let dwd = DiscoveredWriterData {
+        last_updated: Instant::now(),
+        writer_proxy,
+        publication_topic_data: pub_topic_data,
+        user_data: octets.clone(),
+      };
+      let mut reader_proxy = reader_proxy_data().unwrap();
+      let sub_topic_data = subscription_builtin_topic_data().unwrap();
+      reader_proxy.remote_reader_guid = sub_topic_data.key;
+      let drd = DiscoveredReaderData {
+        reader_proxy,
+        subscription_topic_data: sub_topic_data,
+        content_filter: None,
+        user_data: octets.clone(),
+      };
+      let mut wire_param = UserData::parameter_value_of_octets(&octets, endianness).unwrap();
+      assert_eq!(wire_param.len(), 4 + octets.len());
+      for pl in [
+        dwd.to_parameter_list(rep).unwrap(),
+        drd.to_parameter_list(rep).unwrap(),
+      ] {
+        let p = pl
+          .parameters
+          .iter()
+          .find(|p| p.parameter_id == ParameterId::PID_USER_DATA)
+          .expect("PID_USER_DATA announced");
+        assert_eq!(p.value, wire_param);
+      }
+      let back: DiscoveredWriterData =
+        PlCdrDeserializerAdapter::from_bytes(&dwd.to_pl_cdr_bytes(rep).unwrap(), rep).unwrap();
+      assert_eq!(back.user_data, octets);
+      let back: DiscoveredReaderData =
+        PlCdrDeserializerAdapter::from_bytes(&drd.to_pl_cdr_bytes(rep).unwrap(), rep).unwrap();
+      assert_eq!(back.user_data, octets);
+      // A value claiming more octets than it holds gives none.
+      wire_param.truncate(wire_param.len() - 1);
+      assert!(UserData::octets_of_parameter_value(&wire_param, endianness).is_empty());
+      assert!(UserData::octets_of_parameter_value(&[0x51, 0], endianness).is_empty());
+    }
+    // Nothing is announced for an empty or oversized value.
+    let le = speedy::Endianness::LittleEndian;
+    assert_eq!(UserData::parameter_value_of_octets(&[], le), None);
+    assert_eq!(
+      UserData::parameter_value_of_octets(&vec![b'x'; UserData::MAX_LEN + 1], le),
+      None
+    );
+    assert!(UserData::parameter_value_of_octets(&vec![b'x'; UserData::MAX_LEN], le).is_some());
   }
 
   // Do not test ser/deser. This is never seen on the wire out of

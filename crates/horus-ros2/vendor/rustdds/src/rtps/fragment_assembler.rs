@@ -11,7 +11,7 @@ use log::{debug, error, info, trace, warn};
 
 use crate::{
   dds::ddsdata::DDSData,
-  horus_reassembly,
+  horus_reassembly::{self, Refusal},
   messages::submessages::{
     elements::serialized_payload::SerializedPayload,
     submessages::{DATAFRAG_Flags, DataFrag},
@@ -50,6 +50,10 @@ impl AssemblyBuffer {
 
     if fragment_size == 0 || fragment_size as usize > data_size {
       error!("Cannot create AssemblyBuffer: fragment_size={fragment_size} data_size={data_size}");
+      // HORUS PATCH: counted (was: only logged)
+      horus_reassembly::count(Refusal::Malformed, || {
+        format!("fragment size {fragment_size} for a sample of {data_size} bytes")
+      });
       return None;
     }
     // HORUS PATCH (HORUS-PATCH.md): never allocate a remote-announced size past the limit.
@@ -71,6 +75,8 @@ impl AssemblyBuffer {
     let fragment_count = usize::from(datafrag.total_number_of_fragments());
     if fragment_count == 0 {
       error!("Cannot create AssemblyBuffer: zero fragment count");
+      // HORUS PATCH: counted (was: only logged)
+      horus_reassembly::count(Refusal::Malformed, || "a sample of 0 fragments".to_owned());
       return None;
     }
 
@@ -316,6 +322,18 @@ impl FragmentAssembler {
 
     if !assembly_buffer.insert_frags(datafrag) {
       error!("new_datafrag: rejected invalid DATAFRAG for {sn:?}");
+      // HORUS PATCH (HORUS-PATCH.md): counted (was: only logged); why: insert_frags' error
+      horus_reassembly::count(Refusal::Malformed, || {
+        format!(
+          "{sn:?}: fragments {}+{} of size {} announcing {} bytes, {} bytes of payload, \
+           not fitting the sample",
+          u32::from(datafrag.fragment_starting_num),
+          datafrag.fragments_in_submessage,
+          datafrag.fragment_size,
+          datafrag.data_size,
+          datafrag.serialized_payload.len()
+        )
+      });
       return None;
     }
 
@@ -595,6 +613,58 @@ mod tests {
     assert!(ab.insert_frags(&datafrag(1, 3, 256, 1000, vec![1; 768])));
     assert!(ab.insert_frags(&datafrag(4, 1, 256, 1000, vec![2; 232])));
     assert!(ab.is_complete());
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md): what broke: a DATA_FRAG refused for not fitting its
+  // sample was only logged; now each is counted `malformed` with the other refusals
+  // (process-wide: other tests may add to it meanwhile, hence at least).
+  #[test]
+  fn fragments_not_fitting_their_sample_are_counted_malformed() {
+    use enumflags2::BitFlags;
+
+    use super::FragmentAssembler;
+    use crate::{
+      horus_reassembly::refusals, messages::submessages::submessages::DATAFRAG_Flags,
+      structure::sequence_number::SequenceNumber,
+    };
+
+    let flags = BitFlags::<DATAFRAG_Flags>::empty();
+    let of = |sn: i64, d: DataFrag| DataFrag {
+      writer_sn: SequenceNumber::new(sn),
+      ..d
+    };
+    let mut fa = FragmentAssembler::new(true);
+    let before = refusals().malformed;
+    // Sample 1: 1000 bytes in 256-byte fragments, its first fragment well formed.
+    assert!(fa
+      .new_datafrag(&of(1, datafrag(1, 1, 256, 1000, vec![1; 256])), flags)
+      .is_none());
+    let bad = [
+      datafrag(2, 1, 512, 1000, vec![0; 512]), // another fragment size
+      datafrag(2, 1, 256, 1001, vec![0; 256]), // another sample size
+      datafrag(2, 2, 256, 1000, vec![0; 300]), // a payload shorter than claimed
+      datafrag(4, 2, 256, 1000, vec![0; 512]), // past the sample's end
+      datafrag(0, 1, 256, 1000, vec![0; 256]), // fragment 0
+      datafrag(2, 0, 256, 1000, vec![0; 256]), // no fragment
+    ];
+    let n_bad = bad.len() as u64;
+    for d in bad {
+      assert!(fa.new_datafrag(&of(1, d), flags).is_none());
+    }
+    // Sample 2 opened by a fragment larger than the sample.
+    assert!(fa
+      .new_datafrag(&of(2, datafrag(1, 1, 512, 500, vec![0; 500])), flags)
+      .is_none());
+    assert!(refusals().malformed - before >= n_bad + 1);
+    // Sample 1 still completes from well-formed fragments.
+    assert!(fa
+      .new_datafrag(&of(1, datafrag(2, 2, 256, 1000, vec![2; 512])), flags)
+      .is_none());
+    let mut last = vec![0, 1, 0, 0];
+    last.resize(232, 3);
+    assert!(fa
+      .new_datafrag(&of(1, datafrag(4, 1, 256, 1000, last)), flags)
+      .is_some());
   }
 
   // HORUS PATCH: the assembler took its fragment size from the first DATA_FRAG of any of

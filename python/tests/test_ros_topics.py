@@ -5,7 +5,7 @@ from shared memory, and refusals (wrong type, encode errors, body too large)."""
 from __future__ import annotations
 
 import gc
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 import pytest
@@ -193,6 +193,38 @@ def test_refusals_name_the_problem() -> None:
     small = horus.RosTopic(PointCloud2, "ros/small", max_tail_bytes=4096).publisher()
     with pytest.raises(horus.LoanError):
         small.send(cloud(0, 1024))
+
+
+def test_a_string_that_is_not_utf8_is_refused_on_send_and_nothing_is_sent() -> None:
+    # A ROS string is UTF-8 on the wire; a Python str holding a lone surrogate has no
+    # UTF-8 form: a typed error naming the field, before anything reaches the topic.
+    from horus.interfaces.sensor_msgs.msg import JointState
+
+    topic = horus.RosTopic(String, "ros/not_utf8")
+    sub = topic.subscriber()
+    pub = topic.publisher()
+    with pytest.raises(horus.CdrEncodeError) as e:
+        pub.send(String(data="ok \ud800 not"))
+    assert (e.value.kind, e.value.path) == ("not_utf8", "data")
+    assert sub.try_recv() is None
+    # Nested and in a sequence of strings, the path names the element.
+    bad_scan = scan(1)
+    bad_scan.header.frame_id = "laser\udfff"
+    assert encode_error_of(bad_scan) == ("not_utf8", "header.frame_id")
+    joints = JointState(name=["a", "b\ud83d", "c"])
+    assert encode_error_of(joints) == ("not_utf8", "name[1]")
+    # The publisher carries on: the next message is sent and is the only one received.
+    assert pub.send(String(data="after")) == 1
+    got = sub.recv(timeout=5.0)
+    assert got.data == "after"
+    assert sub.try_recv() is None
+    assert sub.counts() == (1, 0, 0)
+
+
+def encode_error_of(msg: Any) -> Tuple[str, str]:
+    with pytest.raises(horus.CdrEncodeError) as e:
+        msg.to_cdr()
+    return (e.value.kind, e.value.path)
 
 
 def test_hostile_bytes_on_a_topic_raise_typed_errors_and_lose_nothing_else(rust: Any) -> None:

@@ -15,11 +15,35 @@ between rounds; every figure is a range over rounds, never one run):
   processes (ping pinned to the first CPU, pong to the second), horus
   (``horus.RosTopic``, blocking ``recv``) and rclpy + rmw_fastrtps_cpp (reliable, keep
   last 10, ``spin_once``; run through ``scripts/ros2-python``, localhost discovery),
-  both doing the same work: ping writes every byte (a NumPy fill of its buffer) and
-  publishes; pong reads every byte once (a NumPy checksum of the received data) and
-  publishes the data back; ping reads every byte of the answer (checksum) and checks
-  its first and last byte. RTT = ping's publish to ping having read the answer,
-  ``time.perf_counter_ns``.
+  both doing the same work with the same functions: ping writes every byte
+  (``ndarray.fill``) and publishes; pong reads every byte once (``checksum`` of the
+  received data) and publishes the data back; ping reads every byte of the answer
+  (``checksum``) and checks its first and last byte. RTT = ping's fill to ping having
+  read and checked the answer, ``time.perf_counter_ns``.
+
+  What differs is only what each system's API offers. horus's ping fills a NumPy buffer
+  that ``send()`` copies into the chunk below ``LOAN_MIN`` (128 KiB), and from there
+  fills the chunk itself through a loan (``RosPublisher.loan``: no buffer, no copy at
+  send; its fixed cost, ~3.7 µs against ``send``'s ~1.3 µs, is repaid by the copy from
+  ~100 KiB, measured in one process: 64 KiB 3.4 µs send / 4.4 µs loan, 128 KiB 5.7 /
+  5.0 µs); horus's pong sends the received message back (``send(r)``, its data copied
+  from the received chunk into a new one: cheaper than copying it into a loan, 24 against
+  29 µs at 1 MiB). rclpy has no loans: its ping fills a NumPy view of the message's
+  ``array.array`` and publishes, its pong publishes the received message.
+
+  ``checksum`` (the one function both systems call, on the received data as it comes:
+  a read-only NumPy view of the chunk for horus, rclpy's ``array.array``) reads every
+  byte once, as cheaply as Python allows at each size (measured crossovers): up to
+  ``CHECKSUM_ZLIB_MAX`` (6 KiB) ``zlib.adler32`` of the buffer (NumPy's per-call cost,
+  ~1.7 µs for a 64-bit word sum, would be most of a 64 B round trip: adler32 takes
+  0.09 µs at 64 B, 1.8 µs at 6 KiB, 2.4 µs at 8 KiB, where NumPy takes 1.8–2.2 µs);
+  above it the sum of the data as 64-bit words (NumPy). From ``CHECKSUM_SPLIT_MIN``
+  (96 KiB) a misaligned buffer is summed as its 8-byte-aligned middle plus adler32 of
+  the up to 7 bytes either side: horus's ``uint8[]`` sits where CDR puts it (4-byte
+  aligned, 20 bytes into the chunk), and NumPy sums a misaligned ``uint64`` view through
+  a buffered copy, 35 µs at 1 MiB against 19 µs split and 15 µs for rclpy's aligned
+  ``array.array`` (finding the address costs ~2 µs a call, repaid from ~96 KiB).
+
 * ``build``: a Python publisher producing a 1 MiB ``PointCloud2`` (65,536 points) or a
   640×480 ``rgb8`` ``Image`` (900 KiB) from a source frame (one NumPy ``copyto``, every
   byte written), through ``send()`` (filled into the message's own array, which ``send``
@@ -45,6 +69,7 @@ import platform
 import subprocess
 import sys
 import time
+import zlib
 from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.abspath(__file__)
@@ -75,13 +100,33 @@ def percentiles(samples: List[int]) -> Dict[str, float]:
     return {"n": n, "min": s[0] / 1000.0, "p50": at(0.5), "p99": at(0.99), "max": s[-1] / 1000.0}
 
 
-def checksum(a: Any) -> int:
-    """Reads every byte once: the sum of the data as 64-bit words (bytes if not a multiple of 8)."""
+CHECKSUM_ZLIB_MAX = 6 * 1024  # zlib.adler32 up to here, NumPy 64-bit words above (measured crossover 6–8 KiB)
+CHECKSUM_SPLIT_MIN = 96 * 1024  # a misaligned buffer from here: aligned middle + edges (crossover ~96 KiB)
+LOAN_MIN = 128 * 1024  # horus's ping fills a loan from here, a buffer that send() copies below (crossover ~100 KiB)
+
+
+def checksum(buf: Any) -> int:
+    """Reads every byte of `buf` (any 1-D byte buffer: a NumPy uint8 array, an array.array('B')) once.
+
+    Up to CHECKSUM_ZLIB_MAX bytes zlib.adler32 (NumPy's per-call cost, ~1.7 µs, is most of a small
+    message's round trip; adler32 of 64 B takes 0.09 µs); above it the sum of the data as 64-bit words
+    (NumPy). NumPy sums a misaligned uint64 view through a buffered copy (35 µs at 1 MiB against 15 µs
+    aligned), so a misaligned buffer of CHECKSUM_SPLIT_MIN bytes or more is summed as its 8-byte-aligned
+    middle plus adler32 of the up to 7 bytes at either end (19 µs at 1 MiB; it costs ~2 µs more per call
+    in finding the address, which the smaller sizes do not repay). Also a length not a multiple of 8."""
+    n = len(buf)
+    if n <= CHECKSUM_ZLIB_MAX:
+        return zlib.adler32(buf)
     import numpy as np
 
-    if a.size % 8 == 0:
-        return int(a.view(np.uint64).sum(dtype=np.uint64))
-    return int(a.sum(dtype=np.uint64))
+    a = np.frombuffer(buf, np.uint8)
+    if n & 7 == 0:
+        words = a.view(np.uint64)
+        if words.flags.aligned or n < CHECKSUM_SPLIT_MIN:
+            return int(np.add.reduce(words))
+    head = -a.__array_interface__["data"][0] & 7
+    k = (n - head) & ~7
+    return int(np.add.reduce(a[head:head + k].view(np.uint64))) + zlib.adler32(a[head + k:].data, zlib.adler32(a[:head].data))
 
 
 def report(line: Dict[str, Any]) -> None:
@@ -266,16 +311,21 @@ def horus_side(ping: bool, busy: bool, size: int, ns: str, count: int, warmup: i
     pong = subprocess.Popen(pong_cmd, stdout=subprocess.PIPE, text=True)
     try:
         wait_line(pong, "ready")
+        loan = size >= LOAN_MIN
         buf = np.zeros(size, np.uint8)
-        msg = UInt8MultiArray(data=buf)
+        msg = UInt8MultiArray() if loan else UInt8MultiArray(data=buf)
         clock = time.perf_counter_ns
         samples: List[int] = []
         for i in range(total):
             b = i & 0xFF
             t0 = clock()
-            buf[:] = b  # every byte written
-            msg.data = buf
-            pub.send(msg)
+            if loan:
+                with pub.loan(msg, data=size) as m:
+                    m.data.fill(b)  # every byte written, in place in the chunk; sent at the end of the block
+            else:
+                buf.fill(b)  # every byte written ...
+                msg.data = buf
+                pub.send(msg)  # ... and copied into the chunk
             r = receive()
             d = r.data
             checksum(d)  # every byte read once
@@ -321,7 +371,7 @@ def rclpy_side(ping: bool, size: int, count: int, warmup: int, pong_cmd: List[st
                 rclpy.spin_once(node, timeout_sec=20)
                 while got:
                     m = got.pop(0)
-                    checksum(np.frombuffer(m.data, np.uint8))  # every byte read once
+                    checksum(m.data)  # every byte read once (the array.array as it comes)
                     pub.publish(m)  # the data back (serialized: copied)
                     done += 1
             sys.stdin.read()  # stay (and keep delivering) until ping has every answer
@@ -340,7 +390,7 @@ def rclpy_side(ping: bool, size: int, count: int, warmup: int, pong_cmd: List[st
             for i in range(total):
                 b = i & 0xFF
                 t0 = clock()
-                buf[:] = b  # every byte written
+                buf.fill(b)  # every byte written
                 msg.data = arr
                 pub.publish(msg)
                 while not got:
@@ -348,7 +398,7 @@ def rclpy_side(ping: bool, size: int, count: int, warmup: int, pong_cmd: List[st
                     if not got and pong.poll() is not None:
                         raise SystemExit(f"rclpy pong exited with {pong.returncode} at {i}")
                 r = got.pop(0)
-                d = np.frombuffer(r.data, np.uint8)
+                d = r.data  # array.array
                 checksum(d)  # every byte read once
                 ok = d[0] == b and d[-1] == b
                 t1 = clock()
@@ -454,10 +504,19 @@ def main() -> int:
         f"subscriber {where(c0)} polls try_recv and times only the call that returns the message "
         "(PointCloud2 1 MiB: try_recv() + .data, the NumPy view in shared memory; CmdVel: try_recv())",
         f"pingpong: ping {where(c0)}, pong {where(c1)} (each process pinned before it starts, so "
-        "its threads inherit the CPU); ping writes every byte (NumPy fill) and publishes, pong reads every "
-        "byte once (NumPy checksum) and publishes the received message back (rclpy: publish(m); horus: "
-        "send(r), its data copied from the received chunk into a new one), ping reads every byte "
-        "(checksum) and checks it; RTT = perf_counter_ns from before the fill to after the check",
+        "its threads inherit the CPU); same work and same functions on both sides: ping writes every byte "
+        "(ndarray.fill) and publishes, pong reads every byte once (checksum) and publishes the received "
+        "message back, ping reads every byte (checksum) and checks the first and last; RTT = "
+        "perf_counter_ns from before the fill to after the check. checksum(buf), called on the received "
+        f"data as it comes (horus: the read-only NumPy view of the chunk; rclpy: the array.array): up to "
+        f"{CHECKSUM_ZLIB_MAX} B zlib.adler32(buf), above it np.add.reduce of the data as uint64 words, from "
+        f"{CHECKSUM_SPLIT_MIN} B for a misaligned buffer (horus's: CDR puts a uint8[] 4-byte aligned) of its "
+        "8-byte-aligned middle + adler32 of the bytes at either end. horus ping: below "
+        f"{LOAN_MIN} B buf.fill(b) of a NumPy array, msg.data = buf, send(msg) (copied into the chunk); "
+        f"from {LOAN_MIN} B `with pub.loan(msg, data=n) as m: m.data.fill(b)` (filled in place in the "
+        "chunk, sent without a copy); horus pong: send(r), its data copied from the received chunk into a "
+        "new one. rclpy ping: buf.fill(b) of a NumPy view of an array.array, msg.data = that array, "
+        "publish(msg); rclpy pong: publish(m) of the received message",
         "horus: horus.RosTopic(std_msgs.msg.UInt8MultiArray), `horus` = blocking recv (RosSubscriber.recv: "
         "1000 polls as a Topic subscriber's, a few yields, then the futex), "
         "`horus-busy` = try_recv spin on both sides; "

@@ -68,7 +68,9 @@ fn usage() {
          --fastdds-default-buffers\n                     \
          run rclpy without the Fast DDS profile (default: every rclpy process,\n                     \
          rclpy <-> rclpy included, gets FASTDDS_DEFAULT_PROFILES_FILE=\n                     \
-         ros2/fastdds-large-messages.xml: a 4 MiB UDP receive buffer)\n",
+         ros2/fastdds-large-messages.xml: a 4 MiB UDP receive buffer)\n  \
+         --fastdds-profile FILE\n                     \
+         every rclpy process gets this Fast DDS profile instead (experiments)\n",
         System::ALL.map(System::name).join(", ")
     );
 }
@@ -161,9 +163,10 @@ fn method(
         match fastdds_profile {
             Some(p) => format!(
                 "every rclpy process (rclpy <-> rclpy included) runs with \
-                 FASTDDS_DEFAULT_PROFILES_FILE={} (Fast DDS's default transports, shared \
+                 FASTDDS_DEFAULT_PROFILES_FILE={} (by default the repository's \
+                 ros2/fastdds-large-messages.xml: Fast DDS's default transports, shared \
                  memory and UDPv4, with a 4 MiB UDP receive buffer; net.core.rmem_max here: \
-                 {}); --fastdds-default-buffers runs without it",
+                 {}); --fastdds-default-buffers runs without a profile",
                 p.display(),
                 rmem_max()
             ),
@@ -191,6 +194,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut unpinned = false;
     let mut use_netns = true;
     let mut fastdds_default_buffers = false;
+    let mut fastdds_profile: Option<std::path::PathBuf> = None;
     let mut discovery = None;
     let Some(common) = Common::parse(argv, |flag, value| {
         Ok(match flag {
@@ -218,6 +222,10 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             }
             "--fastdds-default-buffers" => {
                 fastdds_default_buffers = true;
+                true
+            }
+            "--fastdds-profile" => {
+                fastdds_profile = Some(value()?.into());
                 true
             }
             "--ros-discovery-range" => {
@@ -265,6 +273,8 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     let mut programs = Programs::from_build(discovery);
     if fastdds_default_buffers {
         programs.fastdds_profile = None;
+    } else if let Some(p) = fastdds_profile {
+        programs.fastdds_profile = Some(std::path::absolute(&p)?);
     }
     let mut run: Run<Row> = Run::start(
         "ros2",

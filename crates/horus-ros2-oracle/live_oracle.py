@@ -8,9 +8,10 @@ Run in the ROS 2 venv (`scripts/ros2-python`, which `make setup-ros2` makes):
 
 1. asks the Rust checker (`horus-ros2-oracle types`) for every structure of horus's
    standard set and finds rclpy's class for each (messages, services' _Request, _Response
-   and _Event); tf2_msgs is in horus's set but in no wheel, so its types are reported and
-   not checked. A type of the vendored packages that rclpy has and horus lacks (or the
-   reverse) fails the run: the vendored files and the wheels would disagree.
+   and _Event); tf2_msgs is in horus's set but in no wheel: its types go through rosbags'
+   ROS 2 type system instead (no_wheel_rosbags.py), as steps 2-4 say for rclpy. A type
+   of the vendored packages that rclpy has and horus lacks (or the reverse) fails the run:
+   the vendored files and the wheels would disagree.
 2. makes the default message and --per-type randomised ones of each type from rosidl's
    run-time introspection (SLOT_TYPES): empty, short, long and Unicode strings, empty and
    large sequences, nested sequences of structures, extreme numbers (integer limits, ±0,
@@ -43,6 +44,7 @@ import sys
 import tempfile
 import time
 
+from no_wheel_rosbags import NoWheelTypes, Randomiser
 from rclpy.serialization import deserialize_message, serialize_message
 from rosidl_parser.definition import (
     AbstractNestedType,
@@ -301,8 +303,20 @@ def main():
         print("\n".join(failures), file=sys.stderr)
         sys.exit(f"live_oracle: the vendored packages and the wheels disagree ({len(failures)})")
 
+    # The packages no wheel ships go through rosbags' ROS 2 type system instead
+    # (no_wheel_rosbags.py): every one of their types must be made there with ROS 2's hash.
+    no_wheel_types = NoWheelTypes(no_wheel)
+    if no_wheel_types.failures:
+        print("\n".join(no_wheel_types.failures), file=sys.stderr)
+        sys.exit(f"live_oracle: rosbags cannot check the no-wheel types ({len(no_wheel_types.failures)})")
+
     gen = Generator(args.seed)
+    tables = dict(SEQ=SEQ, BYTES=BYTES, STRUCTS=STRUCTS, CHARS=CHARS, INNER=INNER,
+                  MAX_NESTED_DEPTH=MAX_NESTED_DEPTH, UNICODE=UNICODE, INT_RANGES=INT_RANGES,
+                  FLOAT32_EDGES=FLOAT32_EDGES, FLOAT64_EDGES=FLOAT64_EDGES)
+    randomiser = Randomiser(no_wheel_types, gen, tables)
     messages = {}  # (type, case) -> (class, message, rclpy's bytes)
+    rosbags_messages = {}  # (type, case) -> (message as JSON text, rosbags' bytes)
     with tempfile.TemporaryDirectory(prefix="horus-ros2-oracle-") as tmp:
         work = args.keep or tmp
         os.makedirs(work, exist_ok=True)
@@ -322,21 +336,49 @@ def main():
                     messages[(name, case)] = (cls, text, cdr)
                     f.write(f'{{"type": "{name}", "case": "{case}", "value": {text}, '
                             f'"cdr": "{cdr.hex()}"}}\n')
+            for name in no_wheel_types.names:
+                for i in range(-1, args.per_type):
+                    mode = "default" if i < 0 else MODES[i % len(MODES)]
+                    msg = randomiser.default(name) if i < 0 else randomiser.message(name, mode)
+                    cdr = no_wheel_types.serialize(msg, name)
+                    case = mode if i < 0 else f"{mode}-{i}"
+                    text = no_wheel_types.as_json(msg, name)
+                    if no_wheel_types.as_json(no_wheel_types.deserialize(cdr, name), name) != text:
+                        failures.append(f"{name} {case}: rosbags does not read its own bytes back")
+                        continue
+                    rosbags_messages[(name, case)] = (text, cdr)
+                    f.write(f'{{"type": "{name}", "case": "{case}", "value": {text}, '
+                            f'"cdr": "{cdr.hex()}"}}\n')
         generated = time.monotonic()
         checker = subprocess.run([args.checker, "check", rclpy_path, horus_path])
         checked = time.monotonic()
         if checker.returncode != 0:
             failures.append(f"horus-ros2-oracle check exited {checker.returncode}")
 
-        answered, compared, padding, overrun = 0, 0, 0, set()
+        answered, answered_rosbags, compared, padding, overrun = 0, 0, 0, 0, set()
         # The checker writes the messages it found equal; none if it stopped early.
         exists = os.path.exists(horus_path)
         with open(horus_path, encoding="utf-8") if exists else contextlib.nullcontext([]) as f:
             for line in f:
                 a = json.loads(line)
-                cls, text, cdr = messages.pop((a["type"], a["case"]))
                 what = f"{a['type']} case {a['case']}"
                 horus, end = bytes.fromhex(a["horus"]), a["end"]
+                if (a["type"], a["case"]) in rosbags_messages:
+                    text, cdr = rosbags_messages.pop((a["type"], a["case"]))
+                    try:
+                        back = no_wheel_types.as_json(no_wheel_types.deserialize(horus, a["type"]), a["type"])
+                    except Exception as e:  # rosbags raises its own errors on bad bytes
+                        failures.append(f"{what}: rosbags cannot deserialize horus's bytes: {e}")
+                        continue
+                    if back != text:
+                        failures.append(f"{what}: rosbags reads horus's bytes as another message")
+                    if end != len(cdr):
+                        failures.append(f"{what}: rosbags' message is {len(cdr)} bytes, horus's {end}")
+                    answered_rosbags += 1
+                    compared += a["compared"]
+                    padding += a["padding"]
+                    continue
+                cls, text, cdr = messages.pop((a["type"], a["case"]))
                 try:
                     back = deserialize_message(horus, cls)
                 except Exception as e:  # rclpy raises a plain RuntimeError on bad bytes
@@ -351,8 +393,8 @@ def main():
                 answered += 1
                 compared += a["compared"]
                 padding += a["padding"]
-    if messages and checker.returncode == 0:
-        failures.append(f"{len(messages)} messages got no answer from the checker")
+    if (messages or rosbags_messages) and checker.returncode == 0:
+        failures.append(f"{len(messages) + len(rosbags_messages)} messages got no answer from the checker")
     if failures:
         print("\n".join(failures[:20]), file=sys.stderr)
         sys.exit(f"live_oracle: FAILED: {len(failures)} problems (first 20 above; seed {args.seed})")
@@ -360,8 +402,10 @@ def main():
           f"default and {args.per_type} random ones per type): horus's bytes (horus_idl::cdr and "
           f"the generated types) equal rclpy's, "
           f"{compared} bytes compared ({padding} padding bytes skipped; rclpy's buffer ran past the message for "
-          f"{len(overrun)} types), rclpy reads each of horus's encodings back; not checked "
-          f"(no wheel): {len(no_wheel)} types of {', '.join(sorted(NO_WHEEL))}; "
+          f"{len(overrun)} types), rclpy reads each of horus's encodings back; "
+          f"{', '.join(sorted(NO_WHEEL))} (no wheel): {len(no_wheel_types.names)} types, "
+          f"{answered_rosbags} messages through rosbags instead (its RIHS01 equal to ROS 2's, "
+          f"its bytes equal to horus's, horus's read back); "
           f"{generated - started:.1f}s rclpy, {checked - generated:.1f}s horus, "
           f"{time.monotonic() - checked:.1f}s rclpy reading")
 

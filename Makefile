@@ -365,11 +365,12 @@ setup-ros2: setup
 	fi
 
 # The live oracle: crates/horus-ros2-oracle/live_oracle.py (rclpy, in the ROS 2 venv) makes
-# ROS2_ORACLE_PER_TYPE randomised messages of every standard type rclpy has (all of
-# crates/horus-idl/interfaces but tf2_msgs, which no wheel ships) from seed
+# ROS2_ORACLE_PER_TYPE randomised messages of every standard type rclpy has from seed
 # ROS2_ORACLE_SEED, serializes them, and runs the Rust checker horus-ros2-oracle, which
 # compares horus's encoding with rclpy's bytes (all but padding, equal length) and decodes
-# rclpy's bytes; rclpy then deserializes horus's bytes. Both are real processes exchanging
+# rclpy's bytes; rclpy then deserializes horus's bytes. tf2_msgs, which no wheel ships, goes
+# through rosbags' ROS 2 type system instead (no_wheel_rosbags.py: its hashes checked
+# against ROS 2's, its serializer the oracle, horus's bytes read back by it). Both are real processes exchanging
 # JSON lines through a temporary directory. /dev/shm must be as before (scripts/ros2-python
 # removes the lttng-ust-wait-* files rclpy's tracing library makes).
 ROS2_ORACLE_SEED     ?= 20261127

@@ -243,6 +243,7 @@ impl Bridge {
                 .collect(),
             ros_graph: self.ros_graph.clone(),
             dds_fragments_refused: crate::fragment_refusals::DdsFragmentRefusals::now(),
+            dds_discovery_refused: crate::discovery_refusals::DdsDiscoveryRefusals::now(),
         }
     }
 

@@ -20,6 +20,7 @@ mod bridge;
 mod config;
 mod dds;
 mod discovery;
+mod discovery_refusals;
 mod filter;
 mod fragment_refusals;
 mod inbound;
@@ -44,6 +45,7 @@ pub use config::{parse_domain_id, BridgeConfig, ConfigError, MAX_DOMAIN_ID, NODE
 pub use dds::{Dds, DdsStartError};
 pub use discovery::{type_hash_of_user_data, RemoteEndpoint, RemoteEndpoints};
 pub use filter::{Filter, PatternError};
+pub use discovery_refusals::DdsDiscoveryRefusals;
 pub use fragment_refusals::DdsFragmentRefusals;
 pub use node_name::{NodeNameError, RosNodeName, DEFAULT_NODE_NAME, MAX_NODE_NAME_BYTES};
 pub use ros_graph::{

@@ -98,6 +98,11 @@ pub struct BridgeStatus {
     /// in a status written before it existed.
     #[serde(default)]
     pub dds_fragments_refused: crate::fragment_refusals::DdsFragmentRefusals,
+    /// Discovery announcements the DDS participant refused or gave up (participants past
+    /// its cap, leases clamped, endpoints past their caps or forgotten, topic records); zero
+    /// in a status written before it existed.
+    #[serde(default)]
+    pub dds_discovery_refused: crate::discovery_refusals::DdsDiscoveryRefusals,
 }
 
 /// Where `namespace`'s ROS 2 bridge writes its status.

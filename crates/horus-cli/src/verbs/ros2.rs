@@ -181,6 +181,13 @@ fn print_status(s: &BridgeStatus) {
             f.oversize, f.over_budget, f.unmatched_writer, f.too_many_fragments, f.malformed
         );
     }
+    let d = &s.dds_discovery_refused;
+    if d.any() {
+        println!(
+            "  DDS discovery refused: participants {}, participants given up {}, leases clamped {}, endpoints {}, endpoints forgotten {}, topic records {}",
+            d.participants_refused, d.participants_evicted, d.leases_clamped, d.endpoints_refused, d.endpoints_forgotten, d.topics_refused
+        );
+    }
 }
 
 fn print_topic(t: &TopicStatus) {

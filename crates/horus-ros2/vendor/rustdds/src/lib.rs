@@ -210,9 +210,17 @@ pub mod serialization;
 /// counters.
 pub mod horus_reassembly;
 
+/// HORUS PATCH (HORUS-PATCH.md): the bounds on what discovery keeps of other participants
+/// and the refusals' counters.
+pub mod horus_discovery_limits;
+
 /// HORUS PATCH (HORUS-PATCH.md): the receive path's parsing for horus's fuzz target.
 #[cfg(feature = "horus-fuzz")]
 pub mod horus_fuzz;
+
+/// HORUS PATCH (HORUS-PATCH.md): discovery's payload decoders for horus's fuzz target.
+#[cfg(feature = "horus-fuzz")]
+pub mod horus_fuzz_discovery;
 
 // Re-exports from crate root to simplify usage
 #[doc(inline)]

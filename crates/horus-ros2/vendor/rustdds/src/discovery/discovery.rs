@@ -23,7 +23,9 @@ use crate::{
     statusevents::{DomainParticipantStatusEvent, LostReason, StatusChannelSender},
   },
   discovery::{
-    discovery_db::{discovery_db_read, discovery_db_write, DiscoveredVia, DiscoveryDB},
+    discovery_db::{
+      discovery_db_read, discovery_db_write, DiscoveredVia, DiscoveryDB, ParticipantUpdate,
+    },
     sedp_messages::{
       DiscoveredReaderData, DiscoveredTopicData, DiscoveredWriterData, Endpoint_GUID,
       ParticipantMessageData, ParticipantMessageDataKind,
@@ -303,6 +305,8 @@ impl Discovery {
   const TOPIC_CLEANUP_PERIOD: StdDuration = StdDuration::from_secs(60); // timer for cleaning up inactive topics
   const SPDP_PUBLISH_PERIOD: StdDuration = StdDuration::from_secs(10);
   const CHECK_PARTICIPANT_MESSAGES: StdDuration = StdDuration::from_secs(1);
+  // HORUS PATCH: how many SPDP samples spdp_receive takes at once.
+  const SPDP_TAKE_BATCH: usize = 1024;
   #[cfg(feature = "security")]
   const CACHED_SECURE_DISCOVERY_MESSAGE_RESEND_PERIOD: StdDuration = StdDuration::from_secs(1);
 
@@ -978,10 +982,27 @@ impl Discovery {
 
   pub fn spdp_receive(&mut self) {
     loop {
-      let s = self.dcps_participant.reader.take_next_sample();
-      debug!("spdp_receive read {:?}", s);
-      match s {
-        Ok(Some(ds)) => {
+      // HORUS PATCH: the samples taken in batches of SPDP_TAKE_BATCH (was: one at a time
+      // with take_next_sample, each take selecting and sorting every unread sample: a
+      // flood's backlog of N announcements took N^2 / 2 steps to drain).
+      let batch = match self
+        .dcps_participant
+        .reader
+        .take(Self::SPDP_TAKE_BATCH, ReadCondition::not_read())
+      {
+        Ok(batch) if batch.is_empty() => {
+          trace!("spdp_receive: no more data");
+          return;
+        }
+        Ok(batch) => batch,
+        Err(e) => {
+          error!(" !!! spdp_receive: {e:?}");
+          return;
+        }
+      };
+      for ds in batch {
+        debug!("spdp_receive read {:?}", ds);
+        {
           #[cfg(not(feature = "security"))]
           let permission = NormalDiscoveryPermission::Allow;
 
@@ -1038,14 +1059,6 @@ impl Discovery {
             }
           }
         }
-        Ok(None) => {
-          trace!("spdp_receive: no more data");
-          return;
-        } // no more data
-        Err(e) => {
-          error!(" !!! spdp_receive: {e:?}");
-          return;
-        }
       }
     } // loop
   }
@@ -1054,7 +1067,25 @@ impl Discovery {
     &mut self,
     participant_data: &SpdpDiscoveredParticipantData,
   ) {
-    let was_new = discovery_db_write(&self.discovery_db).update_participant(participant_data);
+    // HORUS PATCH: a refused participant is not reported or matched; the one whose place a
+    // new one took is reported lost.
+    let update = discovery_db_write(&self.discovery_db).update_participant(participant_data);
+    let was_new = match update {
+      ParticipantUpdate::Refused => return,
+      ParticipantUpdate::Known => false,
+      ParticipantUpdate::New { evicted } => {
+        if let Some((guid_prefix, reason)) = evicted {
+          self.send_discovery_notification(DiscoveryNotificationType::ParticipantLost {
+            guid_prefix,
+          });
+          self.send_participant_status(DomainParticipantStatusEvent::ParticipantLost {
+            id: guid_prefix,
+            reason,
+          });
+        }
+        true
+      }
+    };
     let guid_prefix = participant_data.participant_guid.prefix;
 
     // Send notification to dp_event_loop. It will update local reader/writer
@@ -1211,7 +1242,10 @@ impl Discovery {
         match d {
           Sample::Value(d) => {
             trace!("sedp_receive_subscription - {d:?}");
-            let drd = discovery_db_write(&self.discovery_db).update_subscription(&d);
+            // HORUS PATCH: a refused reader is not reported or matched.
+            let Some(drd) = discovery_db_write(&self.discovery_db).update_subscription(&d) else {
+              continue;
+            };
             debug!(
               "sedp_receive_subscription - send_discovery_notification ReaderUpdated  {:?}",
               drd
@@ -1290,8 +1324,12 @@ impl Discovery {
         match d {
           Sample::Value(dwd) => {
             trace!("sedp_receive_publication discovered {:?}", dwd);
-            let discovered_writer_data =
-              discovery_db_write(&self.discovery_db).update_publication(&dwd);
+            // HORUS PATCH: a refused writer is not reported or matched.
+            let Some(discovered_writer_data) =
+              discovery_db_write(&self.discovery_db).update_publication(&dwd)
+            else {
+              continue;
+            };
             self.send_discovery_notification(DiscoveryNotificationType::WriterUpdated {
               discovered_writer_data,
             });
@@ -1681,7 +1719,12 @@ impl Discovery {
           Sample::Value(sec_sub) => {
             // Currently we use only the DiscoveredReaderData field, no DataTag
             let drd_from_topic = sec_sub.discovered_reader_data;
-            let drd = discovery_db_write(&self.discovery_db).update_subscription(&drd_from_topic);
+            // HORUS PATCH: a refused reader is not reported or matched.
+            let Some(drd) =
+              discovery_db_write(&self.discovery_db).update_subscription(&drd_from_topic)
+            else {
+              continue;
+            };
             self.send_discovery_notification(DiscoveryNotificationType::ReaderUpdated {
               discovered_reader_data: drd,
             });
@@ -1728,7 +1771,12 @@ impl Discovery {
           Sample::Value(se_pub) => {
             // Currently we use only the DiscoveredWriterData field, no DataTag
             let dwd_from_topic = se_pub.discovered_writer_data;
-            let dwd = discovery_db_write(&self.discovery_db).update_publication(&dwd_from_topic);
+            // HORUS PATCH: a refused writer is not reported or matched.
+            let Some(dwd) =
+              discovery_db_write(&self.discovery_db).update_publication(&dwd_from_topic)
+            else {
+              continue;
+            };
             self.send_discovery_notification(DiscoveryNotificationType::WriterUpdated {
               discovered_writer_data: dwd,
             });

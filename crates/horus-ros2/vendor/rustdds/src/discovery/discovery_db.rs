@@ -25,6 +25,8 @@ use crate::{
     guid::{EntityId, GuidPrefix, GUID},
   },
 };
+// HORUS PATCH (HORUS-PATCH.md): the bounds on what discovery keeps.
+use crate::horus_discovery_limits::{self as limits, Refusal};
 use super::{
   sedp_messages::{
     topics_inconsistent, DiscoveredReaderData, DiscoveredTopicData, DiscoveredWriterData,
@@ -75,10 +77,33 @@ pub(crate) struct DiscoveryDB {
   // Inner key is topic data sender.
   topics: BTreeMap<String, BTreeMap<GUID, (DiscoveredVia, DiscoveredTopicData)>>,
 
+  // HORUS PATCH: the records in `topics` (all names' together), kept within
+  // limits::MAX_TOPIC_RECORDS.
+  topic_records: usize,
+
+  // HORUS PATCH: when the first endpoint of a GUID prefix no participant announced
+  // arrived; its endpoints are forgotten after limits::ORPHAN_ENDPOINT_LIFETIME unless its
+  // participant comes.
+  orphan_prefixes: BTreeMap<GuidPrefix, Instant>,
+
   // sender for notifying (potential) waiters in participant.find_topic() call
   topic_updated_sender: std::sync::mpsc::SyncSender<()>,
 
   participant_status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
+}
+
+// HORUS PATCH: what DiscoveryDB::update_participant did with an SPDP announcement.
+#[derive(Debug)]
+pub(crate) enum ParticipantUpdate {
+  // A participant not known before, now known; `evicted`: the participant, silent for
+  // limits::SILENCE_BEFORE_EVICTION, whose place it took (already removed).
+  New {
+    evicted: Option<(GuidPrefix, LostReason)>,
+  },
+  // A participant known before (or this one).
+  Known,
+  // A participant not known before, refused: limits::MAX_PARTICIPANTS known.
+  Refused,
 }
 
 // How did we discover this topic
@@ -138,6 +163,8 @@ impl DiscoveryDB {
       external_topic_readers_attic: BTreeMap::new(),
       external_topic_writers_attic: BTreeMap::new(),
       topics: BTreeMap::new(),
+      topic_records: 0,
+      orphan_prefixes: BTreeMap::new(),
       topic_updated_sender,
       participant_status_sender,
     }
@@ -150,8 +177,10 @@ impl DiscoveryDB {
       .unwrap_or_else(|e| error!("Cannot report participant status: {e:?}"));
   }
 
-  // Returns if participant was previously unknown
-  pub fn update_participant(&mut self, data: &SpdpDiscoveredParticipantData) -> bool {
+  // HORUS PATCH: returns what was done: a participant previously unknown admitted (and
+  // which participant it replaced, if any), a known one updated, or an unknown one refused
+  // (was: whether the participant was previously unknown).
+  pub fn update_participant(&mut self, data: &SpdpDiscoveredParticipantData) -> ParticipantUpdate {
     debug!("update_participant: {:?}", data);
     let guid = data.participant_guid;
 
@@ -159,7 +188,37 @@ impl DiscoveryDB {
     if guid.entity_id != EntityId::PARTICIPANT {
       error!("Discovered participant GUID entity_id is not for participant: {guid:?}");
       // Maybe we should discard the participant here?
-      return false;
+      return ParticipantUpdate::Known;
+    }
+
+    // HORUS PATCH: at most limits::MAX_PARTICIPANTS; a new one past it takes the place of
+    // the one silent longest if silent long enough, else it is refused.
+    let mut evicted = None;
+    if !self.participant_proxies.contains_key(&guid.prefix)
+      && self.participant_proxies.len() >= limits::MAX_PARTICIPANTS
+    {
+      match self.longest_silent_participant() {
+        Some((prefix, silence)) if silence >= limits::SILENCE_BEFORE_EVICTION => {
+          limits::count(Refusal::ParticipantEvicted, 1, || {
+            format!("{prefix:?} silent for {silence:?}, for {:?}", guid.prefix)
+          });
+          let lease = self.lease_of(prefix);
+          self.remove_participant(prefix, false);
+          evicted = Some((
+            prefix,
+            LostReason::Timeout {
+              lease,
+              elapsed: Duration::from_std(silence),
+            },
+          ));
+        }
+        _ => {
+          limits::count(Refusal::ParticipantRefused, 1, || {
+            format!("{:?}: {} participants known", guid.prefix, limits::MAX_PARTICIPANTS)
+          });
+          return ParticipantUpdate::Refused;
+        }
+      }
     }
 
     // We allow discovery to discover self, since our discovery readers
@@ -176,6 +235,17 @@ impl DiscoveryDB {
     if !self.participant_proxies.contains_key(&guid.prefix) {
       info!("New remote participant: {:?}", data);
       new_participant = true;
+      // HORUS PATCH: its endpoints announced before it are its own now.
+      self.orphan_prefixes.remove(&guid.prefix);
+      if guid != self.my_guid
+        && data
+          .lease_duration
+          .is_some_and(|l| l > Duration::from_std(limits::MAX_LEASE_DURATION))
+      {
+        limits::count(Refusal::LeaseClamped, 1, || {
+          format!("{:?} announced {:?}", guid.prefix, data.lease_duration)
+        });
+      }
       if guid == self.my_guid {
         info!("Remote participant {guid:?} is myself, but some reflection is good.");
         new_participant = false;
@@ -204,7 +274,33 @@ impl DiscoveryDB {
       .participant_last_life_signs
       .insert(guid.prefix, Instant::now());
 
-    new_participant
+    if new_participant {
+      ParticipantUpdate::New { evicted }
+    } else {
+      ParticipantUpdate::Known
+    }
+  }
+
+  // HORUS PATCH: the participant (not this one) heard from the longest ago, and how long.
+  fn longest_silent_participant(&self) -> Option<(GuidPrefix, std::time::Duration)> {
+    let now = Instant::now();
+    self
+      .participant_last_life_signs
+      .iter()
+      .filter(|(p, _)| **p != self.my_guid.prefix)
+      .min_by_key(|(_, t)| **t)
+      .map(|(p, t)| (*p, now.saturating_duration_since(*t)))
+  }
+
+  // HORUS PATCH: the lease honoured for a participant: as announced (RustDDS's default when
+  // none), at most limits::MAX_LEASE_DURATION.
+  fn lease_of(&self, prefix: GuidPrefix) -> Duration {
+    let lease = self
+      .participant_proxies
+      .get(&prefix)
+      .and_then(|sp| sp.lease_duration)
+      .unwrap_or(DEFAULT_PARTICIPANT_LEASE_DURATION);
+    lease.min(Duration::from_std(limits::MAX_LEASE_DURATION))
   }
 
   pub fn participant_is_alive(&mut self, guid_prefix: GuidPrefix) {
@@ -236,6 +332,19 @@ impl DiscoveryDB {
       self.remove_topic_reader_with_prefix(guid_prefix);
       self.remove_topic_writer_with_prefix(guid_prefix);
     } else {
+      // HORUS PATCH: the attic keeps at most limits::MAX_REMOTE_ENDPOINTS endpoints; a
+      // participant's that do not fit are forgotten.
+      let in_attic =
+        self.external_topic_readers_attic.len() + self.external_topic_writers_attic.len();
+      let moving = self.endpoints_of(guid_prefix);
+      if in_attic + moving > limits::MAX_REMOTE_ENDPOINTS {
+        limits::count(Refusal::EndpointForgotten, moving as u64, || {
+          format!("{moving} of lost {guid_prefix:?}: {in_attic} kept for rediscovery")
+        });
+        self.remove_topic_reader_with_prefix(guid_prefix);
+        self.remove_topic_writer_with_prefix(guid_prefix);
+        return;
+      }
       // move to attic
       move_by_guid_prefix(
         guid_prefix,
@@ -248,6 +357,48 @@ impl DiscoveryDB {
         &mut self.external_topic_writers_attic,
       );
     }
+  }
+
+  // HORUS PATCH: the participants, remote endpoints (attic included) and topic records
+  // kept, for the fuzz target dds_discovery.
+  #[cfg(feature = "horus-fuzz")]
+  pub(crate) fn horus_sizes(&self) -> (usize, usize, usize) {
+    (
+      self.participant_proxies.len(),
+      self.external_topic_readers.len()
+        + self.external_topic_writers.len()
+        + self.external_topic_readers_attic.len()
+        + self.external_topic_writers_attic.len(),
+      self.topic_records,
+    )
+  }
+
+  // HORUS PATCH: the remote readers and writers of `guid_prefix` known now.
+  fn endpoints_of(&self, guid_prefix: GuidPrefix) -> usize {
+    self.external_topic_readers.range(guid_prefix.range()).count()
+      + self.external_topic_writers.range(guid_prefix.range()).count()
+  }
+
+  // HORUS PATCH: whether a remote endpoint not known yet may be added (else counts it
+  // refused); notes when it is the first of a GUID prefix no participant announced.
+  fn admit_endpoint(&mut self, guid: GUID) -> bool {
+    let total = self.external_topic_readers.len() + self.external_topic_writers.len();
+    let of_participant = self.endpoints_of(guid.prefix);
+    if total >= limits::MAX_REMOTE_ENDPOINTS
+      || of_participant >= limits::MAX_ENDPOINTS_PER_PARTICIPANT
+    {
+      limits::count(Refusal::EndpointRefused, 1, || {
+        format!("{guid:?}: {of_participant} of its participant, {total} in all")
+      });
+      return false;
+    }
+    if !self.participant_proxies.contains_key(&guid.prefix) {
+      self
+        .orphan_prefixes
+        .entry(guid.prefix)
+        .or_insert_with(Instant::now);
+    }
+    true
   }
 
   pub fn find_participant_proxy(
@@ -310,10 +461,9 @@ impl DiscoveryDB {
     let mut to_remove = Vec::new();
     // TODO: We are not cleaning up liast_life_signs table, but that should not be a
     // problem, except for a slight memory leak.
-    for (&guid, sp) in &self.participant_proxies {
-      let lease_duration = sp
-        .lease_duration
-        .unwrap_or(DEFAULT_PARTICIPANT_LEASE_DURATION);
+    for &guid in self.participant_proxies.keys() {
+      // HORUS PATCH: at most limits::MAX_LEASE_DURATION (was: as announced, up to 68 years).
+      let lease_duration = self.lease_of(guid);
       // let lease_duration = lease_duration + lease_duration; // double it
       match self.participant_last_life_signs.get(&guid) {
         Some(&last_life) => {
@@ -343,6 +493,36 @@ impl DiscoveryDB {
 
     for (guid, _) in &to_remove {
       self.remove_participant(*guid, false); // false = removed due to timeout
+    }
+
+    // HORUS PATCH: the endpoints of a GUID prefix no participant announced within
+    // limits::ORPHAN_ENDPOINT_LIFETIME are forgotten (reported lost like a participant, so
+    // that the proxies matched to them go too).
+    let lifetime = limits::ORPHAN_ENDPOINT_LIFETIME;
+    let expired: Vec<(GuidPrefix, std::time::Duration)> = self
+      .orphan_prefixes
+      .iter()
+      .map(|(p, t)| (*p, inow.saturating_duration_since(*t)))
+      .filter(|(_, age)| *age > lifetime)
+      .collect();
+    for (prefix, age) in expired {
+      self.orphan_prefixes.remove(&prefix);
+      if self.participant_proxies.contains_key(&prefix) {
+        continue;
+      }
+      let n = self.endpoints_of(prefix);
+      limits::count(Refusal::EndpointForgotten, n as u64, || {
+        format!("{n} of {prefix:?}, which no participant announced")
+      });
+      self.remove_topic_reader_with_prefix(prefix);
+      self.remove_topic_writer_with_prefix(prefix);
+      to_remove.push((
+        prefix,
+        LostReason::Timeout {
+          lease: Duration::from_std(lifetime),
+          elapsed: Duration::from_std(age),
+        },
+      ));
     }
 
     to_remove
@@ -395,7 +575,10 @@ impl DiscoveryDB {
       .cloned()
       .collect();
     for dt in &dead_topics {
-      self.topics.remove(dt);
+      // HORUS PATCH: topic_records kept in step.
+      if let Some(records) = self.topics.remove(dt) {
+        self.topic_records -= records.len();
+      }
     }
   }
 
@@ -421,8 +604,16 @@ impl DiscoveryDB {
   // them from the remote participant.
   //
   // The topic is updated to the topics table.
-  pub fn update_subscription(&mut self, data: &DiscoveredReaderData) -> DiscoveredReaderData {
+  // HORUS PATCH: `None` when a new reader is refused (limits::MAX_ENDPOINTS_PER_PARTICIPANT
+  // or limits::MAX_REMOTE_ENDPOINTS).
+  pub fn update_subscription(
+    &mut self,
+    data: &DiscoveredReaderData,
+  ) -> Option<DiscoveredReaderData> {
     let guid = data.reader_proxy.remote_reader_guid;
+    if !self.external_topic_readers.contains_key(&guid) && !self.admit_endpoint(guid) {
+      return None;
+    }
 
     // fill in the default locators from participant, in case DRD did not provide
     // any
@@ -474,12 +665,20 @@ impl DiscoveryDB {
     // reader update. If there is a DiscoveredVia::Topic record, use QosPolicies
     // from that record and modify by QoS given in the DRD.
 
-    enriched
+    Some(enriched)
   }
 
   // TODO: This is silly. Returns one of the parameters cloned, or None
-  pub fn update_publication(&mut self, data: &DiscoveredWriterData) -> DiscoveredWriterData {
+  // HORUS PATCH: `None` when a new writer is refused (limits::MAX_ENDPOINTS_PER_PARTICIPANT
+  // or limits::MAX_REMOTE_ENDPOINTS).
+  pub fn update_publication(
+    &mut self,
+    data: &DiscoveredWriterData,
+  ) -> Option<DiscoveredWriterData> {
     let guid = data.writer_proxy.remote_writer_guid;
+    if !self.external_topic_writers.contains_key(&guid) && !self.admit_endpoint(guid) {
+      return None;
+    }
 
     // fill in the default locators from participant, in case DRD did not provide
     // any
@@ -527,7 +726,7 @@ impl DiscoveryDB {
       DiscoveredVia::Publication,
     );
 
-    enriched
+    Some(enriched)
   }
 
   // This is for local participant updating the topic table
@@ -608,10 +807,26 @@ impl DiscoveryDB {
         }
         // We have to topic, but not from this participant
         // TODO: Check that there is agreement about topic type name (at least)
+        // HORUS PATCH: at most limits::MAX_TOPIC_RECORDS records.
+        if self.topic_records >= limits::MAX_TOPIC_RECORDS {
+          limits::count(Refusal::TopicRefused, 1, || {
+            format!("{topic_name:?} from {updater:?}")
+          });
+          return;
+        }
+        self.topic_records += 1;
         t.insert(updater, (discovered_via, dtd.clone())); // this should return None
         notify = true;
       }
     } else {
+      // HORUS PATCH: at most limits::MAX_TOPIC_RECORDS records.
+      if self.topic_records >= limits::MAX_TOPIC_RECORDS {
+        limits::count(Refusal::TopicRefused, 1, || {
+          format!("{topic_name:?} from {updater:?}")
+        });
+        return;
+      }
+      self.topic_records += 1;
       // new topic to us
       let mut b = BTreeMap::new();
       b.insert(updater, (discovered_via, dtd.clone()));
@@ -1176,3 +1391,8 @@ mod tests {
     assert_eq!(discoverydb.get_all_local_topic_readers().count(), 2);
   }
 }
+
+// HORUS PATCH (HORUS-PATCH.md): tests of the bounds on what discovery keeps.
+#[cfg(test)]
+#[path = "horus_discovery_limits_tests.rs"]
+mod horus_discovery_limits_tests;

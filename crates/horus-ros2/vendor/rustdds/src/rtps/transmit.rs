@@ -22,7 +22,7 @@
 //! interface" path, so reachability is never reduced.
 
 use std::{
-  collections::BTreeMap,
+  collections::{BTreeMap, VecDeque},
   net::{IpAddr, SocketAddr},
   time::{Duration, Instant},
 };
@@ -204,7 +204,16 @@ impl ObservedRoutes {
 #[derive(Debug, Default)]
 pub struct InterfaceObservations {
   by_participant: BTreeMap<GuidPrefix, ObservedRoutes>,
+  // HORUS PATCH (HORUS-PATCH.md): the prefixes in `by_participant` in the order they were
+  // first recorded (and some removed since), so that at most MAX_OBSERVED_PARTICIPANTS are
+  // kept: a flood of datagrams under ever-new GUID prefixes made it grow without end.
+  order: VecDeque<GuidPrefix>,
 }
+
+// HORUS PATCH: the most participants whose routes are observed; past it the one first
+// recorded is forgotten (its route falls back to its advertised locators until its next
+// datagram). Twice the participants discovery keeps, so that a live one is rarely forgotten.
+const MAX_OBSERVED_PARTICIPANTS: usize = 2 * crate::horus_discovery_limits::MAX_PARTICIPANTS;
 
 impl InterfaceObservations {
   pub fn new() -> Self {
@@ -219,6 +228,22 @@ impl InterfaceObservations {
     iface: Option<InterfaceSelector>,
     source: SocketAddr,
   ) {
+    // HORUS PATCH: at most MAX_OBSERVED_PARTICIPANTS, the first recorded forgotten first.
+    if !self.by_participant.contains_key(&prefix) {
+      while self.by_participant.len() >= MAX_OBSERVED_PARTICIPANTS {
+        match self.order.pop_front() {
+          Some(oldest) => {
+            self.by_participant.remove(&oldest);
+          }
+          None => break,
+        }
+      }
+      if self.order.len() >= 2 * MAX_OBSERVED_PARTICIPANTS {
+        let by_participant = &self.by_participant;
+        self.order.retain(|p| by_participant.contains_key(p));
+      }
+      self.order.push_back(prefix);
+    }
     self
       .by_participant
       .entry(prefix)

@@ -32,7 +32,14 @@ pub struct DataSampleCache<D: Keyed> {
   datasamples: BTreeMap<Timestamp, SampleWithMetaData<D>>, /* ordered storage for deserialized
                                                             * samples */
   pub(crate) instance_map: BTreeMap<D::K, InstanceMetaData>, // ordered storage for instances
+  // HORUS PATCH (HORUS-PATCH.md): instance_map's size at which the instances holding no
+  // sample are forgotten (was: never, one entry per key ever received: a flood of SPDP
+  // announcements under new GUIDs grew it without end).
+  prune_instances_at: usize,
 }
+
+// HORUS PATCH: the fewest instances at which those holding no sample are forgotten.
+const PRUNE_INSTANCES_AT: usize = 16384;
 
 pub(crate) struct InstanceMetaData {
   instance_samples: BTreeSet<Timestamp>, // which samples belong to this instance
@@ -75,6 +82,7 @@ where
       qos,
       datasamples: BTreeMap::new(),
       instance_map: BTreeMap::new(),
+      prune_instances_at: PRUNE_INSTANCES_AT,
     }
   }
 
@@ -135,6 +143,20 @@ where
                                                                         * so start from zero */
         last_generation_accessed: NotAliveGenerationCounts::sub_zero(), // never accessed
       };
+      // HORUS PATCH: past prune_instances_at, the instances holding no sample are forgotten
+      // (a later sample of one is a new instance), and the next pruning is when the
+      // instances have doubled, so that each costs O(1) amortized.
+      if self.instance_map.len() >= self.prune_instances_at {
+        // (A take leaves the taken samples' timestamps in instance_samples.)
+        let datasamples = &self.datasamples;
+        self.instance_map.retain(|_, imd| {
+          imd
+            .instance_samples
+            .retain(|ts| datasamples.contains_key(ts));
+          !imd.instance_samples.is_empty()
+        });
+        self.prune_instances_at = PRUNE_INSTANCES_AT.max(2 * self.instance_map.len());
+      }
       self.instance_map.insert(instance_key.clone(), imd);
       self
         .instance_map

@@ -47,6 +47,10 @@ pub(crate) enum ReaderCommand {
 
 // This is helper struct.
 // All mutable state needed for reading should go here.
+// HORUS PATCH (HORUS-PATCH.md): the most key hashes a reader remembers (see
+// update_hash_to_key_map): 4 times the instances of a built-in SEDP reader.
+const MAX_KEY_HASHES: usize = 16384;
+
 pub(crate) struct ReadState<K: Key> {
   latest_instant: Timestamp, /* This is used as a read pointer from dds_cache for BEST_EFFORT
                               * reading */
@@ -222,7 +226,15 @@ where
       Sample::Value(d) => d.key(),
       Sample::Dispose(k) => k.clone(),
     };
-    hash_to_key_map.insert(instance_key.hash_key(false), instance_key);
+    let hash = instance_key.hash_key(false);
+    // HORUS PATCH (HORUS-PATCH.md): at most MAX_KEY_HASHES kept, the map emptied when full
+    // (was: never garbage collected, one entry per key ever received: a flood of SPDP
+    // announcements under new GUIDs grew it without end). A dispose naming a forgotten
+    // key's hash is then not decoded (logged, dropped).
+    if hash_to_key_map.len() >= MAX_KEY_HASHES && !hash_to_key_map.contains_key(&hash) {
+      hash_to_key_map.clear();
+    }
+    hash_to_key_map.insert(hash, instance_key);
   }
 
   fn deserialize_with<S>(

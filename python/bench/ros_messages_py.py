@@ -24,8 +24,9 @@ blocking ``recv``:
   m.data.fill(b)``, sent without a copy.
 * **pong reads** the received message (decoded: strings as ``str``, nested messages as objects,
   primitive sequences as read-only NumPy views of the chunk) with ``read_message``: every
-  primitive array's bytes once (``read_bytes``), every string (``hash`` of a fresh ``str``
-  reads each character), every scalar of the message and of each nested message (all 50
+  primitive array's bytes once (``read_bytes``), every string (the decoder has read its bytes
+  to make the ``str``; ``hash`` reads its characters again, unless CPython cached the hash of
+  a one-character string), every scalar of the message and of each nested message (all 50
   transforms); then sends the received message back (``send(r)``: encoded again, its arrays
   copied from the received chunk into a new one).
 * **ping reads** the answer the same way (``read_message``) and checks its stamp is the one
@@ -45,7 +46,11 @@ min of the round trips (nearest rank, none discarded); the summary gives each fi
 over rounds. Usage::
 
     python python/bench/ros_messages_py.py [--quick] [--rounds R] [--unpinned] [--json PATH]
-                                           [--messages image,cloud10k,...] [--no-loan]
+                                           [--messages image,cloud10k,...] [--no-loan] [--spin N]
+
+``--spin N``: the subscribers poll N times before a blocking ``recv`` yields and sleeps on the
+futex (default: the library's, 1,000 polls; ``--spin 1000000`` makes the receiver effectively
+busy-poll, as the Rust rows do: past the spin, a wake costs ~50–80 µs on the 2-vCPU VM).
 
 ``--quick``: one round of 20 round trips per case (a smoke run, a few seconds). Each run uses
 its own ``HORUS_NAMESPACE``-style namespace and closes every endpoint, so nothing stays in
@@ -93,10 +98,10 @@ def read_bytes(a: Any) -> int:
     b = np.frombuffer(a, np.uint8) if not isinstance(a, np.ndarray) else a.reshape(-1).view(np.uint8)
     n = b.nbytes
     if n <= READ_ZLIB_MAX:
-        return zlib.adler32(b)
+        return zlib.adler32(b.data)
     head = -b.__array_interface__["data"][0] & 7
     k = (n - head) & ~7
-    return int(np.add.reduce(b[head:head + k].view(np.uint64))) + zlib.adler32(b[head + k:], zlib.adler32(b[:head]))
+    return int(np.add.reduce(b[head:head + k].view(np.uint64))) + zlib.adler32(b[head + k:].data, zlib.adler32(b[:head].data))
 
 
 def cores() -> Tuple[int, int]:
@@ -260,14 +265,15 @@ def read_message(kind: str, m: Any) -> int:
 # --- the two processes ---------------------------------------------------------------------
 
 
-def side(ping: bool, kind: str, loan: bool, ns: str, count: int, warmup: int, pong_cmd: List[str]) -> None:
+def side(ping: bool, kind: str, loan: bool, ns: str, count: int, warmup: int, spin: int, pong_cmd: List[str]) -> None:
     import horus
 
     cls, build, lengths = make_builder(kind, loan)
     out_name, in_name = ("bench/ping", "bench/pong") if ping else ("bench/pong", "bench/ping")
-    out_topic = horus.RosTopic(cls, out_name, max_tail_bytes=MAX_TAIL, namespace=ns)
-    in_topic = horus.RosTopic(cls, in_name, max_tail_bytes=MAX_TAIL, namespace=ns)
-    pub, sub = out_topic.publisher(), in_topic.subscriber()
+    out_topic: Any = horus.RosTopic(cls, out_name, max_tail_bytes=MAX_TAIL, namespace=ns)
+    in_topic: Any = horus.RosTopic(cls, in_name, max_tail_bytes=MAX_TAIL, namespace=ns)
+    pub = out_topic.publisher()
+    sub = in_topic.subscriber() if spin < 0 else in_topic.subscriber(spin=spin)
     total = count + warmup
     try:
         if not ping:
@@ -352,6 +358,8 @@ def main() -> int:
     ap.add_argument("--unpinned", action="store_true", help="run both processes unpinned (default: CPUs 0 and 1)")
     ap.add_argument("--messages", default="", help=f"comma-separated subset of {','.join(KINDS)}")
     ap.add_argument("--no-loan", action="store_true", help="skip the loan rows")
+    ap.add_argument("--spin", type=int, default=-1,
+                    help="polls before a blocking recv yields and sleeps (default: the library's, 1000)")
     ap.add_argument("--role", default="", help=argparse.SUPPRESS)
     ap.add_argument("--kind", default="", help=argparse.SUPPRESS)
     ap.add_argument("--loan", action="store_true", help=argparse.SUPPRESS)
@@ -364,8 +372,8 @@ def main() -> int:
     if a.role:
         pin(a.core)
         pong_cmd = [sys.executable, HERE, "--role", "pong", "--kind", a.kind, "--ns", a.ns, "--core", str(a.other_core),
-                    "--count", str(a.count), "--warmup", str(a.warmup)] + (["--loan"] if a.loan else [])
-        side(a.role == "ping", a.kind, a.loan, a.ns, a.count, a.warmup, pong_cmd)
+                    "--count", str(a.count), "--warmup", str(a.warmup), "--spin", str(a.spin)] + (["--loan"] if a.loan else [])
+        side(a.role == "ping", a.kind, a.loan, a.ns, a.count, a.warmup, a.spin, pong_cmd)
         return 0
 
     kinds = [k for k in a.messages.split(",") if k] if a.messages else list(KINDS)
@@ -380,7 +388,8 @@ def main() -> int:
         f"interleaved rounds: {rounds}; each round runs every case once in a fresh pair of processes, "
         "the order reversed every other round; per case and round: p50/p90/p99/min of the timed round trips "
         "(nearest rank, none discarded); summary: each figure's range over rounds",
-        f"ping-pong between two Python processes ({where}), horus.RosTopic publisher/subscriber, blocking recv",
+        f"ping-pong between two Python processes ({where}), horus.RosTopic publisher/subscriber, blocking recv "
+        f"(spin: {'the default, 1000 polls' if a.spin < 0 else a.spin} before it yields and sleeps on the futex)",
         "ping: builds a new message each round trip (header with stamp = sequence and frame id, every scalar "
         "and string, primitive sequences as NumPy arrays filled with ndarray.fill and assigned, no Python loop "
         "over elements; TFMessage: 50 TransformStamped objects built in a list comprehension) and send()s it "
@@ -408,7 +417,7 @@ def main() -> int:
             n, w = counts(kind, a.quick)
             ns = f"rosmsgpy-{os.getpid()}-{rnd}-{kind}{'-loan' if loan else ''}"
             cmd = [sys.executable, HERE, "--role", "ping", "--kind", kind, "--ns", ns, "--count", str(n),
-                   "--warmup", str(w), "--core", str(c0), "--other-core", str(c1)] + (["--loan"] if loan else [])
+                   "--warmup", str(w), "--core", str(c0), "--other-core", str(c1), "--spin", str(a.spin)] + (["--loan"] if loan else [])
             case = f"{KINDS[kind][0]}{' (loan)' if loan else ''}"
             try:
                 out = run_child(cmd, 300)
@@ -442,7 +451,7 @@ def main() -> int:
               + "  ".join(f"{q} {entry[q]['min']:.1f}–{entry[q]['max']:.1f}" for q in ("p50", "p90", "p99", "min")))
     if a.json:
         doc = {"benchmark": "ros_messages_py", "quick": a.quick, "python": platform.python_version(),
-               "machine": platform.machine(), "cpus": None if a.unpinned else [c0, c1], "method": method,
+               "machine": platform.machine(), "spin": None if a.spin < 0 else a.spin, "cpus": None if a.unpinned else [c0, c1], "method": method,
                "rows": rows, "summary": summary, "errors": errors}
         with open(a.json, "w") as f:
             f.write(json.dumps(doc, indent=2) + "\n")

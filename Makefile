@@ -328,7 +328,11 @@ test-chaos-smoke: py-build
 # cross-language tests against a Rust peer process), mypy stubtest and mypy --strict.
 include python/python.mk
 
+# The Python ROS 2 messages ping-pong (python/bench/ros_messages_py.py), a few round trips
+# of each message: the script still runs and leaves nothing behind.
 test-python: setup py-test
+	@mkdir -p $(SMOKE_DIR)
+	$(PY) python/bench/ros_messages_py.py --quick --json $(SMOKE_DIR)/ros_messages_py.json
 
 # ---------------------------------------------------------------------------
 # ROS 2 (docs/interfaces.md, "How it is checked"): horus's CDR against rclpy's, live.
@@ -499,6 +503,8 @@ bench: setup py-build py-peer py-bench-deps setup-ros2
 	  || failed="$$failed python_latency"; \
 	printf '\n==> [%s] ros_python\n' "$$(date +%T)"; \
 	$(PY) python/bench/ros_python.py --json $(BENCH_DIR)/ros_python.json || failed="$$failed ros_python"; \
+	printf '\n==> [%s] ros_messages_py\n' "$$(date +%T)"; \
+	$(PY) python/bench/ros_messages_py.py --json $(BENCH_DIR)/ros_messages_py.json || failed="$$failed ros_messages_py"; \
 	scripts/shm-guard.sh clean-peers $(BENCH_DIR)/shm-before; \
 	$(BENCH_BIN)/report --results $(BENCH_DIR) --out $(BENCH_DOC) --img $(BENCH_IMG); \
 	echo "make bench: $$(( $$(date +%s) - start ))s"; \
@@ -506,10 +512,12 @@ bench: setup py-build py-peer py-bench-deps setup-ros2
 
 # Issue 19's Python benchmark alone (also part of `make bench`): a PointCloud2's data as a
 # NumPy view, and horus Python against rclpy + Fast DDS (the ROS 2 venv, scripts/ros2-python,
-# which removes the /dev/shm files rclpy's process leaves). Writes $(BENCH_DIR)/ros_python.json.
+# which removes the /dev/shm files rclpy's process leaves). Writes $(BENCH_DIR)/ros_python.json;
+# then the Python ROS 2 messages ping-pong (ros_messages_py.json).
 bench-ros2: setup py-build setup-ros2
 	@mkdir -p $(BENCH_DIR)
 	$(PY) python/bench/ros_python.py --json $(BENCH_DIR)/ros_python.json
+	$(PY) python/bench/ros_messages_py.py --json $(BENCH_DIR)/ros_messages_py.json
 
 # ---------------------------------------------------------------------------
 # Conveniences

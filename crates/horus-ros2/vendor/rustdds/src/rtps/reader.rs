@@ -4,7 +4,7 @@ use std::{
   rc::Rc,
   sync::{Arc, Mutex, MutexGuard},
   task::Waker,
-  time::Duration as StdDuration,
+  time::{Duration as StdDuration, Instant},
 };
 
 use mio1::Token;
@@ -67,6 +67,27 @@ use crate::no_security::SecurityPluginsHandle;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TimedEvent {
   DeadlineMissedCheck,
+  // HORUS PATCH (HORUS-PATCH.md, item 9): answer a writer's HEARTBEAT that was deferred
+  // while its sample's fragments were still arriving.
+  HeartbeatResponse { writer_guid: GUID },
+}
+
+// HORUS PATCH (HORUS-PATCH.md, item 9): how long a partially received sample counts as
+// still arriving after its latest fragment, and so how long the answer to a HEARTBEAT that
+// finds only that sample missing is deferred (Fast DDS readers' heartbeatResponseDelay,
+// 5 ms). Fast DDS piggybacks a HEARTBEAT on nearly every DATA_FRAG datagram; answering each
+// at once with a NACK_FRAG for fragments still in flight doubled the datagrams of a
+// fragmented round trip without the writer resending anything.
+const HEARTBEAT_RESPONSE_DELAY: StdDuration = StdDuration::from_millis(5);
+
+// HORUS PATCH: a HEARTBEAT whose answer waits for a timer: the union of the
+// writer's HEARTBEATs received meanwhile.
+struct DeferredHeartbeat {
+  first_sn: SequenceNumber,
+  last_sn: SequenceNumber,
+  // Every deferred HEARTBEAT had the final flag: answer only if something is missing.
+  final_flag_set: bool,
+  reply_locators: Vec<Locator>,
 }
 
 // Some pieces necessary to construct a reader.
@@ -138,6 +159,11 @@ pub(crate) struct Reader {
   // HORUS PATCH (HORUS-PATCH.md): the sum of `fragment_assemblers`' reserved bytes (what
   // every incomplete sample is charged), bounded by horus_reassembly::budget_per_reader.
   reassembly_bytes: usize,
+  // HORUS PATCH: per matched writer (reliable stateful reader), the sequence
+  // number of the latest DATA_FRAG taken by the assembler and when it came.
+  latest_fragment: BTreeMap<GUID, (SequenceNumber, Instant)>,
+  // HORUS PATCH: writers whose HEARTBEAT answer is deferred (a timer is armed).
+  deferred_heartbeats: BTreeMap<GUID, DeferredHeartbeat>,
   last_fragment_garbage_collect: Timestamp,
   matched_writers: BTreeMap<GUID, RtpsWriterProxy>,
   writer_match_count_total: i32, // total count, never decreases
@@ -206,6 +232,8 @@ impl Reader {
       received_heartbeat_count: 0,
       fragment_assemblers: BTreeMap::new(),
       reassembly_bytes: 0,
+      latest_fragment: BTreeMap::new(),
+      deferred_heartbeats: BTreeMap::new(),
       last_fragment_garbage_collect: Timestamp::now(),
       matched_writers: BTreeMap::new(),
       writer_match_count_total: 0,
@@ -328,6 +356,9 @@ impl Reader {
       TimedEvent::DeadlineMissedCheck => {
         self.handle_requested_deadline_event();
         self.set_requested_deadline_check_timer(); // re-prime timer
+      }
+      TimedEvent::HeartbeatResponse { writer_guid } => {
+        self.answer_deferred_heartbeat(writer_guid);
       }
     }
   }
@@ -471,6 +502,9 @@ impl Reader {
   }
 
   pub fn remove_writer_proxy(&mut self, writer_guid: GUID) {
+    // HORUS PATCH: nothing to answer or track for a writer gone.
+    self.latest_fragment.remove(&writer_guid);
+    self.deferred_heartbeats.remove(&writer_guid);
     if self.matched_writers.contains_key(&writer_guid) {
       self.matched_writers.remove(&writer_guid);
       self
@@ -670,12 +704,22 @@ impl Reader {
     let fragment_assembler = self.fragment_assembler_mutable(writer_guid);
     let reserved_before = fragment_assembler.reserved();
     let completed_dds_data = fragment_assembler.new_datafrag(datafrag, datafrag_flags);
+
     // HORUS PATCH: keep the reader's total in step, and forget a writer with nothing in
     // reassembly (so that writer GUIDs cannot pile up empty assemblers).
     let (reserved_after, now_empty) = (fragment_assembler.reserved(), fragment_assembler.is_empty());
     self.reassembly_bytes = self.reassembly_bytes - reserved_before + reserved_after;
     if now_empty {
       self.fragment_assemblers.remove(&writer_guid);
+    }
+    // HORUS PATCH: this writer's fragments of `seq_num` are arriving now.
+    if self.reliability != policy::Reliability::BestEffort
+      && !self.like_stateless
+      && self.matched_writers.contains_key(&writer_guid)
+    {
+      self
+        .latest_fragment
+        .insert(writer_guid, (writer_seq_num, Instant::now()));
     }
 
     // ... and continue processing, if data was completed.
@@ -1031,146 +1075,261 @@ impl Reader {
           this.notify_cache_change();
         }
 
-        // let received_before = writer_proxy.all_ackable_before();
-        let reader_id = this.entity_id();
-
-        // See if ACKNACK is needed, and generate one.
-        let missing_seqnums = writer_proxy.missing_seqnums(heartbeat.first_sn, heartbeat.last_sn);
-
-        // Interpretation of final flag in RTPS spec
-        // 8.4.2.3.1 Readers must respond eventually after receiving a HEARTBEAT with
-        // final flag not set
-        //
-        // Upon receiving a HEARTBEAT Message with final flag not set, the Reader must
-        // respond with an ACKNACK Message. The ACKNACK Message may acknowledge
-        // having received all the data samples or may indicate that some data
-        // samples are missing. The response may be delayed to avoid message storms.
-
-        if !missing_seqnums.is_empty() || !final_flag_set {
-          let mut partially_received = Vec::new();
-          // report of what we have.
-          // We claim to have received all SNs before "base" and produce a set of missing
-          // sequence numbers that are >= base.
-          let reader_sn_state = match missing_seqnums.first() {
-            Some(&first_missing) => {
-              // Here we assume missing_seqnums are returned in order.
-              // Limit the set to maximum that can be sent in acknack submessage.
-
-              SequenceNumberSet::from_base_and_set(
-                first_missing,
-                &missing_seqnums
-                  .iter()
-                  .copied()
-                  .take_while(|sn| sn < &(first_missing + SequenceNumber::new(256)))
-                  .filter(|sn| {
-                    if this.is_frag_partially_received(writer_guid, *sn) {
-                      partially_received.push(*sn);
-                      false
-                    } else {
-                      true
-                    }
-                  })
-                  .collect(),
-              )
-            }
-
-            // Nothing missing. Report that we have all we have.
-            None => SequenceNumberSet::new_empty(writer_proxy.all_ackable_before()),
-          };
-
-          let response_ack_nack = AckNack {
-            reader_id,
-            writer_id: heartbeat.writer_id,
-            reader_sn_state,
-            count: writer_proxy.next_ack_nack_sequence_number(),
-          };
-
-          // Sanity check
-          //
-          // Wrong. This sanity check is invalid. The condition
-          // ack_base > heartbeat.last_sn + 1
-          // May be legitimately true, if there are some changes available, and a GAP
-          // after that. E.g. HEARTBEAT 1..8 and GAP 9..10. Then acknack_base == 11
-          // and 11 > 8 + 1.
-          //
-          //
-          // if response_ack_nack.reader_sn_state.base() > heartbeat.last_sn +
-          // SequenceNumber::new(1) {   error!(
-          //     "OOPS! AckNack sanity check tripped: HEARTBEAT = {:?} ACKNACK = {:?}
-          // missing_seqnums = {:?} all_ackable_before = {:?} writer={:?}",
-          //     &heartbeat, &response_ack_nack, missing_seqnums,
-          // writer_proxy.all_ackable_before(), writer_guid,   );
-          // }
-
-          // The acknack can be sent now or later. The rest of the RTPS message
-          // needs to be constructed. p. 48
-          let acknack_flags = BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Endianness)
-            | BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Final);
-
-          let nackfrag_flags = BitFlags::<NACKFRAG_Flags>::from_flag(NACKFRAG_Flags::Endianness);
-
-          // send NackFrags, if any
-          let mut nackfrags = Vec::new();
-          for sn in partially_received {
-            let count = writer_proxy.next_ack_nack_sequence_number();
-            let mut missing_frags = this.missing_frags_for(writer_guid, sn);
-            let first_missing = missing_frags.next();
-            if let Some(first) = first_missing {
-              let missing_frags_set = iter::once(first).chain(missing_frags).collect(); // "undo" the .next() above
-              let nf = NackFrag {
-                reader_id,
-                writer_id: writer_proxy.remote_writer_guid.entity_id,
-                writer_sn: sn,
-                fragment_number_state: FragmentNumberSet::from_base_and_set(
-                  first,
-                  &missing_frags_set,
-                ),
-                count,
-              };
-              nackfrags.push(nf);
-            } else {
-              error!("The dog ate my missing fragments.");
-              // Really, this should not happen, as we are above checking
-              // that this SN is really partially (and not fully) received.
-            }
-          }
-
-          // Decide where should we send a reply, i.e. ACKNACK
-          let reply_locators = match mr_state.unicast_reply_locator_list {
-            [] | [Locator::Invalid] => &writer_proxy.unicast_locator_list,
-            //TODO: What is writer_proxy has an empty list?
-            others => others,
-          };
-
-          if !nackfrags.is_empty() {
-            this.send_nackfrags_to(
-              nackfrag_flags,
-              nackfrags,
-              InfoDestination {
-                guid_prefix: mr_state.source_guid_prefix,
-              },
-              reply_locators,
-              writer_guid,
-            );
-          }
-
-          this.send_acknack_to(
-            acknack_flags,
-            response_ack_nack,
-            InfoDestination {
-              guid_prefix: mr_state.source_guid_prefix,
-            },
-            reply_locators,
-            writer_guid,
-          );
-
-          return true;
-        }
-
-        false
+        // HORUS PATCH: the answer is built in answer_heartbeat, which may defer it.
+        let reply_locators = match mr_state.unicast_reply_locator_list {
+          [] | [Locator::Invalid] => writer_proxy.unicast_locator_list.clone(),
+          //TODO: What is writer_proxy has an empty list?
+          others => others.to_vec(),
+        };
+        Self::answer_heartbeat(
+          this,
+          writer_proxy,
+          heartbeat.first_sn,
+          heartbeat.last_sn,
+          final_flag_set,
+          &reply_locators,
+        )
       }) // worker fn
       .unwrap_or(false) // default false: no writer_proxy -> no acknack
   } // fn
+
+  // Answers `writer_proxy`'s HEARTBEAT announcing `first_sn..=last_sn` with an ACKNACK (and
+  // NACK_FRAGs for partially received samples). Returns whether an ACKNACK was sent.
+  // 0.15.1's code from handle_heartbeat_msg, moved here so that a deferred answer can use
+  // it, with one HORUS PATCH (HORUS-PATCH.md, item 9): a sample whose fragments are still
+  // arriving (`sample_in_flight`) gets no NACK_FRAG, and a HEARTBEAT that finds only that
+  // sample missing is answered later, by the timer `defer_heartbeat` arms, once the sample
+  // has completed or its fragments have stopped coming (a lost fragment is then NACKed).
+  fn answer_heartbeat(
+    this: &mut Self,
+    writer_proxy: &mut RtpsWriterProxy,
+    first_sn: SequenceNumber,
+    last_sn: SequenceNumber,
+    final_flag_set: bool,
+    reply_locators: &[Locator],
+  ) -> bool {
+    let writer_guid = writer_proxy.remote_writer_guid;
+    let reader_id = this.entity_id();
+
+    // See if ACKNACK is needed, and generate one.
+    let missing_seqnums = writer_proxy.missing_seqnums(first_sn, last_sn);
+
+    // HORUS PATCH: defer the answer for a sample still arriving.
+    let in_flight = this
+      .sample_in_flight(writer_guid, Instant::now())
+      .filter(|(sn, _)| missing_seqnums.contains(sn));
+    match in_flight {
+      Some((in_flight_sn, arriving_for)) => {
+        this.defer_heartbeat(
+          writer_guid,
+          first_sn,
+          last_sn,
+          final_flag_set,
+          reply_locators,
+          arriving_for,
+        );
+        if missing_seqnums.iter().all(|sn| *sn == in_flight_sn) {
+          trace!(
+            "HEARTBEAT from {writer_guid:?}: sample {in_flight_sn:?} still arriving, answer \
+             deferred. topic={:?}",
+            this.topic_name
+          );
+          return false;
+        }
+      }
+      None => {
+        // Answered now: a pending deferred answer has nothing left to say.
+        this.deferred_heartbeats.remove(&writer_guid);
+      }
+    }
+    let in_flight_sn = in_flight.map(|(sn, _)| sn);
+
+    // Interpretation of final flag in RTPS spec
+    // 8.4.2.3.1 Readers must respond eventually after receiving a HEARTBEAT with
+    // final flag not set
+    //
+    // Upon receiving a HEARTBEAT Message with final flag not set, the Reader must
+    // respond with an ACKNACK Message. The ACKNACK Message may acknowledge
+    // having received all the data samples or may indicate that some data
+    // samples are missing. The response may be delayed to avoid message storms.
+
+    if !missing_seqnums.is_empty() || !final_flag_set {
+      let mut partially_received = Vec::new();
+      // report of what we have.
+      // We claim to have received all SNs before "base" and produce a set of missing
+      // sequence numbers that are >= base.
+      let reader_sn_state = match missing_seqnums.first() {
+        Some(&first_missing) => {
+          // Here we assume missing_seqnums are returned in order.
+          // Limit the set to maximum that can be sent in acknack submessage.
+
+          SequenceNumberSet::from_base_and_set(
+            first_missing,
+            &missing_seqnums
+              .iter()
+              .copied()
+              .take_while(|sn| sn < &(first_missing + SequenceNumber::new(256)))
+              .filter(|sn| {
+                if Some(*sn) == in_flight_sn {
+                  // HORUS PATCH: neither NACKed nor NACK_FRAGed while arriving.
+                  false
+                } else if this.is_frag_partially_received(writer_guid, *sn) {
+                  partially_received.push(*sn);
+                  false
+                } else {
+                  true
+                }
+              })
+              .collect(),
+          )
+        }
+
+        // Nothing missing. Report that we have all we have.
+        None => SequenceNumberSet::new_empty(writer_proxy.all_ackable_before()),
+      };
+
+      let response_ack_nack = AckNack {
+        reader_id,
+        writer_id: writer_guid.entity_id,
+        reader_sn_state,
+        count: writer_proxy.next_ack_nack_sequence_number(),
+      };
+
+      // The acknack can be sent now or later. The rest of the RTPS message
+      // needs to be constructed. p. 48
+      let acknack_flags = BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Endianness)
+        | BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Final);
+
+      let nackfrag_flags = BitFlags::<NACKFRAG_Flags>::from_flag(NACKFRAG_Flags::Endianness);
+
+      // send NackFrags, if any
+      let mut nackfrags = Vec::new();
+      for sn in partially_received {
+        let count = writer_proxy.next_ack_nack_sequence_number();
+        let mut missing_frags = this.missing_frags_for(writer_guid, sn);
+        let first_missing = missing_frags.next();
+        if let Some(first) = first_missing {
+          let missing_frags_set = iter::once(first).chain(missing_frags).collect(); // "undo" the .next() above
+          let nf = NackFrag {
+            reader_id,
+            writer_id: writer_proxy.remote_writer_guid.entity_id,
+            writer_sn: sn,
+            fragment_number_state: FragmentNumberSet::from_base_and_set(first, &missing_frags_set),
+            count,
+          };
+          nackfrags.push(nf);
+        } else {
+          error!("The dog ate my missing fragments.");
+          // Really, this should not happen, as we are above checking
+          // that this SN is really partially (and not fully) received.
+        }
+      }
+
+      if !nackfrags.is_empty() {
+        this.send_nackfrags_to(
+          nackfrag_flags,
+          nackfrags,
+          InfoDestination {
+            guid_prefix: writer_guid.prefix,
+          },
+          reply_locators,
+          writer_guid,
+        );
+      }
+
+      this.send_acknack_to(
+        acknack_flags,
+        response_ack_nack,
+        InfoDestination {
+          guid_prefix: writer_guid.prefix,
+        },
+        reply_locators,
+        writer_guid,
+      );
+
+      return true;
+    }
+
+    false
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md, item 9): the sample of `writer_guid` whose fragments are
+  // still arriving: the one its latest DATA_FRAG belonged to, if still partially received
+  // and that fragment came less than HEARTBEAT_RESPONSE_DELAY before `now`; with the time
+  // left until it no longer counts as arriving. A partially received sample the writer has
+  // moved on from, or whose fragments stopped, is not in flight: its gaps are lost.
+  fn sample_in_flight(
+    &self,
+    writer_guid: GUID,
+    now: Instant,
+  ) -> Option<(SequenceNumber, StdDuration)> {
+    let &(sn, at) = self.latest_fragment.get(&writer_guid)?;
+    let since = now.saturating_duration_since(at);
+    (since < HEARTBEAT_RESPONSE_DELAY && self.is_frag_partially_received(writer_guid, sn))
+      .then(|| (sn, HEARTBEAT_RESPONSE_DELAY - since))
+  }
+
+  // HORUS PATCH: remember a HEARTBEAT to answer in `after` (when the sample in
+  // flight would count as stalled), merged with any already waiting; one timer per writer.
+  fn defer_heartbeat(
+    &mut self,
+    writer_guid: GUID,
+    first_sn: SequenceNumber,
+    last_sn: SequenceNumber,
+    final_flag_set: bool,
+    reply_locators: &[Locator],
+    after: StdDuration,
+  ) {
+    if let Some(waiting) = self.deferred_heartbeats.get_mut(&writer_guid) {
+      waiting.first_sn = first_sn;
+      waiting.last_sn = waiting.last_sn.max(last_sn);
+      waiting.final_flag_set &= final_flag_set;
+      if waiting.reply_locators != reply_locators {
+        waiting.reply_locators = reply_locators.to_vec();
+      }
+      return;
+    }
+    self.deferred_heartbeats.insert(
+      writer_guid,
+      DeferredHeartbeat {
+        first_sn,
+        last_sn,
+        final_flag_set,
+        reply_locators: reply_locators.to_vec(),
+      },
+    );
+    self.timed_event_timer.borrow_mut().set_timeout(
+      after,
+      DpTimerEvent::Reader {
+        entity_id: self.my_guid.entity_id,
+        event: TimedEvent::HeartbeatResponse { writer_guid },
+      },
+    );
+  }
+
+  // HORUS PATCH: the timer of a deferred HEARTBEAT answer fired. Answer it now,
+  // unless it was answered meanwhile (a later HEARTBEAT found nothing in flight) or its
+  // writer is gone; answer_heartbeat defers it again only while the sample's fragments
+  // keep arriving.
+  fn answer_deferred_heartbeat(&mut self, writer_guid: GUID) {
+    if !self.matched_writers.contains_key(&writer_guid) {
+      self.deferred_heartbeats.remove(&writer_guid);
+      return;
+    }
+    let Some(waiting) = self.deferred_heartbeats.remove(&writer_guid) else {
+      return;
+    };
+    self.with_mutable_writer_proxy(writer_guid, |this, writer_proxy| {
+      Self::answer_heartbeat(
+        this,
+        writer_proxy,
+        waiting.first_sn,
+        waiting.last_sn,
+        waiting.final_flag_set,
+        &waiting.reply_locators,
+      )
+    });
+  }
 
   pub fn handle_gap_msg(&mut self, gap: &Gap, mr_state: &MessageReceiverState) {
     // ATM all things related to groups is ignored. TODO?
@@ -1583,9 +1742,12 @@ impl fmt::Debug for Reader {
 mod tests {
   use std::sync::RwLock;
 
+  use bytes::Bytes;
+
   use crate::{
     dds::{qos::policy::Reliability, statusevents::sync_status_channel, typedesc::TypeDesc},
     polling::{new_shared_timer, wake_channel, LoopWaker},
+    rtps::SubmessageBody,
     structure::{dds_cache::DDSCache, guid::EntityKind},
     QosPolicyBuilder,
   };
@@ -2111,5 +2273,271 @@ mod tests {
     // 3. Verify that the reader does not contain a writer proxy for the writer that
     // we attempted to add
     assert!(reader.matched_writer(writer_guid).is_none());
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md, item 9): tests of the deferred HEARTBEAT answer.
+
+  // What a reader sent to the writer: (ACKNACK base and set) or (NACK_FRAG's sample and
+  // fragments).
+  #[derive(Debug, PartialEq, Eq)]
+  enum Answer {
+    AckNack(SequenceNumber, Vec<SequenceNumber>),
+    NackFrag(SequenceNumber, Vec<FragmentNumber>),
+  }
+
+  struct FragmentedWriterFixture {
+    reader: Reader,
+    timer: SharedTimer<DpTimerEvent>,
+    writer_guid: GUID,
+    // The writer's socket: the reader's answers arrive here.
+    writer_socket: std::net::UdpSocket,
+    writer_locators: Vec<Locator>,
+    heartbeat_count: i32,
+  }
+
+  const FRAG: u16 = 256; // horus_reassembly::MIN_FRAGMENT_SIZE
+  const FRAGMENTS: u32 = 3;
+
+  impl FragmentedWriterFixture {
+    fn new() -> Self {
+      let dds_cache = Arc::new(RwLock::new(DDSCache::new()));
+      let reliable_qos = QosPolicyBuilder::new()
+        .reliability(Reliability::Reliable {
+          max_blocking_time: Duration::from_millis(100),
+        })
+        .build();
+      let topic_cache_handle = dds_cache.write().unwrap().add_new_topic(
+        "fragmented".to_string(),
+        TypeDesc::new("test_type".to_string()),
+        &reliable_qos,
+      );
+      let (notification_sender, _notification_receiver) =
+        crate::mio_source::notification_channel(100);
+      let (_notification_event_source, notification_event_sender) =
+        mio_source::make_poll_channel().unwrap();
+      let (status_sender, _status_receiver) = sync_status_channel::<DataReaderStatus>(4).unwrap();
+      let (participant_status_sender, _participant_status_receiver) =
+        sync_status_channel(16).unwrap();
+      let (_reader_command_sender, reader_command_receiver) =
+        wake_channel::<ReaderCommand>(10, &LoopWaker::new());
+      let timer = new_shared_timer();
+      let mut reader = Reader::new(
+        ReaderIngredients {
+          guid: GUID::dummy_test_guid(EntityKind::READER_NO_KEY_USER_DEFINED),
+          notification_sender,
+          status_sender,
+          topic_name: "fragmented".to_string(),
+          topic_cache_handle,
+          like_stateless: false,
+          qos_policy: reliable_qos.clone(),
+          data_reader_command_receiver: reader_command_receiver,
+          data_reader_waker: Arc::new(Mutex::new(None)),
+          poll_event_sender: notification_event_sender,
+          security_plugins: None,
+          discovery_notify: None,
+        },
+        Rc::new(UDPSender::new(0).unwrap()),
+        timer.clone(),
+        participant_status_sender,
+      );
+      let writer_socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+      writer_socket.set_nonblocking(true).unwrap();
+      let writer_locators = vec![Locator::from(writer_socket.local_addr().unwrap())];
+      let writer_guid = GUID::dummy_test_guid(EntityKind::WRITER_NO_KEY_USER_DEFINED);
+      reader.matched_writer_add(
+        writer_guid,
+        EntityId::UNKNOWN,
+        writer_locators.clone(),
+        vec![],
+        &reliable_qos,
+      );
+      let fixture = Self {
+        reader,
+        timer,
+        writer_guid,
+        writer_socket,
+        writer_locators,
+        heartbeat_count: 0,
+      };
+      fixture.answers(); // the preemptive ACKNACK on match, if any
+      fixture
+    }
+
+    // Fragment `frag` (1-based) of sample `sn`, FRAGMENTS fragments of FRAG bytes.
+    fn fragment(&mut self, sn: i64, frag: u32) {
+      let mut payload = vec![frag as u8; usize::from(FRAG)];
+      if frag == 1 {
+        payload[..4].copy_from_slice(&[0, 1, 0, 0]); // CDR_LE representation header
+      }
+      let datafrag = DataFrag {
+        reader_id: self.reader.entity_id(),
+        writer_id: self.writer_guid.entity_id,
+        writer_sn: SequenceNumber::new(sn),
+        fragment_starting_num: FragmentNumber::new(frag),
+        fragments_in_submessage: 1,
+        fragment_size: FRAG,
+        data_size: u32::from(FRAG) * FRAGMENTS,
+        serialized_payload: Bytes::from(payload),
+        ..Default::default()
+      };
+      let mr_state = MessageReceiverState {
+        source_guid_prefix: self.writer_guid.prefix,
+        unicast_reply_locator_list: &self.writer_locators,
+        ..Default::default()
+      };
+      self.reader.handle_datafrag_msg(
+        &datafrag,
+        BitFlags::from_flag(DATAFRAG_Flags::Endianness),
+        &mr_state,
+      );
+    }
+
+    // A HEARTBEAT announcing samples 1..=last_sn, final flag not set (as Fast DDS
+    // piggybacks on its DATA_FRAG datagrams); whether the reader answered at once.
+    fn heartbeat(&mut self, last_sn: i64) -> bool {
+      self.heartbeat_count += 1;
+      let heartbeat = Heartbeat {
+        reader_id: self.reader.entity_id(),
+        writer_id: self.writer_guid.entity_id,
+        first_sn: SequenceNumber::new(1),
+        last_sn: SequenceNumber::new(last_sn),
+        count: self.heartbeat_count,
+      };
+      let mr_state = MessageReceiverState {
+        source_guid_prefix: self.writer_guid.prefix,
+        unicast_reply_locator_list: &self.writer_locators,
+        ..Default::default()
+      };
+      self
+        .reader
+        .handle_heartbeat_msg(&heartbeat, false, &mr_state)
+    }
+
+    // Whether sample `sn` reached the topic cache.
+    fn delivered(&self, sn: i64) -> bool {
+      let sn = SequenceNumber::new(sn);
+      self.reader.history_cache_change_data(sn).is_some()
+    }
+
+    // Every answer the writer's socket holds now (sent synchronously over loopback).
+    fn answers(&self) -> Vec<Answer> {
+      let mut answers = Vec::new();
+      let mut buf = vec![0u8; 65536];
+      while let Ok(n) = self.writer_socket.recv(&mut buf) {
+        let message = Message::read_from_buffer(&Bytes::copy_from_slice(&buf[..n])).unwrap();
+        for submessage in message.submessages {
+          match submessage.body {
+            SubmessageBody::Reader(ReaderSubmessage::AckNack(a, _)) => answers.push(
+              Answer::AckNack(a.reader_sn_state.base(), a.reader_sn_state.iter().collect()),
+            ),
+            SubmessageBody::Reader(ReaderSubmessage::NackFrag(n, _)) => answers.push(
+              Answer::NackFrag(n.writer_sn, n.fragment_number_state.iter().collect()),
+            ),
+            _ => {}
+          }
+        }
+      }
+      answers
+    }
+
+    // Runs every timed event the reader has armed, each when due.
+    fn run_timers(&mut self) {
+      loop {
+        let Some(when) = self.timer.borrow().next_deadline() else {
+          return;
+        };
+        std::thread::sleep(when.saturating_duration_since(Instant::now()));
+        let fired = self.timer.borrow_mut().poll();
+        if let Some(DpTimerEvent::Reader { event, .. }) = fired {
+          self.reader.handle_timed_event(event);
+        }
+      }
+    }
+
+    // Runs the reader's timed events until it has answered (a deferred HEARTBEAT's timer
+    // fires once the sample's fragments have stopped coming); the answers.
+    fn answers_after_timer(&mut self) -> Vec<Answer> {
+      let give_up = Instant::now() + StdDuration::from_secs(10);
+      loop {
+        let fired = self.timer.borrow_mut().poll();
+        if let Some(DpTimerEvent::Reader { event, .. }) = fired {
+          self.reader.handle_timed_event(event);
+        }
+        let answers = self.answers();
+        if !answers.is_empty() || Instant::now() > give_up {
+          return answers;
+        }
+        std::thread::sleep(StdDuration::from_millis(1));
+      }
+    }
+  }
+
+  #[test]
+  fn heartbeats_between_fragments_still_arriving_are_not_answered_with_nack_frags() {
+    let mut f = FragmentedWriterFixture::new();
+    for frag in 1..FRAGMENTS {
+      f.fragment(1, frag);
+      // 0.15.1 answered each with a NACK_FRAG for the fragments behind it, still in
+      // flight, and an ACKNACK.
+      assert!(!f.heartbeat(1), "fragment {frag}: answered at once");
+      assert_eq!(f.answers(), vec![], "fragment {frag}");
+    }
+    f.fragment(1, FRAGMENTS);
+    assert!(f.delivered(1));
+    // The HEARTBEAT after the last fragment is answered at once: all received.
+    assert!(f.heartbeat(1));
+    assert_eq!(
+      f.answers(),
+      vec![Answer::AckNack(SequenceNumber::new(2), vec![])]
+    );
+    // The deferred answer has nothing left to say.
+    f.run_timers();
+    assert_eq!(f.answers(), vec![]);
+  }
+
+  #[test]
+  fn a_fragment_lost_while_heartbeats_are_deferred_is_nack_fragged_and_the_sample_completes() {
+    let mut f = FragmentedWriterFixture::new();
+    // Fragment 2 of 3 is lost; a HEARTBEAT comes with each fragment that arrives.
+    f.fragment(1, 1);
+    assert!(!f.heartbeat(1));
+    f.fragment(1, 3);
+    assert!(!f.heartbeat(1));
+    assert_eq!(f.answers(), vec![]);
+    // Once the fragments have stopped coming, the deferred answer asks for fragment 2.
+    assert_eq!(
+      f.answers_after_timer(),
+      vec![
+        Answer::NackFrag(SequenceNumber::new(1), vec![FragmentNumber::new(2)]),
+        Answer::AckNack(SequenceNumber::new(1), vec![]),
+      ]
+    );
+    assert!(!f.delivered(1));
+    // The writer's repair completes the sample.
+    f.fragment(1, 2);
+    assert!(f.delivered(1));
+    assert!(f.heartbeat(1));
+    assert_eq!(
+      f.answers(),
+      vec![Answer::AckNack(SequenceNumber::new(2), vec![])]
+    );
+  }
+
+  #[test]
+  fn a_fragment_lost_in_a_sample_the_writer_moved_on_from_is_nack_fragged_at_once() {
+    let mut f = FragmentedWriterFixture::new();
+    // Sample 1 loses fragment 3; sample 2's fragments arrive: sample 1 is no longer in
+    // flight, and the HEARTBEAT is answered at once for it (not for sample 2).
+    f.fragment(1, 1);
+    f.fragment(1, 2);
+    f.fragment(2, 1);
+    assert!(f.heartbeat(2));
+    assert_eq!(
+      f.answers(),
+      vec![
+        Answer::NackFrag(SequenceNumber::new(1), vec![FragmentNumber::new(3)]),
+        Answer::AckNack(SequenceNumber::new(1), vec![]),
+      ]
+    );
   }
 }

@@ -15,6 +15,7 @@ mod many_to_many;
 mod other_machines;
 mod python;
 mod results;
+mod ros_messages_py;
 mod scheduler;
 mod services;
 mod suite;
@@ -90,6 +91,7 @@ pub fn write(a: &Options) -> anyhow::Result<Vec<PathBuf>> {
     logging::logging(&r.logging, &mut keys);
     hosts_and_ros::multi_host(&r, &mut keys);
     hosts_and_ros::ros_messages(&r, &mut keys);
+    ros_messages_py::ros_messages_py(&r, &mut keys);
     other_machines::other_machines(a.machines.as_deref(), &r, &mut keys)?;
     let errors = r.errors();
     keys.insert(
@@ -172,6 +174,8 @@ mod tests {
         let page = std::fs::read_to_string(&a.out).unwrap();
         assert!(!page.contains("{{"));
         assert!(page.contains("Not measured in this run"));
+        // ros_messages_py.json comes after the smoke render in `make test`.
+        assert!(page.contains("*Not measured in this run (ros_messages_py.json missing).*"));
         assert!(page.contains("No other machine's results are kept"));
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -45,6 +45,8 @@ pub(crate) struct Results {
     pub(crate) ros: Option<Doc<RosRow>>,
     /// `python/bench/ros_python.py --json` (ROS 2 messages, Python).
     pub(crate) ros_python: Option<Value>,
+    /// `python/bench/ros_messages_py.py --json` (the ROS 2 messages ping-pong, Python).
+    pub(crate) ros_messages_py: Option<Value>,
     pub(crate) missing: Vec<String>,
 }
 
@@ -88,6 +90,7 @@ impl Results {
             multi_host: load(dir, "multi_host", m)?,
             ros: load(dir, "ros_messages", m)?,
             ros_python: load(dir, "ros_python", m)?,
+            ros_messages_py: load(dir, "ros_messages_py", m)?,
             missing,
         })
     }
@@ -123,6 +126,11 @@ impl Results {
         if let Some(py) = &self.ros_python {
             for e in py["errors"].as_array().into_iter().flatten() {
                 v.push(format!("ros_python: {}", e.as_str().unwrap_or("?")));
+            }
+        }
+        if let Some(py) = &self.ros_messages_py {
+            for e in py["errors"].as_array().into_iter().flatten() {
+                v.push(format!("ros_messages_py: {}", e.as_str().unwrap_or("?")));
             }
         }
         if let Some(py) = &self.python {

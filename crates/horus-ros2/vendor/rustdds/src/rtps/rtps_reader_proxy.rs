@@ -224,7 +224,16 @@ impl RtpsReaderProxy {
       (DISCOVERY_LISTENER_TOKEN, DISCOVERY_MUL_LISTENER_TOKEN)
     };
     let unicast_locator_list = self_locators.remove(&unicast_token).unwrap_or_default();
-    let multicast_locator_list = self_locators.remove(&multicast_token).unwrap_or_default();
+    // HORUS PATCH (HORUS-PATCH.md item 10): a user-data reader announces no multicast
+    // locator. A writer that reaches both of a reader's locators (Fast DDS where multicast
+    // is routed to the bridge) sends every datagram to each, so the bridge received all of
+    // its data twice; with unicast alone, once. Discovery's readers keep theirs (SPDP is
+    // multicast).
+    let multicast_locator_list = if reader.guid.entity_id.kind().is_user_defined() {
+      Vec::new()
+    } else {
+      self_locators.remove(&multicast_token).unwrap_or_default()
+    };
     Self {
       remote_reader_guid: reader.guid,
       remote_group_entity_id: EntityId::UNKNOWN, // TODO

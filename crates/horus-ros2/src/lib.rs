@@ -44,8 +44,8 @@ pub use bridge::{Bridge, BridgeStartError};
 pub use config::{parse_domain_id, BridgeConfig, ConfigError, MAX_DOMAIN_ID, NODE_NAME_ENV};
 pub use dds::{Dds, DdsStartError};
 pub use discovery::{type_hash_of_user_data, RemoteEndpoint, RemoteEndpoints};
-pub use filter::{Filter, PatternError};
 pub use discovery_refusals::DdsDiscoveryRefusals;
+pub use filter::{Filter, PatternError};
 pub use fragment_refusals::DdsFragmentRefusals;
 pub use node_name::{NodeNameError, RosNodeName, DEFAULT_NODE_NAME, MAX_NODE_NAME_BYTES};
 pub use ros_graph::{

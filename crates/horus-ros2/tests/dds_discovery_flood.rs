@@ -7,6 +7,8 @@
 //! binary re-executed in the world's network namespace, sending raw RTPS datagrams over UDP.
 
 mod common;
+#[path = "common/raw_rtps.rs"]
+mod raw_rtps;
 
 use common::{World, PATIENCE};
 use horus::inspect::{open_or_create_ros_topic, ros_qos};
@@ -88,10 +90,7 @@ fn prefix(n: u32) -> [u8; 12] {
 /// writer `writer` to builtin reader `reader`, sequence number `sn`, whose serialized payload
 /// is the parameter list `params` (PL_CDR_LE).
 fn data_datagram(prefix: &[u8; 12], reader: u32, writer: u32, sn: u32, params: &[u8]) -> Vec<u8> {
-    let mut d = Vec::with_capacity(64 + params.len());
-    d.extend_from_slice(b"RTPS");
-    d.extend_from_slice(&[2, 3, 0x01, 0x12]); // protocol 2.3, vendor RustDDS
-    d.extend_from_slice(prefix);
+    let mut d = raw_rtps::header(prefix);
     let mut body = Vec::new();
     body.extend_from_slice(&0u16.to_le_bytes()); // extraFlags
     body.extend_from_slice(&16u16.to_le_bytes()); // octetsToInlineQos: none follows
@@ -101,10 +100,8 @@ fn data_datagram(prefix: &[u8; 12], reader: u32, writer: u32, sn: u32, params: &
     body.extend_from_slice(&sn.to_le_bytes()); // writerSN low
     body.extend_from_slice(&[0x00, 0x03, 0, 0]); // PL_CDR_LE
     body.extend_from_slice(params);
-    d.push(0x15); // DATA
-    d.push(0x05); // little-endian, data present
-    d.extend_from_slice(&u16::try_from(body.len()).unwrap().to_le_bytes());
-    d.extend_from_slice(&body);
+    // DATA, little-endian, data present.
+    raw_rtps::push_submessage(&mut d, 0x15, 0x05, &body);
     d
 }
 
@@ -167,35 +164,16 @@ fn sedp_publication_datagram(prefix: &[u8; 12], n: u32) -> Vec<u8> {
     let mut d = data_datagram(prefix, 0x0000_03c7, 0x0000_03c2, n + 1, &p);
     // A HEARTBEAT (RTPS 9.4.5.7) after it: the writer has sequence numbers 1 to n + 1, so a
     // reliable reader delivers them in order without asking for any again.
-    d.extend_from_slice(&[0x07, 0x03]); // HEARTBEAT, little-endian, final
-    d.extend_from_slice(&28u16.to_le_bytes());
-    d.extend_from_slice(&0x0000_03c7u32.to_be_bytes());
-    d.extend_from_slice(&0x0000_03c2u32.to_be_bytes());
-    d.extend_from_slice(&0i32.to_le_bytes());
-    d.extend_from_slice(&1u32.to_le_bytes()); // firstSN
-    d.extend_from_slice(&0i32.to_le_bytes());
-    d.extend_from_slice(&(n + 1).to_le_bytes()); // lastSN
-    d.extend_from_slice(&(n + 1).to_le_bytes()); // count
+    let mut hb = Vec::with_capacity(28);
+    hb.extend_from_slice(&0x0000_03c7u32.to_be_bytes());
+    hb.extend_from_slice(&0x0000_03c2u32.to_be_bytes());
+    hb.extend_from_slice(&0i32.to_le_bytes());
+    hb.extend_from_slice(&1u32.to_le_bytes()); // firstSN
+    hb.extend_from_slice(&0i32.to_le_bytes());
+    hb.extend_from_slice(&(n + 1).to_le_bytes()); // lastSN
+    hb.extend_from_slice(&(n + 1).to_le_bytes()); // count
+    raw_rtps::push_submessage(&mut d, 0x07, 0x03, &hb); // HEARTBEAT, little-endian, final
     d
-}
-
-/// The CPU time process `pid` has used (user + system, `/proc/PID/stat`), in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("bridge alive");
-    // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
-    let fields: Vec<&str> = s[s.rfind(')').unwrap() + 2..].split(' ').collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-/// The resident memory of process `pid` now (`VmRSS`), in bytes.
-fn rss(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("bridge alive");
-    let kib: u64 = s
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    kib * 1024
 }
 
 /// Sends `command` to the flooding peer and waits until it has sent it all.
@@ -209,9 +187,9 @@ fn report(what: &str, pid: u32, rss_before: u64, cpu_before: u64) {
     eprintln!(
         "{what}: bridge RSS {} -> {} KiB (+{} KiB), {} CPU ticks",
         rss_before / 1024,
-        rss(pid) / 1024,
-        rss(pid).saturating_sub(rss_before) / 1024,
-        cpu_ticks(pid) - cpu_before,
+        raw_rtps::rss(pid) / 1024,
+        raw_rtps::rss(pid).saturating_sub(rss_before) / 1024,
+        raw_rtps::cpu_ticks(pid) - cpu_before,
     );
 }
 
@@ -238,7 +216,7 @@ fn a_flood_of_spdp_participants_is_refused_counted_and_the_bridges_memory_stays_
     let r = v.ros_subscriber(true).unwrap();
     let bridge = w.bridge();
     let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
-    let (rss_before, cpu_before) = (rss(pid), cpu_ticks(pid));
+    let (rss_before, cpu_before) = (raw_rtps::rss(pid), raw_rtps::cpu_ticks(pid));
     let mut peer = w.spawn_self("flood_peer_process", FLOOD_ENV, "1");
     // Rounds of announcements of new participants: the first fills the bridge's places, the
     // others are refused; what the bridge keeps of them does not grow round after round.
@@ -263,7 +241,7 @@ fn a_flood_of_spdp_participants_is_refused_counted_and_the_bridges_memory_stays_
             "the flood refused",
             |s| s.dds_discovery_refused.participants_refused + cap >= sent * 9 / 10,
         ));
-        rss_after.push(rss(pid));
+        rss_after.push(raw_rtps::rss(pid));
         report(
             &format!("after SPDP round {r}"),
             pid,
@@ -315,7 +293,7 @@ fn a_flood_of_sedp_endpoints_is_refused_counted_and_a_real_node_still_crosses() 
     let mut r = v.ros_subscriber(true).unwrap();
     let bridge = w.bridge();
     let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
-    let (rss_before, cpu_before) = (rss(pid), cpu_ticks(pid));
+    let (rss_before, cpu_before) = (raw_rtps::rss(pid), raw_rtps::cpu_ticks(pid));
     let mut peer = w.spawn_self("flood_peer_process", FLOOD_ENV, "1");
     let count: u32 = std::env::var("HORUS_TEST_SEDP_FLOOD")
         .ok()

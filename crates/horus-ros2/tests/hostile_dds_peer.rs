@@ -10,6 +10,8 @@
 mod common;
 #[path = "common/raw_dds_peer.rs"]
 mod raw_dds_peer;
+#[path = "common/raw_rtps.rs"]
+mod raw_rtps;
 
 use bytes::Bytes;
 use common::{World, PATIENCE};
@@ -305,10 +307,7 @@ fn data_frag_datagram_at(
     fragment: u16,
     payload: usize,
 ) -> Vec<u8> {
-    let mut d = Vec::with_capacity(64 + payload);
-    d.extend_from_slice(b"RTPS");
-    d.extend_from_slice(&[2, 3, 0x01, 0x12]); // protocol 2.3, vendor RustDDS
-    d.extend_from_slice(&guid[..12]);
+    let mut d = raw_rtps::header(&guid[..12]);
     let mut body = Vec::new();
     body.extend_from_slice(&0u16.to_le_bytes()); // extraFlags
     body.extend_from_slice(&28u16.to_le_bytes()); // octetsToInlineQos: none follows
@@ -327,30 +326,8 @@ fn data_frag_datagram_at(
             *b = 1; // CDR_LE
         }
     }
-    d.push(0x16); // DATA_FRAG
-    d.push(0x01); // little-endian
-    d.extend_from_slice(&u16::try_from(body.len()).unwrap().to_le_bytes());
-    d.extend_from_slice(&body);
+    raw_rtps::push_submessage(&mut d, 0x16, 0x01, &body); // DATA_FRAG, little-endian
     d
-}
-
-/// The CPU time process `pid` has used (user + system, `/proc/PID/stat`), in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("bridge alive");
-    // After the command name's closing parenthesis: state is field 3, utime 14, stime 15.
-    let fields: Vec<&str> = s[s.rfind(')').unwrap() + 2..].split(' ').collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
-/// The peak resident memory of process `pid` (`VmHWM`), in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("bridge alive");
-    let kib: u64 = s
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM");
-    kib * 1024
 }
 
 /// What one run of the DATA_FRAG peer against a bridge saw.
@@ -406,14 +383,14 @@ fn run_peer_command(
     assert_eq!(s.cdr(), &VALID_STRING[..]);
     drop(s);
     let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
-    let before = peak_rss(pid);
-    let cpu_before = cpu_ticks(pid);
+    let before = raw_rtps::peak_rss(pid);
+    let cpu_before = raw_rtps::cpu_ticks(pid);
     peer.send(command);
     peer.expect_line("frags: sent");
     let st = common::wait_status(&w.namespace, "the DATA_FRAGs refused", |s| {
         done(&s.dds_fragments_refused)
     });
-    let after = peak_rss(pid);
+    let after = raw_rtps::peak_rss(pid);
     // Legitimate traffic still crosses: a fragmented sample and an unfragmented one.
     for n in [200 * 1024, 2] {
         peer.send(&format!("write {n}"));
@@ -424,7 +401,7 @@ fn run_peer_command(
         assert_eq!(s.cdr(), &valid_string_of(n)[..], "message of {n} bytes");
     }
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
-    let cpu_ticks = cpu_ticks(pid) - cpu_before;
+    let cpu_ticks = raw_rtps::cpu_ticks(pid) - cpu_before;
     peer.stop();
     bridge.stop();
     drop(r);

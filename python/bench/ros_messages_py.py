@@ -69,6 +69,8 @@ import time
 import zlib
 from typing import Any, Callable, Dict, List, Tuple
 
+from bench_util import cores, med, percentiles, pin
+
 HERE = os.path.abspath(__file__)
 MAX_TAIL = 2 << 20  # the largest body here: PointCloud2 100 K points, 1,200,109 B
 
@@ -102,27 +104,6 @@ def read_bytes(a: Any) -> int:
     head = -b.__array_interface__["data"][0] & 7
     k = (n - head) & ~7
     return int(np.add.reduce(b[head:head + k].view(np.uint64))) + zlib.adler32(b[head + k:].data, zlib.adler32(b[:head].data))
-
-
-def cores() -> Tuple[int, int]:
-    avail = sorted(os.sched_getaffinity(0))
-    return avail[0], avail[1 % len(avail)]
-
-
-def pin(core: int) -> None:
-    """Pins this process to `core` (threads inherit it); a negative core: unpinned."""
-    if core >= 0:
-        os.sched_setaffinity(0, {core})
-
-
-def percentiles(samples: List[int]) -> Dict[str, float]:
-    s = sorted(samples)
-    n = len(s)
-
-    def at(q: float) -> float:
-        return s[min(n - 1, int(q * n))] / 1000.0
-
-    return {"n": n, "min": s[0] / 1000.0, "p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": s[-1] / 1000.0}
 
 
 # --- the messages: built by ping, read by both ---------------------------------------------
@@ -342,12 +323,6 @@ def counts(kind: str, quick: bool) -> Tuple[int, int]:
         return 20, 5
     n = 1000 if kind in ("image", "cloud100k") else 2000
     return n, n // 10
-
-
-def med(v: List[float]) -> float:
-    s = sorted(v)
-    n = len(s)
-    return float("nan") if n == 0 else s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def main() -> int:

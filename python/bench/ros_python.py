@@ -72,32 +72,13 @@ import time
 import zlib
 from typing import Any, Dict, List, Optional, Tuple
 
+from bench_util import cores, med, percentiles, pin
+
 HERE = os.path.abspath(__file__)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 ROS2_PYTHON = os.path.join(ROOT, "scripts", "ros2-python")
 CLOUD_POINTS = 65_536  # x y z intensity float32: 16 B a point, 1 MiB of data
 SIZES = [64, 4096, 65536, 1 << 20]
-
-
-def cores() -> Tuple[int, int]:
-    avail = sorted(os.sched_getaffinity(0))
-    return avail[0], avail[1 % len(avail)]
-
-
-def pin(core: int) -> None:
-    """Pins this process to `core` (its threads inherit it); a negative core: unpinned."""
-    if core >= 0:
-        os.sched_setaffinity(0, {core})
-
-
-def percentiles(samples: List[int]) -> Dict[str, float]:
-    s = sorted(samples)
-    n = len(s)
-
-    def at(q: float) -> float:
-        return s[min(n - 1, int(q * n))] / 1000.0
-
-    return {"n": n, "min": s[0] / 1000.0, "p50": at(0.5), "p99": at(0.99), "max": s[-1] / 1000.0}
 
 
 CHECKSUM_ZLIB_MAX = 6 * 1024  # zlib.adler32 up to here, NumPy 64-bit words above (measured crossover 6–8 KiB)
@@ -590,12 +571,6 @@ def main() -> int:
             f.write(json.dumps(doc, indent=2) + "\n")
         print(f"wrote {a.json}")
     return 1 if errors else 0
-
-
-def med(v: List[float]) -> float:
-    s = sorted(v)
-    n = len(s)
-    return float("nan") if n == 0 else s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def summarise(rows: List[Dict[str, Any]]) -> Dict[str, Any]:

@@ -5,7 +5,7 @@ use rustdds::dds::CreateResult;
 use rustdds::no_key::{DataReader, DataWriter};
 use rustdds::{
     DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicies, QosPolicyBuilder,
-    RTPSEntity, Subscriber, TopicKind,
+    RTPSEntity, Subscriber, Topic, TopicKind,
 };
 
 use crate::config::BridgeConfig;
@@ -100,12 +100,7 @@ impl Dds {
         type_hash: &str,
         qos: QosPolicies,
     ) -> CreateResult<DataReader<WireCdr, PassThrough>> {
-        let t = self.participant.create_topic(
-            topic.to_owned(),
-            ty.to_owned(),
-            &qos,
-            TopicKind::NoKey,
-        )?;
+        let t = self.no_key_topic(topic, ty, &qos)?;
         let qos = with_type_hash(qos, type_hash);
         self.subscriber
             .create_datareader_no_key::<WireCdr, PassThrough>(&t, Some(qos))
@@ -121,15 +116,17 @@ impl Dds {
         type_hash: &str,
         qos: QosPolicies,
     ) -> CreateResult<DataWriter<WireCdr, PassThrough>> {
-        let t = self.participant.create_topic(
-            topic.to_owned(),
-            ty.to_owned(),
-            &qos,
-            TopicKind::NoKey,
-        )?;
+        let t = self.no_key_topic(topic, ty, &qos)?;
         let qos = with_type_hash(qos, type_hash);
         self.publisher
             .create_datawriter_no_key::<WireCdr, PassThrough>(&t, Some(qos))
+    }
+
+    /// DDS topic `topic` of DDS type `ty`, without key, with `qos`: what a raw reader or
+    /// writer is made on.
+    fn no_key_topic(&self, topic: &str, ty: &str, qos: &QosPolicies) -> CreateResult<Topic> {
+        self.participant
+            .create_topic(topic.to_owned(), ty.to_owned(), qos, TopicKind::NoKey)
     }
 
     /// The endpoints other participants announce (ours left out).

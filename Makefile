@@ -488,7 +488,7 @@ BENCH_RUNS := pingpong:pingpong: \
 bench: setup py-build py-peer py-bench-deps setup-ros2
 	@mkdir -p $(BENCH_DIR)
 	@scripts/shm-guard.sh snapshot $(BENCH_DIR)/shm-before
-	$(CARGO) build --release -p horus-bench -p horus-bench-report --bins
+	$(CARGO) build --release -p horus-bench -p horus-bench-multi-host -p horus-bench-report --bins
 	$(CARGO) build --release -p horus-sched --bin determinism --bin scheduler_scaling
 	@start=$$(date +%s); failed=""; \
 	for run in $(BENCH_RUNS); do \

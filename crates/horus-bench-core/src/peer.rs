@@ -7,7 +7,7 @@
 //!
 //! * [`crate::pubsub::PubSub`] — a ping-pong of topics between two processes;
 //! * [`crate::rpc::Rpc`] — request/response calls between two processes;
-//! * `horus_bench::multi_host::System` — topics and calls between two hosts.
+//! * `horus_bench_multi_host::System` — topics and calls between two hosts.
 //!
 //! Each peer middleware is a crate of its own built on this one
 //! (`horus-bench-peer-iceoryx2`, `horus-bench-peer-zenoh`, `horus-bench-peer-grpc`),

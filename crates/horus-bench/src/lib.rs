@@ -16,9 +16,10 @@
 //! * [`peer`] — what every system under test is (one trait, `horus-bench-core`'s);
 //!   [`pubsub`] — the publish/subscribe peers (horus, Unix socket, iceoryx2, Zenoh)
 //!   behind it, as are the request/response peers of [`rpc`] and the two-host
-//!   systems of [`multi_host`]. Each peer middleware is a crate of its own
+//!   systems of the crate `horus-bench-multi-host` ([`multi_host`] holds its rows and
+//!   tables). Each peer middleware is a crate of its own
 //!   (`horus-bench-peer-iceoryx2`, `-zenoh`, `-grpc`) compiled in only with its
-//!   cargo feature (`iceoryx2`, `zenoh`, `grpc`, `multi-host`, …; all on by
+//!   cargo feature (`iceoryx2`, `zenoh`, `grpc`, …; all on by
 //!   default), and each benchmark binary requires only the features of the peers it
 //!   measures;
 //! * [`robotics`], [`topology`], [`rate`] — robotics message types, M:K

@@ -11,11 +11,11 @@ use zenoh::sample::Sample;
 use zenoh::Wait;
 
 use super::{put, wait_done, zerr, ZenohHost};
-use crate::child::READY_TIMEOUT;
-use crate::harness::STALL_TIMEOUT;
-use crate::multi_host::{wire, Exchange, Flood, Sunk};
-use crate::stats::Summary;
-use crate::sysclock::monotonic_ns;
+use crate::{wire, Exchange, Flood, Sunk};
+use horus_bench::child::READY_TIMEOUT;
+use horus_bench::harness::STALL_TIMEOUT;
+use horus_bench::stats::Summary;
+use horus_bench::sysclock::monotonic_ns;
 
 pub(super) fn ping(h: &ZenohHost, e: &Exchange) -> anyhow::Result<Summary> {
     let rx = h

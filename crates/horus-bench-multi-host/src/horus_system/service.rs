@@ -9,13 +9,13 @@ use horus::{CallError, Service};
 
 use super::link::{self, Patience, POLL};
 use super::HorusHost;
-use crate::child::READY_TIMEOUT;
-use crate::harness::STALL_TIMEOUT;
-use crate::horus_wire::Blob;
-use crate::multi_host::wire::{self, HEADER};
-use crate::multi_host::Exchange;
-use crate::stats::Summary;
-use crate::sysclock::monotonic_ns;
+use crate::wire::{self, HEADER};
+use crate::Exchange;
+use horus_bench::child::READY_TIMEOUT;
+use horus_bench::harness::STALL_TIMEOUT;
+use horus_bench::horus_wire::Blob;
+use horus_bench::stats::Summary;
+use horus_bench::sysclock::monotonic_ns;
 
 fn open(h: &HorusHost, e: &Exchange) -> anyhow::Result<Service<Blob, Blob>> {
     let tail = e.size.max(HEADER);

@@ -8,8 +8,8 @@ use std::io::BufRead;
 use anyhow::{bail, Context};
 
 use super::{Cmd, HostArgs, Reply};
-use crate::affinity::pin_current_thread;
-use crate::child::{self, ChildArgs};
+use horus_bench::affinity::pin_current_thread;
+use horus_bench::child::{self, ChildArgs};
 
 /// Entry point of [`super::HOST_ROLE`]: one JSON argument, [`HostArgs`].
 pub fn host_child(mut args: ChildArgs) -> anyhow::Result<()> {
@@ -20,7 +20,7 @@ pub fn host_child(mut args: ChildArgs) -> anyhow::Result<()> {
     if let Some(cpu) = a.cpu {
         pin_current_thread(cpu).with_context(|| format!("pinning host to CPU {cpu}"))?;
     }
-    let mut side = a.system.system().open(&a)?;
+    let mut side = crate::system(a.system).open(&a)?;
     child::signal_ready()?;
     for line in std::io::stdin().lock().lines() {
         let line = line.context("reading the parent's command")?;

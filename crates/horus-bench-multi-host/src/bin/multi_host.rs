@@ -7,8 +7,8 @@
 //! with 1 % packet loss and with a 100 Mbit/s cap. Needs root (namespaces).
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin multi_host -- --quick --json /tmp/mh.json
-//! cargo run --release -p horus-bench --bin multi_host -- --rounds 3 --systems zenoh
+//! cargo run --release -p horus-bench-multi-host --bin multi_host -- --quick --json /tmp/mh.json
+//! cargo run --release -p horus-bench-multi-host --bin multi_host -- --rounds 3 --systems zenoh
 //! ```
 
 use std::process::ExitCode;
@@ -16,10 +16,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
 use horus_bench::markdown::Table;
-use horus_bench::multi_host::plan::{self, Part, Plan};
-use horus_bench::multi_host::rows::MhRow;
-use horus_bench::multi_host::{self as mh, horus_system, host, tables, SystemName};
 use horus_bench::suite::{self, Common, Run, COMMON_USAGE};
+use horus_bench_multi_host::plan::{self, Part, Plan};
+use horus_bench_multi_host::rows::MhRow;
+use horus_bench_multi_host::{self as mh, horus_system, host, tables, SystemName};
 
 const ROUNDS: usize = 3;
 const QUICK_ROUNDS: usize = 1;
@@ -131,7 +131,7 @@ fn method(plan: &Plan, hosts: &horus_netns::TwoHosts) -> Vec<String> {
         ),
     ];
     for s in &plan.systems {
-        m.push(format!("{}: {}", s.name(), s.system().settings()));
+        m.push(format!("{}: {}", s.name(), mh::system(*s).settings()));
     }
     m.extend(suite::method_common());
     m

@@ -9,9 +9,9 @@ use zenoh::sample::Sample;
 use zenoh::Wait;
 
 use super::{put, wait_done, zerr, ZenohHost};
-use crate::multi_host::{wire, Channel, Published, Received};
-use crate::stats::Summary;
-use crate::sysclock::{monotonic_ns, CpuMeter, CpuUse};
+use crate::{wire, Channel, Published, Received};
+use horus_bench::stats::Summary;
+use horus_bench::sysclock::{monotonic_ns, CpuMeter, CpuUse};
 
 /// The receiving state of a channel cell, shared by the topics' callbacks.
 struct Inbox {

@@ -12,8 +12,8 @@ use super::{
     Channel, Cmd, Exchange, Flood, HostArgs, Published, Received, Reply, Side, Sunk, SystemName,
     HOST_ROLE,
 };
-use crate::child::ChildProcess;
-use crate::stats::Summary;
+use horus_bench::child::ChildProcess;
+use horus_bench::stats::Summary;
 
 /// Longest a cell may take beyond its planned duration.
 const CELL_SLACK: Duration = Duration::from_secs(90);

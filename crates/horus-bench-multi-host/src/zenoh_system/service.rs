@@ -10,11 +10,11 @@ use zenoh::query::{ConsolidationMode, Querier, Query, QueryTarget};
 use zenoh::Wait;
 
 use super::{wait_done, zerr, ZenohHost};
-use crate::child::READY_TIMEOUT;
-use crate::harness::STALL_TIMEOUT;
-use crate::multi_host::{wire, Exchange};
-use crate::stats::Summary;
-use crate::sysclock::monotonic_ns;
+use crate::{wire, Exchange};
+use horus_bench::child::READY_TIMEOUT;
+use horus_bench::harness::STALL_TIMEOUT;
+use horus_bench::stats::Summary;
+use horus_bench::sysclock::monotonic_ns;
 
 pub(super) fn serve(h: &ZenohHost, e: &Exchange) -> anyhow::Result<u64> {
     let answered = Arc::new(Mutex::new(0u64));

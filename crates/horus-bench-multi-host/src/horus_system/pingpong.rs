@@ -7,12 +7,12 @@ use anyhow::{bail, ensure, Context};
 
 use super::link::{self, Patience, POLL};
 use super::HorusHost;
-use crate::child::READY_TIMEOUT;
-use crate::harness::STALL_TIMEOUT;
-use crate::multi_host::wire::{self, HEADER};
-use crate::multi_host::{Exchange, Flood, Sunk};
-use crate::stats::Summary;
-use crate::sysclock::monotonic_ns;
+use crate::wire::{self, HEADER};
+use crate::{Exchange, Flood, Sunk};
+use horus_bench::child::READY_TIMEOUT;
+use horus_bench::harness::STALL_TIMEOUT;
+use horus_bench::stats::Summary;
+use horus_bench::sysclock::monotonic_ns;
 
 pub(super) fn ping(h: &mut HorusHost, e: &Exchange) -> anyhow::Result<Summary> {
     let pong = link::topic(&h.namespace, &link::name(&e.id, "pong"), e.size)?;

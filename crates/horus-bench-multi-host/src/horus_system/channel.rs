@@ -9,11 +9,11 @@ use horus::Publisher;
 
 use super::link::{self, HostCpu, Patience, POLL};
 use super::{bridge_counters, HorusHost};
-use crate::horus_wire::Blob;
-use crate::multi_host::wire::{self, HEADER};
-use crate::multi_host::{Channel, Published, Received};
-use crate::stats::Summary;
-use crate::sysclock::{monotonic_ns, CpuUse};
+use crate::wire::{self, HEADER};
+use crate::{Channel, Published, Received};
+use horus_bench::horus_wire::Blob;
+use horus_bench::stats::Summary;
+use horus_bench::sysclock::{monotonic_ns, CpuUse};
 
 pub(super) fn publish(h: &mut HorusHost, c: &Channel) -> anyhow::Result<Published> {
     let topics = (0..c.topics)

@@ -38,9 +38,9 @@ use super::{
     Channel, Exchange, Flood, HostArgs, HostSide, Published, Received, Side, Sunk, System,
     SystemName,
 };
-use crate::peer::Peer;
-use crate::stats::Summary;
 use bridge_proc::BridgeProc;
+use horus_bench::peer::Peer;
+use horus_bench::stats::Summary;
 
 /// horus through its Zenoh bridge.
 #[derive(Debug)]

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, ensure, Context};
 use horus::{LoanError, Overflow, Publisher, RecvError, Subscriber, Topic};
 
-use crate::child::READY_TIMEOUT;
-use crate::harness::STALL_TIMEOUT;
-use crate::horus_wire::Blob;
-use crate::multi_host::wire::{self, HEADER};
-use crate::sysclock::{monotonic_ns, CpuMeter, CpuUse};
+use crate::wire::{self, HEADER};
+use horus_bench::child::READY_TIMEOUT;
+use horus_bench::harness::STALL_TIMEOUT;
+use horus_bench::horus_wire::Blob;
+use horus_bench::sysclock::{monotonic_ns, CpuMeter, CpuUse};
 
 /// How often a hello is repeated while a path is being proven.
 const HELLO_EVERY: Duration = Duration::from_millis(20);

@@ -30,11 +30,11 @@ use super::{
     wire, Channel, Exchange, Flood, HostArgs, HostSide, Published, Received, Side, Sunk, System,
     SystemName,
 };
-use crate::child::READY_TIMEOUT;
-use crate::harness::STALL_TIMEOUT;
-use crate::peer::Peer;
-use crate::pubsub::zenoh as zenoh_peer;
-use crate::stats::Summary;
+use horus_bench::child::READY_TIMEOUT;
+use horus_bench::harness::STALL_TIMEOUT;
+use horus_bench::peer::Peer;
+use horus_bench::stats::Summary;
+use horus_bench_peer_zenoh::pubsub as zenoh_peer;
 
 /// The raw Zenoh system.
 #[derive(Debug)]

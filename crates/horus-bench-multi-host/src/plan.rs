@@ -13,8 +13,8 @@ use super::{
     Channel, Exchange, Flood, SystemName, CHANNEL_SIZES, IMPAIRED_SIZES, RATE_HZ, SWEEP_SIZES,
     TOPIC_COUNTS,
 };
-use crate::harness::unique_id;
-use crate::suite::Run;
+use horus_bench::harness::unique_id;
+use horus_bench::suite::Run;
 
 /// First port host A listens on; each session takes the next.
 const BASE_PORT: u16 = 17447;
@@ -340,7 +340,10 @@ pub fn run_all(plan: &Plan, hosts: &TwoHosts, run: &mut Run<MhRow>) {
                     port: &mut port,
                 };
                 let what = format!("{} available", pass.label());
-                if run.measure(&what, || system.system().available()).is_none() {
+                if run
+                    .measure(&what, || crate::system(system).available())
+                    .is_none()
+                {
                     continue;
                 }
                 if plan.runs(Part::Channel) {

@@ -483,12 +483,18 @@ BENCH_RUNS := pingpong:pingpong: \
               tf:tf:--rounds=3 \
               multi_host:multi_host:--rounds=3=--markdown=docs/multi-host-results.md
 
+# The benchmark packages: horus-bench (horus alone) and one package per family of peers
+# measured, so that each binary compiles only the peers it measures; the report last.
+BENCH_PKGS := horus-bench horus-bench-pingpong horus-bench-peers horus-bench-rpc \
+              horus-bench-multi-host horus-bench-ros horus-bench-ros2 horus-bench-loggers \
+              horus-bench-report
+
 # The Python benchmarks run last, against the installed package: issue 5's (with the Rust
 # peer) and issue 19's ROS 2 one (bench-ros2: horus against rclpy from the ROS 2 venv).
 bench: setup py-build py-peer py-bench-deps setup-ros2
 	@mkdir -p $(BENCH_DIR)
 	@scripts/shm-guard.sh snapshot $(BENCH_DIR)/shm-before
-	$(CARGO) build --release -p horus-bench -p horus-bench-multi-host -p horus-bench-report --bins
+	$(CARGO) build --release $(addprefix -p ,$(BENCH_PKGS)) --bins
 	$(CARGO) build --release -p horus-sched --bin determinism --bin scheduler_scaling
 	@start=$$(date +%s); failed=""; \
 	for run in $(BENCH_RUNS); do \

@@ -22,9 +22,9 @@ use anyhow::Context;
 use horus_bench_core::clock::Clock;
 use horus_bench_core::stats::Summary;
 
-/// Calls timed together in the batch pass (one timer pair per batch, divided by this).
-/// `horus_bench::logging::BATCH_CALLS` is the same (checked where both are compiled).
-pub const BATCH_CALLS: u64 = 64;
+/// Calls timed together in the batch pass (one timer pair per batch, divided by this):
+/// the rows' own constant, which the tables divide by.
+pub use horus_bench::logging::BATCH_CALLS;
 
 /// horus-log's ring for the benchmark: 16 MiB (2048 records of 8 KiB).
 pub const HORUS_RING: usize = 16 << 20;

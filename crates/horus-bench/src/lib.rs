@@ -14,14 +14,8 @@
 //! * [`floors`] — the hardware floor (cache-line handoff) and the references
 //!   (memcpy, in-place touch, futex wake), which are not lower bounds;
 //! * [`peer`] — what every system under test is (one trait, `horus-bench-core`'s);
-//!   [`pubsub`] — the publish/subscribe peers (horus, Unix socket, iceoryx2, Zenoh)
-//!   behind it, as are the request/response peers of [`rpc`] and the two-host
-//!   systems of the crate `horus-bench-multi-host` ([`multi_host`] holds its rows and
-//!   tables). Each peer middleware is a crate of its own
-//!   (`horus-bench-peer-iceoryx2`, `-zenoh`, `-grpc`) compiled in only with its
-//!   cargo feature (`iceoryx2`, `zenoh`, `grpc`, …; all on by
-//!   default), and each benchmark binary requires only the features of the peers it
-//!   measures;
+//!   [`pubsub`] — horus's publish/subscribe peers (topics, and the Unix socket as
+//!   the kernel-copy reference) behind it, as are horus's services in [`rpc`];
 //! * [`robotics`], [`topology`], [`rate`] — robotics message types, M:K
 //!   publishers/subscribers in a thread, threads or processes, and paced traffic;
 //! * [`interleaved`] — horus and each peer back to back over several rounds, and
@@ -29,13 +23,27 @@
 //!   the same for 4 publisher and 4 subscriber processes against iceoryx2;
 //! * `ros_kinds`, `ros_loads`, `ros_peer`, `ros_build`, `ros_rows`, `ros_report` — ROS 2 messages
 //!   (`Topic<Ros<M>>`) against the fixed-layout path of the same bytes, and loan
-//!   builds against a memcpy (the `ros_messages` binary);
-//! * [`rpc`] — request/response calls: horus services beside iceoryx2, Zenoh
-//!   queryables and gRPC (the `rpc` binary);
+//!   builds against a memcpy (the `ros_messages` binary of `horus-bench-ros`); behind
+//!   the feature `ros-msgs` (off by default; `horus-bench-ros` and the report turn it
+//!   on), so the binaries here do not compile the ROS 2 message types;
+//! * [`rpc`] — request/response calls: horus services, and the rows and tables of
+//!   the `rpc` binary;
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
 //!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries;
-//!   [`markdown`] — the tables in Markdown. `docs/benchmarks.md` and its figures are
-//!   rendered from the rows by the crate `horus-bench-report` (its `report` binary).
+//!   [`markdown`] — the tables in Markdown; [`logging`], [`multi_host`] — the rows
+//!   and tables of those benchmarks; [`testing`] — what the binaries' black-box
+//!   tests share.
+//!
+//! This crate links no peer middleware. Its binaries measure horus alone
+//! (`all_paths`, `block_wake`, `payload_sweep`, `robotics_messages`, `scalability`);
+//! each benchmark that measures a peer is a crate of its own whose dependencies
+//! are exactly the peers it measures, so a binary compiles only those:
+//! `horus-bench-pingpong` (`pingpong`, `many_to_many`: iceoryx2),
+//! `horus-bench-peers` (`peers`, `interleaved`: iceoryx2, Zenoh), `horus-bench-rpc`
+//! (`rpc`: iceoryx2, Zenoh, gRPC), `horus-bench-multi-host` (`multi_host`: Zenoh,
+//! network namespaces, horus's bridge), `horus-bench-ros` (`ros_messages`, `tf`),
+//! `horus-bench-ros2` (`ros2`: the ROS 2 bridge), `horus-bench-loggers` (`logging`).
+//! The page is rendered from the rows by `horus-bench-report`.
 //!
 //! ```no_run
 //! use horus_bench::{floors, harness::Config, payload::Touch};
@@ -63,8 +71,6 @@ pub mod rate;
 pub mod ratios;
 pub mod report;
 pub mod robotics;
-#[cfg(feature = "ros2")]
-pub mod ros2;
 #[cfg(feature = "ros-msgs")]
 pub mod ros_build;
 #[cfg(feature = "ros-msgs")]
@@ -81,4 +87,5 @@ pub mod rows;
 pub mod rpc;
 pub mod suite;
 pub mod tables;
+pub mod testing;
 pub mod topology;

@@ -33,6 +33,18 @@ use crate::stats::Summary;
 pub const ROS_ECHO_ROLE: &str = "ros-echo";
 /// Child role of the fixed-layout echo.
 pub const FIXED_ECHO_ROLE: &str = "ros-fixed-echo";
+
+/// The child roles of this module, for [`crate::suite::main_with`].
+pub const CHILD_ROLES: &[crate::pubsub::ChildRole] = &[
+    crate::pubsub::ChildRole {
+        role: ROS_ECHO_ROLE,
+        run: |args| echo_child(ROS_ECHO_ROLE, args),
+    },
+    crate::pubsub::ChildRole {
+        role: FIXED_ECHO_ROLE,
+        run: |args| echo_child(FIXED_ECHO_ROLE, args),
+    },
+];
 /// History depth of both topics.
 const DEPTH: u32 = 16;
 /// The settings, for the method text.

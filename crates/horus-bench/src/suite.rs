@@ -1,5 +1,5 @@
 //! What every suite binary (`robotics_messages`, `payload_sweep`, `all_paths`,
-//! `scalability`, `peers`) shares: the common flags, the child-process dispatch,
+//! `scalability`, `peers`, … in this crate and the benchmark crates above it) shares: the common flags, the child-process dispatch,
 //! progress and error collection, and the `--json` document.
 //!
 //! A failed measurement never aborts a run: it is printed, recorded in the
@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::child::{self, ChildArgs, CHILD_FLAG};
 use crate::clock::Clock;
+use crate::pubsub::ChildRole;
 use crate::report::Machine;
 
 /// Flags every suite binary takes.
@@ -211,12 +212,21 @@ impl<R: Serialize> Run<R> {
     }
 }
 
-/// `main` of a suite binary: dispatches `--child <role>` to the role's entry
-/// point (see [`child_main`]), else runs `run` and turns an error into exit 1.
+/// `main` of a suite binary that measures horus alone: [`main_with`] and no peer.
 pub fn main(run: fn(Vec<String>) -> anyhow::Result<ExitCode>) -> ExitCode {
+    main_with(&[], run)
+}
+
+/// `main` of a suite binary: dispatches `--child <role>` to the role's entry point
+/// (horus's own roles and those of `peers`, the child roles of the peer crates this
+/// binary links; see [`child_main`]), else runs `run` and turns an error into exit 1.
+pub fn main_with(
+    peers: &[&[ChildRole]],
+    run: fn(Vec<String>) -> anyhow::Result<ExitCode>,
+) -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.first().map(String::as_str) == Some(CHILD_FLAG) {
-        return child_main(&argv[1..]);
+        return child_main(&argv[1..], peers);
     }
     match run(argv) {
         Ok(code) => code,
@@ -227,22 +237,23 @@ pub fn main(run: fn(Vec<String>) -> anyhow::Result<ExitCode>) -> ExitCode {
     }
 }
 
-/// Every child role of every suite binary.
-pub fn child_main(argv: &[String]) -> ExitCode {
+/// The child side of a suite binary: horus's roles (topics, the Unix socket, the
+/// topologies, paced traffic) and each role of `peers`.
+pub fn child_main(argv: &[String], peers: &[&[ChildRole]]) -> ExitCode {
     use crate::{pubsub, rate, topology};
     let role = argv.first().cloned().unwrap_or_default();
     let result = child::init_child().and_then(|()| {
         let args = ChildArgs::new(&role, argv[1..].to_vec());
-        if let Some(child) = pubsub::child_role(&role) {
+        let own = pubsub::OWN_ROLES.iter();
+        if let Some(child) = own
+            .chain(peers.iter().flat_map(|roles| roles.iter()))
+            .find(|c| c.role == role)
+        {
             return (child.run)(args);
         }
         match role.as_str() {
             topology::PUB_ROLE | topology::SUB_ROLE => topology::child_main(&role, args),
             rate::PUB_ROLE | rate::SUB_ROLE => rate::child_main(&role, args),
-            #[cfg(feature = "ros-msgs")]
-            crate::ros_peer::ROS_ECHO_ROLE | crate::ros_peer::FIXED_ECHO_ROLE => {
-                crate::ros_peer::echo_child(&role, args)
-            }
             other => Err(anyhow::anyhow!("unknown child role {other:?}")),
         }
     });

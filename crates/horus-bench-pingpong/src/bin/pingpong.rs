@@ -2,7 +2,7 @@
 //! baseline and iceoryx2, in one run, on pinned and unpinned cores.
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin pingpong -- --quick --json /tmp/pp.json
+//! cargo run --release -p horus-bench-pingpong --bin pingpong -- --quick --json /tmp/pp.json
 //! ```
 //!
 //! Adding a system is one function with the [`SizeFn`] signature plus one entry in
@@ -13,14 +13,15 @@ use horus_bench::cli::{self, Options};
 use horus_bench::clock::Clock;
 use horus_bench::harness::{Config, Mode};
 use horus_bench::pubsub::horus::{self as horus_peer, Wait};
-use horus_bench::pubsub::{iceoryx2 as iceoryx2_peer, uds};
+use horus_bench::pubsub::uds;
 use horus_bench::report::{self, Machine, Report, Row};
 use horus_bench::{floors, ratios};
+use horus_bench_peer_iceoryx2::pubsub as iceoryx2_peer;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // Child roles (`--child …`) dispatch through the suite's shared entry point.
-    horus_bench::suite::main(run)
+    horus_bench::suite::main_with(&[iceoryx2_peer::CHILD_ROLES], run)
 }
 
 /// Measures one system at one message size in one pass (`pinned` or not).

@@ -17,8 +17,8 @@
 //!    the feeding process is also reported apart from the other 19.
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin tf -- --quick            # ≤ 60 s
-//! cargo run --release -p horus-bench --bin tf -- --rounds 3 --json /tmp/tf.json
+//! cargo run --release -p horus-bench-ros --bin tf -- --quick            # ≤ 60 s
+//! cargo run --release -p horus-bench-ros --bin tf -- --rounds 3 --json /tmp/tf.json
 //! ```
 //! tf2's own buffer is not measured: no tf2 Python or C++ package is on PyPI (checked with
 //! `pip download ros-kilted-tf2-py`, `ros-kilted-tf2-ros-py`, `ros-tf2-py`: none exists).

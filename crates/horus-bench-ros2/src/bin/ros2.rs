@@ -5,8 +5,8 @@
 //! counted by sequence number; the bridge target checked per round.
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin ros2 -- --quick --json /tmp/ros2.json
-//! cargo run --release -p horus-bench --bin ros2 -- --rounds 3
+//! cargo run --release -p horus-bench-ros2 --bin ros2 -- --quick --json /tmp/ros2.json
+//! cargo run --release -p horus-bench-ros2 --bin ros2 -- --rounds 3
 //! ```
 
 use std::path::Path;
@@ -14,14 +14,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use horus_bench::affinity::available_cpus;
-use horus_bench::ros2::discovery::DiscoveryRange;
-use horus_bench::ros2::session::{self, Programs, Spec};
-use horus_bench::ros2::table::{self, Row};
-use horus_bench::ros2::{
+use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
+use horus_bench_ros2::discovery::DiscoveryRange;
+use horus_bench_ros2::session::{self, Programs, Spec};
+use horus_bench_ros2::table::{self, Row};
+use horus_bench_ros2::{
     bridge_child, netns, rust_end, System, BRIDGE_ROLE, CHILD_FLAG, MAX_LOST_IN_A_ROW,
     RUST_END_ROLE,
 };
-use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
 
 const SIZES: [usize; 8] = [64, 256, 1024, 4096, 16384, 65536, 262144, 1 << 20];
 const QUICK_SIZES: [usize; 2] = [64, 65536];
@@ -259,10 +259,10 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             SIZES.to_vec()
         }
     });
-    if let Some(&big) = sizes.iter().find(|&&s| s > horus_bench::ros2::MAX_SIZE) {
+    if let Some(&big) = sizes.iter().find(|&&s| s > horus_bench_ros2::MAX_SIZE) {
         anyhow::bail!(
             "size {big} is over the largest, {}",
-            horus_bench::ros2::MAX_SIZE
+            horus_bench_ros2::MAX_SIZE
         );
     }
     if systems.is_empty() {

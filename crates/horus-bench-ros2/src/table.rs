@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::system::System;
-use crate::stats::Summary;
+use horus_bench_core::stats::Summary;
 
 /// One system at one size in one round.
 #[derive(Debug, Clone, Serialize, Deserialize)]

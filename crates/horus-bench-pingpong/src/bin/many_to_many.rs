@@ -3,8 +3,8 @@
 //! with the same topology, in interleaved rounds (see `horus_bench::many_to_many`).
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin many_to_many -- --quick --json /tmp/nn.json
-//! cargo run --release -p horus-bench --bin many_to_many -- --rounds 5 --pin-cpus 0,2,4,6,8,10,12,14
+//! cargo run --release -p horus-bench-pingpong --bin many_to_many -- --quick --json /tmp/nn.json
+//! cargo run --release -p horus-bench-pingpong --bin many_to_many -- --rounds 5 --pin-cpus 0,2,4,6,8,10,12,14
 //! ```
 
 use std::process::ExitCode;
@@ -13,11 +13,11 @@ use horus_bench::interleaved::MIN_ROUNDS_FOR_VERDICT;
 use horus_bench::many_to_many::{self, ManyRow, N};
 use horus_bench::payload::Touch;
 use horus_bench::pubsub::horus::Wait;
-use horus_bench::pubsub::iceoryx2_many;
 use horus_bench::robotics::{MsgKind, Spec};
 use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
 use horus_bench::tables;
 use horus_bench::topology::{self, Placement, Shape};
+use horus_bench_peer_iceoryx2::many as iceoryx2_many;
 
 /// The reference report's N:N messages (its "Latency by Message Size" table).
 const MESSAGES: [MsgKind; 5] = [
@@ -34,7 +34,7 @@ const QUICK_ROUNDS: usize = 2;
 const SYSTEMS: [&str; 2] = ["horus", "iceoryx2"];
 
 fn main() -> ExitCode {
-    suite::main(run)
+    suite::main_with(&[horus_bench_peer_iceoryx2::pubsub::CHILD_ROLES], run)
 }
 
 fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {

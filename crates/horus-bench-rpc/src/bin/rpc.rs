@@ -6,18 +6,20 @@
 //! latency targets with PASS/MISS.
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin rpc -- --quick --json /tmp/rpc.json
-//! cargo run --release -p horus-bench --bin rpc -- --rounds 3 --pinned-only
+//! cargo run --release -p horus-bench-rpc --bin rpc -- --quick --json /tmp/rpc.json
+//! cargo run --release -p horus-bench-rpc --bin rpc -- --rounds 3 --pinned-only
 //! ```
 
 use std::process::ExitCode;
 
 use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
-use horus_bench::pubsub::{horus as horus_peer, zenoh as zenoh_peer};
-use horus_bench::rpc::plan::{self, Plan};
+use horus_bench::pubsub::horus as horus_peer;
 use horus_bench::rpc::rows::RpcRow;
-use horus_bench::rpc::{self, grpc, horus_rpc, iceoryx2_rpc, tables, targets, zenoh_rpc, System};
+use horus_bench::rpc::{self, horus_rpc, tables, targets, System};
 use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
+use horus_bench_peer_zenoh::pubsub as zenoh_peer;
+use horus_bench_rpc::plan::{self, Plan};
+use horus_bench_rpc::{grpc, iceoryx2_rpc, zenoh_rpc};
 
 const ROUNDS: usize = 3;
 const QUICK_ROUNDS: usize = 1;
@@ -27,8 +29,9 @@ fn main() -> ExitCode {
     if argv.first().map(String::as_str) == Some(CHILD_FLAG)
         && argv.get(1).map(String::as_str) == Some(rpc::SERVE_ROLE)
     {
-        let result = child::init_child()
-            .and_then(|()| rpc::serve_child(ChildArgs::new(rpc::SERVE_ROLE, argv[2..].to_vec())));
+        let result = child::init_child().and_then(|()| {
+            horus_bench_rpc::serve_child(ChildArgs::new(rpc::SERVE_ROLE, argv[2..].to_vec()))
+        });
         return match result {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

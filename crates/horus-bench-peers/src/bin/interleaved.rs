@@ -3,8 +3,8 @@
 //! Every "horus is faster" on the benchmark page is drawn from this table.
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin interleaved -- --quick --json /tmp/il.json
-//! cargo run --release -p horus-bench --bin interleaved -- --rounds 5 --peers iceoryx2
+//! cargo run --release -p horus-bench-peers --bin interleaved -- --quick --json /tmp/il.json
+//! cargo run --release -p horus-bench-peers --bin interleaved -- --rounds 5 --peers iceoryx2
 //! ```
 
 use std::process::ExitCode;
@@ -13,11 +13,11 @@ use horus_bench::harness::Config;
 use horus_bench::interleaved::{self, RoundRow, PAIRS};
 use horus_bench::payload::Touch;
 use horus_bench::pubsub::horus as horus_peer;
-use horus_bench::pubsub::{self, PubSub};
-use horus_bench::pubsub::{iceoryx2 as iceoryx2_peer, zenoh as zenoh_peer};
+use horus_bench::pubsub::PubSub;
 use horus_bench::report::size;
 use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
 use horus_bench::tables;
+use horus_bench_peers::{iceoryx2 as iceoryx2_peer, zenoh as zenoh_peer};
 
 /// The full run's sizes: a command, a LaserScan frame, both sides of the inline/chunk
 /// boundary (2 KiB), 64 KiB and 1 MiB.
@@ -28,13 +28,13 @@ const ROUNDS: usize = 5;
 const QUICK_ROUNDS: usize = 2;
 
 fn main() -> ExitCode {
-    suite::main(run)
+    suite::main_with(horus_bench_peers::CHILD_ROLES, run)
 }
 
 /// The peer whose rows are named `system` (every name in [`PAIRS`] and their
 /// horus rows is known).
 fn peer(system: &str) -> anyhow::Result<Box<dyn PubSub>> {
-    pubsub::by_name(system).ok_or_else(|| anyhow::anyhow!("unknown system {system:?}"))
+    horus_bench_peers::by_name(system).ok_or_else(|| anyhow::anyhow!("unknown system {system:?}"))
 }
 
 fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {

@@ -1,13 +1,13 @@
 //! The pub/sub peers by the name their rows carry (`system` in the JSON).
 
-use super::horus::{HorusTopic, Wait};
-use super::uds::UnixSocket;
-use super::PubSub;
-use crate::harness::Mode;
+use horus_bench::harness::Mode;
+use horus_bench::pubsub::horus::{HorusTopic, Wait};
+use horus_bench::pubsub::uds::UnixSocket;
+use horus_bench::pubsub::PubSub;
 
 /// The peer whose rows are named `name`, in its default setting: horus by loan
 /// (`horus` busy-polls, `horus:futex` blocks), Zenoh with only A's measuring thread
-/// pinned. `None` for an unknown name or a peer whose feature is not compiled in.
+/// pinned. `None` for an unknown name.
 pub fn by_name(name: &str) -> Option<Box<dyn PubSub>> {
     Some(match name {
         "horus" => Box::new(HorusTopic {
@@ -19,9 +19,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn PubSub>> {
             wait: Wait::Futex,
         }),
         "uds" => Box::new(UnixSocket),
-        #[cfg(feature = "iceoryx2")]
         "iceoryx2" => Box::new(super::iceoryx2::Iceoryx2PubSub),
-        #[cfg(feature = "zenoh")]
         "zenoh" | "zenoh-shm" => {
             use super::zenoh::{Pinning, Transport, ZenohPubSub};
             let transport = if name == "zenoh" {
@@ -44,14 +42,14 @@ mod tests {
 
     #[test]
     fn every_peer_is_found_under_the_name_its_rows_carry() {
-        let mut names = vec!["horus", "horus:futex", "uds"];
-        if cfg!(feature = "iceoryx2") {
-            names.push("iceoryx2");
-        }
-        if cfg!(feature = "zenoh") {
-            names.extend(["zenoh", "zenoh-shm"]);
-        }
-        for name in names {
+        for name in [
+            "horus",
+            "horus:futex",
+            "uds",
+            "iceoryx2",
+            "zenoh",
+            "zenoh-shm",
+        ] {
             let peer = by_name(name).unwrap_or_else(|| panic!("{name} not found"));
             assert_eq!(peer.name(), name);
         }

@@ -7,6 +7,8 @@
 //! bridge are this binary re-executed with [`CHILD_FLAG`]. All of them run in a network
 //! namespace of their own with only `lo` up ([`netns`]), so no DDS packet leaves the host.
 
+#![warn(missing_docs)]
+
 pub mod bridge_child;
 pub mod discovery;
 pub mod netns;

@@ -3,7 +3,7 @@
 //! and the references, side by side; every column says how its receivers wait.
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin peers -- --quick --json /tmp/peers.json
+//! cargo run --release -p horus-bench-peers --bin peers -- --quick --json /tmp/peers.json
 //! ```
 
 use std::process::ExitCode;
@@ -12,14 +12,14 @@ use horus_bench::floors;
 use horus_bench::harness::{Config, Mode};
 use horus_bench::payload::Touch;
 use horus_bench::pubsub::horus::{self as horus_peer, HorusTopic, Wait};
-use horus_bench::pubsub::iceoryx2::{self as iceoryx2_peer, Iceoryx2PubSub};
 use horus_bench::pubsub::uds::{self, UnixSocket};
-use horus_bench::pubsub::zenoh::{self as zenoh_peer, Pinning, Transport, ZenohPubSub};
 use horus_bench::pubsub::PubSub;
 use horus_bench::report::{size, Row};
 use horus_bench::stats::Summary;
 use horus_bench::suite::{self, list, Common, Run, COMMON_USAGE};
 use horus_bench::tables;
+use horus_bench_peers::iceoryx2::{self as iceoryx2_peer, Iceoryx2PubSub};
+use horus_bench_peers::zenoh::{self as zenoh_peer, Pinning, Transport, ZenohPubSub};
 
 /// 16 B, the sweep sizes, a LaserScan frame.
 const SIZES: &[usize] = &[16, 64, 256, 1024, 1480, 4096, 16384, 65536, 262144, 1048576];
@@ -32,7 +32,7 @@ const ZENOH_PINNING: Pinning = Pinning::Threads;
 const SYSTEMS: &[&str] = &["ref", "uds", "iceoryx2", "zenoh", "zenoh-shm", "horus"];
 
 fn main() -> ExitCode {
-    suite::main(run)
+    suite::main_with(horus_bench_peers::CHILD_ROLES, run)
 }
 
 fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {

@@ -14,7 +14,7 @@ use horus::{Overflow, Publisher, RecvError, Subscriber, Topic};
 use horus_ros_msgs::std_msgs::msg::UInt8MultiArray;
 
 use super::{PingResult, HORUS_DEPTH, MAX_LOST_IN_A_ROW, MAX_SIZE, READY, RESULT_PREFIX};
-use crate::affinity::pin_current_thread;
+use horus_bench_core::affinity::pin_current_thread;
 
 type Msg = Ros<UInt8MultiArray>;
 

@@ -3,8 +3,8 @@
 //! unpinned; and a LaserScan built in a loan against a memcpy of its bytes.
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin ros_messages -- --quick --json /tmp/ros.json
-//! cargo run --release -p horus-bench --bin ros_messages -- --rounds 5 --messages Cloud1MiB
+//! cargo run --release -p horus-bench-ros --bin ros_messages -- --quick --json /tmp/ros.json
+//! cargo run --release -p horus-bench-ros --bin ros_messages -- --rounds 5 --messages Cloud1MiB
 //! ```
 
 use std::process::ExitCode;
@@ -24,7 +24,7 @@ const QUICK_ROUNDS: usize = 1;
 const BLOCKS: usize = 4;
 
 fn main() -> ExitCode {
-    suite::main(run)
+    suite::main_with(&[ros_peer::CHILD_ROLES], run)
 }
 
 /// Timed round trips for a message of `bytes`: fewer for large ones (~1 s per

@@ -4,16 +4,16 @@
 //! together (per call); the per-call cost targets at 32 B with PASS/MISS.
 //!
 //! ```text
-//! cargo run --release -p horus-bench --bin logging -- --quick --json /tmp/logging.json
-//! cargo run --release -p horus-bench --bin logging -- --rounds 5
+//! cargo run --release -p horus-bench-loggers --bin logging -- --quick --json /tmp/logging.json
+//! cargo run --release -p horus-bench-loggers --bin logging -- --rounds 5
 //! ```
 
 use std::process::ExitCode;
 
 use horus_bench::affinity;
-use horus_bench::logging::systems::{self, Loggers, System};
 use horus_bench::logging::{self, LogRow, BATCH_CALLS, SIZES};
 use horus_bench::suite::{self, number, Common, Run, COMMON_USAGE};
+use horus_bench_loggers::{self as systems, Loggers, System};
 
 const ROUNDS: usize = 5;
 const QUICK_ROUNDS: usize = 1;

@@ -53,7 +53,7 @@ impl Programs {
     }
 
     fn endpoint_py(&self) -> PathBuf {
-        self.repo.join("crates/horus-bench/src/ros2/endpoint.py")
+        self.repo.join("crates/horus-bench-ros2/src/endpoint.py")
     }
 
     /// `scripts/ros2-python` (rclpy).

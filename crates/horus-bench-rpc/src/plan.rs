@@ -8,15 +8,15 @@
 //! trip at 16 B, the futex wake reference, and horus calls in touch mode at 64 B
 //! and 1 MiB. A session that fails is recorded as an error and the run goes on.
 
-use crate::floors;
-use crate::harness::{Config, Mode};
-use crate::payload::Touch;
-use crate::pubsub::horus::{self as horus_peer, Wait};
-use crate::report::size as size_label;
-use crate::suite::Run;
+use horus_bench::floors;
+use horus_bench::harness::{Config, Mode};
+use horus_bench::payload::Touch;
+use horus_bench::pubsub::horus::{self as horus_peer, Wait};
+use horus_bench::report::size as size_label;
+use horus_bench::suite::Run;
 
-use super::rows::{Kind, RpcRow, TOPIC, WAKE};
-use super::{Measured, Spec, System, IN_FLIGHT_SIZE, SIZES, STRESS_WINDOW};
+use horus_bench::rpc::rows::{Kind, RpcRow, TOPIC, WAKE};
+use horus_bench::rpc::{Measured, Spec, System, IN_FLIGHT_SIZE, SIZES, STRESS_WINDOW};
 
 /// Sizes of the touch-mode target (1 MiB by loan against 64 B).
 pub const TOUCH_SIZES: [usize; 2] = [64, 1048576];
@@ -156,7 +156,7 @@ pub fn round(plan: &Plan, run: &mut Run<RpcRow>, round: usize, pinned: bool) {
         for &system in &order {
             let spec = plan.spec(bytes, Touch::Full);
             let what = format!("{tag} {} {}", system.name(), size_label(bytes));
-            if let Some(m) = run.measure(&what, || guarded(|| super::run(system, &spec, cpus))) {
+            if let Some(m) = run.measure(&what, || guarded(|| crate::run(system, &spec, cpus))) {
                 push_session(run, &base, system, &spec, m);
             }
         }
@@ -167,7 +167,7 @@ pub fn round(plan: &Plan, run: &mut Run<RpcRow>, round: usize, pinned: bool) {
             let spec = plan.spec(bytes, Touch::Ends);
             let what = format!("{tag} horus touch {}", size_label(bytes));
             if let Some(m) =
-                run.measure(&what, || guarded(|| super::run(System::Horus, &spec, cpus)))
+                run.measure(&what, || guarded(|| crate::run(System::Horus, &spec, cpus)))
             {
                 push_session(run, &base, System::Horus, &spec, m);
             }

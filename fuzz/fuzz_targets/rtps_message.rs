@@ -7,7 +7,9 @@
 //! (horus_reassembly's admission checks, `FragmentAssembler`, the NACK_FRAG scan).
 //!
 //! What must hold: no panic, no hang; what stays in reassembly is within a reader's budget
-//! (`budget_per_reader`, 256 MiB), and no more samples complete or stay open than the
+//! (`budget_per_reader`, 256 MiB) and, with what every other sample of the process holds,
+//! within the process's (`budget_per_process`, 1 GiB; each open sample holds exactly its
+//! cost of it, given back when it goes), and no more samples complete or stay open than the
 //! datagram had submessages. The low bit of the GUID prefix's first byte (which the parser
 //! does not interpret) picks a reliable or a best-effort reader's eviction.
 #![no_main]
@@ -19,6 +21,11 @@ fuzz_target!(|data: &[u8]| {
     let reliable = data.get(8).is_none_or(|b| b & 1 == 0);
     let parsed = horus_fuzz::parse_datagram(data, reliable);
     assert!(parsed.reserved <= horus_reassembly::budget_per_reader());
+    assert!(parsed.held_in_process <= horus_reassembly::budget_per_process());
+    // One input at a time: the open samples' process charges are exactly their cost (every
+    // evicted or completed sample gave its charge back), and none outlives the datagram.
+    assert_eq!(parsed.held_in_process, parsed.reserved);
+    assert_eq!(horus_reassembly::held_in_process(), 0);
     assert!(
         parsed.samples_completed + parsed.samples_open + parsed.fragments_refused
             <= parsed.submessages

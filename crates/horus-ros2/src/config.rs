@@ -28,6 +28,11 @@ pub struct BridgeConfig {
     /// Largest message (encapsulation header + CDR body) the bridge carries; larger ones are
     /// refused and counted.
     pub max_message_bytes: usize,
+    /// The most bytes the process's DDS readers may hold in samples being reassembled from
+    /// fragments, all readers together (`None`: 16 × the reassembly limit, 1 GiB unless
+    /// `max_message_bytes` is above 64 MiB); past it a new sample's fragments are refused
+    /// and counted (`over_process_budget`). Process-wide: the last bridge started sets it.
+    pub max_reassembly_bytes: Option<usize>,
     /// Announce and accept DDS traffic on the loopback interface only (127.0.0.1: ROS 2's
     /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`). Off: every interface, as ROS 2's default.
     pub localhost_only: bool,
@@ -78,6 +83,7 @@ impl BridgeConfig {
             from_ros: Filter::default(),
             scan_interval: Duration::from_millis(100),
             max_message_bytes: 16 << 20,
+            max_reassembly_bytes: None,
             localhost_only: range.eq_ignore_ascii_case("LOCALHOST") || legacy == "1",
             call_timeout: crate::service::CALL_TIMEOUT,
             node_name,

@@ -64,6 +64,7 @@ impl Dds {
             b = b.with_only_networks([std::net::Ipv4Addr::LOCALHOST]);
         }
         crate::fragment_refusals::allow_samples_up_to(config.max_message_bytes);
+        crate::fragment_refusals::hold_in_reassembly_at_most(config.max_reassembly_bytes);
         let participant = b.build().map_err(|e| err(&e))?;
         let qos = QosPolicyBuilder::new().build();
         let publisher = participant.create_publisher(&qos).map_err(|e| err(&e))?;

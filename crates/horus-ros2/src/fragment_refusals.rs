@@ -3,8 +3,10 @@
 //! to reassemble a sample larger than its limit (64 MiB, or the bridge's
 //! `max_message_bytes` when larger) or cut into more than one fragment under 256 bytes
 //! (its fragment bitmap and missing-fragment scans grow with the fragments), keeps every
-//! reader's samples in reassembly within a budget (4 × that limit) and refuses a fragment
-//! that does not fit its sample; it counts each DATA_FRAG it refuses. The bridge reports those
+//! reader's samples in reassembly within a budget (4 × that limit), all the process's
+//! readers' together within another (16 × that limit, 1 GiB by default, or
+//! `BridgeConfig::max_reassembly_bytes`), and refuses a fragment that does not fit its
+//! sample; it counts each DATA_FRAG it refuses. The bridge reports those
 //! counts in its status (`dds_fragments_refused`), beside the per-topic counters: the
 //! fragments are refused before they belong to a sample, so to no topic.
 
@@ -27,8 +29,11 @@ pub struct DdsFragmentRefusals {
     /// Not fitting its sample: another fragment or sample size than the sample's first
     /// fragment announced, a payload shorter than the fragments it claims, fragments past
     /// the sample's end (or none, or number 0), a fragment size of 0 or larger than the
-    /// sample.
+    /// sample; or completing a sample shorter than its 4-byte encapsulation header.
     pub malformed: u64,
+    /// Opening a reassembly the process's budget (every reader's samples together) had no
+    /// room for.
+    pub over_process_budget: u64,
 }
 
 impl DdsFragmentRefusals {
@@ -41,6 +46,7 @@ impl DdsFragmentRefusals {
             unmatched_writer: r.unmatched_writer,
             too_many_fragments: r.too_many_fragments,
             malformed: r.malformed,
+            over_process_budget: r.over_process_budget,
         }
     }
 
@@ -55,4 +61,10 @@ impl DdsFragmentRefusals {
 /// where that is above its 64 MiB default; the limit is never lowered.
 pub(crate) fn allow_samples_up_to(max_message_bytes: usize) {
     rustdds::horus_reassembly::raise_max_sample_size(max_message_bytes.saturating_add(3));
+}
+
+/// Sets how many bytes the process's DDS readers may hold in reassembly together (`None`:
+/// RustDDS's default, 16 × its sample limit).
+pub(crate) fn hold_in_reassembly_at_most(bytes: Option<usize>) {
+    rustdds::horus_reassembly::set_budget_per_process(bytes.unwrap_or(0));
 }

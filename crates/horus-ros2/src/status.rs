@@ -94,7 +94,8 @@ pub struct BridgeStatus {
     #[serde(default)]
     pub ros_graph: crate::ros_graph::RosGraph,
     /// DATA_FRAGs the DDS participant refused before reassembly (too large a sample, no
-    /// room in a reader's reassembly budget, an unmatched writer, too many fragments); zero
+    /// room in a reader's or the process's reassembly budget, an unmatched writer, too many
+    /// fragments, not fitting the sample); zero
     /// in a status written before it existed.
     #[serde(default)]
     pub dds_fragments_refused: crate::fragment_refusals::DdsFragmentRefusals,

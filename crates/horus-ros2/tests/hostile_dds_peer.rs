@@ -391,15 +391,7 @@ fn run_peer_command(
         done(&s.dds_fragments_refused)
     });
     let after = raw_rtps::peak_rss(pid);
-    // Legitimate traffic still crosses: a fragmented sample and an unfragmented one.
-    for n in [200 * 1024, 2] {
-        peer.send(&format!("write {n}"));
-        peer.expect_line("frags: wrote");
-        let s = r
-            .recv_timeout(PATIENCE)
-            .expect("a valid message after the DATA_FRAGs");
-        assert_eq!(s.cdr(), &valid_string_of(n)[..], "message of {n} bytes");
-    }
+    valid_messages_still_cross(&mut peer, &mut r);
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
     let cpu_ticks = raw_rtps::cpu_ticks(pid) - cpu_before;
     peer.stop();
@@ -411,6 +403,19 @@ fn run_peer_command(
         peak_growth: after.saturating_sub(before),
         refused: st.dds_fragments_refused,
         cpu_ticks,
+    }
+}
+
+/// Legitimate traffic still crosses from the DATA_FRAG `peer` to its horus subscriber `r`:
+/// a fragmented sample (200 KiB) and an unfragmented one.
+fn valid_messages_still_cross(peer: &mut common::Proc, r: &mut horus::inspect::RawRosReader) {
+    for n in [200 * 1024, 2] {
+        peer.send(&format!("write {n}"));
+        peer.expect_line("frags: wrote");
+        let s = r
+            .recv_timeout(PATIENCE)
+            .expect("a valid message after the DATA_FRAGs");
+        assert_eq!(s.cdr(), &valid_string_of(n)[..], "message of {n} bytes");
     }
 }
 
@@ -531,4 +536,117 @@ fn data_frags_not_fitting_their_sample_are_counted_malformed() {
         ..run.refused
     };
     assert!(!others.any(), "{:?}", run.refused);
+}
+
+/// What broke: a sample completed from its DATA_FRAGs whose serialized payload is shorter
+/// than its 4-byte encapsulation header (one fragment of 1 to 3 bytes) failed to parse and
+/// was dropped with only a log line: no counter showed it. Now each is counted `malformed`
+/// in `dds_fragments_refused`, nothing else is, and the writer's valid messages cross after.
+#[test]
+fn a_fragmented_sample_without_an_encapsulation_header_is_counted_malformed() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let count = 20;
+    let run = run_frags("shortfrag", 3, 3, count, |f| {
+        f.malformed >= u64::from(count)
+    });
+    eprintln!("refused {:?}", run.refused);
+    assert_eq!(run.refused.malformed, u64::from(count), "{:?}", run.refused);
+    let others = horus_ros2::DdsFragmentRefusals {
+        malformed: 0,
+        ..run.refused
+    };
+    assert!(!others.any(), "{:?}", run.refused);
+}
+
+/// Readers (one topic and one DATA_FRAG peer each) in the process reassembly budget test.
+const READERS: u32 = 4;
+
+/// What broke: the reassembly budget was per reader only (256 MiB), so a peer matching many
+/// readers (one writer per topic) could make the bridge hold that much in each. Now all the
+/// process's readers together hold at most its budget (1 GiB by default; 128 MiB here):
+/// four peers, each the matched writer of its own topic, open four 24 MiB samples each
+/// (96 MiB per reader, within its budget): five fit the process's 128 MiB, the other eleven
+/// are refused and counted `over_process_budget` (none `over_budget`), the bridge's peak RSS
+/// grows by less than the process budget (+ slack), and each topic's valid messages cross
+/// after.
+#[test]
+fn data_frags_opening_samples_on_many_readers_stay_within_the_process_reassembly_budget() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let budget: u64 = 128 << 20;
+    let (sample, per_reader) = (24u32 << 20, 4u32);
+    let cost = rustdds::horus_reassembly::BUFFER_OVERHEAD as u64
+        + u64::from(sample)
+        + u64::from(sample / 1024).div_ceil(8);
+    let fit = budget / cost;
+    let refused = u64::from(READERS * per_reader) - fit;
+    assert_eq!((fit, refused), (5, 11));
+
+    let w = World::new("procbudget");
+    let ty = Ros2Type::new(
+        RosString::TYPE_NAME,
+        RosString::TYPE_HASH,
+        RosString::DEFINITION,
+    );
+    let mut topics = Vec::new();
+    for i in 0..READERS {
+        let name = format!("demo/procbudget{i}");
+        let v = open_or_create_ros_topic(&w.namespace, &name, &ty, &ros_qos(512 * 1024)).unwrap();
+        let r = v.ros_subscriber(true).unwrap();
+        topics.push((name, v, r));
+    }
+    let budget_env = budget.to_string();
+    let bridge = w.bridge_with_env(&[(common::MAX_REASSEMBLY_ENV, &budget_env)]);
+    let mut peers = Vec::new();
+    for (name, _, r) in &mut topics {
+        let peer = w.spawn_self(
+            "data_frag_peer_process",
+            DATA_FRAG_ENV,
+            &format!("rt/{name}"),
+        );
+        let s = r.recv_timeout(PATIENCE).expect("the peer's first message");
+        assert_eq!(s.cdr(), &VALID_STRING[..]);
+        drop(s);
+        peers.push(peer);
+    }
+    let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
+    let before = raw_rtps::peak_rss(pid);
+    for peer in &mut peers {
+        peer.send(&format!("frags {sample} {per_reader} 1000 1024"));
+        peer.expect_line("frags: sent");
+    }
+    let st = common::wait_status(&w.namespace, "the DATA_FRAGs refused", |s| {
+        s.dds_fragments_refused.over_process_budget >= refused
+    });
+    let growth = raw_rtps::peak_rss(pid).saturating_sub(before);
+    let f = st.dds_fragments_refused;
+    eprintln!("bridge peak RSS grew {} KiB; refused {f:?}", growth / 1024);
+    assert_eq!(f.over_process_budget, refused, "{f:?}");
+    assert_eq!(f.over_budget, 0, "{f:?}");
+    // `unmatched_writer` counts too: RustDDS hands a DATA_FRAG addressed to no reader in
+    // particular to every reader that matched a writer of the same entity id, and the four
+    // peers' writers share theirs; each other reader refuses it as not its writer's.
+    assert!(
+        growth < budget + (32 << 20),
+        "the bridge's peak RSS grew {} MiB, the process budget is {} MiB",
+        growth >> 20,
+        budget >> 20
+    );
+    for (peer, (_, _, r)) in peers.iter_mut().zip(&mut topics) {
+        valid_messages_still_cross(peer, r);
+    }
+    for peer in peers {
+        peer.stop();
+    }
+    bridge.stop();
+    for (_, v, r) in topics {
+        drop(r);
+        v.unlink_if_unused();
+    }
+    assert_eq!(w.leftovers(), Vec::<String>::new());
 }

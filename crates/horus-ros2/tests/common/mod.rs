@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 /// Set in the bridge child: its horus namespace.
 pub(crate) const CHILD_ENV: &str = "HORUS_ROS2_TEST_BRIDGE";
 
+/// Set in the bridge child: its `max_reassembly_bytes` (bytes), when a test needs a
+/// process reassembly budget smaller than the default.
+pub(crate) const MAX_REASSEMBLY_ENV: &str = "HORUS_ROS2_TEST_MAX_REASSEMBLY";
+
 /// The name of the test that runs the bridge in the child.
 pub(crate) const CHILD_TEST: &str = "bridge_process";
 
@@ -40,6 +44,9 @@ pub(crate) fn bridge_child_main() {
     let mut cfg = horus_ros2::BridgeConfig::from_env(&namespace).expect("config");
     cfg.localhost_only = true;
     cfg.scan_interval = Duration::from_millis(50);
+    if let Ok(bytes) = std::env::var(MAX_REASSEMBLY_ENV) {
+        cfg.max_reassembly_bytes = Some(bytes.parse().expect("a byte count"));
+    }
     let mut bridge = horus_ros2::Bridge::start(cfg).expect("bridge start");
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {

@@ -5,7 +5,7 @@
 //! `MessageReceiver::handle_received_packet`, `Message::read_from_buffer`, each DATA's
 //! serialized payload through `SerializedPayload::from_bytes`, and each DATA_FRAG through
 //! the admission checks of `Reader::admit_datafrag` (a stateless reader's: oversize, too
-//! many fragments, the reader's budget with the assembler's eviction) and a
+//! many fragments, the reader's and the process's budgets with the assembler's eviction) and a
 //! `FragmentAssembler`, with the NACK_FRAG scan (`missing_frags_for`) a HEARTBEAT triggers
 //! for every sample left in reassembly.
 
@@ -38,6 +38,9 @@ pub struct Parsed {
   pub samples_open: usize,
   /// What the samples left in reassembly are charged (`horus_reassembly::cost`).
   pub reserved: usize,
+  /// What the process's samples in reassembly held of its budget
+  /// (`horus_reassembly::held_in_process`) while this datagram's were still open.
+  pub held_in_process: usize,
 }
 
 /// Parses `bytes` as a datagram from a DDS peer and feeds its DATA_FRAG submessages to one
@@ -79,6 +82,7 @@ pub fn parse_datagram(bytes: &[u8], reliable: bool) -> Parsed {
     }
   }
   parsed.reserved = assembler.reserved();
+  parsed.held_in_process = horus_reassembly::held_in_process();
   open.sort();
   open.dedup();
   for sn in open {
@@ -102,10 +106,13 @@ fn admit(assembler: &mut FragmentAssembler, datafrag: &DataFrag) -> bool {
   let fragments = usize::from(datafrag.total_number_of_fragments());
   let cost = horus_reassembly::cost(data_size, fragments);
   let budget = horus_reassembly::budget_per_reader();
-  while assembler.reserved().saturating_add(cost) > budget {
+  let fits = |held: usize| {
+    held.saturating_add(cost) <= budget && horus_reassembly::process_has_room_for(cost)
+  };
+  while !fits(assembler.reserved()) {
     if !assembler.evict_one_for(datafrag.writer_sn) {
       break;
     }
   }
-  assembler.reserved().saturating_add(cost) <= budget
+  fits(assembler.reserved())
 }

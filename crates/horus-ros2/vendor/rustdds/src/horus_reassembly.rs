@@ -23,6 +23,14 @@
 //!   a 64 M-step scan per sample and HEARTBEAT. With the floor, a sample has at most
 //!   `max_sample_size / 256` fragments (262144 at 64 MiB) and one reader's samples in
 //!   reassembly at most `budget_per_reader / 256` (1 M) together;
+//! - all the samples of the whole process in reassembly (every reader of every participant
+//!   together) are charged the same cost against [`budget_per_process`] (16 × the maximum
+//!   sample size, 1 GiB by default; [`set_budget_per_process`] sets another): a peer that
+//!   matches many readers (one per topic) can no longer hold a reader's budget in each. A
+//!   sample that does not fit takes the room of what its writer's assembler may give up (as
+//!   for the reader's budget), else it is refused and counted `over_process_budget`. Each
+//!   sample's charge is taken before its buffer is allocated and given back when the buffer
+//!   goes (completed, evicted, timed out, or its reader dropped);
 //! - a stateful reader drops a DATA_FRAG from a user writer it has not matched (counted
 //!   `unmatched_writer`) before it reaches the assembler: the completed sample would have been
 //!   dropped anyway, as an unfragmented DATA from such a writer is;
@@ -30,7 +38,8 @@
 //!   fragment assembler: one announcing another fragment size or sample size than the
 //!   sample's first fragment did, fragments past the sample's end, none, or fragment 0, a
 //!   payload shorter than the fragments it claims, or (opening a sample) a fragment size of
-//!   0 or larger than the sample.
+//!   0 or larger than the sample; and a sample completed shorter than its 4-byte
+//!   encapsulation header (dropped: it has no serialized payload header to parse).
 //!
 //! The counters are process-wide (every participant of the process together) and count
 //! DATA_FRAG submessages, not samples; a rate-limited `warn!` (at the 1st, 2nd, 4th, 8th, …
@@ -57,6 +66,10 @@ pub const MIN_FRAGMENT_SIZE: usize = 256;
 /// together.
 pub const BUDGET_IN_MAX_SAMPLES: usize = 4;
 
+/// How many maximum-size samples the whole process may have in reassembly at once, every
+/// reader of every participant together, unless [`set_budget_per_process`] set a budget.
+pub const PROCESS_BUDGET_IN_MAX_SAMPLES: usize = 16;
+
 /// What a sample in reassembly is charged beyond its bytes and its fragment bitmap (its
 /// buffer's bookkeeping), so that many tiny announced samples are bounded too.
 pub const BUFFER_OVERHEAD: usize = 256;
@@ -69,6 +82,15 @@ static OVER_BUDGET: AtomicU64 = AtomicU64::new(0);
 static UNMATCHED_WRITER: AtomicU64 = AtomicU64::new(0);
 static TOO_MANY_FRAGMENTS: AtomicU64 = AtomicU64::new(0);
 static MALFORMED: AtomicU64 = AtomicU64::new(0);
+static OVER_PROCESS_BUDGET: AtomicU64 = AtomicU64::new(0);
+// The budget [`set_budget_per_process`] set; 0: the default (PROCESS_BUDGET_IN_MAX_SAMPLES ×
+// max_sample_size).
+static PROCESS_BUDGET: AtomicUsize = AtomicUsize::new(0);
+// What the process's samples in reassembly are charged now (the sum of the live
+// [`ProcessCharge`]s). Only changed by read-modify-write operations, which act on one
+// modification order whatever their ordering: a `fetch_update` that checks the bound and
+// adds cannot interleave with another, so the sum never passes the budget it checked.
+static PROCESS_HELD: AtomicUsize = AtomicUsize::new(0);
 
 /// The largest sample (serialized payload bytes, as DATA_FRAG's `sampleSize`) reassembled.
 pub fn max_sample_size() -> usize {
@@ -84,6 +106,69 @@ pub fn raise_max_sample_size(bytes: usize) {
 /// The bytes one reader may hold in reassembly, every writer's samples together.
 pub fn budget_per_reader() -> usize {
   max_sample_size().saturating_mul(BUDGET_IN_MAX_SAMPLES)
+}
+
+/// The bytes the whole process may hold in reassembly, every reader's samples together:
+/// what [`set_budget_per_process`] set, else [`PROCESS_BUDGET_IN_MAX_SAMPLES`] ×
+/// [`max_sample_size`] (1 GiB by default).
+pub fn budget_per_process() -> usize {
+  match PROCESS_BUDGET.load(Ordering::Relaxed) {
+    0 => max_sample_size().saturating_mul(PROCESS_BUDGET_IN_MAX_SAMPLES),
+    set => set,
+  }
+}
+
+/// Sets [`budget_per_process`] to `bytes` (0: back to the default). A budget under
+/// [`max_sample_size`] refuses the largest samples whatever else is in reassembly. Samples
+/// already in reassembly keep their room; new ones are admitted while the total stays within
+/// the new budget.
+pub fn set_budget_per_process(bytes: usize) {
+  PROCESS_BUDGET.store(bytes, Ordering::Relaxed);
+}
+
+/// What the process's samples in reassembly are charged now (bytes, every reader together).
+pub fn held_in_process() -> usize {
+  PROCESS_HELD.load(Ordering::Relaxed)
+}
+
+/// Whether a new reassembly charged `cost` fits [`budget_per_process`] now (a check before
+/// evicting; [`ProcessCharge::take`] decides).
+pub(crate) fn process_has_room_for(cost: usize) -> bool {
+  held_in_process().saturating_add(cost) <= budget_per_process()
+}
+
+/// A sample's share of [`budget_per_process`], held by its assembly buffer and given back
+/// when the buffer is dropped (completed, evicted, collected, or its reader gone).
+#[derive(Debug)]
+pub(crate) struct ProcessCharge {
+  held: &'static AtomicUsize,
+  bytes: usize,
+}
+
+impl ProcessCharge {
+  /// Takes `cost` bytes of the process's budget, or `None` (nothing taken) when the total
+  /// would pass it.
+  pub(crate) fn take(cost: usize) -> Option<ProcessCharge> {
+    ProcessCharge::take_from(&PROCESS_HELD, cost, budget_per_process())
+  }
+
+  /// Takes `cost` bytes from `held` if the total stays within `budget`.
+  fn take_from(held: &'static AtomicUsize, cost: usize, budget: usize) -> Option<ProcessCharge> {
+    // Relaxed: see PROCESS_HELD; the check and the add are one atomic step.
+    held
+      .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| {
+        now.checked_add(cost).filter(|total| *total <= budget)
+      })
+      .ok()
+      .map(|_| ProcessCharge { held, bytes: cost })
+  }
+}
+
+impl Drop for ProcessCharge {
+  fn drop(&mut self) {
+    // Relaxed: see PROCESS_HELD. Never below zero: exactly what `take_from` added.
+    self.held.fetch_sub(self.bytes, Ordering::Relaxed);
+  }
 }
 
 /// Whether a sample of `sample_size` bytes announced in fragments of `fragment_size` bytes
@@ -113,8 +198,11 @@ pub struct Refusals {
   pub too_many_fragments: u64,
   /// Not fitting its sample: another fragment or sample size than the sample's first
   /// fragment, a span past the sample's end, a payload shorter than it claims, or a
-  /// fragment size of 0 or larger than the sample.
+  /// fragment size of 0 or larger than the sample; or completing a sample shorter than its
+  /// 4-byte encapsulation header.
   pub malformed: u64,
+  /// Opening a reassembly the process's [`budget_per_process`] had no room for.
+  pub over_process_budget: u64,
 }
 
 /// The refusals so far.
@@ -125,6 +213,7 @@ pub fn refusals() -> Refusals {
     unmatched_writer: UNMATCHED_WRITER.load(Ordering::Relaxed),
     too_many_fragments: TOO_MANY_FRAGMENTS.load(Ordering::Relaxed),
     malformed: MALFORMED.load(Ordering::Relaxed),
+    over_process_budget: OVER_PROCESS_BUDGET.load(Ordering::Relaxed),
   }
 }
 
@@ -136,6 +225,7 @@ pub(crate) enum Refusal {
   UnmatchedWriter,
   TooManyFragments,
   Malformed,
+  OverProcessBudget,
 }
 
 /// Counts a refused DATA_FRAG; logs the 1st, 2nd, 4th, 8th, … of each kind.
@@ -146,6 +236,7 @@ pub(crate) fn count(refusal: Refusal, what: impl FnOnce() -> String) {
     Refusal::UnmatchedWriter => &UNMATCHED_WRITER,
     Refusal::TooManyFragments => &TOO_MANY_FRAGMENTS,
     Refusal::Malformed => &MALFORMED,
+    Refusal::OverProcessBudget => &OVER_PROCESS_BUDGET,
   };
   let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
   if n.is_power_of_two() {
@@ -180,6 +271,56 @@ mod tests {
     assert!(!too_many_fragments(1, 1));
     // The most fragments a sample at the limit can have.
     assert_eq!(DEFAULT_MAX_SAMPLE_SIZE.div_ceil(MIN_FRAGMENT_SIZE), 262_144);
+  }
+
+  #[test]
+  fn the_process_budget_defaults_to_a_multiple_of_the_sample_limit() {
+    assert!(budget_per_process() >= PROCESS_BUDGET_IN_MAX_SAMPLES * DEFAULT_MAX_SAMPLE_SIZE);
+    assert!(budget_per_process() >= budget_per_reader());
+  }
+
+  #[test]
+  fn a_process_charge_over_the_budget_is_refused_and_a_dropped_one_gives_its_room_back() {
+    static HELD: AtomicUsize = AtomicUsize::new(0);
+    let a = ProcessCharge::take_from(&HELD, 600, 1000).expect("fits");
+    assert!(ProcessCharge::take_from(&HELD, 401, 1000).is_none());
+    assert_eq!(HELD.load(Ordering::Relaxed), 600, "a refusal takes nothing");
+    let b = ProcessCharge::take_from(&HELD, 400, 1000).expect("fits exactly");
+    assert!(ProcessCharge::take_from(&HELD, 1, 1000).is_none());
+    drop(a);
+    assert_eq!(HELD.load(Ordering::Relaxed), 400);
+    assert!(ProcessCharge::take_from(&HELD, usize::MAX, usize::MAX).is_none(), "no overflow");
+    drop(b);
+    assert_eq!(HELD.load(Ordering::Relaxed), 0);
+  }
+
+  #[test]
+  fn readers_on_many_threads_never_hold_more_than_the_process_budget() {
+    static HELD: AtomicUsize = AtomicUsize::new(0);
+    const BUDGET: usize = 10_000;
+    let peak = std::sync::Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..8)
+      .map(|t| {
+        let peak = peak.clone();
+        std::thread::spawn(move || {
+          let mut mine = Vec::new();
+          for i in 0..2000 {
+            if let Some(c) = ProcessCharge::take_from(&HELD, 700 + t * 13 + i % 7, BUDGET) {
+              mine.push(c);
+            }
+            peak.fetch_max(HELD.load(Ordering::Relaxed), Ordering::Relaxed);
+            if i % 3 == 0 {
+              mine.pop();
+            }
+          }
+        })
+      })
+      .collect();
+    for t in threads {
+      t.join().unwrap();
+    }
+    assert!(peak.load(Ordering::Relaxed) <= BUDGET);
+    assert_eq!(HELD.load(Ordering::Relaxed), 0, "every charge given back");
   }
 
   #[test]

@@ -35,6 +35,9 @@ struct AssemblyBuffer {
   // HORUS PATCH: what this buffer is charged against its reader's reassembly budget
   // (horus_reassembly::cost).
   cost: usize,
+  // HORUS PATCH (HORUS-PATCH.md, item 12): the same cost taken from the process's
+  // reassembly budget, given back when this buffer is dropped.
+  _process_charge: horus_reassembly::ProcessCharge,
 
   #[allow(dead_code)] // TODO: Purpose is to use this later for e.g.
   // garbage collection, in case some buffer is not completed within reasonable time.
@@ -69,9 +72,6 @@ impl AssemblyBuffer {
       return None;
     }
 
-    let mut buffer_bytes = BytesMut::with_capacity(data_size);
-    buffer_bytes.resize(data_size, 0);
-
     let fragment_count = usize::from(datafrag.total_number_of_fragments());
     if fragment_count == 0 {
       error!("Cannot create AssemblyBuffer: zero fragment count");
@@ -79,6 +79,23 @@ impl AssemblyBuffer {
       horus_reassembly::count(Refusal::Malformed, || "a sample of 0 fragments".to_owned());
       return None;
     }
+    // HORUS PATCH (HORUS-PATCH.md, item 12): the sample's room in the process's budget,
+    // taken before its buffer is allocated. Reader::admit_datafrag checked (and counted)
+    // that it fits; a reader of another participant may have taken the room since.
+    let cost = horus_reassembly::cost(data_size, fragment_count);
+    let Some(process_charge) = horus_reassembly::ProcessCharge::take(cost) else {
+      horus_reassembly::count(Refusal::OverProcessBudget, || {
+        format!(
+          "a sample of {data_size} bytes: {} held in reassembly, process budget {}",
+          horus_reassembly::held_in_process(),
+          horus_reassembly::budget_per_process()
+        )
+      });
+      return None;
+    };
+
+    let mut buffer_bytes = BytesMut::with_capacity(data_size);
+    buffer_bytes.resize(data_size, 0);
 
     let now = Timestamp::now();
 
@@ -87,7 +104,8 @@ impl AssemblyBuffer {
       fragment_count,
       fragment_size,
       received_bitmap: BitVec::from_elem(fragment_count, false),
-      cost: horus_reassembly::cost(data_size, fragment_count),
+      cost,
+      _process_charge: process_charge,
       created_time: now,
       modified_time: now,
     })
@@ -342,10 +360,20 @@ impl FragmentAssembler {
       if let Some(assembly_buffer) = self.assembly_buffers.remove(&writer_sn) {
         self.reserved -= assembly_buffer.cost; // HORUS PATCH
         // Return what we have assembled.
+        let sample_size = assembly_buffer.buffer_bytes.len();
         let serialized_data_or_key =
           SerializedPayload::from_bytes(&assembly_buffer.buffer_bytes.freeze()).map_or_else(
             |e| {
               error!("Deserializing SerializedPayload from DATAFRAG: {:?}", e);
+              // HORUS PATCH (HORUS-PATCH.md, item 13): counted (was: only logged): a
+              // sample shorter than its 4-byte encapsulation header (one fragment of
+              // 1 to 3 bytes, the only way a sample can be), dropped.
+              horus_reassembly::count(Refusal::Malformed, || {
+                format!(
+                  "{sn:?}: a completed sample of {sample_size} bytes has no encapsulation \
+                   header"
+                )
+              });
               None
             },
             Some,
@@ -665,6 +693,40 @@ mod tests {
     assert!(fa
       .new_datafrag(&of(1, datafrag(4, 1, 256, 1000, last)), flags)
       .is_some());
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md, item 13): what broke: a sample completed from its
+  // DATA_FRAGs whose serialized payload is shorter than its encapsulation header was
+  // dropped with only a log line; now counted `malformed` (process-wide: other tests may
+  // add to it meanwhile, hence at least).
+  #[test]
+  fn a_completed_fragmented_sample_without_an_encapsulation_header_is_counted_malformed() {
+    use enumflags2::BitFlags;
+
+    use super::FragmentAssembler;
+    use crate::{
+      horus_reassembly::refusals, messages::submessages::submessages::DATAFRAG_Flags,
+      structure::sequence_number::SequenceNumber,
+    };
+
+    let flags = BitFlags::<DATAFRAG_Flags>::empty();
+    let mut fa = FragmentAssembler::new(true);
+    for size in 1..=3u16 {
+      let before = refusals().malformed;
+      let d = DataFrag {
+        writer_sn: SequenceNumber::new(i64::from(size)),
+        ..datafrag(1, 1, size, u32::from(size), vec![0; usize::from(size)])
+      };
+      assert!(fa.new_datafrag(&d, flags).is_none(), "{size} bytes");
+      assert!(refusals().malformed > before, "{size} bytes not counted");
+      assert!(fa.is_empty() && fa.reserved() == 0, "its buffer released");
+    }
+    // Four bytes are a header and an empty body: delivered.
+    let d = DataFrag {
+      writer_sn: SequenceNumber::new(4),
+      ..datafrag(1, 1, 4, 4, vec![0, 1, 0, 0])
+    };
+    assert!(fa.new_datafrag(&d, flags).is_some());
   }
 
   // HORUS PATCH: the assembler took its fragment size from the first DATA_FRAG of any of

@@ -764,7 +764,13 @@ impl Reader {
       let fragments = usize::from(datafrag.total_number_of_fragments());
       let cost = horus_reassembly::cost(data_size, fragments);
       let budget = horus_reassembly::budget_per_reader();
-      while self.reassembly_bytes.saturating_add(cost) > budget {
+      // HORUS PATCH (HORUS-PATCH.md, item 12): the process's budget too (every reader of
+      // every participant): the room this writer's assembler may give up is given up for
+      // either.
+      let fits = |held: usize| {
+        held.saturating_add(cost) <= budget && horus_reassembly::process_has_room_for(cost)
+      };
+      while !fits(self.reassembly_bytes) {
         let Some(fa) = self.fragment_assemblers.get_mut(&writer_guid) else {
           break;
         };
@@ -774,8 +780,13 @@ impl Reader {
         }
         self.reassembly_bytes -= before - fa.reserved();
       }
-      (self.reassembly_bytes.saturating_add(cost) > budget)
-        .then_some(horus_reassembly::Refusal::OverBudget)
+      if self.reassembly_bytes.saturating_add(cost) > budget {
+        Some(horus_reassembly::Refusal::OverBudget)
+      } else if !horus_reassembly::process_has_room_for(cost) {
+        Some(horus_reassembly::Refusal::OverProcessBudget)
+      } else {
+        None
+      }
     };
     let Some(refusal) = refused else {
       return true;
@@ -783,12 +794,14 @@ impl Reader {
     horus_reassembly::count(refusal, || {
       format!(
         "topic={:?} writer={writer_guid:?} sn={sn:?} sampleSize={data_size} fragmentSize={} \
-         limit={} in reassembly={} budget={}",
+         limit={} in reassembly={} budget={} process: held={} budget={}",
         self.topic_name,
         datafrag.fragment_size,
         horus_reassembly::max_sample_size(),
         self.reassembly_bytes,
-        horus_reassembly::budget_per_reader()
+        horus_reassembly::budget_per_reader(),
+        horus_reassembly::held_in_process(),
+        horus_reassembly::budget_per_process()
       )
     });
     false

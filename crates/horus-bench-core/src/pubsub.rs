@@ -3,8 +3,9 @@
 //! themselves live in crates of their own (`horus-bench-peer-iceoryx2`,
 //! `horus-bench-peer-zenoh`), horus's and the Unix socket's in `horus-bench`.
 
-use crate::child::ChildArgs;
 use crate::harness::{Config, Mode};
+/// The far side of a measurement in a child process (every kind of peer has them).
+pub use crate::peer::ChildRole;
 use crate::peer::Peer;
 use crate::stats::Summary;
 
@@ -24,14 +25,4 @@ pub trait PubSub: Peer + Sync {
         size: usize,
         cpus: Option<[usize; 2]>,
     ) -> anyhow::Result<Summary>;
-}
-
-/// A child role of a pub/sub peer: the far side of its measurement, run in the
-/// benchmark's own executable re-started as `--child <role>` ([`crate::child`]).
-#[derive(Debug, Clone, Copy)]
-pub struct ChildRole {
-    /// The role name on the child's command line.
-    pub role: &'static str,
-    /// Its entry point.
-    pub run: fn(ChildArgs) -> anyhow::Result<()>,
 }

@@ -47,6 +47,13 @@ use serde::{Deserialize, Serialize};
 /// Child role of a host process.
 pub const HOST_ROLE: &str = "multi-host";
 
+/// The child role of a host process ([`host::host_child`]), for
+/// [`horus_bench::suite::main_with`].
+pub const CHILD_ROLES: &[horus_bench::peer::ChildRole] = &[horus_bench::peer::ChildRole {
+    role: HOST_ROLE,
+    run: host::host_child,
+}];
+
 /// The implementation of `name`.
 pub fn system(name: SystemName) -> &'static dyn System {
     match name {

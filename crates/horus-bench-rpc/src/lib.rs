@@ -11,6 +11,7 @@
 
 pub mod plan;
 
+use horus_bench::peer::ChildRole;
 use horus_bench::pubsub::horus::Wait;
 use horus_bench::rpc::horus_rpc::HorusRpc;
 use horus_bench::rpc::{Measured, Rpc, ServeArgs, Spec, System};
@@ -20,6 +21,13 @@ pub use horus_bench_peer_grpc::{rpc as grpc, service as grpc_service};
 pub use horus_bench_peer_iceoryx2::rpc as iceoryx2_rpc;
 /// Zenoh queryables queried with a querier (`horus-bench-peer-zenoh`).
 pub use horus_bench_peer_zenoh::rpc as zenoh_rpc;
+
+/// The child role of this benchmark's servers ([`serve_child`]), for
+/// [`horus_bench::suite::main_with`].
+pub const CHILD_ROLES: &[ChildRole] = &[ChildRole {
+    role: horus_bench::rpc::SERVE_ROLE,
+    run: serve_child,
+}];
 
 /// The implementation of `system`.
 pub fn peer(system: System) -> &'static dyn Rpc {

@@ -14,12 +14,11 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
 use horus_bench::markdown::Table;
 use horus_bench::suite::{self, Common, Run, COMMON_USAGE};
 use horus_bench_multi_host::plan::{self, Part, Plan};
 use horus_bench_multi_host::rows::MhRow;
-use horus_bench_multi_host::{self as mh, horus_system, host, tables, SystemName};
+use horus_bench_multi_host::{self as mh, horus_system, tables, SystemName};
 
 const ROUNDS: usize = 3;
 const QUICK_ROUNDS: usize = 1;
@@ -37,20 +36,7 @@ fn main() -> ExitCode {
             }
         };
     }
-    if argv.first().map(String::as_str) == Some(CHILD_FLAG)
-        && argv.get(1).map(String::as_str) == Some(mh::HOST_ROLE)
-    {
-        let result = child::init_child()
-            .and_then(|()| host::host_child(ChildArgs::new(mh::HOST_ROLE, argv[2..].to_vec())));
-        return match result {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("child {}: {e:#}", mh::HOST_ROLE);
-                ExitCode::FAILURE
-            }
-        };
-    }
-    suite::main(run)
+    suite::main_with(&[mh::CHILD_ROLES], run)
 }
 
 fn usage() {

@@ -12,7 +12,6 @@
 
 use std::process::ExitCode;
 
-use horus_bench::child::{self, ChildArgs, CHILD_FLAG};
 use horus_bench::pubsub::horus as horus_peer;
 use horus_bench::rpc::rows::RpcRow;
 use horus_bench::rpc::{self, horus_rpc, tables, targets, System};
@@ -25,22 +24,7 @@ const ROUNDS: usize = 3;
 const QUICK_ROUNDS: usize = 1;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.first().map(String::as_str) == Some(CHILD_FLAG)
-        && argv.get(1).map(String::as_str) == Some(rpc::SERVE_ROLE)
-    {
-        let result = child::init_child().and_then(|()| {
-            horus_bench_rpc::serve_child(ChildArgs::new(rpc::SERVE_ROLE, argv[2..].to_vec()))
-        });
-        return match result {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("child {}: {e:#}", rpc::SERVE_ROLE);
-                ExitCode::FAILURE
-            }
-        };
-    }
-    suite::main(run)
+    suite::main_with(&[horus_bench_rpc::CHILD_ROLES], run)
 }
 
 fn usage() {

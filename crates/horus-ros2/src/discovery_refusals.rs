@@ -1,6 +1,7 @@
 //! What a flood of DDS discovery announcements could not make the bridge keep: the vendored
 //! RustDDS (`vendor/rustdds`, `src/horus_discovery_limits.rs`, HORUS-PATCH.md) knows at most
-//! 1024 participants (a new one takes the place of one silent for 30 s, else is refused),
+//! 1024 participants (a new one takes the place of one heard once and silent for 5 s, or of
+//! one silent for 30 s, at most one each 100 ms, else is refused),
 //! honours a participant's lease for at most 300 s, keeps at most 4096 remote readers and
 //! writers per participant and 16384 in all, forgets the endpoints of a GUID prefix no
 //! participant announced within 60 s, and keeps at most 32768 topic records; it counts each
@@ -14,9 +15,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DdsDiscoveryRefusals {
-    /// New participants refused: 1024 known, none silent for 30 s.
+    /// New participants refused: 1024 known, none silent for 30 s (nor heard once and silent
+    /// for 5 s), or one given up less than 100 ms before.
     pub participants_refused: u64,
-    /// Participants silent for 30 s given up for a new one while 1024 were known.
+    /// Participants silent for 30 s (or heard once and silent for 5 s) given up for a new
+    /// one while 1024 were known.
     pub participants_evicted: u64,
     /// Participants admitted with a lease over 300 s (honoured for 300 s).
     pub leases_clamped: u64,
@@ -60,6 +63,8 @@ mod tests {
     fn the_documented_limits_are_rustdds_limits() {
         assert_eq!(limits::MAX_PARTICIPANTS, 1024);
         assert_eq!(limits::SILENCE_BEFORE_EVICTION.as_secs(), 30);
+        assert_eq!(limits::UNCONFIRMED_SILENCE_BEFORE_EVICTION.as_secs(), 5);
+        assert_eq!(limits::MIN_EVICTION_INTERVAL.as_millis(), 100);
         assert_eq!(limits::MAX_LEASE_DURATION.as_secs(), 300);
         assert_eq!(limits::MAX_ENDPOINTS_PER_PARTICIPANT, 4096);
         assert_eq!(limits::MAX_REMOTE_ENDPOINTS, 16384);

@@ -3,8 +3,9 @@
 //! SEDP publications of thousands of writers. The bridge's DDS participant (the vendored
 //! RustDDS, HORUS-PATCH.md) keeps what it discovered within its caps, counts what it
 //! refused (`dds_discovery_refused` in the status), keeps running within bounded memory, and
-//! (after an SEDP flood) still carries an rclpy node's topic. The flooding peer is this test
-//! binary re-executed in the world's network namespace, sending raw RTPS datagrams over UDP.
+//! after an SEDP flood, or an SPDP flood that took every participant place, still discovers
+//! an rclpy node and carries its topic. The flooding peer is this test binary re-executed
+//! in the world's network namespace, sending raw RTPS datagrams over UDP.
 
 mod common;
 #[path = "common/raw_rtps.rs"]
@@ -193,6 +194,12 @@ fn report(what: &str, pid: u32, rss_before: u64, cpu_before: u64) {
     );
 }
 
+/// The new participants that found every place taken: refused, or admitted in the place of
+/// one given up.
+fn newcomers_turned_away(s: &horus_ros2::BridgeStatus) -> u64 {
+    s.dds_discovery_refused.participants_refused + s.dds_discovery_refused.participants_evicted
+}
+
 /// RustDDS kept every participant an SPDP announcement named, with the lease it announced
 /// (68 years here), and created proxies, send routes and a quick SPDP reply to each: a
 /// peer sending announcements under new GUID prefixes grew the bridge's memory and work
@@ -234,24 +241,29 @@ fn a_flood_of_spdp_participants_is_refused_counted_and_the_bridges_memory_stays_
             &format!("spdp {} {round} {}", r * round, i32::MAX),
         );
         let sent = u64::from((r + 1) * round);
-        // Every announcement past the cap is refused (the bridge itself holds one place);
-        // some may be lost in the kernel's receive buffer, not more than a few.
+        // Every announcement past the cap is refused, or takes the place of one heard once
+        // and silent long enough (the bridge itself holds one place); some may be lost in
+        // the kernel's receive buffer, not more than a few.
         st = Some(common::wait_status(
             &w.namespace,
             "the flood refused",
-            |s| s.dds_discovery_refused.participants_refused + cap >= sent * 9 / 10,
+            |s| newcomers_turned_away(s) + cap >= sent * 9 / 10,
         ));
         rss_after.push(raw_rtps::rss(pid));
         report(
-            &format!("after SPDP round {r}"),
+            &format!(
+                "after SPDP round {r} ({:?})",
+                st.as_ref().map(|s| s.dds_discovery_refused)
+            ),
             pid,
             rss_before,
             cpu_before,
         );
     }
-    let d = st.unwrap().dds_discovery_refused;
+    let st = st.unwrap();
+    let d = st.dds_discovery_refused;
     assert!(
-        d.participants_refused <= u64::from(rounds * round) + 1 - cap,
+        newcomers_turned_away(&st) <= u64::from(rounds * round) + 1 - cap,
         "{d:?}"
     );
     assert!(d.leases_clamped >= cap - 1, "{d:?}");
@@ -314,6 +326,67 @@ fn a_flood_of_sedp_endpoints_is_refused_counted_and_a_real_node_still_crosses() 
     assert_eq!(s.cdr(), &sent[..]);
     drop(s);
     report("after the rclpy node", pid, rss_before, cpu_before);
+    good.stop();
+    peer.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// After a flood of SPDP announcements had filled every one of the bridge's participant
+/// places, a real rclpy node started right after was not discovered (not within minutes):
+/// its first announcement was refused (every place taken), and Fast DDS repeats its
+/// announcement under the same sequence number, which the SPDP reader's cache dropped as a
+/// duplicate of the first, so discovery never saw it again. Now each repeat reaches
+/// discovery (HORUS-PATCH.md item 11), the node takes the place of a fake participant heard
+/// once and silent for `UNCONFIRMED_SILENCE_BEFORE_EVICTION`, so before any place has been
+/// silent for `SILENCE_BEFORE_EVICTION` (the bound checked: not a latency, the rule that
+/// let it in), its topic crosses, and the flood stays refused and counted.
+#[test]
+fn a_real_rclpy_node_is_discovered_after_an_spdp_flood_fills_every_place() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("spdpfull");
+    let ty = Ros2Type::new(
+        RosString::TYPE_NAME,
+        RosString::TYPE_HASH,
+        RosString::DEFINITION,
+    );
+    let v = open_or_create_ros_topic(&w.namespace, "demo/h", &ty, &ros_qos(4096)).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let mut peer = w.spawn_self("flood_peer_process", FLOOD_ENV, "1");
+    let cap = limits::MAX_PARTICIPANTS as u32;
+    let count = 3 * cap;
+    // Before the first fake participant: none can have been silent for longer.
+    let flooded = std::time::Instant::now();
+    flood(&mut peer, &format!("spdp 0 {count} {}", i32::MAX));
+    let st = common::wait_status(&w.namespace, "the flood refused", |s| {
+        s.dds_discovery_refused.participants_refused > 0
+    });
+    eprintln!("after the flood: {:?}", st.dds_discovery_refused);
+    let good = w.rclpy("pub", &["/demo/h:std_msgs/msg/String"]);
+    let (_, sent) = common::line_bytes(&good.next_line("sent "));
+    let s = r.recv_timeout(PATIENCE).expect("the rclpy node's message");
+    assert_eq!(s.cdr(), &sent[..]);
+    drop(s);
+    eprintln!("crossed {:?} after the flood began", flooded.elapsed());
+    assert!(
+        flooded.elapsed() < limits::SILENCE_BEFORE_EVICTION,
+        "the rclpy node was let in only once a place had been silent for {:?}",
+        limits::SILENCE_BEFORE_EVICTION
+    );
+    let d =
+        common::wait_status(&w.namespace, "the bridge's status", |_| true).dds_discovery_refused;
+    eprintln!("after the rclpy node: {d:?}");
+    assert!(
+        d.participants_refused + d.participants_evicted + u64::from(cap)
+            >= u64::from(count) * 9 / 10,
+        "{d:?}"
+    );
     good.stop();
     peer.stop();
     bridge.stop();

@@ -10,12 +10,17 @@
 //! without end. Now `DiscoveryDB` keeps:
 //!
 //! - at most [`MAX_PARTICIPANTS`] participants (its own included). While full, a new one takes
-//!   the place of the participant silent the longest if that one has been silent for at
-//!   least [`SILENCE_BEFORE_EVICTION`] (counted `participants_evicted`; it is lost as on a
-//!   lease timeout and rediscovered at its next announcement), else it is refused (counted
-//!   `participants_refused`): no flood can keep out a participant that announces itself for
-//!   longer than that once the flood stops, and no flood evicts a live participant, which
-//!   announces itself more often;
+//!   the place of the participant heard once only (its announcement never came again) and
+//!   silent the longest, if that one has been silent for at least
+//!   [`UNCONFIRMED_SILENCE_BEFORE_EVICTION`], else of the participant silent the longest if
+//!   that one has been silent for at least [`SILENCE_BEFORE_EVICTION`] (counted
+//!   `participants_evicted`; it is lost as on a lease timeout and rediscovered at its next
+//!   announcement), at most one every [`MIN_EVICTION_INTERVAL`], else it is refused
+//!   (counted `participants_refused`): a flood of
+//!   one-shot announcements keeps out a participant that announces itself for
+//!   [`UNCONFIRMED_SILENCE_BEFORE_EVICTION`] at most once it stops (half a minute if it
+//!   announced each fake participant twice), and no flood evicts a live participant that
+//!   announced itself twice, which announces itself more often;
 //! - a participant's lease as announced, but at most [`MAX_LEASE_DURATION`] (counted
 //!   `leases_clamped` when a participant is admitted with a longer one);
 //! - at most [`MAX_ENDPOINTS_PER_PARTICIPANT`] remote readers and writers of one GUID
@@ -61,6 +66,24 @@ pub const MAX_LEASE_DURATION: Duration = Duration::from_secs(300);
 /// newcomer for half a minute at most once it stops.
 pub const SILENCE_BEFORE_EVICTION: Duration = Duration::from_secs(30);
 
+/// How long a participant heard once only (its SPDP announcement never came again) must have
+/// been silent before a new one may take its place when [`MAX_PARTICIPANTS`] are known.
+/// Every implementation announces a new participant more than once within a second or two:
+/// Fast DDS 5 times 100 ms apart, RTI Connext 5 times 1 s apart, and Cyclone DDS, OpenDDS
+/// and RustDDS answer a participant they discover (this one, which announces itself to
+/// every newcomer it admits) with their announcement; a fake participant of a flood is
+/// heard once. Were a live participant given up, its next announcement would find it
+/// again.
+pub const UNCONFIRMED_SILENCE_BEFORE_EVICTION: Duration = Duration::from_secs(5);
+
+/// The shortest time between two participants given up for newcomers while
+/// [`MAX_PARTICIPANTS`] are known: at most 10 a second. Admitting a participant costs
+/// proxies for its builtin endpoints and an announcement of this one to every known
+/// participant's locators (about 2 ms of CPU per admission in a debug build with every
+/// place taken); a flood of one-shot participants would otherwise have every announcement
+/// admitted as soon as the places it took before are silent long enough.
+pub const MIN_EVICTION_INTERVAL: Duration = Duration::from_millis(100);
+
 /// The most remote readers and writers of one GUID prefix (one participant): a ROS 2 node
 /// has about 15 for its parameter services, `rosout` and `parameter_events`, plus its
 /// topics', services' and actions'; a process with 100 composed nodes of 20 each needs 2000.
@@ -90,9 +113,12 @@ static TOPICS_REFUSED: AtomicU64 = AtomicU64::new(0);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Refusals {
   /// SPDP announcements of a new participant refused: [`MAX_PARTICIPANTS`] known, none
-  /// silent for [`SILENCE_BEFORE_EVICTION`].
+  /// silent for [`SILENCE_BEFORE_EVICTION`] (or heard once and silent for
+  /// [`UNCONFIRMED_SILENCE_BEFORE_EVICTION`]), or one given up less than
+  /// [`MIN_EVICTION_INTERVAL`] before.
   pub participants_refused: u64,
-  /// Participants given up, silent for [`SILENCE_BEFORE_EVICTION`], for a new one while
+  /// Participants given up, silent for [`SILENCE_BEFORE_EVICTION`] (or heard once and
+  /// silent for [`UNCONFIRMED_SILENCE_BEFORE_EVICTION`]), for a new one while
   /// [`MAX_PARTICIPANTS`] were known.
   pub participants_evicted: u64,
   /// Participants admitted with a lease longer than [`MAX_LEASE_DURATION`] (kept for that).

@@ -1,5 +1,5 @@
 use std::{
-  collections::BTreeMap,
+  collections::{BTreeMap, BTreeSet},
   sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard},
   time::Instant,
 };
@@ -86,6 +86,21 @@ pub(crate) struct DiscoveryDB {
   // participant comes.
   orphan_prefixes: BTreeMap<GuidPrefix, Instant>,
 
+  // HORUS PATCH (item 11): the remote participants admitted whose SPDP announcement has not
+  // come again since (a subset of participant_proxies' keys): while full, one of these
+  // gives its place to a newcomer after limits::UNCONFIRMED_SILENCE_BEFORE_EVICTION.
+  participants_heard_once: BTreeSet<GuidPrefix>,
+
+  // HORUS PATCH (item 11): no participant can be given up for a newcomer before this
+  // instant: the last search (eviction_candidate) found none, and a participant's silence
+  // only grows with time (a life sign or admission is always "now"). Spares a flood's
+  // every refused announcement a search of all participants.
+  no_eviction_before: Option<Instant>,
+
+  // HORUS PATCH (item 11): when a participant was last given up for a newcomer; the next
+  // not before limits::MIN_EVICTION_INTERVAL since.
+  last_eviction: Option<Instant>,
+
   // sender for notifying (potential) waiters in participant.find_topic() call
   topic_updated_sender: std::sync::mpsc::SyncSender<()>,
 
@@ -95,8 +110,9 @@ pub(crate) struct DiscoveryDB {
 // HORUS PATCH: what DiscoveryDB::update_participant did with an SPDP announcement.
 #[derive(Debug)]
 pub(crate) enum ParticipantUpdate {
-  // A participant not known before, now known; `evicted`: the participant, silent for
-  // limits::SILENCE_BEFORE_EVICTION, whose place it took (already removed).
+  // A participant not known before, now known; `evicted`: the participant whose place it
+  // took (already removed): silent for limits::SILENCE_BEFORE_EVICTION, or heard once and
+  // silent for limits::UNCONFIRMED_SILENCE_BEFORE_EVICTION (item 11).
   New {
     evicted: Option<(GuidPrefix, LostReason)>,
   },
@@ -165,6 +181,9 @@ impl DiscoveryDB {
       topics: BTreeMap::new(),
       topic_records: 0,
       orphan_prefixes: BTreeMap::new(),
+      participants_heard_once: BTreeSet::new(),
+      no_eviction_before: None,
+      last_eviction: None,
       topic_updated_sender,
       participant_status_sender,
     }
@@ -192,18 +211,19 @@ impl DiscoveryDB {
     }
 
     // HORUS PATCH: at most limits::MAX_PARTICIPANTS; a new one past it takes the place of
-    // the one silent longest if silent long enough, else it is refused.
+    // one silent long enough (eviction_candidate), else it is refused.
     let mut evicted = None;
     if !self.participant_proxies.contains_key(&guid.prefix)
       && self.participant_proxies.len() >= limits::MAX_PARTICIPANTS
     {
-      match self.longest_silent_participant() {
-        Some((prefix, silence)) if silence >= limits::SILENCE_BEFORE_EVICTION => {
+      match self.eviction_candidate() {
+        Some((prefix, silence)) => {
           limits::count(Refusal::ParticipantEvicted, 1, || {
             format!("{prefix:?} silent for {silence:?}, for {:?}", guid.prefix)
           });
           let lease = self.lease_of(prefix);
           self.remove_participant(prefix, false);
+          self.last_eviction = Some(Instant::now());
           evicted = Some((
             prefix,
             LostReason::Timeout {
@@ -212,7 +232,7 @@ impl DiscoveryDB {
             },
           ));
         }
-        _ => {
+        None => {
           limits::count(Refusal::ParticipantRefused, 1, || {
             format!("{:?}: {} participants known", guid.prefix, limits::MAX_PARTICIPANTS)
           });
@@ -266,6 +286,13 @@ impl DiscoveryDB {
       );
     }
 
+    // HORUS PATCH (item 11): a participant is heard once until its next announcement.
+    if new_participant {
+      self.participants_heard_once.insert(guid.prefix);
+    } else {
+      self.participants_heard_once.remove(&guid.prefix);
+    }
+
     // In any case:
     // Update SpdpDiscoveredParticipantData to DB
     self.participant_proxies.insert(guid.prefix, data.clone());
@@ -281,15 +308,50 @@ impl DiscoveryDB {
     }
   }
 
-  // HORUS PATCH: the participant (not this one) heard from the longest ago, and how long.
-  fn longest_silent_participant(&self) -> Option<(GuidPrefix, std::time::Duration)> {
+  // HORUS PATCH: the participant (not this one) whose place a newcomer may take while
+  // limits::MAX_PARTICIPANTS are known, and how long it has been silent: of those heard
+  // once (item 11), the one silent longest if silent for
+  // limits::UNCONFIRMED_SILENCE_BEFORE_EVICTION, else of all, the one silent longest if
+  // silent for limits::SILENCE_BEFORE_EVICTION; none if neither (and then none until
+  // no_eviction_before), nor within limits::MIN_EVICTION_INTERVAL of the last eviction.
+  fn eviction_candidate(&mut self) -> Option<(GuidPrefix, std::time::Duration)> {
     let now = Instant::now();
-    self
-      .participant_last_life_signs
-      .iter()
-      .filter(|(p, _)| **p != self.my_guid.prefix)
-      .min_by_key(|(_, t)| **t)
-      .map(|(p, t)| (*p, now.saturating_duration_since(*t)))
+    if self.no_eviction_before.is_some_and(|t| now < t)
+      || self
+        .last_eviction
+        .is_some_and(|t| now.saturating_duration_since(t) < limits::MIN_EVICTION_INTERVAL)
+    {
+      return None;
+    }
+    let my_prefix = self.my_guid.prefix;
+    let life_signs = &self.participant_last_life_signs;
+    let longest_silent = |prefixes: &mut dyn Iterator<Item = &GuidPrefix>| {
+      prefixes
+        .filter(|p| **p != my_prefix)
+        .filter_map(|p| Some((*p, *life_signs.get(p)?)))
+        .min_by_key(|(_, t)| *t)
+    };
+    let heard_once = longest_silent(&mut self.participants_heard_once.iter());
+    let any = longest_silent(&mut self.participant_last_life_signs.keys());
+    for (candidate, silence_needed) in [
+      (heard_once, limits::UNCONFIRMED_SILENCE_BEFORE_EVICTION),
+      (any, limits::SILENCE_BEFORE_EVICTION),
+    ] {
+      if let Some((prefix, last)) = candidate {
+        let silence = now.saturating_duration_since(last);
+        if silence >= silence_needed {
+          return Some((prefix, silence));
+        }
+      }
+    }
+    self.no_eviction_before = [
+      heard_once.map(|(_, t)| t + limits::UNCONFIRMED_SILENCE_BEFORE_EVICTION),
+      any.map(|(_, t)| t + limits::SILENCE_BEFORE_EVICTION),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
+    None
   }
 
   // HORUS PATCH: the lease honoured for a participant: as announced (RustDDS's default when
@@ -325,6 +387,7 @@ impl DiscoveryDB {
     info!("removing participant {guid_prefix:?}");
     self.participant_proxies.remove(&guid_prefix);
     self.participant_last_life_signs.remove(&guid_prefix);
+    self.participants_heard_once.remove(&guid_prefix);
     #[cfg(feature = "security")]
     self.authentication_statuses.remove(&guid_prefix);
 

@@ -83,6 +83,15 @@ fn reader(p: GuidPrefix, n: u32) -> DiscoveredReaderData {
 fn silent_for(db: &mut DiscoveryDB, p: GuidPrefix, silence: StdDuration) {
   db.participant_last_life_signs
     .insert(p, Instant::now().checked_sub(silence).unwrap());
+  // Silence only grows in a real run: the search's bound no longer holds.
+  db.no_eviction_before = None;
+}
+
+/// Makes the last eviction of `db` look long past.
+fn eviction_interval_passed(db: &mut DiscoveryDB) {
+  db.last_eviction = db
+    .last_eviction
+    .map(|t| t.checked_sub(limits::MIN_EVICTION_INTERVAL).unwrap());
 }
 
 #[test]
@@ -112,7 +121,8 @@ fn a_flood_of_new_participants_stops_at_the_cap_and_is_counted() {
 fn a_silent_participant_gives_its_place_to_a_new_one_when_full() {
   let before = refusals();
   let mut db = db();
-  for n in 0..limits::MAX_PARTICIPANTS as u32 {
+  // Each heard twice (item 11: one heard once gives its place up sooner).
+  for n in (0..limits::MAX_PARTICIPANTS as u32).chain(0..limits::MAX_PARTICIPANTS as u32) {
     db.update_participant(&participant(n, 20));
   }
   // Its endpoints wait in the attic for its rediscovery.
@@ -139,6 +149,89 @@ fn a_silent_participant_gives_its_place_to_a_new_one_when_full() {
   assert_eq!(db.external_topic_writers_attic.len(), 1);
   let after = refusals();
   assert!(after.participants_evicted > before.participants_evicted);
+  assert!(after.participants_refused > before.participants_refused);
+}
+
+/// HORUS PATCH item 11: a participant of a flood is heard once; while every place is
+/// taken, one heard once gives its place to a newcomer after
+/// `UNCONFIRMED_SILENCE_BEFORE_EVICTION` (was: only after `SILENCE_BEFORE_EVICTION` like
+/// any other, which kept a real node out for half a minute after a flood), the longest
+/// silent first; one heard twice does not.
+#[test]
+fn a_participant_heard_once_gives_its_place_after_a_shorter_silence() {
+  let before = refusals();
+  let mut db = db();
+  let cap = limits::MAX_PARTICIPANTS as u32;
+  for n in 0..cap {
+    db.update_participant(&participant(n, 20));
+  }
+  // Participant 7 announces itself again: no longer heard once.
+  db.update_participant(&participant(7, 20));
+  let short = limits::UNCONFIRMED_SILENCE_BEFORE_EVICTION;
+  for n in [5, 6] {
+    silent_for(&mut db, prefix(n), short - StdDuration::from_secs(1));
+  }
+  silent_for(&mut db, prefix(7), 2 * short);
+  assert!(matches!(
+    db.update_participant(&participant(100_000, 20)),
+    ParticipantUpdate::Refused
+  ));
+  silent_for(&mut db, prefix(5), short);
+  silent_for(&mut db, prefix(6), short + StdDuration::from_secs(1));
+  for expected in [6, 5] {
+    match db.update_participant(&participant(100_001 + expected, 20)) {
+      ParticipantUpdate::New {
+        evicted: Some((p, _)),
+      } => assert_eq!(p, prefix(expected)),
+      other => panic!("{other:?}"),
+    }
+    eviction_interval_passed(&mut db);
+  }
+  assert!(matches!(
+    db.update_participant(&participant(100_010, 20)),
+    ParticipantUpdate::Refused
+  ));
+  assert!(db.find_participant_proxy(prefix(7)).is_some());
+  assert_eq!(db.participant_proxies.len(), limits::MAX_PARTICIPANTS);
+  assert!(db.participants_heard_once.len() < limits::MAX_PARTICIPANTS);
+  // The newcomers are heard once in their turn; the evicted ones are forgotten.
+  assert!(db.participants_heard_once.contains(&prefix(100_006)));
+  assert!(!db.participants_heard_once.contains(&prefix(5)));
+  let after = refusals();
+  assert!(after.participants_evicted >= before.participants_evicted + 2);
+  assert!(after.participants_refused >= before.participants_refused + 2);
+}
+
+/// HORUS PATCH item 11: each admission while full costs proxies and an announcement to
+/// every known participant; at most one place is given up per `MIN_EVICTION_INTERVAL`,
+/// the other newcomers refused and counted.
+#[test]
+fn places_are_given_up_at_most_once_per_interval() {
+  let before = refusals();
+  let mut db = db();
+  let cap = limits::MAX_PARTICIPANTS as u32;
+  for n in 0..cap {
+    db.update_participant(&participant(n, 20));
+  }
+  for n in 0..4 {
+    silent_for(&mut db, prefix(n), limits::SILENCE_BEFORE_EVICTION);
+  }
+  assert!(matches!(
+    db.update_participant(&participant(100_000, 20)),
+    ParticipantUpdate::New { evicted: Some(_) }
+  ));
+  assert!(matches!(
+    db.update_participant(&participant(100_001, 20)),
+    ParticipantUpdate::Refused
+  ));
+  eviction_interval_passed(&mut db);
+  assert!(matches!(
+    db.update_participant(&participant(100_002, 20)),
+    ParticipantUpdate::New { evicted: Some(_) }
+  ));
+  assert_eq!(db.participant_proxies.len(), limits::MAX_PARTICIPANTS);
+  let after = refusals();
+  assert!(after.participants_evicted >= before.participants_evicted + 2);
   assert!(after.participants_refused > before.participants_refused);
 }
 

@@ -19,7 +19,7 @@ use crate::{
     typedesc::TypeDesc,
     CreateError, CreateResult,
   },
-  rtps::constant::MAX_WITHHELD_BYTES_PER_TOPIC,
+  rtps::constant::{builtin_topic_names, MAX_WITHHELD_BYTES_PER_TOPIC},
   structure::{sequence_number::SequenceNumber, time::Timestamp},
   GUID,
 };
@@ -154,10 +154,16 @@ pub(crate) struct TopicCache {
   // Therefore, data before the marker SN can be handed off to a Reliable DataReader.
   // Initially, we consider the marker for each Writer (GUID) to be SequenceNumber::new(1)
   received_reliably_before: BTreeMap<GUID, SequenceNumber>,
+
+  // HORUS PATCH (HORUS-PATCH.md item 11): whether a DATA repeating a (writer, sequence
+  // number) this cache holds replaces the held change, to be read again, instead of being
+  // dropped as a duplicate. True for the SPDP topic only (see `add_change_internal`).
+  repeats_replace: bool,
 }
 
 impl TopicCache {
   pub fn new(topic_name: String, topic_data_type: TypeDesc, topic_qos: &QosPolicies) -> Self {
+    let repeats_replace = topic_name == builtin_topic_names::DCPS_PARTICIPANT;
     let mut new_self = Self {
       topic_name,
       topic_data_type,
@@ -170,6 +176,9 @@ impl TopicCache {
       last_added_instant: Timestamp::ZERO,
       sequence_numbers: BTreeMap::new(),
       received_reliably_before: BTreeMap::new(),
+      // HORUS PATCH (item 11): an SPDP announcement is the participant's state, not a
+      // change in a stream: each one is to be read.
+      repeats_replace,
     };
 
     new_self.update_keep_limits(topic_qos);
@@ -343,6 +352,22 @@ impl TopicCache {
     }
 
     // Now to the actual adding business.
+    // HORUS PATCH (HORUS-PATCH.md item 11): in the SPDP topic a repeated sequence number
+    // replaces the change held under it, and the repeat is added as new below, so the
+    // SPDP DataReader (best effort: it reads by receive time) reads it. Fast DDS
+    // re-announces its participant (every 3 s) under the sequence number of its first
+    // announcement: 0.15.1 dropped every repeat while the first stayed in this cache, so
+    // discovery read a participant once only. One it had refused then (all
+    // MAX_PARTICIPANTS places taken by a flood) was never discovered: the flood stopped,
+    // so nothing newer pushed its announcement out of the cache.
+    if self.repeats_replace {
+      if let Some(old) = self
+        .find_by_sn(&cache_change)
+        .and_then(|old_instant| self.changes.remove(&old_instant))
+      {
+        self.remove_sn(&old);
+      }
+    }
     if let Some(old_instant) = self.find_by_sn(&cache_change) {
       // Got duplicate DATA for a SN that we already have. It should be discarded.
       trace!(
@@ -871,5 +896,47 @@ mod tests {
         .count(),
       3
     );
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md item 11): Fast DDS repeats its SPDP announcement under the
+  // sequence number of its first; the SPDP reader (best effort, reading by receive time)
+  // must read each repeat, where another topic's cache drops it as a duplicate.
+  #[test]
+  fn a_repeated_spdp_announcement_is_read_again_not_dropped_as_a_duplicate() {
+    let spdp_writer = GUID::new(
+      GuidPrefix::new(&[9; 12]),
+      EntityId::SPDP_BUILTIN_PARTICIPANT_WRITER,
+    );
+    let announcement = || {
+      CacheChange::new(
+        spdp_writer,
+        SequenceNumber::new(1),
+        WriteOptions::default(),
+        DDSData::new(SerializedPayload::default()),
+      )
+    };
+    let spdp_topic = crate::rtps::constant::builtin_topic_names::DCPS_PARTICIPANT;
+    for (topic, read_again) in [(spdp_topic, true), ("DCPSPublication", false)] {
+      let mut topic_cache = TopicCache::new(
+        topic.to_string(),
+        TypeDesc::new("SpdpDiscoveredParticipantData".to_string()),
+        &Discovery::create_spdp_participant_qos(),
+      );
+      let first = Timestamp::now();
+      let repeat = Timestamp::from_ticks(first.to_ticks() + 1000);
+      topic_cache.add_change(&first, announcement());
+      // The reader has read the first announcement.
+      topic_cache.add_change(&repeat, announcement());
+      let unread = topic_cache
+        .get_changes_in_range_best_effort(first, repeat)
+        .count();
+      assert_eq!(unread, usize::from(read_again), "{topic}");
+      assert_eq!(topic_cache.changes.len(), 1, "{topic}");
+      assert_eq!(
+        topic_cache.sequence_numbers[&spdp_writer].len(),
+        1,
+        "{topic}"
+      );
+    }
   }
 }

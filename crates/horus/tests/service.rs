@@ -632,3 +632,71 @@ fn late_chunk_responses_release_their_chunks() {
     drop((client, server, service));
     assert_nothing_left(&ns);
 }
+
+/// The server's counters are counted without read-modify-writes (each has one
+/// writer): answers given from several threads at once, under the server's
+/// answering lock, must each be counted, as must the requests received.
+#[test]
+fn answers_sent_from_many_threads_at_once_are_each_counted() {
+    let ns = unique_ns("svc-threads");
+    {
+        let service = Service::<Add, Sum>::builder("math/add")
+            .namespace(&ns)
+            .depth(16)
+            .open()
+            .unwrap();
+        let mut server = service.server().unwrap();
+        let mut client = service.client().unwrap();
+        let calls: Vec<_> = (0..16)
+            .map(|i| client.call_async(&Add { a: i, b: 1 }).unwrap())
+            .collect();
+        let requests: Vec<_> = (0..16).map(|_| server.recv()).collect();
+        let start = std::sync::Arc::new(std::sync::Barrier::new(16));
+        let answering: Vec<_> = requests
+            .into_iter()
+            .map(|req| {
+                let start = std::sync::Arc::clone(&start);
+                std::thread::spawn(move || {
+                    start.wait();
+                    let sum = req.a + req.b;
+                    req.reply(&Sum { sum, server: 1 }).unwrap();
+                })
+            })
+            .collect();
+        for t in answering {
+            t.join().unwrap();
+        }
+        for (i, call) in calls.into_iter().enumerate() {
+            assert_eq!(call.wait(LONG).unwrap().sum, i as i64 + 1);
+        }
+        let s = server.stats();
+        assert_eq!((s.received, s.replied), (16, 16));
+        let c = client.stats();
+        assert_eq!((c.calls, c.responses), (16, 16));
+    }
+    assert_nothing_left(&ns);
+}
+
+/// A request guard outlives its server: its answer still reaches the client
+/// (counted with a read-modify-write once the server gave up its place, which
+/// another server may hold by then).
+#[test]
+fn a_request_answered_after_its_server_is_gone_still_reaches_the_client() {
+    let ns = unique_ns("svc-late-answer");
+    {
+        let service = add_service(&ns);
+        let mut server = service.server().unwrap();
+        let mut client = service.client().unwrap();
+        let call = client.call_async(&Add { a: 40, b: 2 }).unwrap();
+        let req = server.recv();
+        drop(server);
+        let successor = service.server().unwrap();
+        let sum = req.a + req.b;
+        req.reply(&Sum { sum, server: 3 }).unwrap();
+        let r = call.wait(LONG).unwrap();
+        assert_eq!((r.sum, r.server), (42, 3));
+        assert_eq!(client.stats().responses, 1);
+        assert_eq!(successor.stats().received, 0);
+    }
+    assert_nothing_left(&ns);
+}

@@ -100,9 +100,8 @@ impl<Req: Message, Resp: Message> Client<Req, Resp> {
         fill: impl FnOnce(&mut Req, &mut [u8]),
         timeout: Duration,
     ) -> Result<Sample<Resp>, CallError> {
-        let deadline = Instant::now() + timeout;
-        let id = lock(&self.core).start(tail_len, fill)?;
-        wait(&self.core, id, deadline, timeout)
+        let started = lock(&self.core).start(tail_len, fill)?;
+        wait(&self.core, started.id, started.sent + timeout, timeout)
     }
 
     /// Sends a copy of `req` and returns at once with a handle on the
@@ -120,8 +119,12 @@ impl<Req: Message, Resp: Message> Client<Req, Resp> {
         tail_len: usize,
         fill: impl FnOnce(&mut Req, &mut [u8]),
     ) -> Result<PendingCall<Resp>, CallError> {
-        let id = lock(&self.core).start(tail_len, fill)?;
-        Ok(PendingCall::new(Arc::clone(&self.core), id, self.timeout))
+        let started = lock(&self.core).start(tail_len, fill)?;
+        Ok(PendingCall::new(
+            Arc::clone(&self.core),
+            started,
+            self.timeout,
+        ))
     }
 
     /// Calls in flight (sent, result not yet taken).

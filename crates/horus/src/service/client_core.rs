@@ -10,7 +10,7 @@ use horus_msgs::Message;
 use horus_shm::{Channel, ProcessId, PublisherPort, Received, SubPlace, SubscriberPort};
 
 use super::error::{CallError, ServiceError};
-use super::liveness::{Witnesses, LIVENESS_EVERY};
+use super::liveness::{WitnessCache, Witnesses, LIVENESS_EVERY};
 use super::service::{JoinFailure, ServiceInner};
 use super::table::{ClientCounter, EnterError, Table};
 use super::wire::{self, RequestHeader, ResponseHeader, HEADER};
@@ -77,6 +77,14 @@ pub(crate) fn typed<Resp: Message>(b: ResponseBody<'_>) -> Option<Sample<Resp>> 
     }
 }
 
+/// A call just sent: its id, and when (the one clock read of its start,
+/// from which its deadline counts).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Started {
+    pub(crate) id: u64,
+    pub(crate) sent: Instant,
+}
+
 /// Where a call slot stands.
 pub(super) enum Slot<Resp> {
     Free,
@@ -100,6 +108,7 @@ pub(crate) struct ClientCore<Resp> {
     pub(super) next_id: u64,
     pub(super) slots: Vec<Slot<Resp>>,
     pub(super) next_check: Instant,
+    witness_cache: WitnessCache,
     decode: Decoder<Resp>,
 }
 
@@ -192,6 +201,7 @@ impl<Resp> ClientCore<Resp> {
             next_id: first,
             slots: (0..depth).map(|_| Slot::Free).collect(),
             next_check: Instant::now(),
+            witness_cache: WitnessCache::default(),
             decode,
         })
     }
@@ -202,12 +212,12 @@ impl<Resp> ClientCore<Resp> {
     }
 
     /// Sends a request filled in place by `fill` (the body and its tail of
-    /// `tail_len` bytes). Returns the call id.
+    /// `tail_len` bytes). Returns the call id and when it was sent.
     pub(crate) fn start<Req: Message>(
         &mut self,
         tail_len: usize,
         fill: impl FnOnce(&mut Req, &mut [u8]),
-    ) -> Result<u64, CallError> {
+    ) -> Result<Started, CallError> {
         self.start_bytes(tail_len, Req::HAS_TAIL, |body, tail| {
             fill(bytemuck::from_bytes_mut(body), tail)
         })
@@ -220,7 +230,7 @@ impl<Resp> ClientCore<Resp> {
         tail_len: usize,
         has_tail: bool,
         fill: impl FnOnce(&mut [u8], &mut [u8]),
-    ) -> Result<u64, CallError> {
+    ) -> Result<Started, CallError> {
         if tail_len > self.max_tail() || (tail_len > 0 && !has_tail) {
             return Err(CallError::TooLarge {
                 requested: tail_len,
@@ -229,7 +239,8 @@ impl<Resp> ClientCore<Resp> {
         }
         // No server at all: say so at once instead of waiting for a timeout.
         // A server that died unnoticed is found while waiting.
-        if self.table.server_places() == 0 {
+        let members = self.table.membership();
+        if self.table.server_places_in(members) == 0 {
             self.bump(ClientCounter::NoServer);
             return Err(CallError::NoServer(self.svc.name.clone()));
         }
@@ -251,7 +262,7 @@ impl<Resp> ClientCore<Resp> {
         // The servers that will see this request: those visible now (a
         // server subscribes before it becomes visible, so each of them has
         // its cursor started at this request).
-        let witnesses = Witnesses::now(&self.table);
+        let witnesses = self.witness_cache.get(&self.table, members);
         let size = self.svc.layout.req_size;
         if self.svc.layout.req_inline {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut self.staging);
@@ -278,14 +289,18 @@ impl<Resp> ClientCore<Resp> {
                     max: self.max_tail(),
                 })?;
         }
+        // The call's one clock read: its deadline and its liveness checks
+        // count from here. After the send, so that it overlaps the request's
+        // way to the server instead of delaying it.
+        let sent = Instant::now();
         self.next_id = if id + 1 >= wire::MAX_CALL_ID {
             1
         } else {
             id + 1
         };
-        self.slots[i] = Slot::Waiting(id, Instant::now(), witnesses);
+        self.slots[i] = Slot::Waiting(id, sent, witnesses);
         self.bump(ClientCounter::Calls);
-        Ok(id)
+        Ok(Started { id, sent })
     }
 
     /// Routes the responses that arrived to their calls' slots: every one,
@@ -470,6 +485,8 @@ impl<Resp> ClientCore<Resp> {
     /// only calls `poll` when it says `false`: `poll` returns the result by
     /// value, moved out of its slot, and reads the clock twice; this reads
     /// it once and moves nothing.
+    /// When it says `false`, the caller goes on with [`settle`](Self::settle)
+    /// (the responses are pumped already).
     pub(crate) fn still_waiting(&mut self, id: u64, deadline: Instant) -> bool {
         self.pump();
         match self.slots[self.slot_of(id)] {
@@ -491,6 +508,17 @@ impl<Resp> ClientCore<Resp> {
         timeout: Duration,
     ) -> Option<Result<Resp, CallError>> {
         self.pump();
+        self.settle(id, deadline, timeout)
+    }
+
+    /// [`poll`](Self::poll) without pumping the response ring first: for a
+    /// caller that just pumped it ([`still_waiting`](Self::still_waiting)).
+    pub(crate) fn settle(
+        &mut self,
+        id: u64,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Option<Result<Resp, CallError>> {
         if let Some(r) = self.take(id) {
             return Some(r);
         }
@@ -501,13 +529,14 @@ impl<Resp> ClientCore<Resp> {
         if w != id {
             return Some(Err(CallError::Taken));
         }
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        if now >= deadline {
             self.withdraw(id, ClientCounter::TimedOut);
             return Some(Err(CallError::Timeout(timeout)));
         }
         // A call answered within the first check period never pays for a
         // liveness check (it reads `/proc`).
-        if sent.elapsed() < LIVENESS_EVERY {
+        if now.saturating_duration_since(sent) < LIVENESS_EVERY {
             return None;
         }
         self.check_liveness(id).map(Err)

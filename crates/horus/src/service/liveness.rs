@@ -21,15 +21,53 @@ pub(super) struct Witnesses {
     pub(super) pid: u32,
 }
 
+/// The witnesses of the latest call and the membership word they were read
+/// under: reused while the word is unchanged, so that a call reads one word
+/// instead of two per server.
+///
+/// Sound because every change a witness set reflects moves the word's epoch:
+/// a server joins (generation bumped, then its bit set), leaves (bit
+/// cleared, then generation bumped) or is reclaimed (generation bumped, then
+/// bit cleared). A set read while such a change was under way either has
+/// the place's bit clear (a join: its generation is not read) or is read
+/// again by the next call (the word moved). The one difference from a fresh
+/// read: a place being reclaimed under an unchanged word stays a witness
+/// with its old generation, which every later liveness check refuses (the
+/// reclaim moves the generation), as it refuses a dead owner not yet
+/// reclaimed. A peer that rewrites the word on every call only makes every
+/// call read afresh, as without the cache.
+#[derive(Default)]
+pub(super) struct WitnessCache(Option<(u64, Witnesses)>);
+
+impl WitnessCache {
+    /// The witnesses under membership word `members` (just read).
+    pub(super) fn get(&mut self, table: &Table, members: u64) -> Witnesses {
+        match self.0 {
+            Some((m, w)) if m == members => w,
+            _ => {
+                let w = Witnesses::read(table, members);
+                self.0 = Some((members, w));
+                w
+            }
+        }
+    }
+}
+
 impl Witnesses {
-    pub(super) fn now(table: &Table) -> Witnesses {
-        let mask = table.server_places();
+    /// The servers of membership word `members` (read just before), with
+    /// their generations as of now.
+    fn read(table: &Table, members: u64) -> Witnesses {
+        let mask = table.server_places_in(members);
         let mut w = Witnesses {
             mask,
             gens: [0; 32],
             pid: 0,
         };
-        for s in (0..32).filter(|s| mask & (1 << s) != 0) {
+        // Only the set bits (one per server: this runs on every call).
+        let mut rest = mask;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
             if let Some((pid, gen)) = table.server_owner(s) {
                 w.gens[s] = gen as u16;
                 if w.pid == 0 {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use horus_msgs::Message;
 
 use super::client::{lock, wait};
-use super::client_core::ClientCore;
+use super::client_core::{ClientCore, Started};
 use super::error::CallError;
 use super::table::ClientCounter;
 use crate::Sample;
@@ -27,15 +27,16 @@ pub struct PendingCall<Resp> {
 }
 
 impl<Resp: Message> PendingCall<Resp> {
+    /// The handle on call `started`, whose timeout counts from its send.
     pub(crate) fn new(
         core: Arc<Mutex<ClientCore<Sample<Resp>>>>,
-        id: u64,
+        started: Started,
         timeout: Duration,
     ) -> Self {
         PendingCall {
             core,
-            id,
-            deadline: Instant::now() + timeout,
+            id: started.id,
+            deadline: started.sent + timeout,
             timeout,
             taken: false,
         }
@@ -55,7 +56,7 @@ impl<Resp: Message> PendingCall<Resp> {
         if core.still_waiting(self.id, self.deadline) {
             return None;
         }
-        let r = core.poll(self.id, self.deadline, self.timeout);
+        let r = core.settle(self.id, self.deadline, self.timeout);
         drop(core);
         self.taken = r.is_some();
         r

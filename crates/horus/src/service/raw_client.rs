@@ -5,7 +5,7 @@
 //! client core with a decoder that copies the response out as bytes.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use horus_shm::{Channel, OpenError, SegmentError};
 
@@ -115,12 +115,11 @@ impl RawClient {
                 max: size,
             });
         };
-        let deadline = Instant::now() + timeout;
-        let id = lock(&self.core).start_bytes(tail.len(), root.has_tail, |body, t| {
+        let started = lock(&self.core).start_bytes(tail.len(), root.has_tail, |body, t| {
             body.copy_from_slice(fixed);
             t.copy_from_slice(tail);
         })?;
-        wait(&self.core, id, deadline, timeout)
+        wait(&self.core, started.id, started.sent + timeout, timeout)
     }
 
     /// This client's counters.

@@ -108,7 +108,7 @@ impl Receiver {
 
     fn malformed<T>(&self) -> Option<T> {
         self.table
-            .bump_server(self.replier.s, ServerCounter::Malformed);
+            .bump_server_sole(self.replier.s, ServerCounter::Malformed);
         None
     }
 
@@ -192,7 +192,7 @@ impl Receiver {
             return false;
         }
         self.table
-            .bump_server(self.replier.s, ServerCounter::Received);
+            .bump_server_sole(self.replier.s, ServerCounter::Received);
         true
     }
 
@@ -221,6 +221,10 @@ impl Receiver {
 
 impl Drop for Receiver {
     fn drop(&mut self) {
-        self.table.leave_server(self.replier.s);
+        // Requests still held may be answered after the place is given up
+        // (and taken by another server): their counts must not race its own.
+        self.replier.leave_place(|| {
+            self.table.leave_server(self.replier.s);
+        });
     }
 }

@@ -3,7 +3,7 @@
 //! copy or in place in a loaned chunk) or a bare status.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use horus_shm::{Channel, ProcessId, PublisherPort};
 
@@ -16,6 +16,21 @@ use super::wire::{self, RequestHeader, ResponseHeader, HEADER};
 /// reply (the check reads `/proc`).
 const CLIENT_RECHECK: Duration = Duration::from_millis(5);
 
+/// Now on the coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`: the time of
+/// the last timer tick, a few milliseconds at most behind), which is all the
+/// recheck period above needs: reading it is a few loads, where the precise
+/// clock costs a `rdtsc` (some 20 ns in a VM) on every reply. `None` if the
+/// clock cannot be read (then the client is checked).
+fn coarse_now() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
 /// What a request guard needs to answer: shared by the server and the
 /// guards it handed out (which may be answered from other threads). The
 /// response's layout is the service's, so typed and raw servers share it.
@@ -24,7 +39,16 @@ pub(crate) struct Replier {
     pub(super) table: Arc<Table>,
     pub(super) s: usize,
     pub(super) gen: u64,
-    ports: Mutex<Vec<ResponsePort>>,
+    ports: Mutex<Ports>,
+}
+
+/// The answering state behind the replier's lock.
+struct Ports {
+    /// One per client answered lately.
+    open: Vec<ResponsePort>,
+    /// Whether the server still holds place `s`: while it does, this lock
+    /// makes the answering end the only writer of its counters.
+    holds_place: bool,
 }
 
 /// How a call is answered.
@@ -49,8 +73,9 @@ struct ResponsePort {
     client: usize,
     name: String,
     port: PublisherPort,
-    /// When the client was last seen alive (`None`: never checked).
-    alive_at: Option<Instant>,
+    /// When the client was last seen alive, on the coarse clock (`None`:
+    /// never checked).
+    alive_at: Option<Duration>,
     staging: Box<[u64]>,
 }
 
@@ -61,12 +86,29 @@ impl Replier {
             table,
             s,
             gen,
-            ports: Mutex::new(Vec::new()),
+            ports: Mutex::new(Ports {
+                open: Vec::new(),
+                holds_place: true,
+            }),
         }
     }
 
-    fn bump(&self, c: ServerCounter) {
-        self.table.bump_server(self.s, c);
+    /// Counts an answer's outcome; `holds_place` read under the ports lock.
+    fn bump(&self, holds_place: bool, c: ServerCounter) {
+        if holds_place {
+            self.table.bump_server_sole(self.s, c);
+        } else {
+            self.table.bump_server(self.s, c);
+        }
+    }
+
+    /// Runs `leave` (the server giving up its place) under the ports lock,
+    /// after which answers count with read-modify-writes: every answer
+    /// counted before is ordered before the place is free.
+    pub(super) fn leave_place(&self, leave: impl FnOnce()) {
+        let mut ports = self.ports.lock().unwrap_or_else(|e| e.into_inner());
+        ports.holds_place = false;
+        leave();
     }
 
     /// The response port for the client of `h`, opened on first use; its
@@ -101,11 +143,13 @@ impl Replier {
                 ports.len() - 1
             }
         };
-        let now = Instant::now();
+        let now = coarse_now();
         let p = &mut ports[at];
-        if p.alive_at
-            .is_none_or(|t| now.duration_since(t) >= CLIENT_RECHECK)
-        {
+        let recent = match (p.alive_at, now) {
+            (Some(t), Some(now)) => now.saturating_sub(t) < CLIENT_RECHECK,
+            _ => false,
+        };
+        if !recent {
             if !ProcessId::from_token(h.pid).is_alive() {
                 // Dead: free its places and remove its response channel
                 // (only it used that name).
@@ -115,7 +159,7 @@ impl Replier {
                 self.table.reclaim_dead();
                 return None;
             }
-            p.alive_at = Some(now);
+            p.alive_at = now;
         }
         Some(at)
     }
@@ -127,9 +171,11 @@ impl Replier {
         h: &RequestHeader,
         answer: Answer<F>,
     ) -> Result<(), ReplyError> {
-        let mut ports = self.ports.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(at) = self.port_for(&mut ports, h) else {
-            self.bump(ServerCounter::ClientGone);
+        let mut guard = self.ports.lock().unwrap_or_else(|e| e.into_inner());
+        let holds = guard.holds_place;
+        let ports = &mut guard.open;
+        let Some(at) = self.port_for(ports, h) else {
+            self.table.bump_server(self.s, ServerCounter::ClientGone);
             return Err(ReplyError::ClientGone);
         };
         let rp = &mut ports[at];
@@ -171,7 +217,7 @@ impl Replier {
                 let (head, body) = bytes.split_at_mut(HEADER);
                 head.copy_from_slice(bytemuck::cast_slice(&header));
                 fill(&mut body[..size], &mut []);
-                self.bump(ServerCounter::Replied);
+                self.bump(holds, ServerCounter::Replied);
                 rp.port.send_inline(&bytes[..HEADER + size]).is_ok()
             }
             Some((tail_len, fill)) => match rp.port.loan_chunk() {
@@ -180,7 +226,7 @@ impl Replier {
                     let bytes = rp.port.chunk_bytes(&loan);
                     let len =
                         wire::write_chunk_record(bytes, &header, size, tail_at, tail_len, fill);
-                    self.bump(ServerCounter::Replied);
+                    self.bump(holds, ServerCounter::Replied);
                     rp.port.send_chunk(loan, len).is_ok()
                 }
                 None => {
@@ -191,7 +237,7 @@ impl Replier {
                         server_pid: ProcessId::current().pid,
                     }
                     .encode();
-                    self.bump(ServerCounter::ReplyFailed);
+                    self.bump(holds, ServerCounter::ReplyFailed);
                     let _ = rp.port.send_inline(bytemuck::cast_slice(&failed));
                     return Err(ReplyError::PoolExhausted);
                 }
@@ -199,11 +245,14 @@ impl Replier {
             None => {
                 // A forwarded outcome counts as replied: this server did
                 // answer, with what the remote service said.
-                self.bump(match status {
-                    wire::STATUS_UNANSWERED => ServerCounter::Unanswered,
-                    wire::STATUS_FAILED => ServerCounter::ReplyFailed,
-                    _ => ServerCounter::Replied,
-                });
+                self.bump(
+                    holds,
+                    match status {
+                        wire::STATUS_UNANSWERED => ServerCounter::Unanswered,
+                        wire::STATUS_FAILED => ServerCounter::ReplyFailed,
+                        _ => ServerCounter::Replied,
+                    },
+                );
                 rp.port.send_inline(bytemuck::cast_slice(&header)).is_ok()
             }
         };

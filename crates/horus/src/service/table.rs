@@ -152,6 +152,15 @@ fn successor(id: u64, n: u64) -> u64 {
     }
 }
 
+/// Adds one to a counter that only the caller writes (Relaxed: counted for
+/// tools, ordered with nothing).
+fn single_writer_bump(word: &AtomicU64) {
+    word.store(
+        word.load(Ordering::Relaxed).wrapping_add(1),
+        Ordering::Relaxed,
+    );
+}
+
 /// The `n` lowest bits set (n ≤ 32).
 fn low_bits(n: u32) -> u32 {
     if n >= 32 {
@@ -330,18 +339,34 @@ impl Table {
         self.client_word(k, C_TOKEN).load(Ordering::Acquire)
     }
 
+    /// Counts one `c` of client place `k`. Only the client holding the place
+    /// writes its counters (its core, behind the client's lock), so a load and
+    /// a store count exactly without a read-modify-write (a locked instruction
+    /// per count, several per call); Relaxed: counters for tools, ordered with
+    /// nothing. A foreign writer can only make the numbers wrong, as it could
+    /// with `fetch_add`.
     pub(crate) fn bump_client(&self, k: usize, c: ClientCounter) {
-        self.client_word(k, C_COUNTERS + c as usize)
-            .fetch_add(1, Ordering::Relaxed);
+        single_writer_bump(self.client_word(k, C_COUNTERS + c as usize));
     }
 
     pub(crate) fn client_counters(&self, k: usize) -> [u64; CLIENT_COUNTERS] {
         std::array::from_fn(|i| self.client_word(k, C_COUNTERS + i).load(Ordering::Relaxed))
     }
 
+    /// Counts one `c` of server place `s`, from any thread of its server
+    /// (a read-modify-write).
     pub(crate) fn bump_server(&self, s: usize, c: ServerCounter) {
         self.server_word(s, S_COUNTERS + c as usize)
             .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// [`Table::bump_server`] by the counter's only writer: the server's
+    /// receiving end for `Received` and `Malformed` (it receives through
+    /// `&mut`), its answering end, under its ports lock and while the server
+    /// holds the place, for `Replied`, `Unanswered` and `ReplyFailed`. A load
+    /// and a store then count exactly (see [`Table::bump_client`]).
+    pub(crate) fn bump_server_sole(&self, s: usize, c: ServerCounter) {
+        single_writer_bump(self.server_word(s, S_COUNTERS + c as usize));
     }
 
     pub(crate) fn server_counters(&self, s: usize) -> [u64; SERVER_COUNTERS] {
@@ -366,8 +391,21 @@ impl Table {
     /// Only bits of places that exist: a hostile writer's extra bits never
     /// become indices.
     pub(crate) fn server_places(&self) -> u32 {
-        let m = ((self.members().load(Ordering::Acquire) >> 16) & 0xffff_ffff) as u32;
-        m & low_bits(self.config.max_servers)
+        self.server_places_in(self.membership())
+    }
+
+    /// The membership word: the place bits, `CLOSING`, and an epoch that
+    /// every join and leave moves on, so that what a reader derived from
+    /// one value stays valid while the word keeps it (see `Witnesses`).
+    pub(crate) fn membership(&self) -> u64 {
+        // Acquire: pairs with the joins' and leaves' read-modify-writes, so
+        // that the records they follow or precede are read as of this word.
+        self.members().load(Ordering::Acquire)
+    }
+
+    /// [`Table::server_places`] of membership word `m`.
+    pub(crate) fn server_places_in(&self, m: u64) -> u32 {
+        ((m >> 16) & 0xffff_ffff) as u32 & low_bits(self.config.max_servers)
     }
 
     /// Client places marked active (bounded as for servers).

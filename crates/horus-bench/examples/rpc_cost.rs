@@ -1,0 +1,117 @@
+//! What a 64 B service call costs, in instructions, beside a 16 B topic round
+//! trip (the structure a call has: one message each way), both with every
+//! endpoint in one thread so that nothing waits. Run under callgrind
+//! (instruction counts are stable on shared VMs, unlike time) with collection
+//! limited to the measured loops:
+//!
+//! ```text
+//! cargo build --release -p horus-bench --example rpc_cost
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*measured_*' \
+//!     target/release/examples/rpc_cost call 100000
+//! callgrind_annotate --inclusive=yes callgrind.out.<pid>
+//! ```
+//!
+//! Modes: `call` (the busy-poll benchmark's calls, per call: `call_async_with`,
+//! `Server::try_recv`, `reply_with`, `PendingCall::try_result`), `topic` (per
+//! round trip: ping sends, pong receives and sends back, ping receives).
+//! The namespace is unique per run and its segments are gone when it exits.
+
+use horus::prelude::*;
+use horus_bench::horus_wire::{Bytes16, Bytes64};
+
+fn namespace() -> String {
+    format!("rpc-cost-{}", std::process::id())
+}
+
+#[inline(never)]
+fn measured_call(
+    client: &mut Client<Bytes64, Bytes64>,
+    server: &mut Server<Bytes64, Bytes64>,
+    n: u64,
+) -> u64 {
+    let mut sum = 0u64;
+    for i in 0..n {
+        let mut call = client
+            .call_async_with(0, |r, _| r.data[..8].copy_from_slice(&i.to_le_bytes()))
+            .expect("call");
+        let request = server.try_recv().expect("request waiting");
+        let seq = request.data[0];
+        request
+            .reply_with(0, |r, _| r.data[0] = seq)
+            .expect("reply");
+        let response = loop {
+            if let Some(r) = call.try_result() {
+                break r.expect("response");
+            }
+        };
+        sum += u64::from(response.data[0]);
+    }
+    sum
+}
+
+#[inline(never)]
+fn measured_topic(
+    ping: &mut Publisher<Bytes16>,
+    pong_rx: &mut Subscriber<Bytes16>,
+    pong: &mut Publisher<Bytes16>,
+    ping_rx: &mut Subscriber<Bytes16>,
+    n: u64,
+) -> u64 {
+    let mut sum = 0u64;
+    for i in 0..n {
+        let mut m = Bytes16 { data: [0; 16] };
+        m.data[..8].copy_from_slice(&i.to_le_bytes());
+        ping.send(m).expect("ping");
+        let got = *pong_rx.try_recv().expect("ping waiting");
+        pong.send(got).expect("pong");
+        sum += u64::from(ping_rx.try_recv().expect("pong waiting").data[0]);
+    }
+    sum
+}
+
+fn topic(name: &str) -> Topic<Bytes16> {
+    Topic::<Bytes16>::builder(name)
+        .namespace(&namespace())
+        .depth(16)
+        .open()
+        .expect("opening the topic")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).map(String::as_str).unwrap_or("call");
+    let n: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    match mode {
+        "call" => {
+            let service = Service::<Bytes64, Bytes64>::builder("rpc")
+                .namespace(&namespace())
+                .depth(16)
+                .max_clients(1)
+                .max_servers(1)
+                .max_request_tail(0)
+                .max_response_tail(0)
+                .open()
+                .expect("opening the service");
+            let mut server = service.server().expect("server");
+            let mut client = service.client().expect("client");
+            measured_call(&mut client, &mut server, 1_000); // warm-up, also collected: ~1 %
+            println!("{}", measured_call(&mut client, &mut server, n));
+        }
+        "topic" => {
+            let (a, b) = (topic("ping"), topic("pong"));
+            let mut pong_rx = a.subscriber_with(WaitMode::BusyPoll).expect("subscriber");
+            let mut ping_rx = b.subscriber_with(WaitMode::BusyPoll).expect("subscriber");
+            let mut ping = a.publisher().expect("publisher");
+            let mut pong = b.publisher().expect("publisher");
+            measured_topic(&mut ping, &mut pong_rx, &mut pong, &mut ping_rx, 1_000);
+            println!(
+                "{}",
+                measured_topic(&mut ping, &mut pong_rx, &mut pong, &mut ping_rx, n)
+            );
+        }
+        other => {
+            eprintln!("unknown mode {other}: call | topic");
+            std::process::exit(2);
+        }
+    }
+}

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::enclave::{EnclaveError, RosEnclave, ENCLAVE_ENV};
 use crate::filter::{Filter, PatternError};
 use crate::node_name::{NodeNameError, RosNodeName};
 
@@ -44,6 +45,11 @@ pub struct BridgeConfig {
     /// The ROS 2 node the bridge's endpoints belong to in the ROS 2 graph (`ros2 node
     /// list`; default `/horus_bridge`, [`NODE_NAME_ENV`]).
     pub node_name: RosNodeName,
+    /// The ROS 2 enclave the bridge's participant announces (`enclave=/;` in its
+    /// participant USER_DATA, as every ROS 2 participant; default `/`,
+    /// [`ENCLAVE_ENV`](crate::ENCLAVE_ENV)). A name in the graph only: the bridge does not
+    /// use DDS Security.
+    pub enclave: RosEnclave,
 }
 
 /// A setting that cannot be used.
@@ -58,13 +64,17 @@ pub enum ConfigError {
     /// The ROS 2 node name ([`NODE_NAME_ENV`]) is not one ROS 2 accepts.
     #[error(transparent)]
     NodeName(#[from] NodeNameError),
+    /// The ROS 2 enclave ([`ENCLAVE_ENV`](crate::ENCLAVE_ENV)) is not one ROS 2 accepts.
+    #[error(transparent)]
+    Enclave(#[from] EnclaveError),
 }
 
 impl BridgeConfig {
     /// Defaults for `namespace`: domain from `ROS_DOMAIN_ID`, everything crosses, scans
     /// every 100 ms, messages up to 16 MiB, localhost only when
     /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` (or `ROS_LOCALHOST_ONLY=1`), ROS 2 node
-    /// `/horus_bridge` unless [`NODE_NAME_ENV`] names another.
+    /// `/horus_bridge` unless [`NODE_NAME_ENV`] names another, enclave `/` unless
+    /// [`ENCLAVE_ENV`](crate::ENCLAVE_ENV) names another.
     pub fn from_env(namespace: &str) -> Result<BridgeConfig, ConfigError> {
         let domain_id = match std::env::var("ROS_DOMAIN_ID") {
             Ok(s) if !s.trim().is_empty() => parse_domain_id(&s)?,
@@ -75,6 +85,10 @@ impl BridgeConfig {
         let node_name = match std::env::var(NODE_NAME_ENV) {
             Ok(s) if !s.trim().is_empty() => RosNodeName::parse(s.trim())?,
             _ => RosNodeName::default(),
+        };
+        let enclave = match std::env::var(ENCLAVE_ENV) {
+            Ok(s) if !s.trim().is_empty() => RosEnclave::parse(s.trim())?,
+            _ => RosEnclave::default(),
         };
         Ok(BridgeConfig {
             namespace: namespace.to_owned(),
@@ -87,6 +101,7 @@ impl BridgeConfig {
             localhost_only: range.eq_ignore_ascii_case("LOCALHOST") || legacy == "1",
             call_timeout: crate::service::CALL_TIMEOUT,
             node_name,
+            enclave,
         })
     }
 }

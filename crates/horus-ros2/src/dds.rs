@@ -59,7 +59,11 @@ impl Dds {
             domain: config.domain_id,
             reason: format!("{e:?}"),
         };
-        let mut b = DomainParticipantBuilder::new(config.domain_id).same_host_loopback(true);
+        let mut b = DomainParticipantBuilder::new(config.domain_id)
+            .same_host_loopback(true)
+            // As every ROS 2 participant (rmw_dds_common): ROS 2 lists the bridge's node in
+            // this enclave.
+            .user_data(config.enclave.participant_user_data());
         if config.localhost_only {
             b = b.with_only_networks([std::net::Ipv4Addr::LOCALHOST]);
         }

@@ -21,6 +21,7 @@ mod config;
 mod dds;
 mod discovery;
 mod discovery_refusals;
+mod enclave;
 mod filter;
 mod fragment_refusals;
 mod inbound;
@@ -45,6 +46,7 @@ pub use config::{parse_domain_id, BridgeConfig, ConfigError, MAX_DOMAIN_ID, NODE
 pub use dds::{Dds, DdsStartError};
 pub use discovery::{type_hash_of_user_data, RemoteEndpoint, RemoteEndpoints};
 pub use discovery_refusals::DdsDiscoveryRefusals;
+pub use enclave::{EnclaveError, RosEnclave, ENCLAVE_ENV};
 pub use filter::{Filter, PatternError};
 pub use fragment_refusals::DdsFragmentRefusals;
 pub use node_name::{NodeNameError, RosNodeName, DEFAULT_NODE_NAME, MAX_NODE_NAME_BYTES};

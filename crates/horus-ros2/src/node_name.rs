@@ -50,8 +50,8 @@ impl Default for RosNodeName {
     }
 }
 
-/// Whether `part` is a ROS 2 name part.
-fn valid_part(part: &str) -> bool {
+/// Whether `part` is a ROS 2 name part (also the rule for an enclave's parts).
+pub(crate) fn valid_part(part: &str) -> bool {
     let mut chars = part.chars();
     chars
         .next()

@@ -84,6 +84,45 @@ fn rclpy_lists_the_bridge_as_a_node_owning_its_bridged_endpoints() {
     assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
 }
 
+/// What broke: the bridge's participant announced no enclave (RustDDS put no USER_DATA in
+/// its SPDP data), where every ROS 2 participant announces `enclave=/;` (rmw_dds_common),
+/// so ROS 2 listed the bridge's node in no enclave. Now it announces its configured one,
+/// `/` by default, and rclpy's `get_node_names_and_namespaces_with_enclaves` lists
+/// `/horus_bridge` in `/`, as its own node.
+#[test]
+fn rclpy_lists_the_bridges_node_in_the_root_enclave_as_its_own_nodes() {
+    skip_unless_ready!();
+    let w = World::new("enclave");
+    let bridge = w.bridge();
+    let graph = w.rclpy("graph", &[]);
+    // In whichever order rclpy finds the two nodes; each line comes once.
+    let mut want = vec![
+        "enclave /horus_bridge /".to_owned(),
+        "enclave /horus_ros2_test_graph /".to_owned(),
+    ];
+    while !want.is_empty() {
+        let line = graph.next_line("enclave ");
+        want.retain(|w| *w != line);
+    }
+    graph.stop();
+    bridge.stop();
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
+/// The enclave is configurable ([`horus_ros2::ENCLAVE_ENV`]), and what the bridge
+/// announces is what rclpy lists.
+#[test]
+fn rclpy_lists_the_bridges_node_in_the_configured_enclave() {
+    skip_unless_ready!();
+    let w = World::new("enclave2");
+    let bridge = w.bridge_with_env(&[(horus_ros2::ENCLAVE_ENV, "/robot1/bridge")]);
+    let graph = w.rclpy("graph", &[]);
+    graph.expect_line("enclave /horus_bridge /robot1/bridge");
+    graph.stop();
+    bridge.stop();
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
 /// What broke: the bridge's DDS endpoints announced no type hash (RustDDS put no USER_DATA
 /// in its SEDP data), so rclpy's `get_publishers_info_by_topic` /
 /// `get_subscriptions_info_by_topic` (and `ros2 topic info -v`) gave their type hash as

@@ -10,6 +10,8 @@
     node.py talk  TOPIC                       publish std_msgs/String "0", "1", ... (50 Hz)
     node.py graph TOPIC ...                   watch the ROS 2 graph (10 Hz), printing each
                                               line once: `node FQN` for every node,
+                                              `enclave FQN ENCLAVE` with its participant's
+                                              enclave (`(none)` when it announced none),
                                               `pub FQN TOPIC TYPE` / `sub FQN TOPIC TYPE` for
                                               every node's publishers and subscriptions, and
                                               `pubinfo TOPIC FQN` / `subinfo TOPIC FQN` for
@@ -170,6 +172,8 @@ def main():
             return ns.rstrip('/') + '/' + name
 
         def watch():
+            for name, ns, enclave in node.get_node_names_and_namespaces_with_enclaves():
+                once('enclave', fqn(name, ns), enclave or '(none)')
             for name, ns in node.get_node_names_and_namespaces():
                 once('node', fqn(name, ns))
                 for kind, get in (('pub', node.get_publisher_names_and_types_by_node),

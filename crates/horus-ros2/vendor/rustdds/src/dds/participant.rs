@@ -81,6 +81,10 @@ pub struct DomainParticipantBuilder {
   socket_receive_buffer_size: usize,
   socket_send_buffer_size: usize,
 
+  // HORUS PATCH (HORUS-PATCH.md item 14): the participant's USER_DATA, announced in its
+  // SPDP data (empty: none).
+  user_data: Vec<u8>,
+
   #[cfg(feature = "security")]
   security_plugins: Option<SecurityPlugins>,
   #[cfg(feature = "security")]
@@ -95,6 +99,7 @@ impl DomainParticipantBuilder {
       same_host_loopback: true,
       socket_receive_buffer_size: Self::DEFAULT_SOCKET_RECEIVE_BUFFER_SIZE,
       socket_send_buffer_size: Self::DEFAULT_SOCKET_SEND_BUFFER_SIZE,
+      user_data: Vec::new(),
       #[cfg(feature = "security")]
       security_plugins: None,
       #[cfg(feature = "security")]
@@ -126,6 +131,14 @@ impl DomainParticipantBuilder {
   /// `src/rtps/loopback_same_host_design.md`.
   pub fn same_host_loopback(mut self, enabled: bool) -> Self {
     self.same_host_loopback = enabled;
+    self
+  }
+
+  /// HORUS PATCH (HORUS-PATCH.md item 14): the participant's USER_DATA (DDS 2.2.3.1),
+  /// announced in its SPDP data as PID_USER_DATA (empty, the default: none). ROS 2 reads
+  /// a participant's enclave there (`enclave=/;`).
+  pub fn user_data(mut self, octets: impl Into<Vec<u8>>) -> Self {
+    self.user_data = octets.into();
     self
   }
 
@@ -193,6 +206,10 @@ impl DomainParticipantBuilder {
     let participant_qos = QosPolicies {
       #[cfg(feature = "security")]
       property: self.sec_properties,
+      // HORUS PATCH (item 14): announced in the SPDP data.
+      user_data: (!self.user_data.is_empty()).then(|| policy::UserData {
+        value: std::mem::take(&mut self.user_data),
+      }),
       ..Default::default()
     };
 
@@ -645,7 +662,8 @@ impl DomainParticipant {
     self.dpi.lock().unwrap().dds_cache()
   }
 
-  #[cfg(feature = "security")] // just to avoid warning
+  // HORUS PATCH (item 14): also without security (was: `cfg(feature = "security")`), for
+  // the participant's USER_DATA in its SPDP data.
   pub(crate) fn qos(&self) -> QosPolicies {
     self.dpi.lock().unwrap().qos()
   }
@@ -1101,7 +1119,7 @@ impl DomainParticipantDisc {
     self.dpi.only_networks()
   }
 
-  #[cfg(feature = "security")] // just to avoid warning
+  // HORUS PATCH (item 14): also without security.
   pub(crate) fn qos(&self) -> QosPolicies {
     self.dpi.qos()
   }
@@ -1175,7 +1193,7 @@ impl Drop for DomainParticipantDisc {
 pub(crate) struct DomainParticipantInner {
   domain_info: DomainInfo,
 
-  #[cfg(feature = "security")] // just to avoid warning
+  // HORUS PATCH (item 14): kept without security too (its USER_DATA is announced).
   my_qos_policies: QosPolicies,
 
   // Adding Readers
@@ -1255,8 +1273,7 @@ impl DomainParticipantInner {
     dp_waker: LoopWaker,
     discovery_sample_sender: ReadySender<mio1::Token>,
   ) -> CreateResult<Self> {
-    #[cfg(not(feature = "security"))]
-    let _dummy = _qos_policies; // to make clippy happy
+    // HORUS PATCH (item 14): `_qos_policies` kept without security too (was: dropped here).
 
     let only_networks: Option<Arc<[IpAddr]>> = only_networks.map(|v| v.into());
 
@@ -1462,7 +1479,7 @@ impl DomainParticipantInner {
 
     Ok(Self {
       domain_info,
-      #[cfg(feature = "security")]
+      // HORUS PATCH (item 14): kept without security too.
       my_qos_policies: _qos_policies,
       sender_add_reader,
       sender_remove_reader,
@@ -1491,7 +1508,7 @@ impl DomainParticipantInner {
     self.only_networks.clone()
   }
 
-  #[cfg(feature = "security")] // just to avoid warning
+  // HORUS PATCH (item 14): also without security.
   pub(crate) fn qos(&self) -> QosPolicies {
     self.my_qos_policies.clone()
   }

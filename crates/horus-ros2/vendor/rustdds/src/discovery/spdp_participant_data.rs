@@ -7,7 +7,10 @@ use bytes::Bytes;
 use cdr_encoding_size::CdrEncodingSize;
 
 use crate::{
-  dds::{participant::DomainParticipant, qos::QosPolicies},
+  dds::{
+    participant::DomainParticipant,
+    qos::{self, QosPolicies},
+  },
   messages::{
     protocol_version::ProtocolVersion,
     submessages::elements::{
@@ -30,11 +33,8 @@ use crate::{
 };
 use super::builtin_endpoint::{BuiltinEndpointQos, BuiltinEndpointSet};
 #[cfg(feature = "security")]
-use crate::{
-  dds::qos,
-  security::{
-    access_control::PermissionsToken, authentication::IdentityToken, ParticipantSecurityInfo,
-  },
+use crate::security::{
+  access_control::PermissionsToken, authentication::IdentityToken, ParticipantSecurityInfo,
 };
 #[cfg(feature = "security")]
 use super::secure_discovery::SecureDiscovery;
@@ -65,6 +65,9 @@ pub struct SpdpDiscoveredParticipantData {
   pub manual_liveliness_count: i32,        // PartProxy
   pub builtin_endpoint_qos: Option<BuiltinEndpointQos>, // PartProxy
   pub entity_name: Option<String>,         // where does this come from??
+  // HORUS PATCH (HORUS-PATCH.md item 14): the participant's USER_DATA (PID_USER_DATA's
+  // octets; empty: none announced). ROS 2 announces `enclave=<enclave>;` here.
+  pub user_data: Vec<u8>,
 
   // security
   #[cfg(feature = "security")]
@@ -221,6 +224,12 @@ impl SpdpDiscoveredParticipantData {
       manual_liveliness_count: 0,
       builtin_endpoint_qos: None,
       entity_name: None,
+      // HORUS PATCH (item 14): the participant's USER_DATA QoS.
+      user_data: participant
+        .qos()
+        .user_data
+        .map(|u| u.value)
+        .unwrap_or_default(),
 
       // DDS Security
       #[cfg(feature = "security")]
@@ -312,6 +321,13 @@ impl PlCdrDeserialize for SpdpDiscoveredParticipantData {
       get_option_from_pl_map::< _ , StringWithNul>(&pl_map, ctx, ParameterId::PID_ENTITY_NAME, "entity name")?
       .map( String::from );
 
+    // HORUS PATCH (item 14): the sequence's octets.
+    let user_data = pl_map
+      .get(&ParameterId::PID_USER_DATA)
+      .and_then(|v| v.first())
+      .map(|p| qos::policy::UserData::octets_of_parameter_value(&p.value, ctx))
+      .unwrap_or_default();
+
     // DDS security
     #[cfg(feature = "security")]
     let identity_token: Option<IdentityToken> = get_option_from_pl_map(
@@ -358,6 +374,7 @@ impl PlCdrDeserialize for SpdpDiscoveredParticipantData {
       manual_liveliness_count,
       builtin_endpoint_qos,
       entity_name,
+      user_data,
       #[cfg(feature = "security")]
       identity_token,
       #[cfg(feature = "security")]
@@ -404,6 +421,7 @@ impl ParameterListable for SpdpDiscoveredParticipantData {
       manual_liveliness_count,
       builtin_endpoint_qos,
       entity_name,
+      user_data,
 
       // DDS security
       #[cfg(feature = "security")]
@@ -488,6 +506,10 @@ impl ParameterListable for SpdpDiscoveredParticipantData {
     // and does not follow CDR encoding.
     let entity_name_n: Option<StringWithNul> = entity_name.clone().map(|e| e.into());
     emit_option!(PID_ENTITY_NAME, &entity_name_n, StringWithNul);
+    // HORUS PATCH (item 14): the participant's USER_DATA (was: never announced).
+    if let Some(v) = qos::policy::UserData::parameter_value_of_octets(user_data, ctx) {
+      pl.push(Parameter::new(ParameterId::PID_USER_DATA, v));
+    }
 
     #[cfg(feature = "security")] // DDS security
     {
@@ -740,5 +762,57 @@ mod tests {
         _ => continue,
       }
     }
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md item 14): 0.15.1 announced no participant USER_DATA and
+  // dropped a remote participant's; ROS 2 announces its enclave there.
+  #[test]
+  fn participant_user_data_is_announced_and_read_back_as_its_octets() {
+    let mut d = spdp_participant_data().unwrap();
+    d.user_data = b"enclave=/;".to_vec();
+    for rep in [
+      RepresentationIdentifier::PL_CDR_LE,
+      RepresentationIdentifier::PL_CDR_BE,
+    ] {
+      let bytes = d.to_pl_cdr_bytes(rep).unwrap();
+      let back: SpdpDiscoveredParticipantData =
+        PlCdrDeserializerAdapter::from_bytes(&bytes, rep).unwrap();
+      assert_eq!(back.user_data, b"enclave=/;", "{rep:?}");
+    }
+    // PID_USER_DATA (0x002c), 16 bytes: the sequence's length (10), its octets, 2 of padding.
+    let le = d
+      .to_pl_cdr_bytes(RepresentationIdentifier::PL_CDR_LE)
+      .unwrap();
+    let mut want = vec![0x2c, 0x00, 16, 0, 10, 0, 0, 0];
+    want.extend_from_slice(b"enclave=/;\0\0");
+    assert!(le.windows(want.len()).any(|w| w == want), "{le:02x?}");
+    // None announced when empty.
+    d.user_data.clear();
+    let none = d
+      .to_parameter_list(RepresentationIdentifier::PL_CDR_LE)
+      .unwrap();
+    assert!(!none.to_map().contains_key(&ParameterId::PID_USER_DATA));
+  }
+
+  // HORUS PATCH (item 14): the builder's USER_DATA is what the participant announces.
+  #[test]
+  fn a_participants_user_data_is_in_its_spdp_data() {
+    let dp = crate::DomainParticipantBuilder::new(crate::test::test_domain::test_domain_id(0))
+      .user_data(b"enclave=/;".to_vec())
+      .build()
+      .unwrap();
+    let d = SpdpDiscoveredParticipantData::from_local_participant(
+      &dp,
+      &None,
+      Duration::from_secs(20),
+    );
+    assert_eq!(d.user_data, b"enclave=/;");
+    let plain = DomainParticipant::new(crate::test::test_domain::test_domain_id(0)).unwrap();
+    let d = SpdpDiscoveredParticipantData::from_local_participant(
+      &plain,
+      &None,
+      Duration::from_secs(20),
+    );
+    assert!(d.user_data.is_empty());
   }
 }

@@ -85,6 +85,13 @@ impl<T: Message> Subscriber<T> {
     /// mapping, or by a fault): the endpoint is dead. Call
     /// [`Subscriber::check`] to tell that apart from an idle topic. Costs
     /// one relaxed load.
+    // `#[inline]`: the caller's optimiser then sees how a small message's
+    // `Sample` (72 B) is built and moved and drops most of the copying.
+    // Outlined, it came back through memory and the caller moved it again
+    // before its reply could read it: +15-20 ns per 16 B busy-poll round
+    // trip over e7ea999 (/work/notes/regress16c.md). The port's poll
+    // (`try_receive`) and `accept` stay calls.
+    #[inline]
     pub fn try_recv(&mut self) -> Option<Sample<T>> {
         if self.port.is_lost() {
             return None;

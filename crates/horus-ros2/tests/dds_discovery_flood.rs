@@ -196,7 +196,7 @@ fn report(what: &str, pid: u32, rss_before: u64, cpu_before: u64) {
 
 /// The new participants that found every place taken: refused, or admitted in the place of
 /// one given up.
-fn newcomers_turned_away(s: &horus_ros2::BridgeStatus) -> u64 {
+fn newcomers_past_the_cap(s: &horus_ros2::BridgeStatus) -> u64 {
     s.dds_discovery_refused.participants_refused + s.dds_discovery_refused.participants_evicted
 }
 
@@ -247,7 +247,7 @@ fn a_flood_of_spdp_participants_is_refused_counted_and_the_bridges_memory_stays_
         st = Some(common::wait_status(
             &w.namespace,
             "the flood refused",
-            |s| newcomers_turned_away(s) + cap >= sent * 9 / 10,
+            |s| newcomers_past_the_cap(s) + cap >= sent * 9 / 10,
         ));
         rss_after.push(raw_rtps::rss(pid));
         report(
@@ -263,7 +263,7 @@ fn a_flood_of_spdp_participants_is_refused_counted_and_the_bridges_memory_stays_
     let st = st.unwrap();
     let d = st.dds_discovery_refused;
     assert!(
-        newcomers_turned_away(&st) <= u64::from(rounds * round) + 1 - cap,
+        newcomers_past_the_cap(&st) <= u64::from(rounds * round) + 1 - cap,
         "{d:?}"
     );
     assert!(d.leases_clamped >= cap - 1, "{d:?}");
@@ -339,10 +339,13 @@ fn a_flood_of_sedp_endpoints_is_refused_counted_and_a_real_node_still_crosses() 
 /// its first announcement was refused (every place taken), and Fast DDS repeats its
 /// announcement under the same sequence number, which the SPDP reader's cache dropped as a
 /// duplicate of the first, so discovery never saw it again. Now each repeat reaches
-/// discovery (HORUS-PATCH.md item 11), the node takes the place of a fake participant heard
-/// once and silent for `UNCONFIRMED_SILENCE_BEFORE_EVICTION`, so before any place has been
-/// silent for `SILENCE_BEFORE_EVICTION` (the bound checked: not a latency, the rule that
-/// let it in), its topic crosses, and the flood stays refused and counted.
+/// discovery (HORUS-PATCH.md item 11), the node takes the place of a fake participant, its
+/// topic crosses, and the flood stays refused and counted. Which rule freed the place (heard
+/// once and silent for `UNCONFIRMED_SILENCE_BEFORE_EVICTION`, or silent for
+/// `SILENCE_BEFORE_EVICTION`) is not asserted here: on a slow machine the node may start
+/// after both allow it, so a wall-clock bound would flake; the unit test
+/// `a_participant_heard_once_gives_its_place_after_a_shorter_silence` checks that rule with
+/// the silences set, and the time it took is printed.
 #[test]
 fn a_real_rclpy_node_is_discovered_after_an_spdp_flood_fills_every_place() {
     if let Some(why) = common::skip_reason() {
@@ -361,7 +364,7 @@ fn a_real_rclpy_node_is_discovered_after_an_spdp_flood_fills_every_place() {
     let mut peer = w.spawn_self("flood_peer_process", FLOOD_ENV, "1");
     let cap = limits::MAX_PARTICIPANTS as u32;
     let count = 3 * cap;
-    // Before the first fake participant: none can have been silent for longer.
+    // For the log only (see above).
     let flooded = std::time::Instant::now();
     flood(&mut peer, &format!("spdp 0 {count} {}", i32::MAX));
     let st = common::wait_status(&w.namespace, "the flood refused", |s| {
@@ -374,11 +377,6 @@ fn a_real_rclpy_node_is_discovered_after_an_spdp_flood_fills_every_place() {
     assert_eq!(s.cdr(), &sent[..]);
     drop(s);
     eprintln!("crossed {:?} after the flood began", flooded.elapsed());
-    assert!(
-        flooded.elapsed() < limits::SILENCE_BEFORE_EVICTION,
-        "the rclpy node was let in only once a place had been silent for {:?}",
-        limits::SILENCE_BEFORE_EVICTION
-    );
     let d =
         common::wait_status(&w.namespace, "the bridge's status", |_| true).dds_discovery_refused;
     eprintln!("after the rclpy node: {d:?}");

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use horus_msgs::Message;
 use horus_shm::{Channel, ProcessId, PublisherPort, Received, SubPlace, SubscriberPort};
 
+use super::coarse_clock;
 use super::error::{CallError, ServiceError};
 use super::liveness::{WitnessCache, Witnesses, LIVENESS_EVERY};
 use super::service::{JoinFailure, ServiceInner};
@@ -83,6 +84,27 @@ pub(crate) fn typed<Resp: Message>(b: ResponseBody<'_>) -> Option<Sample<Resp>> 
 pub(crate) struct Started {
     pub(crate) id: u64,
     pub(crate) sent: Instant,
+    /// The coarse clock just before `sent` was read (so at most `sent`),
+    /// and its resolution; `None` without a usable coarse clock.
+    coarse: Option<(Duration, Duration)>,
+}
+
+impl Started {
+    /// Until when, on the coarse clock, a caller polling this call with
+    /// `timeout` can know without reading the precise clock that the call
+    /// is neither past its deadline nor due a liveness check (see
+    /// [`ClientCore::still_waiting`]). The precise time is at most the coarse
+    /// time plus one resolution (see `coarse_clock`), and the deadline at
+    /// least the coarse send time plus `timeout`: so while the coarse time is
+    /// below `coarse send + timeout - 2 × resolution` (one resolution of
+    /// margin for a late tick), the deadline has not passed. The liveness
+    /// checks are due once `LIVENESS_EVERY` has passed on the coarse clock
+    /// (up to two ticks after it has on the precise one: they only need to
+    /// come every few milliseconds).
+    pub(crate) fn quiet_until(&self, timeout: Duration) -> Option<Duration> {
+        let (at, res) = self.coarse?;
+        Some(at + LIVENESS_EVERY.min(timeout.saturating_sub(res * 2)))
+    }
 }
 
 /// Where a call slot stands.
@@ -109,6 +131,8 @@ pub(crate) struct ClientCore<Resp> {
     pub(super) slots: Vec<Slot<Resp>>,
     pub(super) next_check: Instant,
     witness_cache: WitnessCache,
+    /// The coarse clock's resolution, if usable (see [`Started::quiet_until`]).
+    coarse_res: Option<Duration>,
     decode: Decoder<Resp>,
 }
 
@@ -202,6 +226,7 @@ impl<Resp> ClientCore<Resp> {
             slots: (0..depth).map(|_| Slot::Free).collect(),
             next_check: Instant::now(),
             witness_cache: WitnessCache::default(),
+            coarse_res: coarse_clock::resolution(),
             decode,
         })
     }
@@ -289,9 +314,11 @@ impl<Resp> ClientCore<Resp> {
                     max: self.max_tail(),
                 })?;
         }
-        // The call's one clock read: its deadline and its liveness checks
-        // count from here. After the send, so that it overlaps the request's
-        // way to the server instead of delaying it.
+        // The call's one precise clock read: its deadline and its liveness
+        // checks count from here. After the send, so that it overlaps the
+        // request's way to the server instead of delaying it. The coarse
+        // clock first, so that it is at most `sent`.
+        let coarse = coarse_clock::now().zip(self.coarse_res);
         let sent = Instant::now();
         self.next_id = if id + 1 >= wire::MAX_CALL_ID {
             1
@@ -300,32 +327,42 @@ impl<Resp> ClientCore<Resp> {
         };
         self.slots[i] = Slot::Waiting(id, sent, witnesses);
         self.bump(ClientCounter::Calls);
-        Ok(Started { id, sent })
+        Ok(Started { id, sent, coarse })
     }
 
-    /// Routes the responses that arrived to their calls' slots: every one,
-    /// except that after the first it stops once the receive buffer is
-    /// shared (by a result just filed, not yet taken) and no further
-    /// response is probably waiting, so that the next receive does not
-    /// replace the shared buffer with a fresh one for nothing on every poll.
-    /// Each call receives at least one waiting response.
-    pub(super) fn pump(&mut self) {
-        self.pump_responses(false);
+    /// Routes the responses that arrived to their calls' slots, for a
+    /// caller waiting for call `id`: until `id`'s result is filed (the
+    /// responses behind it wait in the ring for the next look: no receive
+    /// that finds nothing after the one that mattered), and, after the
+    /// first, once the receive buffer is shared (by a result just filed,
+    /// not yet taken) and no further response is probably waiting, so that
+    /// the next receive does not replace the shared buffer with a fresh one
+    /// for nothing on every poll. Each look receives at least one waiting
+    /// response.
+    pub(super) fn pump_for(&mut self, id: u64) {
+        self.pump_responses(Some(id));
     }
 
     /// Routes every response that arrived to its call's slot (before judging
     /// a call failed: a response that is there wins).
     pub(super) fn pump_all(&mut self) {
-        self.pump_responses(true);
+        self.pump_responses(None);
     }
 
-    fn pump_responses(&mut self, all: bool) {
+    /// `for_call`: the call a caller waits for ([`pump_for`](Self::pump_for));
+    /// `None`: every response ([`pump_all`](Self::pump_all)).
+    fn pump_responses(&mut self, for_call: Option<u64>) {
         // Bounded: at most what the rings can hold, however fast a
         // (possibly hostile) server writes.
         let bound = self.slots.len() * self.svc.config.max_servers as usize + 2;
         for n in 0..bound {
-            if n > 0 && !all && self.buf.is_shared() && !self.resp.has_pending() {
-                return;
+            if let Some(id) = for_call {
+                if n > 0 && self.buf.is_shared() && !self.resp.has_pending() {
+                    return;
+                }
+                if n > 0 && matches!(self.slots[self.slot_of(id)], Slot::Done(d, _) if d == id) {
+                    return;
+                }
             }
             match self.resp.try_receive(self.buf.target()) {
                 Some(r) => self.route(r),
@@ -486,11 +523,23 @@ impl<Resp> ClientCore<Resp> {
     /// value, moved out of its slot, and reads the clock twice; this reads
     /// it once and moves nothing.
     /// When it says `false`, the caller goes on with [`settle`](Self::settle)
-    /// (the responses are pumped already).
-    pub(crate) fn still_waiting(&mut self, id: u64, deadline: Instant) -> bool {
-        self.pump();
+    /// (the responses are pumped already). Until `quiet_until` on the coarse
+    /// clock ([`Started::quiet_until`]) it reads only that clock: a busy
+    /// poll's every look would otherwise read the precise one.
+    pub(crate) fn still_waiting(
+        &mut self,
+        id: u64,
+        deadline: Instant,
+        quiet_until: Option<Duration>,
+    ) -> bool {
+        self.pump_for(id);
         match self.slots[self.slot_of(id)] {
             Slot::Waiting(w, sent, _) if w == id => {
+                if let (Some(quiet), Some(now)) = (quiet_until, coarse_clock::now()) {
+                    if now < quiet {
+                        return true;
+                    }
+                }
                 // One clock read (poll makes two).
                 let now = Instant::now();
                 now < deadline && now.saturating_duration_since(sent) < LIVENESS_EVERY
@@ -507,7 +556,7 @@ impl<Resp> ClientCore<Resp> {
         deadline: Instant,
         timeout: Duration,
     ) -> Option<Result<Resp, CallError>> {
-        self.pump();
+        self.pump_for(id);
         self.settle(id, deadline, timeout)
     }
 

@@ -57,6 +57,7 @@
 pub(crate) mod clean;
 mod client;
 mod client_core;
+mod coarse_clock;
 mod error;
 mod layout;
 mod liveness;

@@ -22,6 +22,8 @@ pub struct PendingCall<Resp> {
     core: Arc<Mutex<ClientCore<Sample<Resp>>>>,
     id: u64,
     deadline: Instant,
+    /// See [`Started::quiet_until`].
+    quiet_until: Option<Duration>,
     timeout: Duration,
     taken: bool,
 }
@@ -37,6 +39,7 @@ impl<Resp: Message> PendingCall<Resp> {
             core,
             id: started.id,
             deadline: started.sent + timeout,
+            quiet_until: started.quiet_until(timeout),
             timeout,
             taken: false,
         }
@@ -53,7 +56,7 @@ impl<Resp: Message> PendingCall<Resp> {
         let mut core = lock(&self.core);
         // The common empty poll returns here without moving a result value
         // (see `ClientCore::still_waiting`).
-        if core.still_waiting(self.id, self.deadline) {
+        if core.still_waiting(self.id, self.deadline, self.quiet_until) {
             return None;
         }
         let r = core.settle(self.id, self.deadline, self.timeout);

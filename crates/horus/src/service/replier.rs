@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use horus_shm::{Channel, ProcessId, PublisherPort};
 
+use super::coarse_clock;
 use super::error::ReplyError;
 use super::service::ServiceInner;
 use super::table::{ServerCounter, Table};
@@ -15,21 +16,6 @@ use super::wire::{self, RequestHeader, ResponseHeader, HEADER};
 /// A client that was alive this recently is not checked again before a
 /// reply (the check reads `/proc`).
 const CLIENT_RECHECK: Duration = Duration::from_millis(5);
-
-/// Now on the coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`: the time of
-/// the last timer tick, a few milliseconds at most behind), which is all the
-/// recheck period above needs: reading it is a few loads, where the precise
-/// clock costs a `rdtsc` (some 20 ns in a VM) on every reply. `None` if the
-/// clock cannot be read (then the client is checked).
-fn coarse_now() -> Option<Duration> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
-    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
-}
 
 /// What a request guard needs to answer: shared by the server and the
 /// guards it handed out (which may be answered from other threads). The
@@ -143,7 +129,8 @@ impl Replier {
                 ports.len() - 1
             }
         };
-        let now = coarse_now();
+        // The coarse clock: see `coarse_clock` (this runs on every reply).
+        let now = coarse_clock::now();
         let p = &mut ports[at];
         let recent = match (p.alive_at, now) {
             (Some(t), Some(now)) => now.saturating_sub(t) < CLIENT_RECHECK,

@@ -700,3 +700,36 @@ fn a_request_answered_after_its_server_is_gone_still_reaches_the_client() {
     }
     assert_nothing_left(&ns);
 }
+
+/// A busy-polled call reads the coarse clock while clearly before its
+/// deadline: with timeouts around and below the coarse clock's tick, the
+/// deadline must still be found (`Timeout`, the call withdrawn and counted).
+#[test]
+fn a_busy_polled_call_times_out_whatever_its_timeout() {
+    let ns = unique_ns("svc-poll-timeout");
+    {
+        let service = add_service(&ns);
+        let _server = service.server().unwrap(); // never receives
+        let mut client = service.client().unwrap();
+        for (n, ms) in [1u64, 5, 9, 30].into_iter().enumerate() {
+            client.set_timeout(Duration::from_millis(ms));
+            let mut call = client.call_async(&Add { a: 1, b: 2 }).unwrap();
+            let give_up = std::time::Instant::now() + LONG;
+            let result = loop {
+                if let Some(r) = call.try_result() {
+                    break r;
+                }
+                assert!(
+                    std::time::Instant::now() < give_up,
+                    "{ms} ms: never settled"
+                );
+            };
+            assert!(
+                matches!(result, Err(CallError::Timeout(t)) if t == Duration::from_millis(ms)),
+                "{ms} ms: {result:?}"
+            );
+            assert_eq!(client.stats().timed_out, n as u64 + 1);
+        }
+    }
+    assert_nothing_left(&ns);
+}

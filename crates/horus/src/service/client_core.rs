@@ -637,3 +637,37 @@ impl<Resp> Drop for ClientCore<Resp> {
         horus_shm::Segment::unlink(&self.resp_name);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn started(coarse: Option<(Duration, Duration)>) -> Started {
+        Started {
+            id: 1,
+            sent: Instant::now(),
+            coarse,
+        }
+    }
+
+    #[test]
+    fn a_call_is_quiet_until_its_first_check_or_two_ticks_before_its_deadline() {
+        let (at, tick) = (Duration::from_secs(100), Duration::from_millis(4));
+        let s = started(Some((at, tick)));
+        // Long timeout: quiet until the first liveness check is due.
+        assert_eq!(
+            s.quiet_until(Duration::from_secs(1)),
+            Some(at + LIVENESS_EVERY)
+        );
+        // Short: two ticks of margin before the deadline.
+        assert_eq!(
+            s.quiet_until(Duration::from_millis(9)),
+            Some(at + Duration::from_millis(1))
+        );
+        // Within two ticks: never quiet (the coarse clock never reads below `at`).
+        assert_eq!(s.quiet_until(Duration::from_millis(8)), Some(at));
+        assert_eq!(s.quiet_until(Duration::ZERO), Some(at));
+        // No usable coarse clock: every look reads the precise one.
+        assert_eq!(started(None).quiet_until(Duration::from_secs(1)), None);
+    }
+}

@@ -6,7 +6,11 @@
 //! reader's samples in reassembly within a budget (4 × that limit), all the process's
 //! readers' together within another (16 × that limit, 1 GiB by default, or
 //! `BridgeConfig::max_reassembly_bytes`), and refuses a fragment that does not fit its
-//! sample; it counts each DATA_FRAG it refuses. The bridge reports those
+//! sample; it counts each DATA_FRAG it refuses. Discovery's built-in readers, which take
+//! DATA_FRAGs from participants not yet discovered, reassemble samples up to 64 KiB and
+//! hold at most 1 MiB each. A sample in reassembly that gets no fragment for 10 s is given
+//! up on a timer (counted `expired`), one given up to make room for its writer's next
+//! sample is counted `evicted`. The bridge reports those
 //! counts in its status (`dds_fragments_refused`), beside the per-topic counters: the
 //! fragments are refused before they belong to a sample, so to no topic.
 
@@ -34,6 +38,14 @@ pub struct DdsFragmentRefusals {
     /// Opening a reassembly the process's budget (every reader's samples together) had no
     /// room for.
     pub over_process_budget: u64,
+    /// Samples (not DATA_FRAGs) given up incomplete after 10 s without a fragment
+    /// (`rustdds::horus_reassembly::FRAGMENT_ASSEMBLY_TIMEOUT_SECS`), checked on a timer in
+    /// every reader.
+    pub expired: u64,
+    /// Samples (not DATA_FRAGs) given up incomplete to make room for another sample of
+    /// their writer (a reliable writer sends them again; a best-effort writer's are lost,
+    /// and counted `lost` on their topic too, as a sequence gap).
+    pub evicted: u64,
 }
 
 impl DdsFragmentRefusals {
@@ -47,10 +59,12 @@ impl DdsFragmentRefusals {
             too_many_fragments: r.too_many_fragments,
             malformed: r.malformed,
             over_process_budget: r.over_process_budget,
+            expired: r.expired,
+            evicted: r.evicted,
         }
     }
 
-    /// Whether any DATA_FRAG was refused.
+    /// Whether any DATA_FRAG was refused or any sample in reassembly given up.
     pub fn any(&self) -> bool {
         *self != DdsFragmentRefusals::default()
     }

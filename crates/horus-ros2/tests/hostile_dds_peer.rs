@@ -265,6 +265,27 @@ fn data_frag_peer_process() {
                 }
                 println!("frags: sent");
             }
+            ["bfrags", size, count, first, fragment] => {
+                // DATA_FRAGs from a participant nobody discovered, in its SEDP publications
+                // writer's name, to the SEDP publications reader of every participant.
+                let (size, count, first): (u32, u32, u32) = (
+                    size.parse().unwrap(),
+                    count.parse().unwrap(),
+                    first.parse().unwrap(),
+                );
+                let fragment: u16 = fragment.parse().unwrap();
+                for sn in first..first + count {
+                    let datagram = stranger_discovery_data_frag(sn, size, fragment);
+                    for p in 0..8u16 {
+                        // Metatraffic (7400 + 250 d + 10 + 2 p) and user unicast ports.
+                        for offset in [10, 11] {
+                            let port = 7400 + 250 * domain + offset + 2 * p;
+                            let _ = socket.send_to(&datagram, ("127.0.0.1", port));
+                        }
+                    }
+                }
+                println!("frags: sent");
+            }
             ["write", bytes] => {
                 let n: usize = bytes.parse().unwrap();
                 w.write(WireCdr(Bytes::from(valid_string_of(n))), None)
@@ -291,6 +312,19 @@ fn valid_string_of(n: usize) -> Vec<u8> {
 /// `fragment` bytes, carrying that fragment's bytes (an encapsulation header, then zeros).
 fn data_frag_datagram(guid: &[u8; 16], sn: u32, sample_size: u32, fragment: u16) -> Vec<u8> {
     data_frag_datagram_at(guid, sn, 1, sample_size, fragment, usize::from(fragment))
+}
+
+/// As [`data_frag_datagram`], from a participant nobody discovered (GUID prefix 0x42…), in
+/// the name of its SEDP publications writer (entity 0x000003c2), addressed to the SEDP
+/// publications reader (0x000003c7): built-in readers take DATA_FRAGs from anyone.
+fn stranger_discovery_data_frag(sn: u32, sample_size: u32, fragment: u16) -> Vec<u8> {
+    let mut stranger = [0x42u8; 16];
+    stranger[12..].copy_from_slice(&[0, 0, 3, 0xc2]);
+    let mut datagram = data_frag_datagram(&stranger, sn, sample_size, fragment);
+    // readerId: after the RTPS header (20), the submessage header (4), extraFlags (2) and
+    // octetsToInlineQos (2).
+    datagram[28..32].copy_from_slice(&[0, 0, 3, 0xc7]);
+    datagram
 }
 
 /// Second fragments of a sample [`data_frag_peer_process`]'s `misfits` sends for each
@@ -533,6 +567,7 @@ fn data_frags_not_fitting_their_sample_are_counted_malformed() {
     assert_eq!(run.refused.malformed, want, "{:?}", run.refused);
     let others = horus_ros2::DdsFragmentRefusals {
         malformed: 0,
+        expired: 0,
         ..run.refused
     };
     assert!(!others.any(), "{:?}", run.refused);
@@ -556,6 +591,7 @@ fn a_fragmented_sample_without_an_encapsulation_header_is_counted_malformed() {
     assert_eq!(run.refused.malformed, u64::from(count), "{:?}", run.refused);
     let others = horus_ros2::DdsFragmentRefusals {
         malformed: 0,
+        expired: 0,
         ..run.refused
     };
     assert!(!others.any(), "{:?}", run.refused);
@@ -640,6 +676,144 @@ fn data_frags_opening_samples_on_many_readers_stay_within_the_process_reassembly
     for (peer, (_, _, r)) in peers.iter_mut().zip(&mut topics) {
         valid_messages_still_cross(peer, r);
     }
+    for peer in peers {
+        peer.stop();
+    }
+    bridge.stop();
+    for (_, v, r) in topics {
+        drop(r);
+        v.unlink_if_unused();
+    }
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// Samples announced in the budget-starvation tests: five of these fit a 128 MiB process
+/// budget (5 × (26 830 000 + its fragment bitmap + 256) = 134 167 660 <= 134 217 728 bytes),
+/// leaving no room for a 200 KiB sample.
+const STARVING_SAMPLE: u32 = 26_830_000;
+
+/// What broke: discovery's built-in readers took DATA_FRAGs from any participant, even one
+/// nobody discovered, with the user readers' 64 MiB sample limit, and kept a sample whose
+/// fragments stopped coming until that reader's next fragment. Five DATA_FRAGs announcing
+/// 26.8 MB samples, from an undiscovered GUID prefix to the bridge's SEDP publications
+/// reader, held the whole (128 MiB) process reassembly budget: a matched writer's 200 KiB
+/// message never crossed (every fragment of it counted `over_process_budget`). Now built-in
+/// readers reassemble at most 64 KiB per sample (`BUILTIN_MAX_SAMPLE_SIZE`): the stranger's
+/// fragments are counted `oversize`, nothing is held, and the message crosses without a
+/// refusal of its fragments.
+#[test]
+fn data_frags_to_a_discovery_reader_from_a_stranger_do_not_starve_other_topics() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("builtinfrags");
+    let ty = Ros2Type::new(
+        RosString::TYPE_NAME,
+        RosString::TYPE_HASH,
+        RosString::DEFINITION,
+    );
+    let name = "demo/builtinfrags";
+    let v = open_or_create_ros_topic(&w.namespace, name, &ty, &ros_qos(512 * 1024)).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let budget_env = (128u64 << 20).to_string();
+    let bridge = w.bridge_with_env(&[(common::MAX_REASSEMBLY_ENV, &budget_env)]);
+    let mut peer = w.spawn_self(
+        "data_frag_peer_process",
+        DATA_FRAG_ENV,
+        &format!("rt/{name}"),
+    );
+    let s = r.recv_timeout(PATIENCE).expect("the peer's first message");
+    assert_eq!(s.cdr(), &VALID_STRING[..]);
+    drop(s);
+    peer.send(&format!("bfrags {STARVING_SAMPLE} 5 1000 1024"));
+    peer.expect_line("frags: sent");
+    common::wait_status(
+        &w.namespace,
+        "the stranger's DATA_FRAGs refused oversize",
+        |s| s.dds_fragments_refused.oversize >= 5,
+    );
+    valid_messages_still_cross(&mut peer, &mut r);
+    let f = common::wait_status(&w.namespace, "status", |_| true).dds_fragments_refused;
+    eprintln!("refused {f:?}");
+    assert_eq!(f.over_process_budget, 0, "{f:?}");
+    assert_eq!(f.over_budget, 0, "{f:?}");
+    peer.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// What broke: a sample in reassembly whose fragments stopped coming was given up only when
+/// its own reader received another DATA_FRAG (10 s after the sample's last), so a reader
+/// that got no more fragments kept its samples, and their share of the process reassembly
+/// budget, for ever. Here a matched writer opens five 26.8 MB samples on one topic's reader
+/// (the whole 128 MiB budget; a sixth is refused `over_process_budget`) and sends nothing
+/// more there; another topic's writer then sends a 200 KiB message, refused while the budget
+/// is held. Now every reader gives up its stale samples on a timer: the five are counted
+/// `expired`, their budget is given back, and the 200 KiB message (resent by its reliable
+/// writer) crosses.
+#[test]
+fn samples_whose_fragments_stopped_coming_give_the_process_budget_back() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("stalefrags");
+    let ty = Ros2Type::new(
+        RosString::TYPE_NAME,
+        RosString::TYPE_HASH,
+        RosString::DEFINITION,
+    );
+    let mut topics = Vec::new();
+    for i in 0..2 {
+        let name = format!("demo/stalefrags{i}");
+        let v = open_or_create_ros_topic(&w.namespace, &name, &ty, &ros_qos(512 * 1024)).unwrap();
+        let r = v.ros_subscriber(true).unwrap();
+        topics.push((name, v, r));
+    }
+    let budget_env = (128u64 << 20).to_string();
+    let bridge = w.bridge_with_env(&[(common::MAX_REASSEMBLY_ENV, &budget_env)]);
+    let mut peers = Vec::new();
+    for (name, _, r) in &mut topics {
+        let peer = w.spawn_self(
+            "data_frag_peer_process",
+            DATA_FRAG_ENV,
+            &format!("rt/{name}"),
+        );
+        let s = r.recv_timeout(PATIENCE).expect("the peer's first message");
+        assert_eq!(s.cdr(), &VALID_STRING[..]);
+        drop(s);
+        peers.push(peer);
+    }
+    peers[0].send(&format!("frags {STARVING_SAMPLE} 6 1000 1024"));
+    peers[0].expect_line("frags: sent");
+    let f = common::wait_status(&w.namespace, "the sixth sample refused", |s| {
+        s.dds_fragments_refused.over_process_budget >= 1
+    })
+    .dds_fragments_refused;
+    eprintln!("after the six samples: {f:?}");
+    let t0 = std::time::Instant::now();
+    let n = 200 * 1024;
+    peers[1].send(&format!("write {n}"));
+    peers[1].expect_line("frags: wrote");
+    let s = topics[1]
+        .2
+        .recv_timeout(PATIENCE)
+        .expect("the 200 KiB message once the stale samples expired");
+    assert_eq!(s.cdr(), &valid_string_of(n)[..]);
+    drop(s);
+    let f = common::wait_status(&w.namespace, "the five samples expired", |s| {
+        s.dds_fragments_refused.expired >= 5
+    })
+    .dds_fragments_refused;
+    eprintln!("crossed after {:?}; refused {f:?}", t0.elapsed());
+    assert!(f.expired >= 5, "{f:?}");
+    assert!(
+        f.over_process_budget >= 2,
+        "the 200 KiB message was refused first: {f:?}"
+    );
     for peer in peers {
         peer.stop();
     }

@@ -177,8 +177,8 @@ fn print_status(s: &BridgeStatus) {
     let f = &s.dds_fragments_refused;
     if f.any() {
         println!(
-            "  DDS fragments refused: oversize {}, over budget {}, over process budget {}, unmatched writer {}, too many fragments {}, malformed {}",
-            f.oversize, f.over_budget, f.over_process_budget, f.unmatched_writer, f.too_many_fragments, f.malformed
+            "  DDS fragments refused: oversize {}, over budget {}, over process budget {}, unmatched writer {}, too many fragments {}, malformed {}; samples given up: expired {}, evicted {}",
+            f.oversize, f.over_budget, f.over_process_budget, f.unmatched_writer, f.too_many_fragments, f.malformed, f.expired, f.evicted
         );
     }
     let d = &s.dds_discovery_refused;

@@ -106,13 +106,17 @@ fn admit(assembler: &mut FragmentAssembler, datafrag: &DataFrag) -> bool {
   let fragments = usize::from(datafrag.total_number_of_fragments());
   let cost = horus_reassembly::cost(data_size, fragments);
   let budget = horus_reassembly::budget_per_reader();
-  let fits = |held: usize| {
-    held.saturating_add(cost) <= budget && horus_reassembly::process_has_room_for(cost)
+  let fits = |held: usize, freed: usize| {
+    held.saturating_sub(freed).saturating_add(cost) <= budget
+      && horus_reassembly::process_has_room_after_freeing(cost, freed)
   };
-  while !fits(assembler.reserved()) {
-    if !assembler.evict_one_for(datafrag.writer_sn) {
-      break;
+  // Evicts only when giving up all it may would make enough room (HORUS-PATCH item 15).
+  if fits(assembler.reserved(), assembler.evictable_for(datafrag.writer_sn)) {
+    while !fits(assembler.reserved(), 0) {
+      if !assembler.evict_one_for(datafrag.writer_sn) {
+        break;
+      }
     }
   }
-  fits(assembler.reserved())
+  fits(assembler.reserved(), 0)
 }

@@ -41,6 +41,13 @@
 //!   0 or larger than the sample; and a sample completed shorter than its 4-byte
 //!   encapsulation header (dropped: it has no serialized payload header to parse).
 //!
+//! - (item 15) built-in (discovery) readers, which take DATA_FRAGs from participants not
+//!   yet discovered, reassemble at most [`BUILTIN_MAX_SAMPLE_SIZE`] per sample and hold at
+//!   most [`BUILTIN_BUDGET_PER_READER`]; a sample that gets no fragment for
+//!   [`FRAGMENT_ASSEMBLY_TIMEOUT_SECS`] is given up on its reader's timer (counted
+//!   `expired`), and one given up to make room for another is counted `evicted` (eviction
+//!   happens only when it makes enough room).
+//!
 //! The counters are process-wide (every participant of the process together) and count
 //! DATA_FRAG submessages, not samples; a rate-limited `warn!` (at the 1st, 2nd, 4th, 8th, …
 //! of each kind) says what was refused.
@@ -70,6 +77,32 @@ pub const BUDGET_IN_MAX_SAMPLES: usize = 4;
 /// reader of every participant together, unless [`set_budget_per_process`] set a budget.
 pub const PROCESS_BUDGET_IN_MAX_SAMPLES: usize = 16;
 
+/// HORUS PATCH (HORUS-PATCH.md, item 15): the largest sample a built-in (discovery) reader
+/// reassembles: 64 KiB. SPDP and SEDP samples are a few KiB (a ROS 2 node's participant
+/// data with its enclave USER_DATA is under 1 KiB, an endpoint's under 2 KiB with its type
+/// information); 64 KiB is what
+/// one UDP datagram can carry, so anything a peer would send unfragmented over a large-MTU
+/// transport still fits. Built-in readers take DATA_FRAGs from participants not yet
+/// discovered (they are how participants are discovered), so their share of the process's
+/// budget must stay small: over this they are refused and counted `oversize`.
+pub const BUILTIN_MAX_SAMPLE_SIZE: usize = 64 << 10;
+
+/// HORUS PATCH (item 15): the bytes one built-in reader may hold in reassembly, every
+/// writer's samples together: 16 × [`BUILTIN_MAX_SAMPLE_SIZE`] (1 MiB), room for 16
+/// participants' fragmented discovery samples at once.
+pub const BUILTIN_BUDGET_PER_READER: usize = 16 * BUILTIN_MAX_SAMPLE_SIZE;
+
+/// HORUS PATCH (item 15): a partially received sample that got no fragment for this long is
+/// given up (its buffer dropped, its budget given back, counted [`Refusals::expired`]),
+/// whether or not its reader receives anything else: each reader with samples in
+/// reassembly checks them on a timer every [`FRAGMENT_GC_PERIOD`].
+pub const FRAGMENT_ASSEMBLY_TIMEOUT_SECS: u64 = 10;
+
+/// HORUS PATCH (item 15): how often a reader with samples in reassembly looks for expired
+/// ones; a stale sample is given up between [`FRAGMENT_ASSEMBLY_TIMEOUT_SECS`] and that
+/// plus this after its last fragment.
+pub const FRAGMENT_GC_PERIOD: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What a sample in reassembly is charged beyond its bytes and its fragment bitmap (its
 /// buffer's bookkeeping), so that many tiny announced samples are bounded too.
 pub const BUFFER_OVERHEAD: usize = 256;
@@ -83,6 +116,8 @@ static UNMATCHED_WRITER: AtomicU64 = AtomicU64::new(0);
 static TOO_MANY_FRAGMENTS: AtomicU64 = AtomicU64::new(0);
 static MALFORMED: AtomicU64 = AtomicU64::new(0);
 static OVER_PROCESS_BUDGET: AtomicU64 = AtomicU64::new(0);
+static EXPIRED: AtomicU64 = AtomicU64::new(0);
+static EVICTED: AtomicU64 = AtomicU64::new(0);
 // The budget [`set_budget_per_process`] set; 0: the default (PROCESS_BUDGET_IN_MAX_SAMPLES ×
 // max_sample_size).
 static PROCESS_BUDGET: AtomicUsize = AtomicUsize::new(0);
@@ -134,7 +169,16 @@ pub fn held_in_process() -> usize {
 /// Whether a new reassembly charged `cost` fits [`budget_per_process`] now (a check before
 /// evicting; [`ProcessCharge::take`] decides).
 pub(crate) fn process_has_room_for(cost: usize) -> bool {
-  held_in_process().saturating_add(cost) <= budget_per_process()
+  process_has_room_after_freeing(cost, 0)
+}
+
+/// HORUS PATCH (item 15): whether a new reassembly charged `cost` would fit
+/// [`budget_per_process`] once `freed` bytes of what is held now were given back.
+pub(crate) fn process_has_room_after_freeing(cost: usize, freed: usize) -> bool {
+  held_in_process()
+    .saturating_sub(freed)
+    .saturating_add(cost)
+    <= budget_per_process()
 }
 
 /// A sample's share of [`budget_per_process`], held by its assembly buffer and given back
@@ -203,6 +247,14 @@ pub struct Refusals {
   pub malformed: u64,
   /// Opening a reassembly the process's [`budget_per_process`] had no room for.
   pub over_process_budget: u64,
+  /// Samples (not DATA_FRAGs) given up incomplete because no fragment of theirs came for
+  /// [`FRAGMENT_ASSEMBLY_TIMEOUT_SECS`] (HORUS PATCH item 15).
+  pub expired: u64,
+  /// Samples (not DATA_FRAGs) given up incomplete to make room for another sample of
+  /// their writer: by a reader's or the process's budget, or past 128 samples of one writer
+  /// in reassembly (a reliable reader gives up later ones, which the writer sends again; a
+  /// best-effort one earlier ones, lost) (HORUS PATCH item 15).
+  pub evicted: u64,
 }
 
 /// The refusals so far.
@@ -214,6 +266,28 @@ pub fn refusals() -> Refusals {
     too_many_fragments: TOO_MANY_FRAGMENTS.load(Ordering::Relaxed),
     malformed: MALFORMED.load(Ordering::Relaxed),
     over_process_budget: OVER_PROCESS_BUDGET.load(Ordering::Relaxed),
+    expired: EXPIRED.load(Ordering::Relaxed),
+    evicted: EVICTED.load(Ordering::Relaxed),
+  }
+}
+
+/// HORUS PATCH (item 15): counts `n` samples given up after the fragment timeout.
+pub(crate) fn count_expired(n: usize) {
+  if n > 0 {
+    let before = EXPIRED.fetch_add(n as u64, Ordering::Relaxed);
+    let total = before + n as u64;
+    // At the first, and whenever the total passes a power of two.
+    if before == 0 || before.leading_zeros() != total.leading_zeros() {
+      warn!("{n} incomplete sample(s) given up after {FRAGMENT_ASSEMBLY_TIMEOUT_SECS} s without a fragment ({total} so far)");
+    }
+  }
+}
+
+/// HORUS PATCH (item 15): counts one sample given up to make room for another.
+pub(crate) fn count_evicted() {
+  let n = EVICTED.fetch_add(1, Ordering::Relaxed) + 1;
+  if n.is_power_of_two() {
+    warn!("incomplete sample given up to make room for another ({n} so far)");
   }
 }
 

@@ -297,6 +297,7 @@ impl FragmentAssembler {
   // its highest sequence number above `sn` (the writer sends it again once the reader
   // catches up), a best-effort one its lowest other than `sn` (lost anyway). Returns
   // whether one was freed.
+  // Counted `evicted` (item 15).
   pub fn evict_one_for(&mut self, sn: SequenceNumber) -> bool {
     let victim = if self.reliable {
       self.assembly_buffers.keys().next_back().filter(|s| **s > sn)
@@ -308,8 +309,22 @@ impl FragmentAssembler {
     };
     if let Some(ab) = self.assembly_buffers.remove(&victim) {
       self.reserved -= ab.cost;
+      horus_reassembly::count_evicted();
     }
     true
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md, item 15): the bytes `evict_one_for(sn)` could free in all,
+  // called until it frees nothing more (a reliable reader: its samples after `sn`; a
+  // best-effort one: its samples other than `sn`), so that a reader evicts only when that
+  // makes enough room.
+  pub fn evictable_for(&self, sn: SequenceNumber) -> usize {
+    self
+      .assembly_buffers
+      .iter()
+      .filter(|(s, _)| if self.reliable { **s > sn } else { **s != sn })
+      .map(|(_, ab)| ab.cost)
+      .sum()
   }
 
   // Returns completed DDSData, when complete, and disposes the assembly buffer.
@@ -415,21 +430,27 @@ impl FragmentAssembler {
           break;
         };
         self.reserved -= evicted.cost; // HORUS PATCH
+        horus_reassembly::count_evicted(); // HORUS PATCH (item 15)
       }
       None
     }
   }
 
-  pub fn garbage_collect_before(&mut self, expire_before: Timestamp) {
+  // HORUS PATCH (item 15): returns how many samples were given up (the caller counts
+  // them `expired`).
+  pub fn garbage_collect_before(&mut self, expire_before: Timestamp) -> usize {
     let reserved = &mut self.reserved; // HORUS PATCH
+    let mut dropped = 0; // HORUS PATCH
     self.assembly_buffers.retain(|sn, ab| {
       let retain = ab.modified_time >= expire_before;
       if !retain {
         info!("AssemblyBuffer dropping {sn:?}");
         *reserved -= ab.cost; // HORUS PATCH
+        dropped += 1; // HORUS PATCH
       }
       retain
     });
+    dropped
   }
 
   // pub fn partially_received_sequence_numbers_iterator(&self) -> Box<dyn
@@ -541,6 +562,72 @@ mod tests {
   fn assembly_buffer_refuses_a_sample_over_the_limit() {
     let huge = datafrag(1, 1, 1024, 3 << 30, vec![0u8; 1024]);
     assert!(AssemblyBuffer::new(&huge).is_none());
+  }
+
+  // HORUS PATCH (item 15): what broke: a reader evicted its writer's samples to make room
+  // in the process budget even when that could not make enough (other readers held it), so
+  // the new sample was refused anyway and the evicted ones lost. `evictable_for` is the room
+  // all evictions for a sample can make, checked before evicting anything.
+  #[test]
+  fn evictable_room_is_what_evictions_for_a_sample_can_free() {
+    use enumflags2::BitFlags;
+
+    use super::FragmentAssembler;
+    use crate::{
+      horus_reassembly::cost, messages::submessages::submessages::DATAFRAG_Flags,
+      structure::sequence_number::SequenceNumber,
+    };
+
+    let flags = BitFlags::<DATAFRAG_Flags>::empty();
+    let frag = |sn: i64| DataFrag {
+      writer_sn: SequenceNumber::new(sn),
+      ..datafrag(1, 1, 512, 1024, vec![0u8; 512])
+    };
+    for reliable in [true, false] {
+      let mut fa = FragmentAssembler::new(reliable);
+      for sn in [2, 4, 6] {
+        assert!(fa.new_datafrag(&frag(sn), flags).is_none());
+      }
+      let one = cost(1024, 2);
+      // Reliable: only later samples; best effort: all others.
+      let (for_1, for_4) = if reliable { (3 * one, one) } else { (3 * one, 2 * one) };
+      assert_eq!(fa.evictable_for(SequenceNumber::new(1)), for_1);
+      assert_eq!(fa.evictable_for(SequenceNumber::new(4)), for_4);
+      let before = crate::horus_reassembly::refusals().evicted;
+      let mut freed = 0;
+      while fa.evict_one_for(SequenceNumber::new(4)) {
+        freed += 1;
+      }
+      assert_eq!(freed * one, for_4);
+      assert!(crate::horus_reassembly::refusals().evicted >= before + freed as u64, "counted");
+      assert_eq!(fa.evictable_for(SequenceNumber::new(4)), 0);
+    }
+  }
+
+  // HORUS PATCH (item 15): an expired sample is reported to the caller, which counts it.
+  #[test]
+  fn garbage_collection_says_how_many_samples_expired() {
+    use enumflags2::BitFlags;
+
+    use super::FragmentAssembler;
+    use crate::{
+      messages::submessages::submessages::DATAFRAG_Flags,
+      structure::{duration::Duration, sequence_number::SequenceNumber, time::Timestamp},
+    };
+
+    let flags = BitFlags::<DATAFRAG_Flags>::empty();
+    let mut fa = FragmentAssembler::new(true);
+    for sn in 1..=3 {
+      let f = DataFrag {
+        writer_sn: SequenceNumber::new(sn),
+        ..datafrag(1, 1, 512, 1024, vec![0u8; 512])
+      };
+      assert!(fa.new_datafrag(&f, flags).is_none());
+    }
+    assert_eq!(fa.garbage_collect_before(Timestamp::now() - Duration::from_secs(10)), 0);
+    assert_eq!(fa.garbage_collect_before(Timestamp::now() + Duration::from_secs(1)), 3);
+    assert!(fa.is_empty());
+    assert_eq!(fa.reserved(), 0);
   }
 
   // HORUS PATCH: `reserved` follows every buffer opened, completed and evicted.

@@ -70,6 +70,10 @@ pub(crate) enum TimedEvent {
   // HORUS PATCH (HORUS-PATCH.md, item 9): answer a writer's HEARTBEAT that was deferred
   // while its sample's fragments were still arriving.
   HeartbeatResponse { writer_guid: GUID },
+  // HORUS PATCH (HORUS-PATCH.md, item 15): look for partially received samples that got
+  // no fragment for FRAGMENT_ASSEMBLY_TIMEOUT and give them up, whether or not this reader
+  // receives anything else. Armed while the reader has samples in reassembly.
+  FragmentGc,
 }
 
 // HORUS PATCH (HORUS-PATCH.md, item 9): how long a partially received sample counts as
@@ -165,6 +169,8 @@ pub(crate) struct Reader {
   // HORUS PATCH: writers whose HEARTBEAT answer is deferred (a timer is armed).
   deferred_heartbeats: BTreeMap<GUID, DeferredHeartbeat>,
   last_fragment_garbage_collect: Timestamp,
+  // HORUS PATCH (item 15): a TimedEvent::FragmentGc is pending for this reader.
+  fragment_gc_armed: bool,
   matched_writers: BTreeMap<GUID, RtpsWriterProxy>,
   writer_match_count_total: i32, // total count, never decreases
 
@@ -185,7 +191,9 @@ pub(crate) struct Reader {
 
 // If we are assembling a fragment, but it does not receive any updates
 // for this time, the AssemblyBuffer is just dropped.
-const FRAGMENT_ASSEMBLY_TIMEOUT: Duration = Duration::from_secs(10);
+// HORUS PATCH (item 15): horus_reassembly's, which documents it.
+const FRAGMENT_ASSEMBLY_TIMEOUT: Duration =
+  Duration::from_secs(horus_reassembly::FRAGMENT_ASSEMBLY_TIMEOUT_SECS as i32);
 // minimum interval (max frequency) of AssemblyBuffer GC
 const MIN_FRAGMENT_GC_INTERVAL: Duration = Duration::from_secs(2);
 
@@ -235,6 +243,7 @@ impl Reader {
       latest_fragment: BTreeMap::new(),
       deferred_heartbeats: BTreeMap::new(),
       last_fragment_garbage_collect: Timestamp::now(),
+      fragment_gc_armed: false,
       matched_writers: BTreeMap::new(),
       writer_match_count_total: 0,
       requested_deadline_missed_count: 0,
@@ -359,6 +368,11 @@ impl Reader {
       }
       TimedEvent::HeartbeatResponse { writer_guid } => {
         self.answer_deferred_heartbeat(writer_guid);
+      }
+      TimedEvent::FragmentGc => {
+        self.fragment_gc_armed = false;
+        self.expire_fragments(Timestamp::now());
+        self.arm_fragment_gc();
       }
     }
   }
@@ -736,6 +750,50 @@ impl Reader {
     } else {
       self.garbage_collect_fragments();
     }
+    self.arm_fragment_gc(); // HORUS PATCH (item 15)
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md, item 15): while this reader has samples in reassembly, a
+  // TimedEvent::FragmentGc is pending, so that a sample whose fragments stopped coming is
+  // given up (and its process budget given back) even if this reader never receives
+  // another DATA_FRAG.
+  fn arm_fragment_gc(&mut self) {
+    if self.fragment_gc_armed || self.fragment_assemblers.is_empty() {
+      return;
+    }
+    self.fragment_gc_armed = true;
+    self.timed_event_timer.borrow_mut().set_timeout(
+      horus_reassembly::FRAGMENT_GC_PERIOD,
+      DpTimerEvent::Reader {
+        entity_id: self.my_guid.entity_id,
+        event: TimedEvent::FragmentGc,
+      },
+    );
+  }
+
+  // HORUS PATCH (item 15): whether this is a built-in (discovery) reader, which takes
+  // DATA_FRAGs from participants not yet discovered and so gets the small
+  // horus_reassembly::BUILTIN_* limits.
+  fn is_builtin(&self) -> bool {
+    !self.my_guid.entity_id.entity_kind.is_user_defined()
+  }
+
+  // HORUS PATCH (item 15): the largest sample this reader reassembles.
+  fn reassembly_sample_limit(&self) -> usize {
+    if self.is_builtin() {
+      horus_reassembly::BUILTIN_MAX_SAMPLE_SIZE
+    } else {
+      horus_reassembly::max_sample_size()
+    }
+  }
+
+  // HORUS PATCH (item 15): the bytes this reader may hold in reassembly.
+  fn reassembly_budget(&self) -> usize {
+    if self.is_builtin() {
+      horus_reassembly::BUILTIN_BUDGET_PER_READER
+    } else {
+      horus_reassembly::budget_per_reader()
+    }
   }
 
   // HORUS PATCH (HORUS-PATCH.md, horus_reassembly.rs): whether `datafrag` may go to the
@@ -751,26 +809,34 @@ impl Reader {
       return true;
     }
     let data_size = datafrag.data_size as usize;
+    let limit = self.reassembly_sample_limit();
+    let budget = self.reassembly_budget();
     let refused = if !self.like_stateless
       && writer_guid.entity_id.entity_kind.is_user_defined()
       && self.matched_writer(writer_guid).is_none()
     {
       Some(horus_reassembly::Refusal::UnmatchedWriter)
-    } else if data_size > horus_reassembly::max_sample_size() {
+    } else if data_size > limit {
       Some(horus_reassembly::Refusal::Oversize)
     } else if horus_reassembly::too_many_fragments(data_size, datafrag.fragment_size) {
       Some(horus_reassembly::Refusal::TooManyFragments)
     } else {
       let fragments = usize::from(datafrag.total_number_of_fragments());
       let cost = horus_reassembly::cost(data_size, fragments);
-      let budget = horus_reassembly::budget_per_reader();
       // HORUS PATCH (HORUS-PATCH.md, item 12): the process's budget too (every reader of
       // every participant): the room this writer's assembler may give up is given up for
-      // either.
-      let fits = |held: usize| {
-        held.saturating_add(cost) <= budget && horus_reassembly::process_has_room_for(cost)
+      // either, (item 15) only when giving it all up would make enough room: when other
+      // readers hold the process's budget, evicting would lose samples and admit nothing.
+      let fits = |held: usize, freed: usize| {
+        held.saturating_sub(freed).saturating_add(cost) <= budget
+          && horus_reassembly::process_has_room_after_freeing(cost, freed)
       };
-      while !fits(self.reassembly_bytes) {
+      let evictable = self
+        .fragment_assemblers
+        .get(&writer_guid)
+        .map_or(0, |fa| fa.evictable_for(sn));
+      let worth_evicting = fits(self.reassembly_bytes, evictable);
+      while worth_evicting && !fits(self.reassembly_bytes, 0) {
         let Some(fa) = self.fragment_assemblers.get_mut(&writer_guid) else {
           break;
         };
@@ -797,9 +863,9 @@ impl Reader {
          limit={} in reassembly={} budget={} process: held={} budget={}",
         self.topic_name,
         datafrag.fragment_size,
-        horus_reassembly::max_sample_size(),
+        limit,
         self.reassembly_bytes,
-        horus_reassembly::budget_per_reader(),
+        budget,
         horus_reassembly::held_in_process(),
         horus_reassembly::budget_per_process()
       )
@@ -823,24 +889,32 @@ impl Reader {
     // data and can therefore be discarded.
     let now = Timestamp::now();
     if now - self.last_fragment_garbage_collect > MIN_FRAGMENT_GC_INTERVAL {
-      self.last_fragment_garbage_collect = now;
-
-      let expire_before = now - FRAGMENT_ASSEMBLY_TIMEOUT;
-
-      let reassembly_bytes = &mut self.reassembly_bytes; // HORUS PATCH
-      self
-        .fragment_assemblers
-        .iter_mut()
-        .for_each(|(writer, fa)| {
-          debug!("AssemblyBuffer GC writer {writer:?}");
-          let before = fa.reserved(); // HORUS PATCH
-          fa.garbage_collect_before(expire_before);
-          *reassembly_bytes -= before - fa.reserved(); // HORUS PATCH
-        });
-      self.fragment_assemblers.retain(|_, fa| !fa.is_empty()); // HORUS PATCH
+      self.expire_fragments(now);
     } else {
       trace!("Not yet AssemblyBuffer GC time.");
     }
+  }
+
+  // HORUS PATCH (item 15; was the body of garbage_collect_fragments): gives up the samples
+  // that got no fragment for FRAGMENT_ASSEMBLY_TIMEOUT before `now`, counted `expired`.
+  fn expire_fragments(&mut self, now: Timestamp) {
+    self.last_fragment_garbage_collect = now;
+
+    let expire_before = now - FRAGMENT_ASSEMBLY_TIMEOUT;
+
+    let reassembly_bytes = &mut self.reassembly_bytes; // HORUS PATCH
+    let mut expired = 0; // HORUS PATCH
+    self
+      .fragment_assemblers
+      .iter_mut()
+      .for_each(|(writer, fa)| {
+        debug!("AssemblyBuffer GC writer {writer:?}");
+        let before = fa.reserved(); // HORUS PATCH
+        expired += fa.garbage_collect_before(expire_before);
+        *reassembly_bytes -= before - fa.reserved(); // HORUS PATCH
+      });
+    self.fragment_assemblers.retain(|_, fa| !fa.is_empty()); // HORUS PATCH
+    horus_reassembly::count_expired(expired); // HORUS PATCH
   }
 
   fn missing_frags_for(

@@ -103,7 +103,8 @@ impl Started {
     /// come every few milliseconds).
     pub(crate) fn quiet_until(&self, timeout: Duration) -> Option<Duration> {
         let (at, res) = self.coarse?;
-        Some(at + LIVENESS_EVERY.min(timeout.saturating_sub(res * 2)))
+        let margin = res.checked_mul(2)?;
+        at.checked_add(LIVENESS_EVERY.min(timeout.saturating_sub(margin)))
     }
 }
 

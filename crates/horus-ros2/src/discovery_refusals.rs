@@ -4,8 +4,9 @@
 //! one silent for 30 s, at most one each 100 ms, else is refused),
 //! honours a participant's lease for at most 300 s, keeps at most 4096 remote readers and
 //! writers per participant and 16384 in all, forgets the endpoints of a GUID prefix no
-//! participant announced within 60 s, and keeps at most 32768 topic records; it counts each
-//! refusal. The bridge reports those counts in its status (`dds_discovery_refused`): they
+//! participant announced within 60 s, keeps at most 32768 topic records, and keeps a remote
+//! participant's or endpoint's USER_DATA only up to 4 KiB (a longer or malformed one is kept
+//! empty); it counts each refusal. The bridge reports those counts in its status (`dds_discovery_refused`): they
 //! belong to no topic.
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,12 @@ pub struct DdsDiscoveryRefusals {
     pub endpoints_forgotten: u64,
     /// Topic records not kept (32768 were).
     pub topics_refused: u64,
+    /// Participant or endpoint announcements whose USER_DATA was over 4 KiB (ignored: kept
+    /// empty; ROS 2's are under 300 bytes). Counted at each announcement.
+    pub user_data_too_long: u64,
+    /// Participant or endpoint announcements whose PID_USER_DATA was malformed (kept
+    /// empty). Counted at each announcement.
+    pub user_data_malformed: u64,
 }
 
 impl DdsDiscoveryRefusals {
@@ -45,6 +52,8 @@ impl DdsDiscoveryRefusals {
             endpoints_refused: r.endpoints_refused,
             endpoints_forgotten: r.endpoints_forgotten,
             topics_refused: r.topics_refused,
+            user_data_too_long: r.user_data_too_long,
+            user_data_malformed: r.user_data_malformed,
         }
     }
 
@@ -70,5 +79,6 @@ mod tests {
         assert_eq!(limits::MAX_REMOTE_ENDPOINTS, 16384);
         assert_eq!(limits::ORPHAN_ENDPOINT_LIFETIME.as_secs(), 60);
         assert_eq!(limits::MAX_TOPIC_RECORDS, 32768);
+        assert_eq!(limits::MAX_USER_DATA, 4096);
     }
 }

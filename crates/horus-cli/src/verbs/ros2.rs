@@ -184,8 +184,8 @@ fn print_status(s: &BridgeStatus) {
     let d = &s.dds_discovery_refused;
     if d.any() {
         println!(
-            "  DDS discovery refused: participants {}, participants given up {}, leases clamped {}, endpoints {}, endpoints forgotten {}, topic records {}",
-            d.participants_refused, d.participants_evicted, d.leases_clamped, d.endpoints_refused, d.endpoints_forgotten, d.topics_refused
+            "  DDS discovery refused: participants {}, participants given up {}, leases clamped {}, endpoints {}, endpoints forgotten {}, topic records {}, USER_DATA too long {}, USER_DATA malformed {}",
+            d.participants_refused, d.participants_evicted, d.leases_clamped, d.endpoints_refused, d.endpoints_forgotten, d.topics_refused, d.user_data_too_long, d.user_data_malformed
         );
     }
 }

@@ -36,6 +36,11 @@
 //!   topic writer): a new one past it is not recorded (counted `topics_refused`); matching
 //!   readers and writers does not use them.
 //!
+//! - (item 16) a remote participant's or endpoint's USER_DATA only up to
+//!   [`MAX_USER_DATA`] octets: a longer one is ignored (kept empty; counted
+//!   `user_data_too_long`), and a malformed PID_USER_DATA (shorter than its CDR length
+//!   says, or without one) is kept empty too and counted `user_data_malformed`.
+//!
 //! The counters are process-wide (every participant of the process together); a
 //! rate-limited `warn!` (at the 1st, 2nd, 4th, 8th, … of each kind) says what was refused.
 
@@ -100,6 +105,13 @@ pub const ORPHAN_ENDPOINT_LIFETIME: Duration = Duration::from_secs(60);
 /// The most topic records (one per topic and announcing endpoint or topic writer).
 pub const MAX_TOPIC_RECORDS: usize = 2 * MAX_REMOTE_ENDPOINTS;
 
+/// The longest remote USER_DATA (a participant's or a reader's or writer's, in octets) kept:
+/// 4 KiB. ROS 2 puts `enclave=<enclave>;` in a participant's (rmw_dds_common; an enclave
+/// is a short path) and `typehash=RIHS01_<64 hex>;` in an endpoint's, under 300 octets
+/// both. Unbounded, a peer could make discovery keep up to a datagram (64 KiB) per
+/// participant (× [`MAX_PARTICIPANTS`]) and per endpoint (× [`MAX_REMOTE_ENDPOINTS`]).
+pub const MAX_USER_DATA: usize = 4096;
+
 // Relaxed everywhere below: each counter is a value on its own, read for reporting;
 // nothing else is published through them.
 static PARTICIPANTS_REFUSED: AtomicU64 = AtomicU64::new(0);
@@ -108,6 +120,8 @@ static LEASES_CLAMPED: AtomicU64 = AtomicU64::new(0);
 static ENDPOINTS_REFUSED: AtomicU64 = AtomicU64::new(0);
 static ENDPOINTS_FORGOTTEN: AtomicU64 = AtomicU64::new(0);
 static TOPICS_REFUSED: AtomicU64 = AtomicU64::new(0);
+static USER_DATA_TOO_LONG: AtomicU64 = AtomicU64::new(0);
+static USER_DATA_MALFORMED: AtomicU64 = AtomicU64::new(0);
 
 /// What discovery refused or gave up since the process started (all participants).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -132,6 +146,12 @@ pub struct Refusals {
   pub endpoints_forgotten: u64,
   /// Topic records not kept: [`MAX_TOPIC_RECORDS`] were.
   pub topics_refused: u64,
+  /// SPDP or SEDP announcements whose USER_DATA was longer than [`MAX_USER_DATA`]
+  /// (ignored: kept empty). Counted at each announcement.
+  pub user_data_too_long: u64,
+  /// SPDP or SEDP announcements whose PID_USER_DATA was malformed (shorter than its CDR
+  /// length says, or without one; kept empty). Counted at each announcement.
+  pub user_data_malformed: u64,
 }
 
 /// The refusals so far.
@@ -143,6 +163,36 @@ pub fn refusals() -> Refusals {
     endpoints_refused: ENDPOINTS_REFUSED.load(Ordering::Relaxed),
     endpoints_forgotten: ENDPOINTS_FORGOTTEN.load(Ordering::Relaxed),
     topics_refused: TOPICS_REFUSED.load(Ordering::Relaxed),
+    user_data_too_long: USER_DATA_TOO_LONG.load(Ordering::Relaxed),
+    user_data_malformed: USER_DATA_MALFORMED.load(Ordering::Relaxed),
+  }
+}
+
+/// HORUS PATCH (item 16): the USER_DATA octets kept of a remote announcement's
+/// PID_USER_DATA parameter `value` (a CDR `sequence<octet>` in `ctx`'s byte order): its
+/// octets when well-formed and at most [`MAX_USER_DATA`]; else none, counted
+/// `user_data_too_long` or `user_data_malformed`. `what` says whose (for the log).
+pub(crate) fn remote_user_data(
+  value: &[u8],
+  ctx: speedy::Endianness,
+  what: impl FnOnce() -> String,
+) -> Vec<u8> {
+  match crate::dds::qos::policy::UserData::try_octets_of_parameter_value(value, ctx) {
+    Some(octets) if octets.len() <= MAX_USER_DATA => octets.to_vec(),
+    Some(octets) => {
+      let n = octets.len();
+      count(Refusal::UserDataTooLong, 1, || {
+        format!("{}: USER_DATA of {n} octets ignored (over {MAX_USER_DATA})", what())
+      });
+      Vec::new()
+    }
+    None => {
+      let n = value.len();
+      count(Refusal::UserDataMalformed, 1, || {
+        format!("{}: malformed PID_USER_DATA of {n} bytes ignored", what())
+      });
+      Vec::new()
+    }
   }
 }
 
@@ -155,6 +205,8 @@ pub(crate) enum Refusal {
   EndpointRefused,
   EndpointForgotten,
   TopicRefused,
+  UserDataTooLong,
+  UserDataMalformed,
 }
 
 /// Counts `n` of `refusal`; logs when the count passes a power of two.
@@ -169,6 +221,8 @@ pub(crate) fn count(refusal: Refusal, n: u64, what: impl FnOnce() -> String) {
     Refusal::EndpointRefused => &ENDPOINTS_REFUSED,
     Refusal::EndpointForgotten => &ENDPOINTS_FORGOTTEN,
     Refusal::TopicRefused => &TOPICS_REFUSED,
+    Refusal::UserDataTooLong => &USER_DATA_TOO_LONG,
+    Refusal::UserDataMalformed => &USER_DATA_MALFORMED,
   };
   let before = counter.fetch_add(n, Ordering::Relaxed);
   let after = before + n;

@@ -80,7 +80,7 @@ pub const PROCESS_BUDGET_IN_MAX_SAMPLES: usize = 16;
 /// HORUS PATCH (HORUS-PATCH.md, item 15): the largest sample a built-in (discovery) reader
 /// reassembles: 64 KiB. SPDP and SEDP samples are a few KiB (a ROS 2 node's participant
 /// data with its enclave USER_DATA is under 1 KiB, an endpoint's under 2 KiB with its type
-/// information); 64 KiB is what
+/// information), and a remote USER_DATA is kept only up to 4 KiB (item 16); 64 KiB is what
 /// one UDP datagram can carry, so anything a peer would send unfragmented over a large-MTU
 /// transport still fits. Built-in readers take DATA_FRAGs from participants not yet
 /// discovered (they are how participants are discovered), so their share of the process's

@@ -850,17 +850,21 @@ pub mod policy {
     /// The octets of a received PID_USER_DATA parameter's value (`sequence<octet>`
     /// in `ctx`'s byte order); empty when it is shorter than it claims.
     pub fn octets_of_parameter_value(bytes: &[u8], ctx: speedy::Endianness) -> Vec<u8> {
-      let Some((len, rest)) = bytes.split_first_chunk::<4>() else {
-        return Vec::new();
-      };
+      Self::try_octets_of_parameter_value(bytes, ctx)
+        .map(<[u8]>::to_vec)
+        .unwrap_or_default()
+    }
+
+    /// HORUS PATCH (HORUS-PATCH.md, item 16): as [`Self::octets_of_parameter_value`], but
+    /// `None` for a malformed value (no 4-byte length, or fewer octets than it says), so
+    /// that the caller can count it.
+    pub fn try_octets_of_parameter_value(bytes: &[u8], ctx: speedy::Endianness) -> Option<&[u8]> {
+      let (len, rest) = bytes.split_first_chunk::<4>()?;
       let len = match ctx {
         speedy::Endianness::LittleEndian => u32::from_le_bytes(*len),
         speedy::Endianness::BigEndian => u32::from_be_bytes(*len),
       };
-      match usize::try_from(len).ok().and_then(|n| rest.get(..n)) {
-        Some(octets) => octets.to_vec(),
-        None => Vec::new(),
-      }
+      usize::try_from(len).ok().and_then(|n| rest.get(..n))
     }
   }
 

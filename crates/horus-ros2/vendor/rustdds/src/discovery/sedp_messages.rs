@@ -420,11 +420,15 @@ impl PlCdrDeserialize for DiscoveredReaderData {
 
     let qos = QosPolicies::from_parameter_list(ctx, &pl_map)?;
 
-    // HORUS PATCH: the sequence's octets (was: the parameter's bytes, the CDR length first)
+    // HORUS PATCH: the sequence's octets (was: the parameter's bytes, the CDR length
+    // first); (item 16) at most horus_discovery_limits::MAX_USER_DATA of them, a malformed
+    // or longer value counted and kept empty.
     let user_data = pl_map
       .get(&ParameterId::PID_USER_DATA)
       .and_then(|v| v.first())
-      .map(|p| UserData::octets_of_parameter_value(&p.value, ctx))
+      .map(|p| {
+        crate::horus_discovery_limits::remote_user_data(&p.value, ctx, || "an endpoint".into())
+      })
       .unwrap_or_default();
 
     Ok(DiscoveredReaderData {
@@ -886,11 +890,15 @@ impl PlCdrDeserialize for DiscoveredWriterData {
 
     let qos = QosPolicies::from_parameter_list(ctx, &pl_map)?;
 
-    // HORUS PATCH: the sequence's octets (was: the parameter's bytes, the CDR length first)
+    // HORUS PATCH: the sequence's octets (was: the parameter's bytes, the CDR length
+    // first); (item 16) at most horus_discovery_limits::MAX_USER_DATA of them, a malformed
+    // or longer value counted and kept empty.
     let user_data = pl_map
       .get(&ParameterId::PID_USER_DATA)
       .and_then(|v| v.first())
-      .map(|p| UserData::octets_of_parameter_value(&p.value, ctx))
+      .map(|p| {
+        crate::horus_discovery_limits::remote_user_data(&p.value, ctx, || "an endpoint".into())
+      })
       .unwrap_or_default();
 
     Ok(DiscoveredWriterData {
@@ -1539,6 +1547,26 @@ mod tests {
       wire_param.truncate(wire_param.len() - 1);
       assert!(UserData::octets_of_parameter_value(&wire_param, endianness).is_empty());
       assert!(UserData::octets_of_parameter_value(&[0x51, 0], endianness).is_empty());
+    }
+    // HORUS PATCH (item 16): a remote endpoint's USER_DATA over
+    // horus_discovery_limits::MAX_USER_DATA is ignored and counted.
+    {
+      let long = vec![b'x'; crate::horus_discovery_limits::MAX_USER_DATA + 1];
+      let mut writer_proxy = writer_proxy_data().unwrap();
+      let pub_topic_data = publication_builtin_topic_data().unwrap();
+      writer_proxy.remote_writer_guid = pub_topic_data.key;
+      let dwd = DiscoveredWriterData {
+        last_updated: Instant::now(),
+        writer_proxy,
+        publication_topic_data: pub_topic_data,
+        user_data: long,
+      };
+      let rep = RepresentationIdentifier::PL_CDR_LE;
+      let before = crate::horus_discovery_limits::refusals().user_data_too_long;
+      let back: DiscoveredWriterData =
+        PlCdrDeserializerAdapter::from_bytes(&dwd.to_pl_cdr_bytes(rep).unwrap(), rep).unwrap();
+      assert!(back.user_data.is_empty());
+      assert!(crate::horus_discovery_limits::refusals().user_data_too_long > before);
     }
     // Nothing is announced for an empty or oversized value.
     let le = speedy::Endianness::LittleEndian;

@@ -321,11 +321,17 @@ impl PlCdrDeserialize for SpdpDiscoveredParticipantData {
       get_option_from_pl_map::< _ , StringWithNul>(&pl_map, ctx, ParameterId::PID_ENTITY_NAME, "entity name")?
       .map( String::from );
 
-    // HORUS PATCH (item 14): the sequence's octets.
+    // HORUS PATCH (item 14): the sequence's octets; (item 16) at most
+    // horus_discovery_limits::MAX_USER_DATA of them, a malformed or longer value counted
+    // and kept empty.
     let user_data = pl_map
       .get(&ParameterId::PID_USER_DATA)
       .and_then(|v| v.first())
-      .map(|p| qos::policy::UserData::octets_of_parameter_value(&p.value, ctx))
+      .map(|p| {
+        crate::horus_discovery_limits::remote_user_data(&p.value, ctx, || {
+          format!("participant {:?}", participant_guid.prefix)
+        })
+      })
       .unwrap_or_default();
 
     // DDS security
@@ -792,6 +798,57 @@ mod tests {
       .to_parameter_list(RepresentationIdentifier::PL_CDR_LE)
       .unwrap();
     assert!(!none.to_map().contains_key(&ParameterId::PID_USER_DATA));
+  }
+
+  // HORUS PATCH (item 16): what broke: a remote participant's USER_DATA was kept whole,
+  // however long (up to a datagram, 64 KiB, for each of up to 1024 participants). Now one
+  // over horus_discovery_limits::MAX_USER_DATA is ignored (kept empty) and counted; one at
+  // the cap is kept.
+  #[test]
+  fn a_participants_user_data_over_the_cap_is_ignored_and_counted() {
+    use crate::horus_discovery_limits::{refusals, MAX_USER_DATA};
+    let mut d = spdp_participant_data().unwrap();
+    for rep in [
+      RepresentationIdentifier::PL_CDR_LE,
+      RepresentationIdentifier::PL_CDR_BE,
+    ] {
+      d.user_data = vec![b'x'; MAX_USER_DATA];
+      let back: SpdpDiscoveredParticipantData =
+        PlCdrDeserializerAdapter::from_bytes(&d.to_pl_cdr_bytes(rep).unwrap(), rep).unwrap();
+      assert_eq!(back.user_data.len(), MAX_USER_DATA, "{rep:?}");
+      d.user_data = vec![b'x'; 60_000];
+      let before = refusals().user_data_too_long;
+      let back: SpdpDiscoveredParticipantData =
+        PlCdrDeserializerAdapter::from_bytes(&d.to_pl_cdr_bytes(rep).unwrap(), rep).unwrap();
+      assert!(back.user_data.is_empty(), "{rep:?}");
+      assert!(refusals().user_data_too_long > before, "counted");
+    }
+  }
+
+  // HORUS PATCH (item 16): what broke: a malformed PID_USER_DATA (its CDR length past the
+  // parameter's end) was silently read as empty. Now it is counted `user_data_malformed`;
+  // the participant is still discovered.
+  #[test]
+  fn a_malformed_participant_user_data_is_counted() {
+    use crate::horus_discovery_limits::refusals;
+    let mut d = spdp_participant_data().unwrap();
+    d.user_data = b"enclave=/;".to_vec();
+    let mut le = d
+      .to_pl_cdr_bytes(RepresentationIdentifier::PL_CDR_LE)
+      .unwrap()
+      .to_vec();
+    // PID_USER_DATA, 16 bytes, the sequence's length 10: make it claim 200.
+    let at = le
+      .windows(5)
+      .position(|w| w == [0x2c, 0x00, 16, 0, 10])
+      .expect("PID_USER_DATA");
+    le[at + 4] = 200;
+    let before = refusals().user_data_malformed;
+    let back: SpdpDiscoveredParticipantData =
+      PlCdrDeserializerAdapter::from_bytes(&le, RepresentationIdentifier::PL_CDR_LE).unwrap();
+    assert!(back.user_data.is_empty());
+    assert_eq!(back.participant_guid, d.participant_guid);
+    assert!(refusals().user_data_malformed > before, "counted");
   }
 
   // HORUS PATCH (item 14): the builder's USER_DATA is what the participant announces.

@@ -1,5 +1,6 @@
 //! What one bridge process does: which horus namespace, which ROS 2 domain, which topics.
 
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use crate::enclave::{EnclaveError, RosEnclave, ENCLAVE_ENV};
@@ -33,7 +34,10 @@ pub struct BridgeConfig {
     /// fragments, all readers together (`None`: 16 × the reassembly limit, 1 GiB unless
     /// `max_message_bytes` is above 64 MiB); past it a new sample's fragments are refused
     /// and counted (`over_process_budget`). Process-wide: the last bridge started sets it.
-    pub max_reassembly_bytes: Option<usize>,
+    /// Never 0 (a budget of nothing would refuse every fragmented sample; `Some(0)` once
+    /// silently meant the default): a budget under the largest sample refuses the largest
+    /// samples whatever else is held.
+    pub max_reassembly_bytes: Option<NonZeroUsize>,
     /// Announce and accept DDS traffic on the loopback interface only (127.0.0.1: ROS 2's
     /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`). Off: every interface, as ROS 2's default.
     pub localhost_only: bool,

@@ -78,7 +78,27 @@ pub(crate) fn allow_samples_up_to(max_message_bytes: usize) {
 }
 
 /// Sets how many bytes the process's DDS readers may hold in reassembly together (`None`:
-/// RustDDS's default, 16 × its sample limit).
-pub(crate) fn hold_in_reassembly_at_most(bytes: Option<usize>) {
-    rustdds::horus_reassembly::set_budget_per_process(bytes.unwrap_or(0));
+/// RustDDS's default, 16 × its sample limit). Never 0: RustDDS reads a budget of 0 as its
+/// default, so the type keeps a setting of 0 from silently meaning 1 GiB.
+pub(crate) fn hold_in_reassembly_at_most(bytes: Option<std::num::NonZeroUsize>) {
+    rustdds::horus_reassembly::set_budget_per_process(bytes.map_or(0, std::num::NonZeroUsize::get));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What broke: `max_reassembly_bytes: Some(0)` silently meant RustDDS's default (1 GiB).
+    /// Now the setting is a `NonZeroUsize` (0 cannot be written); a set budget is the
+    /// process budget, and `None` the default.
+    #[test]
+    fn the_configured_reassembly_budget_is_the_process_budget_and_none_the_default() {
+        let default = rustdds::horus_reassembly::budget_per_process();
+        hold_in_reassembly_at_most(std::num::NonZeroUsize::new(123_456));
+        assert_eq!(rustdds::horus_reassembly::budget_per_process(), 123_456);
+        hold_in_reassembly_at_most(None);
+        assert_eq!(rustdds::horus_reassembly::budget_per_process(), default);
+        assert!(std::num::NonZeroUsize::new(0).is_none());
+        assert!("0".parse::<std::num::NonZeroUsize>().is_err());
+    }
 }

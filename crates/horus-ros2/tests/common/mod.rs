@@ -45,7 +45,7 @@ pub(crate) fn bridge_child_main() {
     cfg.localhost_only = true;
     cfg.scan_interval = Duration::from_millis(50);
     if let Ok(bytes) = std::env::var(MAX_REASSEMBLY_ENV) {
-        cfg.max_reassembly_bytes = Some(bytes.parse().expect("a byte count"));
+        cfg.max_reassembly_bytes = Some(bytes.parse().expect("a byte count above 0"));
     }
     let mut bridge = horus_ros2::Bridge::start(cfg).expect("bridge start");
     let (tx, rx) = std::sync::mpsc::channel::<()>();

@@ -2559,6 +2559,133 @@ mod tests {
     }
   }
 
+  // HORUS PATCH (item 15): a built-in (discovery) reader, reliable and stateful as SEDP's.
+  fn builtin_reader() -> Reader {
+    let dds_cache = Arc::new(RwLock::new(DDSCache::new()));
+    let reliable_qos = QosPolicyBuilder::new()
+      .reliability(Reliability::Reliable {
+        max_blocking_time: Duration::from_millis(100),
+      })
+      .build();
+    let topic_cache_handle = dds_cache.write().unwrap().add_new_topic(
+      "builtin".to_string(),
+      TypeDesc::new("test_type".to_string()),
+      &reliable_qos,
+    );
+    let (notification_sender, _notification_receiver) =
+      crate::mio_source::notification_channel(100);
+    let (_notification_event_source, notification_event_sender) =
+      mio_source::make_poll_channel().unwrap();
+    let (status_sender, _status_receiver) = sync_status_channel::<DataReaderStatus>(4).unwrap();
+    let (participant_status_sender, _participant_status_receiver) =
+      sync_status_channel(16).unwrap();
+    let (_reader_command_sender, reader_command_receiver) =
+      wake_channel::<ReaderCommand>(10, &LoopWaker::new());
+    Reader::new(
+      ReaderIngredients {
+        guid: GUID::dummy_test_guid(EntityKind::READER_WITH_KEY_BUILT_IN),
+        notification_sender,
+        status_sender,
+        topic_name: "builtin".to_string(),
+        topic_cache_handle,
+        like_stateless: false,
+        qos_policy: reliable_qos,
+        data_reader_command_receiver: reader_command_receiver,
+        data_reader_waker: Arc::new(Mutex::new(None)),
+        poll_event_sender: notification_event_sender,
+        security_plugins: None,
+        discovery_notify: None,
+      },
+      Rc::new(UDPSender::new(0).unwrap()),
+      new_shared_timer(),
+      participant_status_sender,
+    )
+  }
+
+  // HORUS PATCH (item 15): fragment 1 of sample `sn` of `size` bytes in 256-byte fragments,
+  // from built-in writer `writer`, to `reader`.
+  fn open_sample(reader: &mut Reader, writer: GUID, sn: i64, size: u32) {
+    let mut payload = vec![0u8; 256];
+    payload[..4].copy_from_slice(&[0, 1, 0, 0]);
+    let datafrag = DataFrag {
+      reader_id: reader.entity_id(),
+      writer_id: writer.entity_id,
+      writer_sn: SequenceNumber::new(sn),
+      fragment_starting_num: FragmentNumber::new(1),
+      fragments_in_submessage: 1,
+      fragment_size: 256,
+      data_size: size,
+      serialized_payload: Bytes::from(payload),
+      ..Default::default()
+    };
+    let mr_state = MessageReceiverState {
+      source_guid_prefix: writer.prefix,
+      ..Default::default()
+    };
+    reader.handle_datafrag_msg(
+      &datafrag,
+      BitFlags::from_flag(DATAFRAG_Flags::Endianness),
+      &mr_state,
+    );
+  }
+
+  // HORUS PATCH (item 15): what broke: a built-in reader took DATA_FRAGs from anyone with
+  // the user readers' 64 MiB sample limit, so a stranger held the process budget through
+  // it. Now a built-in reader refuses samples over BUILTIN_MAX_SAMPLE_SIZE (`oversize`).
+  #[test]
+  fn a_builtin_reader_refuses_samples_over_the_discovery_limit() {
+    let mut reader = builtin_reader();
+    let stranger = GUID::new(
+      GuidPrefix::new(b"StrangerXXXX"),
+      EntityId::new([0, 0, 3], EntityKind::WRITER_WITH_KEY_BUILT_IN),
+    );
+    let before = horus_reassembly::refusals().oversize;
+    let over = horus_reassembly::BUILTIN_MAX_SAMPLE_SIZE as u32 + 1;
+    open_sample(&mut reader, stranger, 1, over);
+    assert!(!reader.is_frag_partially_received(stranger, SequenceNumber::new(1)));
+    assert!(horus_reassembly::refusals().oversize > before, "counted oversize");
+    open_sample(&mut reader, stranger, 2, horus_reassembly::BUILTIN_MAX_SAMPLE_SIZE as u32);
+    assert!(reader.is_frag_partially_received(stranger, SequenceNumber::new(2)));
+  }
+
+  // HORUS PATCH (item 15): what broke: to make room for a new sample, a reader evicted its
+  // writer's other samples even when that could not make enough room (other writers, or
+  // other readers, held it), so the new sample was refused anyway and the evicted ones were
+  // lost. Now it evicts only when that makes enough room. Here writer A fills a built-in
+  // reader's 1 MiB budget but for ~59 KiB; writer B holds a 1 KiB sample (SN 5) and opens
+  // a 64 KiB one (SN 3): evicting SN 5 cannot make room, so SN 3 is refused (`over_budget`)
+  // and SN 5 kept.
+  #[test]
+  fn a_sample_that_eviction_cannot_make_room_for_evicts_nothing() {
+    let mut reader = builtin_reader();
+    let writer = |name: &[u8; 12]| {
+      GUID::new(
+        GuidPrefix::new(name),
+        EntityId::new([0, 0, 3], EntityKind::WRITER_WITH_KEY_BUILT_IN),
+      )
+    };
+    let (a, b) = (writer(b"WriterAAAAAA"), writer(b"WriterBBBBBB"));
+    let max = horus_reassembly::BUILTIN_MAX_SAMPLE_SIZE as u32;
+    for sn in 2..=16 {
+      open_sample(&mut reader, a, sn, max);
+      assert!(reader.is_frag_partially_received(a, SequenceNumber::new(sn)), "{sn}");
+    }
+    open_sample(&mut reader, b, 5, 1024);
+    assert!(reader.is_frag_partially_received(b, SequenceNumber::new(5)));
+    let refused_before = horus_reassembly::refusals().over_budget;
+    open_sample(&mut reader, b, 3, max);
+    assert!(!reader.is_frag_partially_received(b, SequenceNumber::new(3)));
+    assert!(horus_reassembly::refusals().over_budget > refused_before, "counted");
+    assert!(
+      reader.is_frag_partially_received(b, SequenceNumber::new(5)),
+      "SN 5 evicted for nothing"
+    );
+    // Where evicting does make room it still happens: A's SN 16 is evicted for its SN 1.
+    open_sample(&mut reader, a, 1, max);
+    assert!(reader.is_frag_partially_received(a, SequenceNumber::new(1)));
+    assert!(!reader.is_frag_partially_received(a, SequenceNumber::new(16)));
+  }
+
   #[test]
   fn heartbeats_between_fragments_still_arriving_are_not_answered_with_nack_frags() {
     let mut f = FragmentedWriterFixture::new();

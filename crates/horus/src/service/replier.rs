@@ -80,11 +80,17 @@ impl Replier {
     }
 
     /// Counts an answer's outcome; `holds_place` read under the ports lock.
+    ///
+    /// A server that has left its place no longer owns that place's
+    /// counters: the next server to take it zeroes them and counts its own
+    /// answers there with single-writer stores. A late answer counted there
+    /// would be credited to that server (a reply it never sent) and could
+    /// be lost between its load and store. So an answer given after the
+    /// server left is not counted at the server; the client counts the
+    /// response, or its failure, at its end.
     fn bump(&self, holds_place: bool, c: ServerCounter) {
         if holds_place {
             self.table.bump_server_sole(self.s, c);
-        } else {
-            self.table.bump_server(self.s, c);
         }
     }
 
@@ -162,7 +168,11 @@ impl Replier {
         let holds = guard.holds_place;
         let ports = &mut guard.open;
         let Some(at) = self.port_for(ports, h) else {
-            self.table.bump_server(self.s, ServerCounter::ClientGone);
+            // Read-modify-write: the receiving end counts `ClientGone` too.
+            // Not once the place is another server's (see `bump`).
+            if holds {
+                self.table.bump_server(self.s, ServerCounter::ClientGone);
+            }
             return Err(ReplyError::ClientGone);
         };
         let rp = &mut ports[at];

@@ -183,11 +183,36 @@ pub(crate) enum EnterError {
     },
 }
 
+/// The table's word layout for one validated configuration.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    /// [`TableConfig::client_words`].
+    client_words: usize,
+    /// Index of server place 0's first word.
+    server_base: usize,
+    /// [`TableConfig::total_words`]: the mapping holds at least this many.
+    total_words: usize,
+}
+
+impl Geometry {
+    fn of(config: &TableConfig) -> Geometry {
+        Geometry {
+            client_words: config.client_words(),
+            server_base: HEADER_WORDS + config.client_words() * config.max_clients as usize,
+            total_words: config.total_words(),
+        }
+    }
+}
+
 /// A mapped, validated service table.
 #[derive(Debug)]
 pub(crate) struct Table {
     seg: Segment,
     config: TableConfig,
+    /// Word counts derived from `config` once (every access bounds-checks
+    /// against them; computing them per access cost a few instructions on
+    /// each of the several accesses per call).
+    geometry: Geometry,
     /// Segment name of a client's response channel, minus its token's 16
     /// hex digits: a dead client's is removed when its place is reclaimed.
     resp_prefix: String,
@@ -208,6 +233,7 @@ impl Table {
         let t = Table {
             seg,
             config: *config,
+            geometry: Geometry::of(config),
             resp_prefix: String::new(),
         };
         t.word(W_VERSION)
@@ -285,6 +311,7 @@ impl Table {
         }
         Ok(Table {
             seg,
+            geometry: Geometry::of(&config),
             config,
             resp_prefix: String::new(),
         })
@@ -309,7 +336,7 @@ impl Table {
 
     /// Word `i` of the table; `i` must be below the validated size.
     fn word(&self, i: usize) -> &AtomicU64 {
-        assert!(i < self.config.total_words());
+        assert!(i < self.geometry.total_words);
         // SAFETY: in bounds (asserted; the mapping is at least
         // total_words × 8 bytes, checked on open or created so), 8-aligned
         // (page-aligned base), and only ever accessed atomically.
@@ -317,14 +344,14 @@ impl Table {
     }
 
     fn client_word(&self, k: usize, i: usize) -> &AtomicU64 {
-        assert!(k < self.config.max_clients as usize && i < self.config.client_words());
-        self.word(HEADER_WORDS + k * self.config.client_words() + i)
+        let words = self.geometry.client_words;
+        assert!(k < self.config.max_clients as usize && i < words);
+        self.word(HEADER_WORDS + k * words + i)
     }
 
     fn server_word(&self, s: usize, i: usize) -> &AtomicU64 {
         assert!(s < self.config.max_servers as usize && i < SERVER_WORDS);
-        let base = HEADER_WORDS + self.config.client_words() * self.config.max_clients as usize;
-        self.word(base + s * SERVER_WORDS + i)
+        self.word(self.geometry.server_base + s * SERVER_WORDS + i)
     }
 
     /// The claim word of call slot `id & (depth - 1)` of client `k`.

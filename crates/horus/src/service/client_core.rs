@@ -85,7 +85,8 @@ pub(crate) struct Started {
     pub(crate) id: u64,
     pub(crate) sent: Instant,
     /// The coarse clock just before `sent` was read (so at most `sent`),
-    /// and its resolution; `None` without a usable coarse clock.
+    /// and twice its resolution (the margin); `None` without a usable
+    /// coarse clock.
     coarse: Option<(Duration, Duration)>,
 }
 
@@ -102,8 +103,7 @@ impl Started {
     /// (up to two ticks after it has on the precise one: they only need to
     /// come every few milliseconds).
     pub(crate) fn quiet_until(&self, timeout: Duration) -> Option<Duration> {
-        let (at, res) = self.coarse?;
-        let margin = res.checked_mul(2)?;
+        let (at, margin) = self.coarse?;
         at.checked_add(LIVENESS_EVERY.min(timeout.saturating_sub(margin)))
     }
 }
@@ -132,8 +132,10 @@ pub(crate) struct ClientCore<Resp> {
     pub(super) slots: Vec<Slot<Resp>>,
     pub(super) next_check: Instant,
     witness_cache: WitnessCache,
-    /// The coarse clock's resolution, if usable (see [`Started::quiet_until`]).
-    coarse_res: Option<Duration>,
+    /// Twice the coarse clock's resolution, if that clock is usable: the
+    /// margin of [`Started::quiet_until`] (computed once: `Duration`
+    /// multiplication costs a division's worth of instructions per call).
+    coarse_margin: Option<Duration>,
     decode: Decoder<Resp>,
 }
 
@@ -227,7 +229,7 @@ impl<Resp> ClientCore<Resp> {
             slots: (0..depth).map(|_| Slot::Free).collect(),
             next_check: Instant::now(),
             witness_cache: WitnessCache::default(),
-            coarse_res: coarse_clock::resolution(),
+            coarse_margin: coarse_clock::resolution().and_then(|r| r.checked_mul(2)),
             decode,
         })
     }
@@ -319,7 +321,7 @@ impl<Resp> ClientCore<Resp> {
         // checks count from here. After the send, so that it overlaps the
         // request's way to the server instead of delaying it. The coarse
         // clock first, so that it is at most `sent`.
-        let coarse = coarse_clock::now().zip(self.coarse_res);
+        let coarse = coarse_clock::now().zip(self.coarse_margin);
         let sent = Instant::now();
         self.next_id = if id + 1 >= wire::MAX_CALL_ID {
             1
@@ -643,11 +645,12 @@ impl<Resp> Drop for ClientCore<Resp> {
 mod tests {
     use super::*;
 
+    /// A call sent at coarse time and tick `coarse`.
     fn started(coarse: Option<(Duration, Duration)>) -> Started {
         Started {
             id: 1,
             sent: Instant::now(),
-            coarse,
+            coarse: coarse.map(|(at, tick)| (at, tick * 2)),
         }
     }
 

@@ -13,8 +13,8 @@
 //! measurement (the echo, the server, a host) runs in a child process, the
 //! benchmark's own executable re-started as `--child <role>`; each peer crate
 //! lists its roles as [`ChildRole`]s and a binary dispatches the roles of the
-//! peers it links (`horus_bench::suite::main_with`), pub/sub, rpc and multi-host
-//! alike.
+//! peers it links ([`crate::suite::main_with`]; `horus_bench::suite::main_with`
+//! adds horus's own), pub/sub, rpc and multi-host alike.
 //!
 //! What a peer is asked to measure is not shared, on purpose: a pub/sub peer
 //! returns a round-trip [`Summary`](crate::stats::Summary) for a payload size, an

@@ -75,6 +75,18 @@ impl Throughput {
     }
 }
 
+/// Median of `v` (mean of the middle two for an even count); `NaN` if empty (the
+/// summary of a statistic over rounds).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
 /// Nearest-rank percentile of an ascending, non-empty slice; the percentile is given
 /// in per mille (999 = p99.9) so the rank is exact integer arithmetic.
 fn nearest_rank(sorted: &[u64], per_mille: usize) -> u64 {
@@ -87,6 +99,13 @@ fn nearest_rank(sorted: &[u64], per_mille: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn median_of_even_and_odd_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert!(median(&[]).is_nan());
+    }
 
     #[test]
     fn percentiles_of_one_to_thousand() {

@@ -8,8 +8,8 @@ use std::io::BufRead;
 use anyhow::{bail, Context};
 
 use super::{Cmd, HostArgs, Reply};
-use horus_bench::affinity::pin_current_thread;
-use horus_bench::child::{self, ChildArgs};
+use horus_bench_core::affinity::pin_current_thread;
+use horus_bench_core::child::{self, ChildArgs};
 
 /// Entry point of [`super::HOST_ROLE`]: one JSON argument, [`HostArgs`].
 pub fn host_child(mut args: ChildArgs) -> anyhow::Result<()> {

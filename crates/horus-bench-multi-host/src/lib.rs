@@ -7,8 +7,8 @@
 //! (its own binary, re-executed; the child enters its namespace with `setns`
 //! before it starts any thread, so everything it opens is on that host). It then
 //! drives both children cell by cell over their stdin ([`Cmd`]) and reads each
-//! side's result ([`Reply`]) from their stdout ([`horus_bench::child`]). The parent
-//! opens no socket itself.
+//! side's result ([`Reply`]) from their stdout ([`horus_bench_core::child`]). The
+//! parent opens no socket itself.
 //!
 //! A system is one implementation of [`System`] (what the parent asks of it) and
 //! [`HostSide`] (what one host does for each command, inside its namespace):
@@ -21,7 +21,9 @@
 //! `CLOCK_MONOTONIC` stamp, shared by both namespaces), [`host`] (the child
 //! process: command loop), [`session`] (the parent's side of two children),
 //! [`plan`] (what a run measures and in which order); the rows and tables the report
-//! reads are `horus_bench::multi_host`'s (re-exported here: [`rows`], [`tables`]).
+//! reads are the crate `horus-bench-multi-host-rows`'s (re-exported here: [`rows`],
+//! [`tables`]). Built on the measuring library (`horus-bench-core`) and horus's
+//! message types (`horus-bench-wire`) alone: no other benchmark is compiled with it.
 
 #![warn(missing_docs)]
 
@@ -32,27 +34,28 @@ pub mod session;
 pub mod wire;
 pub mod zenoh_system;
 
-pub use horus_bench::multi_host::{
+pub use horus_bench_multi_host_rows::{
     drop_percent, rows, set_drop_percent, tables, SystemName, CAP_MBIT, CHANNEL_SIZES,
     DROP_PERCENT, IMPAIRED_SIZES, RATE_HZ, SWEEP_SIZES, TOPIC_COUNTS,
 };
 
 use std::net::Ipv4Addr;
 
-use horus_bench::peer::Peer;
-use horus_bench::stats::Summary;
-use horus_bench::sysclock::CpuUse;
+use horus_bench_core::peer::Peer;
+use horus_bench_core::stats::Summary;
+use horus_bench_core::sysclock::CpuUse;
 use serde::{Deserialize, Serialize};
 
 /// Child role of a host process.
 pub const HOST_ROLE: &str = "multi-host";
 
 /// The child role of a host process ([`host::host_child`]), for
-/// [`horus_bench::suite::main_with`].
-pub const CHILD_ROLES: &[horus_bench::peer::ChildRole] = &[horus_bench::peer::ChildRole {
-    role: HOST_ROLE,
-    run: host::host_child,
-}];
+/// [`horus_bench_core::suite::main_with`].
+pub const CHILD_ROLES: &[horus_bench_core::peer::ChildRole] =
+    &[horus_bench_core::peer::ChildRole {
+        role: HOST_ROLE,
+        run: host::host_child,
+    }];
 
 /// The implementation of `name`.
 pub fn system(name: SystemName) -> &'static dyn System {

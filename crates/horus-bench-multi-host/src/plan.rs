@@ -13,8 +13,8 @@ use super::{
     Channel, Exchange, Flood, SystemName, CHANNEL_SIZES, IMPAIRED_SIZES, RATE_HZ, SWEEP_SIZES,
     TOPIC_COUNTS,
 };
-use horus_bench::harness::unique_id;
-use horus_bench::suite::Run;
+use horus_bench_core::harness::unique_id;
+use horus_bench_core::suite::Run;
 
 /// First port host A listens on; each session takes the next.
 const BASE_PORT: u16 = 17447;

@@ -12,8 +12,8 @@ use super::{
     Channel, Cmd, Exchange, Flood, HostArgs, Published, Received, Reply, Side, Sunk, SystemName,
     HOST_ROLE,
 };
-use horus_bench::child::ChildProcess;
-use horus_bench::stats::Summary;
+use horus_bench_core::child::ChildProcess;
+use horus_bench_core::stats::Summary;
 
 /// Longest a cell may take beyond its planned duration.
 const CELL_SLACK: Duration = Duration::from_secs(90);

@@ -10,7 +10,7 @@
 
 use anyhow::ensure;
 
-use horus_bench::sysclock::monotonic_ns;
+use horus_bench_core::sysclock::monotonic_ns;
 
 /// Smallest message: the header.
 pub const HEADER: usize = 16;

@@ -1,5 +1,5 @@
-//! The benchmark payloads as horus messages, and how each is written, read
-//! and echoed.
+//! How each benchmark payload (the horus messages of the crate `horus-bench-wire`,
+//! re-exported here) is written, read and echoed.
 //!
 //! Sizes up to [`horus::INLINE_MAX`] are fixed-size byte-array messages that
 //! travel inside the ring slots (received by a validated copy out of the
@@ -8,38 +8,9 @@
 //! exactly the requested size, written and read with [`crate::payload`].
 
 use horus::{Delivery, Message, Publisher, Sample, SampleMut, SendError};
-
-horus::message! {
-    /// A payload that lives in the message tail (sizes above the inline limit).
-    pub struct Blob: "horus-bench/Blob", version 1, tail {
-        /// Payload length in bytes (the tail).
-        pub len: u64,
-    }
-}
-
-macro_rules! fixed_sizes {
-    ($($name:ident = $n:literal as $schema:literal),* $(,)?) => {
-        $(
-            horus::message! {
-                #[doc = concat!("A ", stringify!($n), "-byte payload travelling inline in the ring.")]
-                pub struct $name: $schema, version 1 {
-                    /// The payload.
-                    pub data: [u8; $n],
-                }
-            }
-        )*
-    };
-}
-
-fixed_sizes!(
-    Bytes16 = 16 as "horus-bench/Bytes16",
-    Bytes64 = 64 as "horus-bench/Bytes64",
-    Bytes256 = 256 as "horus-bench/Bytes256",
-    Bytes304 = 304 as "horus-bench/Bytes304",
-    Bytes1024 = 1024 as "horus-bench/Bytes1024",
-    Bytes1480 = 1480 as "horus-bench/Bytes1480",
-    Bytes2048 = 2048 as "horus-bench/Bytes2048",
-);
+pub use horus_bench_wire::{
+    Blob, Bytes1024, Bytes1480, Bytes16, Bytes2048, Bytes256, Bytes304, Bytes64,
+};
 
 /// Calls `$f::<T>(args…)` with the inline message type of exactly `$size`
 /// bytes, or with [`Blob`] when there is none.

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::harness::Mode;
-use crate::stats::Summary;
+use crate::stats::{median, Summary};
 
 /// Fewest rounds from which a verdict is drawn; fewer (a `--quick` run) report the
 /// ratios but no verdict.
@@ -141,17 +141,6 @@ pub struct Comparison {
     pub peer_median_ns: f64,
     /// What the ratios allow us to say.
     pub verdict: Verdict,
-}
-
-/// Median of `v` (mean of the middle two for an even count); `NaN` if empty.
-pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-    }
 }
 
 fn median_in(rows: &[RoundRow], system: &str, size: usize, round: usize) -> Option<u64> {
@@ -350,6 +339,5 @@ mod tests {
         assert_eq!(pair("uds").unwrap().horus, "horus:futex");
         assert_eq!(pair("iceoryx2").unwrap().horus, "horus");
         assert!(pair("nope").is_none());
-        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
     }
 }

@@ -11,6 +11,10 @@
 //!   system goes through; [`payload`] — how messages are written and read (whole
 //!   payload or its ends); [`affinity`], [`child`] — pinning, and the echo side as a
 //!   separate process; [`sysclock`] — the cross-process clock and CPU accounting;
+//!   [`machine`], [`markdown`], [`units`] — the machine a document records, the tables
+//!   as text and Markdown, and how sizes and times are written in them;
+//! * [`horus_wire`] — the payloads as horus messages (the crate `horus-bench-wire`,
+//!   which `horus-bench-multi-host` shares) and how each is written, read and echoed;
 //! * [`floors`] — the hardware floor (cache-line handoff) and the references
 //!   (memcpy, in-place touch, futex wake), which are not lower bounds;
 //! * [`peer`] — what every system under test is (one trait, `horus-bench-core`'s);
@@ -21,18 +25,13 @@
 //! * [`interleaved`] — horus and each peer back to back over several rounds, and
 //!   the per-round ratios every "faster" claim is drawn from; [`many_to_many`] —
 //!   the same for 4 publisher and 4 subscriber processes against iceoryx2;
-//! * `ros_kinds`, `ros_loads`, `ros_peer`, `ros_build`, `ros_rows`, `ros_report` — ROS 2 messages
-//!   (`Topic<Ros<M>>`) against the fixed-layout path of the same bytes, and loan
-//!   builds against a memcpy (the `ros_messages` binary of `horus-bench-ros`); behind
-//!   the feature `ros-msgs` (off by default; `horus-bench-ros` and the report turn it
-//!   on), so the binaries here do not compile the ROS 2 message types;
 //! * [`rpc`] — request/response calls: horus services, and the rows and tables of
 //!   the `rpc` binary;
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
-//!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries;
-//!   [`markdown`] — the tables in Markdown; [`logging`], [`multi_host`] — the rows
-//!   and tables of those benchmarks; [`testing`] — what the binaries' black-box
-//!   tests share.
+//!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries
+//!   (`horus-bench-core`'s suite harness with horus's own child roles);
+//!   [`logging`] — the rows and tables of that benchmark; [`testing`] — what the
+//!   binaries' black-box tests share.
 //!
 //! This crate links no peer middleware. Its binaries measure horus alone
 //! (`all_paths`, `block_wake`, `payload_sweep`, `robotics_messages`, `scalability`);
@@ -43,7 +42,9 @@
 //! (`rpc`: iceoryx2, Zenoh, gRPC), `horus-bench-multi-host` (`multi_host`: Zenoh,
 //! network namespaces, horus's bridge), `horus-bench-ros` (`ros_messages`, `tf`),
 //! `horus-bench-ros2` (`ros2`: the ROS 2 bridge), `horus-bench-loggers` (`logging`).
-//! The page is rendered from the rows by `horus-bench-report`.
+//! The rows of `multi_host` are `horus-bench-multi-host-rows`'s, those of
+//! `ros_messages` (and its ROS 2 message workloads) `horus-bench-ros`'s. The page is
+//! rendered from the rows by `horus-bench-report`.
 //!
 //! ```no_run
 //! use horus_bench::{floors, harness::Config, payload::Touch};
@@ -56,7 +57,9 @@
 //! ```
 #![warn(missing_docs)]
 
-pub use horus_bench_core::{affinity, child, clock, harness, payload, peer, stats, sysclock};
+pub use horus_bench_core::{
+    affinity, child, clock, harness, machine, markdown, payload, peer, stats, sysclock, units,
+};
 
 pub mod cli;
 pub mod floors;
@@ -64,25 +67,11 @@ pub mod horus_wire;
 pub mod interleaved;
 pub mod logging;
 pub mod many_to_many;
-pub mod markdown;
-pub mod multi_host;
 pub mod pubsub;
 pub mod rate;
 pub mod ratios;
 pub mod report;
 pub mod robotics;
-#[cfg(feature = "ros-msgs")]
-pub mod ros_build;
-#[cfg(feature = "ros-msgs")]
-pub mod ros_kinds;
-#[cfg(feature = "ros-msgs")]
-pub mod ros_loads;
-#[cfg(feature = "ros-msgs")]
-pub mod ros_peer;
-#[cfg(feature = "ros-msgs")]
-pub mod ros_report;
-#[cfg(feature = "ros-msgs")]
-pub mod ros_rows;
 pub mod rows;
 pub mod rpc;
 pub mod suite;

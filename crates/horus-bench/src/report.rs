@@ -5,6 +5,10 @@ use crate::payload::Touch;
 use crate::ratios::Ratio;
 use crate::stats::{Summary, Throughput};
 use anyhow::Context;
+/// Where a run happened (`horus-bench-core`'s, in every `--json` document).
+pub use horus_bench_core::machine::Machine;
+/// How sizes and times are written in tables (`horus-bench-core`'s).
+pub use horus_bench_core::units::{ns, size};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -93,65 +97,6 @@ impl Row {
             one_way: Some(throughput),
         }
     }
-}
-
-/// The machine the run happened on.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct Machine {
-    /// `model name` from `/proc/cpuinfo`.
-    pub cpu_model: String,
-    /// Online logical CPUs (`processor` entries in `/proc/cpuinfo`).
-    pub cores: usize,
-    /// CPUs this process may use (its affinity mask).
-    pub usable_cpus: usize,
-    /// `uname`: sysname, release, version, machine.
-    pub kernel: String,
-}
-
-impl Machine {
-    /// Reads `/proc/cpuinfo` and `uname`.
-    pub fn detect() -> Self {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let cpu_model = cpuinfo
-            .lines()
-            .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
-            .map_or_else(|| "unknown".to_owned(), |(_, v)| v.trim().to_owned());
-        let cores = cpuinfo
-            .lines()
-            .filter(|l| l.starts_with("processor"))
-            .count();
-        Self {
-            cpu_model,
-            cores,
-            usable_cpus: crate::affinity::available_cpus(),
-            kernel: uname(),
-        }
-    }
-}
-
-fn uname() -> String {
-    let mut uts = std::mem::MaybeUninit::<libc::utsname>::uninit();
-    // SAFETY: `uname` fills the whole struct on success; we read it only then.
-    if unsafe { libc::uname(uts.as_mut_ptr()) } != 0 {
-        return "unknown".to_owned();
-    }
-    // SAFETY: initialised by the successful call above.
-    let uts = unsafe { uts.assume_init() };
-    let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    format!(
-        "{} {} {} {}",
-        field(&uts.sysname),
-        field(&uts.release),
-        field(&uts.version),
-        field(&uts.machine)
-    )
 }
 
 /// Everything `--json` writes.
@@ -255,28 +200,6 @@ fn prefix(r: &Row) -> String {
     )
 }
 
-/// `16`, `1480`, `64Ki`, `1Mi`.
-pub fn size(bytes: usize) -> String {
-    const KI: usize = 1024;
-    match bytes {
-        b if b >= KI * KI && b % (KI * KI) == 0 => format!("{}Mi", b / (KI * KI)),
-        b if b >= 8 * KI && b % KI == 0 => format!("{}Ki", b / KI),
-        b => b.to_string(),
-    }
-}
-
-/// Nanoseconds with a unit and three significant digits.
-pub fn ns(v: u64) -> String {
-    let v = v as f64;
-    match v {
-        v if v < 1e3 => format!("{v:.0} ns"),
-        v if v < 1e4 => format!("{:.2} µs", v / 1e3),
-        v if v < 1e6 => format!("{:.1} µs", v / 1e3),
-        v if v < 1e7 => format!("{:.2} ms", v / 1e6),
-        v => format!("{:.1} ms", v / 1e6),
-    }
-}
-
 fn rate(v: f64) -> String {
     match v {
         v if v >= 1e6 => format!("{:.2} M", v / 1e6),
@@ -288,25 +211,6 @@ fn rate(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn units() {
-        assert_eq!(ns(123), "123 ns");
-        assert_eq!(ns(1_234), "1.23 µs");
-        assert_eq!(ns(123_456), "123.5 µs");
-        assert_eq!(ns(2_500_000), "2.50 ms");
-        assert_eq!(size(16), "16");
-        assert_eq!(size(4096), "4096");
-        assert_eq!(size(65536), "64Ki");
-        assert_eq!(size(1 << 20), "1Mi");
-    }
-
-    #[test]
-    fn machine_is_detected() {
-        let m = Machine::detect();
-        assert!(m.cores >= 1);
-        assert!(!m.kernel.is_empty());
-    }
 
     #[test]
     fn table_lists_every_row() {

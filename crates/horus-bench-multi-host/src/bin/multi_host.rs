@@ -14,8 +14,8 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use horus_bench::markdown::Table;
-use horus_bench::suite::{self, Common, Run, COMMON_USAGE};
+use horus_bench_core::markdown::Table;
+use horus_bench_core::suite::{self, Common, Run, COMMON_USAGE};
 use horus_bench_multi_host::plan::{self, Part, Plan};
 use horus_bench_multi_host::rows::MhRow;
 use horus_bench_multi_host::{self as mh, horus_system, tables, SystemName};

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context};
 use serde::{Deserialize, Serialize};
 
-use horus_bench::child::{EXIT_TIMEOUT, READY_TIMEOUT};
+use horus_bench_core::child::{EXIT_TIMEOUT, READY_TIMEOUT};
 
 /// First argument of a bridge process.
 pub const BRIDGE_ROLE: &str = "--bridge-role";

@@ -11,9 +11,9 @@ use super::link::{self, HostCpu, Patience, POLL};
 use super::{bridge_counters, HorusHost};
 use crate::wire::{self, HEADER};
 use crate::{Channel, Published, Received};
-use horus_bench::horus_wire::Blob;
-use horus_bench::stats::Summary;
-use horus_bench::sysclock::{monotonic_ns, CpuUse};
+use horus_bench_core::stats::Summary;
+use horus_bench_core::sysclock::{monotonic_ns, CpuUse};
+use horus_bench_wire::Blob;
 
 pub(super) fn publish(h: &mut HorusHost, c: &Channel) -> anyhow::Result<Published> {
     let topics = (0..c.topics)

@@ -71,7 +71,7 @@ pub struct ShmCleanup {
 }
 
 /// How long a bridge whose host was killed may take to stop.
-const BRIDGE_GONE_WITHIN: std::time::Duration = horus_bench::child::EXIT_TIMEOUT;
+const BRIDGE_GONE_WITHIN: std::time::Duration = horus_bench_core::child::EXIT_TIMEOUT;
 
 impl ShmCleanup {
     /// For the session listening on `port` in this benchmark process.

@@ -8,10 +8,10 @@ use anyhow::{anyhow, bail, ensure, Context};
 use horus::{LoanError, Overflow, Publisher, RecvError, Subscriber, Topic};
 
 use crate::wire::{self, HEADER};
-use horus_bench::child::READY_TIMEOUT;
-use horus_bench::harness::STALL_TIMEOUT;
-use horus_bench::horus_wire::Blob;
-use horus_bench::sysclock::{monotonic_ns, CpuMeter, CpuUse};
+use horus_bench_core::child::READY_TIMEOUT;
+use horus_bench_core::harness::STALL_TIMEOUT;
+use horus_bench_core::sysclock::{monotonic_ns, CpuMeter, CpuUse};
+use horus_bench_wire::Blob;
 
 /// How often a hello is repeated while a path is being proven.
 const HELLO_EVERY: Duration = Duration::from_millis(20);

@@ -39,8 +39,8 @@ use super::{
     SystemName,
 };
 use bridge_proc::BridgeProc;
-use horus_bench::peer::Peer;
-use horus_bench::stats::Summary;
+use horus_bench_core::peer::Peer;
+use horus_bench_core::stats::Summary;
 
 /// horus through its Zenoh bridge.
 #[derive(Debug)]

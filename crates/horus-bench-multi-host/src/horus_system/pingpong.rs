@@ -9,10 +9,10 @@ use super::link::{self, Patience, POLL};
 use super::HorusHost;
 use crate::wire::{self, HEADER};
 use crate::{Exchange, Flood, Sunk};
-use horus_bench::child::READY_TIMEOUT;
-use horus_bench::harness::STALL_TIMEOUT;
-use horus_bench::stats::Summary;
-use horus_bench::sysclock::monotonic_ns;
+use horus_bench_core::child::READY_TIMEOUT;
+use horus_bench_core::harness::STALL_TIMEOUT;
+use horus_bench_core::stats::Summary;
+use horus_bench_core::sysclock::monotonic_ns;
 
 pub(super) fn ping(h: &mut HorusHost, e: &Exchange) -> anyhow::Result<Summary> {
     let pong = link::topic(&h.namespace, &link::name(&e.id, "pong"), e.size)?;

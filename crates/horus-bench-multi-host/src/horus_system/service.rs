@@ -11,11 +11,11 @@ use super::link::{self, Patience, POLL};
 use super::HorusHost;
 use crate::wire::{self, HEADER};
 use crate::Exchange;
-use horus_bench::child::READY_TIMEOUT;
-use horus_bench::harness::STALL_TIMEOUT;
-use horus_bench::horus_wire::Blob;
-use horus_bench::stats::Summary;
-use horus_bench::sysclock::monotonic_ns;
+use horus_bench_core::child::READY_TIMEOUT;
+use horus_bench_core::harness::STALL_TIMEOUT;
+use horus_bench_core::stats::Summary;
+use horus_bench_core::sysclock::monotonic_ns;
+use horus_bench_wire::Blob;
 
 fn open(h: &HorusHost, e: &Exchange) -> anyhow::Result<Service<Blob, Blob>> {
     let tail = e.size.max(HEADER);

@@ -10,8 +10,8 @@ use zenoh::Wait;
 
 use super::{put, wait_done, zerr, ZenohHost};
 use crate::{wire, Channel, Published, Received};
-use horus_bench::stats::Summary;
-use horus_bench::sysclock::{monotonic_ns, CpuMeter, CpuUse};
+use horus_bench_core::stats::Summary;
+use horus_bench_core::sysclock::{monotonic_ns, CpuMeter, CpuUse};
 
 /// The receiving state of a channel cell, shared by the topics' callbacks.
 struct Inbox {

@@ -30,10 +30,10 @@ use super::{
     wire, Channel, Exchange, Flood, HostArgs, HostSide, Published, Received, Side, Sunk, System,
     SystemName,
 };
-use horus_bench::child::READY_TIMEOUT;
-use horus_bench::harness::STALL_TIMEOUT;
-use horus_bench::peer::Peer;
-use horus_bench::stats::Summary;
+use horus_bench_core::child::READY_TIMEOUT;
+use horus_bench_core::harness::STALL_TIMEOUT;
+use horus_bench_core::peer::Peer;
+use horus_bench_core::stats::Summary;
 use horus_bench_peer_zenoh::pubsub as zenoh_peer;
 
 /// The raw Zenoh system.

@@ -12,10 +12,10 @@ use zenoh::Wait;
 
 use super::{put, wait_done, zerr, ZenohHost};
 use crate::{wire, Exchange, Flood, Sunk};
-use horus_bench::child::READY_TIMEOUT;
-use horus_bench::harness::STALL_TIMEOUT;
-use horus_bench::stats::Summary;
-use horus_bench::sysclock::monotonic_ns;
+use horus_bench_core::child::READY_TIMEOUT;
+use horus_bench_core::harness::STALL_TIMEOUT;
+use horus_bench_core::stats::Summary;
+use horus_bench_core::sysclock::monotonic_ns;
 
 pub(super) fn ping(h: &ZenohHost, e: &Exchange) -> anyhow::Result<Summary> {
     let rx = h

@@ -11,10 +11,10 @@ use zenoh::Wait;
 
 use super::{wait_done, zerr, ZenohHost};
 use crate::{wire, Exchange};
-use horus_bench::child::READY_TIMEOUT;
-use horus_bench::harness::STALL_TIMEOUT;
-use horus_bench::stats::Summary;
-use horus_bench::sysclock::monotonic_ns;
+use horus_bench_core::child::READY_TIMEOUT;
+use horus_bench_core::harness::STALL_TIMEOUT;
+use horus_bench_core::stats::Summary;
+use horus_bench_core::sysclock::monotonic_ns;
 
 pub(super) fn serve(h: &ZenohHost, e: &Exchange) -> anyhow::Result<u64> {
     let answered = Arc::new(Mutex::new(0u64));

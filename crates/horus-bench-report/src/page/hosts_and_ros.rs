@@ -3,8 +3,8 @@
 
 use super::results::Results;
 use super::{bullets, section, Keys};
-use horus_bench::multi_host::{self, SystemName};
-use horus_bench::ros_report;
+use horus_bench_multi_host_rows::{self as multi_host, SystemName};
+use horus_bench_ros::ros_report;
 
 /// `multi_host.*`: one table per cell kind and pinning, the method.
 pub(super) fn multi_host(r: &Results, keys: &mut Keys) {

@@ -9,13 +9,13 @@ use serde_json::Value;
 use horus_bench::interleaved::RoundRow;
 use horus_bench::logging::LogRow;
 use horus_bench::many_to_many::ManyRow;
-use horus_bench::multi_host::rows::MhRow;
 use horus_bench::report::{Machine, Row};
-use horus_bench::ros_rows::RosRow;
 use horus_bench::rows::{PathRow, RoboticsRow, ScaleRow, SweepRow};
 use horus_bench::rpc::rows::RpcRow;
 use horus_bench::suite::Doc;
 use horus_bench::tables;
+use horus_bench_multi_host_rows::rows::MhRow;
+use horus_bench_ros::ros_rows::RosRow;
 
 /// The result files of one run, each parsed if present.
 pub(crate) struct Results {

@@ -8,7 +8,7 @@ use super::results::Results;
 use super::{missing, Keys};
 use horus_bench::markdown::Table;
 use horus_bench::report::ns;
-use horus_bench::ros_rows::{self, RttComparison};
+use horus_bench_ros::ros_rows::{self, RttComparison};
 
 /// `ros_messages_py.table` (the table, the run's settings, failed cases) and
 /// `ros_messages_py.method`; each says the file is missing when it is.
@@ -243,12 +243,12 @@ mod tests {
     #[test]
     fn the_rust_column_takes_the_pinned_ros_path_of_the_same_body_and_not_for_loans() {
         let cmp = |pinned: bool, lo: u64, hi: u64| RttComparison {
-            kind: horus_bench::ros_kinds::RosKind::Scan360,
+            kind: horus_bench_ros::ros_kinds::RosKind::Scan360,
             pinned,
             body_bytes: 2936,
             ros_ns: vec![hi, lo],
             fixed_ns: vec![900, 900],
-            ratios: horus_bench::ros_rows::Ratios {
+            ratios: horus_bench_ros::ros_rows::Ratios {
                 each: vec![1.2, 1.3],
                 median: 1.25,
                 min: 1.2,

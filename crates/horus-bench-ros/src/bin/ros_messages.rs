@@ -11,12 +11,12 @@ use std::process::ExitCode;
 
 use horus_bench::harness::{Config, Samples};
 use horus_bench::payload::Touch;
-use horus_bench::ros_build::{self, BuildMethod, BATCH};
-use horus_bench::ros_kinds::RosKind;
-use horus_bench::ros_peer::{self, Path};
-use horus_bench::ros_rows::{self, BuildRow, RosRow, RttRow};
 use horus_bench::suite::{self, number, Common, Run, COMMON_USAGE};
-use horus_bench::tables;
+use horus_bench_ros::ros_build::{self, BuildMethod, BATCH};
+use horus_bench_ros::ros_kinds::RosKind;
+use horus_bench_ros::ros_peer::{self, Path};
+use horus_bench_ros::ros_rows::{self, BuildRow, RosRow, RttRow};
+use horus_bench_ros::ros_tables as tables;
 
 const ROUNDS: usize = 5;
 const QUICK_ROUNDS: usize = 1;

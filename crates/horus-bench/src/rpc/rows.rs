@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::interleaved::median;
 use crate::payload::Touch;
+use crate::stats::median;
 use crate::stats::Summary;
 
 /// What a row measured.

@@ -4,16 +4,14 @@
 //! One file per benchmark whose tables need more than a few lines: `peers.rs`
 //! ([`peers_side_by_side`], [`peers_ratios`]), `pingpong.rs` and `scheduler.rs`
 //! (read from their JSON, with their targets), `interleaved.rs` (the rounds),
-//! `many_to_many.rs` (4:4 against iceoryx2), `python.rs` (the Python benchmark),
-//! `ros.rs` (`ros_messages`); the suite binaries' tables here.
+//! `many_to_many.rs` (4:4 against iceoryx2), `python.rs` (the Python benchmark); the
+//! suite binaries' tables here. The tables of `ros_messages` are `horus-bench-ros`'s.
 
 mod interleaved;
 mod many_to_many;
 mod peers;
 mod pingpong;
 mod python;
-#[cfg(feature = "ros-msgs")]
-mod ros;
 mod scheduler;
 
 pub use interleaved::*;
@@ -21,8 +19,6 @@ pub use many_to_many::*;
 pub use peers::*;
 pub use pingpong::*;
 pub use python::*;
-#[cfg(feature = "ros-msgs")]
-pub use ros::*;
 pub use scheduler::*;
 
 use crate::markdown::Table;

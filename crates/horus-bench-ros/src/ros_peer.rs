@@ -18,29 +18,29 @@
 use anyhow::{ensure, Context};
 use horus::ros::{Ros, RosSendError};
 use horus::{Delivery, Message, Overflow, SendError, Subscriber, Topic, WaitMode};
-
-use crate::affinity::{pin_current_thread, run_on_cpu};
-use crate::child::{cpu_arg, signal_ready, ChildArgs, ChildProcess};
-use crate::harness::{
+use horus_bench::affinity::{pin_current_thread, run_on_cpu};
+use horus_bench::child::{cpu_arg, signal_ready, ChildArgs, ChildProcess};
+use horus_bench::harness::{
     measure_round_trip_samples, spin_until, unique_id, Config, Samples, STALL_TIMEOUT,
 };
-use crate::horus_wire::Blob;
-use crate::payload::{self, Touch};
+use horus_bench::horus_wire::Blob;
+use horus_bench::payload::{self, Touch};
+use horus_bench::stats::Summary;
+
 use crate::ros_kinds::{with_ros_kind, RosKind, Workload};
-use crate::stats::Summary;
 
 /// Child role of the ROS echo.
 pub const ROS_ECHO_ROLE: &str = "ros-echo";
 /// Child role of the fixed-layout echo.
 pub const FIXED_ECHO_ROLE: &str = "ros-fixed-echo";
 
-/// The child roles of this module, for [`crate::suite::main_with`].
-pub const CHILD_ROLES: &[crate::pubsub::ChildRole] = &[
-    crate::pubsub::ChildRole {
+/// The child roles of this module, for [`horus_bench::suite::main_with`].
+pub const CHILD_ROLES: &[horus_bench::pubsub::ChildRole] = &[
+    horus_bench::pubsub::ChildRole {
         role: ROS_ECHO_ROLE,
         run: |args| echo_child(ROS_ECHO_ROLE, args),
     },
-    crate::pubsub::ChildRole {
+    horus_bench::pubsub::ChildRole {
         role: FIXED_ECHO_ROLE,
         run: |args| echo_child(FIXED_ECHO_ROLE, args),
     },

@@ -1,13 +1,13 @@
 //! The rows of the `ros_messages` benchmark, their per-round ratios, and the ROS 2
 //! message targets judged from those ratios (never from one run).
 
+use horus_bench::interleaved::MIN_ROUNDS_FOR_VERDICT;
+use horus_bench::stats::{median, Summary};
 use serde::{Deserialize, Serialize};
 
-use crate::interleaved::{median, MIN_ROUNDS_FOR_VERDICT};
 use crate::ros_build::BuildMethod;
 use crate::ros_kinds::RosKind;
 use crate::ros_peer::Path;
-use crate::stats::Summary;
 
 /// One measurement of `ros_messages`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,12 +1,12 @@
 //! The ROS 2 sections of `docs/benchmarks.md`: the `ros_messages` tables and targets
 //! (Rust) and the `python/bench/ros_python.py` tables and targets (Python vs rclpy).
 
+use horus_bench::markdown::Table;
+use horus_bench::suite::Doc;
 use serde_json::Value;
 
-use crate::markdown::Table;
 use crate::ros_rows::{self, RosRow};
-use crate::suite::Doc;
-use crate::tables;
+use crate::ros_tables as tables;
 
 /// The keys of the Rust section, or each saying the file is missing.
 pub fn rust_keys_or_missing(d: Option<&Doc<RosRow>>) -> Vec<(&'static str, String)> {

@@ -1,8 +1,10 @@
 //! The rows and tables of the `multi_host` benchmark (topics and service calls between
 //! two hosts, raw Zenoh beside horus through its bridge), with the sizes, rates and
 //! impairments they are measured at. The systems, the host processes and the
-//! `multi_host` binary are the crate `horus-bench-multi-host`; these are here so that
-//! the report (`horus-bench-report`) reads and renders the rows without linking Zenoh.
+//! `multi_host` binary are the crate `horus-bench-multi-host` (which re-exports this
+//! one); these are a crate of their own so that the report (`horus-bench-report`)
+//! reads and renders the rows without linking Zenoh.
+#![warn(missing_docs)]
 
 pub mod rows;
 pub mod tables;

@@ -3,10 +3,11 @@
 //! whose measurement failed in every round shows "–" (the failures are listed
 //! under the tables).
 
+use horus_bench_core::markdown::Table;
+use horus_bench_core::units::{ns, size};
+
 use super::rows::{self, Impairment, Key, Kind, MhRow};
 use super::{SystemName, CHANNEL_SIZES, IMPAIRED_SIZES, RATE_HZ, SWEEP_SIZES, TOPIC_COUNTS};
-use crate::markdown::Table;
-use crate::report::{ns, size};
 
 const DASH: &str = "–";
 

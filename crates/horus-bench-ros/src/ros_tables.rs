@@ -1,8 +1,9 @@
 //! The tables of the `ros_messages` binary: ROS 2 messages against the fixed-layout
 //! path of the same bytes, and loan builds against a memcpy.
 
-use crate::markdown::Table;
-use crate::report::ns;
+use horus_bench::markdown::Table;
+use horus_bench::report::ns;
+
 use crate::ros_rows::{BuildComparison, Ratios, RttComparison};
 
 fn range_ns(v: &[u64]) -> String {

@@ -24,13 +24,13 @@ use anyhow::{ensure, Context};
 use horus::cdr::CdrWriter;
 use horus::ros::Ros;
 use horus::{Overflow, Publisher, Topic};
+use horus_bench::affinity::run_on_cpu;
+use horus_bench::clock::Clock;
+use horus_bench::harness::{unique_id, Config};
+use horus_bench::stats::Summary;
 use serde::{Deserialize, Serialize};
 
-use crate::affinity::run_on_cpu;
-use crate::clock::Clock;
-use crate::harness::{unique_id, Config};
 use crate::ros_kinds::{with_ros_kind, RosKind, Workload};
-use crate::stats::Summary;
 
 /// Messages per timed sample.
 pub const BATCH: u32 = 16;

@@ -4,13 +4,13 @@
 //! * `Image` and `PointCloud2`: built with `publish_with`, the fields written by the
 //!   CDR writer and the pixels / points produced in place in the loaned chunk
 //!   ([`CdrWriter::write_slice_with`]), every byte written once with the fill of
-//!   [`crate::payload`] (the sequence number in the data's first and last 8 bytes).
+//!   [`horus_bench::payload`] (the sequence number in the data's first and last 8 bytes).
 //! * `LaserScan`, `JointState`, `TFMessage`: an owned message (as a driver holds it)
 //!   whose stamp carries the sequence number, sent with `publish`, which sizes it and
 //!   encodes every field into the loan.
 //!
 //! The reader ([`Workload::read`]) walks the view: every string's bytes, every number,
-//! every array element (`Image`/`PointCloud2` data: [`crate::payload::check`]'s
+//! every array element (`Image`/`PointCloud2` data: [`horus_bench::payload::check`]'s
 //! checksum; float arrays: a wrapping sum of their bit patterns, as fast as that
 //! checksum), and returns the sequence number it found.
 

@@ -7,6 +7,7 @@ use anyhow::ensure;
 use horus::cdr::{CdrWriter, EncodeError, RosMessage};
 use horus::ros::{Ros, RosSendError};
 use horus::{Delivery, Publisher};
+use horus_bench::payload::{self, Touch};
 use horus_ros_msgs::builtin_interfaces::msg::Time;
 use horus_ros_msgs::geometry_msgs::msg::{
     Quaternion, Transform, TransformStamped, TransformStampedView, Vector3,
@@ -18,7 +19,6 @@ use horus_ros_msgs::sensor_msgs::msg::{
 use horus_ros_msgs::std_msgs::msg::{Header, HeaderView};
 use horus_ros_msgs::tf2_msgs::msg::{TFMessage, TFMessageView};
 
-use crate::payload::{self, Touch};
 use crate::ros_kinds::{RosKind, Workload};
 
 fn stamp(seq: u64) -> Time {

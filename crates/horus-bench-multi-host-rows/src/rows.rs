@@ -2,11 +2,10 @@
 //! statistic is summarised over rounds (median; the largest latency is the
 //! largest of any round).
 
+use horus_bench_core::stats::{median, Summary};
 use serde::{Deserialize, Serialize};
 
 use super::SystemName;
-use crate::interleaved::median;
-use crate::stats::Summary;
 
 /// What a row measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use horus_bench::affinity::available_cpus;
-use horus_bench::suite::{self, list, number, Common, Run, COMMON_USAGE};
+use horus_bench_core::affinity::available_cpus;
+use horus_bench_core::suite::{self, list, number, Common, Run, COMMON_USAGE};
 use horus_bench_ros2::discovery::DiscoveryRange;
 use horus_bench_ros2::session::{self, Programs, Spec};
 use horus_bench_ros2::table::{self, Row};
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
             }
         };
     }
-    suite::main(run)
+    suite::main_with(&[], run)
 }
 
 fn usage() {
@@ -329,7 +329,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                         )
                     });
                 }
-                let Some(summary) = horus_bench::stats::Summary::from_samples(
+                let Some(summary) = horus_bench_core::stats::Summary::from_samples(
                     out.ping.samples_ns,
                     out.ping.wall_ns,
                 ) else {

@@ -1,7 +1,7 @@
 //! `logging`: the cost of one log call on the calling thread — horus-log beside `tracing`
 //! (non-blocking appender) and `log` + `env_logger` — at 32 B … 8 KiB messages, in
-//! interleaved rounds, per call (each call timed) and in batches of 64 calls timed
-//! together (per call); the per-call cost targets at 32 B with PASS/MISS.
+//! interleaved rounds, per call (each call timed) and per call in batches of 32 calls timed
+//! together; the per-call cost targets at 32 B with PASS/MISS.
 //!
 //! ```text
 //! cargo run --release -p horus-bench-loggers --bin logging -- --quick --json /tmp/logging.json
@@ -31,6 +31,7 @@ fn usage() {
 }
 
 fn method(rounds: usize, calls: u64, warmup: u64, cpu: usize) -> Vec<String> {
+    let batches = (calls / BATCH_CALLS).max(1);
     let mut m = vec![
         format!(
             "one thread pinned to CPU {cpu} calls the logger with an `info` record whose one \
@@ -42,9 +43,11 @@ fn method(rounds: usize, calls: u64, warmup: u64, cpu: usize) -> Vec<String> {
             "per system and size: {warmup} warm-up calls, then an untimed pass of {calls} calls \
              (average = wall time / calls, the reference report's metric), then a timed pass \
              of {calls} calls, each between two timer reads (median, p99, max include one \
-             timer pair), then a batch pass of {calls} calls in batches of {BATCH_CALLS} \
-             between two timer reads (time of a batch / {BATCH_CALLS}: the per-call cost with \
-             1/{BATCH_CALLS} of a timer pair inside; median and p99 over batches)"
+             timer pair), then a batch pass of {calls} calls: {batches} batches of \
+             {BATCH_CALLS} consecutive calls, each batch between two timer reads; per-call-in-\
+             batch = time of a batch / {BATCH_CALLS} (1/{BATCH_CALLS} of a timer pair inside; \
+             one slow call shows at 1/{BATCH_CALLS} of its cost), its median, p99 and max over \
+             the batches"
         ),
         format!(
             "interleaved rounds: {rounds}; in each round every size, and at each size every \
@@ -119,6 +122,8 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                         max_ns: m.per_call.max_ns,
                         batch_median_ns: Some(m.batch_median_ns),
                         batch_p99_ns: Some(m.batch_p99_ns),
+                        batch_max_ns: Some(m.batch_max_ns),
+                        batch_calls: BATCH_CALLS,
                         timer_pair_ns: horus_bench::clock::Clock::read_overhead_ns(),
                         dropped: m.dropped,
                     })

@@ -5,8 +5,11 @@
 //! The route runs on a thread of its own (route_thread.rs) that waits on the DDS reader's
 //! readiness (RustDDS's `mio` event source: no CPU while idle) and publishes each sample as
 //! soon as RustDDS hands it over. Publishing into a `Block` horus topic whose subscriber is
-//! slow waits up to the topic's block timeout (then counted `refused`, as the horus
-//! publisher's own `Block` failure): only this route waits, never the others.
+//! slow waits, retrying after each block timeout, until it fits or the route closes (then
+//! counted `refused`): only this route waits, never the others. Meanwhile its reliable DDS
+//! reader takes at most the topic's depth more (its ack window, qos.rs): a reliable
+//! KEEP_ALL ROS 2 writer is held back; what a KEEP_LAST one overwrites meanwhile is a gap in
+//! its sequence numbers, counted `lost` (sequence_gaps.rs).
 //!
 //! When the writers on the topic come to need another reader QoS (a volatile writer joins
 //! a transient-local topic, a best-effort one a reliable topic), only the DDS reader is
@@ -18,7 +21,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use horus::inspect::{RawRosPublisher, RawRosSendError, TopicView};
+use horus::inspect::{RawRosPublisher, RawRosSendError, RawSendError, TopicView};
+use horus::Overflow;
 use rustdds::no_key::{DataReader, DataSample};
 use rustdds::{RTPSEntity, GUID};
 
@@ -30,6 +34,10 @@ use crate::route_error::RouteError;
 use crate::route_thread::{OwnPlace, RouteThread, SharedCounters, StopFlag, STOP_POLL};
 use crate::sequence_gaps::{new_reader_incarnation, SequenceGaps};
 use crate::type_check::PayloadCheck;
+
+/// Under `Block`, how long the route waits before trying again when every chunk of its
+/// publisher's pool is still held by the horus topic's rings.
+const POOL_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The poll token of the DDS reader.
 const READER: mio::Token = mio::Token(0);
@@ -72,6 +80,9 @@ struct Mover {
     /// A reader to take in place of `reader` (the route reopened for other QoS).
     next_reader: NextReader,
     publisher: RawRosPublisher,
+    /// The horus topic's overflow policy is `Block`: a publish that times out is retried
+    /// until it fits or the route closes.
+    block: bool,
     /// The topic's type, to check payloads (`None`: its definition does not resolve; then
     /// only the encapsulation header is checked).
     check: Option<PayloadCheck>,
@@ -137,6 +148,7 @@ impl Inbound {
             reader,
             next_reader: Arc::clone(&next_reader),
             publisher,
+            block: is_block(local),
             check,
             max_bytes: max_bytes.min(chunk_room),
             me: dds.participant().guid(),
@@ -203,7 +215,13 @@ impl Inbound {
     }
 }
 
-/// A DDS reader on `dds_topic` asking for `kind`, keeping the horus topic's depth.
+/// Whether the horus topic's overflow policy is `Block`.
+fn is_block(local: &LocalTopic) -> bool {
+    matches!(local.qos.overflow, Some(Overflow::Block { .. }))
+}
+
+/// A DDS reader on `dds_topic` asking for `kind`, keeping the horus topic's depth (with an
+/// ack window of that depth into a `Block` topic: qos.rs).
 fn create_reader(
     dds: &Dds,
     local: &LocalTopic,
@@ -215,7 +233,7 @@ fn create_reader(
         dds_topic,
         dds_type,
         &local.ty.type_hash,
-        kind.qos(local.qos.depth),
+        kind.qos(local.qos.depth, is_block(local)),
     )
     .map_err(|e| RouteError::dds(dds_topic, e))
 }
@@ -270,7 +288,7 @@ impl Mover {
     fn drain(&mut self, stop: &StopFlag) {
         while !stop.is_set() {
             match self.reader.take_next_sample() {
-                Ok(Some(s)) => self.carry(&s),
+                Ok(Some(s)) => self.carry(&s, stop),
                 Ok(None) => break,
                 // Not little-endian CDR: RustDDS has moved past it.
                 Err(_) => {
@@ -298,7 +316,7 @@ impl Mover {
     }
 
     /// Checks one sample and publishes it into horus, counting what happens to it.
-    fn carry(&mut self, sample: &DataSample<WireCdr>) {
+    fn carry(&mut self, sample: &DataSample<WireCdr>, stop: &StopFlag) {
         // This bridge's own writer (the topic also crosses the other way): not again.
         let writer = sample.sample_info().writer_guid();
         if writer.prefix == self.me.prefix {
@@ -334,8 +352,24 @@ impl Mover {
                 }
             }
         }
-        // May wait (a `Block` topic with a slow subscriber): no lock is held here.
-        let sent = self.publisher.send_cdr(wire);
+        // May wait (a `Block` topic with a slow subscriber): no lock is held here. Under
+        // `Block` a publish that found no room within the topic's timeout is retried while
+        // the route is open: the message is neither refused nor dropped, and the DDS reader
+        // takes no more than its ack window meanwhile (back-pressure to the ROS 2 writer).
+        let sent = loop {
+            match self.publisher.send_cdr(wire) {
+                Err(RawRosSendError::Send(RawSendError::Timeout(_)))
+                    if self.block && !stop.is_set() => {}
+                // Every chunk of the bridge's pool is still in a ring (a pool smaller than
+                // the subscribers' depth): nothing to wait on but time.
+                Err(RawRosSendError::Send(RawSendError::PoolExhausted))
+                    if self.block && !stop.is_set() =>
+                {
+                    std::thread::sleep(POOL_RETRY);
+                }
+                other => break other,
+            }
+        };
         let mut c = self.counters.lock();
         match sent {
             Ok(_) => {

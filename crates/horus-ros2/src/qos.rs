@@ -7,6 +7,10 @@
 //! - Readers the bridge creates (ROS 2 → horus) ask for no more than every writer on the
 //!   topic offers, so that all of them match: RELIABLE only if all writers are,
 //!   TRANSIENT_LOCAL only if all writers are. History: KEEP_LAST of the horus topic's depth.
+//!   Into a `Block` horus topic a reliable reader has an ack window of that depth (the
+//!   patched RustDDS's reader-side flow control, HORUS-PATCH.md item 17): it takes and
+//!   acknowledges at most that many samples beyond what the route has taken, so a reliable
+//!   KEEP_ALL ROS 2 writer is held back while the horus subscriber is.
 
 use horus::Durability as HorusDurability;
 use rustdds::policy::{Durability, History, Reliability};
@@ -63,8 +67,10 @@ impl ReaderKind {
         }
     }
 
-    /// The reader's QoS, keeping the last `depth` messages.
-    pub(crate) fn qos(self, depth: u32) -> QosPolicies {
+    /// The reader's QoS, keeping the last `depth` messages; `block`: the horus topic's
+    /// overflow policy is `Block` (a reliable reader then acknowledges at most `depth`
+    /// samples beyond what the route has taken: back-pressure reaches the writers).
+    pub(crate) fn qos(self, depth: u32, block: bool) -> QosPolicies {
         let reliability = if self.reliable {
             Reliability::Reliable {
                 max_blocking_time: rustdds::Duration::from_millis(NO_WAIT_MS),
@@ -72,7 +78,7 @@ impl ReaderKind {
         } else {
             Reliability::BestEffort
         };
-        QosPolicyBuilder::new()
+        let qos = QosPolicyBuilder::new()
             .reliability(reliability)
             .durability(if self.transient_local {
                 Durability::TransientLocal
@@ -82,7 +88,13 @@ impl ReaderKind {
             .history(History::KeepLast {
                 depth: i32::try_from(depth.max(1)).unwrap_or(i32::MAX),
             })
-            .build()
+            .build();
+        if block && self.reliable {
+            // At most the history's depth: what the reader holds never overflows it.
+            qos.with_horus_ack_window(depth.max(1))
+        } else {
+            qos
+        }
     }
 }
 

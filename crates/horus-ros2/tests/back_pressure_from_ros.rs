@@ -1,9 +1,13 @@
-//! What a slow horus `Block` subscriber does to a reliable ROS 2 publisher behind the bridge:
-//! nothing. The bridge's DDS reader acknowledges what it received, not what the bridge has
-//! published into horus, so back-pressure does not reach the ROS 2 side; the bridge drops
-//! what does not fit and counts every message (docs/ros2-bridge.md, QoS). The bridge and the
-//! rclpy publisher are processes of their own, in a network namespace with only `lo`;
-//! nothing is left in /dev/shm.
+//! What a slow horus `Block` subscriber does to a reliable ROS 2 publisher behind the bridge.
+//! The bridge's DDS reader for a `Block` topic acknowledges at most the topic's depth beyond
+//! what the route has published into horus (its ack window: the patched RustDDS's
+//! reader-side flow control, HORUS-PATCH.md item 17), and the route retries its publish
+//! while the ring is full. So a reliable KEEP_ALL ROS 2 writer is held back (its history
+//! fills with samples the bridge has not acknowledged, and rclpy's publish then raises),
+//! and nothing is lost or refused; a KEEP_LAST writer is not held back: it overwrites what
+//! was not acknowledged, and the bridge counts those samples `lost` (docs/ros2-bridge.md,
+//! QoS). The bridge and the rclpy publisher are processes of their own, in a network
+//! namespace with only `lo`; nothing is left in /dev/shm.
 //!
 //! Skipped (with the reason printed) when the ROS 2 venv is absent (`make setup-ros2`) or
 //! network namespaces cannot be made (not root).
@@ -17,13 +21,24 @@ use horus::inspect::{open_or_create_ros_topic, ros_qos, QosInfo};
 use horus::Overflow;
 use horus_msgs::Ros2Type;
 use horus_ros2::{BridgeStatus, Direction, TopicStatus};
-use horus_ros_msgs::horus_cdr::RosMessage;
+use horus_ros_msgs::horus_cdr::{decode_message, RosMessage};
 use horus_ros_msgs::std_msgs::msg::UInt8MultiArray;
 
 bridge_process_test!();
 
-/// Messages the rclpy publisher sends (reliable, KEEP_LAST 10, 100 Hz).
+/// Messages the rclpy KEEP_LAST publisher sends (reliable, KEEP_LAST 10, 100 Hz).
 const COUNT: u64 = 200;
+
+/// Messages the rclpy KEEP_ALL publisher sends, as fast as it can: more than its Fast DDS
+/// writer's history holds (KEEP_ALL: `max_samples`, 5000 by default) plus what the bridge
+/// takes (the horus ring and the ack window, the topic's depth each).
+const FLOOD: u64 = 6000;
+
+/// The horus index the rclpy node put in a message's first 8 data bytes.
+fn index_of(cdr: &[u8]) -> u64 {
+    let m: UInt8MultiArray = decode_message(cdr).expect("a UInt8MultiArray");
+    u64::from_le_bytes(m.data[..8].try_into().unwrap())
+}
 
 fn from_ros(st: &BridgeStatus, topic: &str) -> Option<TopicStatus> {
     st.topics
@@ -33,12 +48,18 @@ fn from_ros(st: &BridgeStatus, topic: &str) -> Option<TopicStatus> {
 }
 
 /// A horus `Block` topic (depth 4, block timeout 1 s) whose subscriber stops reading while
-/// an rclpy node publishes 200 reliable messages into it: the rclpy node gets all of them
-/// out (it is not held back), the bridge counts what it could not publish (`refused`, after
-/// waiting the block timeout) and what its reader overwrote meanwhile (`lost`), and every
-/// message is accounted for once the subscriber reads again.
+/// an rclpy node publishes 200 reliable KEEP_LAST 10 messages into it: the rclpy node gets
+/// all of them out (a KEEP_LAST writer is never held back: it overwrites its oldest sample
+/// even when a reliable reader has not acknowledged it), the route refuses nothing (under
+/// `Block` it retries while the ring is full), and what the writer overwrote before the
+/// bridge could take it (its ack window is full while the route waits) is counted `lost`
+/// from the gap in the writer's sequence numbers: every message is carried or lost, once,
+/// in order. Before the ack window (HORUS-PATCH.md item 17) the bridge acknowledged every
+/// sample, refused one after each block timeout and overwrote the rest in its own reader
+/// (carried 9, refused 1, lost 190).
 #[test]
-fn a_slow_block_subscriber_does_not_hold_back_a_ros2_publisher_and_every_message_is_counted() {
+fn a_slow_block_subscriber_does_not_hold_back_a_keep_last_ros2_publisher_and_every_message_is_counted(
+) {
     if let Some(why) = common::skip_reason() {
         eprintln!("SKIPPED: {why}");
         return;
@@ -64,16 +85,19 @@ fn a_slow_block_subscriber_does_not_hold_back_a_ros2_publisher_and_every_message
     let rclpy = w.rclpy("stream", &["/bp/slow", &count, "64"]);
     // The publisher gets every message out while the horus side is stuck.
     rclpy.expect_line(&format!("streamed {COUNT}"));
-    common::wait_status(
-        &w.namespace,
-        "a publish refused after the block timeout",
-        |s| from_ros(s, "bp/slow").is_some_and(|t| t.counters.refused >= 1),
-    );
-    // The subscriber reads again: the bridge publishes what its reader still holds.
+    // The subscriber reads again: the bridge publishes what it holds, then what the writer
+    // still has (it asks for it as its window moves); the rest shows as a gap.
     let mut received = 0u64;
+    let mut last: Option<u64> = None;
     let deadline = std::time::Instant::now() + PATIENCE;
     let st = loop {
-        while slow.recv_timeout(Duration::from_millis(50)).is_some() {
+        while let Some(s) = slow.recv_timeout(Duration::from_millis(50)) {
+            let i = index_of(s.cdr());
+            assert!(
+                last.is_none_or(|l| i > l),
+                "{i} after {last:?}: out of order"
+            );
+            last = Some(i);
             received += 1;
         }
         let st = horus_ros2::read_status_file(&w.namespace).unwrap().unwrap();
@@ -89,17 +113,98 @@ fn a_slow_block_subscriber_does_not_hold_back_a_ros2_publisher_and_every_message
     };
     let c = &st.counters;
     assert_eq!(
-        c.messages + c.refused + c.lost,
+        c.messages + c.lost,
         COUNT,
-        "each message carried, refused or lost, once: {st:?}"
+        "each message carried or lost, once: {st:?}"
     );
     assert_eq!(received, c.messages, "carried = received: {st:?}");
-    assert!(c.refused >= 1, "{st:?}");
+    assert_eq!(c.refused, 0, "under Block the route retries: {st:?}");
+    assert!(c.lost >= 1, "the KEEP_LAST writer overwrote: {st:?}");
+    assert_eq!(last, Some(COUNT - 1), "the newest arrives: {st:?}");
     assert_eq!((c.malformed, c.oversize, c.replayed), (0, 0, 0), "{st:?}");
     eprintln!(
-        "back-pressure from ROS 2: carried {}, refused {}, lost {} of {COUNT}",
+        "back-pressure from a KEEP_LAST ROS 2 writer: carried {}, refused {}, lost {} of {COUNT}",
         c.messages, c.refused, c.lost
     );
+    rclpy.stop();
+    bridge.stop();
+    drop(slow);
+    v.unlink_if_unused();
+    drop(v);
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
+/// A horus `Block` topic (depth 16, block timeout 1 s) whose subscriber stops reading while
+/// an rclpy node publishes 6000 messages from a reliable KEEP_ALL writer as fast as it can:
+/// the bridge acknowledges no more than it has taken plus its window, so the writer's
+/// history fills with unacknowledged samples and rclpy's publish raises (Fast DDS blocks
+/// the write for max_blocking_time, then fails: `RCLError: cannot publish data`); the node
+/// retries the same message. Meanwhile the route has refused and lost nothing. Once the
+/// subscriber reads again, every one of the 6000 arrives, in order, each once: carried
+/// 6000, refused 0, lost 0. Without the ack window (HORUS-PATCH.md item 17) the bridge
+/// acknowledged every sample: the publisher was never held back, and all but a few were
+/// refused or lost.
+#[test]
+fn a_stalled_block_subscriber_holds_back_a_reliable_keep_all_ros2_publisher_and_nothing_is_lost() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("keepall");
+    let ty = Ros2Type::new(
+        UInt8MultiArray::TYPE_NAME,
+        UInt8MultiArray::TYPE_HASH,
+        UInt8MultiArray::DEFINITION,
+    );
+    let qos = QosInfo {
+        depth: 16,
+        overflow: Some(Overflow::Block {
+            timeout: Duration::from_secs(1),
+        }),
+        // As ros_qos sizes the pool for its own depth.
+        chunks_per_publisher: 2 * 16 + 4,
+        ..ros_qos(4096)
+    };
+    let v = open_or_create_ros_topic(&w.namespace, "bp/all", &ty, &qos).unwrap();
+    let mut slow = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let count = FLOOD.to_string();
+    let rclpy = w.rclpy("flood", &["/bp/all", &count, "16"]);
+    // The writer is held back: a publish raised with its history full.
+    let held = rclpy.next_line("held ");
+    let st = horus_ros2::read_status_file(&w.namespace).unwrap().unwrap();
+    let t = from_ros(&st, "bp/all").expect("the route is open");
+    assert_eq!(
+        (t.counters.refused, t.counters.lost),
+        (0, 0),
+        "while held back, nothing refused or lost: {t:?}"
+    );
+    assert!(t.counters.messages < FLOOD, "{t:?}");
+    // The subscriber reads again: all of them, in order.
+    for want in 0..FLOOD {
+        let s = slow
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|| panic!("message {want} of {FLOOD} never came ({held})"));
+        assert_eq!(index_of(s.cdr()), want, "in order, each once");
+    }
+    let done = rclpy.next_line("flooded ");
+    let raises: u64 = done.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(raises >= 1, "{done}");
+    let st = common::wait_status(&w.namespace, "every message carried", |s| {
+        from_ros(s, "bp/all").is_some_and(|t| t.counters.messages >= FLOOD)
+    });
+    let c = from_ros(&st, "bp/all").unwrap().counters;
+    assert_eq!(
+        (c.messages, c.refused, c.lost),
+        (FLOOD, 0, 0),
+        "carried all, refused and lost none: {c:?}"
+    );
+    assert_eq!((c.malformed, c.oversize, c.replayed), (0, 0, 0), "{c:?}");
+    assert!(
+        slow.recv_timeout(Duration::from_millis(200)).is_none(),
+        "nothing more"
+    );
+    eprintln!("back-pressure from a KEEP_ALL ROS 2 writer: {held}; {done}; carried {FLOOD}");
     rclpy.stop();
     bridge.stop();
     drop(slow);

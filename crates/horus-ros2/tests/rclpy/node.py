@@ -23,6 +23,15 @@
                                               std_msgs/UInt8MultiArray of SIZE data bytes
                                               (the first 8: the index, little-endian) at
                                               100 Hz; print `streamed COUNT`
+    node.py flood  TOPIC COUNT SIZE           the same from a reliable KEEP_ALL publisher, as
+                                              fast as publish returns: a publish that raises
+                                              (Fast DDS: the writer's history is full of
+                                              samples a reliable reader has not acknowledged
+                                              for longer than max_blocking_time, 100 ms;
+                                              rclpy: RCLError "cannot publish data") is
+                                              retried with the same message; print `held N`
+                                              at the first such raise (N: the index) and
+                                              `flooded COUNT held RAISES` at the end
 
 Every mode prints `ready` once its endpoints exist and runs until stdin closes or its
 parent process (scripts/ros2-python, started by the test) is gone; a node whose callbacks
@@ -220,6 +229,27 @@ def main():
                 if sent == count:
                     say('streamed', count)
         node.create_timer(0.01, tick)
+    elif mode == 'flood':
+        count, size = int(args[1]), int(args[2])
+        keep_all = QoSProfile(history=HistoryPolicy.KEEP_ALL, depth=1,
+                              reliability=ReliabilityPolicy.RELIABLE)
+        p = node.create_publisher(UInt8MultiArray, args[0], keep_all)
+        say('ready')
+        while not done.is_set() and p.get_subscription_count() == 0:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        pad = bytes(size - 8)
+        sent, raises = 0, 0
+        while not done.is_set() and sent < count:
+            try:
+                p.publish(UInt8MultiArray(data=sent.to_bytes(8, 'little') + pad))
+            except Exception as e:  # rclpy's RCLError: the history stayed full
+                raises += 1
+                if raises == 1:
+                    say('held', sent, type(e).__name__)
+                continue
+            sent += 1
+        if sent == count:
+            say('flooded', count, 'held', raises)
     elif mode == 'make':
         say('ready')
         for t, ty, _ in specs(args):

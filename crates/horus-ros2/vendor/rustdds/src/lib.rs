@@ -214,6 +214,9 @@ pub mod horus_reassembly;
 /// and the refusals' counters.
 pub mod horus_discovery_limits;
 
+/// HORUS PATCH (HORUS-PATCH.md, item 17): reader-side flow control (the ack window).
+pub mod horus_ack_window;
+
 /// HORUS PATCH (HORUS-PATCH.md): the receive path's parsing for horus's fuzz target.
 #[cfg(feature = "horus-fuzz")]
 pub mod horus_fuzz;

@@ -1228,6 +1228,15 @@ impl InnerSubscriber {
 
     let (poll_event_source, poll_event_sender) = mio_source::make_poll_channel()?;
 
+    // HORUS PATCH (HORUS-PATCH.md, item 17): a reliable reader with an ack window shares
+    // with its DataReader what the application has taken.
+    let horus_taken = match (qos.horus_ack_window(), qos.is_reliable()) {
+      (Some(_), true) if !reader_like_stateless => {
+        Some(Arc::new(crate::horus_ack_window::TakenMarks::default()))
+      }
+      _ => None,
+    };
+
     let new_reader = ReaderIngredients {
       guid: reader_guid,
       notification_sender: send,
@@ -1241,6 +1250,7 @@ impl InnerSubscriber {
       poll_event_sender,
       security_plugins: self.security_plugins_handle.clone(),
       discovery_notify,
+      horus_taken: horus_taken.clone(), // HORUS PATCH (item 17)
     };
 
     // Construct security info if needed
@@ -1309,7 +1319,7 @@ impl InnerSubscriber {
     // reader. This is done to avoid data races.
 
     // Construct the data reader
-    let datareader = with_key::SimpleDataReader::<D, SA>::new(
+    let mut datareader = with_key::SimpleDataReader::<D, SA>::new(
       outer.clone(),
       entity_id,
       topic.clone(),
@@ -1322,6 +1332,7 @@ impl InnerSubscriber {
       data_reader_waker,
       poll_event_source,
     )?;
+    datareader.horus_taken = horus_taken; // HORUS PATCH (item 17)
 
     // Send reader ingredients to DP event loop, where the actual reader will be
     // constructed

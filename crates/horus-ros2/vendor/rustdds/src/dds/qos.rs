@@ -212,6 +212,7 @@ impl QosPolicyBuilder {
       data_representation: None,
       // HORUS PATCH: USER_DATA holds a `Vec` too; set it via `QosPolicies::with_user_data`.
       user_data: None,
+      horus_ack_window: None, // HORUS PATCH (item 17)
       #[cfg(feature = "security")]
       property: None,
     }
@@ -239,6 +240,9 @@ pub struct QosPolicies {
   pub(crate) data_representation: Option<policy::DataRepresentation>,
   // HORUS PATCH: the USER_DATA a local DataWriter or DataReader announces in its SEDP data.
   pub(crate) user_data: Option<policy::UserData>,
+  // HORUS PATCH (HORUS-PATCH.md, item 17): a reliable DataReader's ack window (src/
+  // horus_ack_window.rs). Local only: never announced nor compared.
+  pub(crate) horus_ack_window: Option<u32>,
   #[cfg(feature = "security")]
   pub(crate) property: Option<policy::Property>,
 }
@@ -353,6 +357,25 @@ impl QosPolicies {
     self
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 17): the ack window of a reliable DataReader, if
+  /// set.
+  pub fn horus_ack_window(&self) -> Option<u32> {
+    self.horus_ack_window
+  }
+
+  /// HORUS PATCH (HORUS-PATCH.md, item 17): reader-side flow control for a reliable
+  /// DataReader: it takes (and acknowledges) at most `window` samples (at least 1) beyond
+  /// what its application has taken, all its writers together, and requests the rest again
+  /// as the application takes (`rustdds::horus_ack_window`). A reliable KEEP_ALL writer is
+  /// then held back (its `write` blocks) while the application does not take; a KEEP_LAST
+  /// writer overwrites what was not acknowledged (a gap in its sequence numbers). No
+  /// effect on a best-effort reader or on a writer. Not announced in discovery.
+  #[must_use]
+  pub fn with_horus_ack_window(mut self, window: u32) -> Self {
+    self.horus_ack_window = Some(window.max(1));
+    self
+  }
+
   #[cfg(feature = "security")]
   pub fn property(&self) -> Option<policy::Property> {
     self.property.clone()
@@ -383,6 +406,7 @@ impl QosPolicies {
         .clone()
         .or(self.data_representation.clone()),
       user_data: other.user_data.clone().or(self.user_data.clone()), // HORUS PATCH
+      horus_ack_window: other.horus_ack_window.or(self.horus_ack_window), // HORUS PATCH
       #[cfg(feature = "security")]
       property: other.property.clone().or(self.property.clone()),
     }
@@ -589,6 +613,7 @@ impl QosPolicies {
       data_representation,
       // HORUS PATCH: endpoints' USER_DATA is emitted by their SEDP data (sedp_messages.rs)
       user_data: _,
+      horus_ack_window: _, // HORUS PATCH (item 17): local only
       #[cfg(feature = "security")]
         property: _, // TODO: properties to parameter list?
     } = self;
@@ -763,6 +788,7 @@ impl QosPolicies {
       data_representation,
       // HORUS PATCH: a remote endpoint's USER_DATA is read into its SEDP data's `user_data`
       user_data: None,
+      horus_ack_window: None, // HORUS PATCH (item 17): local only
       #[cfg(feature = "security")]
       property,
     })

@@ -1392,6 +1392,7 @@ mod tests {
       poll_event_sender: notification_event_sender1,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
 
     // Add the reader to the database and verify the info is updated
@@ -1441,6 +1442,7 @@ mod tests {
       poll_event_sender: notification_event_sender2,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
 
     // Add the second reader to the database and verify the info is updated

@@ -289,6 +289,7 @@ impl SubscriptionBuiltinTopicData {
       lifespan: self.lifespan,
       data_representation: self.data_representation.clone(),
       user_data: None, // HORUS PATCH: the endpoint's USER_DATA is in its `user_data`
+      horus_ack_window: None, // HORUS PATCH (item 17): local only
 
       #[cfg(feature = "security")]
       property: None, // TODO: no property QoS?
@@ -748,6 +749,7 @@ impl PublicationBuiltinTopicData {
       lifespan: self.lifespan,
       data_representation: self.data_representation.clone(),
       user_data: None, // HORUS PATCH: the endpoint's USER_DATA is in its `user_data`
+      horus_ack_window: None, // HORUS PATCH (item 17): local only
       #[cfg(feature = "security")]
       property: None, // TODO: no property Qos?
     }
@@ -1120,6 +1122,7 @@ impl HasQoSPolicy for TopicBuiltinTopicData {
       lifespan: self.lifespan,
       data_representation: None, // Topic-level DATA_REPRESENTATION not tracked
       user_data: None, // HORUS PATCH: the endpoint's USER_DATA is in its `user_data`
+      horus_ack_window: None, // HORUS PATCH (item 17): local only
       #[cfg(feature = "security")]
       property: None, // TODO: no property Qos?
     }

@@ -35,6 +35,7 @@ impl ROSDiscoveryTopic {
     }),
     data_representation: None,
     user_data: None, // HORUS PATCH
+    horus_ack_window: None, // HORUS PATCH (item 17)
     #[cfg(feature = "security")]
     property: None,
   };
@@ -75,6 +76,7 @@ impl ParameterEventsTopic {
     lifespan: None,
     data_representation: None,
     user_data: None, // HORUS PATCH
+    horus_ack_window: None, // HORUS PATCH (item 17)
     #[cfg(feature = "security")]
     property: None,
   };
@@ -121,6 +123,7 @@ impl RosOutTopic {
     }),
     data_representation: None,
     user_data: None, // HORUS PATCH
+    horus_ack_window: None, // HORUS PATCH (item 17)
     #[cfg(feature = "security")]
     property: None,
   };

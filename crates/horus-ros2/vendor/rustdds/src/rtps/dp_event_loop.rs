@@ -1391,6 +1391,7 @@ mod tests {
         poll_event_sender: notification_event_sender,
         security_plugins: None,
         discovery_notify: None,
+        horus_taken: None,
       };
 
       reader_guids.push(new_reader_ing.guid);

@@ -1239,6 +1239,7 @@ mod tests {
       poll_event_sender: notification_event_sender,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
 
     let mut new_reader = Reader::new(

@@ -1,5 +1,5 @@
 use std::{
-  collections::BTreeMap,
+  collections::{BTreeMap, BTreeSet},
   fmt, iter,
   rc::Rc,
   sync::{Arc, Mutex, MutexGuard},
@@ -38,7 +38,8 @@ use crate::{
     },
     vendor_id::VendorId,
   },
-  horus_reassembly, // HORUS PATCH
+  horus_ack_window::{self, AckWindow}, // HORUS PATCH (item 17)
+  horus_reassembly,                     // HORUS PATCH
   mio_source,
   network::udp_sender::UDPSender,
   polling::{ReadySender, SharedTimer, WakeReceiver},
@@ -74,6 +75,10 @@ pub(crate) enum TimedEvent {
   // no fragment for FRAGMENT_ASSEMBLY_TIMEOUT and give them up, whether or not this reader
   // receives anything else. Armed while the reader has samples in reassembly.
   FragmentGc,
+  // HORUS PATCH (HORUS-PATCH.md, item 17): a reader with an ack window looks whether its
+  // application has taken samples, and requests from the writers it held back what now
+  // fits. Armed while a writer has sequence numbers beyond the window.
+  HorusAckWindow,
 }
 
 // HORUS PATCH (HORUS-PATCH.md, item 9): how long a partially received sample counts as
@@ -113,6 +118,10 @@ pub(crate) struct ReaderIngredients {
   pub(crate) discovery_notify: Option<(ReadySender<mio1::Token>, mio1::Token)>,
 
   pub(crate) security_plugins: Option<SecurityPluginsHandle>,
+
+  // HORUS PATCH (HORUS-PATCH.md, item 17): a reliable reader with an ack window: what its
+  // DataReader's application has taken.
+  pub(crate) horus_taken: Option<Arc<horus_ack_window::TakenMarks>>,
 }
 
 impl fmt::Debug for ReaderIngredients {
@@ -171,6 +180,8 @@ pub(crate) struct Reader {
   last_fragment_garbage_collect: Timestamp,
   // HORUS PATCH (item 15): a TimedEvent::FragmentGc is pending for this reader.
   fragment_gc_armed: bool,
+  // HORUS PATCH (item 17): reader-side flow control (QosPolicies::with_horus_ack_window).
+  ack_window: Option<AckWindow>,
   matched_writers: BTreeMap<GUID, RtpsWriterProxy>,
   writer_match_count_total: i32, // total count, never decreases
 
@@ -204,6 +215,10 @@ impl Reader {
     timed_event_timer: SharedTimer<DpTimerEvent>,
     participant_status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
   ) -> Self {
+    // HORUS PATCH (item 17)
+    let ack_window = i
+      .horus_taken
+      .map(|taken| AckWindow::new(i.qos_policy.horus_ack_window().unwrap_or(1), taken));
     // Verify that the topic cache corresponds to the topic of the Reader
     let topic_cache_name = i.topic_cache_handle.lock().unwrap().topic_name();
     if i.topic_name != topic_cache_name {
@@ -244,6 +259,7 @@ impl Reader {
       deferred_heartbeats: BTreeMap::new(),
       last_fragment_garbage_collect: Timestamp::now(),
       fragment_gc_armed: false,
+      ack_window,
       matched_writers: BTreeMap::new(),
       writer_match_count_total: 0,
       requested_deadline_missed_count: 0,
@@ -374,6 +390,7 @@ impl Reader {
         self.expire_fragments(Timestamp::now());
         self.arm_fragment_gc();
       }
+      TimedEvent::HorusAckWindow => self.request_what_fits(),
     }
   }
 
@@ -519,6 +536,9 @@ impl Reader {
     // HORUS PATCH: nothing to answer or track for a writer gone.
     self.latest_fragment.remove(&writer_guid);
     self.deferred_heartbeats.remove(&writer_guid);
+    if let Some(window) = &mut self.ack_window {
+      window.forget(writer_guid); // HORUS PATCH (item 17): its room goes to the others
+    }
     if self.matched_writers.contains_key(&writer_guid) {
       self.matched_writers.remove(&writer_guid);
       self
@@ -753,6 +773,88 @@ impl Reader {
     self.arm_fragment_gc(); // HORUS PATCH (item 15)
   }
 
+  // HORUS PATCH (HORUS-PATCH.md, item 17): while a writer has sequence numbers beyond the
+  // ack window, a TimedEvent::HorusAckWindow is pending.
+  fn arm_ack_window_timer(&mut self) {
+    let Some(window) = &mut self.ack_window else {
+      return;
+    };
+    if window.timer_armed {
+      return;
+    }
+    window.timer_armed = true;
+    self.timed_event_timer.borrow_mut().set_timeout(
+      horus_ack_window::POLL_PERIOD,
+      DpTimerEvent::Reader {
+        entity_id: self.my_guid.entity_id,
+        event: TimedEvent::HorusAckWindow,
+      },
+    );
+  }
+
+  // HORUS PATCH (item 17): the ack window's timer fired: for each writer held back, widen
+  // its window by what the application has taken since, and request (ACKNACK) what now
+  // fits and is missing, so the writer sends it again without waiting for its next
+  // HEARTBEAT. Re-armed while a writer is still held back.
+  fn request_what_fits(&mut self) {
+    let Some(window) = &mut self.ack_window else {
+      return;
+    };
+    window.timer_armed = false;
+    for writer_guid in window.held_back() {
+      self.with_mutable_writer_proxy(writer_guid, |this, writer_proxy| {
+        let Some(window) = &mut this.ack_window else {
+          return;
+        };
+        window.refresh(writer_guid, writer_proxy.all_ackable_before(), |s| {
+          writer_proxy.horus_sn_state(s)
+        });
+        let Some(upto) = window.to_request(writer_guid) else {
+          return;
+        };
+        // Everything before the ack base is acknowledged; whatever is still missing up to
+        // the new limit is requested (also what an earlier request asked for: its repair
+        // may have been lost; a duplicate is dropped).
+        let base = writer_proxy.all_ackable_before();
+        let missing = if base > upto {
+          Vec::new()
+        } else {
+          writer_proxy.missing_seqnums(base, upto)
+        };
+        let set: BTreeSet<SequenceNumber> = missing
+          .iter()
+          .copied()
+          .take_while(|sn| *sn < base + SequenceNumber::new(256))
+          .collect();
+        let acknack = AckNack {
+          reader_id: this.entity_id(),
+          writer_id: writer_guid.entity_id,
+          reader_sn_state: SequenceNumberSet::from_base_and_set(base, &set),
+          count: writer_proxy.next_ack_nack_sequence_number(),
+        };
+        let flags = BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Endianness)
+          | BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Final);
+        let locators = writer_proxy.unicast_locator_list.clone();
+        this.send_acknack_to(
+          flags,
+          acknack,
+          InfoDestination {
+            guid_prefix: writer_guid.prefix,
+          },
+          &locators,
+          writer_guid,
+        );
+      });
+    }
+    if self
+      .ack_window
+      .as_ref()
+      .is_some_and(|w| !w.held_back().is_empty())
+    {
+      self.arm_ack_window_timer();
+    }
+  }
+
   // HORUS PATCH (HORUS-PATCH.md, item 15): while this reader has samples in reassembly, a
   // TimedEvent::FragmentGc is pending, so that a sample whose fragments stopped coming is
   // given up (and its process budget given back) even if this reader never receives
@@ -955,7 +1057,9 @@ impl Reader {
     );
     if !self.like_stateless {
       let my_entity_id = self.my_guid.entity_id; // to please borrow checker
-      if let Some(writer_proxy) = self.matched_writer_mut(writer_guid) {
+      // HORUS PATCH (item 17): the field, not matched_writer_mut, so that the ack window
+      // can be borrowed beside it.
+      if let Some(writer_proxy) = self.matched_writers.get_mut(&writer_guid) {
         if writer_proxy.should_ignore_change(writer_sn) {
           // change already present
           trace!("handle_data_msg already have this seq={writer_sn:?}");
@@ -967,6 +1071,20 @@ impl Reader {
           } else {
             return;
           }
+        }
+        // HORUS PATCH (HORUS-PATCH.md, item 17): beyond the ack window, the sample is
+        // dropped unacknowledged; it is requested again once the application has taken.
+        if let Some(window) = &mut self.ack_window {
+          let limit = window.refresh(writer_guid, writer_proxy.all_ackable_before(), |s| {
+            writer_proxy.horus_sn_state(s)
+          });
+          if writer_sn > limit {
+            window.withheld(writer_guid, writer_sn);
+            trace!("DATA {writer_sn:?} of {writer_guid:?} beyond the ack window {limit:?}");
+            self.arm_ack_window_timer();
+            return;
+          }
+          window.admit(writer_guid, writer_sn);
         }
         // Add the change and get the instant
         writer_proxy.received_changes_add(writer_sn, receive_timestamp);
@@ -1198,8 +1316,29 @@ impl Reader {
     let writer_guid = writer_proxy.remote_writer_guid;
     let reader_id = this.entity_id();
 
+    // HORUS PATCH (HORUS-PATCH.md, item 17): with an ack window, nothing beyond it is
+    // requested (nor acknowledged: it is not received); the timer requests it once it fits.
+    let last_sn = match &mut this.ack_window {
+      Some(window) => {
+        let limit = window.refresh(writer_guid, writer_proxy.all_ackable_before(), |s| {
+          writer_proxy.horus_sn_state(s)
+        });
+        let beyond = window.known_up_to(writer_guid, last_sn);
+        window.requested(writer_guid, std::cmp::min(last_sn, limit));
+        if beyond {
+          this.arm_ack_window_timer();
+        }
+        std::cmp::min(last_sn, limit)
+      }
+      None => last_sn,
+    };
+
     // See if ACKNACK is needed, and generate one.
-    let missing_seqnums = writer_proxy.missing_seqnums(first_sn, last_sn);
+    let missing_seqnums = if this.ack_window.is_some() && first_sn > last_sn {
+      Vec::new() // HORUS PATCH (item 17): all announced is beyond the ack window
+    } else {
+      writer_proxy.missing_seqnums(first_sn, last_sn)
+    };
 
     // HORUS PATCH: defer the answer for a sample still arriving.
     let in_flight = this
@@ -1887,6 +2026,7 @@ mod tests {
       poll_event_sender: notification_event_sender,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
     let mut reader = Reader::new(
       reader_ing,
@@ -1974,6 +2114,7 @@ mod tests {
       poll_event_sender: notification_event_sender,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
     let mut reader = Reader::new(
       reader_ing,
@@ -2082,6 +2223,7 @@ mod tests {
       poll_event_sender: notification_event_sender,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
     let mut reader = Reader::new(
       reader_ing,
@@ -2193,6 +2335,7 @@ mod tests {
       poll_event_sender: notification_event_sender,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
     let mut reader = Reader::new(
       reader_ing,
@@ -2333,6 +2476,7 @@ mod tests {
       poll_event_sender: notification_event_sender,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
     let mut reader = Reader::new(
       reader_ing,
@@ -2422,6 +2566,7 @@ mod tests {
           poll_event_sender: notification_event_sender,
           security_plugins: None,
           discovery_notify: None,
+          horus_taken: None,
         },
         Rc::new(UDPSender::new(0).unwrap()),
         timer.clone(),
@@ -2595,6 +2740,7 @@ mod tests {
         poll_event_sender: notification_event_sender,
         security_plugins: None,
         discovery_notify: None,
+        horus_taken: None,
       },
       Rc::new(UDPSender::new(0).unwrap()),
       new_shared_timer(),

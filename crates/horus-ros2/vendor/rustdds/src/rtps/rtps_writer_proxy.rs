@@ -195,6 +195,19 @@ impl RtpsWriterProxy {
     missing_seqnums
   }
 
+  // HORUS PATCH (HORUS-PATCH.md, item 17): how `seqnum` stands, for the ack window.
+  // Below ack_base everything is received or not available; a received one still in
+  // `changes` says which.
+  pub(crate) fn horus_sn_state(&self, seqnum: SequenceNumber) -> crate::horus_ack_window::SnState {
+    use crate::horus_ack_window::SnState;
+    match self.changes.get(&seqnum) {
+      Some(Some(_)) => SnState::Received,
+      Some(None) => SnState::NotAvailable,
+      None if seqnum < self.ack_base => SnState::NotAvailable,
+      None => SnState::Missing,
+    }
+  }
+
   // Check if we have already received this sequence number
   // or it has been marked as not_available
   pub fn should_ignore_change(&self, seqnum: SequenceNumber) -> bool {

@@ -80,7 +80,8 @@ where
   DA: DeserializerAdapter<D>,
 {
   pub(crate) fn from_simple_data_reader(simple_data_reader: SimpleDataReader<D, DA>) -> Self {
-    let dsc = DataSampleCache::new(simple_data_reader.qos().clone());
+    let mut dsc = DataSampleCache::new(simple_data_reader.qos().clone());
+    dsc.horus_taken.clone_from(&simple_data_reader.horus_taken); // HORUS PATCH (item 17)
 
     Self {
       simple_data_reader,
@@ -1256,6 +1257,7 @@ mod tests {
       poll_event_sender: notification_event_sender,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
 
     let mut reader = Reader::new(
@@ -1441,6 +1443,7 @@ mod tests {
       poll_event_sender: notification_event_sender,
       security_plugins: None,
       discovery_notify: None,
+      horus_taken: None,
     };
 
     let mut reader = Reader::new(

@@ -36,6 +36,9 @@ pub struct DataSampleCache<D: Keyed> {
   // sample are forgotten (was: never, one entry per key ever received: a flood of SPDP
   // announcements under new GUIDs grew it without end).
   prune_instances_at: usize,
+  // HORUS PATCH (HORUS-PATCH.md, item 17): with an ack window, where each sample leaving
+  // this cache (taken or evicted) is noted for the RTPS reader (horus_ack_window.rs).
+  pub(crate) horus_taken: Option<std::sync::Arc<crate::horus_ack_window::TakenMarks>>,
 }
 
 // HORUS PATCH: the fewest instances at which those holding no sample are forgotten.
@@ -83,6 +86,7 @@ where
       datasamples: BTreeMap::new(),
       instance_map: BTreeMap::new(),
       prune_instances_at: PRUNE_INSTANCES_AT,
+      horus_taken: None, // HORUS PATCH (item 17)
     }
   }
 
@@ -248,7 +252,10 @@ where
           .collect();
         for k in keys_to_remove {
           instance_metadata.instance_samples.remove(&k);
-          self.datasamples.remove(&k);
+          // HORUS PATCH (item 17): an evicted sample has left the reader too.
+          if let (Some(gone), Some(taken)) = (self.datasamples.remove(&k), &self.horus_taken) {
+            taken.note(gone.writer_guid, gone.sequence_number);
+          }
         }
       }
     }
@@ -528,6 +535,9 @@ where
     // collect result
     for (index, (ts, key)) in keys.iter().enumerate() {
       let dswm = self.datasamples.remove(ts).unwrap();
+      if let Some(taken) = &self.horus_taken {
+        taken.note(dswm.writer_guid, dswm.sequence_number); // HORUS PATCH (item 17)
+      }
       let imd = self.instance_map.get(key).unwrap();
       let sample_info = Self::make_sample_info(&dswm, imd, len - index - 1, mrs_total, mrsic_total);
       // dwsm.sample_has_been_read = true; // no need to mark read, as the dswm is
@@ -606,6 +616,9 @@ where
 
     for (ts, key) in keys.iter() {
       let dswm = self.datasamples.remove(ts).unwrap();
+      if let Some(taken) = &self.horus_taken {
+        taken.note(dswm.writer_guid, dswm.sequence_number); // HORUS PATCH (item 17)
+      }
       // dwsm.sample_has_been_read = true; // no need to mark read, as the dswm is
       // about to be destroyed
       Self::record_instance_generation_viewed(

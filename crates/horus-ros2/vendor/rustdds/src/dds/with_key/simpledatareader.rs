@@ -116,6 +116,10 @@ pub struct SimpleDataReader<D: Keyed, DA: DeserializerAdapter<D> = CDRDeserializ
   data_reader_waker: Arc<Mutex<Option<Waker>>>,
 
   event_source: PollEventSource,
+
+  // HORUS PATCH (HORUS-PATCH.md, item 17): with an ack window, where what left this
+  // reader is noted for its RTPS reader (horus_ack_window.rs).
+  pub(crate) horus_taken: Option<Arc<crate::horus_ack_window::TakenMarks>>,
 }
 
 impl<D, DA> Drop for SimpleDataReader<D, DA>
@@ -197,6 +201,7 @@ where
       reader_command,
       data_reader_waker,
       event_source,
+      horus_taken: None, // HORUS PATCH (item 17): set by its creator
     })
   }
   pub(crate) fn set_waker(&self, w: Option<Waker>) {
@@ -394,6 +399,10 @@ where
         read_state_ref
           .last_read_sn
           .insert(writer_guid, sequence_number);
+        // HORUS PATCH (item 17): a sample that failed to decode has left the reader.
+        if let (Err(_), Some(taken)) = (&result, &self.horus_taken) {
+          taken.note(writer_guid, sequence_number);
+        }
 
         // // Debug sanity check:
         // use crate::Duration;

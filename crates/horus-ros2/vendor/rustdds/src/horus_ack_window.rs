@@ -1,0 +1,298 @@
+//! HORUS PATCH (HORUS-PATCH.md, item 17): reader-side flow control, the "ack window".
+//!
+//! A reliable DataReader created with `QosPolicies::with_horus_ack_window(w)` takes from
+//! its matched writers at most `w` samples more than its application has taken (all its
+//! writers together): a DATA beyond that is dropped unacknowledged, and its HEARTBEAT
+//! answers neither acknowledge nor request sequence numbers beyond it. When the application
+//! takes samples, a timer (every [`POLL_PERIOD`], armed only while a writer has samples
+//! beyond the window) requests (NACKs) the sequence numbers that now fit, so the writer
+//! sends them again. A reliable KEEP_ALL writer so keeps what the application has not taken
+//! and blocks its `write` when its history is full (back-pressure across DDS); a KEEP_LAST
+//! writer overwrites what was not acknowledged and answers the request with a GAP (the
+//! application sees the gap in the writer's sequence numbers).
+//!
+//! What the reader holds per writer is bounded by the window: samples received and not
+//! taken, plus sequence numbers inside the window still expected (missing).
+//!
+//! "Taken" is what left the DataReader: taken (`take`, `take_next_sample`, the take
+//! iterators), evicted by its KEEP_LAST history, or failed to decode
+//! ([`TakenMarks::note`], the highest sequence number of each writer).
+
+use std::{
+  cmp::max,
+  collections::{BTreeMap, BTreeSet},
+  sync::{
+    atomic::{AtomicU64, Ordering},
+    Arc, Mutex,
+  },
+  time::Duration,
+};
+
+use crate::structure::{guid::GUID, sequence_number::SequenceNumber};
+
+/// How often a reader whose window held a writer back looks whether its application has
+/// taken samples (and then requests what now fits).
+pub const POLL_PERIOD: Duration = Duration::from_millis(5);
+
+static WITHHELD: AtomicU64 = AtomicU64::new(0);
+
+/// DATA submessages that readers of this process dropped unacknowledged for their ack
+/// window (each is requested again once it fits): a sign that back-pressure reached a
+/// writer, not a loss.
+pub fn withheld() -> u64 {
+  WITHHELD.load(Ordering::Relaxed)
+}
+
+/// The highest sequence number of each writer that left a flow-controlled DataReader
+/// (shared by the DataReader, which notes, and its RTPS reader, which reads).
+#[derive(Debug, Default)]
+pub struct TakenMarks {
+  marks: Mutex<BTreeMap<GUID, SequenceNumber>>,
+}
+
+impl TakenMarks {
+  /// Writer `writer`'s sample `sn` left the DataReader.
+  pub(crate) fn note(&self, writer: GUID, sn: SequenceNumber) {
+    let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+    let mark = marks.entry(writer).or_insert(sn);
+    *mark = max(*mark, sn);
+  }
+
+  fn get(&self, writer: GUID) -> Option<SequenceNumber> {
+    let marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+    marks.get(&writer).copied()
+  }
+
+  fn forget(&self, writer: GUID) {
+    let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+    marks.remove(&writer);
+  }
+}
+
+/// How a writer's sequence number stands at the reader (its writer proxy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SnState {
+  /// Received as DATA.
+  Received,
+  /// Declared not available (GAP, or before a HEARTBEAT's first).
+  NotAvailable,
+  /// Neither (missing, or not yet written).
+  Missing,
+}
+
+#[derive(Debug, Default)]
+struct WriterWindow {
+  /// The highest sequence number the reader takes (and requests) now.
+  limit: SequenceNumber,
+  /// Received (admitted) and not yet taken.
+  admitted: BTreeSet<SequenceNumber>,
+  /// What this writer holds of the window: admitted + missing up to `limit`.
+  held: usize,
+  /// The highest sequence number the writer announced or sent.
+  highest_known: SequenceNumber,
+  /// The limit when the reader last requested what fits.
+  requested_up_to: SequenceNumber,
+}
+
+/// A flow-controlled reader's window, kept by its RTPS reader.
+#[derive(Debug)]
+pub(crate) struct AckWindow {
+  window: usize,
+  taken: Arc<TakenMarks>,
+  writers: BTreeMap<GUID, WriterWindow>,
+  /// A TimedEvent::HorusAckWindow is pending.
+  pub(crate) timer_armed: bool,
+}
+
+impl AckWindow {
+  pub(crate) fn new(window: u32, taken: Arc<TakenMarks>) -> Self {
+    Self {
+      window: max(window, 1) as usize,
+      taken,
+      writers: BTreeMap::new(),
+      timer_armed: false,
+    }
+  }
+
+  /// Recomputes `writer`'s part of the window from what was taken and `state` (its writer
+  /// proxy: `ack_base`, all before it received or not available), widens its limit by the
+  /// room the window has, and returns the limit.
+  pub(crate) fn refresh(
+    &mut self,
+    writer: GUID,
+    ack_base: SequenceNumber,
+    state: impl Fn(SequenceNumber) -> SnState,
+  ) -> SequenceNumber {
+    let taken = self.taken.get(writer);
+    let others: usize = self
+      .writers
+      .iter()
+      .filter(|(g, _)| **g != writer)
+      .map(|(_, w)| w.held)
+      .sum();
+    let one = SequenceNumber::new(1);
+    let w = self.writers.entry(writer).or_insert_with(|| WriterWindow {
+      limit: ack_base - one,
+      requested_up_to: ack_base - one,
+      ..WriterWindow::default()
+    });
+    if let Some(t) = taken {
+      w.admitted = w.admitted.split_off(&(t + one));
+    }
+    w.limit = max(w.limit, ack_base - one);
+    let missing = SequenceNumber::range_inclusive(ack_base, w.limit)
+      .into_iter()
+      .filter(|s| state(*s) == SnState::Missing)
+      .count();
+    w.held = w.admitted.len() + missing;
+    let mut room = self.window.saturating_sub(others + w.held);
+    while room > 0 {
+      let next = w.limit + one;
+      if state(next) != SnState::NotAvailable {
+        room -= 1;
+        w.held += 1;
+      }
+      w.limit = next;
+    }
+    w.limit
+  }
+
+  /// `writer`'s sample `sn` (at most its limit) was received.
+  pub(crate) fn admit(&mut self, writer: GUID, sn: SequenceNumber) {
+    if let Some(w) = self.writers.get_mut(&writer) {
+      w.admitted.insert(sn);
+      w.highest_known = max(w.highest_known, sn);
+    }
+  }
+
+  /// `writer` has (announced or sent) sequence numbers up to `sn`; returns whether some are
+  /// beyond its limit (the reader then arms its timer).
+  pub(crate) fn known_up_to(&mut self, writer: GUID, sn: SequenceNumber) -> bool {
+    match self.writers.get_mut(&writer) {
+      Some(w) => {
+        w.highest_known = max(w.highest_known, sn);
+        w.highest_known > w.limit
+      }
+      None => false,
+    }
+  }
+
+  /// A DATA of `writer` beyond its limit was dropped.
+  pub(crate) fn withheld(&mut self, writer: GUID, sn: SequenceNumber) {
+    self.known_up_to(writer, sn);
+    WITHHELD.fetch_add(1, Ordering::Relaxed);
+  }
+
+  /// Writers with sequence numbers beyond their limit.
+  pub(crate) fn held_back(&self) -> Vec<GUID> {
+    self
+      .writers
+      .iter()
+      .filter(|(_, w)| w.highest_known > w.limit)
+      .map(|(g, _)| *g)
+      .collect()
+  }
+
+  /// Up to where to request `writer`'s sequence numbers after a refresh: its limit (capped
+  /// at what the writer has), if that moved past the last request.
+  pub(crate) fn to_request(&mut self, writer: GUID) -> Option<SequenceNumber> {
+    let w = self.writers.get_mut(&writer)?;
+    let upto = std::cmp::min(w.limit, w.highest_known);
+    if upto <= w.requested_up_to {
+      return None;
+    }
+    w.requested_up_to = upto;
+    Some(upto)
+  }
+
+  /// The reader requested (or acknowledged) `writer`'s sequence numbers up to `sn`.
+  pub(crate) fn requested(&mut self, writer: GUID, sn: SequenceNumber) {
+    if let Some(w) = self.writers.get_mut(&writer) {
+      w.requested_up_to = max(w.requested_up_to, sn);
+    }
+  }
+
+  pub(crate) fn forget(&mut self, writer: GUID) {
+    self.writers.remove(&writer);
+    self.taken.forget(writer);
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::structure::guid::{EntityId, EntityKind, GuidPrefix};
+
+  fn writer(n: u8) -> GUID {
+    GUID::new_with_prefix_and_id(GuidPrefix::new(&[n; 12]), EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED))
+  }
+
+  fn sn(n: i64) -> SequenceNumber {
+    SequenceNumber::new(n)
+  }
+
+  /// A writer proxy's view: everything before `base` and in `received` received, `gone`
+  /// not available.
+  fn view<'a>(
+    received: &'a [i64],
+    gone: &'a [i64],
+  ) -> impl Fn(SequenceNumber) -> SnState + 'a {
+    move |s| {
+      let s = i64::from(s);
+      if received.contains(&s) {
+        SnState::Received
+      } else if gone.contains(&s) {
+        SnState::NotAvailable
+      } else {
+        SnState::Missing
+      }
+    }
+  }
+
+  #[test]
+  fn a_window_admits_what_is_taken_plus_its_size_across_writers() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::new(4, Arc::clone(&marks));
+    let (a, b) = (writer(1), writer(2));
+    // Nothing received: a takes the whole window (1..=4), b none of it.
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(4));
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(0));
+    for n in 1..=4 {
+      win.admit(a, sn(n));
+    }
+    // Received, not taken: still held.
+    assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(4));
+    assert!(win.known_up_to(a, sn(9)));
+    // Two taken: two more fit, shared with b (a refreshes first).
+    marks.note(a, sn(2));
+    assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(6));
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(0));
+    assert_eq!(win.to_request(a), Some(sn(6)));
+    assert_eq!(win.to_request(a), None, "requested once per move");
+  }
+
+  #[test]
+  fn sequence_numbers_not_available_take_no_room() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::new(2, Arc::clone(&marks));
+    let a = writer(1);
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(2));
+    // The writer overwrote 1..=5 (GAP): the ack base moved past them, 6 and 7 fit.
+    assert_eq!(win.refresh(a, sn(6), view(&[], &[])), sn(7));
+    // 6 taken, 7 still expected: one more fits, and 8 (a GAP) is skipped for it.
+    win.admit(a, sn(6));
+    marks.note(a, sn(6));
+    assert_eq!(win.refresh(a, sn(7), view(&[6], &[8])), sn(9));
+  }
+
+  #[test]
+  fn a_forgotten_writer_gives_its_room_back() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::new(3, Arc::clone(&marks));
+    let (a, b) = (writer(1), writer(2));
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(3));
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(0));
+    win.forget(a);
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(3));
+  }
+}

@@ -13,11 +13,22 @@
 //!
 //! Modes: `call` (the busy-poll benchmark's calls, per call: `call_async_with`,
 //! `Server::try_recv`, `reply_with`, `PendingCall::try_result`), `topic` (per
-//! round trip: ping sends, pong receives and sends back, ping receives).
+//! round trip: ping sends, pong receives and sends back, ping receives), and
+//! `sized SIZE TOUCH` (the `rpc` benchmark's fixed-size calls of SIZE = 64, 512,
+//! 1024, 2048 or 4096 B, each side writing and reading the payload as the
+//! benchmark does: TOUCH `full` every byte, `touch` the first and last 8), e.g.
+//!
+//! ```text
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*measured_*' \
+//!     target/release/examples/rpc_cost sized 100000 4096 full
+//! ```
+//!
 //! The namespace is unique per run and its segments are gone when it exits.
 
 use horus::prelude::*;
-use horus_bench::horus_wire::{Bytes16, Bytes64};
+use horus_bench::horus_wire::{Bytes1024, Bytes16, Bytes2048, Bytes64};
+use horus_bench::payload::{self, Touch};
+use horus_bench::rpc::horus_rpc::{Body, Bytes4096, Bytes512};
 
 fn namespace() -> String {
     format!("rpc-cost-{}", std::process::id())
@@ -47,6 +58,52 @@ fn measured_call(
         sum += u64::from(response.data[0]);
     }
     sum
+}
+
+#[inline(never)]
+fn measured_sized<T: Body>(
+    client: &mut Client<T, T>,
+    server: &mut Server<T, T>,
+    n: u64,
+    touch: Touch,
+) -> u64 {
+    let size = std::mem::size_of::<T>();
+    let mut sum = 0u64;
+    for i in 0..n {
+        let mut call = client
+            .call_async_with(0, |r, t| payload::write(T::bytes_mut(r, t, size), i, touch))
+            .expect("call");
+        let request = server.try_recv().expect("request waiting");
+        let seq = payload::read(T::bytes(&request, request.tail()), touch).expect("request");
+        request
+            .reply_with(0, |r, t| {
+                payload::write(T::bytes_mut(r, t, size), seq, touch)
+            })
+            .expect("reply");
+        let response = loop {
+            if let Some(r) = call.try_result() {
+                break r.expect("response");
+            }
+        };
+        sum += payload::read(T::bytes(&response, response.tail()), touch).expect("response");
+    }
+    sum
+}
+
+fn sized<T: Body>(n: u64, touch: Touch) {
+    let service = Service::<T, T>::builder("rpc")
+        .namespace(&namespace())
+        .depth(16)
+        .max_clients(1)
+        .max_servers(1)
+        .max_request_tail(0)
+        .max_response_tail(0)
+        .open()
+        .expect("opening the service");
+    let mut server = service.server().expect("server");
+    let mut client = service.client().expect("client");
+    measured_sized(&mut client, &mut server, 1_000, touch); // warm-up, also collected
+    println!("{}", measured_sized(&mut client, &mut server, n, touch));
 }
 
 #[inline(never)]
@@ -109,8 +166,24 @@ fn main() {
                 measured_topic(&mut ping, &mut pong_rx, &mut pong, &mut ping_rx, n)
             );
         }
+        "sized" => {
+            let size: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(4096);
+            let touch = Touch::parse(args.get(4).map(String::as_str).unwrap_or("full"))
+                .expect("full | touch");
+            match size {
+                64 => sized::<Bytes64>(n, touch),
+                512 => sized::<Bytes512>(n, touch),
+                1024 => sized::<Bytes1024>(n, touch),
+                2048 => sized::<Bytes2048>(n, touch),
+                4096 => sized::<Bytes4096>(n, touch),
+                other => {
+                    eprintln!("size {other}: 64 | 512 | 1024 | 2048 | 4096");
+                    std::process::exit(2);
+                }
+            }
+        }
         other => {
-            eprintln!("unknown mode {other}: call | topic");
+            eprintln!("unknown mode {other}: call | topic | sized");
             std::process::exit(2);
         }
     }

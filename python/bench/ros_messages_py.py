@@ -4,7 +4,7 @@
 Issue 19 item 7's Python rows: ``sensor_msgs/Image`` 640×480 ``rgb8``, ``PointCloud2`` of
 10 K and 100 K points, ``LaserScan`` of 360 and 1,080 ranges, ``JointState`` of 30 joints and
 ``tf2_msgs/TFMessage`` of 50 transforms, with the contents the Rust benchmark gives them
-(``crates/horus-bench/src/ros_loads.rs``: the same frame ids, encodings, fields, names and
+(``crates/horus-bench-ros/src/ros_loads.rs``: the same frame ids, encodings, fields, names and
 counts, so the same CDR body sizes, printed and checked against the Rust table's).
 
 Ping-pong between two Python processes (ping pinned to the first CPU, pong to the second;
@@ -376,7 +376,7 @@ def main() -> int:
         "ping: recv, read_message, checks the answer's stamp; RTT = perf_counter_ns before the build to after the check",
         f"read_bytes(a): up to {READ_ZLIB_MAX} B zlib.adler32 of the buffer, above it np.add.reduce of the "
         "8-byte-aligned middle as uint64 + adler32 of the bytes at either end",
-        "messages as crates/horus-bench/src/ros_loads.rs builds them (frame ids, rgb8, x y z float32 fields "
+        "messages as crates/horus-bench-ros/src/ros_loads.rs builds them (frame ids, rgb8, x y z float32 fields "
         "for the clouds, arm_joint_NN names, link_NN child frames): same CDR body sizes as the Rust rows",
     ]
     print(f"ros_messages_py{' (quick)' if a.quick else ''} | Python {platform.python_version()} | {platform.machine()}")

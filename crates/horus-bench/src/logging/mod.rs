@@ -71,8 +71,8 @@ pub struct LogRow {
     /// Cost of the timer pair inside every timed sample (the clock's calibration), ns.
     #[serde(default)]
     pub timer_pair_ns: f64,
-    /// Records the system dropped during both passes (ring or channel full); `None`
-    /// when it does not count them.
+    /// Records the system dropped during the measurement (warm-up, untimed, timed and
+    /// batch passes; ring or channel full); `None` when it does not count them.
     pub dropped: Option<u64>,
 }
 
@@ -157,7 +157,7 @@ pub fn tables(rows: &[LogRow]) -> Vec<(String, Table)> {
              calls in it; one timer pair per batch)"
         )
     };
-    vec![
+    let stats = vec![
         (
             "average ns per call (untimed loop of calls: wall time / calls)".to_owned(),
             table(rows, |r| Some(r.avg_ns)),
@@ -177,12 +177,50 @@ pub fn tables(rows: &[LogRow]) -> Vec<(String, Table)> {
             "max ns per call (each call timed)".to_owned(),
             table(rows, |r| Some(r.max_ns as f64)),
         ),
-        (
-            "records dropped per round (ring or channel full; — = not counted by the system)"
-                .to_owned(),
-            drops(rows),
-        ),
-    ]
+    ];
+    let dropped = dropped_note(rows);
+    let mut all: Vec<(String, Table)> = stats
+        .into_iter()
+        .map(|(title, mut t)| {
+            if let Some(n) = &dropped {
+                t.note(n.clone());
+            }
+            (title, t)
+        })
+        .collect();
+    all.push((
+        "records dropped per round (ring or channel full; — = not counted by the system)"
+            .to_owned(),
+        drops(rows),
+    ));
+    all
+}
+
+/// A note for the statistics tables naming the cells whose calls include dropped records
+/// (a full ring or channel: such a call takes the drop path and logs nothing, so its time
+/// is not the cost of a logged record), or `None` when no system dropped any.
+fn dropped_note(rows: &[LogRow]) -> Option<String> {
+    let cells: Vec<String> = systems_of(rows)
+        .into_iter()
+        .filter_map(|sys| {
+            let sizes: Vec<String> = SIZES
+                .into_iter()
+                .filter(|&s| {
+                    rows.iter()
+                        .any(|r| r.system == sys && r.size == s && r.dropped.unwrap_or(0) > 0)
+                })
+                .map(|s| format!("{s} B"))
+                .collect();
+            (!sizes.is_empty()).then(|| format!("{sys} at {}", sizes.join(", ")))
+        })
+        .collect();
+    (!cells.is_empty()).then(|| {
+        format!(
+            "dropped records (drops table) in: {}; there some calls took only the drop path \
+             (ring or channel full, nothing logged): not the cost of a logged record",
+            cells.join("; ")
+        )
+    })
 }
 
 fn drops(rows: &[LogRow]) -> Table {
@@ -368,6 +406,28 @@ mod tests {
             .find(|l| l.contains("the same, in the slowest round"))
             .expect("the slowest round's row");
         assert!(slowest.ends_with("MISS |"), "{slowest}");
+    }
+
+    #[test]
+    fn statistics_tables_name_the_cells_whose_calls_dropped_records() {
+        let mut full = row("horus", 0, 6.0);
+        full.size = 8192;
+        full.dropped = Some(59_960);
+        let clean = tables(&[row("horus", 0, 16.0)]);
+        assert!(clean.iter().all(|(_, t)| t.notes.is_empty()));
+        let t = tables(&[row("horus", 0, 16.0), full]);
+        let (stats, drops) = t.split_at(t.len() - 1);
+        for (title, table) in stats {
+            assert!(
+                table
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("in: horus at 8192 B;")),
+                "{title}: {:?}",
+                table.notes
+            );
+        }
+        assert!(drops[0].1.notes.is_empty());
     }
 
     #[test]

@@ -66,10 +66,15 @@ impl SystemName {
     }
 
     /// Inverse of [`SystemName::name`].
-    pub fn parse(s: &str) -> anyhow::Result<Self> {
+    pub fn parse(s: &str) -> Result<Self, UnknownSystem> {
         Self::ALL
             .into_iter()
             .find(|x| x.name() == s)
-            .ok_or_else(|| anyhow::anyhow!("unknown system {s:?} (zenoh, horus)"))
+            .ok_or_else(|| UnknownSystem(s.to_owned()))
     }
 }
+
+/// [`SystemName::parse`] was given a name that is none of [`SystemName::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown system {0:?} (zenoh, horus)")]
+pub struct UnknownSystem(pub String);

@@ -90,8 +90,9 @@ fn measured_sized<T: Body>(
     sum
 }
 
-fn sized<T: Body>(n: u64, touch: Touch) {
-    let service = Service::<T, T>::builder("rpc")
+/// The benchmark's service: depth 16, one client and one server place, no tails.
+fn service<T: Message>() -> Service<T, T> {
+    Service::<T, T>::builder("rpc")
         .namespace(&namespace())
         .depth(16)
         .max_clients(1)
@@ -99,7 +100,11 @@ fn sized<T: Body>(n: u64, touch: Touch) {
         .max_request_tail(0)
         .max_response_tail(0)
         .open()
-        .expect("opening the service");
+        .expect("opening the service")
+}
+
+fn sized<T: Body>(n: u64, touch: Touch) {
+    let service = service::<T>();
     let mut server = service.server().expect("server");
     let mut client = service.client().expect("client");
     measured_sized(&mut client, &mut server, 1_000, touch); // warm-up, also collected
@@ -140,15 +145,7 @@ fn main() {
     let n: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
     match mode {
         "call" => {
-            let service = Service::<Bytes64, Bytes64>::builder("rpc")
-                .namespace(&namespace())
-                .depth(16)
-                .max_clients(1)
-                .max_servers(1)
-                .max_request_tail(0)
-                .max_response_tail(0)
-                .open()
-                .expect("opening the service");
+            let service = service::<Bytes64>();
             let mut server = service.server().expect("server");
             let mut client = service.client().expect("client");
             measured_call(&mut client, &mut server, 1_000); // warm-up, also collected: ~1 %

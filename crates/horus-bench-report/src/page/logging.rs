@@ -4,7 +4,8 @@ use super::{bullets, section, Keys};
 use horus_bench::logging::{self, LogRow};
 use horus_bench::suite::Doc;
 
-/// The `logging` section: the targets, the four statistics tables with drops, the method.
+/// The `logging` section: the targets, the statistics tables (average; median, p99 and max
+/// per call-in-batch and per call) with the drops, the method.
 pub(super) fn logging(d: &Option<Doc<LogRow>>, keys: &mut Keys) {
     keys.insert(
         "logging.targets",

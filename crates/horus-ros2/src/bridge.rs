@@ -244,6 +244,7 @@ impl Bridge {
             ros_graph: self.ros_graph.clone(),
             dds_fragments_refused: crate::fragment_refusals::DdsFragmentRefusals::now(),
             dds_discovery_refused: crate::discovery_refusals::DdsDiscoveryRefusals::now(),
+            dds_held_back: rustdds::horus_ack_window::withheld(),
         }
     }
 

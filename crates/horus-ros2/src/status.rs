@@ -104,6 +104,13 @@ pub struct BridgeStatus {
     /// in a status written before it existed.
     #[serde(default)]
     pub dds_discovery_refused: crate::discovery_refusals::DdsDiscoveryRefusals,
+    /// DATA submessages the bridge's reliable DDS readers into `Block` topics held back
+    /// (withheld) for their ack window since the bridge started: dropped unacknowledged and
+    /// requested again once they fit, so back-pressure reached a ROS 2 writer. Not a loss
+    /// (a sample held back and sent again is counted each time). Zero in a status written
+    /// before it existed.
+    #[serde(default)]
+    pub dds_held_back: u64,
 }
 
 /// Where `namespace`'s ROS 2 bridge writes its status.

@@ -206,13 +206,17 @@ fn a_stalled_block_subscriber_holds_back_a_reliable_keep_all_ros2_publisher_and_
         "carried all, refused and lost none: {c:?}"
     );
     assert_eq!((c.malformed, c.oversize, c.replayed), (0, 0, 0), "{c:?}");
+    // The window held samples back (reported as such, not as lost).
+    assert!(st.dds_held_back > 0, "held back, in the status: {st:?}");
     assert!(
         slow.recv_timeout(Duration::from_millis(200)).is_none(),
         "nothing more"
     );
     eprintln!(
         "back-pressure from a KEEP_ALL ROS 2 writer: {held}; {done}; carried {FLOOD}; \
-         {FLOOD} received in {drained:?} after the subscriber resumed"
+         {FLOOD} received in {drained:?} after the subscriber resumed; DDS samples held \
+         back {}",
+        st.dds_held_back
     );
     rclpy.stop();
     bridge.stop();

@@ -188,6 +188,13 @@ fn print_status(s: &BridgeStatus) {
             d.participants_refused, d.participants_evicted, d.leases_clamped, d.endpoints_refused, d.endpoints_forgotten, d.topics_refused, d.user_data_too_long, d.user_data_malformed
         );
     }
+    if s.dds_held_back > 0 {
+        // Back-pressure, not a loss: each was requested again once it fitted.
+        println!(
+            "  DDS samples held back (ack window of routes into Block topics; requested again, not lost): {}",
+            s.dds_held_back
+        );
+    }
 }
 
 fn print_topic(t: &TopicStatus) {

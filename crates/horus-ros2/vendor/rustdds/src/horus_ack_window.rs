@@ -6,7 +6,12 @@
 //! answers neither acknowledge nor request sequence numbers beyond it. When the application
 //! takes samples, a timer (every [`POLL_PERIOD`], armed only while a writer has samples
 //! beyond the window) requests (NACKs) the sequence numbers that now fit, so the writer
-//! sends them again. A reliable KEEP_ALL writer so keeps what the application has not taken
+//! sends them again. So that a held-back writer catches up at the application's pace, not
+//! the timer's, the DataReader also wakes its RTPS reader (through the event loop's ready
+//! queue, [`TakenMarks::note`]) once the application has taken a quarter of the window
+//! since the reader last requested, one wake pending at a time: at most one request per
+//! quarter window taken, and none while no writer is held back (the timer stays as the
+//! fallback for the last few). A reliable KEEP_ALL writer so keeps what the application has not taken
 //! and blocks its `write` when its history is full (back-pressure across DDS); a KEEP_LAST
 //! writer overwrites what was not acknowledged and answers the request with a GAP (the
 //! application sees the gap in the writer's sequence numbers).
@@ -22,13 +27,19 @@ use std::{
   cmp::max,
   collections::{BTreeMap, BTreeSet},
   sync::{
-    atomic::{AtomicU64, Ordering},
+    atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     Arc, Mutex,
   },
   time::Duration,
 };
 
-use crate::structure::{guid::GUID, sequence_number::SequenceNumber};
+use crate::{
+  polling::ReadySender,
+  structure::{
+    guid::{EntityId, GUID},
+    sequence_number::SequenceNumber,
+  },
+};
 
 /// How often a reader whose window held a writer back looks whether its application has
 /// taken samples (and then requests what now fits).
@@ -44,18 +55,80 @@ pub fn withheld() -> u64 {
 }
 
 /// The highest sequence number of each writer that left a flow-controlled DataReader
-/// (shared by the DataReader, which notes, and its RTPS reader, which reads).
-#[derive(Debug, Default)]
+/// (shared by the DataReader, which notes, and its RTPS reader, which reads), and the
+/// wake of that RTPS reader when the application has opened room for a held-back writer.
+#[derive(Default)]
 pub struct TakenMarks {
   marks: Mutex<BTreeMap<GUID, SequenceNumber>>,
+  /// Where to wake the RTPS reader (its event loop's ready queue, its entity id); `None`
+  /// in tests (then only the timer requests).
+  wake: Option<(ReadySender<EntityId>, EntityId)>,
+  /// Samples taken before a wake is sent (a quarter of the window, at least 1).
+  wake_every: usize,
+  /// The RTPS reader holds a writer back (set and cleared by it).
+  held_back: AtomicBool,
+  /// Samples that left since the RTPS reader last requested.
+  since_request: AtomicUsize,
+  /// A wake was sent and the RTPS reader has not yet requested since.
+  wake_pending: AtomicBool,
+}
+
+impl std::fmt::Debug for TakenMarks {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.debug_struct("TakenMarks")
+      .field("marks", &self.marks)
+      .field("wake_every", &self.wake_every)
+      .field("held_back", &self.held_back)
+      .finish_non_exhaustive()
+  }
 }
 
 impl TakenMarks {
+  /// Marks for a reader with a window of `window` samples, whose RTPS reader (entity
+  /// `entity_id`) is woken through `ready` when the application opens room.
+  pub(crate) fn new(window: u32, ready: ReadySender<EntityId>, entity_id: EntityId) -> Self {
+    Self {
+      wake: Some((ready, entity_id)),
+      wake_every: max(window as usize / 4, 1),
+      ..Self::default()
+    }
+  }
+
   /// Writer `writer`'s sample `sn` left the DataReader.
   pub(crate) fn note(&self, writer: GUID, sn: SequenceNumber) {
-    let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
-    let mark = marks.entry(writer).or_insert(sn);
-    *mark = max(*mark, sn);
+    {
+      let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+      let mark = marks.entry(writer).or_insert(sn);
+      *mark = max(*mark, sn);
+    }
+    // Only while a writer is held back; one wake at a time, each after a quarter window.
+    if !self.held_back.load(Ordering::Acquire) {
+      return;
+    }
+    let taken = self.since_request.fetch_add(1, Ordering::AcqRel) + 1;
+    if taken >= self.wake_every && !self.wake_pending.swap(true, Ordering::AcqRel) {
+      if let Some((ready, entity_id)) = &self.wake {
+        ready.notify(*entity_id);
+      }
+    }
+  }
+
+  /// The RTPS reader holds a writer back (`true`) or none (`false`).
+  pub(crate) fn set_held_back(&self, held_back: bool) {
+    self.held_back.store(held_back, Ordering::Release);
+  }
+
+  /// The RTPS reader, woken, is about to request what fits: the count of samples taken
+  /// starts again, and a new wake may be sent. Returns whether a wake was pending.
+  pub(crate) fn requesting(&self) -> bool {
+    self.restart_count();
+    self.wake_pending.swap(false, Ordering::AcqRel)
+  }
+
+  /// The RTPS reader's timer is about to request what fits: the count of samples taken
+  /// starts again (a wake already sent stays pending until the reader handles it).
+  pub(crate) fn restart_count(&self) {
+    self.since_request.store(0, Ordering::Release);
   }
 
   fn get(&self, writer: GUID) -> Option<SequenceNumber> {
@@ -98,7 +171,7 @@ struct WriterWindow {
 #[derive(Debug)]
 pub(crate) struct AckWindow {
   window: usize,
-  taken: Arc<TakenMarks>,
+  pub(crate) taken: Arc<TakenMarks>,
   writers: BTreeMap<GUID, WriterWindow>,
   /// A TimedEvent::HorusAckWindow is pending.
   pub(crate) timer_armed: bool,
@@ -283,6 +356,37 @@ mod tests {
     win.admit(a, sn(6));
     marks.note(a, sn(6));
     assert_eq!(win.refresh(a, sn(7), view(&[6], &[8])), sn(9));
+  }
+
+  #[test]
+  fn takes_wake_the_reader_once_per_quarter_window_and_only_while_a_writer_is_held_back() {
+    let (ready, woken) = crate::polling::ready_channel(&crate::polling::LoopWaker::new());
+    let id = EntityId::new([0, 0, 7], EntityKind::READER_NO_KEY_USER_DEFINED);
+    let marks = TakenMarks::new(16, ready, id);
+    let a = writer(1);
+    for n in 1..=8 {
+      marks.note(a, sn(n));
+    }
+    assert!(woken.drain_unique().is_empty(), "no writer held back: no wake");
+    marks.set_held_back(true);
+    for n in 9..=11 {
+      marks.note(a, sn(n));
+    }
+    assert!(woken.drain_unique().is_empty(), "fewer than a quarter window");
+    marks.note(a, sn(12));
+    assert_eq!(woken.drain_unique(), vec![id]);
+    for n in 13..=20 {
+      marks.note(a, sn(n));
+    }
+    assert!(woken.drain_unique().is_empty(), "one wake pending at a time");
+    assert!(marks.requesting(), "the wake was pending");
+    for n in 21..=23 {
+      marks.note(a, sn(n));
+    }
+    assert!(woken.drain_unique().is_empty(), "counted again from the request");
+    marks.note(a, sn(24));
+    assert_eq!(woken.drain_unique(), vec![id]);
+    assert_eq!(marks.get(a), Some(sn(24)));
   }
 
   #[test]

@@ -1229,11 +1229,12 @@ impl InnerSubscriber {
     let (poll_event_source, poll_event_sender) = mio_source::make_poll_channel()?;
 
     // HORUS PATCH (HORUS-PATCH.md, item 17): a reliable reader with an ack window shares
-    // with its DataReader what the application has taken.
+    // with its DataReader what the application has taken (and is woken when it opened
+    // room for a held-back writer, through the event loop's reader ready queue).
     let horus_taken = match (qos.horus_ack_window(), qos.is_reliable()) {
-      (Some(_), true) if !reader_like_stateless => {
-        Some(Arc::new(crate::horus_ack_window::TakenMarks::default()))
-      }
+      (Some(window), true) if !reader_like_stateless => Some(Arc::new(
+        crate::horus_ack_window::TakenMarks::new(window, self.reader_ready.clone(), entity_id),
+      )),
       _ => None,
     };
 

@@ -390,12 +390,21 @@ impl Reader {
         self.expire_fragments(Timestamp::now());
         self.arm_fragment_gc();
       }
-      TimedEvent::HorusAckWindow => self.request_what_fits(),
+      TimedEvent::HorusAckWindow => self.request_what_fits(true),
     }
   }
 
   pub fn process_command(&mut self) {
     trace!("process_command {:?}", self.my_guid);
+    // HORUS PATCH (HORUS-PATCH.md, item 17): the DataReader's application opened room in
+    // the ack window for a held-back writer (TakenMarks::note): request what fits now.
+    let horus_woken = self
+      .ack_window
+      .as_ref()
+      .is_some_and(|w| w.taken.requesting());
+    if horus_woken {
+      self.request_what_fits(false);
+    }
     loop {
       use std::sync::mpsc::TryRecvError;
       match self.data_reader_command_receiver.try_recv() {
@@ -409,7 +418,9 @@ impl Reader {
           break;
         }
         Err(TryRecvError::Empty) => {
-          warn!("There was no command. Spurious command event??");
+          if !horus_woken {
+            warn!("There was no command. Spurious command event??");
+          }
           break;
         }
       }
@@ -779,6 +790,7 @@ impl Reader {
     let Some(window) = &mut self.ack_window else {
       return;
     };
+    window.taken.set_held_back(true);
     if window.timer_armed {
       return;
     }
@@ -792,15 +804,20 @@ impl Reader {
     );
   }
 
-  // HORUS PATCH (item 17): the ack window's timer fired: for each writer held back, widen
+  // HORUS PATCH (item 17): the ack window's timer fired (`timer`), or the DataReader woke
+  // this reader because its application took samples: for each writer held back, widen
   // its window by what the application has taken since, and request (ACKNACK) what now
   // fits and is missing, so the writer sends it again without waiting for its next
-  // HEARTBEAT. Re-armed while a writer is still held back.
-  fn request_what_fits(&mut self) {
+  // HEARTBEAT. The timer is re-armed (if not pending) while a writer is still held back.
+  fn request_what_fits(&mut self, timer: bool) {
     let Some(window) = &mut self.ack_window else {
       return;
     };
-    window.timer_armed = false;
+    if timer {
+      window.timer_armed = false;
+      // A wake already sent stays pending: process_command runs this again for it.
+      window.taken.restart_count();
+    }
     for writer_guid in window.held_back() {
       self.with_mutable_writer_proxy(writer_guid, |this, writer_proxy| {
         let Some(window) = &mut this.ack_window else {
@@ -852,6 +869,8 @@ impl Reader {
       .is_some_and(|w| !w.held_back().is_empty())
     {
       self.arm_ack_window_timer();
+    } else if let Some(w) = &self.ack_window {
+      w.taken.set_held_back(false);
     }
   }
 

@@ -1,8 +1,9 @@
 //! HORUS PATCH (HORUS-PATCH.md, item 17): reader-side flow control, the "ack window".
 //!
 //! A reliable DataReader created with `QosPolicies::with_horus_ack_window(w)` takes from
-//! its matched writers at most `w` samples more than its application has taken (all its
-//! writers together): a DATA beyond that is dropped unacknowledged, and its HEARTBEAT
+//! each matched writer at most `w` samples more than its application has taken of that
+//! writer (each writer its own window, so that one writer can never starve another): a
+//! DATA beyond that is dropped unacknowledged, and its HEARTBEAT
 //! answers neither acknowledge nor request sequence numbers beyond it. When the application
 //! takes samples, a timer (every [`POLL_PERIOD`], armed only while a writer has samples
 //! beyond the window) requests (NACKs) the sequence numbers that now fit, so the writer
@@ -17,7 +18,8 @@
 //! application sees the gap in the writer's sequence numbers).
 //!
 //! What the reader holds per writer is bounded by the window: samples received and not
-//! taken, plus sequence numbers inside the window still expected (missing).
+//! taken, plus sequence numbers inside the window still expected (missing); per reader,
+//! by the window times its matched writers (which discovery bounds).
 //!
 //! "Taken" is what left the DataReader: taken (`take`, `take_next_sample`, the take
 //! iterators), evicted by its KEEP_LAST history, or failed to decode
@@ -187,9 +189,12 @@ impl AckWindow {
     }
   }
 
-  /// Recomputes `writer`'s part of the window from what was taken and `state` (its writer
-  /// proxy: `ack_base`, all before it received or not available), widens its limit by the
-  /// room the window has, and returns the limit.
+  /// Recomputes what `writer` holds of its window from what was taken and `state` (its
+  /// writer proxy: `ack_base`, all before it received or not available), widens its limit
+  /// by the room its window has, and returns the limit. Each writer has a window of its
+  /// own: a shared one let the first writer to refresh reserve the whole of it, sequence
+  /// numbers it had not written yet included, and a second writer then got no room at all
+  /// (nothing of it delivered; a KEEP_LAST one's samples all overwritten unseen).
   pub(crate) fn refresh(
     &mut self,
     writer: GUID,
@@ -197,12 +202,6 @@ impl AckWindow {
     state: impl Fn(SequenceNumber) -> SnState,
   ) -> SequenceNumber {
     let taken = self.taken.get(writer);
-    let others: usize = self
-      .writers
-      .iter()
-      .filter(|(g, _)| **g != writer)
-      .map(|(_, w)| w.held)
-      .sum();
     let one = SequenceNumber::new(1);
     let w = self.writers.entry(writer).or_insert_with(|| WriterWindow {
       limit: ack_base - one,
@@ -218,7 +217,7 @@ impl AckWindow {
       .filter(|s| state(*s) == SnState::Missing)
       .count();
     w.held = w.admitted.len() + missing;
-    let mut room = self.window.saturating_sub(others + w.held);
+    let mut room = self.window.saturating_sub(w.held);
     while room > 0 {
       let next = w.limit + one;
       if state(next) != SnState::NotAvailable {
@@ -323,25 +322,47 @@ mod tests {
   }
 
   #[test]
-  fn a_window_admits_what_is_taken_plus_its_size_across_writers() {
+  fn a_window_admits_what_is_taken_plus_its_size() {
     let marks = Arc::new(TakenMarks::default());
     let mut win = AckWindow::new(4, Arc::clone(&marks));
-    let (a, b) = (writer(1), writer(2));
-    // Nothing received: a takes the whole window (1..=4), b none of it.
+    let a = writer(1);
+    // Nothing received: 1..=4 fit.
     assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(4));
-    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(0));
     for n in 1..=4 {
       win.admit(a, sn(n));
     }
     // Received, not taken: still held.
     assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(4));
     assert!(win.known_up_to(a, sn(9)));
-    // Two taken: two more fit, shared with b (a refreshes first).
+    // Two taken: two more fit.
     marks.note(a, sn(2));
     assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(6));
-    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(0));
     assert_eq!(win.to_request(a), Some(sn(6)));
     assert_eq!(win.to_request(a), None, "requested once per move");
+  }
+
+  #[test]
+  fn a_second_writer_gets_a_window_of_its_own_while_the_first_holds_all_of_its() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::new(4, Arc::clone(&marks));
+    let (a, b) = (writer(1), writer(2));
+    // a sent 1..=4 and all of it was taken: its limit moves on to 8 (5..=8 not written yet).
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(4));
+    for n in 1..=4 {
+      win.admit(a, sn(n));
+    }
+    marks.note(a, sn(4));
+    assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(8));
+    // b is not starved by a's reservation (with one window shared by both it got 0).
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(4));
+    for n in 1..=4 {
+      win.admit(b, sn(n));
+    }
+    // Neither holds back the other: a's limit stays where its own takes put it.
+    assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(8));
+    assert_eq!(win.refresh(b, sn(5), view(&[1, 2, 3, 4], &[])), sn(4));
+    marks.note(b, sn(1));
+    assert_eq!(win.refresh(b, sn(5), view(&[1, 2, 3, 4], &[])), sn(5));
   }
 
   #[test]
@@ -390,13 +411,15 @@ mod tests {
   }
 
   #[test]
-  fn a_forgotten_writer_gives_its_room_back() {
+  fn a_forgotten_writer_is_no_longer_kept() {
     let marks = Arc::new(TakenMarks::default());
     let mut win = AckWindow::new(3, Arc::clone(&marks));
-    let (a, b) = (writer(1), writer(2));
+    let a = writer(1);
     assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(3));
-    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(0));
+    assert!(win.known_up_to(a, sn(5)));
+    assert_eq!(win.held_back(), vec![a]);
     win.forget(a);
-    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(3));
+    assert!(win.held_back().is_empty());
+    assert!(!win.known_up_to(a, sn(9)), "a forgotten writer has no window");
   }
 }

@@ -365,7 +365,7 @@ impl QosPolicies {
 
   /// HORUS PATCH (HORUS-PATCH.md, item 17): reader-side flow control for a reliable
   /// DataReader: it takes (and acknowledges) at most `window` samples (at least 1) beyond
-  /// what its application has taken, all its writers together, and requests the rest again
+  /// what its application has taken, per matched writer, and requests the rest again
   /// as the application takes (`rustdds::horus_ack_window`). A reliable KEEP_ALL writer is
   /// then held back (its `write` blocks) while the application does not take; a KEEP_LAST
   /// writer overwrites what was not acknowledged (a gap in its sequence numbers). No

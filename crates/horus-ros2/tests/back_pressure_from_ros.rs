@@ -40,6 +40,26 @@ fn index_of(cdr: &[u8]) -> u64 {
     u64::from_le_bytes(m.data[..8].try_into().unwrap())
 }
 
+/// The topics' type: what the rclpy node publishes.
+fn uint8_multi_array() -> Ros2Type {
+    Ros2Type::new(
+        UInt8MultiArray::TYPE_NAME,
+        UInt8MultiArray::TYPE_HASH,
+        UInt8MultiArray::DEFINITION,
+    )
+}
+
+/// A `Block` topic of `depth` messages of up to 4 KiB, block timeout 1 s.
+fn block_qos(depth: u32) -> QosInfo {
+    QosInfo {
+        depth,
+        overflow: Some(Overflow::Block {
+            timeout: Duration::from_secs(1),
+        }),
+        ..ros_qos(4096)
+    }
+}
+
 fn from_ros(st: &BridgeStatus, topic: &str) -> Option<TopicStatus> {
     st.topics
         .iter()
@@ -65,18 +85,8 @@ fn a_slow_block_subscriber_does_not_hold_back_a_keep_last_ros2_publisher_and_eve
         return;
     }
     let w = World::new("backpressure");
-    let ty = Ros2Type::new(
-        UInt8MultiArray::TYPE_NAME,
-        UInt8MultiArray::TYPE_HASH,
-        UInt8MultiArray::DEFINITION,
-    );
-    let qos = QosInfo {
-        depth: 4,
-        overflow: Some(Overflow::Block {
-            timeout: Duration::from_secs(1),
-        }),
-        ..ros_qos(4096)
-    };
+    let ty = uint8_multi_array();
+    let qos = block_qos(4);
     let v = open_or_create_ros_topic(&w.namespace, "bp/slow", &ty, &qos).unwrap();
     // Not read until the stream is out: the ring fills after 4 messages.
     let mut slow = v.ros_subscriber(true).unwrap();
@@ -153,19 +163,11 @@ fn a_stalled_block_subscriber_holds_back_a_reliable_keep_all_ros2_publisher_and_
         return;
     }
     let w = World::new("keepall");
-    let ty = Ros2Type::new(
-        UInt8MultiArray::TYPE_NAME,
-        UInt8MultiArray::TYPE_HASH,
-        UInt8MultiArray::DEFINITION,
-    );
+    let ty = uint8_multi_array();
     let qos = QosInfo {
-        depth: 16,
-        overflow: Some(Overflow::Block {
-            timeout: Duration::from_secs(1),
-        }),
         // As ros_qos sizes the pool for its own depth.
         chunks_per_publisher: 2 * 16 + 4,
-        ..ros_qos(4096)
+        ..block_qos(16)
     };
     let v = open_or_create_ros_topic(&w.namespace, "bp/all", &ty, &qos).unwrap();
     let mut slow = v.ros_subscriber(true).unwrap();
@@ -252,18 +254,8 @@ fn two_ros2_publishers_into_one_block_topic_both_cross() {
         return;
     }
     let w = World::new("twowriters");
-    let ty = Ros2Type::new(
-        UInt8MultiArray::TYPE_NAME,
-        UInt8MultiArray::TYPE_HASH,
-        UInt8MultiArray::DEFINITION,
-    );
-    let qos = QosInfo {
-        depth: 8,
-        overflow: Some(Overflow::Block {
-            timeout: Duration::from_secs(1),
-        }),
-        ..ros_qos(4096)
-    };
+    let ty = uint8_multi_array();
+    let qos = block_qos(8);
     let v = open_or_create_ros_topic(&w.namespace, "bp/two", &ty, &qos).unwrap();
     let mut sub = v.ros_subscriber(true).unwrap();
     let bridge = w.bridge();

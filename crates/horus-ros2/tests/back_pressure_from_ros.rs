@@ -285,7 +285,7 @@ fn two_ros2_publishers_into_one_block_topic_both_cross() {
         "each index at most twice: {seen:?}"
     );
     assert!(
-        seen.iter().any(|n| *n == 2),
+        seen.contains(&2),
         "messages of both writers crossed: {received} of {} received: {seen:?}",
         2 * EACH
     );

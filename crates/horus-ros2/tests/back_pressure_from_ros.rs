@@ -19,9 +19,8 @@ use std::time::Duration;
 use common::{World, PATIENCE};
 use horus::inspect::{open_or_create_ros_topic, ros_qos, QosInfo};
 use horus::Overflow;
-use horus_msgs::Ros2Type;
 use horus_ros2::{BridgeStatus, Direction, TopicStatus};
-use horus_ros_msgs::horus_cdr::{decode_message, RosMessage};
+use horus_ros_msgs::horus_cdr::decode_message;
 use horus_ros_msgs::std_msgs::msg::UInt8MultiArray;
 
 bridge_process_test!();
@@ -38,15 +37,6 @@ const FLOOD: u64 = 6000;
 fn index_of(cdr: &[u8]) -> u64 {
     let m: UInt8MultiArray = decode_message(cdr).expect("a UInt8MultiArray");
     u64::from_le_bytes(m.data[..8].try_into().unwrap())
-}
-
-/// The topics' type: what the rclpy node publishes.
-fn uint8_multi_array() -> Ros2Type {
-    Ros2Type::new(
-        UInt8MultiArray::TYPE_NAME,
-        UInt8MultiArray::TYPE_HASH,
-        UInt8MultiArray::DEFINITION,
-    )
 }
 
 /// A `Block` topic of `depth` messages of up to 4 KiB, block timeout 1 s.
@@ -85,7 +75,7 @@ fn a_slow_block_subscriber_does_not_hold_back_a_keep_last_ros2_publisher_and_eve
         return;
     }
     let w = World::new("backpressure");
-    let ty = uint8_multi_array();
+    let ty = common::ros2_type::<UInt8MultiArray>();
     let qos = block_qos(4);
     let v = open_or_create_ros_topic(&w.namespace, "bp/slow", &ty, &qos).unwrap();
     // Not read until the stream is out: the ring fills after 4 messages.
@@ -163,7 +153,7 @@ fn a_stalled_block_subscriber_holds_back_a_reliable_keep_all_ros2_publisher_and_
         return;
     }
     let w = World::new("keepall");
-    let ty = uint8_multi_array();
+    let ty = common::ros2_type::<UInt8MultiArray>();
     let qos = QosInfo {
         // As ros_qos sizes the pool for its own depth.
         chunks_per_publisher: 2 * 16 + 4,
@@ -249,7 +239,7 @@ fn two_ros2_publishers_into_one_block_topic_both_cross() {
         return;
     }
     let w = World::new("twowriters");
-    let ty = uint8_multi_array();
+    let ty = common::ros2_type::<UInt8MultiArray>();
     let qos = block_qos(8);
     let v = open_or_create_ros_topic(&w.namespace, "bp/two", &ty, &qos).unwrap();
     let mut sub = v.ros_subscriber(true).unwrap();

@@ -13,8 +13,6 @@ mod raw_rtps;
 
 use common::{World, PATIENCE};
 use horus::inspect::{open_or_create_ros_topic, ros_qos};
-use horus_msgs::Ros2Type;
-use horus_ros_msgs::horus_cdr::RosMessage;
 use horus_ros_msgs::std_msgs::msg::String as RosString;
 use rustdds::horus_discovery_limits as limits;
 
@@ -214,11 +212,7 @@ fn a_flood_of_spdp_participants_is_refused_counted_and_the_bridges_memory_stays_
         return;
     }
     let w = World::new("spdpflood");
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     let v = open_or_create_ros_topic(&w.namespace, "demo/f", &ty, &ros_qos(4096)).unwrap();
     let r = v.ros_subscriber(true).unwrap();
     let bridge = w.bridge();
@@ -296,11 +290,7 @@ fn a_flood_of_sedp_endpoints_is_refused_counted_and_a_real_node_still_crosses() 
         return;
     }
     let w = World::new("sedpflood");
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     let v = open_or_create_ros_topic(&w.namespace, "demo/g", &ty, &ros_qos(4096)).unwrap();
     let mut r = v.ros_subscriber(true).unwrap();
     let bridge = w.bridge();
@@ -353,11 +343,7 @@ fn a_real_rclpy_node_is_discovered_after_an_spdp_flood_fills_every_place() {
         return;
     }
     let w = World::new("spdpfull");
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     let v = open_or_create_ros_topic(&w.namespace, "demo/h", &ty, &ros_qos(4096)).unwrap();
     let mut r = v.ros_subscriber(true).unwrap();
     let bridge = w.bridge();

@@ -16,7 +16,6 @@ use horus::inspect::{open_or_create_ros_topic, ros_qos, RawRosReader};
 use horus_msgs::Ros2Type;
 use horus_ros2::raw::{PassThrough, WireCdr};
 use horus_ros2::{Direction, TopicStatus};
-use horus_ros_msgs::horus_cdr::RosMessage;
 use horus_ros_msgs::std_msgs::msg::String as RosString;
 use raw_dds_peer::{Delivery, RawDdsPeer, STRING_TYPE, VALID_STRING};
 use rustdds::{WriteOptionsBuilder, GUID};
@@ -27,11 +26,7 @@ bridge_process_test!();
 const PEER_ENV: &str = "HORUS_ROS2_TEST_SEQUENCE_PEER";
 
 fn string_type() -> Ros2Type {
-    Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    )
+    common::ros2_type::<RosString>()
 }
 
 macro_rules! skip_unless_ready {

@@ -16,10 +16,8 @@ mod raw_rtps;
 use bytes::Bytes;
 use common::{World, PATIENCE};
 use horus::inspect::{open_or_create_ros_topic, ros_qos};
-use horus_msgs::Ros2Type;
 use horus_ros2::raw::{PassThrough, WireCdr};
 use horus_ros2::Direction;
-use horus_ros_msgs::horus_cdr::RosMessage;
 use horus_ros_msgs::std_msgs::msg::String as RosString;
 use raw_dds_peer::{Delivery, RawDdsPeer, INT32_TYPE, STRING_TYPE, VALID_STRING};
 use rustdds::no_key::SerializerAdapter;
@@ -87,11 +85,7 @@ fn malformed_and_oversize_payloads_are_dropped_counted_and_the_bridge_keeps_runn
         return;
     }
     let w = World::new("hostile");
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     // Room for 16 KiB messages: the 64 KiB one is oversize.
     let v = open_or_create_ros_topic(&w.namespace, "demo/h", &ty, &ros_qos(16 * 1024)).unwrap();
     let mut r = v.ros_subscriber(true).unwrap();
@@ -161,11 +155,7 @@ fn other_type_writer_beside_a_good_one_is_dropped_and_counted_refused() {
         return;
     }
     let w = World::new("othertype");
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     let v = open_or_create_ros_topic(&w.namespace, "demo/o", &ty, &ros_qos(4096)).unwrap();
     let mut r = v.ros_subscriber(true).unwrap();
     let bridge = w.bridge();
@@ -398,11 +388,7 @@ fn run_peer_command(
     done: impl Fn(&horus_ros2::DdsFragmentRefusals) -> bool,
 ) -> FragRun {
     let w = World::new(tag);
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     let horus_topic = format!("demo/{tag}");
     let v =
         open_or_create_ros_topic(&w.namespace, &horus_topic, &ty, &ros_qos(512 * 1024)).unwrap();
@@ -624,11 +610,7 @@ fn data_frags_opening_samples_on_many_readers_stay_within_the_process_reassembly
     assert_eq!((fit, refused), (5, 11));
 
     let w = World::new("procbudget");
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     let mut topics = Vec::new();
     for i in 0..READERS {
         let name = format!("demo/procbudget{i}");
@@ -708,11 +690,7 @@ fn data_frags_to_a_discovery_reader_from_a_stranger_do_not_starve_other_topics()
         return;
     }
     let w = World::new("builtinfrags");
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     let name = "demo/builtinfrags";
     let v = open_or_create_ros_topic(&w.namespace, name, &ty, &ros_qos(512 * 1024)).unwrap();
     let mut r = v.ros_subscriber(true).unwrap();
@@ -761,11 +739,7 @@ fn samples_whose_fragments_stopped_coming_give_the_process_budget_back() {
         return;
     }
     let w = World::new("stalefrags");
-    let ty = Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    );
+    let ty = common::ros2_type::<RosString>();
     let mut topics = Vec::new();
     for i in 0..2 {
         let name = format!("demo/stalefrags{i}");

@@ -14,17 +14,12 @@ use horus::inspect::{open_or_create_ros_topic_durable, ros_qos};
 use horus::Durability;
 use horus_msgs::Ros2Type;
 use horus_ros2::{BridgeStatus, Direction, TopicStatus};
-use horus_ros_msgs::horus_cdr::RosMessage;
 use horus_ros_msgs::std_msgs::msg::String as RosString;
 
 bridge_process_test!();
 
 fn string_type() -> Ros2Type {
-    Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    )
+    common::ros2_type::<RosString>()
 }
 
 fn from_ros(st: &BridgeStatus, topic: &str) -> Option<TopicStatus> {

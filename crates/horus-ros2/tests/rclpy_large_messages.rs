@@ -24,10 +24,8 @@ use std::time::{Duration, Instant};
 
 use common::{line_bytes, World, PATIENCE};
 use horus::inspect::{open_or_create_ros_topic, ros_qos};
-use horus_msgs::Ros2Type;
 use horus_ros2::Direction;
 use horus_ros_msgs::horus_cdr::decode_message;
-use horus_ros_msgs::horus_cdr::RosMessage;
 use horus_ros_msgs::sensor_msgs::msg::PointCloud2;
 use horus_ros_msgs::std_msgs::msg::UInt8MultiArray;
 
@@ -63,11 +61,7 @@ fn burst_of_1mib_pointclouds_reaches_rclpy_with_the_large_message_profile() {
     let profile = common::large_messages_profile();
     assert!(profile.is_file(), "{} missing", profile.display());
     let w = World::new("big");
-    let ty = Ros2Type::new(
-        PointCloud2::TYPE_NAME,
-        PointCloud2::TYPE_HASH,
-        PointCloud2::DEFINITION,
-    );
+    let ty = common::ros2_type::<PointCloud2>();
     let spec = format!("/demo/points:{}", ty.type_name);
     let made = w.rclpy("make", &[&spec]);
     let (_, cloud) = line_bytes(&made.next_line("msg "));
@@ -166,11 +160,7 @@ fn fragmented_stream_from_rclpy_sending_every_datagram_twice_is_not_stalled() {
         return;
     }
     let w = World::new("dup");
-    let ty = Ros2Type::new(
-        UInt8MultiArray::TYPE_NAME,
-        UInt8MultiArray::TYPE_HASH,
-        UInt8MultiArray::DEFINITION,
-    );
+    let ty = common::ros2_type::<UInt8MultiArray>();
     let view =
         open_or_create_ros_topic(&w.namespace, "demo/blob", &ty, &ros_qos(STREAM_BYTES + 64))
             .unwrap();

@@ -24,7 +24,7 @@ use horus_ros_msgs::std_msgs::msg::{Int32, String as RosString};
 bridge_process_test!();
 
 fn ty<M: RosMessage>() -> Ros2Type {
-    Ros2Type::new(M::TYPE_NAME, M::TYPE_HASH, M::DEFINITION)
+    common::ros2_type::<M>()
 }
 
 /// Room for the 1 MiB point cloud and its header fields.

@@ -20,11 +20,7 @@ use horus_ros_msgs::std_msgs::msg::String as RosString;
 bridge_process_test!();
 
 fn string_type() -> Ros2Type {
-    Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    )
+    common::ros2_type::<RosString>()
 }
 
 macro_rules! skip_unless_ready {

@@ -16,17 +16,12 @@ use horus::inspect::{open_or_create_ros_topic, ros_qos, QosInfo};
 use horus::Overflow;
 use horus_msgs::Ros2Type;
 use horus_ros2::Direction;
-use horus_ros_msgs::horus_cdr::RosMessage;
 use horus_ros_msgs::std_msgs::msg::String as RosString;
 
 bridge_process_test!();
 
 fn string_type() -> Ros2Type {
-    Ros2Type::new(
-        RosString::TYPE_NAME,
-        RosString::TYPE_HASH,
-        RosString::DEFINITION,
-    )
+    common::ros2_type::<RosString>()
 }
 
 /// The number an rclpy `talk` String message carries.

@@ -399,3 +399,8 @@ pub(crate) fn wait_status(
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// How a horus topic names the ROS 2 message type `M` (its name, RIHS01 hash and definition).
+pub(crate) fn ros2_type<M: horus::cdr::RosMessage>() -> horus::msgs::Ros2Type {
+    horus::msgs::Ros2Type::new(M::TYPE_NAME, M::TYPE_HASH, M::DEFINITION)
+}

@@ -117,9 +117,6 @@ struct Feeder {
     flag_out: Publisher<EmergencyStop>,
     /// Stamps last published (the controller keeps the newest it saw).
     last: (u64, u64, u64),
-    /// Per tick: whether every input its trace names was in the recording (the recorder, an
-    /// observer, may have missed some: counted in the file's losses).
-    complete: Arc<Mutex<Vec<bool>>>,
 }
 
 impl Node for Feeder {
@@ -133,41 +130,89 @@ impl Node for Feeder {
         };
         self.next += 1;
         self.tick.set(&t);
-        let mut missing = 0u32;
+        // An input the recording lacks is not published: the controller keeps what it held
+        // (those ticks are marked by `Reproducible`, not compared).
         if t.scan_stamp_ns != 0 && t.scan_stamp_ns != self.last.0 {
-            match self.scans.get(&t.scan_stamp_ns) {
-                Some(m) => {
-                    self.scan_out
-                        .publish(m)
-                        .map_err(|e| NodeError::msg(format!("replay: a scan: {e}")))?;
-                }
-                None => missing += 1,
+            if let Some(m) = self.scans.get(&t.scan_stamp_ns) {
+                self.scan_out
+                    .publish(m)
+                    .map_err(|e| NodeError::msg(format!("replay: a scan: {e}")))?;
             }
             self.last.0 = t.scan_stamp_ns;
         }
         if t.imu_stamp_ns != 0 && t.imu_stamp_ns != self.last.1 {
-            match self.imus.get(&t.imu_stamp_ns) {
-                Some(m) => {
-                    self.imu_out
-                        .publish(m)
-                        .map_err(|e| NodeError::msg(format!("replay: an IMU reading: {e}")))?;
-                }
-                None => missing += 1,
+            if let Some(m) = self.imus.get(&t.imu_stamp_ns) {
+                self.imu_out
+                    .publish(m)
+                    .map_err(|e| NodeError::msg(format!("replay: an IMU reading: {e}")))?;
             }
             self.last.1 = t.imu_stamp_ns;
         }
         if t.flag_stamp_ns != 0 && t.flag_stamp_ns != self.last.2 {
-            match self.flags.get(&t.flag_stamp_ns) {
-                Some(m) => drop(self.flag_out.send_ref(m)),
-                None => missing += 1,
+            if let Some(m) = self.flags.get(&t.flag_stamp_ns) {
+                drop(self.flag_out.send_ref(m));
             }
             self.last.2 = t.flag_stamp_ns;
         }
-        self.complete
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(missing == 0);
         Ok(())
+    }
+}
+
+/// Which recorded ticks a re-execution can reproduce. The controller keeps the newest scan,
+/// IMU reading and stop flag it received and decides from them every tick, so tick k can be
+/// reproduced only if every input its trace names (new this tick or held from before) is in
+/// the recording. The recorder, an observer, may have missed some (counted in the file's
+/// losses, or published before it attached): every tick that held such an input is not
+/// comparable, not just the first. Once each missed input is replaced by a recorded one, the
+/// controller's state is the live one again.
+#[derive(Debug, Default, PartialEq)]
+struct Reproducible {
+    /// Per tick: every input the trace names is in the recording.
+    ticks: Vec<bool>,
+    /// Distinct inputs named by traces but absent from the recording: scans, IMU readings,
+    /// stop flags.
+    missed: [usize; 3],
+    /// Of those, the ones stamped before the first recorded message of their topic: published
+    /// before the recorder attached and overwritten in the ring by then. The others were
+    /// missed while it was recording (its file counts those as lost).
+    before_first: [usize; 3],
+}
+
+impl Reproducible {
+    fn of(rec: &Recording) -> Reproducible {
+        let mut r = Reproducible::default();
+        let mut last = [0u64; 3];
+        let mut held_missing = [false; 3];
+        let first = [
+            rec.scans.keys().min().copied(),
+            rec.imus.keys().min().copied(),
+            rec.flags.keys().min().copied(),
+        ];
+        for t in &rec.traces {
+            let named = [t.scan_stamp_ns, t.imu_stamp_ns, t.flag_stamp_ns];
+            let present = [
+                rec.scans.contains_key(&named[0]),
+                rec.imus.contains_key(&named[1]),
+                rec.flags.contains_key(&named[2]),
+            ];
+            for i in 0..3 {
+                if named[i] != last[i] {
+                    last[i] = named[i];
+                    held_missing[i] = named[i] != 0 && !present[i];
+                    if held_missing[i] {
+                        r.missed[i] += 1;
+                        r.before_first[i] += usize::from(first[i].is_none_or(|f| named[i] < f));
+                    }
+                }
+            }
+            r.ticks.push(!held_missing.iter().any(|&m| m));
+        }
+        r
+    }
+
+    /// Ticks that cannot be compared.
+    fn incomplete(&self) -> usize {
+        self.ticks.iter().filter(|&&whole| !whole).count()
     }
 }
 
@@ -191,11 +236,9 @@ impl Node for Collector {
     }
 }
 
-/// One deterministic run: the commands the controller produced (wire bytes), and per tick
-/// whether the recording held every input its trace names.
-fn run_once(rec: &Recording, ns: &str) -> anyhow::Result<(Vec<Vec<u8>>, Vec<bool>)> {
+/// One deterministic run: the commands the controller produced (wire bytes).
+fn run_once(rec: &Recording, ns: &str) -> anyhow::Result<Vec<Vec<u8>>> {
     let tick = Arc::new(ReplayTick::default());
-    let complete = Arc::new(Mutex::new(Vec::new()));
     let out = Arc::new(Mutex::new(Vec::new()));
     let cmd_topic = Topic::<Ros<Twist>>::builder(topics::CMD_VEL)
         .namespace(ns)
@@ -217,7 +260,6 @@ fn run_once(rec: &Recording, ns: &str) -> anyhow::Result<(Vec<Vec<u8>>, Vec<bool
             imu_out: imu.publisher()?,
             flag_out: flag.publisher()?,
             last: (0, 0, 0),
-            complete: Arc::clone(&complete),
         };
         let controller = Controller::new(
             scan.subscriber_with(WaitMode::BusyPoll)?,
@@ -239,16 +281,16 @@ fn run_once(rec: &Recording, ns: &str) -> anyhow::Result<(Vec<Vec<u8>>, Vec<bool
     }
     let mut commands = std::mem::take(&mut *out.lock().unwrap_or_else(|e| e.into_inner()));
     commands.truncate(rec.traces.len());
-    let complete = std::mem::take(&mut *complete.lock().unwrap_or_else(|e| e.into_inner()));
-    Ok((commands, complete))
+    Ok(commands)
 }
 
 /// Replays the controller twice from `path` and compares; an error when anything differs.
 pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     let rec = load(path)?;
     let pid = std::process::id();
-    let (first, complete) = run_once(&rec, &format!("replay-{pid}-a"))?;
-    let (second, _) = run_once(&rec, &format!("replay-{pid}-b"))?;
+    let first = run_once(&rec, &format!("replay-{pid}-a"))?;
+    let second = run_once(&rec, &format!("replay-{pid}-b"))?;
+    let reproducible = Reproducible::of(&rec);
     if first.len() != rec.traces.len() {
         bail!(
             "the replayed controller produced {} commands for {} recorded ticks",
@@ -258,12 +300,10 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     }
     let differ = first.iter().zip(&second).filter(|(a, b)| a != b).count();
     // Each tick's live command is in its trace (a Twist has no stamp to find it by).
-    let (mut compared, mut equal, mut incomplete) = (0usize, 0usize, 0usize);
-    for ((bytes, &whole), trace) in first.iter().zip(&complete).zip(&rec.traces) {
+    let (mut compared, mut equal) = (0usize, 0usize);
+    for ((bytes, &whole), trace) in first.iter().zip(&reproducible.ticks).zip(&rec.traces) {
         if !whole {
-            // An input the live controller used is not in the recording: this tick cannot
-            // be reproduced (nor, until newer inputs arrive, necessarily equal).
-            incomplete += 1;
+            // An input the live controller held is not in the recording.
             continue;
         }
         compared += 1;
@@ -272,16 +312,22 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             equal += 1;
         }
     }
+    let incomplete = reproducible.incomplete();
     let on_topic = commands_on_topic(&rec.commands, &rec.traces);
     println!(
         "replay of {}: {} controller ticks re-executed twice on the simulated clock; \
          run 1 vs run 2: {} of {} commands differ; vs the live commands: {equal} of \
-         {compared} identical ({incomplete} ticks used an input the recorder missed: not \
-         compared); {}",
+         {compared} identical ({incomplete} ticks held an input the recorder missed: \
+         not compared; missed: {} scans, {} IMU readings, {} stop flags, of them {} \
+         published before the recorder's first message of their topic); {}",
         path.display(),
         rec.traces.len(),
         differ,
         first.len(),
+        reproducible.missed[0],
+        reproducible.missed[1],
+        reproducible.missed[2],
+        reproducible.before_first.iter().sum::<usize>(),
         on_topic.as_ref().unwrap_or_else(|e| e),
     );
     // Some ticks must be comparable, and a recorder that missed most inputs proves nothing.
@@ -352,6 +398,73 @@ mod tests {
             linear,
             angular,
         }
+    }
+
+    /// A recording holding the given stamps of each input, with one trace per
+    /// `(scan, imu, flag)` stamp triple.
+    fn recording(named: &[(u64, u64, u64)], held: [&[u64]; 3]) -> Recording {
+        Recording {
+            scans: held[0].iter().map(|&s| (s, LaserScan::default())).collect(),
+            imus: held[1].iter().map(|&s| (s, Imu::default())).collect(),
+            flags: held[2]
+                .iter()
+                .map(|&s| (s, EmergencyStop::release(s, "test").unwrap()))
+                .collect(),
+            traces: named
+                .iter()
+                .map(|&(scan, imu, flag)| ControlTrace {
+                    scan_stamp_ns: scan,
+                    imu_stamp_ns: imu,
+                    flag_stamp_ns: flag,
+                    ..trace(0.0, 0.0)
+                })
+                .collect(),
+            commands: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_tick_holding_a_missed_input_is_not_reproducible() {
+        // Scan 1 and flag 5 were missed by the recorder; each is held over several ticks.
+        let named = [
+            (1, 10, 0),
+            (1, 11, 0),
+            (1, 12, 5),
+            (2, 13, 5),
+            (2, 14, 6),
+            (2, 15, 6),
+        ];
+        let rec = recording(&named, [&[2], &[10, 11, 12, 13, 14, 15], &[6]]);
+        let r = Reproducible::of(&rec);
+        // Not only the tick where each missed input arrived: every tick that held one.
+        assert_eq!(r.ticks, [false, false, false, false, true, true]);
+        assert_eq!(r.missed, [1, 0, 1]);
+        // Scan 1 is older than the first recorded scan (published before the recorder
+        // attached); flag 5 too (the only recorded flag is 6).
+        assert_eq!(r.before_first, [1, 0, 1]);
+        assert_eq!(r.incomplete(), 4);
+    }
+
+    #[test]
+    fn a_complete_recording_reproduces_every_tick() {
+        // Stamp 0: no such input yet (no scan before the first), nothing to miss.
+        let named = [(0, 10, 0), (1, 11, 0), (1, 12, 5)];
+        let rec = recording(&named, [&[1], &[10, 11, 12], &[5]]);
+        let r = Reproducible::of(&rec);
+        assert_eq!(r.ticks, [true, true, true]);
+        assert_eq!(r.missed, [0, 0, 0]);
+    }
+
+    #[test]
+    fn an_input_missed_once_is_counted_once() {
+        // The IMU reading 11 is missed and held for three ticks: one missed input.
+        let named = [(1, 10, 0), (1, 11, 0), (1, 11, 0), (1, 11, 0), (1, 12, 0)];
+        let rec = recording(&named, [&[1], &[10, 12], &[]]);
+        let r = Reproducible::of(&rec);
+        assert_eq!(r.ticks, [true, false, false, false, true]);
+        assert_eq!(r.missed, [0, 1, 0]);
+        // Recorded readings on both sides of it: missed while recording.
+        assert_eq!(r.before_first, [0, 0, 0]);
     }
 
     #[test]

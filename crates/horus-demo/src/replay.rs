@@ -214,6 +214,21 @@ impl Reproducible {
     fn incomplete(&self) -> usize {
         self.ticks.iter().filter(|&&whole| !whole).count()
     }
+
+    /// What was left out of the comparison, and why.
+    fn summary(&self) -> String {
+        let incomplete = self.incomplete();
+        if incomplete == 0 {
+            return "the recording holds every input the controller decided from".to_owned();
+        }
+        let [scans, imus, flags] = self.missed;
+        format!(
+            "{incomplete} ticks not compared: they held an input the recorder missed \
+             ({scans} scans, {imus} IMU readings, {flags} stop flags; {} of them published \
+             before its first message of their topic)",
+            self.before_first.iter().sum::<usize>()
+        )
+    }
 }
 
 /// Keeps every command the controller sends, as its wire bytes.
@@ -317,17 +332,12 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     println!(
         "replay of {}: {} controller ticks re-executed twice on the simulated clock; \
          run 1 vs run 2: {} of {} commands differ; vs the live commands: {equal} of \
-         {compared} identical ({incomplete} ticks held an input the recorder missed: \
-         not compared; missed: {} scans, {} IMU readings, {} stop flags, of them {} \
-         published before the recorder's first message of their topic); {}",
+         {compared} identical ({}); {}",
         path.display(),
         rec.traces.len(),
         differ,
         first.len(),
-        reproducible.missed[0],
-        reproducible.missed[1],
-        reproducible.missed[2],
-        reproducible.before_first.iter().sum::<usize>(),
+        reproducible.summary(),
         on_topic.as_ref().unwrap_or_else(|e| e),
     );
     // Some ticks must be comparable, and a recorder that missed most inputs proves nothing.

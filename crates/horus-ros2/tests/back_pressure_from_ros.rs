@@ -218,6 +218,105 @@ fn a_stalled_block_subscriber_holds_back_a_reliable_keep_all_ros2_publisher_and_
     assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
 }
 
+/// Messages each of the two rclpy KEEP_ALL publishers sends, as fast as it can: more than
+/// its Fast DDS writer's history holds (5000), so that each is held back.
+const FLOOD_EACH: u64 = 5400;
+
+/// The horus index and the publisher's tag (`node.py flood … TAG`) of a message.
+fn index_and_tag(cdr: &[u8]) -> (u64, u8) {
+    let m: UInt8MultiArray = decode_message(cdr).expect("a UInt8MultiArray");
+    (
+        u64::from_le_bytes(m.data[..8].try_into().unwrap()),
+        m.data[8],
+    )
+}
+
+/// Two rclpy nodes publish 5400 messages each from reliable KEEP_ALL writers, as fast as
+/// they can, into one horus `Block` topic (depth 16) whose subscriber stops reading: each
+/// writer has a window of its own at the bridge's reader, both windows fill, and both
+/// writers are held back (each one's publish raises with its history full); meanwhile the
+/// route has refused and lost nothing. Once the subscriber reads again, every message of
+/// both arrives, each writer's in order, each once: carried 10800, refused 0, lost 0.
+/// Before HORUS-PATCH.md item 18, the reader's KEEP_LAST 16 history, one for both writers,
+/// evicted what the route had not taken as soon as the two windows held more than 16
+/// together: counted lost while the writers were held back.
+#[test]
+fn two_stalled_keep_all_ros2_publishers_are_both_held_back_and_nothing_is_lost() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("twokeepall");
+    let ty = common::ros2_type::<UInt8MultiArray>();
+    let qos = QosInfo {
+        // As ros_qos sizes the pool for its own depth.
+        chunks_per_publisher: 2 * 16 + 4,
+        ..block_qos(16)
+    };
+    let v = open_or_create_ros_topic(&w.namespace, "bp/alltwo", &ty, &qos).unwrap();
+    let mut slow = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let count = FLOOD_EACH.to_string();
+    let floods = [
+        w.rclpy("flood", &["/bp/alltwo", &count, "16", "1"]),
+        w.rclpy("flood", &["/bp/alltwo", &count, "16", "2"]),
+    ];
+    // Both writers are held back: each one's publish raised with its history full.
+    let held: Vec<String> = floods.iter().map(|p| p.next_line("held ")).collect();
+    let st = horus_ros2::read_status_file(&w.namespace).unwrap().unwrap();
+    let t = from_ros(&st, "bp/alltwo").expect("the route is open");
+    assert_eq!(
+        (t.counters.refused, t.counters.lost),
+        (0, 0),
+        "while both are held back, nothing refused or lost: {t:?}"
+    );
+    // The subscriber reads again: all of both, each writer's in order.
+    let mut next = [0u64; 2];
+    while next.iter().sum::<u64>() < 2 * FLOOD_EACH {
+        let s = slow
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|| panic!("only {next:?} of {FLOOD_EACH} each came ({held:?})"));
+        let (index, tag) = index_and_tag(s.cdr());
+        assert!(tag == 1 || tag == 2, "a tag of the two publishers: {tag}");
+        let n = &mut next[usize::from(tag - 1)];
+        assert_eq!(index, *n, "publisher {tag}'s messages in order, each once");
+        *n += 1;
+    }
+    for p in &floods {
+        let done = p.next_line("flooded ");
+        let raises: u64 = done.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(raises >= 1, "{done}");
+    }
+    let st = common::wait_status(&w.namespace, "every message carried", |s| {
+        from_ros(s, "bp/alltwo").is_some_and(|t| t.counters.messages >= 2 * FLOOD_EACH)
+    });
+    let c = from_ros(&st, "bp/alltwo").unwrap().counters;
+    assert_eq!(
+        (c.messages, c.refused, c.lost),
+        (2 * FLOOD_EACH, 0, 0),
+        "carried all, refused and lost none: {c:?}"
+    );
+    assert_eq!((c.malformed, c.oversize, c.replayed), (0, 0, 0), "{c:?}");
+    assert!(
+        slow.recv_timeout(Duration::from_millis(200)).is_none(),
+        "nothing more"
+    );
+    eprintln!(
+        "back-pressure from two KEEP_ALL ROS 2 writers: {held:?}; carried {}; DDS samples \
+         held back {}",
+        2 * FLOOD_EACH,
+        st.dds_held_back
+    );
+    for p in floods {
+        p.stop();
+    }
+    bridge.stop();
+    drop(slow);
+    v.unlink_if_unused();
+    drop(v);
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
 /// Messages each of the two rclpy KEEP_LAST publishers sends (reliable, KEEP_LAST 10, 100 Hz).
 const EACH: u64 = 100;
 

@@ -23,7 +23,7 @@
                                               std_msgs/UInt8MultiArray of SIZE data bytes
                                               (the first 8: the index, little-endian) at
                                               100 Hz; print `streamed COUNT`
-    node.py flood  TOPIC COUNT SIZE           the same from a reliable KEEP_ALL publisher, as
+    node.py flood  TOPIC COUNT SIZE [TAG]     the same from a reliable KEEP_ALL publisher, as
                                               fast as publish returns: a publish that raises
                                               (Fast DDS: the writer's history is full of
                                               samples a reliable reader has not acknowledged
@@ -31,7 +31,9 @@
                                               rclpy: RCLError "cannot publish data") is
                                               retried with the same message; print `held N`
                                               at the first such raise (N: the index) and
-                                              `flooded COUNT held RAISES` at the end
+                                              `flooded COUNT held RAISES` at the end; TAG
+                                              (0-255, default 0): the 9th data byte, to
+                                              tell several such publishers apart
 
 Every mode prints `ready` once its endpoints exist and runs until stdin closes or its
 parent process (scripts/ros2-python, started by the test) is gone; a node whose callbacks
@@ -231,13 +233,14 @@ def main():
         node.create_timer(0.01, tick)
     elif mode == 'flood':
         count, size = int(args[1]), int(args[2])
+        tag = int(args[3]) if len(args) > 3 else 0
         keep_all = QoSProfile(history=HistoryPolicy.KEEP_ALL, depth=1,
                               reliability=ReliabilityPolicy.RELIABLE)
         p = node.create_publisher(UInt8MultiArray, args[0], keep_all)
         say('ready')
         while not done.is_set() and p.get_subscription_count() == 0:
             rclpy.spin_once(node, timeout_sec=0.05)
-        pad = bytes(size - 8)
+        pad = bytes([tag]) + bytes(size - 9)
         sent, raises = 0, 0
         while not done.is_set() and sent < count:
             try:

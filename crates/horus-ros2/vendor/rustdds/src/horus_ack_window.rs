@@ -65,6 +65,8 @@ pub struct TakenMarks {
   /// Where to wake the RTPS reader (its event loop's ready queue, its entity id); `None`
   /// in tests (then only the timer requests).
   wake: Option<(ReadySender<EntityId>, EntityId)>,
+  /// The window, in samples per writer (0 in `default()`: tests).
+  window: usize,
   /// Samples taken before a wake is sent (a quarter of the window, at least 1).
   wake_every: usize,
   /// The RTPS reader holds a writer back (set and cleared by it).
@@ -91,16 +93,54 @@ impl TakenMarks {
   pub(crate) fn new(window: u32, ready: ReadySender<EntityId>, entity_id: EntityId) -> Self {
     Self {
       wake: Some((ready, entity_id)),
+      window: window as usize,
       wake_every: max(window as usize / 4, 1),
       ..Self::default()
     }
   }
 
-  /// Writer `writer`'s sample `sn` left the DataReader.
+  /// Marks for a reader with a window of `window` samples and no wake (tests).
+  #[cfg(test)]
+  pub(crate) fn with_window(window: u32) -> Self {
+    Self {
+      window: window as usize,
+      wake_every: max(window as usize / 4, 1),
+      ..Self::default()
+    }
+  }
+
+  /// The window, in samples per writer.
+  pub(crate) fn window(&self) -> usize {
+    self.window
+  }
+
+  /// Writer `writer` has a window at the RTPS reader (which calls this when it first
+  /// refreshes it): from now on what leaves the DataReader of it is noted (nothing yet).
+  pub(crate) fn track(&self, writer: GUID) {
+    let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+    marks.entry(writer).or_insert(SequenceNumber::zero());
+  }
+
+  /// How many writers have a window (tracked and not forgotten).
+  pub(crate) fn writers(&self) -> usize {
+    self.marks.lock().unwrap_or_else(|p| p.into_inner()).len()
+  }
+
+  /// Each writer with a window, and the highest of its sequence numbers that left the
+  /// DataReader (0: none).
+  pub(crate) fn marks(&self) -> BTreeMap<GUID, SequenceNumber> {
+    self.marks.lock().unwrap_or_else(|p| p.into_inner()).clone()
+  }
+
+  /// Writer `writer`'s sample `sn` left the DataReader. Only a writer with a window is
+  /// noted: a sample of a writer the RTPS reader forgot (it left; its samples may still
+  /// be taken after) does not bring its mark back, which nothing would forget again.
   pub(crate) fn note(&self, writer: GUID, sn: SequenceNumber) {
     {
       let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
-      let mark = marks.entry(writer).or_insert(sn);
+      let Some(mark) = marks.get_mut(&writer) else {
+        return; // no window: no room opened for anyone
+      };
       *mark = max(*mark, sn);
     }
     // Only while a writer is held back; one wake at a time, each after a quarter window.
@@ -201,8 +241,11 @@ impl AckWindow {
     ack_base: SequenceNumber,
     state: impl Fn(SequenceNumber) -> SnState,
   ) -> SequenceNumber {
-    let taken = self.taken.get(writer);
     let one = SequenceNumber::new(1);
+    if !self.writers.contains_key(&writer) {
+      self.taken.track(writer);
+    }
+    let taken = self.taken.get(writer);
     let w = self.writers.entry(writer).or_insert_with(|| WriterWindow {
       limit: ack_base - one,
       requested_up_to: ack_base - one,
@@ -385,6 +428,7 @@ mod tests {
     let id = EntityId::new([0, 0, 7], EntityKind::READER_NO_KEY_USER_DEFINED);
     let marks = TakenMarks::new(16, ready, id);
     let a = writer(1);
+    marks.track(a);
     for n in 1..=8 {
       marks.note(a, sn(n));
     }
@@ -421,5 +465,28 @@ mod tests {
     win.forget(a);
     assert!(win.held_back().is_empty());
     assert!(!win.known_up_to(a, sn(9)), "a forgotten writer has no window");
+  }
+
+  #[test]
+  fn a_forgotten_writers_mark_does_not_come_back_when_its_samples_are_taken_after() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::new(3, Arc::clone(&marks));
+    let (a, b) = (writer(1), writer(2));
+    assert_eq!(marks.writers(), 0, "no window before the reader refreshes one");
+    win.refresh(a, sn(1), view(&[], &[]));
+    win.refresh(b, sn(1), view(&[], &[]));
+    assert_eq!(marks.writers(), 2);
+    assert_eq!(marks.get(a), Some(sn(0)), "tracked, nothing taken yet");
+    marks.note(a, sn(1));
+    // a leaves while its samples 2 and 3 are still in the DataReader; they are taken after.
+    win.forget(a);
+    marks.note(a, sn(2));
+    marks.note(a, sn(3));
+    assert_eq!(marks.get(a), None, "the departed writer's mark stays forgotten");
+    assert_eq!(marks.writers(), 1);
+    assert_eq!(marks.marks().into_keys().collect::<Vec<_>>(), vec![b]);
+    // A writer never refreshed (no window) is not noted either.
+    marks.note(writer(3), sn(7));
+    assert_eq!(marks.writers(), 1);
   }
 }

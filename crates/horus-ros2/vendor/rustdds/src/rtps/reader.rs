@@ -216,9 +216,14 @@ impl Reader {
     participant_status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
   ) -> Self {
     // HORUS PATCH (item 17)
-    let ack_window = i
-      .horus_taken
-      .map(|taken| AckWindow::new(i.qos_policy.horus_ack_window().unwrap_or(1), taken));
+    let ack_window = i.horus_taken.map(|taken| {
+      // HORUS PATCH (item 18): what the application has not taken stays in the topic cache.
+      i.topic_cache_handle
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .horus_keep_untaken(&taken);
+      AckWindow::new(i.qos_policy.horus_ack_window().unwrap_or(1), taken)
+    });
     // Verify that the topic cache corresponds to the topic of the Reader
     let topic_cache_name = i.topic_cache_handle.lock().unwrap().topic_name();
     if i.topic_name != topic_cache_name {

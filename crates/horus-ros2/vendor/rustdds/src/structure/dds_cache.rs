@@ -1,9 +1,9 @@
 use std::{
-  cmp::max,
+  cmp::{max, min},
   collections::{btree_map, BTreeMap, HashMap},
   iter,
   ops::Bound::{Excluded, Included},
-  sync::{Arc, Mutex},
+  sync::{Arc, Mutex, Weak},
 };
 
 #[allow(unused_imports)]
@@ -19,6 +19,7 @@ use crate::{
     typedesc::TypeDesc,
     CreateError, CreateResult,
   },
+  horus_ack_window::TakenMarks,
   rtps::constant::{builtin_topic_names, MAX_WITHHELD_BYTES_PER_TOPIC},
   structure::{sequence_number::SequenceNumber, time::Timestamp},
   GUID,
@@ -159,6 +160,11 @@ pub(crate) struct TopicCache {
   // number) this cache holds replaces the held change, to be read again, instead of being
   // dropped as a duplicate. True for the SPDP topic only (see `add_change_internal`).
   repeats_replace: bool,
+
+  // HORUS PATCH (HORUS-PATCH.md item 18): the taken marks of this topic's readers with an
+  // ack window (item 17): a sample of a writer with a window that its reader has not taken
+  // is not evicted (see `remove_changes_before`).
+  horus_windows: Vec<Weak<TakenMarks>>,
 }
 
 impl TopicCache {
@@ -179,6 +185,7 @@ impl TopicCache {
       // HORUS PATCH (item 11): an SPDP announcement is the participant's state, not a
       // change in a stream: each one is to be read.
       repeats_replace,
+      horus_windows: Vec::new(), // HORUS PATCH (item 18)
     };
 
     new_self.update_keep_limits(topic_qos);
@@ -303,6 +310,33 @@ impl TopicCache {
       gave_up = true;
     }
     gave_up
+  }
+
+  /// HORUS PATCH (HORUS-PATCH.md item 18): a reader of this topic has an ack window, with
+  /// `taken` its marks: from now on, until its marks are dropped, a sample of one of its
+  /// writers above that writer's mark (not taken yet) stays in this cache.
+  pub(crate) fn horus_keep_untaken(&mut self, taken: &Arc<TakenMarks>) {
+    self.horus_windows.retain(|w| w.strong_count() > 0);
+    self.horus_windows.push(Arc::downgrade(taken));
+  }
+
+  /// HORUS PATCH (item 18): per writer with a window, the lowest mark of the readers with
+  /// one (samples above it are kept); empty when no reader has a window.
+  fn horus_untaken_above(&mut self) -> BTreeMap<GUID, SequenceNumber> {
+    let mut above: BTreeMap<GUID, SequenceNumber> = BTreeMap::new();
+    self.horus_windows.retain(|w| match w.upgrade() {
+      Some(taken) => {
+        for (writer, mark) in taken.marks() {
+          above
+            .entry(writer)
+            .and_modify(|m| *m = min(*m, mark))
+            .or_insert(mark);
+        }
+        true
+      }
+      None => false,
+    });
+    above
   }
 
   pub fn get_change(&self, instant: &Timestamp) -> Option<&CacheChange> {
@@ -571,8 +605,24 @@ impl TopicCache {
 
       let to_remove = std::mem::replace(&mut self.changes, to_retain);
 
+      // HORUS PATCH (HORUS-PATCH.md item 18): a sample a reader with an ack window has not
+      // taken stays (its writer's window bounds how many: the reader admits no more). Was:
+      // evicted past `max_keep_samples` (at least 64, or the depth) of all writers
+      // together: several writers each filling its window while the reader's application
+      // took nothing lost samples the reader had acknowledged. The samples kept this way
+      // are not counted against the limit: besides them, at most `max_keep_samples` stay.
+      let untaken_above = self.horus_untaken_above();
       // update also SequenceNumber map
-      to_remove.values().for_each(|r| self.remove_sn(r));
+      for (ts, r) in to_remove {
+        if untaken_above
+          .get(&r.writer_guid)
+          .is_some_and(|mark| r.sequence_number > *mark)
+        {
+          self.changes.insert(ts, r);
+        } else {
+          self.remove_sn(&r);
+        }
+      }
     }
 
     // Now, reallocate old cache changes
@@ -938,5 +988,80 @@ mod tests {
         "{topic}"
       );
     }
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md item 18): with a reader's ack window, samples it has not
+  // taken are not evicted, however many writers each filled its window.
+  #[test]
+  fn samples_a_reader_with_an_ack_window_has_not_taken_are_not_evicted() {
+    let qos = QosPolicyBuilder::new()
+      .history(History::KeepLast { depth: 16 })
+      .build();
+    let mut topic_cache = TopicCache::new(
+      "bp".to_string(),
+      TypeDesc::new("std_msgs::msg::dds_::UInt8MultiArray_".to_string()),
+      &qos,
+    );
+    let max_keep = topic_cache.max_keep_samples as i64;
+    let marks = std::sync::Arc::new(crate::horus_ack_window::TakenMarks::with_window(40));
+    topic_cache.horus_keep_untaken(&marks);
+    let writer = |n: u8| {
+      GUID::new(
+        GuidPrefix::new(&[n; 12]),
+        EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+      )
+    };
+    let (a, b) = (writer(1), writer(2));
+    marks.track(a);
+    marks.track(b);
+    let add = |topic_cache: &mut TopicCache, w: GUID, sn: i64| {
+      topic_cache.add_change(
+        &Timestamp::now(),
+        CacheChange::new(
+          w,
+          SequenceNumber::new(sn),
+          WriteOptions::default(),
+          DDSData::new(SerializedPayload::new(
+            RepresentationIdentifier::CDR_LE,
+            vec![0; 8],
+          )),
+        ),
+      );
+      topic_cache.mark_reliably_received_before(w, SequenceNumber::new(sn + 1));
+    };
+    // Two writers, 40 each (their windows), nothing taken: 80 over the limit (64).
+    for sn in 1..=40 {
+      add(&mut topic_cache, a, sn);
+      add(&mut topic_cache, b, sn);
+    }
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    // Without the patch the oldest 16 were evicted, never read by the reader.
+    assert_eq!(topic_cache.changes.len(), 80, "limit {max_keep}");
+    let all: Vec<_> = topic_cache
+      .get_changes_in_range_reliable(&BTreeMap::new())
+      .map(|(_, cc)| (cc.writer_guid, i64::from(cc.sequence_number)))
+      .collect();
+    assert_eq!(all.len(), 80);
+    // a's 40 taken: they may go (down to the limit); b's still kept.
+    for sn in 1..=40 {
+      marks.note(a, SequenceNumber::new(sn));
+    }
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    let count = |topic_cache: &TopicCache, w: GUID| {
+      topic_cache
+        .changes
+        .values()
+        .filter(|cc| cc.writer_guid == w)
+        .count() as i64
+    };
+    assert_eq!(count(&topic_cache, b), 40, "b's untaken samples all kept");
+    // The 16 oldest were a's and b's 1..=8: a's went; b's, kept, count apart.
+    assert_eq!(count(&topic_cache, a), 32);
+    // The reader gone (its marks dropped): the cache is as without a window.
+    drop(marks);
+    add(&mut topic_cache, a, 41);
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(topic_cache.changes.len() as i64, max_keep);
+    assert!(topic_cache.horus_windows.is_empty());
   }
 }

@@ -39,6 +39,9 @@ pub struct DataSampleCache<D: Keyed> {
   // HORUS PATCH (HORUS-PATCH.md, item 17): with an ack window, where each sample leaving
   // this cache (taken or evicted) is noted for the RTPS reader (horus_ack_window.rs).
   pub(crate) horus_taken: Option<std::sync::Arc<crate::horus_ack_window::TakenMarks>>,
+  // HORUS PATCH (HORUS-PATCH.md, item 18): with an ack window, the samples each writer has
+  // here (not taken), for the history kept per writer (`horus_windowed_history`).
+  horus_held: BTreeMap<GUID, usize>,
 }
 
 // HORUS PATCH: the fewest instances at which those holding no sample are forgotten.
@@ -86,7 +89,8 @@ where
       datasamples: BTreeMap::new(),
       instance_map: BTreeMap::new(),
       prune_instances_at: PRUNE_INSTANCES_AT,
-      horus_taken: None, // HORUS PATCH (item 17)
+      horus_taken: None,          // HORUS PATCH (item 17)
+      horus_held: BTreeMap::new(), // HORUS PATCH (item 18)
     }
   }
 
@@ -224,6 +228,16 @@ where
         },
       );
 
+    // HORUS PATCH (HORUS-PATCH.md, item 18): with an ack window, the history is kept per
+    // writer (horus_windowed_history), not per instance: the KEEP_LAST below evicted
+    // samples of one writer to make room for another's, although each was within its own
+    // window.
+    if let Some(taken) = self.horus_taken.clone() {
+      *self.horus_held.entry(writer_guid).or_default() += 1;
+      self.horus_windowed_history(&taken, writer_guid, &instance_key);
+      return;
+    }
+
     // garbage collect
     let sample_keep_history_limit: Option<i32> = match self.qos.history() {
       Some(policy::History::KeepAll) => None, // no limit
@@ -262,6 +276,88 @@ where
 
     // TODO: Implement other resource_limit settings than max_instances_per
     // sample, i.e.
+  }
+
+  /// HORUS PATCH (HORUS-PATCH.md, item 18): the history of a cache whose reader has an ack
+  /// window, after `writer`'s sample of instance `instance_key` was added. The ack window
+  /// lets each writer have at most `window` samples here that were not taken; KEEP_LAST
+  /// `depth` (the same number, as horus-ros2 asks for) per instance, shared by all writers,
+  /// evicted samples of one writer for another's when several writers each filled their
+  /// window while nothing was taken: lost, although the window was there to keep them.
+  /// Here each writer keeps up to `max(depth, window)` samples (so nothing within its
+  /// window is evicted), and the cache at most that many times its writers with a window
+  /// plus one (for the samples of writers that left before theirs were taken): bounded by
+  /// what discovery lets match. KEEP_ALL (no depth and no resource limit) evicts
+  /// nothing, as before. Evicted samples leave the reader (noted as taken).
+  fn horus_windowed_history(
+    &mut self,
+    taken: &crate::horus_ack_window::TakenMarks,
+    writer: GUID,
+    instance_key: &D::K,
+  ) {
+    let keep = match self.qos.history() {
+      Some(policy::History::KeepAll) => None,
+      Some(policy::History::KeepLast { depth }) => Some(depth),
+      None => Some(1),
+    }
+    .or(self.qos.resource_limits.map(|r| r.max_samples_per_instance));
+    if let Some(keep) = keep {
+      let per_writer = std::cmp::max(usize::try_from(keep).unwrap_or(0), taken.window()).max(1);
+      // This writer over its share: its oldest goes (only past its window).
+      while self.horus_held.get(&writer).is_some_and(|n| *n > per_writer) {
+        let oldest = self
+          .datasamples
+          .iter()
+          .find(|(_, s)| s.writer_guid == writer)
+          .map(|(ts, _)| *ts);
+        match oldest {
+          Some(ts) => self.horus_evict(ts, taken),
+          None => break,
+        }
+      }
+      // The whole cache over its bound: the oldest goes.
+      let total = per_writer.saturating_mul(taken.writers() + 1);
+      while self.datasamples.len() > total {
+        match self.datasamples.first_key_value().map(|(ts, _)| *ts) {
+          Some(ts) => self.horus_evict(ts, taken),
+          None => break,
+        }
+      }
+    }
+    // A take leaves the taken samples' timestamps in instance_samples (the KEEP_LAST
+    // eviction dropped them): dropped here when they outnumber the samples held.
+    if let Some(imd) = self.instance_map.get_mut(instance_key) {
+      if imd.instance_samples.len() > 2 * self.datasamples.len() + 64 {
+        let datasamples = &self.datasamples;
+        imd
+          .instance_samples
+          .retain(|ts| datasamples.contains_key(ts));
+      }
+    }
+  }
+
+  /// HORUS PATCH (item 18): sample `ts` evicted from a cache whose reader has an ack window.
+  fn horus_evict(&mut self, ts: Timestamp, taken: &crate::horus_ack_window::TakenMarks) {
+    let Some(gone) = self.datasamples.remove(&ts) else {
+      return;
+    };
+    if let Some(imd) = self.instance_map.get_mut(&gone.key()) {
+      imd.instance_samples.remove(&ts);
+    }
+    self.horus_left(gone.writer_guid);
+    taken.note(gone.writer_guid, gone.sequence_number);
+  }
+
+  /// HORUS PATCH (item 18): a sample of `writer` left a cache whose reader has an ack
+  /// window.
+  fn horus_left(&mut self, writer: GUID) {
+    if let std::collections::btree_map::Entry::Occupied(mut held) = self.horus_held.entry(writer)
+    {
+      *held.get_mut() -= 1;
+      if *held.get() == 0 {
+        held.remove();
+      }
+    }
   }
 
   // Helper for select_keys and select_instance_keys
@@ -538,6 +634,9 @@ where
       if let Some(taken) = &self.horus_taken {
         taken.note(dswm.writer_guid, dswm.sequence_number); // HORUS PATCH (item 17)
       }
+      if self.horus_taken.is_some() {
+        self.horus_left(dswm.writer_guid); // HORUS PATCH (item 18)
+      }
       let imd = self.instance_map.get(key).unwrap();
       let sample_info = Self::make_sample_info(&dswm, imd, len - index - 1, mrs_total, mrsic_total);
       // dwsm.sample_has_been_read = true; // no need to mark read, as the dswm is
@@ -619,6 +718,9 @@ where
       if let Some(taken) = &self.horus_taken {
         taken.note(dswm.writer_guid, dswm.sequence_number); // HORUS PATCH (item 17)
       }
+      if self.horus_taken.is_some() {
+        self.horus_left(dswm.writer_guid); // HORUS PATCH (item 18)
+      }
       // dwsm.sample_has_been_read = true; // no need to mark read, as the dswm is
       // about to be destroyed
       Self::record_instance_generation_viewed(
@@ -689,5 +791,142 @@ mod tests {
       _ => (),
     }
     */
+  }
+}
+
+// HORUS PATCH (HORUS-PATCH.md, item 18): the history of a cache whose reader has an ack
+// window.
+#[cfg(test)]
+mod horus_windowed_history_tests {
+  use std::sync::Arc;
+
+  use super::*;
+  use crate::{
+    horus_ack_window::TakenMarks,
+    structure::guid::{EntityId, EntityKind, GuidPrefix},
+  };
+
+  #[derive(Clone, Debug, PartialEq)]
+  struct Msg(i64);
+
+  impl Keyed for Msg {
+    type K = ();
+    fn key(&self) {}
+  }
+
+  fn writer(n: u8) -> GUID {
+    GUID::new_with_prefix_and_id(
+      GuidPrefix::new(&[n; 12]),
+      EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+    )
+  }
+
+  /// A cache as horus-ros2 makes it for a `Block` topic of depth `depth`: KEEP_LAST
+  /// `depth`, an ack window of `depth`; `writers` are matched (each has a window).
+  fn windowed_cache(depth: u32, writers: &[GUID]) -> (DataSampleCache<Msg>, Arc<TakenMarks>) {
+    let qos = crate::QosPolicyBuilder::new()
+      .history(policy::History::KeepLast {
+        depth: depth as i32,
+      })
+      .build();
+    let marks = Arc::new(TakenMarks::with_window(depth));
+    for w in writers {
+      marks.track(*w);
+    }
+    let mut cache = DataSampleCache::new(qos);
+    cache.horus_taken = Some(Arc::clone(&marks));
+    (cache, marks)
+  }
+
+  fn add(cache: &mut DataSampleCache<Msg>, writer: GUID, sn: i64) {
+    cache.add_sample(
+      Sample::Value(Msg(sn)),
+      writer,
+      SequenceNumber::new(sn),
+      Timestamp::now(),
+      WriteOptions::default(),
+    );
+  }
+
+  /// Each writer's samples held, in order.
+  fn held(cache: &DataSampleCache<Msg>, writer: GUID) -> Vec<i64> {
+    cache
+      .datasamples
+      .values()
+      .filter(|s| s.writer_guid == writer)
+      .map(|s| i64::from(s.sequence_number))
+      .collect()
+  }
+
+  #[test]
+  fn two_writers_each_filling_its_window_while_nothing_is_taken_lose_nothing() {
+    let (a, b) = (writer(1), writer(2));
+    let (mut cache, marks) = windowed_cache(4, &[a, b]);
+    // Interleaved, as two writers' samples reach the reader: 8 samples, KEEP_LAST 4.
+    for sn in 1..=4 {
+      add(&mut cache, a, sn);
+      add(&mut cache, b, sn);
+    }
+    // Without the patch, KEEP_LAST 4 of the one instance evicted a's and b's 1 and 2
+    // (noted as taken: the bridge counted them lost).
+    assert_eq!(held(&cache, a), vec![1, 2, 3, 4]);
+    assert_eq!(held(&cache, b), vec![1, 2, 3, 4]);
+    assert_eq!(
+      marks.marks().into_values().collect::<Vec<_>>(),
+      vec![SequenceNumber::zero(); 2],
+      "nothing left the reader"
+    );
+    // All taken, in order per writer.
+    let keys = cache.select_keys_for_access(ReadCondition::any());
+    let taken: Vec<i64> = cache
+      .take_bare_by_keys(&keys)
+      .into_iter()
+      .map(|s| match s {
+        Sample::Value(Msg(n)) => n,
+        Sample::Dispose(()) => -1,
+      })
+      .collect();
+    assert_eq!(taken.len(), 8);
+    assert_eq!(marks.marks().into_values().collect::<Vec<_>>(), vec![SequenceNumber::new(4); 2]);
+    assert!(cache.horus_held.is_empty(), "every sample counted out");
+  }
+
+  #[test]
+  fn a_writer_past_its_window_loses_its_own_oldest_not_anothers() {
+    let (a, b) = (writer(1), writer(2));
+    let (mut cache, marks) = windowed_cache(3, &[a, b]);
+    for sn in 1..=3 {
+      add(&mut cache, b, sn);
+    }
+    // a sends 5 (a reader without the window would have admitted them): its 1 and 2 go.
+    for sn in 1..=5 {
+      add(&mut cache, a, sn);
+    }
+    assert_eq!(held(&cache, a), vec![3, 4, 5]);
+    assert_eq!(held(&cache, b), vec![1, 2, 3]);
+    assert_eq!(marks.marks()[&a], SequenceNumber::new(2), "a's evicted left the reader");
+    assert_eq!(marks.marks()[&b], SequenceNumber::zero());
+  }
+
+  #[test]
+  fn the_cache_stays_bounded_by_its_writers_windows() {
+    let a = writer(1);
+    let (mut cache, _marks) = windowed_cache(2, &[a]);
+    // Writers that left (no window any more) while their samples were held: the cache
+    // keeps (writers with a window + 1) windows, the oldest evicted first.
+    for n in 10..20 {
+      add(&mut cache, writer(n), 1);
+      add(&mut cache, writer(n), 2);
+    }
+    assert_eq!(cache.datasamples.len(), 4);
+    assert_eq!(held(&cache, writer(19)), vec![1, 2]);
+    assert_eq!(held(&cache, writer(18)), vec![1, 2]);
+    // Taken samples' timestamps do not pile up in the instance.
+    for sn in 1..=1000 {
+      add(&mut cache, a, sn);
+      let keys = cache.select_keys_for_access(ReadCondition::any());
+      cache.take_bare_by_keys(&keys);
+    }
+    assert!(cache.instance_map[&()].instance_samples.len() <= 2 * 64 + 1);
   }
 }

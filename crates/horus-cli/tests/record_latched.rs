@@ -3,6 +3,8 @@
 //!   (a 500 Hz publisher of 500 `CmdVel` in another process: before, the first ~60 ms were
 //!   missing and counted nowhere);
 //! - what was overwritten before the recorder could attach is counted as missed;
+//! - with `--from-oldest`, a topic that existed before the recorder is recorded the same way
+//!   (without it, from its next message, nothing earlier counted);
 //! - a latched topic that exists when the recorder starts gives its latched history, and the
 //!   channel keeps its durability;
 //! - `horus play` creates a recorded latched topic latched: a subscriber that joins after
@@ -143,9 +145,15 @@ struct Recorder {
 impl Recorder {
     /// Starts recording and waits until it runs (it says so for `/log`).
     fn start(ns: &str, out: &Path) -> Recorder {
+        Recorder::start_with(ns, out, &[])
+    }
+
+    /// [`start`](Self::start) with more arguments for `horus record`.
+    fn start_with(ns: &str, out: &Path, args: &[&str]) -> Recorder {
         let mut child = horus(ns)
             .args(["--json", "record", "-o"])
             .arg(out)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -256,6 +264,48 @@ fn messages_overwritten_before_the_recorder_attached_are_counted_missed() {
         .find(|c| c.topic == "gone/cmd")
         .unwrap();
     assert_eq!(ch.missed, 16, "in the file's losses");
+    assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
+}
+
+#[test]
+fn with_from_oldest_a_topic_there_before_the_recorder_is_recorded_from_its_rings_and_the_rest_counted_missed(
+) {
+    let ns = ns("oldest");
+    let out = file("oldest");
+    // The robot created its topic and published 20 on 4-deep rings before the recorder
+    // started: a topic that exists when it starts.
+    let robot = Robot::run(&ns, "overwrite");
+    let rec = Recorder::start_with(&ns, &out, &["--from-oldest"]);
+    rec.expect("horus record: recording gone/cmd ");
+    let report = rec.stop();
+    robot.stop();
+    // What the rings still held, and the 16 published before it, counted.
+    assert_eq!(stamps(&out, "gone/cmd"), (16..20).collect::<Vec<_>>());
+    assert_eq!(counts(&report, "gone/cmd"), (4, 16), "{report}");
+    assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
+}
+
+#[test]
+fn without_from_oldest_a_topic_there_before_the_recorder_starts_at_its_next_message() {
+    let ns = ns("next");
+    let out = file("next");
+    let robot = Robot::run(&ns, "overwrite");
+    let rec = Recorder::start(&ns, &out);
+    rec.expect("horus record: recording gone/cmd ");
+    let report = rec.stop();
+    robot.stop();
+    // Nothing after the recorder started, and nothing earlier is counted.
+    assert!(stamps(&out, "gone/cmd").is_empty(), "{report}");
+    let listed = report["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["topic"] == "gone/cmd")
+        .map(|t| (t["messages"].as_u64(), t["missed"].as_u64()));
+    assert!(
+        matches!(listed, None | Some((Some(0), Some(0)))),
+        "{report}"
+    );
     assert!(leftover(&ns).is_empty(), "{:?}", leftover(&ns));
 }
 

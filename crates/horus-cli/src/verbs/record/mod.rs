@@ -16,8 +16,10 @@
 //! (each publisher's ring numbers its messages from 1, so the first message read from a
 //! ring tells how many came before). A topic that already existed when the recorder started
 //! is recorded from its latched history (transient-local topics) or from its next message:
-//! what it published earlier belongs to no recording. Every channel stores its topic's
-//! durability, so `horus play` re-creates a latched topic latched.
+//! what it published earlier belongs to no recording — unless `--from-oldest` is given, which
+//! records every topic as a new one (a recorder started beside a robot that may create its
+//! topics first). Every channel stores its topic's durability, so `horus play` re-creates a
+//! latched topic latched.
 
 mod select;
 mod sink;
@@ -93,6 +95,13 @@ pub(crate) struct Record {
     /// is left untouched).
     #[arg(long)]
     overwrite: bool,
+    /// Record topics that already exist when the recorder starts from the oldest message
+    /// their rings still hold, as new ones are, counting what they published before that as
+    /// missed (by default they start at their latched history or next message, and nothing
+    /// earlier is counted). For a recorder started beside the robot, which may create its
+    /// topics first.
+    #[arg(long)]
+    from_oldest: bool,
 }
 
 /// The namespace's log rings, recorded into the `/log` channel.
@@ -268,8 +277,13 @@ pub(crate) fn run(a: Record, out: &Output) -> anyhow::Result<ExitCode> {
     let mut refused: HashMap<String, String> = HashMap::new();
     let mut last_discovery: Option<Instant> = None;
     let mut watch = watch::ShmWatch::new(horus_shm::channel_prefix(&ns)?);
-    // Topics there when the recorder started: recorded from their latched history only.
-    let mut existing: HashSet<String> = list_topics(&ns)?.into_iter().collect();
+    // Topics there when the recorder started: recorded from their latched history only
+    // (with --from-oldest none are: every topic is recorded as a new one).
+    let mut existing: HashSet<String> = if a.from_oldest {
+        HashSet::new()
+    } else {
+        list_topics(&ns)?.into_iter().collect()
+    };
     // Until when topics not yet openable are looked for on every pass.
     let mut retry_until: Option<Instant> = None;
     let mut logs = if a.no_logs {

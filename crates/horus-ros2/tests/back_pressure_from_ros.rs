@@ -231,15 +231,21 @@ fn index_and_tag(cdr: &[u8]) -> (u64, u8) {
     )
 }
 
+/// The depth of the `Block` topic two KEEP_ALL publishers flood: two windows of it (128)
+/// are more than RustDDS's topic cache keeps of all writers together (64, the larger of
+/// its default and the depth).
+const TWO_FLOODS_DEPTH: u32 = 64;
+
 /// Two rclpy nodes publish 5400 messages each from reliable KEEP_ALL writers, as fast as
-/// they can, into one horus `Block` topic (depth 16) whose subscriber stops reading: each
+/// they can, into one horus `Block` topic (depth 64) whose subscriber stops reading: each
 /// writer has a window of its own at the bridge's reader, both windows fill, and both
 /// writers are held back (each one's publish raises with its history full); meanwhile the
-/// route has refused and lost nothing. Once the subscriber reads again, every message of
-/// both arrives, each writer's in order, each once: carried 10800, refused 0, lost 0.
-/// Before HORUS-PATCH.md item 18, the reader's KEEP_LAST 16 history, one for both writers,
-/// evicted what the route had not taken as soon as the two windows held more than 16
-/// together: counted lost while the writers were held back.
+/// route has refused and lost nothing. The subscriber stays stalled 5 s more (past the
+/// topic cache's periodic collection, every 4 s), then reads again: every message of both
+/// arrives, each writer's in order, each once: carried 10800, refused 0, lost 0. Before
+/// HORUS-PATCH.md item 18 the reader's caches counted both writers' samples together and
+/// evicted what the route had not taken once the two windows held more than the depth (its
+/// KEEP_LAST history, and its topic cache): messages of the first writer never arrived.
 #[test]
 fn two_stalled_keep_all_ros2_publishers_are_both_held_back_and_nothing_is_lost() {
     if let Some(why) = common::skip_reason() {
@@ -250,8 +256,8 @@ fn two_stalled_keep_all_ros2_publishers_are_both_held_back_and_nothing_is_lost()
     let ty = common::ros2_type::<UInt8MultiArray>();
     let qos = QosInfo {
         // As ros_qos sizes the pool for its own depth.
-        chunks_per_publisher: 2 * 16 + 4,
-        ..block_qos(16)
+        chunks_per_publisher: 2 * TWO_FLOODS_DEPTH + 4,
+        ..block_qos(TWO_FLOODS_DEPTH)
     };
     let v = open_or_create_ros_topic(&w.namespace, "bp/alltwo", &ty, &qos).unwrap();
     let mut slow = v.ros_subscriber(true).unwrap();
@@ -270,6 +276,8 @@ fn two_stalled_keep_all_ros2_publishers_are_both_held_back_and_nothing_is_lost()
         (0, 0),
         "while both are held back, nothing refused or lost: {t:?}"
     );
+    // Not a timing assertion: a stall long enough for the topic cache's collection to run.
+    std::thread::sleep(Duration::from_secs(5));
     // The subscriber reads again: all of both, each writer's in order.
     let mut next = [0u64; 2];
     while next.iter().sum::<u64>() < 2 * FLOOD_EACH {

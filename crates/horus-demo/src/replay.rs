@@ -340,14 +340,19 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         reproducible.summary(),
         on_topic.as_ref().unwrap_or_else(|e| e),
     );
-    // Some ticks must be comparable, and a recorder that missed most inputs proves nothing.
-    if differ != 0
-        || equal != compared
-        || compared == 0
-        || incomplete * 10 > first.len()
-        || on_topic.is_err()
-    {
+    if differ != 0 || equal != compared || on_topic.is_err() {
         bail!("the re-execution is not identical to the recording");
+    }
+    // Most ticks must be comparable: a recorder that missed most inputs proves nothing. A
+    // recorder stalled for a while on a loaded machine misses IMU readings (64 ms of ring at
+    // 1 kHz), each leaving a tick out: counted losses of an observer, not a divergence, so
+    // the bar is half the ticks, not all.
+    if compared == 0 || incomplete * 2 > first.len() {
+        bail!(
+            "only {compared} of {} ticks could be compared: the recording misses too many \
+             of the controller's inputs",
+            first.len()
+        );
     }
     Ok(())
 }

@@ -99,7 +99,9 @@ pub(crate) struct Record {
     /// their rings still hold, as new ones are, counting what they published before that as
     /// missed (by default they start at their latched history or next message, and nothing
     /// earlier is counted). For a recorder started beside the robot, which may create its
-    /// topics first.
+    /// topics first; not for one joining a long-running system, where it would record what
+    /// departed publishers left in their rings (stamped with the time it reads them) and
+    /// count everything the rings ever overwrote as missed.
     #[arg(long)]
     from_oldest: bool,
 }
@@ -452,15 +454,16 @@ fn drain(
     let mut got = 0;
     for r in live.iter_mut() {
         for _ in 0..BATCH {
-            let overrun_before = r.obs.counts().1;
+            let (_, overrun_before, malformed_before) = r.obs.counts();
             let Some(m) = r.obs.try_recv() else { break };
             if let Some(first) = &mut r.first_read {
                 if first.insert(m.source) {
                     // The ring's messages 1..seq-1 came before this one: those the observer
-                    // counted as overrun while reaching it (this receive) are counted
-                    // already, the rest were gone before it attached.
-                    let overrun_now = r.obs.counts().1 - overrun_before;
-                    r.before += m.seq.saturating_sub(1).saturating_sub(overrun_now);
+                    // counted as overrun or skipped as malformed while reaching it (this
+                    // receive) are counted already, the rest were gone before it attached.
+                    let (_, overrun, malformed) = r.obs.counts();
+                    let counted = (overrun - overrun_before) + (malformed - malformed_before);
+                    r.before += m.seq.saturating_sub(1).saturating_sub(counted);
                 }
             }
             if !sink.message(r.ch, clock.now_ns(), m.bytes)? {

@@ -3,6 +3,14 @@
 //! would; not built into horus), served by a horus `RosActionServer` in a child process, the
 //! bridge in another, and an rclpy `ActionClient` that sends a goal and gets every feedback
 //! in order and the result.
+//!
+//! The server ends the goal only once the test has seen every feedback reach the client
+//! ([`FINISH`]): rclpy's `ActionClient` stops calling a goal's feedback callback once the
+//! goal's result is in (it removes the callback then), and ROS 2 orders nothing between the
+//! feedback topic and the `get_result` reply. A busy client that has the feedback and the
+//! result queued handles one feedback per wake-up but the result as soon as it is taken, so
+//! a server that succeeds right after its last feedback can have the last feedback dropped
+//! in the client, through the bridge or not.
 
 mod common;
 
@@ -23,10 +31,15 @@ const ACTION_ENV: &str = "HORUS_ROS2_TEST_FIBONACCI";
 /// The goal's order: ORDER - 1 feedbacks.
 const ORDER: i32 = 8;
 
+/// The line the test writes to the horus server once the client has every feedback: the
+/// server then ends the goal.
+const FINISH: &str = "finish";
+
 bridge_process_test!();
 
 /// The horus side: serves Fibonacci (each goal accepted, executed, one feedback per new
-/// number, then succeeded with the whole sequence) until stdin closes.
+/// number, then, on a [`FINISH`] line, succeeded with the whole sequence) until stdin
+/// closes.
 #[test]
 fn fibonacci_server() {
     let Ok(action) = std::env::var(ACTION_ENV) else {
@@ -34,16 +47,24 @@ fn fibonacci_server() {
     };
     let ns = std::env::var("HORUS_NAMESPACE").expect("namespace");
     let mut server = RosActionServer::<Fibonacci>::new_in(&action, &ns).expect("server");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    {
-        let stop = stop.clone();
+    // One message per FINISH line; disconnected when stdin closes.
+    let finish = {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
         std::thread::spawn(move || {
-            let _ = std::io::stdin().lines().count();
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for line in std::io::stdin().lines() {
+                let Ok(line) = line else { break };
+                if line.trim() == FINISH && tx.send(()).is_err() {
+                    break;
+                }
+            }
         });
-    }
+        rx
+    };
+    let stopped = |r: Result<(), std::sync::mpsc::RecvTimeoutError>| {
+        matches!(r, Err(std::sync::mpsc::RecvTimeoutError::Disconnected))
+    };
     println!("ready");
-    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+    loop {
         while let Some(goal) = server.next_goal() {
             let order = goal.goal().order;
             let id = server.accept(goal);
@@ -56,12 +77,17 @@ fn fibonacci_server() {
                 };
                 server.publish_feedback(id, &feedback).expect("feedback");
             }
+            if stopped(finish.recv_timeout(common::PATIENCE)) {
+                return;
+            }
             println!("succeeded {:032x}", id.0);
             server
                 .succeed(id, &Fibonacci_Result { sequence })
                 .expect("succeed");
         }
-        std::thread::sleep(Duration::from_millis(5));
+        if stopped(finish.recv_timeout(Duration::from_millis(5))) {
+            return;
+        }
     }
 }
 
@@ -73,7 +99,7 @@ fn an_rclpy_action_client_gets_a_horus_fibonacci_goals_feedback_and_result() {
     }
     let w = World::new("fibonacci");
     let bridge = w.bridge();
-    let horus = w.spawn_self("fibonacci_server", ACTION_ENV, "fibonacci");
+    let mut horus = w.spawn_self("fibonacci_server", ACTION_ENV, "fibonacci");
     let client_py = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/rclpy/fibonacci_client.py");
     let order = ORDER.to_string();
@@ -83,33 +109,30 @@ fn an_rclpy_action_client_gets_a_horus_fibonacci_goals_feedback_and_result() {
         "ready",
     );
     // Every line up to the result: feedback may come before the goal's acceptance (the
-    // feedback topic and the send_goal reply travel separately).
+    // feedback topic and the send_goal reply travel separately). The goal ends once every
+    // feedback is in (see the module docs).
+    let want = want_feedback();
     let (mut accepted, mut got) = (None, Vec::new());
     let result = loop {
         let l = client.next_line("");
         if let Some(f) = l.strip_prefix("feedback ") {
             got.push(f.to_owned());
+            if got.len() == want.len() {
+                horus.send(FINISH);
+            }
         } else if let Some(a) = l.strip_prefix("accepted ") {
             accepted = Some(a.to_owned());
         } else if let Some(r) = l.strip_prefix("result ") {
             break r.to_owned();
+        } else if l == "timed out" || l == "no server" {
+            panic!("client: {l}, feedback so far {got:?}");
         }
     };
     let accepted = accepted.expect("an accepted line before the result");
     let id = accepted.trim_start_matches("True ").trim().to_owned();
     assert_eq!(id.len(), 32, "accepted {accepted}");
     assert_eq!(horus.next_line("succeeded "), format!("succeeded {id}"));
-    // Every feedback, in order: 0,1,1 then one more number each.
-    let fib = [0, 1, 1, 2, 3, 5, 8, 13, 21];
-    let want: Vec<String> = (3..=ORDER as usize + 1)
-        .map(|n| {
-            fib[..n]
-                .iter()
-                .map(i32::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .collect();
+    // Every feedback, in order.
     assert_eq!(got, want, "feedback");
     // STATUS_SUCCEEDED (4) and the whole sequence.
     assert_eq!(result, format!("4 {}", want.last().unwrap()));
@@ -117,4 +140,19 @@ fn an_rclpy_action_client_gets_a_horus_fibonacci_goals_feedback_and_result() {
     horus.stop();
     bridge.stop();
     assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
+/// The feedback of a goal of [`ORDER`], as the client prints it: 0,1,1 then one more
+/// number each.
+fn want_feedback() -> Vec<String> {
+    let fib = [0, 1, 1, 2, 3, 5, 8, 13, 21];
+    (3..=ORDER as usize + 1)
+        .map(|n| {
+            fib[..n]
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect()
 }

@@ -7,8 +7,13 @@ bridged by `horus ros2`). Prints `ready` once wait_for_server succeeded and the 
 topic has a publisher (the bridge's route is open, so no feedback is published to nobody);
 then sends one goal of ORDER and prints `accepted BOOL HEX`, each feedback as
 `feedback N,N,...` in the order received (the first may come before `accepted`: the
-feedback topic and the send_goal reply travel separately), and `result STATUS N,N,...`. Exits 0 once it has
-the result and ORDER - 1 feedbacks, 1 after 60 s without them.
+feedback topic and the send_goal reply travel separately), and `result STATUS N,N,...`.
+Exits 0 once it has the result, 1 after 60 s without it.
+
+rclpy's ActionClient calls a goal's feedback callback only until the goal's result is in
+(it removes the callback then): feedback this node has received but not yet handled when it
+handles the result is dropped. So the test has the server end the goal only once it has seen
+every feedback line.
 """
 
 import sys
@@ -44,10 +49,8 @@ def main() -> int:
         print("no server", flush=True)
         return 1
     print("ready", flush=True)
-    feedback = []
 
     def on_feedback(msg):
-        feedback.append(list(msg.feedback.sequence))
         print("feedback " + ",".join(map(str, msg.feedback.sequence)), flush=True)
 
     sent = client.send_goal_async(Fibonacci.Goal(order=order), feedback_callback=on_feedback)
@@ -61,8 +64,6 @@ def main() -> int:
         print("timed out", flush=True)
         return 1
     r = result.result()
-    # Feedback and result travel separately: the last feedback may come after the result.
-    spin_until(node, lambda: len(feedback) >= order - 1, deadline)
     print(f"result {r.status} " + ",".join(map(str, r.result.sequence)), flush=True)
     node.destroy_node()
     rclpy.shutdown()

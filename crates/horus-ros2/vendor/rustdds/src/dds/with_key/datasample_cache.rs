@@ -315,12 +315,24 @@ where
           None => break,
         }
       }
-      // The whole cache over its bound: the oldest goes.
+      // The whole cache over its bound: the oldest sample of a writer that left (no
+      // window any more) goes first, and only when there is none the oldest of all. Was:
+      // the oldest of all, so a live writer's acknowledged sample, inside its window, went
+      // while samples of departed writers stayed (found in review).
       let total = per_writer.saturating_mul(taken.writers() + 1);
-      while self.datasamples.len() > total {
-        match self.datasamples.first_key_value().map(|(ts, _)| *ts) {
-          Some(ts) => self.horus_evict(ts, taken),
-          None => break,
+      if self.datasamples.len() > total {
+        let live = taken.marks();
+        while self.datasamples.len() > total {
+          let oldest = self
+            .datasamples
+            .iter()
+            .find(|(_, s)| !live.contains_key(&s.writer_guid))
+            .or_else(|| self.datasamples.first_key_value())
+            .map(|(ts, _)| *ts);
+          match oldest {
+            Some(ts) => self.horus_evict(ts, taken),
+            None => break,
+          }
         }
       }
     }
@@ -928,5 +940,32 @@ mod horus_windowed_history_tests {
       cache.take_bare_by_keys(&keys);
     }
     assert!(cache.instance_map[&()].instance_samples.len() <= 2 * 64 + 1);
+  }
+
+  /// Found in review: the whole-cache bound evicted the oldest sample of all, a live
+  /// writer's inside its window, while samples of writers that had left stayed.
+  #[test]
+  fn the_whole_cache_bound_evicts_departed_writers_samples_before_a_live_writers_window() {
+    let (a, b, x, y) = (writer(1), writer(2), writer(8), writer(9));
+    let (mut cache, marks) = windowed_cache(2, &[a, b, x, y]);
+    add(&mut cache, b, 1); // b's first, inside its window, the oldest in the cache
+    add(&mut cache, x, 1);
+    add(&mut cache, x, 2);
+    add(&mut cache, y, 1);
+    add(&mut cache, y, 2);
+    // x and y leave (their RTPS reader forgets them) while the application is stalled.
+    let mut win = crate::horus_ack_window::AckWindow::new(2, Arc::clone(&marks));
+    win.forget(x);
+    win.forget(y);
+    assert_eq!(marks.writers(), 2);
+    // a fills its window: the cache (2 x (2 writers + 1) = 6) is over its bound by one.
+    add(&mut cache, a, 1);
+    add(&mut cache, a, 2);
+    // Without the fix b's 1 went (noted as taken: lost).
+    assert_eq!(held(&cache, b), vec![1], "b's sample inside its window kept");
+    assert_eq!(held(&cache, a), vec![1, 2]);
+    assert_eq!(held(&cache, x), vec![2], "the departed writers' oldest went instead");
+    assert_eq!(held(&cache, y), vec![1, 2]);
+    assert_eq!(marks.marks()[&b], SequenceNumber::zero(), "nothing of b left the reader");
   }
 }

@@ -39,6 +39,9 @@ use crate::type_check::PayloadCheck;
 /// publisher's pool is still held by the horus topic's rings.
 const POOL_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
 
+/// Samples carried between two looks for a reader waiting to replace the route's own.
+const NEXT_READER_EVERY: usize = 16;
+
 /// The poll token of the DDS reader.
 const READER: mio::Token = mio::Token(0);
 /// The poll token of the route's waker (asked to stop, or a new reader to take).
@@ -79,6 +82,8 @@ struct Mover {
     reader: Reader,
     /// A reader to take in place of `reader` (the route reopened for other QoS).
     next_reader: NextReader,
+    /// The horus topic's depth: what the DDS reader's history keeps per writer.
+    depth: usize,
     publisher: RawRosPublisher,
     /// The horus topic's overflow policy is `Block`: a publish that times out is retried
     /// until it fits or the route closes.
@@ -147,6 +152,7 @@ impl Inbound {
         let mut mover = Mover {
             reader,
             next_reader: Arc::clone(&next_reader),
+            depth: usize::try_from(local.qos.depth.max(1)).unwrap_or(usize::MAX),
             publisher,
             block: is_block(local),
             check,
@@ -285,8 +291,34 @@ impl Mover {
     }
 
     /// Moves every sample RustDDS holds into the horus topic (stops early when asked to).
+    /// While a reader waits to replace this one (`reopen_reader`), at most what this one's
+    /// history holds is carried still (the topic's depth per writer, one writer more for
+    /// those that left), then the route returns to take the new one. Was: the swap waited
+    /// until this reader was empty, which it never was while the writers published at
+    /// least as fast as the route carried (a KEEP_LAST writer into a slow `Block` topic):
+    /// the new reader, taking nothing meanwhile, waited forever (found in review). What
+    /// the old reader held past that is dropped with it; what the writers sent since the
+    /// new reader matched reaches the new one too (sequence_gaps.rs drops the repeats and
+    /// counts what neither carried as lost). The swap is not made while a sample waits for
+    /// room under `Block`: that would drop what this reader holds of a held-back writer.
     fn drain(&mut self, stop: &StopFlag) {
+        let mut since_look = 0usize;
+        // Samples still carried from this reader once another one waits.
+        let mut before_swap: Option<usize> = None;
         while !stop.is_set() {
+            match &mut before_swap {
+                Some(0) => return,
+                Some(left) => *left -= 1,
+                None => {
+                    since_look += 1;
+                    if since_look >= NEXT_READER_EVERY {
+                        since_look = 0;
+                        if self.next_reader_waits() {
+                            before_swap = Some(self.history_bound());
+                        }
+                    }
+                }
+            }
             match self.reader.take_next_sample() {
                 Ok(Some(s)) => self.carry(&s, stop),
                 Ok(None) => break,
@@ -300,6 +332,27 @@ impl Mover {
                 }
             }
         }
+    }
+
+    /// Whether [`Inbound::reopen_reader`] left a reader to take in place of this one.
+    fn next_reader_waits(&self) -> bool {
+        self.next_reader
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
+    /// At most how many samples the DDS reader's history holds: the topic's depth per
+    /// writer (per writer with an ack window, RustDDS HORUS-PATCH item 18), the accepted
+    /// writers and one more (for writers that left).
+    fn history_bound(&self) -> usize {
+        let writers = self
+            .accepted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .guids
+            .len();
+        self.depth.saturating_mul(writers.saturating_add(1))
     }
 
     /// Whether samples of `writer` are carried (the scan accepted it).

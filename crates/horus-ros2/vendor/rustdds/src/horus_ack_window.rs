@@ -59,9 +59,19 @@ pub fn withheld() -> u64 {
 /// The highest sequence number of each writer that left a flow-controlled DataReader
 /// (shared by the DataReader, which notes, and its RTPS reader, which reads), and the
 /// wake of that RTPS reader when the application has opened room for a held-back writer.
+/// Where a writer with a window stands at a flow-controlled reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Mark {
+  /// The highest of its sequence numbers that left the DataReader (0: none).
+  pub(crate) taken: SequenceNumber,
+  /// HORUS PATCH (item 18): its window's limit at the RTPS reader, the highest sequence
+  /// number the reader takes (and acknowledges) now (0: no window refreshed yet).
+  pub(crate) limit: SequenceNumber,
+}
+
 #[derive(Default)]
 pub struct TakenMarks {
-  marks: Mutex<BTreeMap<GUID, SequenceNumber>>,
+  marks: Mutex<BTreeMap<GUID, Mark>>,
   /// Where to wake the RTPS reader (its event loop's ready queue, its entity id); `None`
   /// in tests (then only the timer requests).
   wake: Option<(ReadySender<EntityId>, EntityId)>,
@@ -118,7 +128,24 @@ impl TakenMarks {
   /// refreshes it): from now on what leaves the DataReader of it is noted (nothing yet).
   pub(crate) fn track(&self, writer: GUID) {
     let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
-    marks.entry(writer).or_insert(SequenceNumber::zero());
+    marks.entry(writer).or_insert(Mark {
+      taken: SequenceNumber::zero(),
+      limit: SequenceNumber::zero(),
+    });
+  }
+
+  /// HORUS PATCH (item 18): the RTPS reader refreshed `writer`'s window to `limit` (only a
+  /// tracked writer's is kept; a limit never moves back).
+  pub(crate) fn set_limit(&self, writer: GUID, limit: SequenceNumber) {
+    let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(mark) = marks.get_mut(&writer) {
+      mark.limit = max(mark.limit, limit);
+    }
+  }
+
+  /// HORUS PATCH (item 18): each writer with a window, its taken mark and its limit.
+  pub(crate) fn windows(&self) -> BTreeMap<GUID, Mark> {
+    self.marks.lock().unwrap_or_else(|p| p.into_inner()).clone()
   }
 
   /// How many writers have a window (tracked and not forgotten).
@@ -129,7 +156,8 @@ impl TakenMarks {
   /// Each writer with a window, and the highest of its sequence numbers that left the
   /// DataReader (0: none).
   pub(crate) fn marks(&self) -> BTreeMap<GUID, SequenceNumber> {
-    self.marks.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    let marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+    marks.iter().map(|(w, m)| (*w, m.taken)).collect()
   }
 
   /// Writer `writer`'s sample `sn` left the DataReader. Only a writer with a window is
@@ -141,7 +169,7 @@ impl TakenMarks {
       let Some(mark) = marks.get_mut(&writer) else {
         return; // no window: no room opened for anyone
       };
-      *mark = max(*mark, sn);
+      mark.taken = max(mark.taken, sn);
     }
     // Only while a writer is held back; one wake at a time, each after a quarter window.
     if !self.held_back.load(Ordering::Acquire) {
@@ -175,7 +203,7 @@ impl TakenMarks {
 
   fn get(&self, writer: GUID) -> Option<SequenceNumber> {
     let marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
-    marks.get(&writer).copied()
+    marks.get(&writer).map(|m| m.taken)
   }
 
   fn forget(&self, writer: GUID) {
@@ -269,6 +297,9 @@ impl AckWindow {
       }
       w.limit = next;
     }
+    // HORUS PATCH (item 18): the topic cache keeps this writer's samples up to the limit
+    // (and above the taken mark, a window's worth at most).
+    self.taken.set_limit(writer, w.limit);
     w.limit
   }
 

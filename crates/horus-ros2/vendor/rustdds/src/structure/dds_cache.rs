@@ -1,6 +1,6 @@
 use std::{
-  cmp::{max, min},
-  collections::{btree_map, BTreeMap, HashMap},
+  cmp::max,
+  collections::{btree_map, BTreeMap, BTreeSet, HashMap},
   iter,
   ops::Bound::{Excluded, Included},
   sync::{Arc, Mutex, Weak},
@@ -320,23 +320,40 @@ impl TopicCache {
     self.horus_windows.push(Arc::downgrade(taken));
   }
 
-  /// HORUS PATCH (item 18): per writer with a window, the lowest mark of the readers with
-  /// one (samples above it are kept); empty when no reader has a window.
-  fn horus_untaken_above(&mut self) -> BTreeMap<GUID, SequenceNumber> {
-    let mut above: BTreeMap<GUID, SequenceNumber> = BTreeMap::new();
+  /// HORUS PATCH (item 18): the samples the readers with an ack window may still take
+  /// and have acknowledged: per reader and writer with a window, the writer's samples
+  /// above the reader's taken mark up to its window's limit, at most a window of them (the
+  /// highest: those below came from another reader of the topic, before this one's
+  /// window). So at most (readers with a window) x (their writers) x (window) samples,
+  /// whatever a reader takes: one that takes nothing keeps its first window, not more.
+  /// Was: every sample above the lowest taken mark of all the readers, so a second reader
+  /// that took nothing (horus-ros2's new reader waiting for its route to take it) kept
+  /// every sample of the topic, without bound (found in review).
+  fn horus_protected(&mut self) -> BTreeSet<Timestamp> {
+    let mut protected = BTreeSet::new();
+    let sequence_numbers = &self.sequence_numbers;
     self.horus_windows.retain(|w| match w.upgrade() {
       Some(taken) => {
-        for (writer, mark) in taken.marks() {
-          above
-            .entry(writer)
-            .and_modify(|m| *m = min(*m, mark))
-            .or_insert(mark);
+        let window = max(taken.window(), 1);
+        for (writer, mark) in taken.windows() {
+          if mark.limit <= mark.taken {
+            continue;
+          }
+          if let Some(sns) = sequence_numbers.get(&writer) {
+            protected.extend(
+              sns
+                .range((Excluded(mark.taken), Included(mark.limit)))
+                .rev()
+                .take(window)
+                .map(|(_, ts)| *ts),
+            );
+          }
         }
         true
       }
       None => false,
     });
-    above
+    protected
   }
 
   pub fn get_change(&self, instant: &Timestamp) -> Option<&CacheChange> {
@@ -605,19 +622,21 @@ impl TopicCache {
 
       let to_remove = std::mem::replace(&mut self.changes, to_retain);
 
-      // HORUS PATCH (HORUS-PATCH.md item 18): a sample a reader with an ack window has not
-      // taken stays (its writer's window bounds how many: the reader admits no more). Was:
-      // evicted past `max_keep_samples` (at least 64, or the depth) of all writers
-      // together: several writers each filling its window while the reader's application
-      // took nothing lost samples the reader had acknowledged. The samples kept this way
-      // are not counted against the limit: besides them, at most `max_keep_samples` stay.
-      let untaken_above = self.horus_untaken_above();
+      // HORUS PATCH (HORUS-PATCH.md item 18): a sample inside the window of a reader with
+      // an ack window, not taken yet, stays (`horus_protected`: a window per reader and
+      // writer at most). Was: evicted past `max_keep_samples` (at least 64, or the depth)
+      // of all writers together: several writers each filling its window while the
+      // reader's application took nothing lost samples the reader had acknowledged. The
+      // samples kept this way are not counted against the limit: besides them, at most
+      // `max_keep_samples` stay.
+      let protected = if to_remove.is_empty() || self.horus_windows.is_empty() {
+        BTreeSet::new()
+      } else {
+        self.horus_protected()
+      };
       // update also SequenceNumber map
       for (ts, r) in to_remove {
-        if untaken_above
-          .get(&r.writer_guid)
-          .is_some_and(|mark| r.sequence_number > *mark)
-        {
+        if protected.contains(&ts) {
           self.changes.insert(ts, r);
         } else {
           self.remove_sn(&r);
@@ -1014,6 +1033,9 @@ mod tests {
     let (a, b) = (writer(1), writer(2));
     marks.track(a);
     marks.track(b);
+    // Each writer's window admitted its 1..=40 (the RTPS reader's limits).
+    marks.set_limit(a, SequenceNumber::new(40));
+    marks.set_limit(b, SequenceNumber::new(40));
     let add = |topic_cache: &mut TopicCache, w: GUID, sn: i64| {
       topic_cache.add_change(
         &Timestamp::now(),
@@ -1063,5 +1085,69 @@ mod tests {
     topic_cache.remove_changes_before(Timestamp::ZERO);
     assert_eq!(topic_cache.changes.len() as i64, max_keep);
     assert!(topic_cache.horus_windows.is_empty());
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md item 18), found in review: two readers with an ack window
+  // on one topic (horus-ros2's old and new reader while its route has not yet taken the new
+  // one), one of them taking nothing. It kept every sample the other one admitted: the
+  // topic cache grew without bound. Now it keeps its own window, no more.
+  #[test]
+  fn a_second_windowed_reader_that_takes_nothing_keeps_its_window_not_every_sample() {
+    let qos = QosPolicyBuilder::new()
+      .history(History::KeepLast { depth: 16 })
+      .build();
+    let mut tc = TopicCache::new(
+      "bp".to_string(),
+      TypeDesc::new("std_msgs::msg::dds_::UInt8MultiArray_".to_string()),
+      &qos,
+    );
+    let max_keep = tc.max_keep_samples as usize;
+    let old = std::sync::Arc::new(crate::horus_ack_window::TakenMarks::with_window(16));
+    let new = std::sync::Arc::new(crate::horus_ack_window::TakenMarks::with_window(16));
+    tc.horus_keep_untaken(&old);
+    tc.horus_keep_untaken(&new);
+    let a = GUID::new(
+      GuidPrefix::new(&[1; 12]),
+      EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+    );
+    old.track(a);
+    new.track(a);
+    // The new reader's window admitted 1..=16, and it takes nothing.
+    new.set_limit(a, SequenceNumber::new(16));
+    for sn in 1..=5000i64 {
+      // The old reader's window reaches 16 past what it took.
+      old.set_limit(a, SequenceNumber::new(sn + 15));
+      tc.add_change(
+        &Timestamp::now(),
+        CacheChange::new(
+          a,
+          SequenceNumber::new(sn),
+          WriteOptions::default(),
+          DDSData::new(SerializedPayload::new(
+            RepresentationIdentifier::CDR_LE,
+            vec![0; 8],
+          )),
+        ),
+      );
+      tc.mark_reliably_received_before(a, SequenceNumber::new(sn + 1));
+      old.note(a, SequenceNumber::new(sn)); // the old reader takes each at once
+    }
+    tc.remove_changes_before(Timestamp::ZERO);
+    // Without the fix all 5000 stayed.
+    assert_eq!(tc.changes.len(), max_keep + 16, "the limit and the new reader's window");
+    let kept: Vec<i64> = tc
+      .changes
+      .values()
+      .map(|cc| i64::from(cc.sequence_number))
+      .collect();
+    assert_eq!(kept[..16], (1..=16).collect::<Vec<_>>(), "the new reader's window kept");
+    assert_eq!(kept[16..], (5000 - max_keep as i64 + 1..=5000).collect::<Vec<_>>());
+    // A reader whose window is not refreshed yet (no limit) keeps nothing.
+    let late = std::sync::Arc::new(crate::horus_ack_window::TakenMarks::with_window(16));
+    tc.horus_keep_untaken(&late);
+    late.track(a);
+    drop(new);
+    tc.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(tc.changes.len(), max_keep);
   }
 }

@@ -263,10 +263,23 @@ fn two_stalled_keep_all_ros2_publishers_are_both_held_back_and_nothing_is_lost()
     let mut slow = v.ros_subscriber(true).unwrap();
     let bridge = w.bridge();
     let count = FLOOD_EACH.to_string();
-    let floods = [
-        w.rclpy("flood", &["/bp/alltwo", &count, "16", "1"]),
-        w.rclpy("flood", &["/bp/alltwo", &count, "16", "2"]),
+    let mut floods = [
+        w.rclpy("flood", &["/bp/alltwo", &count, "16", "1", "go"]),
+        w.rclpy("flood", &["/bp/alltwo", &count, "16", "2", "go"]),
     ];
+    // The floods start once a scan of the bridge has seen both writers with the route open
+    // (that scan accepted both): a writer discovered just after the scan that opened the
+    // route would have its samples refused until the next one.
+    common::wait_status(&w.namespace, "the route open with both writers", |s| {
+        from_ros(s, "bp/alltwo").is_some_and(|t| t.active)
+            && s.ros_graph
+                .topics
+                .iter()
+                .any(|t| t.name == "/bp/alltwo" && t.publishers >= 2)
+    });
+    for p in &mut floods {
+        p.send("go");
+    }
     // Both writers are held back: each one's publish raised with its history full.
     let held: Vec<String> = floods.iter().map(|p| p.next_line("held ")).collect();
     let st = horus_ros2::read_status_file(&w.namespace).unwrap().unwrap();

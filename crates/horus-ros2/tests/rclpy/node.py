@@ -23,7 +23,7 @@
                                               std_msgs/UInt8MultiArray of SIZE data bytes
                                               (the first 8: the index, little-endian) at
                                               100 Hz; print `streamed COUNT`
-    node.py flood  TOPIC COUNT SIZE [TAG]     the same from a reliable KEEP_ALL publisher, as
+    node.py flood  TOPIC COUNT SIZE [TAG [go]] the same from a reliable KEEP_ALL publisher, as
                                               fast as publish returns: a publish that raises
                                               (Fast DDS: the writer's history is full of
                                               samples a reliable reader has not acknowledged
@@ -33,11 +33,13 @@
                                               at the first such raise (N: the index) and
                                               `flooded COUNT held RAISES` at the end; TAG
                                               (0-255, default 0): the 9th data byte, to
-                                              tell several such publishers apart
+                                              tell several such publishers apart; `go`:
+                                              start only once a `go` line came on stdin
 
-Every mode prints `ready` once its endpoints exist and runs until stdin closes or its
-parent process (scripts/ros2-python, started by the test) is gone; a node whose callbacks
-keep it from ending within 5 s of that leaves without rclpy's shutdown.
+Every mode prints `ready` once its endpoints exist and runs until stdin closes (lines
+other than `go` are ignored) or its parent process (scripts/ros2-python, started by the
+test) is gone; a node whose callbacks keep it from ending within 5 s of that leaves
+without rclpy's shutdown.
 Messages are built deterministically (build()) so both sides can compare bytes.
 """
 import os
@@ -151,7 +153,14 @@ def main():
     rclpy.init()
     node = Node('horus_ros2_test_' + mode)
     done = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    go = threading.Event()
+
+    def read_stdin():
+        for line in sys.stdin:
+            if line.strip() == 'go':
+                go.set()
+        done.set()
+    threading.Thread(target=read_stdin, daemon=True).start()
     threading.Thread(target=end_with_parent, args=(done,), daemon=True).start()
     if mode == 'pub':
         pubs = [(t, ty, node.create_publisher(TYPES[ty], t, qos(l))) for t, ty, l in specs(args)]
@@ -234,11 +243,14 @@ def main():
     elif mode == 'flood':
         count, size = int(args[1]), int(args[2])
         tag = int(args[3]) if len(args) > 3 else 0
+        wait_go = len(args) > 4 and args[4] == 'go'
         keep_all = QoSProfile(history=HistoryPolicy.KEEP_ALL, depth=1,
                               reliability=ReliabilityPolicy.RELIABLE)
         p = node.create_publisher(UInt8MultiArray, args[0], keep_all)
         say('ready')
         while not done.is_set() and p.get_subscription_count() == 0:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        while wait_go and not done.is_set() and not go.is_set():
             rclpy.spin_once(node, timeout_sec=0.05)
         pad = bytes([tag]) + bytes(size - 9)
         sent, raises = 0, 0

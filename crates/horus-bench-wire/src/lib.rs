@@ -1,9 +1,10 @@
 //! The benchmark payloads as horus messages.
 //!
-//! Sizes up to [`horus::INLINE_MAX`] are fixed-size byte-array messages that
-//! travel inside the ring slots (received by a validated copy out of the
-//! slot); larger sizes use [`Blob`], a message whose payload is its tail in a
-//! pool chunk (received as a zero-copy read guard).
+//! The sizes 16, 64, 256, 304, 1024, 1480 and 2048 B are fixed-size byte-array
+//! messages: up to [`horus::INLINE_MAX`] they travel inside the ring slots
+//! (received by a validated copy out of the slot), larger ones in a pool
+//! chunk (read in place); other sizes use [`Blob`], a message whose payload
+//! is its tail in a pool chunk (received as a zero-copy read guard).
 //!
 //! A crate of its own (the message types and nothing else) so that every benchmark
 //! that sends them names the same types: `horus-bench`, where `horus_wire` says how

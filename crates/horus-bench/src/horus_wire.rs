@@ -1,10 +1,11 @@
 //! How each benchmark payload (the horus messages of the crate `horus-bench-wire`,
 //! re-exported here) is written, read and echoed.
 //!
-//! Sizes up to [`horus::INLINE_MAX`] are fixed-size byte-array messages that
-//! travel inside the ring slots (received by a validated copy out of the
-//! slot); larger sizes use [`Blob`], a message whose payload is its tail in a
-//! pool chunk (received as a zero-copy read guard). Either way the payload is
+//! The sizes 16, 64, 256, 304, 1024, 1480 and 2048 B are fixed-size byte-array
+//! messages: up to [`horus::INLINE_MAX`] they travel inside the ring slots
+//! (received by a validated copy out of the slot), larger ones in a pool
+//! chunk (read in place); other sizes use [`Blob`], a message whose payload
+//! is its tail in a pool chunk (received as a zero-copy read guard). Either way the payload is
 //! exactly the requested size, written and read with [`crate::payload`].
 
 use horus::{Delivery, Message, Publisher, Sample, SampleMut, SendError};

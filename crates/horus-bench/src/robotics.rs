@@ -133,7 +133,7 @@ impl MsgKind {
 /// What a benchmark moves: raw bytes of a given size, or a robotics message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Spec {
-    /// `n` bytes ([`crate::horus_wire`]: inline up to 2 KiB, else a pool chunk).
+    /// `n` bytes ([`crate::horus_wire`]: inline up to 512 B, else a pool chunk).
     Bytes(usize),
     /// A standard message.
     Msg(MsgKind),

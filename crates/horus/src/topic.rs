@@ -11,12 +11,20 @@ use crate::error::TopicError;
 use crate::qos::{Durability, Overflow, StartAt, WaitMode};
 use crate::{schema_record, Publisher, Subscriber};
 
-/// Messages up to this size travel inside the ring slots; larger ones and
-/// messages with a tail travel in pool chunks (zero-copy on both ends).
-pub const INLINE_MAX: usize = 2048;
+/// Messages up to this size travel inside the ring slots (copied in on send
+/// and out on receive); larger ones and messages with a tail travel in pool
+/// chunks (written and read in place). 512 B: from about 768 B a round trip
+/// through a chunk costs less than through a slot (docs/benchmarks.md, "Where a
+/// 1,480 B round trip's time over `ref:touch` goes").
+pub const INLINE_MAX: usize = 512;
 
 const DEFAULT_DEPTH: u32 = 16;
 pub(crate) const DEFAULT_TAIL_DEPTH: u32 = 4;
+/// Fixed-size messages up to this size keep the default depth of 16 whether
+/// they travel inline or in chunks (2 KiB was the inline limit: moving them
+/// to chunks must not shorten their history); larger ones and messages with
+/// a tail default to 4.
+const DEEP_HISTORY_MAX: usize = 2048;
 const DEFAULT_MAX_TAIL: usize = 1 << 20;
 pub(crate) const DEFAULT_MAX_PUBLISHERS: u32 = 8;
 pub(crate) const DEFAULT_MAX_SUBSCRIBERS: u32 = 16;
@@ -43,7 +51,7 @@ pub struct TopicBuilder<T> {
 
 impl<T: Message> TopicBuilder<T> {
     /// History depth per publisher (rounded up to a power of two). Default
-    /// 16, or 4 for messages with a tail.
+    /// 16, or 4 for messages with a tail or larger than 2 KiB.
     pub fn depth(mut self, depth: u32) -> Self {
         self.depth = Some(depth.max(1).next_power_of_two());
         self
@@ -110,11 +118,13 @@ impl<T: Message> TopicBuilder<T> {
         }
         let size = std::mem::size_of::<T>();
         let inline = !T::HAS_TAIL && size <= INLINE_MAX;
-        let depth = self.depth.unwrap_or(if inline {
-            DEFAULT_DEPTH
-        } else {
-            DEFAULT_TAIL_DEPTH
-        });
+        let depth = self
+            .depth
+            .unwrap_or(if !T::HAS_TAIL && size <= DEEP_HISTORY_MAX {
+                DEFAULT_DEPTH
+            } else {
+                DEFAULT_TAIL_DEPTH
+            });
         let durability = self.durability.unwrap_or_default();
         let latched = durability.latched();
         if latched > depth || durability == (Durability::TransientLocal { depth: 0 }) {

@@ -160,10 +160,11 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
              {MIN_ROUNDS_FOR_VERDICT} rounds"
         ),
         format!(
-            "horus: topic data with the robotics message type (fixed layout, inline in the ring \
-             slot), depth 16, Overflow::Block (lossless), max_publishers {N}, max_subscribers \
-             {N}; acks on topics ack/<i> (Bytes16); loan, busy-poll try_recv (WaitMode::BusyPoll); \
-             each data send must reach all {N} subscribers"
+            "horus: topic data with the robotics message type (fixed layout; up to 512 B inline \
+             in the ring slot, Odometry and LaserScan in a pool chunk), depth 16, Overflow::Block \
+             (lossless), max_publishers {N}, max_subscribers {N}; acks on topics ack/<i> \
+             (Bytes16); loan, busy-poll try_recv (WaitMode::BusyPoll); each data send must reach \
+             all {N} subscribers"
         ),
         format!(
             "iceoryx2 0.10 (crate): [u8] payloads of the message's size; {}",

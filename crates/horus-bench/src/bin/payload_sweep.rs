@@ -58,7 +58,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             cfg.warmup, cfg.iterations
         ),
         "copy: send_ref of A's buffer / copy of the reply out; loan: written in place in a \
-         loaned sample, reply loaned and filled by B (sizes <= 2 KiB travel inline in the ring, \
+         loaned sample, reply loaned and filled by B (sizes <= 512 B travel inline in the ring, \
          larger ones in a pool chunk, zero copy)"
             .to_owned(),
         "message throughput = round trips / wall time of the measured loop; bandwidth = payload \

@@ -83,8 +83,9 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
         "headroom = 1:1 throughput / the message's typical rate (CmdVel 1 kHz, BatteryState 1 Hz, \
          Imu 100 Hz, Odometry 50 Hz, LaserScan 10 Hz, PointCloud 30 Hz, Image 30 Hz)"
             .to_owned(),
-        "messages <= 2 KiB travel inline in the ring slot (the loan is staged and copied in on \
-         send); PointCloud and Image travel in a pool chunk, written and read in place (zero copy)"
+        "messages <= 512 B travel inline in the ring slot (the loan is staged and copied in on \
+         send); Odometry, LaserScan, PointCloud and Image travel in a pool chunk, written and \
+         read in place (zero copy)"
             .to_owned(),
     ];
     method.extend(suite::method_common());

@@ -47,7 +47,7 @@ const DEPTH: u32 = 16;
 pub const ONE_WAY_DEPTH: u32 = 32;
 /// The exact settings, for the method text.
 pub const SETTINGS: &str = "topics ping/pong in a per-run namespace, Overflow::Block (lossless), depth 16 \
-    (one-way data: 32); sizes <= 2048 B travel inline in the ring slot, larger ones in a pool chunk; \
+    (one-way data: 32); sizes <= 512 B travel inline in the ring slot, larger ones in a pool chunk; \
     busy-poll = try_recv spin on both sides (BusyPoll subscribers, so publishers skip the wake path); \
     futex = blocking recv with no spinning on both sides";
 

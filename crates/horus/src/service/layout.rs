@@ -26,8 +26,12 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
+    /// A request or response travels inside a ring slot (its 32-byte
+    /// header and body copied in and out) when it has no tail and its body
+    /// is at most [`INLINE_MAX`], as topics' messages do; else in a pool
+    /// chunk, written and read in place.
     pub(crate) fn new<Req: Message, Resp: Message>() -> Layout {
-        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= INLINE_MAX;
+        let inline = |has_tail: bool, size: usize| !has_tail && size <= INLINE_MAX;
         Layout {
             req_size: std::mem::size_of::<Req>(),
             resp_size: std::mem::size_of::<Resp>(),
@@ -44,7 +48,7 @@ impl Layout {
     /// the descriptions its request channel carries): the same rule as
     /// [`Layout::new`].
     pub(crate) fn described(req: &TypeDescription, resp: &TypeDescription) -> Layout {
-        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= INLINE_MAX;
+        let inline = |has_tail: bool, size: usize| !has_tail && size <= INLINE_MAX;
         Layout {
             req_size: req.size,
             resp_size: resp.size,

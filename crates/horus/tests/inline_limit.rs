@@ -1,0 +1,115 @@
+//! Which messages travel inside ring slots and which in pool chunks
+//! (`horus::INLINE_MAX`), for topics and services, and the default depth
+//! either way: fixed-size messages up to 2 KiB keep a history of 16 whether
+//! they are inline or chunked.
+
+mod common;
+
+use std::time::Duration;
+
+use common::unique_ns;
+use horus::prelude::*;
+
+horus::message! {
+    /// Exactly `INLINE_MAX` bytes: inline.
+    pub struct Fixed512: "horus-test/Fixed512", version 1 {
+        /// Filled with the message's number.
+        pub words: [u64; 64],
+    }
+}
+
+horus::message! {
+    /// An Ethernet frame's payload: above `INLINE_MAX`, in a chunk.
+    pub struct Fixed1480: "horus-test/Fixed1480", version 1 {
+        /// The first byte is the message's number.
+        pub bytes: [u8; 1480],
+    }
+}
+
+horus::message! {
+    /// Above 2 KiB: a chunk, and the shallow default history.
+    pub struct Fixed4096: "horus-test/Fixed4096", version 1 {
+        /// Filled with the message's number.
+        pub words: [u64; 512],
+    }
+}
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn fill<T: Message>(i: u8) -> T {
+    let mut m: T = bytemuck::Zeroable::zeroed();
+    bytemuck::bytes_of_mut(&mut m).fill(i);
+    m
+}
+
+fn first_byte<T: Message>(m: &T) -> u8 {
+    bytemuck::bytes_of(m)[0]
+}
+
+/// Publishes 20 messages on a topic of default QoS before the subscriber reads
+/// any; returns whether they were read in place and the numbers received.
+fn history_of<T: Message>(name: &str) -> (bool, Vec<u8>) {
+    let t = Topic::<T>::builder(name)
+        .namespace(&unique_ns(name))
+        .open()
+        .unwrap();
+    let mut p = t.publisher().unwrap();
+    let mut s = t.subscriber().unwrap();
+    for i in 1..=20u8 {
+        assert!(p.send(fill::<T>(i)).is_ok());
+    }
+    let mut zero_copy = true;
+    let mut got = Vec::new();
+    while let Some(m) = s.try_recv() {
+        zero_copy &= m.is_zero_copy();
+        assert!(bytemuck::bytes_of(&*m)
+            .iter()
+            .all(|b| *b == first_byte(&*m)));
+        got.push(first_byte(&*m));
+    }
+    (zero_copy, got)
+}
+
+#[test]
+fn inline_max_is_the_largest_message_copied_through_the_slot() {
+    assert_eq!(std::mem::size_of::<Fixed512>(), horus::INLINE_MAX);
+    assert!(!history_of::<Fixed512>("in512").0);
+    assert!(history_of::<Fixed1480>("in1480").0);
+    assert!(history_of::<Fixed4096>("in4096").0);
+}
+
+#[test]
+fn fixed_messages_up_to_2_kib_keep_a_default_history_of_16_inline_or_chunked() {
+    let newest = |n: u8| ((21 - n)..=20).collect::<Vec<u8>>();
+    assert_eq!(history_of::<Fixed512>("d512").1, newest(16));
+    assert_eq!(history_of::<Fixed1480>("d1480").1, newest(16));
+    assert_eq!(history_of::<Fixed4096>("d4096").1, newest(4));
+}
+
+fn call_once<T: Message>(name: &str) -> (bool, bool) {
+    let service = Service::<T, T>::builder(name)
+        .namespace(&unique_ns(name))
+        .open()
+        .unwrap();
+    let mut server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    let mut pending = client.call_async(&fill::<T>(7)).unwrap();
+    let req = server.recv_timeout(LONG).expect("request");
+    let req_zero_copy = req.is_zero_copy();
+    assert_eq!(first_byte(&*req), 7);
+    req.reply(&fill::<T>(9)).unwrap();
+    let resp = loop {
+        if let Some(r) = pending.try_result() {
+            break r.unwrap();
+        }
+        std::thread::yield_now();
+    };
+    assert!(bytemuck::bytes_of(&*resp).iter().all(|b| *b == 9));
+    (req_zero_copy, resp.is_zero_copy())
+}
+
+#[test]
+fn service_bodies_follow_the_same_limit() {
+    assert_eq!(call_once::<Fixed512>("s512"), (false, false));
+    assert_eq!(call_once::<Fixed1480>("s1480"), (true, true));
+}

@@ -184,9 +184,10 @@ impl Inbound {
 
     /// Replaces the route's DDS reader with one asking for `kind`, keeping its horus
     /// publisher (and the latched history that publisher holds for horus subscribers that
-    /// join later). The thread carries what the old reader holds, then takes the new one;
-    /// the writers' history the new one is sent again is dropped as already carried
-    /// (`replayed`, sequence_gaps.rs).
+    /// join later). The thread carries what the old reader holds (at most its history's
+    /// worth once the new one waits: `Mover::drain`), then takes the new one; the writers'
+    /// history the new one is sent again is dropped as already carried (`replayed`,
+    /// sequence_gaps.rs).
     pub(crate) fn reopen_reader(
         &mut self,
         dds: &Dds,

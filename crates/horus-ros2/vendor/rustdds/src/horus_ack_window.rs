@@ -19,7 +19,8 @@
 //!
 //! What the reader holds per writer is bounded by the window: samples received and not
 //! taken, plus sequence numbers inside the window still expected (missing); per reader,
-//! by the window times its matched writers (which discovery bounds).
+//! by the window times its matched writers (which discovery bounds), and past
+//! [`MAX_HELD_PER_READER`] each writer's window is cut to its share of that budget.
 //!
 //! "Taken" is what left the DataReader: taken (`take`, `take_next_sample`, the take
 //! iterators), evicted by its KEEP_LAST history, or failed to decode
@@ -46,6 +47,18 @@ use crate::{
 /// How often a reader whose window held a writer back looks whether its application has
 /// taken samples (and then requests what now fits).
 pub const POLL_PERIOD: Duration = Duration::from_millis(5);
+
+/// HORUS PATCH (item 18, found in review): the samples a flow-controlled reader lets all
+/// its writers together hold of their windows (received and not taken, or expected),
+/// unless its window alone is larger. Each writer's window is cut to its share of this
+/// (at least 1 sample) when the writers' windows would hold more: a hostile peer with
+/// thousands of writers no longer makes a reader hold thousands of windows. A writer over
+/// its share gets no more room: its samples are withheld (not acknowledged) until it is
+/// back under, never evicted, so a reliable writer is held back, losslessly. With windows
+/// of 16 (horus-ros2: the topic's depth) the cut starts past 512 writers on one topic.
+/// Counted in samples, not bytes (the window is admitted before the samples' sizes are
+/// known).
+pub const MAX_HELD_PER_READER: usize = 8192;
 
 static WITHHELD: AtomicU64 = AtomicU64::new(0);
 
@@ -241,6 +254,8 @@ struct WriterWindow {
 #[derive(Debug)]
 pub(crate) struct AckWindow {
   window: usize,
+  /// What all writers together may hold (`MAX_HELD_PER_READER`, or the window if larger).
+  budget: usize,
   pub(crate) taken: Arc<TakenMarks>,
   writers: BTreeMap<GUID, WriterWindow>,
   /// A TimedEvent::HorusAckWindow is pending.
@@ -249,8 +264,15 @@ pub(crate) struct AckWindow {
 
 impl AckWindow {
   pub(crate) fn new(window: u32, taken: Arc<TakenMarks>) -> Self {
+    Self::with_budget(window, taken, MAX_HELD_PER_READER)
+  }
+
+  /// A window of `window` per writer and `budget` (at least the window) for all of them.
+  pub(crate) fn with_budget(window: u32, taken: Arc<TakenMarks>, budget: usize) -> Self {
+    let window = max(window, 1) as usize;
     Self {
-      window: max(window, 1) as usize,
+      window,
+      budget: max(budget, window),
       taken,
       writers: BTreeMap::new(),
       timer_armed: false,
@@ -270,9 +292,13 @@ impl AckWindow {
     state: impl Fn(SequenceNumber) -> SnState,
   ) -> SequenceNumber {
     let one = SequenceNumber::new(1);
-    if !self.writers.contains_key(&writer) {
+    let known = self.writers.contains_key(&writer);
+    if !known {
       self.taken.track(writer);
     }
+    // HORUS PATCH (item 18): each writer's share of the reader's budget, its window at most.
+    let writers = self.writers.len() + usize::from(!known);
+    let share = (self.budget / max(writers, 1)).clamp(1, self.window);
     let taken = self.taken.get(writer);
     let w = self.writers.entry(writer).or_insert_with(|| WriterWindow {
       limit: ack_base - one,
@@ -288,7 +314,7 @@ impl AckWindow {
       .filter(|s| state(*s) == SnState::Missing)
       .count();
     w.held = w.admitted.len() + missing;
-    let mut room = self.window.saturating_sub(w.held);
+    let mut room = share.saturating_sub(w.held);
     while room > 0 {
       let next = w.limit + one;
       if state(next) != SnState::NotAvailable {
@@ -437,6 +463,40 @@ mod tests {
     assert_eq!(win.refresh(b, sn(5), view(&[1, 2, 3, 4], &[])), sn(4));
     marks.note(b, sn(1));
     assert_eq!(win.refresh(b, sn(5), view(&[1, 2, 3, 4], &[])), sn(5));
+  }
+
+  /// Found in review: a reader's windows were bounded only by its matched writers (a
+  /// hostile peer's thousands of writers each got a full window). Past the reader's budget
+  /// each writer's window is cut to its share: over it, a writer gets no more room (held
+  /// back, nothing evicted), and every writer still gets at least one.
+  #[test]
+  fn past_the_readers_budget_each_writer_gets_its_share_and_none_is_starved() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budget(4, Arc::clone(&marks), 8);
+    let (a, b, c) = (writer(1), writer(2), writer(3));
+    // Two writers: a window each (8 in all).
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(4));
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(4));
+    // A third: the share is 8 / 3 = 2.
+    assert_eq!(win.refresh(c, sn(1), view(&[], &[])), sn(2));
+    for n in 1..=4 {
+      win.admit(a, sn(n));
+    }
+    // a holds 4 > its share now: no more room, its 4 samples are not evicted.
+    assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(4));
+    marks.note(a, sn(2));
+    assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(4), "2 held: the share");
+    marks.note(a, sn(4));
+    assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(6));
+    // Many writers: shares of 2, then 1 (past 8 writers); none gets nothing.
+    let limits: Vec<SequenceNumber> = (10..40)
+      .map(|n| win.refresh(writer(n), sn(1), view(&[], &[])))
+      .collect();
+    assert_eq!(limits[..2], [sn(2), sn(1)]);
+    assert!(limits[2..].iter().all(|l| *l == sn(1)), "{limits:?}");
+    // A budget smaller than the window: the window.
+    let mut one = AckWindow::with_budget(4, Arc::new(TakenMarks::default()), 1);
+    assert_eq!(one.refresh(a, sn(1), view(&[], &[])), sn(4));
   }
 
   #[test]

@@ -51,8 +51,10 @@ pub const POLL_PERIOD: Duration = Duration::from_millis(5);
 /// HORUS PATCH (item 18, found in review): the samples a flow-controlled reader lets all
 /// its writers together hold of their windows (received and not taken, or expected),
 /// unless its window alone is larger. Each writer's window is cut to its share of this
-/// (at least 1 sample) when the writers' windows would hold more: a hostile peer with
-/// thousands of writers no longer makes a reader hold thousands of windows. A writer over
+/// (at least 1 sample) when the writers' windows would hold more: a hostile peer's
+/// thousands of writers no longer get a full window each. (A share given earlier, when
+/// fewer writers shared the budget, is not taken back, only not renewed: HORUS-PATCH.md
+/// item 18 gives the bound while writers keep joining.) A writer over
 /// its share gets no more room: its samples are withheld (not acknowledged) until it is
 /// back under, never evicted, so a reliable writer is held back, losslessly. With windows
 /// of 16 (horus-ros2: the topic's depth) the cut starts past 512 writers on one topic.

@@ -1,7 +1,8 @@
 //! Loss and duplicates from ROS 2, counted from the DDS writers' sequence numbers
 //! (sequence_gaps.rs): a sample that never reached the bridge is counted `lost` (and nothing
-//! else is), and a DDS reader the bridge reopens does not hand horus a latched message a
-//! second time. Real DDS peers (RustDDS in this binary re-executed, rclpy) and the bridge as
+//! else is), a DDS reader the bridge reopens does not hand horus a latched message a
+//! second time, and a reopened route takes its new reader even while a writer outpaces its
+//! subscriber. Real DDS peers (RustDDS in this binary re-executed, rclpy) and the bridge as
 //! processes of their own, in a network namespace with only `lo`.
 
 mod common;
@@ -12,13 +13,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::{World, PATIENCE};
-use horus::inspect::{open_or_create_ros_topic, ros_qos, RawRosReader};
+use horus::inspect::{open_or_create_ros_topic, ros_qos, QosInfo, RawRosReader};
+use horus::Overflow;
 use horus_msgs::Ros2Type;
 use horus_ros2::raw::{PassThrough, WireCdr};
 use horus_ros2::{Direction, TopicStatus};
 use horus_ros_msgs::std_msgs::msg::String as RosString;
 use raw_dds_peer::{Delivery, RawDdsPeer, STRING_TYPE, VALID_STRING};
-use rustdds::{WriteOptionsBuilder, GUID};
+use rustdds::{DataWriterStatus, StatusEvented, WriteOptionsBuilder, GUID};
 
 bridge_process_test!();
 
@@ -60,6 +62,44 @@ fn numbered_peer_process() {
         w.write_with_options(WireCdr(Bytes::from_static(&VALID_STRING)), opts)
             .unwrap();
         println!("done");
+    }
+}
+
+/// Set in the streaming peer child: the DDS topic it writes.
+const STREAM_ENV: &str = "HORUS_ROS2_TEST_STREAMING_PEER";
+
+/// The streaming peer: a reliable RustDDS writer (KEEP_LAST 16) of `std_msgs/String` "ok",
+/// writing about every millisecond while a reader is matched, until stdin closes; prints
+/// `matched N` whenever the number of readers matched to it changes.
+#[test]
+fn streaming_peer_process() {
+    let Ok(topic_name) = std::env::var(STREAM_ENV) else {
+        return;
+    };
+    let peer = RawDdsPeer::new(&topic_name, STRING_TYPE, Delivery::Reliable);
+    let w = peer.writer::<PassThrough>();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stdin_done = std::sync::Arc::clone(&done);
+    std::thread::spawn(move || {
+        let _ = std::io::stdin().lines().count();
+        stdin_done.store(true, std::sync::atomic::Ordering::Release);
+    });
+    println!("ready");
+    let mut matched = 0;
+    while !done.load(std::sync::atomic::Ordering::Acquire) {
+        while let Some(st) = w.try_recv_status() {
+            if let DataWriterStatus::PublicationMatched { current, .. } = st {
+                if current.count() != matched {
+                    matched = current.count();
+                    println!("matched {matched}");
+                }
+            }
+        }
+        if matched > 0 {
+            // A write the reader's window holds back times out: the next one tries again.
+            let _ = w.write(WireCdr(Bytes::from_static(&VALID_STRING)), None);
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -185,6 +225,60 @@ fn a_reopened_reader_does_not_deliver_a_latched_message_twice() {
         std::thread::sleep(Duration::from_millis(20));
     }
     latched.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// A reliable writer outpaces a slow subscriber of a `Block` topic (depth 4), so the
+/// route's DDS reader always holds samples; a best-effort writer joins, so the bridge
+/// reopens the route's reader (best effort). The route takes the new reader anyway: the
+/// streaming writer sees it match (2 readers), then the old one leave (1), while the
+/// subscriber keeps reading slowly. Before, the route took the new reader only once the
+/// old one was empty, which it never was here: the new one waited as long as the stream
+/// lasted (found in review; with windowed readers it also kept the topic cache growing).
+#[test]
+fn a_reopened_route_takes_its_new_reader_while_a_writer_outpaces_a_slow_block_subscriber() {
+    skip_unless_ready!();
+    let w = World::new("swap");
+    let qos = QosInfo {
+        depth: 4,
+        overflow: Some(Overflow::Block {
+            timeout: Duration::from_secs(1),
+        }),
+        ..ros_qos(4096)
+    };
+    let v = open_or_create_ros_topic(&w.namespace, "demo/swap", &string_type(), &qos).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let stream = w.spawn_self("streaming_peer_process", STREAM_ENV, "rt/demo/swap");
+    stream.expect_line("matched 1");
+    r.recv_timeout(PATIENCE).expect("the stream crosses");
+    let joined = w.spawn_self("numbered_peer_process", PEER_ENV, "rt/demo/swap");
+    let mut seen: Vec<String> = Vec::new();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        // The slow subscriber: one message, then a pause (pacing, not a measurement).
+        let _ = r.recv_timeout(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(20));
+        seen.extend(stream.drain().into_iter().filter(|l| l.contains("matched")));
+        let new_matched = seen.iter().position(|l| l.ends_with("matched 2"));
+        if new_matched.is_some_and(|at| seen[at..].iter().any(|l| l.ends_with("matched 1"))) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the route never took its new reader while the writer streamed: {seen:?}"
+        );
+    }
+    let st = common::wait_status(&w.namespace, "the route reopened", |s| {
+        from_ros(s, "demo/swap").is_some_and(|t| t.counters.opened >= 2)
+    });
+    let t = from_ros(&st, "demo/swap").unwrap();
+    assert_eq!(t.counters.refused, 0, "{t:?}");
+    joined.stop();
+    stream.stop();
     bridge.stop();
     drop(r);
     v.unlink_if_unused();

@@ -189,6 +189,20 @@ def test_held_samples_pin_chunks_until_the_pool_is_exhausted() -> None:
     pub.send(cloud)
 
 
+def test_kept_mid_size_messages_pin_nothing() -> None:
+    # LaserScan (1,480 B) travels in a loan chunk since INLINE_MAX went down to 512 B, but
+    # fixed-size messages up to 2 KiB still reach Python as copies: a program that keeps
+    # them (here 40, on a pool of 2 x 1 + 4 chunks) never makes the publisher's loan fail.
+    t = horus.Topic(horus.LaserScan, "scans-kept", depth=1)
+    pub, sub = t.publisher(), t.subscriber()
+    kept = []
+    for i in range(40):
+        pub.send(horus.LaserScan(stamp_ns=i + 1))
+        kept.append(sub.recv(1.0))
+    assert [m.stamp_ns for m in kept] == list(range(1, 41))
+    assert pub.stats().pool_exhausted == 0
+
+
 def test_loan_writes_in_place_and_sends() -> None:
     t = horus.Topic(horus.PointCloud, "loan")
     pub, sub = t.publisher(), t.subscriber()

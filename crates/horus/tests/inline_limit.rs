@@ -1,5 +1,5 @@
 //! Which messages travel inside ring slots and which in pool chunks
-//! (`horus::INLINE_MAX`), for topics and services, and the default depth
+//! (`horus::INLINE_MAX` for topics; services keep bodies up to 2 KiB inline), and the default depth
 //! either way: fixed-size messages up to 2 KiB keep a history of 16 whether
 //! they are inline or chunked.
 
@@ -109,7 +109,39 @@ fn call_once<T: Message>(name: &str) -> (bool, bool) {
 }
 
 #[test]
-fn service_bodies_follow_the_same_limit() {
+fn service_bodies_up_to_2_kib_stay_inline() {
     assert_eq!(call_once::<Fixed512>("s512"), (false, false));
-    assert_eq!(call_once::<Fixed1480>("s1480"), (true, true));
+    // Unlike a topic's message: a kept response must pin nothing of the server's.
+    assert_eq!(call_once::<Fixed1480>("s1480"), (false, false));
+    assert_eq!(call_once::<Fixed4096>("s4096"), (true, true));
+}
+
+#[test]
+fn a_client_keeping_every_1480_byte_response_never_makes_a_reply_fail() {
+    let name = "keep1480";
+    let service = Service::<Fixed1480, Fixed1480>::builder(name)
+        .namespace(&unique_ns(name))
+        .open()
+        .unwrap();
+    let mut server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    let mut kept = Vec::new();
+    // More than a pool of 2 x 16 + 4 chunks: each kept response would pin one if it were
+    // read in place.
+    for i in 0..60u8 {
+        let mut pending = client.call_async(&fill::<Fixed1480>(i)).unwrap();
+        let req = server.recv_timeout(LONG).expect("request");
+        req.reply(&fill::<Fixed1480>(i)).expect("the reply is sent");
+        let resp = loop {
+            if let Some(r) = pending.try_result() {
+                break r.expect("the call succeeds");
+            }
+            std::thread::yield_now();
+        };
+        kept.push(resp);
+    }
+    assert!(kept
+        .iter()
+        .enumerate()
+        .all(|(i, r)| first_byte(&**r) == i as u8));
 }

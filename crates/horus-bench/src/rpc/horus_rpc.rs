@@ -3,8 +3,8 @@
 //! One `Service<T, T>` per session in a namespace unique to it: depth 16 (calls in
 //! flight per client), one client and one server place, the request and response
 //! tail limited to the payload size. Payloads of 64 B to 4 KiB are fixed-size
-//! messages (up to 512 B they travel inside the ring slot with a 32-byte header;
-//! 1, 2 and 4 KiB in a pool chunk); 64 KiB and 1 MiB are the tail of
+//! messages (up to 1 KiB they travel inside the ring slot: 32-byte header + body
+//! ≤ 2 KiB; 2 and 4 KiB in a pool chunk); 64 KiB and 1 MiB are the tail of
 //! [`Blob`], in a pool chunk. Requests are written in place by `call_async_with`
 //! and responses by `reply_with` (zero copy for chunked sizes: the receiver reads
 //! them where the sender wrote them).
@@ -29,8 +29,8 @@ use crate::pubsub::horus::Wait;
 
 /// The exact settings, for the method text.
 pub const SETTINGS: &str = "Service<T, T> in a per-session namespace, depth 16, 1 client and 1 \
-    server place, tails limited to the payload; 64 B–4 KiB fixed-size messages (≤ 512 B inline \
-    in the ring slot, 1–4 KiB in a pool chunk), 64 KiB and 1 MiB the tail of a message in a pool \
+    server place, tails limited to the payload; 64 B–4 KiB fixed-size messages (≤ 1 KiB inline \
+    in the ring slot, 2–4 KiB in a pool chunk), 64 KiB and 1 MiB the tail of a message in a pool \
     chunk; requests written in place (call_async_with), responses written in place (reply_with): \
     zero copy for chunked sizes; busy-poll = client spins on PendingCall::try_result, server on \
     Server::try_recv; blocking = PendingCall::wait and Server::recv (64 polls, then futex)";

@@ -7,7 +7,13 @@ use horus_shm::ChannelConfig;
 use super::table::TableConfig;
 use super::wire::HEADER;
 use crate::publisher::tail_offset;
-use crate::INLINE_MAX;
+
+/// A request or response (its 32-byte header and body) of at most this many bytes without a
+/// tail travels inside a ring slot. Not topics' 512 B (`horus::INLINE_MAX`): a client that
+/// keeps responses (a result per waypoint) would pin a chunk of the server's pool per
+/// response it keeps, in place, and the server's reply after the pool's spare chunks would
+/// fail (`ReplyError::PoolExhausted`, the call `ReplyFailed`); inline, it keeps copies.
+const SERVICE_INLINE_MAX: usize = 2048;
 
 /// How requests and responses are laid out, fixed by the types and the
 /// service's configuration.
@@ -27,11 +33,11 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// A request or response travels inside a ring slot (its 32-byte
-    /// header and body copied in and out) when it has no tail and its body
-    /// is at most [`INLINE_MAX`], as topics' messages do; else in a pool
-    /// chunk, written and read in place.
+    /// header and body copied in and out) when it has no tail and header and
+    /// body together are at most [`SERVICE_INLINE_MAX`]; else in a pool chunk,
+    /// written and read in place.
     pub(crate) fn new<Req: Message, Resp: Message>() -> Layout {
-        let inline = |has_tail: bool, size: usize| !has_tail && size <= INLINE_MAX;
+        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= SERVICE_INLINE_MAX;
         Layout {
             req_size: std::mem::size_of::<Req>(),
             resp_size: std::mem::size_of::<Resp>(),
@@ -48,7 +54,7 @@ impl Layout {
     /// the descriptions its request channel carries): the same rule as
     /// [`Layout::new`].
     pub(crate) fn described(req: &TypeDescription, resp: &TypeDescription) -> Layout {
-        let inline = |has_tail: bool, size: usize| !has_tail && size <= INLINE_MAX;
+        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= SERVICE_INLINE_MAX;
         Layout {
             req_size: req.size,
             resp_size: resp.size,

@@ -111,7 +111,7 @@ pub use horus_shm::{
 };
 pub use publisher::{Delivery, Publisher};
 pub use qos::{Durability, Overflow, StartAt, WaitMode};
-pub use sample::Sample;
+pub use sample::{Sample, COPY_OUT_MAX};
 pub use sample_mut::SampleMut;
 pub use service::{
     list_services, CallError, Client, ClientStats, EndpointSnapshot, EndpointStats,

@@ -48,6 +48,32 @@ impl RecvBuf {
         }
     }
 
+    /// Copies `len` bytes from `src` (a body in a pool chunk pinned for us)
+    /// to bytes `start..start + len` of the buffer, as a receive would have
+    /// written them ([`COPY_OUT_MAX`](crate::COPY_OUT_MAX)): a sample then
+    /// shares or copies them and the chunk can be released at once. `false`
+    /// (nothing copied) if the buffer does not hold them.
+    ///
+    /// # Safety
+    /// `src..src + len` must be readable (inside a pinned chunk). Another
+    /// process may write it while we copy (shared memory is untrusted): the
+    /// copy is then torn, as an in-place read would be, and any bytes are a
+    /// valid message (`Pod`).
+    #[inline]
+    pub(crate) unsafe fn copy_from(&mut self, start: usize, src: *const u8, len: usize) -> bool {
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(self.target());
+        let Some(dst) = start
+            .checked_add(len)
+            .and_then(|end| dst.get_mut(start..end))
+        else {
+            return false;
+        };
+        // SAFETY: `dst` is `len` bytes of our own buffer, unshared (`target`);
+        // the caller vouches for `src`, which is shared memory, never `dst`.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), len) };
+        true
+    }
+
     /// What the last receive wrote.
     #[inline]
     pub(crate) fn words(&self) -> &[u64] {

@@ -17,6 +17,19 @@ use crate::recv_buf::RecvBuf;
 /// `Sample` whatever the message size.
 pub(crate) const SMALL_WORDS: usize = 8;
 
+/// A received fixed-size message (no tail) of at most this many bytes that
+/// travelled in a pool chunk reaches a receiver that may keep it as a copy,
+/// its chunk released at once, so that keeping it pins none of the sender's
+/// chunks (a sender whose chunks are all pinned fails: `PoolExhausted`).
+/// Such receivers are a service's client (its responses) and server (its
+/// requests), whose bodies above [`INLINE_MAX`](crate::INLINE_MAX) travel in
+/// chunks, and Python's topic subscribers. The copy replaces the two an
+/// inline message costs (into the ring slot and out of it). Typed topic
+/// subscribers read such messages in place (zero copy; one that keeps more
+/// samples than the publisher's spare chunks makes its loans fail). Larger
+/// and tailed messages are read in place everywhere.
+pub const COPY_OUT_MAX: usize = 2048;
+
 /// Whether the receive buffer of an endpoint receiving `T` is shared with
 /// its samples ([`RecvBuf::Shared`]) or only copied from.
 pub(crate) fn shares_buffer<T>() -> bool {

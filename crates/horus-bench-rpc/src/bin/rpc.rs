@@ -75,9 +75,10 @@ fn method(plan: &Plan) -> Vec<String> {
          times before its futex sleep, so a fast answer is caught without sleeping)"
             .to_owned(),
         "copy or loan: horus and iceoryx2 loan — requests and responses are written in place \
-         in shared memory and read where they were written (horus up to 1 KiB: written into a \
+         in shared memory and read where they were written (horus up to 512 B: written into a \
          staging buffer and copied into the ring slot with the 32-byte header, read by a copy \
-         out of the slot); Zenoh copies (Vec<u8> payloads over TCP, shared memory off); gRPC \
+         out of the slot; 513 B–2 KiB: written in place, the body copied out of its chunk by \
+         the receiver, which releases the chunk at once); Zenoh copies (Vec<u8> payloads over TCP, shared memory off); gRPC \
          copies (protobuf encoding into HTTP/2 frames and decoding into a Vec<u8>)"
             .to_owned(),
         format!("horus services: {}", horus_rpc::SETTINGS),

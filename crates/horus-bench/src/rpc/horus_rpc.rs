@@ -3,11 +3,12 @@
 //! One `Service<T, T>` per session in a namespace unique to it: depth 16 (calls in
 //! flight per client), one client and one server place, the request and response
 //! tail limited to the payload size. Payloads of 64 B to 4 KiB are fixed-size
-//! messages (up to 1 KiB they travel inside the ring slot: 32-byte header + body
-//! ≤ 2 KiB; 2 and 4 KiB in a pool chunk); 64 KiB and 1 MiB are the tail of
-//! [`Blob`], in a pool chunk. Requests are written in place by `call_async_with`
-//! and responses by `reply_with` (zero copy for chunked sizes: the receiver reads
-//! them where the sender wrote them).
+//! messages (up to 512 B they travel inside the ring slot with a 32-byte header;
+//! 1,024, 1,480 and 2,048 B in a pool chunk that the receiver copies the body out
+//! of and releases at once, `horus::COPY_OUT_MAX`; 4 KiB in a pool chunk read in
+//! place); other sizes (64 KiB, 1 MiB) are the tail of [`Blob`], in a pool
+//! chunk. Requests are written in place by `call_async_with` and responses by
+//! `reply_with`.
 //!
 //! Waiting ([`Wait`]): busy-poll = the client spins on `PendingCall::try_result`,
 //! the server on `Server::try_recv`; blocking = `PendingCall::wait` and
@@ -23,17 +24,19 @@ use super::{Caller, Measured, ServeArgs, Spec, END};
 use crate::affinity::{pin_current_thread, run_on_cpu};
 use crate::child::{signal_ready, ChildProcess};
 use crate::harness::{spin_until, unique_id, STALL_TIMEOUT};
-use crate::horus_wire::{Blob, Bytes1024, Bytes2048, Bytes64};
+use crate::horus_wire::{Blob, Bytes1024, Bytes1480, Bytes2048, Bytes64};
 use crate::payload::{self, Touch};
 use crate::pubsub::horus::Wait;
 
 /// The exact settings, for the method text.
 pub const SETTINGS: &str = "Service<T, T> in a per-session namespace, depth 16, 1 client and 1 \
-    server place, tails limited to the payload; 64 B–4 KiB fixed-size messages (≤ 1 KiB inline \
-    in the ring slot, 2–4 KiB in a pool chunk), 64 KiB and 1 MiB the tail of a message in a pool \
-    chunk; requests written in place (call_async_with), responses written in place (reply_with): \
-    zero copy for chunked sizes; busy-poll = client spins on PendingCall::try_result, server on \
-    Server::try_recv; blocking = PendingCall::wait and Server::recv (64 polls, then futex)";
+    server place, tails limited to the payload; 64, 512, 1,024, 1,480, 2,048 and 4,096 B \
+    fixed-size messages (≤ 512 B inline in the ring slot; 1,024–2,048 B in a pool chunk, the \
+    body copied out by the receiver, which releases the chunk at once; 4,096 B in a pool chunk \
+    read in place), other sizes (64 KiB, 1 MiB) the tail of a message in a pool chunk; requests \
+    written in place (call_async_with), responses written in place (reply_with); busy-poll = \
+    client spins on PendingCall::try_result, server on Server::try_recv; blocking = \
+    PendingCall::wait and Server::recv (64 polls, then futex)";
 
 horus::message! {
     /// A 512-byte payload travelling inline in the ring.
@@ -58,6 +61,7 @@ macro_rules! by_call_size {
             64 => $f::<Bytes64>($($arg),*),
             512 => $f::<Bytes512>($($arg),*),
             1024 => $f::<Bytes1024>($($arg),*),
+            1480 => $f::<Bytes1480>($($arg),*),
             2048 => $f::<Bytes2048>($($arg),*),
             4096 => $f::<Bytes4096>($($arg),*),
             _ => $f::<Blob>($($arg),*),
@@ -90,7 +94,7 @@ macro_rules! impl_fixed_body {
     )*};
 }
 
-impl_fixed_body!(Bytes64, Bytes512, Bytes1024, Bytes2048, Bytes4096);
+impl_fixed_body!(Bytes64, Bytes512, Bytes1024, Bytes1480, Bytes2048, Bytes4096);
 
 impl Body for Blob {
     fn tail_len(size: usize) -> usize {

@@ -20,11 +20,12 @@ pub(crate) struct Subscriber {
 }
 
 /// Fixed-size messages up to this size reach Python as a copy (`bytes`), wherever they
-/// travel. They travelled inline up to this size before `horus::INLINE_MAX` went down to
-/// 512 B; a Python program that keeps received messages (a list for a plot) would otherwise
-/// now pin a loan chunk per message it keeps and make the publisher's next loan fail
-/// (`PoolExhausted`). The copy of at most 2 KiB costs little beside Python's own overhead.
-const PY_COPY_MAX: usize = 2048;
+/// travel: `horus::COPY_OUT_MAX`, the rule service receivers follow too. They travelled
+/// inline up to this size before `horus::INLINE_MAX` went down to 512 B; a Python program
+/// that keeps received messages (a list for a plot) would otherwise now pin a loan chunk per
+/// message it keeps and make the publisher's next loan fail (`PoolExhausted`). The copy of at
+/// most 2 KiB costs little beside Python's own overhead.
+const PY_COPY_MAX: usize = horus::COPY_OUT_MAX;
 
 fn wrap(py: Python<'_>, s: Box<dyn AnySample>) -> PyResult<Py<PyAny>> {
     let small_fixed = s.tail_len() == 0 && s.header().len() <= PY_COPY_MAX;

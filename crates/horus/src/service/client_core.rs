@@ -137,6 +137,11 @@ pub(crate) struct ClientCore<Resp> {
     /// multiplication costs a division's worth of instructions per call).
     coarse_margin: Option<Duration>,
     decode: Decoder<Resp>,
+    /// Response bodies in chunks are copied into `buf` and their chunks
+    /// released before decoding ([`Layout::resp_copied`](super::layout::Layout)
+    /// for a typed client, whose samples share `buf`; a raw client copies
+    /// every body out anyway).
+    copy_chunks: bool,
 }
 
 fn unique_token() -> u64 {
@@ -214,7 +219,15 @@ impl<Resp> ClientCore<Resp> {
         };
         let depth = svc.config.depth as usize;
         let staging_words = (HEADER + svc.layout.req_size).div_ceil(8).max(4);
-        let buf_words = resp_config.slot_payload as usize / 8;
+        let copy_chunks = share_inline && svc.layout.resp_copied;
+        let copied_bytes = if copy_chunks {
+            HEADER + svc.layout.resp_size
+        } else {
+            0
+        };
+        let buf_words = (resp_config.slot_payload as usize)
+            .max(copied_bytes)
+            .div_ceil(8);
         Ok(ClientCore {
             svc: Arc::clone(svc),
             table,
@@ -231,6 +244,7 @@ impl<Resp> ClientCore<Resp> {
             witness_cache: WitnessCache::default(),
             coarse_margin: coarse_clock::resolution().and_then(|r| r.checked_mul(2)),
             decode,
+            copy_chunks,
         })
     }
 
@@ -397,11 +411,28 @@ impl<Resp> ClientCore<Resp> {
         let err = match (h.status, body) {
             (wire::STATUS_OK, Some(body)) => {
                 self.bump(ClientCounter::Responses);
+                let size = self.svc.layout.resp_size;
+                let body = match body {
+                    RawBody::Chunk {
+                        pool, chunk, ptr, ..
+                    } if self.copy_chunks => {
+                        // SAFETY: `response_record` checked that the chunk, pinned by our
+                        // receive, holds the header and `size` bytes of body from `ptr`.
+                        let copied = unsafe { self.buf.copy_from(HEADER, ptr, size) };
+                        self.resp.place().release_chunk(pool, chunk);
+                        if !copied {
+                            self.bump(ClientCounter::Malformed);
+                            return;
+                        }
+                        RawBody::Inline
+                    }
+                    body => body,
+                };
                 let decoded = match body {
                     RawBody::Inline => (self.decode)(ResponseBody::Inline(InlineBody {
                         buf: &self.buf,
                         start: HEADER,
-                        len: self.svc.layout.resp_size,
+                        len: size,
                     })),
                     RawBody::Chunk {
                         pool,

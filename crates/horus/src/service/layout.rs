@@ -7,13 +7,7 @@ use horus_shm::ChannelConfig;
 use super::table::TableConfig;
 use super::wire::HEADER;
 use crate::publisher::tail_offset;
-
-/// A request or response (its 32-byte header and body) of at most this many bytes without a
-/// tail travels inside a ring slot. Not topics' 512 B (`horus::INLINE_MAX`): a client that
-/// keeps responses (a result per waypoint) would pin a chunk of the server's pool per
-/// response it keeps, in place, and the server's reply after the pool's spare chunks would
-/// fail (`ReplyError::PoolExhausted`, the call `ReplyFailed`); inline, it keeps copies.
-const SERVICE_INLINE_MAX: usize = 2048;
+use crate::{COPY_OUT_MAX, INLINE_MAX};
 
 /// How requests and responses are laid out, fixed by the types and the
 /// service's configuration.
@@ -24,6 +18,11 @@ pub(crate) struct Layout {
     /// Requests travel inside ring slots (else in pool chunks).
     pub(crate) req_inline: bool,
     pub(crate) resp_inline: bool,
+    /// Requests travel in pool chunks, but a typed server copies each one
+    /// out and releases its chunk at once ([`COPY_OUT_MAX`]; raw receivers
+    /// copy every body out anyway).
+    pub(crate) req_copied: bool,
+    pub(crate) resp_copied: bool,
     pub(crate) req_tail_offset: usize,
     pub(crate) resp_tail_offset: usize,
     /// The types have a tail.
@@ -33,37 +32,58 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// A request or response travels inside a ring slot (its 32-byte
-    /// header and body copied in and out) when it has no tail and header and
-    /// body together are at most [`SERVICE_INLINE_MAX`]; else in a pool chunk,
-    /// written and read in place.
+    /// header and body copied in and out) when it has no tail and its body
+    /// is at most [`INLINE_MAX`], as topics' messages do; else in a pool
+    /// chunk, written in place. A typed receiver copies a body of at most
+    /// [`COPY_OUT_MAX`] without a tail out of its chunk and releases the
+    /// chunk at once: a client keeping its responses (a result per waypoint)
+    /// or a server keeping its requests would otherwise pin a chunk of the
+    /// other side's pool per message kept, and the sender's next message
+    /// after the pool's spare chunks would fail (`ReplyError::PoolExhausted`,
+    /// the call `ReplyFailed`). Larger and tailed bodies are read in place.
     pub(crate) fn new<Req: Message, Resp: Message>() -> Layout {
-        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= SERVICE_INLINE_MAX;
-        Layout {
-            req_size: std::mem::size_of::<Req>(),
-            resp_size: std::mem::size_of::<Resp>(),
-            req_inline: inline(Req::HAS_TAIL, std::mem::size_of::<Req>()),
-            resp_inline: inline(Resp::HAS_TAIL, std::mem::size_of::<Resp>()),
-            req_tail_offset: tail_offset::<Req>(),
-            resp_tail_offset: tail_offset::<Resp>(),
-            req_has_tail: Req::HAS_TAIL,
-            resp_has_tail: Resp::HAS_TAIL,
-        }
+        Self::of(
+            (
+                std::mem::size_of::<Req>(),
+                Req::HAS_TAIL,
+                tail_offset::<Req>(),
+            ),
+            (
+                std::mem::size_of::<Resp>(),
+                Resp::HAS_TAIL,
+                tail_offset::<Resp>(),
+            ),
+        )
     }
 
     /// The layout of a service whose types were learned at run time (from
     /// the descriptions its request channel carries): the same rule as
     /// [`Layout::new`].
     pub(crate) fn described(req: &TypeDescription, resp: &TypeDescription) -> Layout {
-        let inline = |has_tail: bool, size: usize| !has_tail && HEADER + size <= SERVICE_INLINE_MAX;
+        Self::of(
+            (req.size, req.has_tail, req.size.next_multiple_of(8)),
+            (resp.size, resp.has_tail, resp.size.next_multiple_of(8)),
+        )
+    }
+
+    /// The layout of request and response types of (size, has a tail, tail
+    /// offset).
+    fn of(req: (usize, bool, usize), resp: (usize, bool, usize)) -> Layout {
+        let inline = |has_tail: bool, size: usize| !has_tail && size <= INLINE_MAX;
+        let copied = |has_tail: bool, size: usize| {
+            !inline(has_tail, size) && !has_tail && size <= COPY_OUT_MAX
+        };
         Layout {
-            req_size: req.size,
-            resp_size: resp.size,
-            req_inline: inline(req.has_tail, req.size),
-            resp_inline: inline(resp.has_tail, resp.size),
-            req_tail_offset: req.size.next_multiple_of(8),
-            resp_tail_offset: resp.size.next_multiple_of(8),
-            req_has_tail: req.has_tail,
-            resp_has_tail: resp.has_tail,
+            req_size: req.0,
+            resp_size: resp.0,
+            req_inline: inline(req.1, req.0),
+            resp_inline: inline(resp.1, resp.0),
+            req_copied: copied(req.1, req.0),
+            resp_copied: copied(resp.1, resp.0),
+            req_tail_offset: req.2,
+            resp_tail_offset: resp.2,
+            req_has_tail: req.1,
+            resp_has_tail: resp.1,
         }
     }
 

@@ -29,6 +29,11 @@ pub(crate) struct Receiver {
     port: SubscriberPort,
     buf: RecvBuf,
     pub(super) replier: Arc<Replier>,
+    /// Request bodies in chunks are copied into `buf` and their chunks
+    /// released before decoding ([`Layout::req_copied`](super::layout::Layout)
+    /// for a typed server, whose samples share `buf`; a raw server copies
+    /// every body out anyway).
+    copy_chunks: bool,
 }
 
 impl Receiver {
@@ -53,12 +58,19 @@ impl Receiver {
             })?;
             Ok((Arc::clone(table), port, s, gen))
         })?;
-        let words = port.slot_payload() / 8;
+        let copy_chunks = share_inline && svc.layout.req_copied;
+        let copied_bytes = if copy_chunks {
+            HEADER + svc.layout.req_size
+        } else {
+            0
+        };
+        let words = port.slot_payload().max(copied_bytes).div_ceil(8);
         Ok(Receiver {
             table: Arc::clone(&table),
             port,
             buf: RecvBuf::new(words, share_inline),
             replier: Arc::new(Replier::new(svc, table, s, gen)),
+            copy_chunks,
         })
     }
 
@@ -161,6 +173,24 @@ impl Receiver {
                 if !self.take(&h) {
                     place.release_chunk(pool, chunk);
                     return None;
+                }
+                if self.copy_chunks {
+                    // SAFETY: the chunk, pinned by our receive, holds `len` ≥ HEADER + size
+                    // bytes (checked above).
+                    let copied = unsafe { self.buf.copy_from(HEADER, ptr.add(HEADER), size) };
+                    place.release_chunk(pool, chunk);
+                    if !copied {
+                        return self.malformed();
+                    }
+                    let body = ResponseBody::Inline(InlineBody {
+                        buf: &self.buf,
+                        start: HEADER,
+                        len: size,
+                    });
+                    return match decode(body) {
+                        Some(req) => Some((h, req)),
+                        None => self.malformed(),
+                    };
                 }
                 let body = ResponseBody::Chunk {
                     place,

@@ -23,9 +23,19 @@
 //!     target/release/examples/rpc_cost sized 100000 4096 full
 //! ```
 //!
+//! `steps` and `topic-steps` time the same loops step by step instead (rdtsc,
+//! `horus_bench::clock`, its read overhead subtracted; in-process, so every
+//! cache line is local: what each step costs on one core, not the time a
+//! message takes between cores), e.g. `rpc_cost steps 1000000`: per call,
+//! `call_async_with`, `Server::try_recv`, `reply_with`, `try_result` (the one
+//! that finds the response) and, separately, one `try_result` that finds
+//! nothing (the client's busy-poll loop); per topic round trip, each of the
+//! four sends and receives.
+//!
 //! The namespace is unique per run and its segments are gone when it exits.
 
 use horus::prelude::*;
+use horus_bench::clock::Clock;
 use horus_bench::horus_wire::{Bytes1024, Bytes16, Bytes2048, Bytes64};
 use horus_bench::payload::{self, Touch};
 use horus_bench::rpc::horus_rpc::{Body, Bytes4096, Bytes512};
@@ -131,6 +141,96 @@ fn measured_topic(
     sum
 }
 
+/// Mean time per step in ns, each step's clock-read overhead subtracted.
+fn report(names: &[&str], ticks: &[u64], n: u64) {
+    let overhead = Clock::read_overhead_ns();
+    for (name, &t) in names.iter().zip(ticks) {
+        let ns = Clock::elapsed_ns(0, t) as f64 / n as f64 - overhead;
+        println!("{name:<28} {ns:>7.1} ns");
+    }
+    println!("(clock read overhead subtracted per step: {overhead:.1} ns)");
+}
+
+fn call_steps(n: u64) {
+    let service = service::<Bytes64>();
+    let mut server = service.server().expect("server");
+    let mut client = service.client().expect("client");
+    measured_call(&mut client, &mut server, 10_000);
+    let mut ticks = [0u64; 5];
+    let mut sum = 0u64;
+    for i in 0..n {
+        let t0 = Clock::now();
+        let mut call = client
+            .call_async_with(0, |r, _| r.data[..8].copy_from_slice(&i.to_le_bytes()))
+            .expect("call");
+        let t1 = Clock::now();
+        assert!(call.try_result().is_none(), "no response before the reply");
+        let t2 = Clock::now();
+        let request = server.try_recv().expect("request waiting");
+        let seq = request.data[0];
+        let t3 = Clock::now();
+        request
+            .reply_with(0, |r, _| r.data[0] = seq)
+            .expect("reply");
+        let t4 = Clock::now();
+        let response = call.try_result().expect("settled").expect("response");
+        let t5 = Clock::now();
+        sum += u64::from(response.data[0]);
+        for (total, d) in ticks
+            .iter_mut()
+            .zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4])
+        {
+            *total += d;
+        }
+    }
+    report(
+        &[
+            "call_async_with",
+            "try_result (nothing yet)",
+            "Server::try_recv",
+            "reply_with",
+            "try_result (the response)",
+        ],
+        &ticks,
+        n,
+    );
+    std::hint::black_box(sum);
+}
+
+fn topic_steps(n: u64) {
+    let (a, b) = (topic("ping"), topic("pong"));
+    let mut pong_rx = a.subscriber_with(WaitMode::BusyPoll).expect("subscriber");
+    let mut ping_rx = b.subscriber_with(WaitMode::BusyPoll).expect("subscriber");
+    let mut ping = a.publisher().expect("publisher");
+    let mut pong = b.publisher().expect("publisher");
+    measured_topic(&mut ping, &mut pong_rx, &mut pong, &mut ping_rx, 10_000);
+    let mut ticks = [0u64; 4];
+    let mut sum = 0u64;
+    for i in 0..n {
+        let mut m = Bytes16 { data: [0; 16] };
+        m.data[..8].copy_from_slice(&i.to_le_bytes());
+        let t0 = Clock::now();
+        ping.send(m).expect("ping");
+        let t1 = Clock::now();
+        let got = *pong_rx.try_recv().expect("ping waiting");
+        let t2 = Clock::now();
+        pong.send(got).expect("pong");
+        let t3 = Clock::now();
+        let back = ping_rx.try_recv().expect("pong waiting");
+        let t4 = Clock::now();
+        sum += u64::from(back.data[0]);
+        for (total, d) in ticks.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3]) {
+            *total += d;
+        }
+    }
+    report(
+        &["ping send", "pong try_recv", "pong send", "ping try_recv"],
+        &ticks,
+        n,
+    );
+    std::hint::black_box(sum);
+}
+
 fn topic(name: &str) -> Topic<Bytes16> {
     Topic::<Bytes16>::builder(name)
         .namespace(&namespace())
@@ -150,6 +250,14 @@ fn main() {
             let mut client = service.client().expect("client");
             measured_call(&mut client, &mut server, 1_000); // warm-up, also collected: ~1 %
             println!("{}", measured_call(&mut client, &mut server, n));
+        }
+        "steps" => {
+            Clock::calibrate();
+            call_steps(n);
+        }
+        "topic-steps" => {
+            Clock::calibrate();
+            topic_steps(n);
         }
         "topic" => {
             let (a, b) = (topic("ping"), topic("pong"));
@@ -180,7 +288,7 @@ fn main() {
             }
         }
         other => {
-            eprintln!("unknown mode {other}: call | topic | sized");
+            eprintln!("unknown mode {other}: call | topic | sized | steps | topic-steps");
             std::process::exit(2);
         }
     }

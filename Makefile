@@ -340,15 +340,17 @@ test-python: setup py-test
 # ROS 2 kilted from PyPI wheels in a venv of its own, outside the clone (fresh clones reuse
 # it, like the build dir; about 330 MB): rclpy, the common interfaces and rmw_fastrtps_cpp
 # for the oracle; rosbags, mcap and mcap-ros2-support for tests that read ROS 2 recordings
-# beside rclpy; psutil for Fast DDS's `fastdds shm clean`. No ROS install and no sourced
+# beside rclpy; psutil for Fast DDS's `fastdds shm clean`; cyclonedds (Eclipse Cyclone DDS's
+# Python binding, its C library bundled) for the bridge's tests against a second DDS
+# implementation (crates/horus-ros2/tests/cyclone_dds.rs). No ROS install and no sourced
 # setup.bash: scripts/ros2-python runs the venv's Python with the environment ROS 2 gets
 # here (discovery on this host only; what rclpy's libraries leave in /dev/shm removed,
 # see the script). setup-ros2 is silent when the venv imports all of them and was made
 # from this package list (ROS2_STAMP).
 ROS2_VENV     ?= $(HOME)/.cache/horus-ros2-venv
 ROS2_PACKAGES := ros-kilted-rclpy ros-kilted-common-interfaces ros-kilted-test-msgs ros-kilted-rmw-fastrtps-cpp \
-                 rosbags mcap mcap-ros2-support psutil
-ROS2_IMPORTS  := rclpy.serialization,std_msgs.msg,std_srvs.srv,sensor_msgs.msg,nav_msgs.msg,visualization_msgs.msg,rosbags.rosbag2,mcap_ros2.decoder,psutil
+                 rosbags mcap mcap-ros2-support psutil cyclonedds==11.0.1
+ROS2_IMPORTS  := rclpy.serialization,std_msgs.msg,std_srvs.srv,sensor_msgs.msg,nav_msgs.msg,visualization_msgs.msg,rosbags.rosbag2,mcap_ros2.decoder,psutil,cyclonedds.domain
 ROS2_STAMP    := $(ROS2_VENV)/.horus-packages
 ROS2_PY       := scripts/ros2-python
 # scripts/ros2-python (also when a test runs it) uses this venv.

@@ -122,6 +122,18 @@ pub(crate) fn node_py() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../horus-ros2/tests/rclpy/node.py")
 }
 
+/// The Cyclone DDS test peer (`tests/cyclone/peer.py`: Eclipse Cyclone DDS's Python binding,
+/// the `cyclonedds` wheel of the ROS 2 venv).
+pub(crate) fn cyclone_peer_py() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../horus-ros2/tests/cyclone/peer.py")
+}
+
+/// The Cyclone DDS configuration of the tests (`tests/cyclone/localhost.xml`): only `lo`, no
+/// multicast, unicast discovery to 127.0.0.1.
+pub(crate) fn cyclone_config() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../horus-ros2/tests/cyclone/localhost.xml")
+}
+
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// One test's world: a horus namespace, a ROS 2 domain, a network namespace with only `lo`.
@@ -219,6 +231,24 @@ impl World {
             .arg(mode)
             .args(args);
         let mut p = Proc::spawn(c, mode);
+        p.exit_grace = EXIT_GRACE;
+        p.expect_line("ready");
+        p
+    }
+
+    /// Starts the Cyclone DDS peer `tests/cyclone/peer.py MODE ARGS…` (through
+    /// `scripts/ros2-python`, with `CYCLONEDDS_URI` set to [`cyclone_config`]) and waits for
+    /// its `ready`.
+    pub(crate) fn cyclone(&self, mode: &str, args: &[&str]) -> Proc {
+        let mut c = self.command(python().to_str().unwrap());
+        c.env(
+            "CYCLONEDDS_URI",
+            format!("file://{}", cyclone_config().display()),
+        )
+        .arg(cyclone_peer_py())
+        .arg(mode)
+        .args(args);
+        let mut p = Proc::spawn(c, &format!("cyclone {mode}"));
         p.exit_grace = EXIT_GRACE;
         p.expect_line("ready");
         p

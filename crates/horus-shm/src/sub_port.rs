@@ -27,6 +27,12 @@ mod pending;
 /// (see [`SubscriberPort::receive_blocking`]).
 const YIELDS_BEFORE_SLEEP: u32 = 4;
 
+/// Bytes per cache line.
+const CACHE_LINE: usize = 64;
+/// Bytes of a chunk message prefetched before it is pinned (see
+/// `SubscriberPort::pin_chunk`).
+const PREFETCH_MAX: usize = 2048;
+
 /// A subscriber place, shared by the port and the chunk samples it handed
 /// out: the place is only given up when all of them are gone, so a sample
 /// dropped late never clears a bit that belongs to the place's next owner.
@@ -525,10 +531,15 @@ impl SubscriberPort {
             self.count(Loss::Malformed, 1);
             return None;
         };
-        // Start fetching the message's first cache line (its fixed part,
-        // which every reader reads) while the pinning CAS below waits for
-        // the state word, so the two misses overlap.
-        prefetch(chan.chunk_ptr(k, c));
+        // Start fetching the message (up to its first `PREFETCH_MAX` bytes;
+        // the hardware prefetcher streams the rest) while the pinning CAS
+        // below waits for the state word: a locked instruction holds back
+        // every later load until it completes, so without this the payload's
+        // misses would start only after the state word's.
+        let base = chan.chunk_ptr(k, c);
+        for off in (0..(len as usize).clamp(1, PREFETCH_MAX)).step_by(CACHE_LINE) {
+            prefetch(base.wrapping_add(off));
+        }
         if !pool::acquire(state, gen, self.place.j) {
             // Freed and reused before we got to it: it was overwritten.
             self.count(Loss::Overrun, 1);

@@ -24,6 +24,7 @@ use crate::schema_record;
 pub struct RawClient {
     core: Arc<Mutex<ClientCore<Vec<u8>>>>,
     description: ServiceDescription,
+    layout: Layout,
 }
 
 /// Copies a record's body out (and releases its chunk): a response here, a
@@ -94,6 +95,7 @@ impl RawClient {
         Ok(RawClient {
             core: Arc::new(Mutex::new(ClientCore::join(&svc, copy_out, false)?)),
             description,
+            layout,
         })
     }
 
@@ -119,7 +121,17 @@ impl RawClient {
             body.copy_from_slice(fixed);
             t.copy_from_slice(tail);
         })?;
-        wait(&self.core, started.id, started.sent + timeout, timeout)
+        let mut response = wait(&self.core, started.id, started.sent + timeout, timeout)?;
+        // The receive checked `response.len() >= resp_size`; a chunked body may
+        // be longer than its type (the chunk's rest, or a hostile server's claim).
+        let l = &self.layout;
+        wire::trim_body(
+            &mut response,
+            l.resp_size,
+            l.resp_tail_offset,
+            l.resp_has_tail,
+        );
+        Ok(response)
     }
 
     /// This client's counters.

@@ -46,14 +46,8 @@ impl RawRequest {
     pub(super) fn new(mut body: Vec<u8>, header: RequestHeader, replier: Arc<Replier>) -> Self {
         let layout = replier.svc.layout;
         let (size, tail_at) = (layout.req_size, layout.req_tail_offset);
-        // The receive checked `body.len() >= size`. A record ending inside
-        // the padding has no tail; neither has one of a type without a tail.
-        if !layout.req_has_tail || body.len() <= tail_at {
-            body.truncate(size);
-        } else {
-            // The padding is whatever was in the chunk: never pass it on.
-            body[size..tail_at].fill(0);
-        }
+        // The receive checked `body.len() >= size`.
+        wire::trim_body(&mut body, size, tail_at, layout.req_has_tail);
         RawRequest {
             bytes: body,
             header,

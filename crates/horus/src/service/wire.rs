@@ -146,6 +146,21 @@ pub(crate) fn write_chunk_record(
         }
 }
 
+/// Trims a body copied out of a record to what its type can hold, in place:
+/// the fixed part of `size` bytes alone for a type without a tail or a record
+/// ending inside the padding before `tail_at`; else the fixed part, zeroed
+/// padding and the tail. A chunk is longer than its body and a hostile peer
+/// may claim more of it: neither its extra bytes nor the padding (whatever
+/// was in the chunk) are ever passed on. The receive has checked
+/// `body.len() >= size`.
+pub(crate) fn trim_body(body: &mut Vec<u8>, size: usize, tail_at: usize, has_tail: bool) {
+    if !has_tail || body.len() <= tail_at {
+        body.truncate(size);
+    } else {
+        body[size..tail_at].fill(0);
+    }
+}
+
 /// Splits a body given as bytes, laid out as on the wire (the fixed part of
 /// `size` bytes, then for a type with a tail the tail from `tail_at`, the
 /// next multiple of 8), into its fixed part and its tail. `None` when the

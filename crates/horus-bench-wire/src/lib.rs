@@ -1,6 +1,6 @@
 //! The benchmark payloads as horus messages.
 //!
-//! The sizes 16, 64, 256, 304, 1024, 1480 and 2048 B are fixed-size byte-array
+//! The sizes 16, 64, 256, 304, 384, 512, 640, 768, 1024, 1480 and 2048 B are fixed-size byte-array
 //! messages: up to [`horus::INLINE_MAX`] they travel inside the ring slots
 //! (received by a validated copy out of the slot), larger ones in a pool
 //! chunk (read in place); other sizes use [`Blob`], a message whose payload
@@ -24,7 +24,7 @@ macro_rules! fixed_sizes {
     ($($name:ident = $n:literal as $schema:literal),* $(,)?) => {
         $(
             horus::message! {
-                #[doc = concat!("A ", stringify!($n), "-byte payload travelling inline in the ring.")]
+                #[doc = concat!("A fixed-size ", stringify!($n), "-byte payload (inline in the ring up to `horus::INLINE_MAX`, else in a chunk).")]
                 pub struct $name: $schema, version 1 {
                     /// The payload.
                     pub data: [u8; $n],
@@ -39,6 +39,10 @@ fixed_sizes!(
     Bytes64 = 64 as "horus-bench/Bytes64",
     Bytes256 = 256 as "horus-bench/Bytes256",
     Bytes304 = 304 as "horus-bench/Bytes304",
+    Bytes384 = 384 as "horus-bench/Bytes384",
+    Bytes512 = 512 as "horus-bench/Bytes512",
+    Bytes640 = 640 as "horus-bench/Bytes640",
+    Bytes768 = 768 as "horus-bench/Bytes768",
     Bytes1024 = 1024 as "horus-bench/Bytes1024",
     Bytes1480 = 1480 as "horus-bench/Bytes1480",
     Bytes2048 = 2048 as "horus-bench/Bytes2048",

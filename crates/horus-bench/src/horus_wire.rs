@@ -1,7 +1,7 @@
 //! How each benchmark payload (the horus messages of the crate `horus-bench-wire`,
 //! re-exported here) is written, read and echoed.
 //!
-//! The sizes 16, 64, 256, 304, 1024, 1480 and 2048 B are fixed-size byte-array
+//! The sizes 16, 64, 256, 304, 384, 512, 640, 768, 1024, 1480 and 2048 B are fixed-size byte-array
 //! messages: up to [`horus::INLINE_MAX`] they travel inside the ring slots
 //! (received by a validated copy out of the slot), larger ones in a pool
 //! chunk (read in place); other sizes use [`Blob`], a message whose payload
@@ -10,7 +10,8 @@
 
 use horus::{Delivery, Message, Publisher, Sample, SampleMut, SendError};
 pub use horus_bench_wire::{
-    Blob, Bytes1024, Bytes1480, Bytes16, Bytes2048, Bytes256, Bytes304, Bytes64,
+    Blob, Bytes1024, Bytes1480, Bytes16, Bytes2048, Bytes256, Bytes304, Bytes384, Bytes512,
+    Bytes64, Bytes640, Bytes768,
 };
 
 /// Calls `$f::<T>(args…)` with the inline message type of exactly `$size`
@@ -23,6 +24,10 @@ macro_rules! by_size {
             64 => $f::<Bytes64>($($arg),*),
             256 => $f::<Bytes256>($($arg),*),
             304 => $f::<Bytes304>($($arg),*),
+            384 => $f::<Bytes384>($($arg),*),
+            512 => $f::<Bytes512>($($arg),*),
+            640 => $f::<Bytes640>($($arg),*),
+            768 => $f::<Bytes768>($($arg),*),
             1024 => $f::<Bytes1024>($($arg),*),
             1480 => $f::<Bytes1480>($($arg),*),
             2048 => $f::<Bytes2048>($($arg),*),
@@ -72,7 +77,10 @@ macro_rules! impl_fixed_wire {
     )*};
 }
 
-impl_fixed_wire!(Bytes16, Bytes64, Bytes256, Bytes304, Bytes1024, Bytes1480, Bytes2048);
+impl_fixed_wire!(
+    Bytes16, Bytes64, Bytes256, Bytes304, Bytes384, Bytes512, Bytes640, Bytes768, Bytes1024,
+    Bytes1480, Bytes2048
+);
 
 impl Wire for Blob {
     fn payload(sample: &Sample<Self>) -> &[u8] {

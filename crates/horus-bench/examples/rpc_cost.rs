@@ -28,8 +28,8 @@
 //! cache line is local: what each step costs on one core, not the time a
 //! message takes between cores), e.g. `rpc_cost steps 1000000`: per call,
 //! `call_async_with`, `Server::try_recv`, `reply_with`, `try_result` (the one
-//! that finds the response) and, separately, one `try_result` that finds
-//! nothing (the client's busy-poll loop); per topic round trip, each of the
+//! that finds the response) and, separately, the first `try_result` that
+//! finds nothing and a second one (the client's busy-poll loop); per topic round trip, each of the
 //! four sends and receives.
 //!
 //! The namespace is unique per run and its segments are gone when it exits.
@@ -156,7 +156,7 @@ fn call_steps(n: u64) {
     let mut server = service.server().expect("server");
     let mut client = service.client().expect("client");
     measured_call(&mut client, &mut server, 10_000);
-    let mut ticks = [0u64; 5];
+    let mut ticks = [0u64; 6];
     let mut sum = 0u64;
     for i in 0..n {
         let t0 = Clock::now();
@@ -166,6 +166,8 @@ fn call_steps(n: u64) {
         let t1 = Clock::now();
         assert!(call.try_result().is_none(), "no response before the reply");
         let t2 = Clock::now();
+        assert!(call.try_result().is_none(), "no response before the reply");
+        let t2b = Clock::now();
         let request = server.try_recv().expect("request waiting");
         let seq = request.data[0];
         let t3 = Clock::now();
@@ -176,9 +178,10 @@ fn call_steps(n: u64) {
         let response = call.try_result().expect("settled").expect("response");
         let t5 = Clock::now();
         sum += u64::from(response.data[0]);
-        for (total, d) in ticks
-            .iter_mut()
-            .zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4])
+        for (total, d) in
+            ticks
+                .iter_mut()
+                .zip([t1 - t0, t2 - t1, t2b - t2, t3 - t2b, t4 - t3, t5 - t4])
         {
             *total += d;
         }
@@ -187,6 +190,7 @@ fn call_steps(n: u64) {
         &[
             "call_async_with",
             "try_result (nothing yet)",
+            "try_result (nothing, again)",
             "Server::try_recv",
             "reply_with",
             "try_result (the response)",

@@ -232,6 +232,30 @@ fn several_calls_in_flight_then_busy_when_the_queue_is_full() {
 }
 
 #[test]
+fn a_result_another_handle_received_is_found_by_the_next_look() {
+    let ns = unique_ns("svc-routed");
+    let service = add_service(&ns);
+    let mut server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    let mut first = client.call_async(&Add { a: 1, b: 1 }).unwrap();
+    let mut second = client.call_async(&Add { a: 2, b: 2 }).unwrap();
+    // Empty looks first.
+    for _ in 0..3 {
+        assert!(first.try_result().is_none());
+    }
+    for _ in 0..2 {
+        let req = server.try_recv().unwrap();
+        let sum = req.a + req.b;
+        req.reply(&Sum { sum, server: 0 }).unwrap();
+    }
+    // The second handle's look receives both responses (the first's is
+    // ahead of its own in the ring), leaving the ring empty...
+    assert_eq!(second.try_result().unwrap().unwrap().sum, 4);
+    // ...and the first handle's very next look still finds its result.
+    assert_eq!(first.try_result().unwrap().unwrap().sum, 2);
+}
+
+#[test]
 fn several_servers_share_the_load_and_serve_each_request_once() {
     let ns = unique_ns("svc-share");
     let service = add_service(&ns);

@@ -5,7 +5,7 @@
 //! source (the horus subscriber's futex, the DDS reader's readiness): the loop neither
 //! polls topics nor adds latency to them, and one route that waits holds no other.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -431,6 +431,11 @@ impl Bridge {
                 close(&mut r.open, &mut self.stopping);
             } else {
                 let accepted = matching.iter().map(|w| w.guid.clone()).collect();
+                let with_history: HashSet<String> = matching
+                    .iter()
+                    .filter(|w| w.transient_local)
+                    .map(|w| w.guid.clone())
+                    .collect();
                 r.sequences
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -455,7 +460,7 @@ impl Bridge {
                         Arc::clone(&r.sequences),
                         self.own_places.entry(name.clone()).or_default().clone(),
                     );
-                    let writers = accepted.clone();
+                    let writers = (accepted.clone(), with_history.clone());
                     match Inbound::open(
                         &self.dds, view, t, &dds_topic, &dds_type, kind, max, shared, writers,
                     ) {
@@ -467,7 +472,7 @@ impl Bridge {
                     }
                 }
                 if let Some(i) = r.open.as_mut() {
-                    i.accept_writers(accepted);
+                    i.accept_writers(accepted, with_history);
                 }
             }
             r.status.active = r.open.is_some();

@@ -63,7 +63,19 @@ pub(crate) type SharedGaps = Arc<Mutex<SequenceGaps>>;
 #[derive(Default)]
 struct Accepted {
     guids: HashSet<String>,
+    /// Those of them that serve a reader joining late their history (transient-local or
+    /// more): what this route's reader was sent of it is no loss when evicted.
+    with_history: HashSet<String>,
     generation: u64,
+}
+
+/// What the route does with a writer's samples (per writer, since the scan's last change).
+#[derive(Clone, Copy, Debug)]
+struct Verdict {
+    /// The scan accepted it.
+    carried: bool,
+    /// It serves late joiners its history (`Accepted::with_history`).
+    with_history: bool,
 }
 
 /// One DDS topic being published into horus: its thread (stopped when this drops) and
@@ -100,7 +112,7 @@ struct Mover {
     accepted: Arc<Mutex<Accepted>>,
     /// The verdict on each writer seen since `accepted` last changed (its generation here),
     /// so that a GUID is printed once per change, not per sample. Bounded by the writers.
-    verdicts: HashMap<GUID, bool>,
+    verdicts: HashMap<GUID, Verdict>,
     verdicts_of: u64,
     /// This DDS reader's number (a reopened route's reader has a new one: sequence_gaps.rs).
     incarnation: u64,
@@ -114,7 +126,8 @@ impl Inbound {
     /// Creates the DDS reader (asking for `kind`), joins the horus topic as a publisher and
     /// starts the route's thread, carrying the samples of the writers in `accepted` (GUIDs
     /// as discovery prints them; given before the thread starts, so that a latched writer's
-    /// history delivered at once is not refused).
+    /// history delivered at once is not refused), those in `with_history` serving late
+    /// joiners their history.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn open(
         dds: &Dds,
@@ -125,7 +138,7 @@ impl Inbound {
         kind: ReaderKind,
         max_bytes: usize,
         shared: (SharedCounters, SharedGaps, OwnPlace),
-        accepted: HashSet<String>,
+        (accepted, with_history): (HashSet<String>, HashSet<String>),
     ) -> Result<Inbound, RouteError> {
         let (counters, gaps, own_place) = shared;
         let mut reader = create_reader(dds, local, dds_topic, dds_type, kind)?;
@@ -144,6 +157,7 @@ impl Inbound {
             usize::try_from(local.qos.chunk_bytes.saturating_sub(4)).unwrap_or(usize::MAX);
         let accepted = Arc::new(Mutex::new(Accepted {
             guids: accepted,
+            with_history,
             generation: 1,
         }));
         // Before the thread publishes anything: the other direction skips it from now on.
@@ -207,11 +221,13 @@ impl Inbound {
     }
 
     /// The writers whose samples are carried from now on (those the scan accepted);
-    /// samples of any other writer are dropped and counted refused.
-    pub(crate) fn accept_writers(&mut self, guids: HashSet<String>) {
+    /// samples of any other writer are dropped and counted refused. Those in
+    /// `with_history` serve late joiners their history.
+    pub(crate) fn accept_writers(&mut self, guids: HashSet<String>, with_history: HashSet<String>) {
         let mut a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
-        if guids != a.guids {
+        if guids != a.guids || with_history != a.with_history {
             a.guids = guids;
+            a.with_history = with_history;
             a.generation += 1;
         }
     }
@@ -356,17 +372,20 @@ impl Mover {
         self.depth.saturating_mul(writers.saturating_add(1))
     }
 
-    /// Whether samples of `writer` are carried (the scan accepted it).
-    fn accepts(&mut self, writer: GUID) -> bool {
+    /// What to do with samples of `writer` (the scan's verdict on it).
+    fn verdict(&mut self, writer: GUID) -> Verdict {
         let a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
         if a.generation != self.verdicts_of {
             self.verdicts.clear();
             self.verdicts_of = a.generation;
         }
-        *self
-            .verdicts
-            .entry(writer)
-            .or_insert_with(|| a.guids.contains(&format!("{writer:?}")))
+        *self.verdicts.entry(writer).or_insert_with(|| {
+            let g = format!("{writer:?}");
+            Verdict {
+                carried: a.guids.contains(&g),
+                with_history: a.with_history.contains(&g),
+            }
+        })
     }
 
     /// Checks one sample and publishes it into horus, counting what happens to it.
@@ -377,7 +396,8 @@ impl Mover {
             return;
         }
         // A writer the scan refused (or has not checked yet): not carried, counted.
-        if !self.accepts(writer) {
+        let verdict = self.verdict(writer);
+        if !verdict.carried {
             self.counters.lock().refused += 1;
             return;
         }
@@ -385,6 +405,17 @@ impl Mover {
         {
             let mut c = self.counters.lock();
             let mut gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
+            if !gaps.knows(writer) {
+                // The writer's first sample: no gap shows what the reader's history
+                // evicted of it before (a burst past the topic's depth before the route
+                // took any): RustDDS counts those (HORUS-PATCH item 19). A writer serving
+                // late joiners its history may have sent this reader samples written
+                // before it joined: evicted, they are no loss (not counted).
+                let evicted = self.reader.horus_take_evicted_before_first_take(writer);
+                if !verdict.with_history {
+                    c.lost += evicted;
+                }
+            }
             if gaps.is_replay(self.incarnation, writer, seq, &mut c) {
                 return;
             }

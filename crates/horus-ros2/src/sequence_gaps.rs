@@ -105,6 +105,12 @@ impl SequenceGaps {
         false
     }
 
+    /// Whether a sample of `writer` was seen (since the route opened or the writer was last
+    /// forgotten).
+    pub(crate) fn knows(&self, writer: GUID) -> bool {
+        self.writers.contains_key(&writer)
+    }
+
     /// A sample RustDDS took but could not hand over (counted `malformed` by the caller):
     /// its number will show as a gap, which must not count it again as lost.
     pub(crate) fn undecodable(&mut self) {

@@ -324,6 +324,71 @@ fn a_cyclone_writer_of_another_type_is_refused_and_malformed_samples_are_counted
     clean(&w, vec![v]);
 }
 
+/// Samples of the burst: the Cyclone writer's KEEP_LAST depth (10), so that it never drops
+/// one itself (no GAP), and more than the route's depth (4, `ros_qos`), the KEEP_LAST
+/// depth of the bridge's DDS reader history.
+const BURST: u64 = 10;
+
+/// A reliable Cyclone writer bursts more samples than the route's DDS reader history keeps:
+/// what the history evicts before the route takes the writer's first sample shows no gap
+/// in the sequence numbers the route takes, and was counted by nothing (found while
+/// writing the malformed-writer test); RustDDS now counts those evictions (HORUS-PATCH
+/// item 19) and the route adds them to `lost`. Whenever the route's first take comes
+/// (the race between the burst and the route's thread decides how many are evicted, and
+/// before or after it), every sample is carried or counted: carried + lost (+ refused,
+/// a writer not yet accepted by the scan) = the burst, and the last sample reached horus.
+#[test]
+fn a_burst_past_the_routes_depth_before_its_first_take_is_carried_or_counted_lost() {
+    skip_unless_ready!();
+    let w = World::new("cyc_burst");
+    let v = open_or_create_ros_topic(
+        &w.namespace,
+        "demo/c_burst",
+        &common::ros2_type::<RosString>(),
+        &ros_qos(4096),
+    )
+    .unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let burst = w.cyclone(
+        "burst",
+        &[
+            &spec::<RosString>("/demo/c_burst", false),
+            &BURST.to_string(),
+        ],
+    );
+    burst.next_line("sent_burst ");
+    let t = route_when(
+        &w.namespace,
+        "demo/c_burst",
+        Direction::FromRos,
+        "the burst carried or counted",
+        |t| t.counters.messages + t.counters.lost + t.counters.refused >= BURST,
+    );
+    let c = &t.counters;
+    assert_eq!(c.messages + c.lost + c.refused, BURST, "{t:?}");
+    assert_eq!((c.malformed, c.oversize, c.replayed), (0, 0, 0), "{t:?}");
+    let mut got = Vec::new();
+    while let Some(s) = r.try_recv() {
+        got.push(s.cdr().to_vec());
+    }
+    // The last sample is never evicted: it crossed (the horus ring, depth 4, keeps the
+    // newest for a subscriber that reads after the burst).
+    let last = encode_message(&RosString {
+        data: (BURST - 1).to_string(),
+    })
+    .unwrap();
+    assert!(got.last().is_some_and(|m| *m == last), "{t:?}");
+    eprintln!(
+        "burst of {BURST}: carried {}, lost {}, refused {}",
+        c.messages, c.lost, c.refused
+    );
+    burst.stop();
+    bridge.stop();
+    drop(r);
+    clean(&w, vec![v]);
+}
+
 /// Removes the world's topics once every endpoint is gone, and checks nothing is left.
 fn clean(w: &World, views: Vec<horus::inspect::TopicView>) {
     for v in &views {

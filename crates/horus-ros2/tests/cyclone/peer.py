@@ -17,6 +17,8 @@ transient-local, KEEP_LAST 1).
     peer.py bad  SPEC COUNT once matched, write COUNT samples whose payload is not the type's
                             CDR (a std_msgs/String whose length field says 4 GiB and nothing
                             after it); print `sent_bad COUNT`
+    peer.py burst SPEC COUNT once matched, write COUNT std_msgs/String samples back to back
+                            (`0`, `1`, ...); print `sent_burst COUNT`
 
 SPEC is `TOPIC:TYPE:HASH[:latched]`: the ROS 2 topic (`/demo/x`), the ROS 2 type
 (`std_msgs/msg/String`, `std_msgs/msg/Int32`, `std_msgs/msg/UInt8MultiArray`) and the RIHS01
@@ -183,6 +185,15 @@ def main():
         for _ in range(count):
             w.write(NotAString_(length=0xFFFFFFF0))
         say('sent_bad', count)
+    elif mode == 'burst':
+        (name, ty, h, latched), count = specs(args[:1])[0], int(args[1])
+        topic = Topic(dp, dds_topic(name), TYPES[ty])
+        w = DataWriter(dp, topic, qos(h, latched))
+        say('ready')
+        wait_matched([w], done)
+        for i in range(count):
+            w.write(String_(data=str(i)))
+        say('sent_burst', count)
     elif mode == 'sub':
         readers = []
         for name, ty, h, latched in specs(args):

@@ -226,6 +226,14 @@ where
     Ok(ds.pop())
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` this reader's
+  /// history evicted unread before the first of its samples was taken (all of them while
+  /// none was), counted out (a second call says 0): a loss that gaps between taken
+  /// sequence numbers cannot show.
+  pub fn horus_take_evicted_before_first_take(&mut self, writer: crate::GUID) -> u64 {
+    self.keyed_datareader.horus_take_evicted_before_first_take(writer)
+  }
+
   // Iterator interface
 
   /// Produces an iterator over the currently available NOT_READ samples.

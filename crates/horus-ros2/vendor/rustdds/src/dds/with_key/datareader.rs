@@ -107,6 +107,15 @@ where
     Ok(())
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` the history
+  /// evicted unread before the first of its samples was taken, counted out
+  /// (`DataSampleCache::horus_take_evicted_before_first_take`).
+  pub fn horus_take_evicted_before_first_take(&mut self, writer: GUID) -> u64 {
+    self
+      .datasample_cache
+      .horus_take_evicted_before_first_take(writer)
+  }
+
   fn drain_read_notifications(&self) {
     self.simple_data_reader.drain_read_notifications();
   }

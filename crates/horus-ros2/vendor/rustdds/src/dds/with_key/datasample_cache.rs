@@ -42,10 +42,29 @@ pub struct DataSampleCache<D: Keyed> {
   // HORUS PATCH (HORUS-PATCH.md, item 18): with an ack window, the samples each writer has
   // here (not taken), for the history kept per writer (`horus_windowed_history`).
   horus_held: BTreeMap<GUID, usize>,
+  // HORUS PATCH (HORUS-PATCH.md, item 19): per writer, the samples this history evicted
+  // unread before any sample of the writer was taken.
+  horus_evicted_before_take: BTreeMap<GUID, HorusEvicted>,
 }
 
 // HORUS PATCH: the fewest instances at which those holding no sample are forgotten.
 const PRUNE_INSTANCES_AT: usize = 16384;
+
+/// HORUS PATCH (HORUS-PATCH.md, item 19): one writer's samples evicted unread from the
+/// history before any was taken.
+#[derive(Clone, Copy, Debug, Default)]
+struct HorusEvicted {
+  before_first_take: u64,
+  taken: bool,
+}
+
+impl HorusEvicted {
+  fn note_evicted(&mut self) {
+    if !self.taken {
+      self.before_first_take += 1;
+    }
+  }
+}
 
 pub(crate) struct InstanceMetaData {
   instance_samples: BTreeSet<Timestamp>, // which samples belong to this instance
@@ -91,6 +110,7 @@ where
       prune_instances_at: PRUNE_INSTANCES_AT,
       horus_taken: None,          // HORUS PATCH (item 17)
       horus_held: BTreeMap::new(), // HORUS PATCH (item 18)
+      horus_evicted_before_take: BTreeMap::new(), // HORUS PATCH (item 19)
     }
   }
 
@@ -267,8 +287,13 @@ where
         for k in keys_to_remove {
           instance_metadata.instance_samples.remove(&k);
           // HORUS PATCH (item 17): an evicted sample has left the reader too.
-          if let (Some(gone), Some(taken)) = (self.datasamples.remove(&k), &self.horus_taken) {
-            taken.note(gone.writer_guid, gone.sequence_number);
+          if let Some(gone) = self.datasamples.remove(&k) {
+            if let Some(taken) = &self.horus_taken {
+              taken.note(gone.writer_guid, gone.sequence_number);
+            }
+            if !gone.sample_has_been_read {
+              Self::horus_note_evicted(&mut self.horus_evicted_before_take, gone.writer_guid);
+            }
           }
         }
       }
@@ -358,6 +383,51 @@ where
     }
     self.horus_left(gone.writer_guid);
     taken.note(gone.writer_guid, gone.sequence_number);
+    if !gone.sample_has_been_read {
+      Self::horus_note_evicted(&mut self.horus_evicted_before_take, gone.writer_guid);
+    }
+  }
+
+  /// HORUS PATCH (HORUS-PATCH.md, item 19): a sample of `writer` was evicted unread,
+  /// counted while nothing of the writer was taken (a reader counting loss from gaps
+  /// between the sequence numbers it takes sees no gap below its first one). At most
+  /// `PRUNE_INSTANCES_AT` writers are remembered: past that, those something was taken
+  /// from are forgotten first (their count no longer changes), then the lowest GUIDs.
+  fn horus_note_evicted(map: &mut BTreeMap<GUID, HorusEvicted>, writer: GUID) {
+    Self::horus_evicted_entry(map, writer).note_evicted();
+  }
+
+  /// HORUS PATCH (item 19): a sample of `writer` was taken; its later evictions are not
+  /// counted (a reader taking by sequence number sees them as gaps).
+  fn horus_note_taken(map: &mut BTreeMap<GUID, HorusEvicted>, writer: GUID) {
+    Self::horus_evicted_entry(map, writer).taken = true;
+  }
+
+  fn horus_evicted_entry(
+    map: &mut BTreeMap<GUID, HorusEvicted>,
+    writer: GUID,
+  ) -> &mut HorusEvicted {
+    if !map.contains_key(&writer) && map.len() >= PRUNE_INSTANCES_AT {
+      map.retain(|_, e| !e.taken);
+      if map.len() >= PRUNE_INSTANCES_AT {
+        map.pop_first();
+      }
+    }
+    map.entry(writer).or_default()
+  }
+
+  /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` this history
+  /// evicted unread before the first sample of `writer` was taken from it (all of them
+  /// while none was), counted out: a second call says 0 until more are evicted before a
+  /// first take. A writer's samples that arrive in order (always on a reliable reader)
+  /// are evicted oldest first, so these are exactly the ones below the first sequence
+  /// number taken; a best-effort sample overtaken on the way by a newer one may be among
+  /// them although it is above it.
+  pub fn horus_take_evicted_before_first_take(&mut self, writer: GUID) -> u64 {
+    self
+      .horus_evicted_before_take
+      .get_mut(&writer)
+      .map_or(0, |e| std::mem::take(&mut e.before_first_take))
   }
 
   /// HORUS PATCH (item 18): a sample of `writer` left a cache whose reader has an ack
@@ -649,6 +719,8 @@ where
       if self.horus_taken.is_some() {
         self.horus_left(dswm.writer_guid); // HORUS PATCH (item 18)
       }
+      // HORUS PATCH (item 19)
+      Self::horus_note_taken(&mut self.horus_evicted_before_take, dswm.writer_guid);
       let imd = self.instance_map.get(key).unwrap();
       let sample_info = Self::make_sample_info(&dswm, imd, len - index - 1, mrs_total, mrsic_total);
       // dwsm.sample_has_been_read = true; // no need to mark read, as the dswm is
@@ -733,6 +805,8 @@ where
       if self.horus_taken.is_some() {
         self.horus_left(dswm.writer_guid); // HORUS PATCH (item 18)
       }
+      // HORUS PATCH (item 19)
+      Self::horus_note_taken(&mut self.horus_evicted_before_take, dswm.writer_guid);
       // dwsm.sample_has_been_read = true; // no need to mark read, as the dswm is
       // about to be destroyed
       Self::record_instance_generation_viewed(
@@ -967,5 +1041,64 @@ mod horus_windowed_history_tests {
     assert_eq!(held(&cache, x), vec![2], "the departed writers' oldest went instead");
     assert_eq!(held(&cache, y), vec![1, 2]);
     assert_eq!(marks.marks()[&b], SequenceNumber::zero(), "nothing of b left the reader");
+  }
+
+  /// Takes the oldest sample held; its sequence number.
+  fn take_one(cache: &mut DataSampleCache<Msg>) -> Option<i64> {
+    let keys = cache.select_keys_for_access(ReadCondition::any());
+    let first = *keys.first()?;
+    match cache.take_bare_by_keys(&[first]).pop()? {
+      Sample::Value(Msg(n)) => Some(n),
+      Sample::Dispose(()) => None,
+    }
+  }
+
+  /// HORUS PATCH (item 19): a KEEP_LAST history evicting a writer's first samples before
+  /// anything of it was taken counts them (nothing else can: the taker's first sequence
+  /// number shows no gap below it); evictions after a take are not counted (they show
+  /// as gaps), nor samples read before they were evicted.
+  #[test]
+  fn samples_evicted_before_a_writers_first_take_are_counted_and_only_those() {
+    let (a, b) = (writer(1), writer(2));
+    let qos = crate::QosPolicyBuilder::new()
+      .history(policy::History::KeepLast { depth: 4 })
+      .build();
+    let mut cache: DataSampleCache<Msg> = DataSampleCache::new(qos);
+    // a bursts 10 into a history of 4 before anything is taken: 1 to 6 evicted.
+    for sn in 1..=10 {
+      add(&mut cache, a, sn);
+    }
+    assert_eq!(take_one(&mut cache), Some(7));
+    assert_eq!(cache.horus_take_evicted_before_first_take(a), 6);
+    assert_eq!(cache.horus_take_evicted_before_first_take(a), 0, "counted out once");
+    // Evicted after a's first take (a gap after 7 for the taker): not counted.
+    for sn in 11..=14 {
+      add(&mut cache, a, sn);
+    }
+    assert!(take_one(&mut cache) > Some(8), "some evicted after the take");
+    assert_eq!(cache.horus_take_evicted_before_first_take(a), 0, "none after the take");
+    // b's samples evicted by a's (one instance): counted for b; b's read ones are not.
+    add(&mut cache, b, 1);
+    let _ = cache.read_bare_by_keys(&cache.select_keys_for_access(ReadCondition::any()));
+    add(&mut cache, b, 2);
+    for sn in 13..=16 {
+      add(&mut cache, a, sn);
+    }
+    assert_eq!(cache.horus_take_evicted_before_first_take(b), 1, "b's 2 (its 1 was read)");
+    assert_eq!(cache.horus_take_evicted_before_first_take(writer(3)), 0);
+  }
+
+  /// HORUS PATCH (item 19): the same in a history kept per writer (item 18): a writer past
+  /// its window before its first take has its own oldest evicted, counted.
+  #[test]
+  fn a_windowed_history_counts_a_writers_evictions_before_its_first_take() {
+    let (a, b) = (writer(1), writer(2));
+    let (mut cache, _marks) = windowed_cache(3, &[a, b]);
+    for sn in 1..=5 {
+      add(&mut cache, a, sn);
+    }
+    add(&mut cache, b, 1);
+    assert_eq!(cache.horus_take_evicted_before_first_take(a), 2);
+    assert_eq!(cache.horus_take_evicted_before_first_take(b), 0);
   }
 }

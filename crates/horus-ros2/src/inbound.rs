@@ -52,7 +52,8 @@ type Reader = DataReader<WireCdr, PassThrough>;
 
 /// A reader with another QoS, made by the bridge loop, waiting for the route's thread to
 /// take it in place of its own.
-type NextReader = Arc<Mutex<Option<Reader>>>;
+/// A reader to take in place of the route's, and whether it is reliable.
+type NextReader = Arc<Mutex<Option<(Reader, bool)>>>;
 
 /// A route's writers' sequence numbers, kept by the route across reopening its reader
 /// (sequence_gaps.rs) and used by its thread.
@@ -92,6 +93,12 @@ pub(crate) struct Inbound {
 /// What the route's thread owns.
 struct Mover {
     reader: Reader,
+    /// `reader` is reliable: it hands a writer's samples over in sequence order, so what its
+    /// history evicted before the route's first take all lies below that take's number.
+    /// A best-effort reader hands them over as they arrive (a lower number may come after a
+    /// higher one): an eviction before the first take may show again as a gap, so there
+    /// the evictions are not counted (HORUS-PATCH item 19; never a false loss).
+    reliable: bool,
     /// A reader to take in place of `reader` (the route reopened for other QoS).
     next_reader: NextReader,
     /// The horus topic's depth: what the DDS reader's history keeps per writer.
@@ -165,6 +172,7 @@ impl Inbound {
         let next_reader = NextReader::default();
         let mut mover = Mover {
             reader,
+            reliable: kind.reliable,
             next_reader: Arc::clone(&next_reader),
             depth: usize::try_from(local.qos.depth.max(1)).unwrap_or(usize::MAX),
             publisher,
@@ -213,7 +221,7 @@ impl Inbound {
         let reader = create_reader(dds, local, dds_topic, dds_type, kind)?;
         // A reader made by an earlier call and not yet taken is dropped: this one asks for
         // what the writers need now.
-        *self.next_reader.lock().unwrap_or_else(|p| p.into_inner()) = Some(reader);
+        *self.next_reader.lock().unwrap_or_else(|p| p.into_inner()) = Some((reader, kind.reliable));
         self.kind = kind;
         // A failed wake leaves the swap to the thread's next turn (at most STOP_POLL away).
         let _ = self.waker.wake();
@@ -293,7 +301,7 @@ impl Mover {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let Some(mut next) = next else {
+        let Some((mut next, reliable)) = next else {
             return false;
         };
         let registry = poll.registry();
@@ -303,6 +311,7 @@ impl Mover {
         let _ = registry.register(&mut next, READER, mio::Interest::READABLE);
         // The old reader drops here: its endpoint leaves the DDS graph.
         self.reader = next;
+        self.reliable = reliable;
         self.incarnation = new_reader_incarnation();
         true
     }
@@ -410,9 +419,10 @@ impl Mover {
                 // evicted of it before (a burst past the topic's depth before the route
                 // took any): RustDDS counts those (HORUS-PATCH item 19). A writer serving
                 // late joiners its history may have sent this reader samples written
-                // before it joined: evicted, they are no loss (not counted).
+                // before it joined: evicted, they are no loss (not counted); nor are a
+                // best-effort reader's (`Mover::reliable`).
                 let evicted = self.reader.horus_take_evicted_before_first_take(writer);
-                if !verdict.with_history {
+                if self.reliable && !verdict.with_history {
                     c.lost += evicted;
                 }
             }

@@ -149,7 +149,7 @@ fn cyclone_publisher_reaches_horus_subscribers_byte_for_byte() {
     cyclone.stop();
     bridge.stop();
     drop((rs, rb));
-    clean(&w, vec![vs, vb]);
+    w.clean(vec![vs, vb]);
 }
 
 #[test]
@@ -220,7 +220,7 @@ fn horus_publishers_reach_a_cyclone_subscriber_byte_for_byte() {
     cyclone.stop();
     bridge.stop();
     drop((ps, pb));
-    clean(&w, vec![vs, vb]);
+    w.clean(vec![vs, vb]);
 }
 
 #[test]
@@ -250,7 +250,7 @@ fn a_late_transient_local_cyclone_subscriber_gets_the_latched_message() {
     cyclone.stop();
     bridge.stop();
     drop(p);
-    clean(&w, vec![v]);
+    w.clean(vec![v]);
 }
 
 /// Samples of the malformed writer: no more than the horus topic's depth (4, `ros_qos`),
@@ -321,7 +321,7 @@ fn a_cyclone_writer_of_another_type_is_refused_and_malformed_samples_are_counted
     good.stop();
     bridge.stop();
     drop(r);
-    clean(&w, vec![v]);
+    w.clean(vec![v]);
 }
 
 /// Samples of the burst: the Cyclone writer's KEEP_LAST depth (10), so that it never drops
@@ -386,14 +386,5 @@ fn a_burst_past_the_routes_depth_before_its_first_take_is_carried_or_counted_los
     burst.stop();
     bridge.stop();
     drop(r);
-    clean(&w, vec![v]);
-}
-
-/// Removes the world's topics once every endpoint is gone, and checks nothing is left.
-fn clean(w: &World, views: Vec<horus::inspect::TopicView>) {
-    for v in &views {
-        v.unlink_if_unused();
-    }
-    drop(views);
-    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+    w.clean(vec![v]);
 }

@@ -11,9 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{line_bytes, World, PATIENCE};
-use horus::inspect::{
-    open_or_create_ros_topic, open_or_create_ros_topic_durable, ros_qos, TopicView,
-};
+use horus::inspect::{open_or_create_ros_topic, open_or_create_ros_topic_durable, ros_qos};
 use horus::Durability;
 use horus_msgs::Ros2Type;
 use horus_ros2::Direction;
@@ -53,15 +51,6 @@ fn sensor_topics() -> Vec<(&'static str, Ros2Type, String)> {
         (n, t, spec)
     })
     .collect()
-}
-
-/// Removes the world's topics once every endpoint is gone, and checks nothing is left.
-fn clean(w: &World, views: Vec<TopicView>) {
-    for v in &views {
-        v.unlink_if_unused();
-    }
-    drop(views);
-    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
 }
 
 /// The `msg TOPIC HEX` lines of `node.py make`: the bytes rclpy serializes.
@@ -128,7 +117,7 @@ fn rclpy_publishers_reach_horus_subscribers_byte_for_byte() {
     rclpy.stop();
     bridge.stop();
     drop(readers);
-    clean(&w, views);
+    w.clean(views);
 }
 
 #[test]
@@ -176,7 +165,7 @@ fn horus_publishers_reach_rclpy_subscribers_byte_for_byte() {
     rclpy.stop();
     bridge.stop();
     drop(pubs);
-    clean(&w, views);
+    w.clean(views);
 }
 
 #[test]
@@ -204,7 +193,7 @@ fn late_rclpy_subscriber_gets_latched_message() {
     rclpy.stop();
     bridge.stop();
     drop(p);
-    clean(&w, vec![v]);
+    w.clean(vec![v]);
 }
 
 /// The number an rclpy `talk` String message carries.
@@ -249,7 +238,7 @@ fn bridge_killed_and_restarted_traffic_resumes() {
     rclpy.stop();
     bridge.stop();
     drop(r);
-    clean(&w, vec![v]);
+    w.clean(vec![v]);
 }
 
 #[test]
@@ -283,7 +272,7 @@ fn type_mismatch_is_refused_both_ways() {
     rsub.stop();
     bridge.stop();
     drop((rin, pout));
-    clean(&w, vec![vin, vout]);
+    w.clean(vec![vin, vout]);
 }
 
 /// What broke: a ROS 2 peer of the horus topic's type name but another RIHS01 hash was
@@ -328,7 +317,7 @@ fn a_ros2_peer_of_the_same_type_name_with_another_type_hash_is_refused_both_ways
     rsub.stop();
     bridge.stop();
     drop((rin, pout));
-    clean(&w, vec![vin, vout]);
+    w.clean(vec![vin, vout]);
 }
 
 /// What broke: an rclpy subscriber requesting a deadline does not match the bridge's writer
@@ -355,5 +344,5 @@ fn an_rclpy_subscriber_requesting_a_deadline_is_refused_and_reported() {
     rsub.stop();
     bridge.stop();
     drop(p);
-    clean(&w, vec![v]);
+    w.clean(vec![v]);
 }

@@ -266,6 +266,16 @@ impl World {
             })
             .unwrap_or_default()
     }
+
+    /// Removes the world's topics `views` once every endpoint is gone, and checks that
+    /// nothing of the world is left in /dev/shm.
+    pub(crate) fn clean(&self, views: Vec<horus::inspect::TopicView>) {
+        for v in &views {
+            v.unlink_if_unused();
+        }
+        drop(views);
+        assert_eq!(self.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+    }
 }
 
 impl Drop for World {

@@ -415,9 +415,11 @@ impl Mover {
             let mut c = self.counters.lock();
             let mut gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
             if !gaps.knows(writer) {
-                // The writer's first sample: no gap shows what the reader's history
-                // evicted of it before (a burst past the topic's depth before the route
-                // took any): RustDDS counts those (HORUS-PATCH item 19). A writer serving
+                // The writer's first sample the route keeps (one it refused before, of a
+                // writer the scan had not accepted yet, does not count: review M1): no gap
+                // shows what the reader's history evicted of it until now (a burst past the
+                // topic's depth before the route took any): RustDDS counts those, and stops
+                // counting at this call (HORUS-PATCH item 19). A writer serving
                 // late joiners its history may have sent this reader samples written
                 // before it joined: evicted, they are no loss (not counted); nor are a
                 // best-effort reader's (`Mover::reliable`).

@@ -227,9 +227,10 @@ where
   }
 
   /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` this reader's
-  /// history evicted unread before the first of its samples was taken (all of them while
-  /// none was), counted out (a second call says 0): a loss that gaps between taken
-  /// sequence numbers cannot show.
+  /// history evicted unread until this call, counted out and claimed (later evictions of
+  /// `writer` are not counted; a second call says 0): a loss that gaps between taken
+  /// sequence numbers cannot show. Call it when accounting the first sample of `writer`
+  /// taken and kept, not before (a take dropped unaccounted does not end the count).
   pub fn horus_take_evicted_before_first_take(&mut self, writer: crate::GUID) -> u64 {
     self.keyed_datareader.horus_take_evicted_before_first_take(writer)
   }

@@ -108,8 +108,8 @@ where
   }
 
   /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` the history
-  /// evicted unread before the first of its samples was taken, counted out
-  /// (`DataSampleCache::horus_take_evicted_before_first_take`).
+  /// evicted unread until this call, counted out and claimed: later evictions of `writer`
+  /// are not counted (`DataSampleCache::horus_take_evicted_before_first_take`).
   pub fn horus_take_evicted_before_first_take(&mut self, writer: GUID) -> u64 {
     self
       .datasample_cache

@@ -43,7 +43,8 @@ pub struct DataSampleCache<D: Keyed> {
   // here (not taken), for the history kept per writer (`horus_windowed_history`).
   horus_held: BTreeMap<GUID, usize>,
   // HORUS PATCH (HORUS-PATCH.md, item 19): per writer, the samples this history evicted
-  // unread before any sample of the writer was taken.
+  // unread before the application claimed the writer's count
+  // (`horus_take_evicted_before_first_take`).
   horus_evicted_before_take: BTreeMap<GUID, HorusEvicted>,
 }
 
@@ -51,16 +52,21 @@ pub struct DataSampleCache<D: Keyed> {
 const PRUNE_INSTANCES_AT: usize = 16384;
 
 /// HORUS PATCH (HORUS-PATCH.md, item 19): one writer's samples evicted unread from the
-/// history before any was taken.
+/// history before the application claimed its count.
 #[derive(Clone, Copy, Debug, Default)]
 struct HorusEvicted {
   before_first_take: u64,
-  taken: bool,
+  /// The application took the count (`horus_take_evicted_before_first_take`): from then on
+  /// it counts the writer's losses itself (gaps in the sequence numbers it takes). Was: set
+  /// by the cache's first take of the writer's samples, so evictions after a take the
+  /// application did not account (a sample of a writer its scan had not accepted yet,
+  /// dropped as refused) were counted by neither (review M1 of item 19).
+  claimed: bool,
 }
 
 impl HorusEvicted {
   fn note_evicted(&mut self) {
-    if !self.taken {
+    if !self.claimed {
       self.before_first_take += 1;
     }
   }
@@ -397,18 +403,12 @@ where
     Self::horus_evicted_entry(map, writer).note_evicted();
   }
 
-  /// HORUS PATCH (item 19): a sample of `writer` was taken; its later evictions are not
-  /// counted (a reader taking by sequence number sees them as gaps).
-  fn horus_note_taken(map: &mut BTreeMap<GUID, HorusEvicted>, writer: GUID) {
-    Self::horus_evicted_entry(map, writer).taken = true;
-  }
-
   fn horus_evicted_entry(
     map: &mut BTreeMap<GUID, HorusEvicted>,
     writer: GUID,
   ) -> &mut HorusEvicted {
     if !map.contains_key(&writer) && map.len() >= PRUNE_INSTANCES_AT {
-      map.retain(|_, e| !e.taken);
+      map.retain(|_, e| !e.claimed);
       if map.len() >= PRUNE_INSTANCES_AT {
         map.pop_first();
       }
@@ -417,17 +417,19 @@ where
   }
 
   /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` this history
-  /// evicted unread before the first sample of `writer` was taken from it (all of them
-  /// while none was), counted out: a second call says 0 until more are evicted before a
-  /// first take. A writer's samples that arrive in order (always on a reliable reader)
-  /// are evicted oldest first, so these are exactly the ones below the first sequence
-  /// number taken; a best-effort sample overtaken on the way by a newer one may be among
-  /// them although it is above it.
+  /// evicted unread before this call, counted out and claimed at once: the writer's later
+  /// evictions are not counted (the caller counts them from then on, as gaps in the
+  /// sequence numbers it takes), so a second call says 0. The caller calls it when it
+  /// accounts the first sample of `writer` it takes and keeps (not at a take it drops
+  /// uncounted by gaps: evictions after that would be counted by neither). A writer's
+  /// samples that arrive in order (always on a reliable reader) are taken and evicted
+  /// oldest first, so when the call follows the take of sample S these are exactly the
+  /// ones below S that were not taken; a best-effort sample overtaken on the way by a
+  /// newer one may be among them although it is above it.
   pub fn horus_take_evicted_before_first_take(&mut self, writer: GUID) -> u64 {
-    self
-      .horus_evicted_before_take
-      .get_mut(&writer)
-      .map_or(0, |e| std::mem::take(&mut e.before_first_take))
+    let e = Self::horus_evicted_entry(&mut self.horus_evicted_before_take, writer);
+    e.claimed = true;
+    std::mem::take(&mut e.before_first_take)
   }
 
   /// HORUS PATCH (item 18): a sample of `writer` left a cache whose reader has an ack
@@ -719,8 +721,6 @@ where
       if self.horus_taken.is_some() {
         self.horus_left(dswm.writer_guid); // HORUS PATCH (item 18)
       }
-      // HORUS PATCH (item 19)
-      Self::horus_note_taken(&mut self.horus_evicted_before_take, dswm.writer_guid);
       let imd = self.instance_map.get(key).unwrap();
       let sample_info = Self::make_sample_info(&dswm, imd, len - index - 1, mrs_total, mrsic_total);
       // dwsm.sample_has_been_read = true; // no need to mark read, as the dswm is
@@ -805,8 +805,6 @@ where
       if self.horus_taken.is_some() {
         self.horus_left(dswm.writer_guid); // HORUS PATCH (item 18)
       }
-      // HORUS PATCH (item 19)
-      Self::horus_note_taken(&mut self.horus_evicted_before_take, dswm.writer_guid);
       // dwsm.sample_has_been_read = true; // no need to mark read, as the dswm is
       // about to be destroyed
       Self::record_instance_generation_viewed(
@@ -1086,6 +1084,38 @@ mod horus_windowed_history_tests {
     }
     assert_eq!(cache.horus_take_evicted_before_first_take(b), 1, "b's 2 (its 1 was read)");
     assert_eq!(cache.horus_take_evicted_before_first_take(writer(3)), 0);
+  }
+
+  /// HORUS PATCH (item 19, review M1): a take the application drops without accounting
+  /// the writer (its scan had not accepted it yet) does not end the count: a burst after
+  /// it, evicted before the sample the application keeps, is counted when it claims the
+  /// count. Was: the first take ended it (here 0 instead of 5: 2 to 6 counted by neither).
+  #[test]
+  fn evictions_after_a_take_the_application_did_not_claim_are_still_counted() {
+    let a = writer(1);
+    let qos = crate::QosPolicyBuilder::new()
+      .history(policy::History::KeepLast { depth: 4 })
+      .build();
+    let mut cache: DataSampleCache<Msg> = DataSampleCache::new(qos);
+    add(&mut cache, a, 1);
+    assert_eq!(take_one(&mut cache), Some(1), "taken and dropped, count not claimed");
+    for sn in 2..=10 {
+      add(&mut cache, a, sn);
+    }
+    assert_eq!(take_one(&mut cache), Some(7));
+    assert_eq!(cache.horus_take_evicted_before_first_take(a), 5, "2 to 6");
+    // Claimed: later evictions are the application's gaps, not counted here.
+    for sn in 11..=20 {
+      add(&mut cache, a, sn);
+    }
+    assert_eq!(cache.horus_take_evicted_before_first_take(a), 0);
+    // A writer claimed before any sample of it arrived counts nothing either.
+    let b = writer(2);
+    assert_eq!(cache.horus_take_evicted_before_first_take(b), 0);
+    for sn in 1..=10 {
+      add(&mut cache, b, sn);
+    }
+    assert_eq!(cache.horus_take_evicted_before_first_take(b), 0);
   }
 
   /// HORUS PATCH (item 19): the same in a history kept per writer (item 18): a writer past

@@ -32,7 +32,7 @@ use crate::qos::ReaderKind;
 use crate::raw::{PassThrough, WireCdr};
 use crate::route_error::RouteError;
 use crate::route_thread::{OwnPlace, RouteThread, SharedCounters, StopFlag, STOP_POLL};
-use crate::sequence_gaps::{new_reader_incarnation, SequenceGaps};
+use crate::sequence_gaps::{new_reader_incarnation, Newness, ReaderId, SequenceGaps};
 use crate::type_check::PayloadCheck;
 
 /// Under `Block`, how long the route waits before trying again when every chunk of its
@@ -121,8 +121,9 @@ struct Mover {
     /// so that a GUID is printed once per change, not per sample. Bounded by the writers.
     verdicts: HashMap<GUID, Verdict>,
     verdicts_of: u64,
-    /// This DDS reader's number (a reopened route's reader has a new one: sequence_gaps.rs).
-    incarnation: u64,
+    /// This route and its DDS reader (a reader swapped in has a new number:
+    /// sequence_gaps.rs).
+    at: ReaderId,
     gaps: SharedGaps,
     counters: SharedCounters,
     /// Where the bridge's publisher place is told to the other direction's route.
@@ -183,7 +184,10 @@ impl Inbound {
             accepted: Arc::clone(&accepted),
             verdicts: HashMap::new(),
             verdicts_of: 0,
-            incarnation: new_reader_incarnation(),
+            at: ReaderId {
+                route: new_reader_incarnation(),
+                reader: new_reader_incarnation(),
+            },
             gaps,
             counters,
             own_place: own_place.clone(),
@@ -312,7 +316,7 @@ impl Mover {
         // The old reader drops here: its endpoint leaves the DDS graph.
         self.reader = next;
         self.reliable = reliable;
-        self.incarnation = new_reader_incarnation();
+        self.at.reader = new_reader_incarnation();
         true
     }
 
@@ -414,21 +418,25 @@ impl Mover {
         {
             let mut c = self.counters.lock();
             let mut gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
-            if !gaps.knows(writer) {
-                // The writer's first sample the route keeps (one it refused before, of a
-                // writer the scan had not accepted yet, does not count: review M1): no gap
-                // shows what the reader's history evicted of it until now (a burst past the
-                // topic's depth before the route took any): RustDDS counts those, and stops
-                // counting at this call (HORUS-PATCH item 19). A writer serving
+            let newness = gaps.newness(self.at, writer);
+            if newness != Newness::Known {
+                // The writer's first sample this reader hands over that the route keeps
+                // (one it refused before, a writer the scan had not accepted yet, does
+                // not count: review M1): RustDDS counted what the reader's history
+                // evicted of it until now (a burst past the topic's depth before the
+                // route took any), and stops counting at this call (HORUS-PATCH item 19);
+                // no gap shows those below the writer's first sample. A writer serving
                 // late joiners its history may have sent this reader samples written
                 // before it joined: evicted, they are no loss (not counted); nor are a
-                // best-effort reader's (`Mover::reliable`).
+                // best-effort reader's (`Mover::reliable`). On a reader swapped in, the
+                // gap from the last sample the old one carried holds them
+                // (sequence_gaps.rs): not added.
                 let evicted = self.reader.horus_take_evicted_before_first_take(writer);
-                if self.reliable && !verdict.with_history {
+                if newness == Newness::NewToRoute && self.reliable && !verdict.with_history {
                     c.lost += evicted;
                 }
             }
-            if gaps.is_replay(self.incarnation, writer, seq, &mut c) {
+            if gaps.is_replay(self.at, writer, seq, &mut c) {
                 return;
             }
         }

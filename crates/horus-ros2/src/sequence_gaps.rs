@@ -11,9 +11,21 @@
 //! - A writer's first sample (a writer that joined, the bridge's reader that joined a
 //!   writer mid-stream, a writer restarted: a new GUID) sets its starting point, counts
 //!   nothing.
-//! - A reader reopened (the route closed, e.g. the last horus subscriber left, and opened
-//!   again) restarts at the next new sample of each writer: what the writers published
-//!   while no route was open had nobody in horus to lose it.
+//! - A route opened anew (it closed, e.g. no accepted writer was left, and opened again)
+//!   restarts at the next new sample of each writer: what the writers published while no
+//!   route was open had nobody in horus to lose it. (When the last horus subscriber
+//!   leaves, the bridge forgets every position.)
+//!
+//! No silent loss when a route swaps its DDS reader for one with other QoS
+//! (`Inbound::reopen_reader`; the route, its horus publisher and its subscribers stay): a
+//! writer's first new sample on the new reader more than one past the last one carried
+//! from the old reader is a gap like any other, counted `lost`. The writer published the
+//! samples between while the route was open: the old reader was dropped holding them
+//! (it carries at most its history's worth once the new one waits), or they were written
+//! while neither reader was matched with it, or the new reader's history evicted them
+//! before the route took them (RustDDS's count of those, HORUS-PATCH item 19, is then
+//! not added: the gap holds them, and its replays evicted are no loss). Was: the position
+//! restarted there, counting nothing (review L4).
 //! - A sample RustDDS could not hand over (not little-endian CDR: counted `malformed`
 //!   where it happened, without its identity) leaves a hole in its writer's numbers; the
 //!   next gap absorbs it instead of counting it a second time as lost.
@@ -43,14 +55,35 @@ const MAX_UNATTRIBUTED: u64 = 1 << 16;
 struct WriterPosition {
     /// The last sequence number carried (or dropped) from it.
     last: i64,
-    /// The reader incarnation that took it.
-    reader: u64,
+    /// The reader that took it.
+    at: ReaderId,
+}
+
+/// Which DDS reader took a sample: the route (one per [`crate::inbound::Inbound::open`]) and
+/// the reader (a new one each time the route swaps its reader for other QoS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ReaderId {
+    pub(crate) route: u64,
+    pub(crate) reader: u64,
+}
+
+/// What a writer's sample is to the route, before its number is looked at
+/// ([`SequenceGaps::newness`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Newness {
+    /// This reader handed over a sample of the writer before.
+    Known,
+    /// The first sample of the writer this reader hands over; an earlier reader (of this
+    /// route or an earlier one) took some.
+    NewToReader,
+    /// The route has no position for the writer (never seen, or forgotten since).
+    NewToRoute,
 }
 
 /// Numbers each DDS reader the bridge opens, so that a reopened reader is told apart.
 static NEXT_READER: AtomicU64 = AtomicU64::new(1);
 
-/// A fresh reader incarnation number (one per DDS reader the bridge creates).
+/// A fresh number for a route or a DDS reader (unique in the process).
 pub(crate) fn new_reader_incarnation() -> u64 {
     // Relaxed: only uniqueness matters, no other memory is published through it.
     NEXT_READER.fetch_add(1, Ordering::Relaxed)
@@ -66,12 +99,12 @@ pub(crate) struct SequenceGaps {
 }
 
 impl SequenceGaps {
-    /// Looks at the sample numbered `seq` from `writer`, taken by reader incarnation
-    /// `reader`; counts a gap before it in `c.lost`. Returns whether the sample must be
-    /// dropped as a replay of one already carried (counted in `c.replayed`).
+    /// Looks at the sample numbered `seq` from `writer`, taken by reader `at`; counts a gap
+    /// before it in `c.lost`. Returns whether the sample must be dropped as a replay of one
+    /// already carried (counted in `c.replayed`).
     pub(crate) fn is_replay(
         &mut self,
-        reader: u64,
+        at: ReaderId,
         writer: GUID,
         seq: SequenceNumber,
         c: &mut RouteCounters,
@@ -79,16 +112,25 @@ impl SequenceGaps {
         let seq = i64::from(seq);
         let Some(pos) = self.writers.get_mut(&writer) else {
             self.writers
-                .insert(writer, WriterPosition { last: seq, reader });
+                .insert(writer, WriterPosition { last: seq, at });
             return false;
         };
-        if pos.reader != reader {
-            // A reopened reader: the writer's history again, then its new samples.
+        if pos.at.reader != at.reader {
+            // Another reader: the writer's history again, then its new samples.
             if seq <= pos.last {
                 c.replayed += 1;
                 return true;
             }
-            *pos = WriterPosition { last: seq, reader };
+            // The same route's reader swapped: the route stayed open, what the writer
+            // published between is a gap (module docs). A route opened anew: no route
+            // was open meanwhile, nothing counted.
+            let gap = if pos.at.route == at.route {
+                u64::try_from(seq - pos.last - 1).unwrap_or(0)
+            } else {
+                0
+            };
+            *pos = WriterPosition { last: seq, at };
+            self.count_gap(gap, c);
             return false;
         }
         if seq <= pos.last {
@@ -98,17 +140,27 @@ impl SequenceGaps {
             return false;
         }
         let gap = u64::try_from(seq - pos.last - 1).unwrap_or(0);
-        let absorbed = gap.min(self.unattributed);
-        self.unattributed -= absorbed;
-        c.lost += gap - absorbed;
         pos.last = seq;
+        self.count_gap(gap, c);
         false
     }
 
-    /// Whether a sample of `writer` was seen (since the route opened or the writer was last
-    /// forgotten).
-    pub(crate) fn knows(&self, writer: GUID) -> bool {
-        self.writers.contains_key(&writer)
+    /// Counts `gap` missing sequence numbers `lost`, less the undecodable samples not yet
+    /// attributed (counted `malformed` already).
+    fn count_gap(&mut self, gap: u64, c: &mut RouteCounters) {
+        let absorbed = gap.min(self.unattributed);
+        self.unattributed -= absorbed;
+        c.lost += gap - absorbed;
+    }
+
+    /// Whether reader `at` handed over a sample of `writer` before, or an earlier reader
+    /// did (since the route opened or the writer was last forgotten).
+    pub(crate) fn newness(&self, at: ReaderId, writer: GUID) -> Newness {
+        match self.writers.get(&writer) {
+            None => Newness::NewToRoute,
+            Some(pos) if pos.at.reader == at.reader => Newness::Known,
+            Some(_) => Newness::NewToReader,
+        }
     }
 
     /// A sample RustDDS took but could not hand over (counted `malformed` by the caller):
@@ -135,12 +187,22 @@ mod tests {
         GUID::from_bytes(b)
     }
 
+    /// Reader `reader` of route 1 (a reader of another route: [`feed_at`]).
     fn feed(g: &mut SequenceGaps, reader: u64, w: GUID, seqs: &[i64]) -> (RouteCounters, Vec<i64>) {
+        feed_at(g, ReaderId { route: 1, reader }, w, seqs)
+    }
+
+    fn feed_at(
+        g: &mut SequenceGaps,
+        at: ReaderId,
+        w: GUID,
+        seqs: &[i64],
+    ) -> (RouteCounters, Vec<i64>) {
         let mut c = RouteCounters::default();
         let carried = seqs
             .iter()
             .copied()
-            .filter(|s| !g.is_replay(reader, w, SequenceNumber::new(*s), &mut c))
+            .filter(|s| !g.is_replay(at, w, SequenceNumber::new(*s), &mut c))
             .collect();
         (c, carried)
     }
@@ -182,11 +244,64 @@ mod tests {
         let mut g = SequenceGaps::default();
         let (c, _) = feed(&mut g, 1, guid(1), &[1, 2, 3]);
         assert_eq!(c.lost, 0);
-        // Reader 2 (reopened): the writer's history (2, 3) again, then new 7: the ones
-        // published while no route was open are not loss at the bridge.
-        let (c, carried) = feed(&mut g, 2, guid(1), &[2, 3, 7, 9]);
+        // Route 2's reader (the route opened anew): the writer's history (2, 3) again, then
+        // new 7: the ones published while no route was open are not loss at the bridge.
+        let at = ReaderId {
+            route: 2,
+            reader: 2,
+        };
+        assert_eq!(g.newness(at, guid(1)), Newness::NewToReader);
+        let (c, carried) = feed_at(&mut g, at, guid(1), &[2, 3, 7, 9]);
         assert_eq!(carried, vec![7, 9]);
         assert_eq!((c.replayed, c.lost), (2, 1));
+        assert_eq!(g.newness(at, guid(1)), Newness::Known);
+    }
+
+    /// Review L4: the route swapped its reader (other QoS) while the writer kept publishing
+    /// reliably: 4 to 6 reached neither reader's route (the old reader dropped holding
+    /// them, or written while neither was matched). Was: the position restarted at 7,
+    /// counting nothing (lost 1, the 8, instead of 4).
+    #[test]
+    fn a_gap_across_a_swapped_reader_of_the_same_route_is_counted_lost() {
+        let mut g = SequenceGaps::default();
+        let (c, _) = feed(&mut g, 1, guid(1), &[1, 2, 3]);
+        assert_eq!(c.lost, 0);
+        assert_eq!(
+            g.newness(
+                ReaderId {
+                    route: 1,
+                    reader: 2
+                },
+                guid(1)
+            ),
+            Newness::NewToReader
+        );
+        // Reader 2: the history it was sent (2, 3) dropped as replays, then 7.
+        let (c, carried) = feed(&mut g, 2, guid(1), &[2, 3, 7, 9]);
+        assert_eq!(carried, vec![7, 9]);
+        assert_eq!((c.replayed, c.lost), (2, 3 + 1));
+        // No repeat replay or overlap: the next swap continuing at once counts nothing.
+        let (c, carried) = feed(&mut g, 3, guid(1), &[10, 11]);
+        assert_eq!((c.replayed, c.lost, carried), (0, 0, vec![10, 11]));
+        // An undecodable sample in the gap is not counted again.
+        g.undecodable();
+        let (c, _) = feed(&mut g, 4, guid(1), &[14]);
+        assert_eq!(c.lost, 1, "12 undecodable, 13 lost");
+    }
+
+    #[test]
+    fn a_writer_is_new_to_the_route_until_a_sample_of_it_is_taken_and_after_it_is_forgotten() {
+        let mut g = SequenceGaps::default();
+        let at = ReaderId {
+            route: 1,
+            reader: 1,
+        };
+        assert_eq!(g.newness(at, guid(1)), Newness::NewToRoute);
+        feed(&mut g, 1, guid(1), &[5]);
+        assert_eq!(g.newness(at, guid(1)), Newness::Known);
+        assert_eq!(g.newness(at, guid(2)), Newness::NewToRoute);
+        g.forget_writers_except(&HashSet::new());
+        assert_eq!(g.newness(at, guid(1)), Newness::NewToRoute);
     }
 
     #[test]

@@ -70,23 +70,46 @@ const STREAM_ENV: &str = "HORUS_ROS2_TEST_STREAMING_PEER";
 
 /// The streaming peer: a reliable RustDDS writer (KEEP_LAST 16) of `std_msgs/String` "ok",
 /// writing about every millisecond while a reader is matched, until stdin closes; prints
-/// `matched N` whenever the number of readers matched to it changes.
+/// `matched N` whenever the number of readers matched to it changes. The stdin line `stop`
+/// ends the writing (the writer stays, delivering what it holds): it prints `last N`, the
+/// sequence number of its last sample (a write held back past its blocking time takes
+/// none).
 #[test]
 fn streaming_peer_process() {
+    use std::sync::atomic::{AtomicU8, Ordering};
     let Ok(topic_name) = std::env::var(STREAM_ENV) else {
         return;
     };
     let peer = RawDdsPeer::new(&topic_name, STRING_TYPE, Delivery::Reliable);
     let w = peer.writer::<PassThrough>();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stdin_done = std::sync::Arc::clone(&done);
+    // 0: writing, 1: asked to stop writing, 2: stdin closed.
+    const STOP: u8 = 1;
+    const DONE: u8 = 2;
+    let state = std::sync::Arc::new(AtomicU8::new(0));
+    let stdin_state = std::sync::Arc::clone(&state);
     std::thread::spawn(move || {
-        let _ = std::io::stdin().lines().count();
-        stdin_done.store(true, std::sync::atomic::Ordering::Release);
+        for line in std::io::stdin().lines() {
+            match line {
+                Ok(l) if l.trim() == "stop" => stdin_state.store(STOP, Ordering::Release),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        stdin_state.store(DONE, Ordering::Release);
     });
     println!("ready");
     let mut matched = 0;
-    while !done.load(std::sync::atomic::Ordering::Acquire) {
+    let mut last = 0i64;
+    let mut writing = true;
+    loop {
+        let now = state.load(Ordering::Acquire);
+        if now == DONE {
+            break;
+        }
+        if now == STOP && writing {
+            writing = false;
+            println!("last {last}");
+        }
         while let Some(st) = w.try_recv_status() {
             if let DataWriterStatus::PublicationMatched { current, .. } = st {
                 if current.count() != matched {
@@ -95,9 +118,15 @@ fn streaming_peer_process() {
                 }
             }
         }
-        if matched > 0 {
+        if matched > 0 && writing {
             // A write the reader's window holds back times out: the next one tries again.
-            let _ = w.write(WireCdr(Bytes::from_static(&VALID_STRING)), None);
+            let sent = w.write_with_options(
+                WireCdr(Bytes::from_static(&VALID_STRING)),
+                WriteOptionsBuilder::new().build(),
+            );
+            if let Ok(id) = sent {
+                last = i64::from(id.sequence_number);
+            }
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -277,6 +306,97 @@ fn a_reopened_route_takes_its_new_reader_while_a_writer_outpaces_a_slow_block_su
     });
     let t = from_ros(&st, "demo/swap").unwrap();
     assert_eq!(t.counters.refused, 0, "{t:?}");
+    joined.stop();
+    stream.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// The slow subscriber: one message, then a pause (pacing, not a measurement).
+fn slow_read(r: &mut RawRosReader) {
+    let _ = r.recv_timeout(Duration::from_millis(20));
+    std::thread::sleep(Duration::from_millis(20));
+}
+
+/// Review L4: a reliable writer streams (about 1 kHz) into a `Block` topic (depth 4) read
+/// every ~40 ms; a best-effort writer joins (it writes nothing), so the route swaps its
+/// DDS reader for a best-effort one while the horus subscriber stays. The old reader goes
+/// holding samples the route had not carried, and the new one, parked until the swap,
+/// kept only its last 4: the first sample the route takes from the new reader lies far
+/// past the last one it carried from the old. Every sample the writer wrote is carried or
+/// counted `lost`, exactly: carried + lost = the writer's last sequence number. Before,
+/// the writer's position restarted at the new reader's first sample, counting nothing:
+/// hundreds of samples short.
+#[test]
+fn samples_neither_reader_carried_across_a_swap_are_counted_lost() {
+    skip_unless_ready!();
+    let w = World::new("swap_gap");
+    let qos = QosInfo {
+        depth: 4,
+        overflow: Some(Overflow::Block {
+            timeout: Duration::from_secs(1),
+        }),
+        ..ros_qos(4096)
+    };
+    let v = open_or_create_ros_topic(&w.namespace, "demo/swap_gap", &string_type(), &qos).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let mut stream = w.spawn_self("streaming_peer_process", STREAM_ENV, "rt/demo/swap_gap");
+    stream.expect_line("matched 1");
+    r.recv_timeout(PATIENCE).expect("the stream crosses");
+    let joined = w.spawn_self("numbered_peer_process", PEER_ENV, "rt/demo/swap_gap");
+    let mut seen: Vec<String> = Vec::new();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    // The slow subscriber until the writer has seen the new reader match and the old one
+    // leave.
+    loop {
+        slow_read(&mut r);
+        seen.extend(stream.drain().into_iter().filter(|l| l.contains("matched")));
+        let new_matched = seen.iter().position(|l| l.ends_with("matched 2"));
+        if new_matched.is_some_and(|at| seen[at..].iter().any(|l| l.ends_with("matched 1"))) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the route never took its new reader: {seen:?}"
+        );
+    }
+    stream.send("stop");
+    let last: u64 = stream
+        .next_line("last ")
+        .trim_start_matches("last ")
+        .trim()
+        .parse()
+        .expect("the writer's last sequence number");
+    // The rest crosses (or is counted) as the subscriber reads on.
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let t = loop {
+        while r.try_recv().is_some() {}
+        let st = horus_ros2::read_status_file(&w.namespace).unwrap().unwrap();
+        let t = from_ros(&st, "demo/swap_gap").unwrap();
+        if t.counters.messages + t.counters.lost >= last {
+            break t;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "carried + lost never reached the writer's {last}: {t:?}"
+        );
+        slow_read(&mut r);
+    };
+    let c = &t.counters;
+    assert!(c.opened >= 2, "the reader was swapped: {t:?}");
+    assert_eq!(
+        c.messages + c.lost,
+        last,
+        "each sample carried or lost, once: {t:?}"
+    );
+    assert_eq!((c.refused, c.malformed), (0, 0), "{t:?}");
+    eprintln!(
+        "stream of {last}: carried {}, lost {}, replayed {}",
+        c.messages, c.lost, c.replayed
+    );
     joined.stop();
     stream.stop();
     bridge.stop();

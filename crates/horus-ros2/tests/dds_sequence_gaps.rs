@@ -1,8 +1,9 @@
 //! Loss and duplicates from ROS 2, counted from the DDS writers' sequence numbers
 //! (sequence_gaps.rs): a sample that never reached the bridge is counted `lost` (and nothing
 //! else is), a DDS reader the bridge reopens does not hand horus a latched message a
-//! second time, and a reopened route takes its new reader even while a writer outpaces its
-//! subscriber. Real DDS peers (RustDDS in this binary re-executed, rclpy) and the bridge as
+//! second time, a reopened route takes its new reader even while a writer outpaces its
+//! subscriber, and what neither of its readers carried is counted `lost`, as is a burst
+//! evicted after a writer's refused first sample. Real DDS peers (RustDDS in this binary re-executed, rclpy) and the bridge as
 //! processes of their own, in a network namespace with only `lo`.
 
 mod common;
@@ -129,6 +130,54 @@ fn streaming_peer_process() {
             }
         }
         std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Set in the burst peer child: the DDS topic it writes.
+const BURST_ENV: &str = "HORUS_ROS2_TEST_BURST_PEER";
+
+/// The burst peer: a reliable RustDDS writer (KEEP_LAST 16) of `std_msgs/String` "ok".
+/// Prints `matched N` whenever the number of readers matched to it changes; each stdin line
+/// `N` writes N samples back to back, then prints `done`. Runs until stdin closes.
+#[test]
+fn burst_peer_process() {
+    let Ok(topic_name) = std::env::var(BURST_ENV) else {
+        return;
+    };
+    let peer = RawDdsPeer::new(&topic_name, STRING_TYPE, Delivery::Reliable);
+    let w = peer.writer::<PassThrough>();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    println!("ready");
+    let mut matched = 0;
+    loop {
+        while let Some(st) = w.try_recv_status() {
+            if let DataWriterStatus::PublicationMatched { current, .. } = st {
+                if current.count() != matched {
+                    matched = current.count();
+                    println!("matched {matched}");
+                }
+            }
+        }
+        match rx.recv_timeout(Duration::from_millis(5)) {
+            Ok(line) => {
+                let n: usize = line.trim().parse().expect("a sample count");
+                for _ in 0..n {
+                    w.write(WireCdr(Bytes::from_static(&VALID_STRING)), None)
+                        .expect("a write within the writer's history");
+                }
+                println!("done");
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
     }
 }
 
@@ -399,6 +448,74 @@ fn samples_neither_reader_carried_across_a_swap_are_counted_lost() {
     );
     joined.stop();
     stream.stop();
+    bridge.stop();
+    drop(r);
+    v.unlink_if_unused();
+    assert_eq!(w.leftovers(), Vec::<String>::new());
+}
+
+/// Samples of the burst: within the peer's KEEP_LAST 16 (it drops none itself), more than
+/// the route's depth (4, `ros_qos`: the KEEP_LAST depth of the bridge's DDS reader).
+const BURST: u64 = 10;
+
+/// Review M1 of RustDDS HORUS-PATCH item 19: a writer joins a route that is open (another
+/// reliable writer, idle, opened it) while the bridge's scan lags (every second here), so its
+/// first sample reaches the route before the scan accepts it: refused. Once accepted, it
+/// bursts past the route's depth. Every sample is carried or counted: carried + lost +
+/// refused = 1 + the burst. Before, the refused take ended RustDDS's count of the writer's
+/// evictions and the route's first kept sample set the writer's starting point: what the
+/// history evicted of the burst before that was counted by nothing. (Whether the history
+/// evicts any before the route's first take is a race with the route's thread, so the old
+/// code failed only in runs where it did.)
+#[test]
+fn a_burst_after_a_refused_first_sample_is_carried_or_counted_lost() {
+    skip_unless_ready!();
+    let w = World::new("refused_burst");
+    let v = open_or_create_ros_topic(&w.namespace, "demo/rburst", &string_type(), &ros_qos(4096))
+        .unwrap();
+    let r = v.ros_subscriber(true).unwrap();
+    const SCAN_MS: u64 = 1000;
+    let bridge = w.bridge_with_env(&[(common::SCAN_INTERVAL_ENV, &SCAN_MS.to_string())]);
+    // A reliable writer opens the route (a best-effort one would make its reader best
+    // effort, whose evictions are not counted).
+    let opener = w.spawn_self("burst_peer_process", BURST_ENV, "rt/demo/rburst");
+    opener.expect_line("matched 1");
+    common::wait_status(&w.namespace, "the route open", |s| {
+        from_ros(s, "demo/rburst").is_some_and(|t| t.active)
+    });
+    let mut late = w.spawn_self("burst_peer_process", BURST_ENV, "rt/demo/rburst");
+    late.expect_line("matched 1");
+    late.send("1");
+    late.expect_line("done");
+    let st = common::wait_status(&w.namespace, "the late writer's first sample", |s| {
+        from_ros(s, "demo/rburst").is_some_and(|t| t.counters.refused + t.counters.messages >= 1)
+    });
+    let first = from_ros(&st, "demo/rburst").unwrap();
+    // The next scan accepts the late writer (pacing: two scan intervals, not a measurement).
+    std::thread::sleep(Duration::from_millis(2 * SCAN_MS + 500));
+    late.send(&BURST.to_string());
+    late.expect_line("done");
+    let st = common::wait_status(&w.namespace, "the burst carried or counted", |s| {
+        from_ros(s, "demo/rburst")
+            .is_some_and(|t| t.counters.messages + t.counters.lost + t.counters.refused > BURST)
+    });
+    let t = from_ros(&st, "demo/rburst").unwrap();
+    let c = &t.counters;
+    assert_eq!(c.messages + c.lost + c.refused, 1 + BURST, "{t:?}");
+    assert_eq!((c.malformed, c.replayed), (0, 0), "{t:?}");
+    eprintln!(
+        "first sample {}; 1 + burst of {BURST}: carried {}, lost {}, refused {}",
+        if first.counters.refused > 0 {
+            "refused"
+        } else {
+            "carried (M1 not exercised)"
+        },
+        c.messages,
+        c.lost,
+        c.refused
+    );
+    late.stop();
+    opener.stop();
     bridge.stop();
     drop(r);
     v.unlink_if_unused();

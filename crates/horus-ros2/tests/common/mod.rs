@@ -18,6 +18,11 @@ pub(crate) const CHILD_ENV: &str = "HORUS_ROS2_TEST_BRIDGE";
 /// process reassembly budget smaller than the default.
 pub(crate) const MAX_REASSEMBLY_ENV: &str = "HORUS_ROS2_TEST_MAX_REASSEMBLY";
 
+/// Set in the bridge child: its `scan_interval` in milliseconds (50 otherwise), for a test
+/// that needs the scan to lag behind the DDS readers (a writer's samples arriving before
+/// the scan accepts it).
+pub(crate) const SCAN_INTERVAL_ENV: &str = "HORUS_ROS2_TEST_SCAN_MS";
+
 /// The name of the test that runs the bridge in the child.
 pub(crate) const CHILD_TEST: &str = "bridge_process";
 
@@ -44,6 +49,9 @@ pub(crate) fn bridge_child_main() {
     let mut cfg = horus_ros2::BridgeConfig::from_env(&namespace).expect("config");
     cfg.localhost_only = true;
     cfg.scan_interval = Duration::from_millis(50);
+    if let Ok(ms) = std::env::var(SCAN_INTERVAL_ENV) {
+        cfg.scan_interval = Duration::from_millis(ms.parse().expect("milliseconds"));
+    }
     if let Ok(bytes) = std::env::var(MAX_REASSEMBLY_ENV) {
         cfg.max_reassembly_bytes = Some(bytes.parse().expect("a byte count above 0"));
     }

@@ -427,7 +427,10 @@ impl Mover {
                 // route took any), and stops counting at this call (HORUS-PATCH item 19);
                 // no gap shows those below the writer's first sample. A writer serving
                 // late joiners its history may have sent this reader samples written
-                // before it joined: evicted, they are no loss (not counted); nor are a
+                // before it joined: evicted, they are no loss, and nothing RTPS hands the
+                // reader tells them from its live samples without risking a false loss,
+                // so none is counted (a live burst evicted so stays uncounted:
+                // docs/ros2-bridge.md, "Losses and bad input"); nor are a
                 // best-effort reader's (`Mover::reliable`). On a reader swapped in, the
                 // gap from the last sample the old one carried holds them
                 // (sequence_gaps.rs): not added.

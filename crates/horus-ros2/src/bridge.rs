@@ -389,7 +389,12 @@ impl Bridge {
                 r.status.refused = None;
                 // No horus subscriber holds what crossed: a later one is new, and gets the
                 // writers' latched history as a new ROS 2 subscriber would.
-                *r.sequences.lock().unwrap_or_else(|p| p.into_inner()) = Default::default();
+                // The counters first, as the route's thread locks them.
+                let mut c = r.counters.lock();
+                r.sequences
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .forget_all(&mut c);
             }
         }
         for (name, writers) in by_topic {
@@ -436,10 +441,14 @@ impl Bridge {
                     .filter(|w| w.transient_local)
                     .map(|w| w.guid.clone())
                     .collect();
-                r.sequences
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .forget_writers_except(&accepted);
+                {
+                    // The counters first, as the route's thread locks them.
+                    let mut c = r.counters.lock();
+                    r.sequences
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .forget_writers_except(&accepted, &mut c);
+                }
                 let kind = ReaderKind::of(&matching);
                 if let Some(i) = r.open.as_mut().filter(|i| i.kind != kind) {
                     // Only the DDS reader is replaced: the bridge's horus publisher, and

@@ -187,6 +187,7 @@ impl Inbound {
             at: ReaderId {
                 route: new_reader_incarnation(),
                 reader: new_reader_incarnation(),
+                reliable: kind.reliable,
             },
             gaps,
             counters,
@@ -317,6 +318,7 @@ impl Mover {
         self.reader = next;
         self.reliable = reliable;
         self.at.reader = new_reader_incarnation();
+        self.at.reliable = reliable;
         true
     }
 
@@ -351,7 +353,16 @@ impl Mover {
             }
             match self.reader.take_next_sample() {
                 Ok(Some(s)) => self.carry(&s, stop),
-                Ok(None) => break,
+                Ok(None) => {
+                    // Empty: what a best-effort reader still misses is lost now
+                    // (sequence_gaps.rs).
+                    let mut c = self.counters.lock();
+                    self.gaps
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .settle(&mut c);
+                    break;
+                }
                 // Not little-endian CDR: RustDDS has moved past it.
                 Err(_) => {
                     self.counters.lock().malformed += 1;

@@ -7,6 +7,18 @@
 //! them before they were acknowledged, the bridge's reader cache overflowing): they are
 //! counted `lost` at the bridge.
 //!
+//! A reliable reader hands a writer's samples over in sequence order: a gap there is final,
+//! counted at once. A best-effort reader hands them over as they arrive, and RustDDS may
+//! hand it a late sample below one already taken: the numbers missing just below the
+//! highest one taken (a window of 64) are counted lost only when the route's thread finds
+//! the reader empty ([`SequenceGaps::settle`]), when they leave the window, when the
+//! writer is forgotten, when every writer is (no horus subscriber left) or when a route
+//! opened anew takes the writer; one arriving before that is carried, not counted. One
+//! arriving after it was counted lost already: it is dropped, never carried (the `lost`
+//! count holds it: a real loss to horus, made by the bridge rather than the network).
+//! Was: the gap was counted at once, and the late sample carried as well (a false loss;
+//! found in review).
+//!
 //! No false loss:
 //! - A writer's first sample (a writer that joined, the bridge's reader that joined a
 //!   writer mid-stream, a writer restarted: a new GUID) sets its starting point, counts
@@ -50,13 +62,96 @@ use crate::status::RouteCounters;
 /// (past this they stay counted as malformed and a gap counts its full size).
 const MAX_UNATTRIBUTED: u64 = 1 << 16;
 
+/// How many sequence numbers below a best-effort writer's highest one taken may still
+/// arrive late before their absence is counted lost.
+const WINDOW: u64 = 64;
+
 /// Where one writer stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct WriterPosition {
-    /// The last sequence number carried (or dropped) from it.
+    /// The highest sequence number carried (or dropped) from it.
     last: i64,
+    /// The numbers just below `last` not taken yet (bit `i`: number `last - 1 - i`),
+    /// counted lost when they slide out of the window (or the writer is forgotten). Only a
+    /// best-effort reader sets them: a reliable one hands a writer's samples over in order.
+    missing: u64,
+    /// The numbers just below `last` counted lost while still in the window (the reader
+    /// was found empty since they went missing: [`SequenceGaps::settle`]): arriving late,
+    /// they are dropped, not carried after being counted.
+    counted: u64,
     /// The reader that took it.
     at: ReaderId,
+}
+
+/// What a sample below a writer's highest number is, by the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Below {
+    /// Missing, not counted yet: carried.
+    Late,
+    /// Counted lost already: dropped.
+    Counted,
+    /// Taken already, or not in the window.
+    Other,
+}
+
+impl WriterPosition {
+    /// Moves `last` up by `ahead` (at least 1); the numbers skipped are marked missing when
+    /// `mark` (else left to the caller). Returns the missing numbers now out of the window
+    /// and, when `mark`, the skipped ones that never fit in it. Bounded work whatever the
+    /// jump.
+    fn advance(&mut self, ahead: u64, mark: bool) -> u64 {
+        let skipped = ahead - 1;
+        let (shifted, slid) = if ahead >= WINDOW {
+            (0, self.missing.count_ones())
+        } else {
+            (
+                self.missing << ahead,
+                (self.missing >> (WINDOW - ahead)).count_ones(),
+            )
+        };
+        self.missing = shifted;
+        self.counted = if ahead >= WINDOW {
+            0
+        } else {
+            self.counted << ahead
+        };
+        let slid = u64::from(slid);
+        if !mark {
+            return slid;
+        }
+        let inside = skipped.min(WINDOW);
+        self.missing |= if inside == WINDOW {
+            u64::MAX
+        } else {
+            (1u64 << inside) - 1
+        };
+        slid + (skipped - inside)
+    }
+
+    /// Looks at the sample `behind` below `last`: one missing is no longer.
+    fn fill(&mut self, behind: u64) -> Below {
+        if behind == 0 || behind > WINDOW {
+            return Below::Other;
+        }
+        let bit = 1u64 << (behind - 1);
+        if self.missing & bit != 0 {
+            self.missing &= !bit;
+            Below::Late
+        } else if self.counted & bit != 0 {
+            self.counted &= !bit;
+            Below::Counted
+        } else {
+            Below::Other
+        }
+    }
+
+    /// Counts the missing numbers lost now (they may still arrive: then dropped).
+    fn settle(&mut self) -> u64 {
+        let n = u64::from(self.missing.count_ones());
+        self.counted |= self.missing;
+        self.missing = 0;
+        n
+    }
 }
 
 /// Which DDS reader took a sample: the route (one per [`crate::inbound::Inbound::open`]) and
@@ -65,6 +160,9 @@ struct WriterPosition {
 pub(crate) struct ReaderId {
     pub(crate) route: u64,
     pub(crate) reader: u64,
+    /// A reliable reader hands each writer's samples over in sequence order; a best-effort
+    /// one as they arrive (RustDDS may hand over a late one below one already taken).
+    pub(crate) reliable: bool,
 }
 
 /// What a writer's sample is to the route, before its number is looked at
@@ -96,6 +194,8 @@ pub(crate) struct SequenceGaps {
     writers: HashMap<GUID, WriterPosition>,
     /// Samples RustDDS took but could not hand over (their numbers show as a gap later).
     unattributed: u64,
+    /// Some writer may have a number missing, not counted yet ([`Self::settle`]).
+    pending: bool,
 }
 
 impl SequenceGaps {
@@ -111,37 +211,65 @@ impl SequenceGaps {
     ) -> bool {
         let seq = i64::from(seq);
         let Some(pos) = self.writers.get_mut(&writer) else {
-            self.writers
-                .insert(writer, WriterPosition { last: seq, at });
+            self.writers.insert(
+                writer,
+                WriterPosition {
+                    last: seq,
+                    missing: 0,
+                    counted: 0,
+                    at,
+                },
+            );
             return false;
         };
+        if seq > pos.last {
+            let ahead = seq.abs_diff(pos.last);
+            let lost = if pos.at.route == at.route {
+                // The same reader, or the same route's reader swapped: the route stayed
+                // open, what the writer published between is a gap (module docs). A
+                // best-effort reader may still hand it over late: counted once it leaves
+                // the window.
+                let slid = pos.advance(ahead, !at.reliable);
+                self.pending |= pos.missing != 0;
+                if at.reliable {
+                    slid + (ahead - 1)
+                } else {
+                    slid
+                }
+            } else {
+                // A route opened anew: no route was open meanwhile, nothing counted; what
+                // the old route still missed was lost to it.
+                let lost = pos.settle();
+                pos.counted = 0;
+                lost
+            };
+            pos.last = seq;
+            pos.at = at;
+            self.count_gap(lost, c);
+            return false;
+        }
+        let behind = pos.last.abs_diff(seq);
+        match pos.fill(behind) {
+            // A sample that arrived late (a best-effort reader's, or the writer's history
+            // sent to a reader swapped in): carried, no longer missing.
+            Below::Late => return false,
+            // Counted lost already: dropped, or the count would be a false loss.
+            Below::Counted => return true,
+            Below::Other => {}
+        }
         if pos.at.reader != at.reader {
             // Another reader: the writer's history again, then its new samples.
-            if seq <= pos.last {
-                c.replayed += 1;
-                return true;
-            }
-            // The same route's reader swapped: the route stayed open, what the writer
-            // published between is a gap (module docs). A route opened anew: no route
-            // was open meanwhile, nothing counted.
-            let gap = if pos.at.route == at.route {
-                u64::try_from(seq - pos.last - 1).unwrap_or(0)
-            } else {
-                0
-            };
-            *pos = WriterPosition { last: seq, at };
-            self.count_gap(gap, c);
-            return false;
+            c.replayed += 1;
+            return true;
         }
-        if seq <= pos.last {
-            // Not a replay on the same reader (DDS hands a reader each sample once): a
-            // writer restarted under the same GUID, or a best-effort sample out of order.
-            // Carried; nothing counted (no false loss), the position kept.
-            return false;
+        if !at.reliable && behind > WINDOW {
+            // Late past the window: already counted lost when it left it. Dropped, or the
+            // count would be a false loss.
+            return true;
         }
-        let gap = u64::try_from(seq - pos.last - 1).unwrap_or(0);
-        pos.last = seq;
-        self.count_gap(gap, c);
+        // Not a replay on the same reader (DDS hands a reader each sample once): a writer
+        // restarted under the same GUID. Carried; nothing counted (no false loss), the
+        // position kept.
         false
     }
 
@@ -170,10 +298,44 @@ impl SequenceGaps {
     }
 
     /// Forgets the writers not in `accepted` (GUIDs as discovery prints them): gone, or
-    /// refused. A writer that comes back under the same GUID starts afresh.
-    pub(crate) fn forget_writers_except(&mut self, accepted: &HashSet<String>) {
-        self.writers
-            .retain(|g, _| accepted.contains(&format!("{g:?}")));
+    /// refused. A writer that comes back under the same GUID starts afresh. What a
+    /// best-effort reader still missed of them is counted lost now.
+    pub(crate) fn forget_writers_except(
+        &mut self,
+        accepted: &HashSet<String>,
+        c: &mut RouteCounters,
+    ) {
+        let mut lost = 0u64;
+        self.writers.retain(|g, pos| {
+            let keep = accepted.contains(&format!("{g:?}"));
+            if !keep {
+                lost += u64::from(pos.missing.count_ones());
+            }
+            keep
+        });
+        self.count_gap(lost, c);
+    }
+
+    /// Counts what is still missing of every writer lost: the reader was found empty, so a
+    /// late sample would come out of order by more than a whole take of the reader. One
+    /// that comes all the same is dropped (counted already). Without this a best-effort
+    /// loss would show only 64 samples of its writer later (a writer that stops would
+    /// hold it until it leaves).
+    pub(crate) fn settle(&mut self, c: &mut RouteCounters) {
+        if !self.pending {
+            return;
+        }
+        self.pending = false;
+        let lost = self.writers.values_mut().map(WriterPosition::settle).sum();
+        self.count_gap(lost, c);
+    }
+
+    /// Forgets every writer (no horus subscriber is left), counting what a best-effort
+    /// reader still missed of them lost.
+    pub(crate) fn forget_all(&mut self, c: &mut RouteCounters) {
+        self.forget_writers_except(&HashSet::new(), c);
+        self.unattributed = 0;
+        self.pending = false;
     }
 }
 
@@ -189,7 +351,35 @@ mod tests {
 
     /// Reader `reader` of route 1 (a reader of another route: [`feed_at`]).
     fn feed(g: &mut SequenceGaps, reader: u64, w: GUID, seqs: &[i64]) -> (RouteCounters, Vec<i64>) {
-        feed_at(g, ReaderId { route: 1, reader }, w, seqs)
+        feed_at(
+            g,
+            ReaderId {
+                route: 1,
+                reader,
+                reliable: true,
+            },
+            w,
+            seqs,
+        )
+    }
+
+    /// Best-effort reader `reader` of route 1.
+    fn feed_best_effort(
+        g: &mut SequenceGaps,
+        reader: u64,
+        w: GUID,
+        seqs: &[i64],
+    ) -> (RouteCounters, Vec<i64>) {
+        feed_at(
+            g,
+            ReaderId {
+                route: 1,
+                reader,
+                reliable: false,
+            },
+            w,
+            seqs,
+        )
     }
 
     fn feed_at(
@@ -231,7 +421,10 @@ mod tests {
         let (c, _) = feed(&mut g, 1, guid(1), &[1, 2, 3, 4]);
         assert_eq!(c.lost, 0);
         // Restarted: a new GUID (the old one forgotten once discovery lost it).
-        g.forget_writers_except(&HashSet::from([format!("{:?}", guid(2))]));
+        g.forget_writers_except(
+            &HashSet::from([format!("{:?}", guid(2))]),
+            &mut RouteCounters::default(),
+        );
         let (c, carried) = feed(&mut g, 1, guid(2), &[1, 2]);
         assert_eq!((c.lost, carried), (0, vec![1, 2]));
         // Restarted under the same GUID on the same reader: carried, nothing counted.
@@ -249,6 +442,7 @@ mod tests {
         let at = ReaderId {
             route: 2,
             reader: 2,
+            reliable: true,
         };
         assert_eq!(g.newness(at, guid(1)), Newness::NewToReader);
         let (c, carried) = feed_at(&mut g, at, guid(1), &[2, 3, 7, 9]);
@@ -270,7 +464,8 @@ mod tests {
             g.newness(
                 ReaderId {
                     route: 1,
-                    reader: 2
+                    reader: 2,
+                    reliable: true,
                 },
                 guid(1)
             ),
@@ -295,12 +490,13 @@ mod tests {
         let at = ReaderId {
             route: 1,
             reader: 1,
+            reliable: true,
         };
         assert_eq!(g.newness(at, guid(1)), Newness::NewToRoute);
         feed(&mut g, 1, guid(1), &[5]);
         assert_eq!(g.newness(at, guid(1)), Newness::Known);
         assert_eq!(g.newness(at, guid(2)), Newness::NewToRoute);
-        g.forget_writers_except(&HashSet::new());
+        g.forget_writers_except(&HashSet::new(), &mut RouteCounters::default());
         assert_eq!(g.newness(at, guid(1)), Newness::NewToRoute);
     }
 
@@ -311,5 +507,92 @@ mod tests {
         g.undecodable();
         let (c, _) = feed(&mut g, 1, guid(1), &[3, 5]);
         assert_eq!(c.lost, 1, "2 was the undecodable one; 4 is lost");
+    }
+
+    /// Review: RustDDS may hand a best-effort reader a late sample below one already taken.
+    /// Was: at 3 the 2 was counted lost, then carried (a false loss).
+    #[test]
+    fn a_best_effort_sample_out_of_order_is_not_counted_lost() {
+        let mut g = SequenceGaps::default();
+        let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &[1, 3, 2, 4]);
+        assert_eq!(carried, vec![1, 3, 2, 4]);
+        assert_eq!(c.lost, 0, "every sample carried, none lost");
+    }
+
+    /// Review: the same across a swapped reader (the old one carried 1 to 3).
+    #[test]
+    fn a_best_effort_sample_out_of_order_after_a_swap_is_not_counted_lost() {
+        let mut g = SequenceGaps::default();
+        feed(&mut g, 1, guid(1), &[1, 2, 3]);
+        let (c, carried) = feed_best_effort(&mut g, 2, guid(1), &[6, 4, 5, 7]);
+        assert_eq!(carried, vec![6, 4, 5, 7]);
+        assert_eq!(c.lost, 0, "every sample carried, none lost");
+    }
+
+    /// A best-effort writer's missing number is counted lost once, when it leaves the
+    /// window; arriving later still, it is dropped (not carried after being counted).
+    #[test]
+    fn a_best_effort_gap_is_counted_lost_once_it_leaves_the_window() {
+        let mut g = SequenceGaps::default();
+        let (c, _) = feed_best_effort(&mut g, 1, guid(1), &[1, 3]);
+        assert_eq!(c.lost, 0, "2 may still come");
+        let more: Vec<i64> = (4..=66).collect();
+        let (c, _) = feed_best_effort(&mut g, 1, guid(1), &more);
+        assert_eq!(c.lost, 0, "2 is 64 below 66: still in the window");
+        let (c, _) = feed_best_effort(&mut g, 1, guid(1), &[67]);
+        assert_eq!(c.lost, 1, "2 left the window");
+        let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &[2]);
+        assert_eq!((c.lost, carried), (0, vec![]), "counted already: dropped");
+        // A jump past the window counts what it skipped at once, bounded work.
+        let (c, _) = feed_best_effort(&mut g, 1, guid(1), &[67 + 1 + 100]);
+        assert_eq!(c.lost, 100 - 64);
+        let (c, _) = feed_best_effort(&mut g, 1, guid(1), &[67 + 1 + 100 + 64]);
+        assert_eq!(c.lost, 64, "the 64 pending left; the 63 skipped now are");
+    }
+
+    /// What a best-effort reader still missed is counted lost when its writer is forgotten
+    /// (or every writer is: no horus subscriber left), or when a route opened anew takes
+    /// the writer; a number filled late is not.
+    #[test]
+    fn a_best_effort_gap_still_in_the_window_is_counted_when_the_writer_is_forgotten() {
+        let mut g = SequenceGaps::default();
+        feed_best_effort(&mut g, 1, guid(1), &[1, 4, 2, 10]);
+        feed_best_effort(&mut g, 1, guid(2), &[1, 3]);
+        let mut c = RouteCounters::default();
+        g.forget_writers_except(&HashSet::from([format!("{:?}", guid(2))]), &mut c);
+        assert_eq!(c.lost, 1 + 5, "3, 5 to 9 of writer 1");
+        g.forget_all(&mut c);
+        assert_eq!(c.lost, 1 + 5 + 1, "then 2 of writer 2");
+        g.forget_all(&mut c);
+        assert_eq!(c.lost, 7, "never twice");
+        feed_best_effort(&mut g, 1, guid(3), &[1, 3]);
+        let at = ReaderId {
+            route: 2,
+            reader: 2,
+            reliable: false,
+        };
+        let (c, _) = feed_at(&mut g, at, guid(3), &[9]);
+        assert_eq!(c.lost, 1, "2, missed by the closed route");
+    }
+
+    /// The reader found empty: what is still missing is counted lost at once, and a late
+    /// arrival of it dropped (counted already), never carried.
+    #[test]
+    fn a_best_effort_gap_is_counted_when_the_reader_is_empty_and_a_later_arrival_dropped() {
+        let mut g = SequenceGaps::default();
+        let (mut c, _) = feed_best_effort(&mut g, 1, guid(1), &[1, 4]);
+        g.settle(&mut c);
+        assert_eq!(c.lost, 2, "2 and 3");
+        g.settle(&mut c);
+        assert_eq!(c.lost, 2, "never twice");
+        let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &[3, 5, 2, 6]);
+        assert_eq!(
+            (c.lost, carried),
+            (0, vec![5, 6]),
+            "3 and 2 counted: dropped"
+        );
+        // Taken once more (a writer restarted under its GUID): carried as before.
+        let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &[3]);
+        assert_eq!((c.lost, carried), (0, vec![3]));
     }
 }

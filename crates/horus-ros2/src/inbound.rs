@@ -447,7 +447,7 @@ impl Mover {
                 // (sequence_gaps.rs): not added.
                 let evicted = self.reader.horus_take_evicted_before_first_take(writer);
                 if newness == Newness::NewToRoute && self.reliable && !verdict.with_history {
-                    c.lost += evicted;
+                    c.lost = c.lost.saturating_add(evicted);
                 }
             }
             if gaps.is_replay(self.at, writer, seq, &mut c) {

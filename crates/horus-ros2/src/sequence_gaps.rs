@@ -125,7 +125,7 @@ impl WriterPosition {
         } else {
             (1u64 << inside) - 1
         };
-        slid + (skipped - inside)
+        slid.saturating_add(skipped - inside)
     }
 
     /// Looks at the sample `behind` below `last`: one missing is no longer.
@@ -232,7 +232,7 @@ impl SequenceGaps {
                 let slid = pos.advance(ahead, !at.reliable);
                 self.pending |= pos.missing != 0;
                 if at.reliable {
-                    slid + (ahead - 1)
+                    slid.saturating_add(ahead - 1)
                 } else {
                     slid
                 }
@@ -278,7 +278,9 @@ impl SequenceGaps {
     fn count_gap(&mut self, gap: u64, c: &mut RouteCounters) {
         let absorbed = gap.min(self.unattributed);
         self.unattributed -= absorbed;
-        c.lost += gap - absorbed;
+        // Saturating: a hostile writer's numbers may jump by up to i64::MAX, and several
+        // such would overflow.
+        c.lost = c.lost.saturating_add(gap - absorbed);
     }
 
     /// Whether reader `at` handed over a sample of `writer` before, or an earlier reader
@@ -326,7 +328,11 @@ impl SequenceGaps {
             return;
         }
         self.pending = false;
-        let lost = self.writers.values_mut().map(WriterPosition::settle).sum();
+        let lost = self
+            .writers
+            .values_mut()
+            .map(WriterPosition::settle)
+            .fold(0u64, u64::saturating_add);
         self.count_gap(lost, c);
     }
 
@@ -594,5 +600,27 @@ mod tests {
         // Taken once more (a writer restarted under its GUID): carried as before.
         let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &[3]);
         assert_eq!((c.lost, carried), (0, vec![3]));
+    }
+
+    /// Review: writers numbering 1 then i64::MAX overflowed `lost` (a panic in a debug
+    /// build, a wrap in release).
+    #[test]
+    fn huge_gaps_of_several_writers_do_not_overflow_lost() {
+        for reliable in [true, false] {
+            let mut g = SequenceGaps::default();
+            let mut c = RouteCounters::default();
+            let at = ReaderId {
+                route: 1,
+                reader: 1,
+                reliable,
+            };
+            for w in 1..=3 {
+                for s in [1, i64::MAX] {
+                    g.is_replay(at, guid(w), SequenceNumber::new(s), &mut c);
+                }
+            }
+            g.settle(&mut c);
+            assert_eq!(c.lost, u64::MAX, "saturated");
+        }
     }
 }

@@ -402,6 +402,11 @@ impl Mover {
         if a.generation != self.verdicts_of {
             self.verdicts.clear();
             self.verdicts_of = a.generation;
+            // RustDDS's eviction counts (HORUS-PATCH item 19) of the writers no longer
+            // accepted are forgotten, as the route forgets their positions: bounded by the
+            // writers that exist.
+            self.reader
+                .horus_retain_evicted_counts(|g| a.guids.contains(&format!("{g:?}")));
         }
         *self.verdicts.entry(writer).or_insert_with(|| {
             let g = format!("{writer:?}");

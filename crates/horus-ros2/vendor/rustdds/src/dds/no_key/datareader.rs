@@ -235,6 +235,13 @@ where
     self.keyed_datareader.horus_take_evicted_before_first_take(writer)
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 19): forgets the eviction counts of the writers
+  /// `keep` says no (gone, or no longer followed), so that what is remembered is bounded
+  /// by the writers that exist. Call it when the application forgets writers.
+  pub fn horus_retain_evicted_counts(&mut self, keep: impl FnMut(&crate::GUID) -> bool) {
+    self.keyed_datareader.horus_retain_evicted_counts(keep);
+  }
+
   // Iterator interface
 
   /// Produces an iterator over the currently available NOT_READ samples.

@@ -116,6 +116,12 @@ where
       .horus_take_evicted_before_first_take(writer)
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 19): forgets the eviction counts of the writers
+  /// `keep` says no (`DataSampleCache::horus_retain_evicted_counts`).
+  pub fn horus_retain_evicted_counts(&mut self, keep: impl FnMut(&GUID) -> bool) {
+    self.datasample_cache.horus_retain_evicted_counts(keep);
+  }
+
   fn drain_read_notifications(&self) {
     self.simple_data_reader.drain_read_notifications();
   }

@@ -397,23 +397,23 @@ where
   /// HORUS PATCH (HORUS-PATCH.md, item 19): a sample of `writer` was evicted unread,
   /// counted while nothing of the writer was taken (a reader counting loss from gaps
   /// between the sequence numbers it takes sees no gap below its first one). At most
-  /// `PRUNE_INSTANCES_AT` writers are remembered: past that, those something was taken
-  /// from are forgotten first (their count no longer changes), then the lowest GUIDs.
+  /// `PRUNE_INSTANCES_AT` writers are remembered; the application forgets the writers that
+  /// are gone (`horus_retain_evicted_counts`). While the map is full a new writer's
+  /// evictions are not counted (an undercount, only with more writers than that on one
+  /// reader). Was: a full map forgot the claimed writers, live ones too, whose later
+  /// evictions were then counted again once the application claimed them anew (review).
   fn horus_note_evicted(map: &mut BTreeMap<GUID, HorusEvicted>, writer: GUID) {
-    Self::horus_evicted_entry(map, writer).note_evicted();
+    if map.len() < PRUNE_INSTANCES_AT || map.contains_key(&writer) {
+      map.entry(writer).or_default().note_evicted();
+    }
   }
 
-  fn horus_evicted_entry(
-    map: &mut BTreeMap<GUID, HorusEvicted>,
-    writer: GUID,
-  ) -> &mut HorusEvicted {
-    if !map.contains_key(&writer) && map.len() >= PRUNE_INSTANCES_AT {
-      map.retain(|_, e| !e.claimed);
-      if map.len() >= PRUNE_INSTANCES_AT {
-        map.pop_first();
-      }
-    }
-    map.entry(writer).or_default()
+  /// HORUS PATCH (HORUS-PATCH.md, item 19): forgets the eviction counts of the writers
+  /// `keep` says no (gone, or no longer followed by the application), so that the map is
+  /// bounded by the writers that exist. A writer forgotten and seen again is counted
+  /// afresh until claimed again.
+  pub fn horus_retain_evicted_counts(&mut self, mut keep: impl FnMut(&GUID) -> bool) {
+    self.horus_evicted_before_take.retain(|g, _| keep(g));
   }
 
   /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` this history
@@ -427,7 +427,19 @@ where
   /// ones below S that were not taken; a best-effort sample overtaken on the way by a
   /// newer one may be among them although it is above it.
   pub fn horus_take_evicted_before_first_take(&mut self, writer: GUID) -> u64 {
-    let e = Self::horus_evicted_entry(&mut self.horus_evicted_before_take, writer);
+    let map = &mut self.horus_evicted_before_take;
+    if !map.contains_key(&writer) && map.len() >= PRUNE_INSTANCES_AT {
+      // Full: the claim is kept at the cost of a writer not claimed yet (its count
+      // forgotten: an undercount), never of a claimed one (a count twice).
+      let unclaimed = map.iter().find(|(_, e)| !e.claimed).map(|(g, _)| *g);
+      match unclaimed {
+        Some(g) => {
+          map.remove(&g);
+        }
+        None => return 0,
+      }
+    }
+    let e = map.entry(writer).or_default();
     e.claimed = true;
     std::mem::take(&mut e.before_first_take)
   }
@@ -1130,5 +1142,52 @@ mod horus_windowed_history_tests {
     add(&mut cache, b, 1);
     assert_eq!(cache.horus_take_evicted_before_first_take(a), 2);
     assert_eq!(cache.horus_take_evicted_before_first_take(b), 0);
+  }
+
+  /// HORUS PATCH (item 19): a full map of writers does not forget a claimed one (its later
+  /// evictions are the application's gaps): was, it forgot every claimed writer, and one
+  /// claimed again counted its evictions a second time (review). Forgetting is the
+  /// application's (`horus_retain_evicted_counts`).
+  #[test]
+  fn a_claimed_writer_is_not_forgotten_when_the_map_of_writers_is_full() {
+    let a = writer(1);
+    let qos = crate::QosPolicyBuilder::new()
+      .history(policy::History::KeepLast { depth: 4 })
+      .build();
+    let mut cache: DataSampleCache<Msg> = DataSampleCache::new(qos);
+    add(&mut cache, a, 1);
+    assert_eq!(take_one(&mut cache), Some(1));
+    assert_eq!(
+      cache.horus_take_evicted_before_first_take(a),
+      0,
+      "claimed at its first take"
+    );
+    let other = |i: usize| {
+      let b = (i as u32 + 1000).to_be_bytes();
+      GUID::new_with_prefix_and_id(
+        GuidPrefix::new(&[b[0], b[1], b[2], b[3], 9, 9, 9, 9, 9, 9, 9, 9]),
+        EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+      )
+    };
+    for i in 0..PRUNE_INSTANCES_AT {
+      cache.horus_take_evicted_before_first_take(other(i));
+    }
+    for sn in 2..=10 {
+      add(&mut cache, a, sn);
+    }
+    assert_eq!(take_one(&mut cache), Some(7));
+    assert_eq!(
+      cache.horus_take_evicted_before_first_take(a),
+      0,
+      "a was claimed: 2 to 6 are the application's gap, not counted here too"
+    );
+    // The application forgets the writers that are gone: then a new one is counted.
+    cache.horus_retain_evicted_counts(|g| *g == a);
+    let c = writer(3);
+    for sn in 1..=6 {
+      add(&mut cache, c, sn);
+    }
+    // One instance of depth 4: a's 8 to 10 and c's 1 and 2 evicted; a's not counted.
+    assert_eq!(cache.horus_take_evicted_before_first_take(c), 2);
   }
 }

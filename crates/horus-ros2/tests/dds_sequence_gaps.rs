@@ -491,8 +491,15 @@ fn a_burst_after_a_refused_first_sample_is_carried_or_counted_lost() {
         from_ros(s, "demo/rburst").is_some_and(|t| t.counters.refused + t.counters.messages >= 1)
     });
     let first = from_ros(&st, "demo/rburst").unwrap();
-    // The next scan accepts the late writer (pacing: two scan intervals, not a measurement).
-    std::thread::sleep(Duration::from_millis(2 * SCAN_MS + 500));
+    // A scan that saw both writers accepted the late one (the status is written after the
+    // scan that computes the graph it shows and the writers it accepts). Was: a sleep of
+    // two scan intervals, assuming that.
+    common::wait_status(&w.namespace, "a scan with both writers", |s| {
+        s.ros_graph
+            .topics
+            .iter()
+            .any(|t| t.name == "/demo/rburst" && t.publishers >= 2)
+    });
     late.send(&BURST.to_string());
     late.expect_line("done");
     let st = common::wait_status(&w.namespace, "the burst carried or counted", |s| {

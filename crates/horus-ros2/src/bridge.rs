@@ -435,20 +435,12 @@ impl Bridge {
             if matching.is_empty() {
                 close(&mut r.open, &mut self.stopping);
             } else {
-                let accepted = matching.iter().map(|w| w.guid.clone()).collect();
+                let accepted: HashSet<String> = matching.iter().map(|w| w.guid.clone()).collect();
                 let with_history: HashSet<String> = matching
                     .iter()
                     .filter(|w| w.transient_local)
                     .map(|w| w.guid.clone())
                     .collect();
-                {
-                    // The counters first, as the route's thread locks them.
-                    let mut c = r.counters.lock();
-                    r.sequences
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .forget_writers_except(&accepted, &mut c);
-                }
                 let kind = ReaderKind::of(&matching);
                 if let Some(i) = r.open.as_mut().filter(|i| i.kind != kind) {
                     // Only the DDS reader is replaced: the bridge's horus publisher, and
@@ -481,7 +473,19 @@ impl Bridge {
                     }
                 }
                 if let Some(i) = r.open.as_mut() {
-                    i.accept_writers(accepted, with_history);
+                    i.accept_writers(accepted.clone(), with_history);
+                }
+                // Forgotten only now that the route refuses them: before, its thread could
+                // carry a sample of a writer just forgotten and so remember it again, and
+                // if that writer were accepted again later, what it had refused meanwhile
+                // would count as refused and as a gap (lost) both (found in review).
+                {
+                    // The counters first, as the route's thread locks them.
+                    let mut c = r.counters.lock();
+                    r.sequences
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .forget_writers_except(&accepted, &mut c);
                 }
             }
             r.status.active = r.open.is_some();

@@ -14,8 +14,10 @@
 //! the reader empty ([`SequenceGaps::settle`]), when they leave the window, when the
 //! writer is forgotten, when every writer is (no horus subscriber left) or when a route
 //! opened anew takes the writer; one arriving before that is carried, not counted. One
-//! arriving after it was counted lost already: it is dropped, never carried (the `lost`
-//! count holds it: a real loss to horus, made by the bridge rather than the network).
+//! arriving after it was counted lost already, while still in the window: it is dropped,
+//! never carried (the `lost` count holds it: a real loss to horus, made by the bridge
+//! rather than the network). Below the window nothing tells such a sample from a restarted
+//! writer's or a hostile one's: carried, not counted (docs/ros2-bridge.md lists it).
 //! Was: the gap was counted at once, and the late sample carried as well (a false loss;
 //! found in review).
 //!
@@ -262,14 +264,15 @@ impl SequenceGaps {
             c.replayed += 1;
             return true;
         }
-        if !at.reliable && behind > WINDOW {
-            // Late past the window: already counted lost when it left it. Dropped, or the
-            // count would be a false loss.
-            return true;
-        }
         // Not a replay on the same reader (DDS hands a reader each sample once): a writer
-        // restarted under the same GUID. Carried; nothing counted (no false loss), the
-        // position kept.
+        // restarted under the same GUID, a hostile writer's numbers, a sample skipped when
+        // a route opened anew, or a best-effort sample later than the window. Carried;
+        // nothing counted, the position kept. Dropping it instead would be a silent loss
+        // in the first three cases (found in review); in the last, when that sample had
+        // been counted lost on leaving the window, carrying it makes that count a false
+        // loss: a best-effort sample overtaken by more than 64 newer ones of its writer,
+        // which RTPS over one host's loopback or a LAN does not do in practice
+        // (docs/ros2-bridge.md, "Still uncounted").
         false
     }
 
@@ -536,7 +539,7 @@ mod tests {
     }
 
     /// A best-effort writer's missing number is counted lost once, when it leaves the
-    /// window; arriving later still, it is dropped (not carried after being counted).
+    /// window; arriving later still, below the window, it is carried (review B1).
     #[test]
     fn a_best_effort_gap_is_counted_lost_once_it_leaves_the_window() {
         let mut g = SequenceGaps::default();
@@ -547,8 +550,11 @@ mod tests {
         assert_eq!(c.lost, 0, "2 is 64 below 66: still in the window");
         let (c, _) = feed_best_effort(&mut g, 1, guid(1), &[67]);
         assert_eq!(c.lost, 1, "2 left the window");
+        // Later than the window: carried, not counted again (below the window a number
+        // may as well be a restarted writer's or a hostile one's: dropping it would be a
+        // silent loss there, review B1; here the count of 2 is the documented false loss).
         let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &[2]);
-        assert_eq!((c.lost, carried), (0, vec![]), "counted already: dropped");
+        assert_eq!((c.lost, carried), (0, vec![2]));
         // A jump past the window counts what it skipped at once, bounded work.
         let (c, _) = feed_best_effort(&mut g, 1, guid(1), &[67 + 1 + 100]);
         assert_eq!(c.lost, 100 - 64);
@@ -622,5 +628,47 @@ mod tests {
             g.settle(&mut c);
             assert_eq!(c.lost, u64::MAX, "saturated");
         }
+    }
+
+    // Review B1 of the window (each failed with the late-past-the-window drop: carried
+    // nothing and counted nothing).
+    #[test]
+    fn a_best_effort_writer_restarted_under_its_guid_is_carried() {
+        let mut g = SequenceGaps::default();
+        let first: Vec<i64> = (1..=100).collect();
+        let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &first);
+        assert_eq!((c.lost, carried.len()), (0, 100));
+        let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &[1, 2, 3]);
+        assert_eq!(carried, vec![1, 2, 3], "{c:?}");
+        assert_eq!(c.lost, 0);
+    }
+
+    #[test]
+    fn a_best_effort_number_far_below_the_highest_is_carried_not_dropped_uncounted() {
+        let mut g = SequenceGaps::default();
+        feed_best_effort(&mut g, 1, guid(1), &[1000]);
+        let (c, carried) = feed_best_effort(&mut g, 1, guid(1), &[1]);
+        assert_eq!(
+            carried.len() as u64 + c.lost + c.replayed,
+            1,
+            "carried {carried:?}, {c:?}"
+        );
+    }
+
+    #[test]
+    fn a_late_sample_on_a_best_effort_route_opened_anew_is_carried_or_counted() {
+        let mut g = SequenceGaps::default();
+        feed_best_effort(&mut g, 1, guid(1), &[1, 2, 3]);
+        let at = ReaderId {
+            route: 2,
+            reader: 2,
+            reliable: false,
+        };
+        let (c, carried) = feed_at(&mut g, at, guid(1), &[200, 100]);
+        assert_eq!(
+            carried.len() as u64 + c.lost + c.replayed,
+            2,
+            "carried {carried:?}, {c:?}"
+        );
     }
 }

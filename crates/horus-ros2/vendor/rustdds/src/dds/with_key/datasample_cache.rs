@@ -413,7 +413,12 @@ where
   /// bounded by the writers that exist. A writer forgotten and seen again is counted
   /// afresh until claimed again.
   pub fn horus_retain_evicted_counts(&mut self, mut keep: impl FnMut(&GUID) -> bool) {
-    self.horus_evicted_before_take.retain(|g, _| keep(g));
+    // An unclaimed count of a writer not accepted (yet) is kept: the writer may be
+    // accepted later, and its claim then reports those evictions (review B4). One with
+    // nothing counted is the default state: dropped. Claimed ones of writers gone: dropped.
+    self
+      .horus_evicted_before_take
+      .retain(|g, e| keep(g) || (!e.claimed && e.before_first_take > 0));
   }
 
   /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` this history
@@ -1189,5 +1194,24 @@ mod horus_windowed_history_tests {
     }
     // One instance of depth 4: a's 8 to 10 and c's 1 and 2 evicted; a's not counted.
     assert_eq!(cache.horus_take_evicted_before_first_take(c), 2);
+  }
+
+  /// HORUS PATCH (item 19): forgetting the writers the application does not follow keeps
+  /// the evictions counted of one it has not accepted yet, for its claim when it is
+  /// (review B4: the first version dropped them whenever the accepted set changed).
+  #[test]
+  fn a_writer_not_accepted_yet_keeps_its_eviction_count_when_others_are_forgotten() {
+    let a = writer(1);
+    let b = writer(2);
+    let qos = crate::QosPolicyBuilder::new()
+      .history(policy::History::KeepLast { depth: 4 })
+      .build();
+    let mut cache: DataSampleCache<Msg> = DataSampleCache::new(qos);
+    for sn in 1..=6 {
+      add(&mut cache, b, sn);
+    }
+    // The accepted set changes (a only): b's count stays, a's default entry goes.
+    cache.horus_retain_evicted_counts(|g| *g == a);
+    assert_eq!(cache.horus_take_evicted_before_first_take(b), 2);
   }
 }

@@ -441,6 +441,12 @@ impl Bridge {
                     .filter(|w| w.transient_local)
                     .map(|w| w.guid.clone())
                     .collect();
+                // The route refuses the writers no longer accepted before anything else
+                // changes: a reader swapped in below would otherwise be handed their
+                // history under the old verdicts.
+                if let Some(i) = r.open.as_mut() {
+                    i.accept_writers(accepted.clone(), with_history.clone());
+                }
                 let kind = ReaderKind::of(&matching);
                 if let Some(i) = r.open.as_mut().filter(|i| i.kind != kind) {
                     // Only the DDS reader is replaced: the bridge's horus publisher, and
@@ -471,9 +477,6 @@ impl Bridge {
                         }
                         Err(e) => r.status.refused = Some(e.to_string()),
                     }
-                }
-                if let Some(i) = r.open.as_mut() {
-                    i.accept_writers(accepted.clone(), with_history);
                 }
                 // Forgotten only now that the route refuses them: before, its thread could
                 // carry a sample of a writer just forgotten and so remember it again, and

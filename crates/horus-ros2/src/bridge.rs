@@ -412,6 +412,7 @@ impl Bridge {
             };
             let mut matching = Vec::new();
             let mut refused = None;
+            let present: HashSet<String> = writers.iter().map(|w| w.guid.clone()).collect();
             for w in writers {
                 match check_peer(&dds_type, &t.ty.type_hash, w) {
                     Ok(()) => matching.push(w),
@@ -445,7 +446,7 @@ impl Bridge {
                 // changes: a reader swapped in below would otherwise be handed their
                 // history under the old verdicts.
                 if let Some(i) = r.open.as_mut() {
-                    i.accept_writers(accepted.clone(), with_history.clone());
+                    i.accept_writers(accepted.clone(), with_history.clone(), present.clone());
                 }
                 let kind = ReaderKind::of(&matching);
                 if let Some(i) = r.open.as_mut().filter(|i| i.kind != kind) {
@@ -455,27 +456,6 @@ impl Bridge {
                     match i.reopen_reader(&self.dds, t, &dds_topic, &dds_type, kind) {
                         Ok(()) => r.counters.lock().opened += 1,
                         Err(_) => close(&mut r.open, &mut self.stopping),
-                    }
-                }
-                if r.open.is_none() {
-                    let Some(view) = self.local.view(&name) else {
-                        continue;
-                    };
-                    let max = self.config.max_message_bytes;
-                    let shared = (
-                        r.counters.clone(),
-                        Arc::clone(&r.sequences),
-                        self.own_places.entry(name.clone()).or_default().clone(),
-                    );
-                    let writers = (accepted.clone(), with_history.clone());
-                    match Inbound::open(
-                        &self.dds, view, t, &dds_topic, &dds_type, kind, max, shared, writers,
-                    ) {
-                        Ok(i) => {
-                            r.open = Some(i);
-                            r.counters.lock().opened += 1;
-                        }
-                        Err(e) => r.status.refused = Some(e.to_string()),
                     }
                 }
                 // Forgotten only now that the route refuses them: before, its thread could
@@ -489,6 +469,27 @@ impl Bridge {
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .forget_writers_except(&accepted, &mut c);
+                }
+                if r.open.is_none() {
+                    let Some(view) = self.local.view(&name) else {
+                        continue;
+                    };
+                    let max = self.config.max_message_bytes;
+                    let shared = (
+                        r.counters.clone(),
+                        Arc::clone(&r.sequences),
+                        self.own_places.entry(name.clone()).or_default().clone(),
+                    );
+                    let writers = (accepted, with_history, present);
+                    match Inbound::open(
+                        &self.dds, view, t, &dds_topic, &dds_type, kind, max, shared, writers,
+                    ) {
+                        Ok(i) => {
+                            r.open = Some(i);
+                            r.counters.lock().opened += 1;
+                        }
+                        Err(e) => r.status.refused = Some(e.to_string()),
+                    }
                 }
             }
             r.status.active = r.open.is_some();

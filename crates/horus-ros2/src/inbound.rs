@@ -67,6 +67,10 @@ struct Accepted {
     /// Those of them that serve a reader joining late their history (transient-local or
     /// more): what this route's reader was sent of it is no loss when evicted.
     with_history: HashSet<String>,
+    /// Every writer of the topic the last scan saw, refused ones too: RustDDS's eviction
+    /// counts of others are forgotten (a writer not accepted yet keeps its count for its
+    /// claim; one gone does not fill the bounded map for good: review of ba8ee47).
+    present: HashSet<String>,
     generation: u64,
 }
 
@@ -135,7 +139,7 @@ impl Inbound {
     /// starts the route's thread, carrying the samples of the writers in `accepted` (GUIDs
     /// as discovery prints them; given before the thread starts, so that a latched writer's
     /// history delivered at once is not refused), those in `with_history` serving late
-    /// joiners their history.
+    /// joiners their history; `present`: every writer of the topic the scan saw.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn open(
         dds: &Dds,
@@ -146,7 +150,7 @@ impl Inbound {
         kind: ReaderKind,
         max_bytes: usize,
         shared: (SharedCounters, SharedGaps, OwnPlace),
-        (accepted, with_history): (HashSet<String>, HashSet<String>),
+        (accepted, with_history, present): (HashSet<String>, HashSet<String>, HashSet<String>),
     ) -> Result<Inbound, RouteError> {
         let (counters, gaps, own_place) = shared;
         let mut reader = create_reader(dds, local, dds_topic, dds_type, kind)?;
@@ -166,10 +170,12 @@ impl Inbound {
         let accepted = Arc::new(Mutex::new(Accepted {
             guids: accepted,
             with_history,
+            present,
             generation: 1,
         }));
         // Before the thread publishes anything: the other direction skips it from now on.
-        own_place.set(Some(publisher.place()));
+        let place = publisher.place();
+        own_place.set(Some(place));
         let next_reader = NextReader::default();
         let mut mover = Mover {
             reader,
@@ -198,7 +204,7 @@ impl Inbound {
             Some(Arc::clone(&waker)),
             move |stop| mover.run(poll, &stop),
         )
-        .inspect_err(|_| own_place.set(None))
+        .inspect_err(|_| own_place.clear_if(place))
         .map_err(thread_err)?;
         Ok(Inbound {
             kind,
@@ -235,12 +241,19 @@ impl Inbound {
 
     /// The writers whose samples are carried from now on (those the scan accepted);
     /// samples of any other writer are dropped and counted refused. Those in
-    /// `with_history` serve late joiners their history.
-    pub(crate) fn accept_writers(&mut self, guids: HashSet<String>, with_history: HashSet<String>) {
+    /// `with_history` serve late joiners their history; `present`: every writer of the
+    /// topic the scan saw, refused ones too.
+    pub(crate) fn accept_writers(
+        &mut self,
+        guids: HashSet<String>,
+        with_history: HashSet<String>,
+        present: HashSet<String>,
+    ) {
         let mut a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
-        if guids != a.guids || with_history != a.with_history {
+        if guids != a.guids || with_history != a.with_history || present != a.present {
             a.guids = guids;
             a.with_history = with_history;
+            a.present = present;
             a.generation += 1;
         }
     }
@@ -295,7 +308,7 @@ impl Mover {
             }
         }
         let _ = poll.registry().deregister(&mut self.reader);
-        self.own_place.set(None);
+        self.own_place.clear_if(self.publisher.place());
     }
 
     /// Takes the reader [`Inbound::reopen_reader`] left, if any, in place of the current
@@ -402,11 +415,13 @@ impl Mover {
         if a.generation != self.verdicts_of {
             self.verdicts.clear();
             self.verdicts_of = a.generation;
-            // RustDDS's eviction counts (HORUS-PATCH item 19) of the writers no longer
-            // accepted are forgotten, as the route forgets their positions: bounded by the
-            // writers that exist.
+            // RustDDS's eviction counts (HORUS-PATCH item 19) of the writers the scan no
+            // longer sees are forgotten: bounded by the writers that exist. A writer seen
+            // but not accepted (yet) keeps its count, for its claim once it is; one the
+            // route no longer accepts keeps its claim (its position is forgotten: accepted
+            // again, it restarts, docs/ros2-bridge.md).
             self.reader
-                .horus_retain_evicted_counts(|g| a.guids.contains(&format!("{g:?}")));
+                .horus_retain_evicted_counts(|g| a.present.contains(&format!("{g:?}")));
         }
         *self.verdicts.entry(writer).or_insert_with(|| {
             let g = format!("{writer:?}");

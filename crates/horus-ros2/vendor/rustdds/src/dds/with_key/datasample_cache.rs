@@ -413,12 +413,11 @@ where
   /// bounded by the writers that exist. A writer forgotten and seen again is counted
   /// afresh until claimed again.
   pub fn horus_retain_evicted_counts(&mut self, mut keep: impl FnMut(&GUID) -> bool) {
-    // An unclaimed count of a writer not accepted (yet) is kept: the writer may be
-    // accepted later, and its claim then reports those evictions (review B4). One with
-    // nothing counted is the default state: dropped. Claimed ones of writers gone: dropped.
-    self
-      .horus_evicted_before_take
-      .retain(|g, e| keep(g) || (!e.claimed && e.before_first_take > 0));
+    // `keep` decides alone: the application keeps the writers that still exist, accepted
+    // or not yet (review B4 of the first version, which kept only accepted ones), and drops
+    // the gone ones whatever their state (keeping every unclaimed count let gone writers
+    // fill the map for good, after which no new writer's evictions were counted: review).
+    self.horus_evicted_before_take.retain(|g, _| keep(g));
   }
 
   /// HORUS PATCH (HORUS-PATCH.md, item 19): how many samples of `writer` this history
@@ -1196,22 +1195,46 @@ mod horus_windowed_history_tests {
     assert_eq!(cache.horus_take_evicted_before_first_take(c), 2);
   }
 
-  /// HORUS PATCH (item 19): forgetting the writers the application does not follow keeps
-  /// the evictions counted of one it has not accepted yet, for its claim when it is
-  /// (review B4: the first version dropped them whenever the accepted set changed).
+  /// HORUS PATCH (item 19): the writers the application forgets are dropped whatever
+  /// their state, so that gone writers' counts do not fill the bounded map for good (a
+  /// version that kept every unclaimed count did: then no new writer's evictions were
+  /// counted; found in review). Which writers to keep (those that exist, accepted or not
+  /// yet) is the application's: horus-ros2 passes every writer its scan saw.
   #[test]
-  fn a_writer_not_accepted_yet_keeps_its_eviction_count_when_others_are_forgotten() {
+  fn gone_writers_counts_do_not_fill_the_map_for_good() {
     let a = writer(1);
-    let b = writer(2);
     let qos = crate::QosPolicyBuilder::new()
       .history(policy::History::KeepLast { depth: 4 })
       .build();
     let mut cache: DataSampleCache<Msg> = DataSampleCache::new(qos);
+    let other = |i: usize| {
+      let b = (i as u32 + 1000).to_be_bytes();
+      GUID::new_with_prefix_and_id(
+        GuidPrefix::new(&[b[0], b[1], b[2], b[3], 9, 9, 9, 9, 9, 9, 9, 9]),
+        EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+      )
+    };
+    for i in 0..PRUNE_INSTANCES_AT + 4 {
+      add(&mut cache, other(i), 1);
+    }
+    // Those writers are gone (refused for another type, say): forgotten.
+    cache.horus_retain_evicted_counts(|g| *g == a);
+    while take_one(&mut cache).is_some() {}
+    let c = writer(3);
+    for sn in 1..=6 {
+      add(&mut cache, c, sn);
+    }
+    assert_eq!(
+      cache.horus_take_evicted_before_first_take(c),
+      2,
+      "c's 1 and 2 evicted"
+    );
+    // A writer kept by the application keeps its unclaimed count.
+    let b = writer(2);
     for sn in 1..=6 {
       add(&mut cache, b, sn);
     }
-    // The accepted set changes (a only): b's count stays, a's default entry goes.
-    cache.horus_retain_evicted_counts(|g| *g == a);
+    cache.horus_retain_evicted_counts(|g| *g == b);
     assert_eq!(cache.horus_take_evicted_before_first_take(b), 2);
   }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::{World, PATIENCE};
-use horus::inspect::{open_or_create_ros_topic, ros_qos, QosInfo, RawRosReader};
+use horus::inspect::{open_or_create_ros_topic, ros_qos, QosInfo, RawRosReader, TopicView};
 use horus::Overflow;
 use horus_msgs::Ros2Type;
 use horus_ros2::raw::{PassThrough, WireCdr};
@@ -330,37 +330,14 @@ fn a_reopened_reader_does_not_deliver_a_latched_message_twice() {
 #[test]
 fn a_reopened_route_takes_its_new_reader_while_a_writer_outpaces_a_slow_block_subscriber() {
     skip_unless_ready!();
-    let w = World::new("swap");
-    let qos = QosInfo {
-        depth: 4,
-        overflow: Some(Overflow::Block {
-            timeout: Duration::from_secs(1),
-        }),
-        ..ros_qos(4096)
-    };
-    let v = open_or_create_ros_topic(&w.namespace, "demo/swap", &string_type(), &qos).unwrap();
-    let mut r = v.ros_subscriber(true).unwrap();
-    let bridge = w.bridge();
-    let stream = w.spawn_self("streaming_peer_process", STREAM_ENV, "rt/demo/swap");
-    stream.expect_line("matched 1");
-    r.recv_timeout(PATIENCE).expect("the stream crosses");
-    let joined = w.spawn_self("numbered_peer_process", PEER_ENV, "rt/demo/swap");
-    let mut seen: Vec<String> = Vec::new();
-    let deadline = std::time::Instant::now() + PATIENCE;
-    loop {
-        // The slow subscriber: one message, then a pause (pacing, not a measurement).
-        let _ = r.recv_timeout(Duration::from_millis(20));
-        std::thread::sleep(Duration::from_millis(20));
-        seen.extend(stream.drain().into_iter().filter(|l| l.contains("matched")));
-        let new_matched = seen.iter().position(|l| l.ends_with("matched 2"));
-        if new_matched.is_some_and(|at| seen[at..].iter().any(|l| l.ends_with("matched 1"))) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the route never took its new reader while the writer streamed: {seen:?}"
-        );
-    }
+    let Swapped {
+        w,
+        v,
+        r,
+        bridge,
+        stream,
+        joined,
+    } = swap_readers("swap", "demo/swap");
     let st = common::wait_status(&w.namespace, "the route reopened", |s| {
         from_ros(s, "demo/swap").is_some_and(|t| t.counters.opened >= 2)
     });
@@ -380,6 +357,61 @@ fn slow_read(r: &mut RawRosReader) {
     std::thread::sleep(Duration::from_millis(20));
 }
 
+/// What [`swap_readers`] leaves running.
+struct Swapped {
+    w: World,
+    v: TopicView,
+    r: RawRosReader,
+    bridge: common::Proc,
+    stream: common::Proc,
+    joined: common::Proc,
+}
+
+/// The set-up the reader-swap tests share: a reliable writer streams into a `Block` topic
+/// (depth 4) whose subscriber reads slowly; a best-effort writer joins, so the bridge swaps
+/// the route's DDS reader. Returns once the streaming writer has seen the new reader match
+/// (2 readers) and then the old one leave (1), the subscriber reading slowly meanwhile.
+fn swap_readers(world: &str, topic: &str) -> Swapped {
+    let w = World::new(world);
+    let qos = QosInfo {
+        depth: 4,
+        overflow: Some(Overflow::Block {
+            timeout: Duration::from_secs(1),
+        }),
+        ..ros_qos(4096)
+    };
+    let v = open_or_create_ros_topic(&w.namespace, topic, &string_type(), &qos).unwrap();
+    let mut r = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let dds_topic = format!("rt/{topic}");
+    let stream = w.spawn_self("streaming_peer_process", STREAM_ENV, &dds_topic);
+    stream.expect_line("matched 1");
+    r.recv_timeout(PATIENCE).expect("the stream crosses");
+    let joined = w.spawn_self("numbered_peer_process", PEER_ENV, &dds_topic);
+    let mut seen: Vec<String> = Vec::new();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        slow_read(&mut r);
+        seen.extend(stream.drain().into_iter().filter(|l| l.contains("matched")));
+        let new_matched = seen.iter().position(|l| l.ends_with("matched 2"));
+        if new_matched.is_some_and(|at| seen[at..].iter().any(|l| l.ends_with("matched 1"))) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the route never took its new reader while the writer streamed: {seen:?}"
+        );
+    }
+    Swapped {
+        w,
+        v,
+        r,
+        bridge,
+        stream,
+        joined,
+    }
+}
+
 /// Review L4: a reliable writer streams (about 1 kHz) into a `Block` topic (depth 4) read
 /// every ~40 ms; a best-effort writer joins (it writes nothing), so the route swaps its
 /// DDS reader for a best-effort one while the horus subscriber stays. The old reader goes
@@ -392,37 +424,14 @@ fn slow_read(r: &mut RawRosReader) {
 #[test]
 fn samples_neither_reader_carried_across_a_swap_are_counted_lost() {
     skip_unless_ready!();
-    let w = World::new("swap_gap");
-    let qos = QosInfo {
-        depth: 4,
-        overflow: Some(Overflow::Block {
-            timeout: Duration::from_secs(1),
-        }),
-        ..ros_qos(4096)
-    };
-    let v = open_or_create_ros_topic(&w.namespace, "demo/swap_gap", &string_type(), &qos).unwrap();
-    let mut r = v.ros_subscriber(true).unwrap();
-    let bridge = w.bridge();
-    let mut stream = w.spawn_self("streaming_peer_process", STREAM_ENV, "rt/demo/swap_gap");
-    stream.expect_line("matched 1");
-    r.recv_timeout(PATIENCE).expect("the stream crosses");
-    let joined = w.spawn_self("numbered_peer_process", PEER_ENV, "rt/demo/swap_gap");
-    let mut seen: Vec<String> = Vec::new();
-    let deadline = std::time::Instant::now() + PATIENCE;
-    // The slow subscriber until the writer has seen the new reader match and the old one
-    // leave.
-    loop {
-        slow_read(&mut r);
-        seen.extend(stream.drain().into_iter().filter(|l| l.contains("matched")));
-        let new_matched = seen.iter().position(|l| l.ends_with("matched 2"));
-        if new_matched.is_some_and(|at| seen[at..].iter().any(|l| l.ends_with("matched 1"))) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the route never took its new reader: {seen:?}"
-        );
-    }
+    let Swapped {
+        w,
+        v,
+        mut r,
+        bridge,
+        mut stream,
+        joined,
+    } = swap_readers("swap_gap", "demo/swap_gap");
     stream.send("stop");
     let last: u64 = stream
         .next_line("last ")

@@ -97,12 +97,6 @@ pub(crate) struct Inbound {
 /// What the route's thread owns.
 struct Mover {
     reader: Reader,
-    /// `reader` is reliable: it hands a writer's samples over in sequence order, so what its
-    /// history evicted before the route's first take all lies below that take's number.
-    /// A best-effort reader hands them over as they arrive (a lower number may come after a
-    /// higher one): an eviction before the first take may show again as a gap, so there
-    /// the evictions are not counted (HORUS-PATCH item 19; never a false loss).
-    reliable: bool,
     /// A reader to take in place of `reader` (the route reopened for other QoS).
     next_reader: NextReader,
     /// The horus topic's depth: what the DDS reader's history keeps per writer.
@@ -126,7 +120,12 @@ struct Mover {
     verdicts: HashMap<GUID, Verdict>,
     verdicts_of: u64,
     /// This route and its DDS reader (a reader swapped in has a new number:
-    /// sequence_gaps.rs).
+    /// sequence_gaps.rs), and whether `reader` is reliable: it hands a writer's samples
+    /// over in sequence order, so what its history evicted before the route's first take
+    /// all lies below that take's number. A best-effort reader hands them over as they
+    /// arrive (a lower number may come after a higher one): an eviction before the first
+    /// take may show again as a gap, so there the evictions are not counted (HORUS-PATCH
+    /// item 19; never a false loss).
     at: ReaderId,
     gaps: SharedGaps,
     counters: SharedCounters,
@@ -179,7 +178,6 @@ impl Inbound {
         let next_reader = NextReader::default();
         let mut mover = Mover {
             reader,
-            reliable: kind.reliable,
             next_reader: Arc::clone(&next_reader),
             depth: usize::try_from(local.qos.depth.max(1)).unwrap_or(usize::MAX),
             publisher,
@@ -329,7 +327,6 @@ impl Mover {
         let _ = registry.register(&mut next, READER, mio::Interest::READABLE);
         // The old reader drops here: its endpoint leaves the DDS graph.
         self.reader = next;
-        self.reliable = reliable;
         self.at.reader = new_reader_incarnation();
         self.at.reliable = reliable;
         true
@@ -462,11 +459,11 @@ impl Mover {
                 // reader tells them from its live samples without risking a false loss,
                 // so none is counted (a live burst evicted so stays uncounted:
                 // docs/ros2-bridge.md, "Losses and bad input"); nor are a
-                // best-effort reader's (`Mover::reliable`). On a reader swapped in, the
+                // best-effort reader's (`Mover::at`). On a reader swapped in, the
                 // gap from the last sample the old one carried holds them
                 // (sequence_gaps.rs): not added.
                 let evicted = self.reader.horus_take_evicted_before_first_take(writer);
-                if newness == Newness::NewToRoute && self.reliable && !verdict.with_history {
+                if newness == Newness::NewToRoute && self.at.reliable && !verdict.with_history {
                     c.lost = c.lost.saturating_add(evicted);
                 }
             }

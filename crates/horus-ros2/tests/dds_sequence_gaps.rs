@@ -21,6 +21,7 @@ use horus_ros2::raw::{PassThrough, WireCdr};
 use horus_ros2::{Direction, TopicStatus};
 use horus_ros_msgs::std_msgs::msg::String as RosString;
 use raw_dds_peer::{Delivery, RawDdsPeer, STRING_TYPE, VALID_STRING};
+use rustdds::no_key::DataWriter;
 use rustdds::{DataWriterStatus, StatusEvented, WriteOptionsBuilder, GUID};
 
 bridge_process_test!();
@@ -63,6 +64,19 @@ fn numbered_peer_process() {
         w.write_with_options(WireCdr(Bytes::from_static(&VALID_STRING)), opts)
             .unwrap();
         println!("done");
+    }
+}
+
+/// A peer child's report to its test: prints `matched N` whenever the number of readers
+/// matched to `w` changes from `matched`.
+fn report_matched(w: &DataWriter<WireCdr, PassThrough>, matched: &mut i32) {
+    while let Some(st) = w.try_recv_status() {
+        if let DataWriterStatus::PublicationMatched { current, .. } = st {
+            if current.count() != *matched {
+                *matched = current.count();
+                println!("matched {matched}");
+            }
+        }
     }
 }
 
@@ -111,14 +125,7 @@ fn streaming_peer_process() {
             writing = false;
             println!("last {last}");
         }
-        while let Some(st) = w.try_recv_status() {
-            if let DataWriterStatus::PublicationMatched { current, .. } = st {
-                if current.count() != matched {
-                    matched = current.count();
-                    println!("matched {matched}");
-                }
-            }
-        }
+        report_matched(&w, &mut matched);
         if matched > 0 && writing {
             // A write the reader's window holds back times out: the next one tries again.
             let sent = w.write_with_options(
@@ -158,14 +165,7 @@ fn burst_peer_process() {
     println!("ready");
     let mut matched = 0;
     loop {
-        while let Some(st) = w.try_recv_status() {
-            if let DataWriterStatus::PublicationMatched { current, .. } = st {
-                if current.count() != matched {
-                    matched = current.count();
-                    println!("matched {matched}");
-                }
-            }
-        }
+        report_matched(&w, &mut matched);
         match rx.recv_timeout(Duration::from_millis(5)) {
             Ok(line) => {
                 let n: usize = line.trim().parse().expect("a sample count");

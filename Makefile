@@ -483,7 +483,8 @@ BENCH_RUNS := pingpong:pingpong: \
               interleaved:interleaved:--rounds=5 many_to_many:many_to_many:--rounds=5 rpc:rpc:--rounds=3 logging:logging: \
               determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling: \
               tf:tf:--rounds=3 \
-              multi_host:multi_host:--rounds=3=--markdown=docs/multi-host-results.md
+              multi_host:multi_host:--rounds=3=--markdown=docs/multi-host-results.md \
+              ros2:ros2:--rounds=3
 
 # The benchmark packages: horus-bench (horus alone) and one package per family of peers
 # measured, so that each binary compiles only the peers it measures; the report last.

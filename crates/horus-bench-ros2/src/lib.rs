@@ -14,10 +14,8 @@ pub mod discovery;
 pub mod netns;
 pub mod rust_end;
 pub mod session;
-pub mod system;
-pub mod table;
 
-pub use system::System;
+pub use horus_bench_ros2_rows::{system, table, System, GAVE_UP};
 
 /// First argument that turns the `ros2` binary into one of its child processes.
 pub const CHILD_FLAG: &str = "--ros2-child";

@@ -15,6 +15,7 @@ mod many_to_many;
 mod other_machines;
 mod python;
 mod results;
+mod ros2_bridge;
 mod ros_messages_py;
 mod scheduler;
 mod services;
@@ -92,6 +93,7 @@ pub fn write(a: &Options) -> anyhow::Result<Vec<PathBuf>> {
     hosts_and_ros::multi_host(&r, &mut keys);
     hosts_and_ros::ros_messages(&r, &mut keys);
     ros_messages_py::ros_messages_py(&r, &mut keys);
+    ros2_bridge::ros2_bridge(&r.ros2, &mut keys);
     other_machines::other_machines(a.machines.as_deref(), &r, &mut keys)?;
     let errors = r.errors();
     keys.insert(

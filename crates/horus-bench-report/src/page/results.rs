@@ -16,6 +16,7 @@ use horus_bench::suite::Doc;
 use horus_bench::tables;
 use horus_bench_multi_host_rows::rows::MhRow;
 use horus_bench_ros::ros_rows::RosRow;
+use horus_bench_ros2_rows::table::Row as Ros2Row;
 
 /// The result files of one run, each parsed if present.
 pub(crate) struct Results {
@@ -43,6 +44,8 @@ pub(crate) struct Results {
     pub(crate) multi_host: Option<Doc<MhRow>>,
     /// `ros_messages` (ROS 2 messages, Rust).
     pub(crate) ros: Option<Doc<RosRow>>,
+    /// `ros2` (horus ↔ rclpy through the bridge, beside rclpy ↔ rclpy).
+    pub(crate) ros2: Option<Doc<Ros2Row>>,
     /// `python/bench/ros_python.py --json` (ROS 2 messages, Python).
     pub(crate) ros_python: Option<Value>,
     /// `python/bench/ros_messages_py.py --json` (the ROS 2 messages ping-pong, Python).
@@ -89,6 +92,7 @@ impl Results {
             logging: load(dir, "logging", m)?,
             multi_host: load(dir, "multi_host", m)?,
             ros: load(dir, "ros_messages", m)?,
+            ros2: load(dir, "ros2", m)?,
             ros_python: load(dir, "ros_python", m)?,
             ros_messages_py: load(dir, "ros_messages_py", m)?,
             missing,
@@ -123,6 +127,7 @@ impl Results {
         v.extend(of("logging", &self.logging));
         v.extend(of("multi_host", &self.multi_host));
         v.extend(of("ros_messages", &self.ros));
+        v.extend(of("ros2", &self.ros2));
         if let Some(py) = &self.ros_python {
             for e in py["errors"].as_array().into_iter().flatten() {
                 v.push(format!("ros_python: {}", e.as_str().unwrap_or("?")));

@@ -19,7 +19,7 @@ use horus_bench_ros2::discovery::DiscoveryRange;
 use horus_bench_ros2::session::{self, Programs, Spec};
 use horus_bench_ros2::table::{self, Row};
 use horus_bench_ros2::{
-    bridge_child, netns, rust_end, System, BRIDGE_ROLE, CHILD_FLAG, MAX_LOST_IN_A_ROW,
+    bridge_child, netns, rust_end, System, BRIDGE_ROLE, CHILD_FLAG, GAVE_UP, MAX_LOST_IN_A_ROW,
     RUST_END_ROLE,
 };
 
@@ -322,7 +322,7 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                     aborted += 1;
                     run.measure(&what, || -> anyhow::Result<()> {
                         anyhow::bail!(
-                            "ping gave up after {MAX_LOST_IN_A_ROW} round trips lost in a row \
+                            "{GAVE_UP} {MAX_LOST_IN_A_ROW} round trips lost in a row \
                              ({} lost, {} completed)",
                             out.ping.lost,
                             out.ping.samples_ns.len()

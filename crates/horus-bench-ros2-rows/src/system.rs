@@ -18,6 +18,11 @@ impl End {
     }
 }
 
+/// A name that is no [`System::name`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown system {0:?} (one of rclpy-rclpy, horus-python, horus-rust, horus-to-rclpy, rclpy-to-horus)")]
+pub struct UnknownSystem(pub String);
+
 /// One ping-pong setup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -67,16 +72,11 @@ impl System {
     }
 
     /// Parses [`System::name`].
-    pub fn parse(s: &str) -> anyhow::Result<System> {
+    pub fn parse(s: &str) -> Result<System, UnknownSystem> {
         System::ALL
             .into_iter()
             .find(|x| x.name() == s.trim())
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "unknown system {s:?} (one of {})",
-                    System::ALL.map(System::name).join(", ")
-                )
-            })
+            .ok_or_else(|| UnknownSystem(s.to_owned()))
     }
 
     /// The (ping, pong) ends.
@@ -111,6 +111,13 @@ mod tests {
         for s in System::ALL {
             assert_eq!(System::parse(s.name()).unwrap(), s);
         }
-        assert!(System::parse("zenoh").is_err());
+        let e = System::parse("zenoh").unwrap_err();
+        for s in System::ALL {
+            assert!(
+                e.to_string().contains(s.name()),
+                "{e} does not name {}",
+                s.name()
+            );
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use super::system::System;
+use crate::system::System;
 use horus_bench_core::stats::Summary;
 
 /// One system at one size in one round.
@@ -60,6 +60,22 @@ fn over_rounds(mut v: Vec<f64>, fmt: impl Fn(f64) -> String) -> String {
         1 => fmt(v[0]),
         n => format!("{} [{}–{}]", fmt(v[n / 2]), fmt(v[0]), fmt(v[n - 1])),
     }
+}
+
+/// The sizes measured, ascending.
+pub fn sizes_of(rows: &[Row]) -> Vec<usize> {
+    let mut sizes: Vec<usize> = rows.iter().map(|r| r.size).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// The systems measured, in table order.
+pub fn systems_of(rows: &[Row]) -> Vec<System> {
+    System::ALL
+        .into_iter()
+        .filter(|s| rows.iter().any(|r| r.system == *s))
+        .collect()
 }
 
 /// The markdown table: per size and system, the median over rounds (and range) of each
@@ -229,5 +245,20 @@ mod tests {
         assert!(target_text(&[], &rows, 0).contains("zero loss under reliable QoS: PASS"));
         assert!(target_text(&[], &rows, 1).contains("zero loss under reliable QoS: MISS"));
         assert!(markdown(&rows, &[64], &System::ALL).contains("64 B"));
+    }
+
+    #[test]
+    fn sizes_and_systems_come_out_in_table_order_once_each() {
+        let mut rows = vec![
+            row(0, System::RclpyToHorus, 900),
+            row(0, System::RclpyRclpy, 1000),
+            row(1, System::RclpyRclpy, 1000),
+        ];
+        rows[0].size = 1024;
+        assert_eq!(sizes_of(&rows), vec![64, 1024]);
+        assert_eq!(
+            systems_of(&rows),
+            vec![System::RclpyRclpy, System::RclpyToHorus]
+        );
     }
 }

@@ -30,8 +30,9 @@
 //! * [`report`], [`ratios`], [`cli`] — tables, JSON and the command line of the
 //!   `pingpong` binary; [`suite`], [`rows`] — the same for the suite binaries
 //!   (`horus-bench-core`'s suite harness with horus's own child roles);
-//!   [`logging`] — the rows and tables of that benchmark; [`testing`] — what the
-//!   binaries' black-box tests share.
+//!   [`logging`] — the rows and tables of that benchmark; [`block_wake`] — the document,
+//!   table and method of the `block_wake` binary; [`testing`] — what the binaries'
+//!   black-box tests share.
 //!
 //! This crate links no peer middleware. Its binaries measure horus alone
 //! (`all_paths`, `block_wake`, `payload_sweep`, `robotics_messages`, `scalability`);
@@ -61,6 +62,7 @@ pub use horus_bench_core::{
     affinity, child, clock, harness, machine, markdown, payload, peer, stats, sysclock, units,
 };
 
+pub mod block_wake;
 pub mod cli;
 pub mod floors;
 pub mod horus_wire;

@@ -20,6 +20,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use horus::prelude::*;
+use horus_bench::block_wake::{self, BlockWakeDoc, WakeNs, SLOW_NS};
 
 horus::message! {
     /// The message the publisher sends: its round number.
@@ -39,13 +40,14 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn pin(cpu: usize) {
-    if horus_bench::affinity::available_cpus() > cpu {
-        let _ = horus_bench::affinity::pin_current_thread(cpu);
-    }
+/// Pins the calling thread to `cpu` where the machine has it; whether it is pinned.
+fn pin(cpu: usize) -> bool {
+    horus_bench::affinity::available_cpus() > cpu
+        && horus_bench::affinity::pin_current_thread(cpu).is_ok()
 }
 
 struct Args {
+    quick: bool,
     rounds: usize,
     cpu_rounds: usize,
     gap: Duration,
@@ -54,6 +56,7 @@ struct Args {
 
 fn parse() -> anyhow::Result<Args> {
     let mut a = Args {
+        quick: false,
         rounds: 2000,
         cpu_rounds: 3,
         gap: Duration::from_millis(2),
@@ -67,6 +70,7 @@ fn parse() -> anyhow::Result<Args> {
         };
         match flag.as_str() {
             "--quick" => {
+                a.quick = true;
                 a.rounds = 500;
                 a.cpu_rounds = 2;
             }
@@ -119,7 +123,7 @@ fn run() -> anyhow::Result<()> {
     let (go_tx, go_rx) = mpsc::channel::<Duration>();
     let (t0_tx, t0_rx) = mpsc::channel::<Instant>();
     let sub = std::thread::spawn(move || {
-        pin(1);
+        let pinned = pin(1);
         while let Ok(gap) = go_rx.recv() {
             std::thread::sleep(gap);
             let t0 = Instant::now();
@@ -128,8 +132,9 @@ fn run() -> anyhow::Result<()> {
             drop(got);
             t0_tx.send(t0).unwrap();
         }
+        pinned
     });
-    pin(0);
+    let pinned = pin(0);
     let mut wake_ns = Vec::with_capacity(args.rounds);
     for i in 0..args.rounds {
         go_tx.send(args.gap)?;
@@ -152,44 +157,32 @@ fn run() -> anyhow::Result<()> {
         cpu_ms_per_s.push((c1 - c0) as f64 / 1e6 / w1.duration_since(w0).as_secs_f64());
     }
     drop(go_tx);
-    sub.join()
+    let sub_pinned = sub
+        .join()
         .map_err(|_| anyhow::anyhow!("subscriber thread panicked"))?;
 
     wake_ns.sort_unstable();
-    let (min, p50, p99, max) = (
-        wake_ns[0],
-        percentile(&wake_ns, 0.5),
-        percentile(&wake_ns, 0.99),
-        *wake_ns.last().unwrap(),
-    );
-    // Rounds where the woken publisher ran only milliseconds later (its CPU was busy).
-    let slow = wake_ns.iter().filter(|&&n| n > 5_000_000).count();
-    println!("block_wake: rounds over 5 ms: {slow}");
-    let cpu = cpu_ms_per_s.iter().sum::<f64>() / cpu_ms_per_s.len().max(1) as f64;
-    println!(
-        "block_wake: {} rounds, gap {:?}: wake-up latency min {:.1} us, median {:.1} us, p99 {:.1} us, max {:.1} us",
-        args.rounds,
-        args.gap,
-        min as f64 / 1e3,
-        p50 as f64 / 1e3,
-        p99 as f64 / 1e3,
-        max as f64 / 1e3
-    );
-    println!(
-        "block_wake: CPU while waiting {:.1} ms per s ({} waits of 1 s: {:?})",
-        cpu,
-        cpu_ms_per_s.len(),
-        cpu_ms_per_s
-            .iter()
-            .map(|c| (c * 10.0).round() / 10.0)
-            .collect::<Vec<_>>()
-    );
+    let doc = BlockWakeDoc {
+        rounds: args.rounds,
+        wake_ns: WakeNs {
+            min: wake_ns[0],
+            p50: percentile(&wake_ns, 0.5),
+            p99: percentile(&wake_ns, 0.99),
+            max: *wake_ns.last().unwrap(),
+        },
+        cpu_ms_per_s: cpu_ms_per_s.iter().sum::<f64>() / cpu_ms_per_s.len().max(1) as f64,
+        cpu_ms_per_s_each: cpu_ms_per_s,
+        gap_ms: Some(args.gap.as_millis() as u64),
+        slow_rounds: Some(wake_ns.iter().filter(|&&n| n > SLOW_NS).count()),
+        pinned: Some(pinned && sub_pinned),
+        quick: args.quick,
+    };
+    for t in block_wake::tables(&doc) {
+        println!("{}", t.to_text());
+    }
+    print!("{}", block_wake::method(&doc));
     if let Some(path) = args.json {
-        let json = format!(
-            "{{\"rounds\":{},\"wake_ns\":{{\"min\":{min},\"p50\":{p50},\"p99\":{p99},\"max\":{max}}},\"cpu_ms_per_s\":{cpu:.3}}}\n",
-            args.rounds
-        );
-        std::fs::write(&path, json)?;
+        std::fs::write(&path, serde_json::to_vec_pretty(&doc)?)?;
     }
     Ok(())
 }

@@ -1,0 +1,195 @@
+//! The `block_wake` benchmark's `--json` document (a publisher under `Overflow::Block`
+//! waiting for room: its wake-up latency and its CPU while waiting), its table and its
+//! method. The binary measures and prints them; `horus-bench-report` renders the same.
+
+use serde::{Deserialize, Serialize};
+
+use crate::markdown::Table;
+use crate::units::ns;
+
+/// A wake-up slower than this counts as a slow round (the woken publisher ran only
+/// milliseconds later: its CPU was busy).
+pub const SLOW_NS: u64 = 5_000_000;
+
+/// The wake-up latencies over all rounds, ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WakeNs {
+    /// Fastest.
+    pub min: u64,
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Slowest.
+    pub max: u64,
+}
+
+/// What `block_wake --json` writes. The fields after `cpu_ms_per_s` were added later:
+/// absent from older documents, whose method line then leaves them out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockWakeDoc {
+    /// Wake-up rounds.
+    pub rounds: usize,
+    /// The wake-up latencies, ns.
+    pub wake_ns: WakeNs,
+    /// CPU of the waiting publisher thread, ms per s of wall time (mean over the waits).
+    pub cpu_ms_per_s: f64,
+    /// The same, each wait of 1 s.
+    #[serde(default)]
+    pub cpu_ms_per_s_each: Vec<f64>,
+    /// How long the subscriber waited before freeing the slot, ms.
+    #[serde(default)]
+    pub gap_ms: Option<u64>,
+    /// Rounds whose wake-up took over [`SLOW_NS`].
+    #[serde(default)]
+    pub slow_rounds: Option<usize>,
+    /// Whether the publisher and subscriber threads were pinned to CPUs 0 and 1.
+    #[serde(default)]
+    pub pinned: Option<bool>,
+    /// `--quick`: a smoke run.
+    #[serde(default)]
+    pub quick: bool,
+}
+
+/// The wake-up latencies and the CPU while waiting, one table each.
+pub fn tables(d: &BlockWakeDoc) -> [Table; 2] {
+    let mut wake = Table::new([
+        "wake-up latency",
+        "rounds",
+        "min",
+        "median",
+        "p99",
+        "max",
+        "rounds over 5 ms",
+    ]);
+    let w = d.wake_ns;
+    wake.row([
+        "subscriber frees the slot → publisher's send returns".to_owned(),
+        d.rounds.to_string(),
+        ns(w.min),
+        ns(w.p50),
+        ns(w.p99),
+        ns(w.max),
+        d.slow_rounds.map_or("?".to_owned(), |n| n.to_string()),
+    ]);
+    let mut cpu = Table::new([
+        "CPU while waiting",
+        "waits of 1 s",
+        "ms per s (mean)",
+        "each wait, ms per s",
+    ]);
+    cpu.row([
+        "the publisher thread, during a send that waits for room".to_owned(),
+        if d.cpu_ms_per_s_each.is_empty() {
+            "?".to_owned()
+        } else {
+            d.cpu_ms_per_s_each.len().to_string()
+        },
+        format!("{:.1}", d.cpu_ms_per_s),
+        if d.cpu_ms_per_s_each.is_empty() {
+            "?".to_owned()
+        } else {
+            d.cpu_ms_per_s_each
+                .iter()
+                .map(|c| format!("{c:.1}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+    ]);
+    if d.quick {
+        cpu.note("`--quick` run: a smoke run, not a measurement.");
+    }
+    [wake, cpu]
+}
+
+/// How the document was measured, one sentence.
+pub fn method(d: &BlockWakeDoc) -> String {
+    let threads = match d.pinned {
+        Some(true) => "pinned to CPUs 0 and 1",
+        Some(false) => "unpinned (fewer than 2 CPUs)",
+        None => "pinned to CPUs 0 and 1 where the machine has them",
+    };
+    let gap = d.gap_ms.map_or("a gap".to_owned(), |g| format!("{g} ms"));
+    let waits = match d.cpu_ms_per_s_each.len() {
+        0 => String::new(),
+        n => format!(", over {n} waits"),
+    };
+    format!(
+        "Method: one topic of depth 1 under `Block {{ timeout: 5 s }}`, a publisher thread and a \
+         futex subscriber thread ({threads}), the ring kept full so every send waits. Wake-up \
+         latency: the publisher starts a send on the full ring, the subscriber waits {gap} (the \
+         publisher is asleep by then), takes `t0` and frees the slot with one receive; the \
+         publisher takes `t1` as its send returns; `t1 - t0` over {} rounds (one monotonic \
+         clock). CPU while waiting: the publisher thread's `CLOCK_THREAD_CPUTIME_ID` time over \
+         a send that waits 1 s for room, per s of wall time{waits}{}.\n",
+        d.rounds,
+        if d.quick { "; `--quick`" } else { "" }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc() -> BlockWakeDoc {
+        BlockWakeDoc {
+            rounds: 2000,
+            wake_ns: WakeNs {
+                min: 21_300,
+                p50: 52_800,
+                p99: 131_000,
+                max: 12_400_000,
+            },
+            cpu_ms_per_s: 4.1,
+            cpu_ms_per_s_each: vec![3.04, 6.4, 2.9],
+            gap_ms: Some(2),
+            slow_rounds: Some(1),
+            pinned: Some(true),
+            quick: false,
+        }
+    }
+
+    #[test]
+    fn the_tables_show_the_latencies_and_each_wait() {
+        let [wake, cpu] = tables(&doc()).map(|t| t.to_markdown());
+        assert!(
+            wake.contains("| 2000 | 21.3 µs | 52.8 µs | 131.0 µs | 12.4 ms | 1 |"),
+            "{wake}"
+        );
+        assert!(cpu.contains("| 3 | 4.1 | 3.0, 6.4, 2.9 |"), "{cpu}");
+        assert!(!cpu.contains("--quick"), "{cpu}");
+    }
+
+    #[test]
+    fn the_method_says_how_and_older_documents_parse() {
+        let m = method(&doc());
+        assert!(m.contains("(pinned to CPUs 0 and 1)"), "{m}");
+        assert!(m.contains("waits 2 ms"), "{m}");
+        assert!(m.contains("over 2000 rounds"), "{m}");
+        assert!(m.ends_with("per s of wall time, over 3 waits.\n"), "{m}");
+        // The shape the binary wrote before it wrote the method's fields.
+        let old: BlockWakeDoc = serde_json::from_str(
+            r#"{"rounds":500,"wake_ns":{"min":1,"p50":2,"p99":3,"max":4},"cpu_ms_per_s":5.000}"#,
+        )
+        .unwrap();
+        assert_eq!((old.gap_ms, old.pinned, old.quick), (None, None, false));
+        let [wake, cpu] = tables(&old).map(|t| t.to_markdown());
+        assert!(
+            wake.contains("| 500 | 1 ns | 2 ns | 3 ns | 4 ns | ? |"),
+            "{wake}"
+        );
+        assert!(cpu.contains("| ? | 5.0 | ? |"), "{cpu}");
+        assert!(method(&old).contains("waits a gap"));
+    }
+
+    #[test]
+    fn the_document_round_trips_through_json() {
+        let d = BlockWakeDoc {
+            quick: true,
+            ..doc()
+        };
+        let back: BlockWakeDoc = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!(back, d);
+        assert!(tables(&d)[1].to_markdown().contains("`--quick` run"));
+    }
+}

@@ -33,57 +33,25 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use horus::ros::Ros;
 use horus::Topic;
+use horus_bench_ros::tf_rows::{
+    cpu_ratios, median, CpuRow, LookupRow, TfDoc, BUFFERS, LOOKBACK_NS, LOOKUPS_HZ, RATE_HZ,
+};
+use horus_bench_ros::tf_tables;
 use horus_ros_msgs::geometry_msgs::msg::TransformStamped;
 use horus_ros_msgs::tf2_msgs::msg::TFMessage;
 use horus_tf::{
     now_ns, time_of_ns, transform_stamped, TfListener, TransformBroadcaster, TF_STATIC_DURABILITY,
     TF_STATIC_TOPIC, TF_TOPIC,
 };
-use serde::Serialize;
 
 const CHILD_FLAG: &str = "--tf-child";
 /// Processes doing lookups in the CPU scene.
 const PROCESSES: usize = 20;
 /// Frames changing in the CPU scene (40 chains of 5).
 const FRAMES: usize = 200;
-/// Broadcast rate of every frame, Hz.
-const RATE_HZ: u64 = 100;
-/// Lookups per second of each process of the CPU scene.
-const LOOKUPS_HZ: u64 = 100;
-/// Lookups are made this far in the past: between two samples of every frame.
-const LOOKBACK_NS: i64 = 500_000_000 + 5_000_000;
 /// How long the CPU scene runs before its window opens: past the first lap of every
 /// frame's ring (1,024 samples at 100 Hz) and the lookups' look-back, into the steady state.
 const STEADY_AFTER: Duration = Duration::from_millis(11_000);
-
-#[derive(Debug, Clone, Serialize)]
-struct LookupRow {
-    round: usize,
-    language: &'static str,
-    buffer: &'static str,
-    lookups: u64,
-    median_ns: f64,
-    p99_ns: f64,
-    mean_ns: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct CpuRow {
-    round: usize,
-    buffer: &'static str,
-    processes: usize,
-    frames: usize,
-    window_s: f64,
-    /// CPU seconds of the lookup processes per second of wall time.
-    cpu_cores: f64,
-    /// Of which the process(es) feeding the buffer (shared: the one holding the feeder
-    /// claim; per-process: all 20).
-    feeder_cores: f64,
-    /// Lookup processes that fed the buffer.
-    feeding_processes: usize,
-    /// CPU seconds of the publisher process per second (the same work in both modes).
-    publisher_cores: f64,
-}
 
 fn chain_names(chain: usize) -> Vec<String> {
     let mut v = vec!["map".to_owned()];
@@ -370,7 +338,7 @@ fn cpu_scene(
         .sum();
     Ok(CpuRow {
         round,
-        buffer: mode,
+        buffer: mode.to_owned(),
         processes: PROCESSES,
         frames: FRAMES,
         window_s: wall,
@@ -379,15 +347,6 @@ fn cpu_scene(
         feeding_processes: feeding.iter().filter(|f| **f).count(),
         publisher_cores: (p1 - p0) / wall,
     })
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        v[v.len() / 2]
-    }
 }
 
 fn main() -> ExitCode {
@@ -445,7 +404,7 @@ fn run() -> anyhow::Result<ExitCode> {
 
     let mut lookup_rows = Vec::new();
     let mut cpu_rows = Vec::new();
-    let modes: [&'static str; 2] = ["shared", "per-process"];
+    let modes = BUFFERS;
     for round in 0..rounds {
         // Lookups: one namespace per round, the chain broadcast all along.
         let ns = format!("bench-tf-lookup-{}-{round}", std::process::id());
@@ -465,8 +424,8 @@ fn run() -> anyhow::Result<ExitCode> {
             let (median_ns, p99_ns, mean_ns) = time_lookups(l, lookups)?;
             lookup_rows.push(LookupRow {
                 round,
-                language: "Rust",
-                buffer: mode,
+                language: "Rust".to_owned(),
+                buffer: (*mode).to_owned(),
                 lookups,
                 median_ns,
                 p99_ns,
@@ -478,8 +437,8 @@ fn run() -> anyhow::Result<ExitCode> {
                 match python_lookups(py, &ns, mode, lookups) {
                     Ok((median_ns, p99_ns, mean_ns)) => lookup_rows.push(LookupRow {
                         round,
-                        language: "Python",
-                        buffer: mode,
+                        language: "Python".to_owned(),
+                        buffer: (*mode).to_owned(),
                         lookups,
                         median_ns,
                         p99_ns,
@@ -495,152 +454,42 @@ fn run() -> anyhow::Result<ExitCode> {
         }
     }
 
+    let doc = TfDoc {
+        rounds,
+        quick,
+        lookups: lookup_rows,
+        cpu: cpu_rows,
+    };
     println!(
         "## tf lookups: 5-deep chain, interpolated on every hop (median over {rounds} rounds)\n"
     );
-    println!("| language | buffer | median ns | p99 ns | mean ns |");
-    println!("|---|---|---:|---:|---:|");
-    for lang in ["Rust", "Python"] {
-        for mode in modes {
-            let rows: Vec<&LookupRow> = lookup_rows
-                .iter()
-                .filter(|r| r.language == lang && r.buffer == mode)
-                .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            println!(
-                "| {lang} | {mode} | {:.0} | {:.0} | {:.0} |",
-                median(rows.iter().map(|r| r.median_ns).collect()),
-                median(rows.iter().map(|r| r.p99_ns).collect()),
-                median(rows.iter().map(|r| r.mean_ns).collect()),
-            );
-        }
-    }
+    println!("{}", tf_tables::lookups(&doc).to_markdown());
     println!(
-        "\n## host CPU: {PROCESSES} processes × {LOOKUPS_HZ} lookups/s, {FRAMES} frames at {RATE_HZ} Hz (median over {rounds} rounds; {})\n",
+        "## host CPU: {PROCESSES} processes × {LOOKUPS_HZ} lookups/s, {FRAMES} frames at {RATE_HZ} Hz (median over {rounds} rounds; {})\n",
         if quick {
             "--quick: start-up window, the rings' first lap"
         } else {
             "steady state: window after every ring's first lap"
         }
     );
-    println!(
-        "| buffer | lookup processes, cores | of which feeding (processes) | the others, per process | publisher, cores |"
-    );
-    println!("|---|---:|---:|---:|---:|");
-    let of = |mode: &str, f: fn(&CpuRow) -> f64| {
-        median(
-            cpu_rows
-                .iter()
-                .filter(|r| r.buffer == mode)
-                .map(f)
-                .collect(),
-        )
-    };
-    let cores = |mode: &str| of(mode, |r| r.cpu_cores);
-    for mode in modes {
-        let feeding = of(mode, |r| r.feeding_processes as f64);
-        let others = of(mode, |r| {
-            let n = r.processes - r.feeding_processes;
-            if n == 0 {
-                f64::NAN
-            } else {
-                (r.cpu_cores - r.feeder_cores) / n as f64
-            }
-        });
-        println!(
-            "| {mode} | {:.3} | {:.3} ({feeding:.0}) | {} | {:.3} |",
-            cores(mode),
-            of(mode, |r| r.feeder_cores),
-            if others.is_nan() {
-                "—".to_owned()
-            } else {
-                format!("{others:.4}")
-            },
-            of(mode, |r| r.publisher_cores),
-        );
+    println!("{}", tf_tables::cpu(&doc).to_markdown());
+    println!("{}", tf_tables::cpu_per_round(&doc).to_markdown());
+    println!("## targets\n");
+    println!("{}", tf_tables::targets(&doc).to_markdown());
+    println!("## method\n");
+    for line in tf_tables::method(&doc) {
+        println!("- {line}");
     }
-    // Per round: the two modes of a round ran one after the other (order alternating).
-    let per_round: Vec<(f64, f64)> = (0..rounds)
-        .filter_map(|round| {
-            let row = |mode: &str| {
-                cpu_rows
-                    .iter()
-                    .find(|r| r.round == round && r.buffer == mode)
-            };
-            let (s, p) = (row("shared")?, row("per-process")?);
-            Some((
-                s.cpu_cores / p.cpu_cores,
-                (s.cpu_cores + s.publisher_cores) / (p.cpu_cores + p.publisher_cores),
-            ))
-        })
-        .collect();
-    println!(
-        "\n| round | shared / per-process, lookup processes | whole host (with the publisher) |"
-    );
-    println!("|---:|---:|---:|");
-    for (round, (lookups, host)) in per_round.iter().enumerate() {
-        println!("| {round} | {lookups:.3} × | {host:.3} × |");
-    }
-    let ratios: Vec<f64> = per_round.iter().map(|r| r.0).collect();
-    let (lo, hi) = ratios
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &r| {
-            (a.min(r), b.max(r))
-        });
-    let ratio = median(ratios.clone());
-    let host_ratio = median(per_round.iter().map(|r| r.1).collect());
-    let rust_shared = median(
-        lookup_rows
-            .iter()
-            .filter(|r| r.language == "Rust" && r.buffer == "shared")
-            .map(|r| r.median_ns)
-            .collect(),
-    );
-    let py_shared = median(
-        lookup_rows
-            .iter()
-            .filter(|r| r.language == "Python" && r.buffer == "shared")
-            .map(|r| r.median_ns)
-            .collect(),
-    );
-    let verdict = |ok: bool| if ok { "PASS" } else { "MISS" };
-    println!("\n## targets\n");
-    println!("| target | measured | |");
-    println!("|---|---:|---|");
-    println!(
-        "| Rust lookup median ≤ 1000 ns (shared) | {rust_shared:.0} ns | {} |",
-        verdict(rust_shared <= 1000.0)
-    );
-    if py_shared.is_nan() {
-        println!("| Python lookup median ≤ 5000 ns (shared) | not run | — |");
-    } else {
-        println!(
-            "| Python lookup median ≤ 5000 ns (shared) | {py_shared:.0} ns | {} |",
-            verdict(py_shared <= 5000.0)
-        );
-    }
-    println!(
-        "| host CPU shared ≤ 0.2 × per-process (lookup processes; median of {rounds} rounds, range {lo:.3}–{hi:.3}) | {ratio:.3} × | {} |",
-        verdict(ratio <= 0.2)
-    );
-    println!(
-        "| the same with the publisher added (whole host) | {host_ratio:.3} × | {} |",
-        verdict(host_ratio <= 0.2)
-    );
     if let Some(path) = json {
-        let doc = serde_json::json!({
-            "benchmark": "tf",
-            "rounds": rounds,
-            "quick": quick,
-            "lookups": lookup_rows,
-            "cpu": cpu_rows,
-            "cpu_ratio_shared_over_per_process": ratio,
-            "cpu_ratio_per_round": ratios,
-            "cpu_ratio_whole_host": host_ratio,
-        });
-        std::fs::write(&path, serde_json::to_vec_pretty(&doc)?)?;
+        // The rows, and the ratios drawn from them (the report draws them again).
+        let ratios = cpu_ratios(&doc.cpu);
+        let mut v = serde_json::to_value(&doc)?;
+        v["benchmark"] = "tf".into();
+        v["cpu_ratio_shared_over_per_process"] =
+            median(ratios.iter().map(|r| r.lookups).collect()).into();
+        v["cpu_ratio_per_round"] = ratios.iter().map(|r| r.lookups).collect::<Vec<_>>().into();
+        v["cpu_ratio_whole_host"] = median(ratios.iter().map(|r| r.whole_host).collect()).into();
+        std::fs::write(&path, serde_json::to_vec_pretty(&v)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }

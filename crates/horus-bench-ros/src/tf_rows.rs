@@ -1,0 +1,296 @@
+//! The rows of the `tf` benchmark's `--json` document (lookups; the host CPU of the lookup
+//! processes) and what is drawn from them: medians over rounds and the per-round CPU ratio
+//! shared ÷ per-process. The `tf` binary measures and prints them ([`crate::tf_tables`]);
+//! `horus-bench-report` renders the same tables from the document.
+
+use serde::{Deserialize, Serialize};
+
+/// Broadcast rate of every frame, Hz.
+pub const RATE_HZ: u64 = 100;
+/// Lookups per second of each process of the CPU scene.
+pub const LOOKUPS_HZ: u64 = 100;
+/// Lookups are made this far in the past: between two samples of every frame.
+pub const LOOKBACK_NS: i64 = 500_000_000 + 5_000_000;
+
+/// The two buffers measured, in the order of the tables.
+pub const BUFFERS: [&str; 2] = ["shared", "per-process"];
+/// The two languages measured, in the order of the tables.
+pub const LANGUAGES: [&str; 2] = ["Rust", "Python"];
+
+/// One language and buffer in one round: lookups of the 5-deep chain, each timed alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LookupRow {
+    /// Round (0-based).
+    pub round: usize,
+    /// `Rust` or `Python`.
+    pub language: String,
+    /// `shared` or `per-process`.
+    pub buffer: String,
+    /// Lookups timed.
+    pub lookups: u64,
+    /// Median of the per-lookup times, ns (two clock reads included).
+    pub median_ns: f64,
+    /// 99th percentile of the per-lookup times, ns.
+    pub p99_ns: f64,
+    /// Wall time of all lookups / lookups, ns.
+    pub mean_ns: f64,
+}
+
+/// One buffer in one round of the CPU scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuRow {
+    /// Round (0-based).
+    pub round: usize,
+    /// `shared` or `per-process`.
+    pub buffer: String,
+    /// Lookup processes.
+    pub processes: usize,
+    /// Frames changing.
+    pub frames: usize,
+    /// The measured window, s of wall time.
+    pub window_s: f64,
+    /// CPU seconds of the lookup processes per second of wall time.
+    pub cpu_cores: f64,
+    /// Of which the process(es) feeding the buffer (shared: the one holding the feeder
+    /// claim; per-process: all of them).
+    pub feeder_cores: f64,
+    /// Lookup processes that fed the buffer.
+    pub feeding_processes: usize,
+    /// CPU seconds of the publisher process per second (the same work in both modes).
+    pub publisher_cores: f64,
+}
+
+impl CpuRow {
+    /// CPU of each lookup process that did not feed, cores; `None` when all fed.
+    pub fn others_per_process(&self) -> Option<f64> {
+        let n = self.processes.checked_sub(self.feeding_processes)?;
+        (n > 0).then(|| (self.cpu_cores - self.feeder_cores) / n as f64)
+    }
+}
+
+/// What `tf --json` writes that the report reads (the document also holds the ratios the
+/// binary drew from the rows, which [`cpu_ratios`] draws again).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TfDoc {
+    /// Rounds run.
+    pub rounds: usize,
+    /// `--quick`: a smoke run (its CPU window falls in the rings' first lap).
+    #[serde(default)]
+    pub quick: bool,
+    /// Every lookup row.
+    pub lookups: Vec<LookupRow>,
+    /// Every CPU row.
+    pub cpu: Vec<CpuRow>,
+}
+
+/// The upper median (`v[len / 2]` of the sorted values); NaN when empty.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// One language and buffer: the medians over rounds of each statistic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LookupStat {
+    /// `Rust` or `Python`.
+    pub language: String,
+    /// `shared` or `per-process`.
+    pub buffer: String,
+    /// Rounds measured.
+    pub rounds: usize,
+    /// Median over rounds of the per-round medians, ns.
+    pub median_ns: f64,
+    /// Median over rounds of the per-round p99s, ns.
+    pub p99_ns: f64,
+    /// Median over rounds of the per-round means, ns.
+    pub mean_ns: f64,
+}
+
+/// The lookup statistics of every language and buffer measured, Rust first, shared first.
+pub fn lookup_stats(rows: &[LookupRow]) -> Vec<LookupStat> {
+    let mut out = Vec::new();
+    for language in LANGUAGES {
+        for buffer in BUFFERS {
+            let rows: Vec<&LookupRow> = rows
+                .iter()
+                .filter(|r| r.language == language && r.buffer == buffer)
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let of = |f: fn(&LookupRow) -> f64| median(rows.iter().map(|r| f(r)).collect());
+            out.push(LookupStat {
+                language: language.to_owned(),
+                buffer: buffer.to_owned(),
+                rounds: rows.len(),
+                median_ns: of(|r| r.median_ns),
+                p99_ns: of(|r| r.p99_ns),
+                mean_ns: of(|r| r.mean_ns),
+            });
+        }
+    }
+    out
+}
+
+/// The median lookup time of `language` on the shared buffer over rounds; `None` if not run.
+pub fn shared_lookup_median(rows: &[LookupRow], language: &str) -> Option<f64> {
+    lookup_stats(rows)
+        .into_iter()
+        .find(|s| s.language == language && s.buffer == "shared")
+        .map(|s| s.median_ns)
+}
+
+/// One buffer of the CPU scene: the medians over rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuStat {
+    /// `shared` or `per-process`.
+    pub buffer: String,
+    /// Rounds measured.
+    pub rounds: usize,
+    /// Lookup processes, cores.
+    pub cores: f64,
+    /// Of which feeding, cores.
+    pub feeder_cores: f64,
+    /// Feeding processes.
+    pub feeding_processes: f64,
+    /// Each other lookup process, cores (`None`: all fed).
+    pub others_per_process: Option<f64>,
+    /// The publisher, cores.
+    pub publisher_cores: f64,
+}
+
+/// The CPU statistics of each buffer measured, shared first.
+pub fn cpu_stats(rows: &[CpuRow]) -> Vec<CpuStat> {
+    BUFFERS
+        .iter()
+        .filter_map(|&buffer| {
+            let rows: Vec<&CpuRow> = rows.iter().filter(|r| r.buffer == buffer).collect();
+            if rows.is_empty() {
+                return None;
+            }
+            let of = |f: fn(&CpuRow) -> f64| median(rows.iter().map(|r| f(r)).collect());
+            let others = of(|r| r.others_per_process().unwrap_or(f64::NAN));
+            Some(CpuStat {
+                buffer: buffer.to_owned(),
+                rounds: rows.len(),
+                cores: of(|r| r.cpu_cores),
+                feeder_cores: of(|r| r.feeder_cores),
+                feeding_processes: of(|r| r.feeding_processes as f64),
+                others_per_process: (!others.is_nan()).then_some(others),
+                publisher_cores: of(|r| r.publisher_cores),
+            })
+        })
+        .collect()
+}
+
+/// Shared ÷ per-process CPU in one round (the two modes ran one after the other).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundRatio {
+    /// Round (0-based).
+    pub round: usize,
+    /// The lookup processes alone.
+    pub lookups: f64,
+    /// With the publisher added (the whole host).
+    pub whole_host: f64,
+}
+
+/// The per-round ratios, in round order, of every round that measured both modes.
+pub fn cpu_ratios(rows: &[CpuRow]) -> Vec<RoundRatio> {
+    let mut rounds: Vec<usize> = rows.iter().map(|r| r.round).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    rounds
+        .into_iter()
+        .filter_map(|round| {
+            let row = |mode: &str| rows.iter().find(|r| r.round == round && r.buffer == mode);
+            let (s, p) = (row("shared")?, row("per-process")?);
+            Some(RoundRatio {
+                round,
+                lookups: s.cpu_cores / p.cpu_cores,
+                whole_host: (s.cpu_cores + s.publisher_cores) / (p.cpu_cores + p.publisher_cores),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(round: usize, buffer: &str, cores: f64, feeding: usize) -> CpuRow {
+        CpuRow {
+            round,
+            buffer: buffer.to_owned(),
+            processes: 20,
+            frames: 200,
+            window_s: 10.0,
+            cpu_cores: cores,
+            feeder_cores: 0.01 * feeding as f64,
+            feeding_processes: feeding,
+            publisher_cores: 0.02,
+        }
+    }
+
+    fn lookup(round: usize, language: &str, buffer: &str, median_ns: f64) -> LookupRow {
+        LookupRow {
+            round,
+            language: language.to_owned(),
+            buffer: buffer.to_owned(),
+            lookups: 1000,
+            median_ns,
+            p99_ns: 2.0 * median_ns,
+            mean_ns: median_ns + 1.0,
+        }
+    }
+
+    #[test]
+    fn lookup_stats_take_the_median_over_rounds_in_table_order() {
+        let rows = [
+            lookup(0, "Python", "shared", 1500.0),
+            lookup(0, "Rust", "per-process", 950.0),
+            lookup(0, "Rust", "shared", 900.0),
+            lookup(1, "Rust", "shared", 700.0),
+            lookup(2, "Rust", "shared", 800.0),
+        ];
+        let s = lookup_stats(&rows);
+        let order: Vec<(&str, &str)> = s
+            .iter()
+            .map(|s| (s.language.as_str(), s.buffer.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("Rust", "shared"),
+                ("Rust", "per-process"),
+                ("Python", "shared")
+            ]
+        );
+        assert_eq!(
+            (s[0].rounds, s[0].median_ns, s[0].p99_ns),
+            (3, 800.0, 1600.0)
+        );
+        assert_eq!(shared_lookup_median(&rows, "Python"), Some(1500.0));
+        assert_eq!(shared_lookup_median(&rows[1..2], "Rust"), None);
+    }
+
+    #[test]
+    fn cpu_ratios_pair_the_two_modes_of_each_round() {
+        let rows = [
+            cpu(0, "shared", 0.1, 1),
+            cpu(0, "per-process", 0.5, 20),
+            cpu(1, "per-process", 0.4, 20),
+            cpu(1, "shared", 0.2, 1),
+            cpu(2, "shared", 0.2, 1),
+        ];
+        let r = cpu_ratios(&rows);
+        assert_eq!(r.len(), 2, "round 2 has no per-process row");
+        assert_eq!((r[0].round, r[0].lookups), (0, 0.1 / 0.5));
+        assert_eq!(r[1].lookups, 0.2 / 0.4);
+        assert_eq!(r[0].whole_host, (0.1 + 0.02) / (0.5 + 0.02));
+        let s = cpu_stats(&rows);
+        assert_eq!(s[0].buffer, "shared");
+        assert_eq!(s[0].cores, 0.2);
+        assert!(s[1].others_per_process.is_none(), "all 20 fed");
+        assert!(s[0].others_per_process.is_some());
+    }
+}

@@ -1,0 +1,322 @@
+//! What the `tf` binary prints and `docs/benchmarks.md` shows of its document: the lookup
+//! table, the host-CPU tables, the targets with their verdicts, and the method.
+
+use horus_bench::markdown::Table;
+
+use crate::tf_rows::{
+    cpu_ratios, cpu_stats, lookup_stats, median, shared_lookup_median, TfDoc, LOOKBACK_NS,
+    LOOKUPS_HZ, RATE_HZ,
+};
+
+/// Target: the median Rust lookup on the shared buffer, ns.
+pub const RUST_LOOKUP_TARGET_NS: f64 = 1_000.0;
+/// Target: the median Python lookup on the shared buffer, ns.
+pub const PYTHON_LOOKUP_TARGET_NS: f64 = 5_000.0;
+/// Target: the lookup processes' CPU, shared buffer ÷ per-process buffers (median over
+/// rounds).
+pub const CPU_RATIO_TARGET: f64 = 0.2;
+
+/// Per language and buffer: the medians over rounds of the per-round median, p99 and mean.
+pub fn lookups(d: &TfDoc) -> Table {
+    let mut t = Table::new(["language", "buffer", "median ns", "p99 ns", "mean ns"]).left(1);
+    for s in lookup_stats(&d.lookups) {
+        t.row([
+            s.language,
+            s.buffer,
+            format!("{:.0}", s.median_ns),
+            format!("{:.0}", s.p99_ns),
+            format!("{:.0}", s.mean_ns),
+        ]);
+    }
+    t
+}
+
+/// Per buffer: the lookup processes' CPU (medians over rounds), of which feeding, each
+/// other process, and the publisher.
+pub fn cpu(d: &TfDoc) -> Table {
+    let processes = d.cpu.first().map_or(0, |r| r.processes);
+    let mut t = Table::new([
+        "buffer".to_owned(),
+        format!("{processes} lookup processes, cores"),
+        "of which feeding (processes)".to_owned(),
+        "the others, per process".to_owned(),
+        "publisher, cores".to_owned(),
+    ]);
+    for s in cpu_stats(&d.cpu) {
+        t.row([
+            s.buffer,
+            format!("{:.3}", s.cores),
+            format!("{:.3} ({:.0})", s.feeder_cores, s.feeding_processes),
+            s.others_per_process
+                .map_or("—".to_owned(), |c| format!("{c:.4}")),
+            format!("{:.3}", s.publisher_cores),
+        ]);
+    }
+    t
+}
+
+/// Per round: shared ÷ per-process CPU, the lookup processes and the whole host.
+pub fn cpu_per_round(d: &TfDoc) -> Table {
+    let mut t = Table::new([
+        "round",
+        "shared / per-process, lookup processes",
+        "whole host (with the publisher)",
+    ]);
+    for r in cpu_ratios(&d.cpu) {
+        t.row([
+            r.round.to_string(),
+            format!("{:.3} ×", r.lookups),
+            format!("{:.3} ×", r.whole_host),
+        ]);
+    }
+    t
+}
+
+fn verdict(ok: bool) -> String {
+    if ok { "PASS" } else { "MISS" }.to_owned()
+}
+
+/// The targets: Rust and Python lookup medians on the shared buffer, the host CPU ratio
+/// (median over rounds, with its range) and the same with the publisher added.
+pub fn targets(d: &TfDoc) -> Table {
+    let mut t = Table::new(["target", "measured", "verdict"]).left(2);
+    for (language, limit) in [
+        ("Rust", RUST_LOOKUP_TARGET_NS),
+        ("Python", PYTHON_LOOKUP_TARGET_NS),
+    ] {
+        let what = format!(
+            "{language} lookup median ≤ {} µs (shared buffer)",
+            limit / 1e3
+        );
+        t.row(match shared_lookup_median(&d.lookups, language) {
+            Some(ns) => [what, format!("{ns:.0} ns"), verdict(ns <= limit)],
+            None => [what, "not run".to_owned(), "—".to_owned()],
+        });
+    }
+    let ratios = cpu_ratios(&d.cpu);
+    let lookups: Vec<f64> = ratios.iter().map(|r| r.lookups).collect();
+    let (lo, hi) = lookups
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &r| {
+            (a.min(r), b.max(r))
+        });
+    let what = format!(
+        "host CPU shared ≤ {CPU_RATIO_TARGET} × per-process (lookup processes; median of {} \
+         rounds{})",
+        lookups.len(),
+        if lookups.is_empty() {
+            String::new()
+        } else {
+            format!(", range {lo:.3}–{hi:.3}")
+        }
+    );
+    let whole = "the same with the publisher added (whole host)".to_owned();
+    if lookups.is_empty() {
+        t.row([what, "not run".to_owned(), "—".to_owned()]);
+        t.row([whole, "not run".to_owned(), "—".to_owned()]);
+    } else {
+        let ratio = median(lookups);
+        let host = median(ratios.iter().map(|r| r.whole_host).collect());
+        t.row([
+            what,
+            format!("{ratio:.3} ×"),
+            verdict(ratio <= CPU_RATIO_TARGET),
+        ]);
+        t.row([
+            whole,
+            format!("{host:.3} ×"),
+            verdict(host <= CPU_RATIO_TARGET),
+        ]);
+    }
+    if d.quick {
+        t.note(
+            "`--quick` run: a smoke run, not a measurement (its CPU window falls in the rings' \
+             first lap, when every process also pays a page fault per new ring page).",
+        );
+    }
+    t
+}
+
+/// How the document was measured, one line each.
+pub fn method(d: &TfDoc) -> Vec<String> {
+    let lookups = d.lookups.first().map_or(0, |r| r.lookups);
+    let window = median(d.cpu.iter().map(|r| r.window_s).collect());
+    let (processes, frames) = d.cpu.first().map_or((0, 0), |r| (r.processes, r.frames));
+    vec![
+        format!(
+            "lookups: a 5-deep chain `map → c0_f1 → … → c0_f5`, every frame broadcast at \
+             {RATE_HZ} Hz, looked up {} ms in the past (between two samples: interpolation on \
+             every hop); {lookups} lookups per language and buffer and round, each between two \
+             clock reads, after an untimed warm-up (Rust: this process; Python: {})",
+            LOOKBACK_NS / 1_000_000,
+            if d.lookups.iter().any(|r| r.language == "Python") {
+                "a child interpreter, `horus.tf.Buffer.lookup`"
+            } else {
+                "not run, no interpreter with horus found"
+            }
+        ),
+        format!(
+            "host CPU: {processes} processes each doing {LOOKUPS_HZ} lookups/s of 5-deep chains \
+             while {frames} frames change at {RATE_HZ} Hz; each process's CPU clock \
+             (`clock_getcpuclockid`: every thread, ns) over a {window:.1} s window, {}; the \
+             publisher is the same in both modes and reported apart",
+            if d.quick {
+                "`--quick`: the start-up window, in the rings' first lap"
+            } else {
+                "in the steady state: the window opens once every frame's ring has been written \
+                 round once"
+            }
+        ),
+        format!(
+            "{} rounds, the two buffers in alternating order each round; each figure is the \
+             median over rounds{}",
+            d.rounds,
+            if d.quick {
+                "; `--quick` (a smoke run)"
+            } else {
+                ""
+            }
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tf_rows::{CpuRow, LookupRow};
+
+    fn lookup_row(round: usize, language: &str, buffer: &str, median_ns: f64) -> LookupRow {
+        LookupRow {
+            round,
+            language: language.to_owned(),
+            buffer: buffer.to_owned(),
+            lookups: 200_000,
+            median_ns,
+            p99_ns: 1300.0,
+            mean_ns: 970.4,
+        }
+    }
+
+    fn cpu_row(round: usize, buffer: &str, cores: f64, feeding: usize) -> CpuRow {
+        CpuRow {
+            round,
+            buffer: buffer.to_owned(),
+            processes: 20,
+            frames: 200,
+            window_s: 10.01,
+            cpu_cores: cores,
+            feeder_cores: 0.008 * feeding as f64,
+            feeding_processes: feeding,
+            publisher_cores: 0.014,
+        }
+    }
+
+    fn doc() -> TfDoc {
+        TfDoc {
+            rounds: 2,
+            quick: false,
+            lookups: vec![
+                lookup_row(0, "Rust", "shared", 901.0),
+                lookup_row(0, "Rust", "per-process", 961.0),
+                lookup_row(1, "Rust", "shared", 880.0),
+                lookup_row(1, "Rust", "per-process", 990.0),
+            ],
+            cpu: vec![
+                cpu_row(0, "shared", 0.125, 1),
+                cpu_row(0, "per-process", 0.542, 20),
+                cpu_row(1, "per-process", 0.5, 20),
+                cpu_row(1, "shared", 0.05, 1),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_lookup_table_has_a_row_per_language_and_buffer_measured() {
+        let md = lookups(&doc()).to_markdown();
+        assert!(md.contains("| Rust | shared | 901 | 1300 | 970 |"), "{md}");
+        assert!(md.contains("| Rust | per-process | 990 |"), "{md}");
+        assert!(!md.contains("Python"), "{md}");
+    }
+
+    #[test]
+    fn the_cpu_tables_show_each_buffer_and_each_round() {
+        let md = cpu(&doc()).to_markdown();
+        assert!(
+            md.contains("| buffer | 20 lookup processes, cores |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| shared | 0.125 | 0.008 (1) | 0.0062 | 0.014 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| per-process | 0.542 | 0.160 (20) | — | 0.014 |"),
+            "{md}"
+        );
+        let md = cpu_per_round(&doc()).to_markdown();
+        assert!(md.contains("| 0 | 0.231 × | 0.250 × |"), "{md}");
+        assert!(md.contains("| 1 | 0.100 × |"), "{md}");
+    }
+
+    #[test]
+    fn the_targets_are_judged_and_an_absent_python_says_not_run() {
+        let md = targets(&doc()).to_markdown();
+        assert!(
+            md.contains("| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | PASS |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| Python lookup median ≤ 5 µs (shared buffer) | not run | — |"),
+            "{md}"
+        );
+        // Rounds 0.100 and 0.231: the upper median, 0.231, over the target.
+        assert!(
+            md.contains("median of 2 rounds, range 0.100–0.231) | 0.231 × | MISS |"),
+            "{md}"
+        );
+        assert!(!md.contains("--quick"), "{md}");
+        let mut d = doc();
+        d.lookups[0].median_ns = 1001.0;
+        d.lookups[2].median_ns = 1200.0;
+        d.cpu[0].cpu_cores = 0.05;
+        let md = targets(&d).to_markdown();
+        assert!(md.contains("| 1200 ns | MISS |"), "{md}");
+        assert!(md.contains("| 0.100 × | PASS |"), "{md}");
+    }
+
+    #[test]
+    fn a_doc_without_cpu_rows_says_not_run_and_quick_says_so() {
+        let mut d = doc();
+        d.cpu.clear();
+        d.quick = true;
+        let md = targets(&d).to_markdown();
+        assert!(md.contains("median of 0 rounds) | not run | — |"), "{md}");
+        assert!(md.contains("`--quick` run: a smoke run"), "{md}");
+        assert!(method(&d)[2].ends_with("`--quick` (a smoke run)"));
+    }
+
+    #[test]
+    fn the_method_names_the_scene() {
+        let m = method(&doc());
+        assert!(m[0].contains("looked up 505 ms in the past"), "{}", m[0]);
+        assert!(m[0].contains("200000 lookups per language"), "{}", m[0]);
+        assert!(
+            m[1].contains("20 processes each doing 100 lookups/s"),
+            "{}",
+            m[1]
+        );
+        assert!(
+            m[1].contains("over a 10.0 s window, in the steady state"),
+            "{}",
+            m[1]
+        );
+        assert!(m[2].starts_with("2 rounds"), "{}", m[2]);
+        assert!(
+            m[0].ends_with(
+                "(Rust: this process; Python: not run, no interpreter with horus found)"
+            ),
+            "{}",
+            m[0]
+        );
+    }
+}

@@ -60,3 +60,72 @@ fn an_unknown_argument_is_an_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown argument \"--frob\""));
 }
+
+/// `page` from `heading` on.
+fn after<'a>(page: &'a str, heading: &str) -> &'a str {
+    let at = page.find(heading);
+    &page[at.unwrap_or_else(|| panic!("no {heading:?} on the page"))..]
+}
+
+/// The fixture `file` (the shape its binary writes), copied into the results as `name`.
+fn fixture_as(dir: &std::path::Path, file: &str, name: &str) {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/{file}.json"));
+    std::fs::copy(from, dir.join(format!("results/{name}.json"))).unwrap();
+}
+
+fn fixture(dir: &std::path::Path, name: &str) {
+    fixture_as(dir, name, name);
+}
+
+#[test]
+fn tf_and_block_wake_render_from_their_json_and_say_when_it_is_missing() {
+    let dir = scratch("tf-block-wake");
+    let out = report(&dir, &["--allow-missing"]);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(dir.join("benchmarks.md")).unwrap();
+    assert!(page.contains("*Not measured in this run (tf.json missing).*"));
+    assert!(page.contains("*Not measured in this run (block_wake.json missing).*"));
+
+    fixture(&dir, "tf");
+    fixture(&dir, "block_wake");
+    let out = report(&dir, &["--allow-missing"]);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(dir.join("benchmarks.md")).unwrap();
+    assert!(!page.contains("(tf.json missing)"));
+    assert!(!page.contains("(block_wake.json missing)"));
+    // Each table under its own heading, filled from the fixture.
+    let from = |heading: &str| after(&page, heading).to_owned();
+    assert!(
+        from("### Lookups: 5-deep chain").contains("| Rust | shared | 901 | 1292 | 973 |"),
+        "{page}"
+    );
+    assert!(from("### Host CPU: 20 processes").contains("| 0 | 0.231 × |"));
+    assert!(from("## Transforms (`tf`)")
+        .contains("| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | PASS |"));
+    assert!(from("### The current build in this run")
+        .contains("| 2000 | 21.3 µs | 52.8 µs | 131.0 µs | 12.4 ms | 1 |"));
+    assert!(from("### The current build in this run").contains("Method: one topic of depth 1"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_binaries_quick_output_renders_marked_as_a_smoke_run() {
+    // Written by `tf --quick --python .venv/bin/python --json` and `block_wake --quick --json`
+    // (debug builds: the figures mean nothing, the shape is the binaries').
+    let dir = scratch("quick-tf-block-wake");
+    fixture_as(&dir, "tf_quick", "tf");
+    fixture_as(&dir, "block_wake_quick", "block_wake");
+    let out = report(&dir, &["--allow-missing"]);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(dir.join("benchmarks.md")).unwrap();
+    let tf = after(&page, "## Transforms (`tf`)");
+    assert!(tf.contains("| Python | per-process |"), "{tf}");
+    assert!(tf.contains("`--quick` run: a smoke run, not a measurement (its CPU window"));
+    assert!(tf.contains("| 0 | "), "{tf}");
+    let bw = after(&page, "### The current build in this run");
+    assert!(bw.contains("| subscriber frees the slot → publisher's send returns | 500 |"));
+    assert!(bw.contains("`--quick` run: a smoke run, not a measurement."));
+    assert!(!page.contains("(tf.json missing)") && !page.contains("(block_wake.json missing)"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,6 +8,7 @@
 //! `allow_missing`, which the smoke test uses), so the page can never silently lose
 //! a section.
 
+mod block_wake;
 mod figures;
 mod hosts_and_ros;
 mod logging;
@@ -20,6 +21,7 @@ mod ros_messages_py;
 mod scheduler;
 mod services;
 mod suite;
+mod tf;
 mod transport;
 
 use std::collections::BTreeMap;
@@ -90,6 +92,8 @@ pub fn write(a: &Options) -> anyhow::Result<Vec<PathBuf>> {
     python::python_latency(&r, &mut keys);
     services::services(&r.rpc, &mut keys);
     logging::logging(&r.logging, &mut keys);
+    block_wake::block_wake(&r.block_wake, &mut keys);
+    tf::tf(&r.tf, &mut keys);
     hosts_and_ros::multi_host(&r, &mut keys);
     hosts_and_ros::ros_messages(&r, &mut keys);
     ros_messages_py::ros_messages_py(&r, &mut keys);

@@ -6,6 +6,7 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use horus_bench::block_wake::BlockWakeDoc;
 use horus_bench::interleaved::RoundRow;
 use horus_bench::logging::LogRow;
 use horus_bench::many_to_many::ManyRow;
@@ -16,6 +17,7 @@ use horus_bench::suite::Doc;
 use horus_bench::tables;
 use horus_bench_multi_host_rows::rows::MhRow;
 use horus_bench_ros::ros_rows::RosRow;
+use horus_bench_ros::tf_rows::TfDoc;
 use horus_bench_ros2_rows::table::Row as Ros2Row;
 
 /// The result files of one run, each parsed if present.
@@ -40,6 +42,10 @@ pub(crate) struct Results {
     pub(crate) rpc: Option<Doc<RpcRow>>,
     /// `logging`.
     pub(crate) logging: Option<Doc<LogRow>>,
+    /// `block_wake` (a `Block` publisher waiting for room).
+    pub(crate) block_wake: Option<BlockWakeDoc>,
+    /// `tf` (transform lookups; shared against per-process buffers).
+    pub(crate) tf: Option<TfDoc>,
     /// `multi_host`.
     pub(crate) multi_host: Option<Doc<MhRow>>,
     /// `ros_messages` (ROS 2 messages, Rust).
@@ -90,6 +96,8 @@ impl Results {
             python: load(dir, "python_latency", m)?,
             rpc: load(dir, "rpc", m)?,
             logging: load(dir, "logging", m)?,
+            block_wake: load(dir, "block_wake", m)?,
+            tf: load(dir, "tf", m)?,
             multi_host: load(dir, "multi_host", m)?,
             ros: load(dir, "ros_messages", m)?,
             ros2: load(dir, "ros2", m)?,

@@ -1,0 +1,100 @@
+//! The transforms section: the `tf` benchmark (lookups from Rust and Python on the host's
+//! shared buffer and on per-process buffers, and the host CPU of keeping them fed), with
+//! the tables and targets of `horus-bench-ros`.
+
+use super::{bullets, section, Keys};
+use horus_bench_ros::tf_rows::TfDoc;
+use horus_bench_ros::tf_tables;
+
+/// `tf.lookups`, `tf.cpu` (per buffer, then per round), `tf.targets`, `tf.method`.
+pub(super) fn tf(d: &Option<TfDoc>, keys: &mut Keys) {
+    keys.insert(
+        "tf.lookups",
+        section(d, "tf", |d| tf_tables::lookups(d).to_markdown()),
+    );
+    keys.insert(
+        "tf.cpu",
+        section(d, "tf", |d| {
+            format!(
+                "{}\n{}",
+                tf_tables::cpu(d).to_markdown(),
+                tf_tables::cpu_per_round(d).to_markdown()
+            )
+        }),
+    );
+    keys.insert(
+        "tf.targets",
+        section(d, "tf", |d| tf_tables::targets(d).to_markdown()),
+    );
+    keys.insert(
+        "tf.method",
+        section(d, "tf", |d| bullets(&tf_tables::method(d))),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `tf --json` of a run with Python and two rounds (the binary's shape, derived
+    /// fields included, which the report does not read).
+    const TF_JSON: &str = include_str!("../../tests/fixtures/tf.json");
+
+    fn render(d: Option<TfDoc>) -> Keys {
+        let mut keys = Keys::new();
+        tf(&d, &mut keys);
+        keys
+    }
+
+    #[test]
+    fn the_section_renders_from_the_binarys_json() {
+        let keys = render(Some(serde_json::from_str(TF_JSON).unwrap()));
+        let lookups = &keys["tf.lookups"];
+        assert!(
+            lookups.contains("| Rust | shared | 901 | 1292 | 973 |"),
+            "{lookups}"
+        );
+        assert!(
+            lookups.contains("| Python | per-process | 1542 | 2063 | 1800 |"),
+            "{lookups}"
+        );
+        let cpu = &keys["tf.cpu"];
+        assert!(
+            cpu.contains("| shared | 0.125 | 0.009 (1) | 0.0061 | 0.015 |"),
+            "{cpu}"
+        );
+        assert!(
+            cpu.contains("| per-process | 0.542 | 0.542 (20) | — |"),
+            "{cpu}"
+        );
+        assert!(cpu.contains("| 0 | 0.231 × |"), "{cpu}");
+        assert!(cpu.contains("| 1 | 0.200 × |"), "{cpu}");
+        let targets = &keys["tf.targets"];
+        assert!(
+            targets.contains("| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | PASS |"),
+            "{targets}"
+        );
+        assert!(
+            targets.contains("| Python lookup median ≤ 5 µs (shared buffer) | 1312 ns | PASS |"),
+            "{targets}"
+        );
+        assert!(
+            targets.contains("range 0.200–0.231) | 0.231 × | MISS |"),
+            "{targets}"
+        );
+        let method = &keys["tf.method"];
+        assert!(method.starts_with("- lookups: a 5-deep chain"), "{method}");
+        assert!(method.contains("- 2 rounds, the two buffers"), "{method}");
+    }
+
+    #[test]
+    fn a_missing_tf_json_says_so_in_every_key() {
+        let keys = render(None);
+        for key in ["tf.lookups", "tf.cpu", "tf.targets", "tf.method"] {
+            assert_eq!(
+                keys[key], "*Not measured in this run (tf.json missing).*\n",
+                "{key}"
+            );
+        }
+    }
+}

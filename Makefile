@@ -255,6 +255,8 @@ test-bench-smoke: setup-ros2
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/pingpong.json
 	$(SMOKE_BIN)/logging --quick --json $(SMOKE_DIR)/logging.json
 	@$(PYTHON) -c "$$CHECK_JSON" $(SMOKE_DIR)/logging.json
+	@# block_wake.json has no rows: the report below parses and renders it.
+	$(SMOKE_BIN)/block_wake --quick --json $(SMOKE_DIR)/block_wake.json
 	$(SMOKE_BIN)/tf --quick --json $(SMOKE_DIR)/tf.json
 	@$(PYTHON) -c 'import json,sys; d=json.load(open(sys.argv[1])); \
 	  assert d.get("lookups") and d.get("cpu"), sys.argv[1] + ": no lookups or cpu rows"; \
@@ -479,7 +481,7 @@ BENCH_IMG  ?= docs/img
 BENCH_RUNS := pingpong:pingpong: \
               pingpong_touch:pingpong:--touch=--pinned-only=--only=ref,horus=--sizes=16,1048576 \
               robotics_messages:robotics_messages: ros_messages:ros_messages: payload_sweep:payload_sweep: \
-              all_paths:all_paths: scalability:scalability: peers:peers: \
+              all_paths:all_paths: scalability:scalability: peers:peers: block_wake:block_wake: \
               interleaved:interleaved:--rounds=5 many_to_many:many_to_many:--rounds=5 rpc:rpc:--rounds=3 logging:logging: \
               determinism:determinism:--spin-us=100 scheduler_scaling:scheduler_scaling: \
               tf:tf:--rounds=3 \

@@ -100,7 +100,7 @@ fn tf_and_block_wake_render_from_their_json_and_say_when_it_is_missing() {
         from("### Lookups: 5-deep chain").contains("| Rust | shared | 901 | 1292 | 973 |"),
         "{page}"
     );
-    assert!(from("### Host CPU: 20 processes").contains("| 0 | 0.231 × |"));
+    assert!(from("### Host CPU: 20 processes").contains("| 1 | 0.231 × |"));
     assert!(from("## Transforms (`tf`)")
         .contains("| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | PASS |"));
     assert!(from("### The current build in this run")
@@ -122,7 +122,7 @@ fn the_binaries_quick_output_renders_marked_as_a_smoke_run() {
     let tf = after(&page, "## Transforms (`tf`)");
     assert!(tf.contains("| Python | per-process |"), "{tf}");
     assert!(tf.contains("`--quick` run: a smoke run, not a measurement (its CPU window"));
-    assert!(tf.contains("| 0 | "), "{tf}");
+    assert!(tf.contains("| 1 | "), "{tf}");
     let bw = after(&page, "### The current build in this run");
     assert!(bw.contains("| subscriber frees the slot → publisher's send returns | 500 |"));
     assert!(bw.contains("`--quick` run: a smoke run, not a measurement."));

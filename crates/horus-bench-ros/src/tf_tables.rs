@@ -64,7 +64,7 @@ pub fn cpu_per_round(d: &TfDoc) -> Table {
     ]);
     for r in cpu_ratios(&d.cpu) {
         t.row([
-            r.round.to_string(),
+            (r.round + 1).to_string(),
             format!("{:.3} ×", r.lookups),
             format!("{:.3} ×", r.whole_host),
         ]);
@@ -254,8 +254,8 @@ mod tests {
             "{md}"
         );
         let md = cpu_per_round(&doc()).to_markdown();
-        assert!(md.contains("| 0 | 0.231 × | 0.250 × |"), "{md}");
-        assert!(md.contains("| 1 | 0.100 × |"), "{md}");
+        assert!(md.contains("| 1 | 0.231 × | 0.250 × |"), "{md}");
+        assert!(md.contains("| 2 | 0.100 × |"), "{md}");
     }
 
     #[test]

@@ -67,8 +67,8 @@ mod tests {
             cpu.contains("| per-process | 0.542 | 0.542 (20) | — |"),
             "{cpu}"
         );
-        assert!(cpu.contains("| 0 | 0.231 × |"), "{cpu}");
-        assert!(cpu.contains("| 1 | 0.200 × |"), "{cpu}");
+        assert!(cpu.contains("| 1 | 0.231 × |"), "{cpu}");
+        assert!(cpu.contains("| 2 | 0.200 × |"), "{cpu}");
         let targets = &keys["tf.targets"];
         assert!(
             targets.contains("| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | PASS |"),

@@ -33,6 +33,26 @@ pub struct Row {
     pub bridge_dropped: Option<u64>,
 }
 
+impl Row {
+    /// A measurement without losses: the label, msg/s and MB/s from `system`, `size` and
+    /// `summary`; `bridge_dropped` is `Some(0)` for a bridged system. Set the loss fields
+    /// after if there were any.
+    pub fn new(round: usize, system: System, size: usize, summary: Summary) -> Row {
+        Row {
+            round,
+            system,
+            label: system.label().to_owned(),
+            size,
+            msgs_per_sec: summary.msgs_per_sec,
+            mb_per_sec: size as f64 * summary.msgs_per_sec / f64::from(1u32 << 20),
+            summary,
+            lost: 0,
+            stale: 0,
+            bridge_dropped: system.bridged().then_some(0),
+        }
+    }
+}
+
 fn us(ns: f64) -> String {
     let us = ns / 1000.0;
     if us >= 100.0 {
@@ -210,18 +230,7 @@ mod tests {
 
     fn row(round: usize, system: System, mean: u64) -> Row {
         let summary = Summary::from_samples(vec![mean; 3], 3 * mean).unwrap();
-        Row {
-            round,
-            system,
-            label: system.label().to_owned(),
-            size: 64,
-            summary,
-            msgs_per_sec: summary.msgs_per_sec,
-            mb_per_sec: 0.0,
-            lost: 0,
-            stale: 0,
-            bridge_dropped: system.bridged().then_some(0),
-        }
+        Row::new(round, system, 64, summary)
     }
 
     #[test]

@@ -44,18 +44,7 @@ mod tests {
 
     fn row(round: usize, system: System, size: usize, mean_ns: u64) -> Row {
         let summary = Summary::from_samples(vec![mean_ns; 4], 4 * mean_ns).unwrap();
-        Row {
-            round,
-            system,
-            label: system.label().to_owned(),
-            size,
-            summary,
-            msgs_per_sec: summary.msgs_per_sec,
-            mb_per_sec: 0.0,
-            lost: 0,
-            stale: 0,
-            bridge_dropped: system.bridged().then_some(0),
-        }
+        Row::new(round, system, size, summary)
     }
 
     fn doc(rows: Vec<Row>, errors: Vec<String>) -> Doc<Row> {

@@ -339,16 +339,10 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                     continue;
                 };
                 run.push(Row {
-                    round,
-                    system,
-                    label: system.label().to_owned(),
-                    size,
-                    msgs_per_sec: summary.msgs_per_sec,
-                    mb_per_sec: size as f64 * summary.msgs_per_sec / f64::from(1u32 << 20),
-                    summary,
                     lost: out.ping.lost,
                     stale: out.ping.stale,
                     bridge_dropped: out.bridge.map(|b| b.dropped()),
+                    ..Row::new(round, system, size, summary)
                 });
             }
         }

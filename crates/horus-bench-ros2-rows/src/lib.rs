@@ -8,30 +8,7 @@
 
 pub mod system;
 pub mod table;
+pub mod targets;
 
 pub use system::System;
-
-/// How a measurement whose ping gave up (round trips lost in a row) begins its error in the
-/// JSON's `errors`: such a measurement misses the zero-loss target, and the report counts
-/// them from the errors it reads back.
-pub const GAVE_UP: &str = "ping gave up after";
-
-/// Measurements whose ping gave up, among a run's errors (`what: error` each).
-pub fn gave_up(errors: &[String]) -> usize {
-    errors.iter().filter(|e| e.contains(GAVE_UP)).count()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_errors_of_a_ping_that_gave_up_count() {
-        let errors = vec![
-            format!("round 1 65536 B rclpy-to-horus: {GAVE_UP} 5 round trips lost in a row"),
-            "round 1 64 B rclpy-rclpy: no round trip completed (3 lost)".to_owned(),
-        ];
-        assert_eq!(gave_up(&errors), 1);
-        assert_eq!(gave_up(&[]), 0);
-    }
-}
+pub use targets::GAVE_UP;

@@ -1,5 +1,5 @@
-//! Rows of the `ros2` benchmark, its table (median over rounds with the range) and the
-//! bridge target (horus ↔ rclpy through the bridge never slower than rclpy ↔ rclpy).
+//! Rows of the `ros2` benchmark and its table (median over rounds with the range); the
+//! targets are [`crate::targets`].
 
 use std::fmt::Write;
 
@@ -53,7 +53,7 @@ impl Row {
     }
 }
 
-fn us(ns: f64) -> String {
+pub(crate) fn us(ns: f64) -> String {
     let us = ns / 1000.0;
     if us >= 100.0 {
         format!("{us:.0}")
@@ -62,7 +62,7 @@ fn us(ns: f64) -> String {
     }
 }
 
-fn size_label(size: usize) -> String {
+pub(crate) fn size_label(size: usize) -> String {
     if size >= 1 << 20 && size.is_multiple_of(1 << 20) {
         format!("{} MiB", size >> 20)
     } else if size >= 1024 && size.is_multiple_of(1024) {
@@ -141,89 +141,6 @@ pub fn markdown(rows: &[Row], sizes: &[usize], systems: &[System]) -> String {
     s
 }
 
-/// One comparison of the target: a bridged system's average round trip against rclpy ↔
-/// rclpy's in the same round at the same size.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TargetCheck {
-    /// Round.
-    pub round: usize,
-    /// Size.
-    pub size: usize,
-    /// The bridged system.
-    pub system: System,
-    /// Its average round trip, ns.
-    pub bridged_mean_ns: f64,
-    /// rclpy ↔ rclpy's, ns.
-    pub rclpy_mean_ns: f64,
-    /// Whether bridged ≤ rclpy.
-    pub pass: bool,
-}
-
-/// Every comparison the rows allow.
-pub fn target_checks(rows: &[Row]) -> Vec<TargetCheck> {
-    let mut out = Vec::new();
-    for r in rows.iter().filter(|r| r.system.bridged()) {
-        let Some(base) = rows
-            .iter()
-            .find(|b| b.system == System::RclpyRclpy && b.round == r.round && b.size == r.size)
-        else {
-            continue;
-        };
-        out.push(TargetCheck {
-            round: r.round,
-            size: r.size,
-            system: r.system,
-            bridged_mean_ns: r.summary.mean_ns,
-            rclpy_mean_ns: base.summary.mean_ns,
-            pass: r.summary.mean_ns <= base.summary.mean_ns,
-        });
-    }
-    out
-}
-
-/// The target's verdict in words, with every miss. `aborted`: measurements whose ping gave
-/// up (losses in a row), which have no row but lost messages.
-pub fn target_text(checks: &[TargetCheck], rows: &[Row], aborted: usize) -> String {
-    let mut s = String::new();
-    if checks.is_empty() {
-        s.push_str("target (bridge never slower than rclpy ↔ rclpy): not measured (no bridged and rclpy rows)\n");
-    } else {
-        let misses: Vec<&TargetCheck> = checks.iter().filter(|c| !c.pass).collect();
-        let _ = writeln!(
-            s,
-            "target: horus ↔ rclpy through the bridge never slower (average round trip) than \
-             rclpy ↔ rclpy at any size, in every round: {} ({} of {} comparisons pass)",
-            if misses.is_empty() { "PASS" } else { "MISS" },
-            checks.len() - misses.len(),
-            checks.len()
-        );
-        for m in misses {
-            let _ = writeln!(
-                s,
-                "  miss: round {} {} {}: {} µs vs rclpy {} µs",
-                m.round + 1,
-                size_label(m.size),
-                m.system.label(),
-                us(m.bridged_mean_ns),
-                us(m.rclpy_mean_ns)
-            );
-        }
-    }
-    let lost: u64 = rows.iter().map(|r| r.lost).sum();
-    let dropped: u64 = rows.iter().filter_map(|r| r.bridge_dropped).sum();
-    let _ = writeln!(
-        s,
-        "target: zero loss under reliable QoS: {} ({lost} round trips lost, {dropped} messages \
-         dropped by the bridge, {aborted} measurements given up after losses in a row)",
-        if lost == 0 && dropped == 0 && aborted == 0 {
-            "PASS"
-        } else {
-            "MISS"
-        }
-    );
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,26 +151,14 @@ mod tests {
     }
 
     #[test]
-    fn the_target_compares_within_a_round() {
-        let rows = vec![
-            row(0, System::RclpyRclpy, 1000),
-            row(0, System::HorusToRclpy, 900),
-            row(1, System::RclpyRclpy, 800),
-            row(1, System::HorusToRclpy, 900),
-        ];
-        let checks = target_checks(&rows);
-        assert_eq!(checks.len(), 2);
-        assert!(checks[0].pass);
-        assert!(!checks[1].pass);
-        assert!(target_text(&checks, &rows, 0).contains("MISS"));
-    }
-
-    #[test]
-    fn a_measurement_given_up_after_losses_misses_the_zero_loss_target() {
+    fn the_table_has_a_row_per_size_and_system_measured() {
         let rows = vec![row(0, System::RclpyRclpy, 1000)];
-        assert!(target_text(&[], &rows, 0).contains("zero loss under reliable QoS: PASS"));
-        assert!(target_text(&[], &rows, 1).contains("zero loss under reliable QoS: MISS"));
-        assert!(markdown(&rows, &[64], &System::ALL).contains("64 B"));
+        let md = markdown(&rows, &[64], &System::ALL);
+        assert!(
+            md.contains("| 64 B | rclpy ↔ rclpy (Fast DDS) | 1.0 |"),
+            "{md}"
+        );
+        assert!(!md.contains("horus Python"), "{md}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub mod netns;
 pub mod rust_end;
 pub mod session;
 
-pub use horus_bench_ros2_rows::{system, table, System, GAVE_UP};
+pub use horus_bench_ros2_rows::{system, table, targets, System, GAVE_UP};
 
 /// First argument that turns the `ros2` binary into one of its child processes.
 pub const CHILD_FLAG: &str = "--ros2-child";

@@ -4,6 +4,7 @@
 use super::{bullets, section, Keys};
 use horus_bench::suite::Doc;
 use horus_bench_ros2_rows::table::{self, Row};
+use horus_bench_ros2_rows::targets;
 
 /// `ros2.targets`, `ros2.table`, `ros2.method`.
 pub(super) fn ros2_bridge(d: &Option<Doc<Row>>, keys: &mut Keys) {
@@ -21,16 +22,14 @@ pub(super) fn ros2_bridge(d: &Option<Doc<Row>>, keys: &mut Keys) {
     keys.insert("ros2.method", section(d, "ros2", |d| bullets(&d.method)));
 }
 
-/// The binary's target lines as a list: each target a bullet, each of its misses a bullet
-/// under it.
+/// Both targets as a list: each target a bullet, each of its misses and failed
+/// measurements a bullet under it.
 fn targets(d: &Doc<Row>) -> String {
-    let checks = table::target_checks(&d.rows);
-    let text = table::target_text(&checks, &d.rows, horus_bench_ros2_rows::gave_up(&d.errors));
     let mut out = String::new();
-    for line in text.lines() {
-        match line.trim_start().strip_prefix("miss: ") {
-            Some(miss) => out.push_str(&format!("  - miss: {miss}\n")),
-            None => out.push_str(&format!("- {}\n", line.trim_start())),
+    for v in targets::verdicts(&d.rows, &d.errors) {
+        out.push_str(&format!("- target: {}\n", v.headline));
+        for detail in &v.details {
+            out.push_str(&format!("  - {detail}\n"));
         }
     }
     out
@@ -40,6 +39,7 @@ fn targets(d: &Doc<Row>) -> String {
 mod tests {
     use super::*;
     use horus_bench::stats::Summary;
+    use horus_bench_ros2_rows::targets::measurement;
     use horus_bench_ros2_rows::{System, GAVE_UP};
 
     fn row(round: usize, system: System, size: usize, mean_ns: u64) -> Row {
@@ -96,14 +96,34 @@ mod tests {
     }
 
     #[test]
-    fn a_ping_that_gave_up_misses_the_zero_loss_target() {
-        let rows = vec![row(0, System::RclpyRclpy, 64, 300_000)];
-        let errors = vec![format!("round 1 64 B horus-to-rclpy: {GAVE_UP} 5 round trips lost in a row (5 lost, 0 completed)")];
-        let keys = render(Some(doc(rows, errors)));
+    fn a_failed_bridged_measurement_is_listed_and_misses_both_targets() {
+        // Round 2's bridged measurement failed: rclpy has a row there, the bridge none.
+        let rows = vec![
+            row(0, System::RclpyRclpy, 64, 300_000),
+            row(0, System::HorusToRclpy, 64, 250_000),
+            row(1, System::RclpyRclpy, 64, 300_000),
+        ];
+        let error = format!(
+            "{}: {GAVE_UP} 5 round trips lost in a row (5 lost, 0 completed)",
+            measurement(1, 64, System::HorusToRclpy)
+        );
+        let keys = render(Some(doc(rows, vec![error.clone()])));
+        let t = &keys["ros2.targets"];
         assert!(
-            keys["ros2.targets"].contains("zero loss under reliable QoS: MISS (0 round trips lost, 0 messages dropped by the bridge, 1 measurements given up"),
-            "{}",
-            keys["ros2.targets"]
+            t.contains("in every round: MISS (1 of 1 comparisons pass; 1 measurements failed, their comparisons not made)"),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!("  - not compared (measurement failed): {error}\n")),
+            "{t}"
+        );
+        assert!(
+            t.contains("zero loss under reliable QoS: MISS (0 round trips lost, 0 messages dropped by the bridge, 1 measurements failed, 1 of them given up after losses in a row)"),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!("  - failed measurement: {error}\n")),
+            "{t}"
         );
     }
 

@@ -18,6 +18,7 @@ use horus_bench_core::suite::{self, list, number, Common, Run, COMMON_USAGE};
 use horus_bench_ros2::discovery::DiscoveryRange;
 use horus_bench_ros2::session::{self, Programs, Spec};
 use horus_bench_ros2::table::{self, Row};
+use horus_bench_ros2::targets;
 use horus_bench_ros2::{
     bridge_child, netns, rust_end, System, BRIDGE_ROLE, CHILD_FLAG, GAVE_UP, MAX_LOST_IN_A_ROW,
     RUST_END_ROLE,
@@ -299,7 +300,6 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
     }
     let warmup = common.warmup(50, 5);
     let mut n = 0usize;
-    let mut aborted = 0usize;
     for round in 0..rounds {
         eprintln!("round {} of {rounds}", round + 1);
         for &size in &sizes {
@@ -314,12 +314,11 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                     cpus,
                     id: format!("ros2bench-{}-{n}", std::process::id()),
                 };
-                let what = format!("round {} {} B {}", round + 1, size, system.name());
+                let what = targets::measurement(round, size, system);
                 let Some(out) = run.measure(&what, || session::run(&programs, &spec)) else {
                     continue;
                 };
                 if out.ping.aborted {
-                    aborted += 1;
                     run.measure(&what, || -> anyhow::Result<()> {
                         anyhow::bail!(
                             "{GAVE_UP} {MAX_LOST_IN_A_ROW} round trips lost in a row \
@@ -347,11 +346,10 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let checks = table::target_checks(run.rows());
     let text = format!(
         "{}\n{}",
         table::markdown(run.rows(), &sizes, &runnable),
-        table::target_text(&checks, run.rows(), aborted)
+        targets::to_text(&targets::verdicts(run.rows(), run.errors()))
     );
     run.finish(&text)
 }

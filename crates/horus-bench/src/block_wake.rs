@@ -49,6 +49,10 @@ pub struct BlockWakeDoc {
     /// `--quick`: a smoke run.
     #[serde(default)]
     pub quick: bool,
+    /// Every measurement that failed, one line each (the figures hold what was measured
+    /// before it).
+    #[serde(default)]
+    pub errors: Vec<String>,
 }
 
 /// The wake-up latencies and the CPU while waiting, one table each.
@@ -63,13 +67,21 @@ pub fn tables(d: &BlockWakeDoc) -> [Table; 2] {
         "rounds over 5 ms",
     ]);
     let w = d.wake_ns;
+    // No round measured (the run failed first): no latency to show.
+    let lat = |v: u64| {
+        if d.rounds == 0 {
+            "—".to_owned()
+        } else {
+            ns(v)
+        }
+    };
     wake.row([
         "subscriber frees the slot → publisher's send returns".to_owned(),
         d.rounds.to_string(),
-        ns(w.min),
-        ns(w.p50),
-        ns(w.p99),
-        ns(w.max),
+        lat(w.min),
+        lat(w.p50),
+        lat(w.p99),
+        lat(w.max),
         d.slow_rounds.map_or("?".to_owned(), |n| n.to_string()),
     ]);
     let mut cpu = Table::new([
@@ -106,7 +118,7 @@ pub fn tables(d: &BlockWakeDoc) -> [Table; 2] {
 pub fn method(d: &BlockWakeDoc) -> String {
     let threads = match d.pinned {
         Some(true) => "pinned to CPUs 0 and 1",
-        Some(false) => "unpinned (fewer than 2 CPUs)",
+        Some(false) => "not pinned: a pin call failed or fewer than 2 CPUs",
         None => "pinned to CPUs 0 and 1 where the machine has them",
     };
     let gap = d.gap_ms.map_or("a gap".to_owned(), |g| format!("{g} ms"));
@@ -146,6 +158,7 @@ mod tests {
             slow_rounds: Some(1),
             pinned: Some(true),
             quick: false,
+            errors: Vec::new(),
         }
     }
 
@@ -180,6 +193,38 @@ mod tests {
         );
         assert!(cpu.contains("| ? | 5.0 | ? |"), "{cpu}");
         assert!(method(&old).contains("waits a gap"));
+        assert!(old.errors.is_empty());
+    }
+
+    #[test]
+    fn a_run_that_failed_before_any_round_shows_no_latency() {
+        let d = BlockWakeDoc {
+            rounds: 0,
+            wake_ns: WakeNs {
+                min: 0,
+                p50: 0,
+                p99: 0,
+                max: 0,
+            },
+            slow_rounds: Some(0),
+            errors: vec!["send: timed out".to_owned()],
+            ..doc()
+        };
+        let [wake, _] = tables(&d).map(|t| t.to_markdown());
+        assert!(wake.contains("| 0 | — | — | — | — | 0 |"), "{wake}");
+    }
+
+    #[test]
+    fn unpinned_threads_do_not_claim_why() {
+        let d = BlockWakeDoc {
+            pinned: Some(false),
+            ..doc()
+        };
+        assert!(
+            method(&d).contains("(not pinned: a pin call failed or fewer than 2 CPUs)"),
+            "{}",
+            method(&d)
+        );
     }
 
     #[test]

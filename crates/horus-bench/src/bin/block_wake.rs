@@ -95,7 +95,7 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
 
 fn main() -> ExitCode {
     match run() {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("block_wake: {e:#}");
             ExitCode::FAILURE
@@ -103,8 +103,67 @@ fn main() -> ExitCode {
     }
 }
 
-fn run() -> anyhow::Result<()> {
+/// What was measured before the end or a failure.
+#[derive(Default)]
+struct Measured {
+    wake_ns: Vec<u64>,
+    cpu_ms_per_s: Vec<f64>,
+    /// Whether both threads were pinned; `None` when the measurement failed first.
+    pinned: Option<bool>,
+}
+
+fn run() -> anyhow::Result<ExitCode> {
     let args = parse()?;
+    let mut m = Measured::default();
+    // A failure is recorded in the document (written all the same) and the run exits
+    // non-zero; the figures hold what was measured before it.
+    let mut errors = Vec::new();
+    if let Err(e) = measure(&args, &mut m) {
+        eprintln!("block_wake: {e:#}");
+        errors.push(format!("{e:#}"));
+    }
+    let mut wake_ns = m.wake_ns;
+    wake_ns.sort_unstable();
+    let doc = BlockWakeDoc {
+        rounds: wake_ns.len(),
+        wake_ns: WakeNs {
+            min: wake_ns.first().copied().unwrap_or(0),
+            p50: if wake_ns.is_empty() {
+                0
+            } else {
+                percentile(&wake_ns, 0.5)
+            },
+            p99: if wake_ns.is_empty() {
+                0
+            } else {
+                percentile(&wake_ns, 0.99)
+            },
+            max: wake_ns.last().copied().unwrap_or(0),
+        },
+        cpu_ms_per_s: m.cpu_ms_per_s.iter().sum::<f64>() / m.cpu_ms_per_s.len().max(1) as f64,
+        cpu_ms_per_s_each: m.cpu_ms_per_s,
+        gap_ms: Some(args.gap.as_millis() as u64),
+        slow_rounds: Some(wake_ns.iter().filter(|&&n| n > SLOW_NS).count()),
+        pinned: m.pinned,
+        quick: args.quick,
+        errors,
+    };
+    for t in block_wake::tables(&doc) {
+        println!("{}", t.to_text());
+    }
+    print!("{}", block_wake::method(&doc));
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&doc)?)?;
+    }
+    Ok(if doc.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Measures into `m`; an error ends the measurement (what `m` holds stays).
+fn measure(args: &Args, m: &mut Measured) -> anyhow::Result<()> {
     let ns = format!("bw{}", std::process::id());
     let topic = Topic::<Round>::builder("block_wake")
         .namespace(&ns)
@@ -127,62 +186,43 @@ fn run() -> anyhow::Result<()> {
         while let Ok(gap) = go_rx.recv() {
             std::thread::sleep(gap);
             let t0 = Instant::now();
-            let got = subscriber.try_recv();
-            assert!(got.is_some(), "the ring was full");
-            drop(got);
-            t0_tx.send(t0).unwrap();
+            if subscriber.try_recv().is_none() || t0_tx.send(t0).is_err() {
+                return Err(anyhow::anyhow!("the subscriber found the ring empty"));
+            }
         }
-        pinned
+        Ok(pinned)
     });
     let pinned = pin(0);
-    let mut wake_ns = Vec::with_capacity(args.rounds);
-    for i in 0..args.rounds {
-        go_tx.send(args.gap)?;
-        publisher
-            .send(Round { n: i as u64 + 1 })
-            .map_err(|e| anyhow::anyhow!("send: {e}"))?;
-        let t1 = Instant::now();
-        let t0 = t0_rx.recv()?;
-        wake_ns.push(t1.saturating_duration_since(t0).as_nanos() as u64);
-    }
-    let mut cpu_ms_per_s = Vec::new();
-    for i in 0..args.cpu_rounds {
-        go_tx.send(Duration::from_secs(1))?;
-        let (c0, w0) = (thread_cpu_ns(), Instant::now());
-        publisher
-            .send(Round { n: i as u64 })
-            .map_err(|e| anyhow::anyhow!("send: {e}"))?;
-        let (c1, w1) = (thread_cpu_ns(), Instant::now());
-        t0_rx.recv()?;
-        cpu_ms_per_s.push((c1 - c0) as f64 / 1e6 / w1.duration_since(w0).as_secs_f64());
-    }
+    let mut waits = || -> anyhow::Result<()> {
+        for i in 0..args.rounds {
+            go_tx.send(args.gap)?;
+            publisher
+                .send(Round { n: i as u64 + 1 })
+                .map_err(|e| anyhow::anyhow!("wake-up round {}: send: {e}", i + 1))?;
+            let t1 = Instant::now();
+            let t0 = t0_rx.recv()?;
+            m.wake_ns
+                .push(t1.saturating_duration_since(t0).as_nanos() as u64);
+        }
+        for i in 0..args.cpu_rounds {
+            go_tx.send(Duration::from_secs(1))?;
+            let (c0, w0) = (thread_cpu_ns(), Instant::now());
+            publisher
+                .send(Round { n: i as u64 })
+                .map_err(|e| anyhow::anyhow!("CPU wait {}: send: {e}", i + 1))?;
+            let (c1, w1) = (thread_cpu_ns(), Instant::now());
+            t0_rx.recv()?;
+            m.cpu_ms_per_s
+                .push((c1 - c0) as f64 / 1e6 / w1.duration_since(w0).as_secs_f64());
+        }
+        Ok(())
+    };
+    let measured = waits();
     drop(go_tx);
     let sub_pinned = sub
         .join()
         .map_err(|_| anyhow::anyhow!("subscriber thread panicked"))?;
-
-    wake_ns.sort_unstable();
-    let doc = BlockWakeDoc {
-        rounds: args.rounds,
-        wake_ns: WakeNs {
-            min: wake_ns[0],
-            p50: percentile(&wake_ns, 0.5),
-            p99: percentile(&wake_ns, 0.99),
-            max: *wake_ns.last().unwrap(),
-        },
-        cpu_ms_per_s: cpu_ms_per_s.iter().sum::<f64>() / cpu_ms_per_s.len().max(1) as f64,
-        cpu_ms_per_s_each: cpu_ms_per_s,
-        gap_ms: Some(args.gap.as_millis() as u64),
-        slow_rounds: Some(wake_ns.iter().filter(|&&n| n > SLOW_NS).count()),
-        pinned: Some(pinned && sub_pinned),
-        quick: args.quick,
-    };
-    for t in block_wake::tables(&doc) {
-        println!("{}", t.to_text());
-    }
-    print!("{}", block_wake::method(&doc));
-    if let Some(path) = args.json {
-        std::fs::write(&path, serde_json::to_vec_pretty(&doc)?)?;
-    }
+    measured?;
+    m.pinned = Some(pinned && sub_pinned?);
     Ok(())
 }

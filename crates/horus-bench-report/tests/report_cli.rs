@@ -97,12 +97,12 @@ fn tf_and_block_wake_render_from_their_json_and_say_when_it_is_missing() {
     // Each table under its own heading, filled from the fixture.
     let from = |heading: &str| after(&page, heading).to_owned();
     assert!(
-        from("### Lookups: 5-deep chain").contains("| Rust | shared | 901 | 1292 | 973 |"),
+        from("### Lookups: 5-deep chain").contains("| Rust | shared | 876 | 1246 | 962 |"),
         "{page}"
     );
     assert!(from("### Host CPU: 20 processes").contains("| 1 | 0.231 × |"));
     assert!(from("## Transforms (`tf`)")
-        .contains("| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | PASS |"));
+        .contains("| Rust lookup median ≤ 1 µs (shared buffer) | 876 ns | PASS |"));
     assert!(from("### The current build in this run")
         .contains("| 2000 | 21.3 µs | 52.8 µs | 131.0 µs | 12.4 ms | 1 |"));
     assert!(from("### The current build in this run").contains("Method: one topic of depth 1"));

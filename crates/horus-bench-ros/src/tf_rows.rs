@@ -52,19 +52,23 @@ pub struct CpuRow {
     /// CPU seconds of the lookup processes per second of wall time.
     pub cpu_cores: f64,
     /// Of which the process(es) feeding the buffer (shared: the one holding the feeder
-    /// claim; per-process: all of them).
-    pub feeder_cores: f64,
-    /// Lookup processes that fed the buffer.
-    pub feeding_processes: usize,
+    /// claim; per-process: all of them). `None` in documents written before it was measured.
+    #[serde(default)]
+    pub feeder_cores: Option<f64>,
+    /// Lookup processes that fed the buffer (`None`: as `feeder_cores`).
+    #[serde(default)]
+    pub feeding_processes: Option<usize>,
     /// CPU seconds of the publisher process per second (the same work in both modes).
     pub publisher_cores: f64,
 }
 
 impl CpuRow {
     /// CPU of each lookup process that did not feed, cores; `None` when all fed.
+    /// `None` too in documents without the feeders' figures.
     pub fn others_per_process(&self) -> Option<f64> {
-        let n = self.processes.checked_sub(self.feeding_processes)?;
-        (n > 0).then(|| (self.cpu_cores - self.feeder_cores) / n as f64)
+        let n = self.processes.checked_sub(self.feeding_processes?)?;
+        let feeder = self.feeder_cores?;
+        (n > 0).then(|| (self.cpu_cores - feeder) / n as f64)
     }
 }
 
@@ -81,12 +85,25 @@ pub struct TfDoc {
     pub lookups: Vec<LookupRow>,
     /// Every CPU row.
     pub cpu: Vec<CpuRow>,
+    /// The Python interpreter the Python lookups ran with; `None` when none with horus was
+    /// found (or in documents written before it was recorded).
+    #[serde(default)]
+    pub python: Option<String>,
+    /// Every measurement that failed, one line each (the rows hold what could be measured).
+    #[serde(default)]
+    pub errors: Vec<String>,
 }
 
-/// The upper median (`v[len / 2]` of the sorted values); NaN when empty.
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+/// The median of `v` (the mean of the two middle values when their number is even; NaN
+/// when empty): the statistics' shared median, so every section takes the same.
+pub fn median(v: Vec<f64>) -> f64 {
+    horus_bench::stats::median(&v)
+}
+
+/// The median of the values that are there; `None` when none is.
+fn median_of_some(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = v.flatten().collect();
+    (!v.is_empty()).then(|| median(v))
 }
 
 /// One language and buffer: the medians over rounds of each statistic.
@@ -149,10 +166,10 @@ pub struct CpuStat {
     pub rounds: usize,
     /// Lookup processes, cores.
     pub cores: f64,
-    /// Of which feeding, cores.
-    pub feeder_cores: f64,
-    /// Feeding processes.
-    pub feeding_processes: f64,
+    /// Of which feeding, cores (`None`: not in the document).
+    pub feeder_cores: Option<f64>,
+    /// Feeding processes (`None`: not in the document).
+    pub feeding_processes: Option<f64>,
     /// Each other lookup process, cores (`None`: all fed).
     pub others_per_process: Option<f64>,
     /// The publisher, cores.
@@ -169,14 +186,15 @@ pub fn cpu_stats(rows: &[CpuRow]) -> Vec<CpuStat> {
                 return None;
             }
             let of = |f: fn(&CpuRow) -> f64| median(rows.iter().map(|r| f(r)).collect());
-            let others = of(|r| r.others_per_process().unwrap_or(f64::NAN));
             Some(CpuStat {
                 buffer: buffer.to_owned(),
                 rounds: rows.len(),
                 cores: of(|r| r.cpu_cores),
-                feeder_cores: of(|r| r.feeder_cores),
-                feeding_processes: of(|r| r.feeding_processes as f64),
-                others_per_process: (!others.is_nan()).then_some(others),
+                feeder_cores: median_of_some(rows.iter().map(|r| r.feeder_cores)),
+                feeding_processes: median_of_some(
+                    rows.iter().map(|r| r.feeding_processes.map(|n| n as f64)),
+                ),
+                others_per_process: median_of_some(rows.iter().map(|r| r.others_per_process())),
                 publisher_cores: of(|r| r.publisher_cores),
             })
         })
@@ -225,8 +243,8 @@ mod tests {
             frames: 200,
             window_s: 10.0,
             cpu_cores: cores,
-            feeder_cores: 0.01 * feeding as f64,
-            feeding_processes: feeding,
+            feeder_cores: Some(0.01 * feeding as f64),
+            feeding_processes: Some(feeding),
             publisher_cores: 0.02,
         }
     }
@@ -271,6 +289,34 @@ mod tests {
         );
         assert_eq!(shared_lookup_median(&rows, "Python"), Some(1500.0));
         assert_eq!(shared_lookup_median(&rows[1..2], "Rust"), None);
+    }
+
+    #[test]
+    fn the_median_is_the_shared_one_the_mean_of_the_two_middle_values() {
+        assert_eq!(median(vec![0.231, 0.1]), (0.1 + 0.231) / 2.0);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert!(median(Vec::new()).is_nan());
+    }
+
+    #[test]
+    fn an_older_document_without_the_feeders_parses() {
+        // The shape `tf --json` wrote at e1eb4df: no feeder figures, no python, no errors.
+        let old = r#"{"benchmark":"tf","rounds":1,"quick":true,
+            "lookups":[{"round":0,"language":"Rust","buffer":"shared","lookups":20000,
+                "median_ns":900.0,"p99_ns":1300.0,"mean_ns":950.0}],
+            "cpu":[{"round":0,"buffer":"shared","processes":20,"frames":200,"window_s":3.0,
+                "cpu_cores":0.1,"publisher_cores":0.02}],
+            "cpu_ratio_shared_over_per_process":null}"#;
+        let d: TfDoc = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (d.cpu[0].feeder_cores, d.cpu[0].feeding_processes),
+            (None, None)
+        );
+        assert!(d.errors.is_empty() && d.python.is_none());
+        assert_eq!(d.cpu[0].others_per_process(), None);
+        let s = cpu_stats(&d.cpu);
+        assert_eq!((s[0].feeder_cores, s[0].feeding_processes), (None, None));
+        assert_eq!(s[0].cores, 0.1);
     }
 
     #[test]

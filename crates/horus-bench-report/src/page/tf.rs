@@ -51,7 +51,7 @@ mod tests {
         let keys = render(Some(serde_json::from_str(TF_JSON).unwrap()));
         let lookups = &keys["tf.lookups"];
         assert!(
-            lookups.contains("| Rust | shared | 901 | 1292 | 973 |"),
+            lookups.contains("| Rust | shared | 876 | 1246 | 962 |"),
             "{lookups}"
         );
         assert!(
@@ -60,18 +60,18 @@ mod tests {
         );
         let cpu = &keys["tf.cpu"];
         assert!(
-            cpu.contains("| shared | 0.125 | 0.009 (1) | 0.0061 | 0.015 |"),
+            cpu.contains("| shared | 0.113 | 0.009 (1) | 0.0055 | 0.014 |"),
             "{cpu}"
         );
         assert!(
-            cpu.contains("| per-process | 0.542 | 0.542 (20) | — |"),
+            cpu.contains("| per-process | 0.521 | 0.521 (20) | — |"),
             "{cpu}"
         );
         assert!(cpu.contains("| 1 | 0.231 × |"), "{cpu}");
         assert!(cpu.contains("| 2 | 0.200 × |"), "{cpu}");
         let targets = &keys["tf.targets"];
         assert!(
-            targets.contains("| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | PASS |"),
+            targets.contains("| Rust lookup median ≤ 1 µs (shared buffer) | 876 ns | PASS |"),
             "{targets}"
         );
         assert!(
@@ -79,7 +79,7 @@ mod tests {
             "{targets}"
         );
         assert!(
-            targets.contains("range 0.200–0.231) | 0.231 × | MISS |"),
+            targets.contains("range 0.200–0.231) | 0.215 × | MISS |"),
             "{targets}"
         );
         let method = &keys["tf.method"];

@@ -343,8 +343,8 @@ fn cpu_scene(
         frames: FRAMES,
         window_s: wall,
         cpu_cores: used.iter().sum::<f64>() / wall,
-        feeder_cores: feeder / wall,
-        feeding_processes: feeding.iter().filter(|f| **f).count(),
+        feeder_cores: Some(feeder / wall),
+        feeding_processes: Some(feeding.iter().filter(|f| **f).count()),
         publisher_cores: (p1 - p0) / wall,
     })
 }
@@ -404,53 +404,35 @@ fn run() -> anyhow::Result<ExitCode> {
 
     let mut lookup_rows = Vec::new();
     let mut cpu_rows = Vec::new();
+    // Every failed measurement: recorded in the document (written all the same), and the
+    // run exits non-zero; what can still be measured is.
+    let mut errors: Vec<String> = Vec::new();
+    let mut fail = |what: String, e: anyhow::Error| {
+        eprintln!("tf: {what}: {e:#}");
+        errors.push(format!("{what}: {e:#}"));
+    };
     let modes = BUFFERS;
     for round in 0..rounds {
-        // Lookups: one namespace per round, the chain broadcast all along.
-        let ns = format!("bench-tf-lookup-{}-{round}", std::process::id());
-        let publisher = Publisher::start(&ns, 1)?;
-        let shared = TfListener::open(&ns)?;
-        let own = TfListener::per_process(&ns)?;
-        wait_ready(&shared, "map", "c0_f5")?;
-        wait_ready(&own, "map", "c0_f5")?;
         let order: Vec<&'static str> = if round % 2 == 0 {
             modes.to_vec()
         } else {
             modes.iter().rev().copied().collect()
         };
-        for mode in &order {
-            let l = if *mode == "shared" { &shared } else { &own };
-            time_lookups(l, lookups / 10)?; // warm-up
-            let (median_ns, p99_ns, mean_ns) = time_lookups(l, lookups)?;
-            lookup_rows.push(LookupRow {
-                round,
-                language: "Rust".to_owned(),
-                buffer: (*mode).to_owned(),
-                lookups,
-                median_ns,
-                p99_ns,
-                mean_ns,
-            });
+        if let Err(e) = lookup_round(
+            round,
+            &order,
+            lookups,
+            python.as_deref(),
+            &mut lookup_rows,
+            &mut fail,
+        ) {
+            fail(format!("round {}: lookups", round + 1), e);
         }
-        if let Some(py) = &python {
-            for mode in &order {
-                match python_lookups(py, &ns, mode, lookups) {
-                    Ok((median_ns, p99_ns, mean_ns)) => lookup_rows.push(LookupRow {
-                        round,
-                        language: "Python".to_owned(),
-                        buffer: (*mode).to_owned(),
-                        lookups,
-                        median_ns,
-                        p99_ns,
-                        mean_ns,
-                    }),
-                    Err(e) => eprintln!("tf: Python lookups ({mode}) skipped: {e:#}"),
-                }
+        for mode in &order {
+            match cpu_scene(round, mode, settle, window) {
+                Ok(row) => cpu_rows.push(row),
+                Err(e) => fail(format!("round {}: host CPU ({mode})", round + 1), e),
             }
-        }
-        drop((shared, own, publisher));
-        for mode in &order {
-            cpu_rows.push(cpu_scene(round, mode, settle, window)?);
         }
     }
 
@@ -459,6 +441,8 @@ fn run() -> anyhow::Result<ExitCode> {
         quick,
         lookups: lookup_rows,
         cpu: cpu_rows,
+        python,
+        errors,
     };
     println!(
         "## tf lookups: 5-deep chain, interpolated on every hop (median over {rounds} rounds)\n"
@@ -491,5 +475,68 @@ fn run() -> anyhow::Result<ExitCode> {
         v["cpu_ratio_whole_host"] = median(ratios.iter().map(|r| r.whole_host).collect()).into();
         std::fs::write(&path, serde_json::to_vec_pretty(&v)?)?;
     }
-    Ok(ExitCode::SUCCESS)
+    if doc.errors.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("tf: {} measurement(s) failed:", doc.errors.len());
+        for e in &doc.errors {
+            eprintln!("  {e}");
+        }
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// One round's lookups: Rust on both buffers (the chain broadcast all along), then Python
+/// where an interpreter is given (each buffer's failure recorded with `fail`, the other
+/// still measured). An error: the round's Rust lookups could not be measured (the rows
+/// already pushed stay).
+fn lookup_round(
+    round: usize,
+    order: &[&'static str],
+    lookups: u64,
+    python: Option<&str>,
+    rows: &mut Vec<LookupRow>,
+    fail: &mut impl FnMut(String, anyhow::Error),
+) -> anyhow::Result<()> {
+    let ns = format!("bench-tf-lookup-{}-{round}", std::process::id());
+    let publisher = Publisher::start(&ns, 1)?;
+    let shared = TfListener::open(&ns)?;
+    let own = TfListener::per_process(&ns)?;
+    wait_ready(&shared, "map", "c0_f5")?;
+    wait_ready(&own, "map", "c0_f5")?;
+    for mode in order {
+        let l = if *mode == "shared" { &shared } else { &own };
+        time_lookups(l, lookups / 10)?; // warm-up
+        let (median_ns, p99_ns, mean_ns) = time_lookups(l, lookups)?;
+        rows.push(LookupRow {
+            round,
+            language: "Rust".to_owned(),
+            buffer: (*mode).to_owned(),
+            lookups,
+            median_ns,
+            p99_ns,
+            mean_ns,
+        });
+    }
+    if let Some(py) = python {
+        for mode in order {
+            match python_lookups(py, &ns, mode, lookups) {
+                Ok((median_ns, p99_ns, mean_ns)) => rows.push(LookupRow {
+                    round,
+                    language: "Python".to_owned(),
+                    buffer: (*mode).to_owned(),
+                    lookups,
+                    median_ns,
+                    p99_ns,
+                    mean_ns,
+                }),
+                Err(e) => fail(
+                    format!("round {}: Python lookups ({mode}), {py}", round + 1),
+                    e,
+                ),
+            }
+        }
+    }
+    drop((shared, own, publisher));
+    Ok(())
 }

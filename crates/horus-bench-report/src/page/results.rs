@@ -136,6 +136,12 @@ impl Results {
         v.extend(of("multi_host", &self.multi_host));
         v.extend(of("ros_messages", &self.ros));
         v.extend(of("ros2", &self.ros2));
+        for (name, errors) in [
+            ("tf", self.tf.as_ref().map(|d| &d.errors)),
+            ("block_wake", self.block_wake.as_ref().map(|d| &d.errors)),
+        ] {
+            v.extend(errors.into_iter().flatten().map(|e| format!("{name}: {e}")));
+        }
         if let Some(py) = &self.ros_python {
             for e in py["errors"].as_array().into_iter().flatten() {
                 v.push(format!("ros_python: {}", e.as_str().unwrap_or("?")));
@@ -159,5 +165,37 @@ impl Results {
             }
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_failures_of_tf_and_block_wake_are_listed() {
+        let dir = std::env::temp_dir().join(format!("horus-report-errors-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("tf.json"),
+            r#"{"rounds":1,"lookups":[],"cpu":[],"python":".venv/bin/python",
+                "errors":["round 1: lookups: no map <- c0_f5 after 20 s"]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("block_wake.json"),
+            r#"{"rounds":0,"wake_ns":{"min":0,"p50":0,"p99":0,"max":0},"cpu_ms_per_s":0.0,
+                "errors":["wake-up round 3: send: timed out"]}"#,
+        )
+        .unwrap();
+        let r = Results::load(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            r.unwrap().errors(),
+            [
+                "tf: round 1: lookups: no map <- c0_f5 after 20 s",
+                "block_wake: wake-up round 3: send: timed out"
+            ]
+        );
     }
 }

@@ -179,6 +179,21 @@ with tf.Buffer(per_process=per_process) as b:
     print(json.dumps({"median_ns": samples[len(samples) // 2], "p99_ns": samples[int(len(samples) * 0.99)], "mean_ns": mean}), flush=True)
 "#;
 
+/// Whether `python` runs and imports horus. One that does not (a `.venv` made before the
+/// package was built into it, as in a fresh clone's `make test` before its Python phase)
+/// gives no Python rows, said so, and is not a failed measurement; one that imports horus
+/// and then fails its lookups is.
+fn imports_horus(python: &str) -> bool {
+    let ok = Command::new(python)
+        .args(["-c", "import horus.tf"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !ok {
+        eprintln!("tf: Python rows not run: {python} cannot `import horus.tf` (make setup-python)");
+    }
+    ok
+}
+
 fn python_lookups(python: &str, ns: &str, buffer: &str, n: u64) -> anyhow::Result<(f64, f64, f64)> {
     let out = Command::new(python)
         .args(["-c", PY_SCRIPT, buffer, &n.to_string()])
@@ -400,7 +415,8 @@ fn run() -> anyhow::Result<ExitCode> {
         .or_else(|| {
             let p = std::path::Path::new(".venv/bin/python");
             p.exists().then(|| p.display().to_string())
-        });
+        })
+        .filter(|py| imports_horus(py));
 
     let mut lookup_rows = Vec::new();
     let mut cpu_rows = Vec::new();

@@ -332,9 +332,12 @@ fn run(argv: Vec<String>) -> anyhow::Result<ExitCode> {
                     out.ping.samples_ns,
                     out.ping.wall_ns,
                 ) else {
-                    run.measure(&what, || -> anyhow::Result<()> {
-                        anyhow::bail!("no round trip completed ({} lost)", out.ping.lost)
-                    });
+                    // One error per measurement: a ping that gave up has said so already.
+                    if !out.ping.aborted {
+                        run.measure(&what, || -> anyhow::Result<()> {
+                            anyhow::bail!("no round trip completed ({} lost)", out.ping.lost)
+                        });
+                    }
                     continue;
                 };
                 run.push(Row {

@@ -4,8 +4,8 @@
 use horus_bench::markdown::Table;
 
 use crate::tf_rows::{
-    cpu_ratios, cpu_stats, lookup_stats, median, shared_lookup_median, TfDoc, LOOKBACK_NS,
-    LOOKUPS_HZ, RATE_HZ,
+    coverage, cpu_ratios, cpu_stats, lookup_stats, median, shared_lookup_median, Coverage, Figure,
+    TfDoc, LOOKBACK_NS, LOOKUPS_HZ, RATE_HZ,
 };
 
 /// Target: the median Rust lookup on the shared buffer, ns.
@@ -16,9 +16,23 @@ pub const PYTHON_LOOKUP_TARGET_NS: f64 = 5_000.0;
 /// rounds).
 pub const CPU_RATIO_TARGET: f64 = 0.2;
 
-/// Per language and buffer: the medians over rounds of the per-round median, p99 and mean.
+/// `measured of rounds`: the rounds a figure is the median over.
+fn rounds_of(d: &TfDoc, measured: usize) -> String {
+    format!("{measured} of {}", d.rounds)
+}
+
+/// Per language and buffer: the medians over rounds of the per-round median, p99 and mean,
+/// and the rounds they are over.
 pub fn lookups(d: &TfDoc) -> Table {
-    let mut t = Table::new(["language", "buffer", "median ns", "p99 ns", "mean ns"]).left(1);
+    let mut t = Table::new([
+        "language",
+        "buffer",
+        "median ns",
+        "p99 ns",
+        "mean ns",
+        "rounds",
+    ])
+    .left(1);
     for s in lookup_stats(&d.lookups) {
         t.row([
             s.language,
@@ -26,13 +40,14 @@ pub fn lookups(d: &TfDoc) -> Table {
             format!("{:.0}", s.median_ns),
             format!("{:.0}", s.p99_ns),
             format!("{:.0}", s.mean_ns),
+            rounds_of(d, s.rounds),
         ]);
     }
     t
 }
 
 /// Per buffer: the lookup processes' CPU (medians over rounds), of which feeding, each
-/// other process, and the publisher.
+/// other process, and the publisher; and the rounds they are over.
 pub fn cpu(d: &TfDoc) -> Table {
     let processes = d.cpu.first().map_or(0, |r| r.processes);
     let mut t = Table::new([
@@ -41,6 +56,7 @@ pub fn cpu(d: &TfDoc) -> Table {
         "of which feeding (processes)".to_owned(),
         "the others, per process".to_owned(),
         "publisher, cores".to_owned(),
+        "rounds".to_owned(),
     ]);
     for s in cpu_stats(&d.cpu) {
         t.row([
@@ -55,6 +71,7 @@ pub fn cpu(d: &TfDoc) -> Table {
             s.others_per_process
                 .map_or("—".to_owned(), |c| format!("{c:.4}")),
             format!("{:.3}", s.publisher_cores),
+            rounds_of(d, s.rounds),
         ]);
     }
     t
@@ -77,24 +94,42 @@ pub fn cpu_per_round(d: &TfDoc) -> Table {
     t
 }
 
-/// Why `language` has no lookup rows: `failed` when its interpreter was there (Python)
-/// but its measurement failed, else `not run`.
-fn missing(d: &TfDoc, language: &str) -> &'static str {
-    if language == "Python" && d.python.is_some() {
+/// Why a figure has no rows: `failed` when a recorded error left it out (or, for Python,
+/// when an interpreter was given), else `not run`.
+fn missing(d: &TfDoc, figure: Figure, c: Coverage) -> &'static str {
+    let python = matches!(
+        figure,
+        Figure::Lookups {
+            language: "Python",
+            ..
+        }
+    );
+    if python && d.python.is_none() {
+        "not run"
+    } else if c.failed > 0 || python {
         "failed"
     } else {
         "not run"
     }
 }
 
-fn verdict(ok: bool) -> String {
-    if ok { "PASS" } else { "MISS" }.to_owned()
+/// The verdict on a figure within (`ok`) or over its target: PASS or MISS unless a
+/// recorded error left it out of a round; then never PASS (the figure is over the other
+/// rounds), but how many rounds failed.
+fn verdict(ok: bool, c: Coverage) -> String {
+    match c.failed {
+        0 if ok => "PASS".to_owned(),
+        0 => "MISS".to_owned(),
+        n => format!("incomplete: {n} of {} rounds failed", c.rounds),
+    }
 }
 
 /// The targets: Rust and Python lookup medians on the shared buffer, the host CPU ratio
-/// (median over rounds, with its range) and the same with the publisher added.
+/// (median over rounds, with its range) and the same with the publisher added; each with
+/// the rounds it is over. A figure that some round failed to measure is not judged on the
+/// others: its verdict says how many rounds failed.
 pub fn targets(d: &TfDoc) -> Table {
-    let mut t = Table::new(["target", "measured", "verdict"]).left(2);
+    let mut t = Table::new(["target", "measured", "verdict", "rounds"]).left(2);
     for (language, limit) in [
         ("Rust", RUST_LOOKUP_TARGET_NS),
         ("Python", PYTHON_LOOKUP_TARGET_NS),
@@ -103,9 +138,20 @@ pub fn targets(d: &TfDoc) -> Table {
             "{language} lookup median ≤ {} µs (shared buffer)",
             limit / 1e3
         );
+        let figure = Figure::Lookups {
+            language,
+            buffer: "shared",
+        };
+        let c = coverage(d, figure);
+        let rounds = rounds_of(d, c.measured);
         t.row(match shared_lookup_median(&d.lookups, language) {
-            Some(ns) => [what, format!("{ns:.0} ns"), verdict(ns <= limit)],
-            None => [what, missing(d, language).to_owned(), "—".to_owned()],
+            Some(ns) => [what, format!("{ns:.0} ns"), verdict(ns <= limit, c), rounds],
+            None => [
+                what,
+                missing(d, figure, c).to_owned(),
+                "—".to_owned(),
+                rounds,
+            ],
         });
     }
     let ratios = cpu_ratios(&d.cpu);
@@ -126,21 +172,26 @@ pub fn targets(d: &TfDoc) -> Table {
         }
     );
     let whole = "the same with the publisher added (whole host)".to_owned();
+    let c = coverage(d, Figure::Cpu);
+    let rounds = rounds_of(d, c.measured);
     if lookups.is_empty() {
-        t.row([what, "not run".to_owned(), "—".to_owned()]);
-        t.row([whole, "not run".to_owned(), "—".to_owned()]);
+        let m = missing(d, Figure::Cpu, c);
+        t.row([what, m.to_owned(), "—".to_owned(), rounds.clone()]);
+        t.row([whole, m.to_owned(), "—".to_owned(), rounds]);
     } else {
         let ratio = median(lookups);
         let host = median(ratios.iter().map(|r| r.whole_host).collect());
         t.row([
             what,
             format!("{ratio:.3} ×"),
-            verdict(ratio <= CPU_RATIO_TARGET),
+            verdict(ratio <= CPU_RATIO_TARGET, c),
+            rounds.clone(),
         ]);
         t.row([
             whole,
             format!("{host:.3} ×"),
-            verdict(host <= CPU_RATIO_TARGET),
+            verdict(host <= CPU_RATIO_TARGET, c),
+            rounds,
         ]);
     }
     if d.quick {
@@ -185,7 +236,8 @@ pub fn method(d: &TfDoc) -> Vec<String> {
         ),
         format!(
             "{} rounds, the two buffers in alternating order each round; each figure is the \
-             median over rounds{}",
+             median over the rounds that measured it (its `rounds` column: a round that failed \
+             leaves it out, and a target it leaves out of is not judged){}",
             d.rounds,
             if d.quick {
                 "; `--quick` (a smoke run)"
@@ -370,6 +422,91 @@ mod tests {
             ),
             "{}",
             m[0]
+        );
+    }
+
+    #[test]
+    fn a_target_that_a_round_failed_to_measure_is_not_judged_on_the_others() {
+        // `--rounds 3`: the Rust lookups failed in rounds 2 and 3, Python's per-process
+        // lookups in round 1, the per-process CPU scene in round 2.
+        let mut d = doc();
+        d.rounds = 3;
+        d.python = Some(".venv/bin/python".to_owned());
+        d.lookups = vec![
+            lookup_row(0, "Rust", "shared", 901.0),
+            lookup_row(0, "Rust", "per-process", 961.0),
+            lookup_row(0, "Python", "shared", 1500.0),
+            lookup_row(1, "Python", "shared", 1400.0),
+            lookup_row(1, "Python", "per-process", 1400.0),
+            lookup_row(2, "Python", "shared", 1450.0),
+            lookup_row(2, "Python", "per-process", 1400.0),
+        ];
+        d.cpu = vec![
+            cpu_row(0, "shared", 0.05, 1),
+            cpu_row(0, "per-process", 0.5, 20),
+            cpu_row(1, "shared", 0.3, 1),
+            cpu_row(2, "per-process", 0.5, 20),
+            cpu_row(2, "shared", 0.05, 1),
+        ];
+        d.errors = vec![
+            "round 1: Python lookups (per-process), .venv/bin/python: python: boom".to_owned(),
+            "round 2: lookups: no map <- c0_f5 after 20 s".to_owned(),
+            "round 2: host CPU (per-process): a lookup process failed".to_owned(),
+            "round 3: lookups: no map <- c0_f5 after 20 s".to_owned(),
+        ];
+        let md = targets(&d).to_markdown();
+        assert!(
+            md.contains(
+                "| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | incomplete: 2 of 3 \
+                 rounds failed | 1 of 3 |"
+            ),
+            "{md}"
+        );
+        // Two rounds of 0.100 each pass the target; the third round did not measure it.
+        assert!(
+            md.contains(
+                "median of 2 rounds, range 0.100–0.100) | 0.100 × | incomplete: 1 of 3 rounds \
+                 failed | 2 of 3 |"
+            ),
+            "{md}"
+        );
+        // Python's shared buffer was measured in every round: judged.
+        assert!(
+            md.contains(
+                "| Python lookup median ≤ 5 µs (shared buffer) | 1450 ns | PASS | 3 of 3 |"
+            ),
+            "{md}"
+        );
+        let md = lookups(&d).to_markdown();
+        assert!(
+            md.contains("| Rust | shared | 901 | 1300 | 970 | 1 of 3 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| Python | per-process | 1400 | 1300 | 970 | 2 of 3 |"),
+            "{md}"
+        );
+        let md = cpu(&d).to_markdown();
+        assert!(
+            md.contains("| per-process | 0.500 | 0.160 (20) | — | 0.014 | 2 of 3 |"),
+            "{md}"
+        );
+        // Nothing measured at all: `failed`, not `not run`.
+        d.lookups.clear();
+        d.cpu.clear();
+        d.python = None;
+        let md = targets(&d).to_markdown();
+        assert!(
+            md.contains("| Rust lookup median ≤ 1 µs (shared buffer) | failed | — | 0 of 3 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| Python lookup median ≤ 5 µs (shared buffer) | not run | — |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("median of 0 rounds) | failed | — | 0 of 3 |"),
+            "{md}"
         );
     }
 }

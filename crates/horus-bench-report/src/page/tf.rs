@@ -79,12 +79,31 @@ mod tests {
             "{targets}"
         );
         assert!(
-            targets.contains("range 0.200–0.231) | 0.215 × | MISS |"),
+            targets.contains("range 0.200–0.231) | 0.215 × | MISS | 2 of 2 |"),
             "{targets}"
         );
+        // Each figure says the rounds it is over (this document's Python ran in one).
+        assert!(lookups.contains("| 962 | 2 of 2 |"), "{lookups}");
+        assert!(targets.contains("| 1312 ns | PASS | 1 of 2 |"), "{targets}");
         let method = &keys["tf.method"];
         assert!(method.starts_with("- lookups: a 5-deep chain"), "{method}");
         assert!(method.contains("- 2 rounds, the two buffers"), "{method}");
+    }
+
+    #[test]
+    fn a_round_that_failed_is_not_passed() {
+        let mut d: TfDoc = serde_json::from_str(TF_JSON).unwrap();
+        d.lookups.retain(|r| r.round == 0);
+        d.errors = vec!["round 2: lookups: no map <- c0_f5 after 20 s".to_owned()];
+        let keys = render(Some(d));
+        let targets = &keys["tf.targets"];
+        assert!(
+            targets.contains(
+                "| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | incomplete: 1 of 2 rounds \
+                 failed | 1 of 2 |"
+            ),
+            "{targets}"
+        );
     }
 
     #[test]

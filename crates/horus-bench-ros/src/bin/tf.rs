@@ -179,19 +179,46 @@ with tf.Buffer(per_process=per_process) as b:
     print(json.dumps({"median_ns": samples[len(samples) // 2], "p99_ns": samples[int(len(samples) * 0.99)], "mean_ns": mean}), flush=True)
 "#;
 
-/// Whether `python` runs and imports horus. One that does not (a `.venv` made before the
-/// package was built into it, as in a fresh clone's `make test` before its Python phase)
-/// gives no Python rows, said so, and is not a failed measurement; one that imports horus
-/// and then fails its lookups is.
-fn imports_horus(python: &str) -> bool {
-    let ok = Command::new(python)
+/// Whether `python` runs and imports horus (the error: why not).
+fn imports_horus(python: &str) -> anyhow::Result<()> {
+    let out = Command::new(python)
         .args(["-c", "import horus.tf"])
         .output()
-        .is_ok_and(|out| out.status.success());
-    if !ok {
-        eprintln!("tf: Python rows not run: {python} cannot `import horus.tf` (make setup-python)");
+        .with_context(|| format!("running {python}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        bail!(
+            "cannot `import horus.tf`: {}",
+            stderr.lines().last().unwrap_or("no message")
+        );
     }
-    ok
+    Ok(())
+}
+
+/// The interpreter of the Python rows: `given` (`--python`, else `$HORUS_PYTHON`), else
+/// `default` (`.venv/bin/python` where it exists). `Ok(None)`: no Python rows, and no failed
+/// measurement: none given, and the default is absent or cannot import horus (a `.venv`
+/// made before the package was built into it, as in a fresh clone's `make test` before its
+/// Python phase). `Err((python, why))`: the interpreter given cannot import horus, a failed
+/// measurement.
+fn choose_python(
+    given: Option<String>,
+    default: Option<String>,
+    imports: impl Fn(&str) -> anyhow::Result<()>,
+) -> Result<Option<String>, (String, anyhow::Error)> {
+    if let Some(py) = given {
+        return match imports(&py) {
+            Ok(()) => Ok(Some(py)),
+            Err(e) => Err((py, e)),
+        };
+    }
+    Ok(default.and_then(|py| match imports(&py) {
+        Ok(()) => Some(py),
+        Err(e) => {
+            eprintln!("tf: Python rows not run: {py}: {e:#} (make setup-python)");
+            None
+        }
+    }))
 }
 
 fn python_lookups(python: &str, ns: &str, buffer: &str, n: u64) -> anyhow::Result<(f64, f64, f64)> {
@@ -281,6 +308,21 @@ fn child(mode: &str, ns: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The lookup processes of a CPU scene. Each is killed and waited for when this is dropped,
+/// so a scene that fails midway leaves none running into the next scene's window, nor a
+/// zombie; on the normal path every one has already been waited for, and then this does
+/// nothing (`Child::kill` of a reaped child sends no signal).
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 fn cpu_scene(
     round: usize,
     mode: &'static str,
@@ -301,16 +343,17 @@ fn cpu_scene(
         .open()?;
     let publisher = Publisher::start(&ns, FRAMES / 5)?;
     let exe = std::env::current_exe()?;
-    let mut children: Vec<Child> = (0..PROCESSES)
-        .map(|_| {
+    let mut children = Children(Vec::with_capacity(PROCESSES));
+    for _ in 0..PROCESSES {
+        children.0.push(
             Command::new(&exe)
                 .args([CHILD_FLAG, mode, &ns])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
-                .spawn()
-        })
-        .collect::<Result<_, _>>()?;
-    for c in &mut children {
+                .spawn()?,
+        );
+    }
+    for c in &mut children.0 {
         let mut line = String::new();
         BufReader::new(c.stdout.as_mut().context("stdout")?).read_line(&mut line)?;
         anyhow::ensure!(line.trim() == "ready", "a lookup process failed to start");
@@ -322,27 +365,28 @@ fn cpu_scene(
     let each = |children: &[Child]| -> anyhow::Result<Vec<f64>> {
         children.iter().map(|c| cpu_seconds(c.id())).collect()
     };
-    let (c0, p0, t0) = (each(&children)?, cpu_seconds(me)?, Instant::now());
+    let (c0, p0, t0) = (each(&children.0)?, cpu_seconds(me)?, Instant::now());
     std::thread::sleep(window);
     let (c1, p1, wall) = (
-        each(&children)?,
+        each(&children.0)?,
         cpu_seconds(me)?,
         t0.elapsed().as_secs_f64(),
     );
     // Who fed during the window: asked before any process exits (the claim then moves).
-    let mut feeding = Vec::with_capacity(children.len());
-    for c in &mut children {
+    let mut feeding = Vec::with_capacity(children.0.len());
+    for c in &mut children.0 {
         writeln!(c.stdin.as_mut().context("stdin")?, "role?")?;
     }
-    for c in &mut children {
+    for c in &mut children.0 {
         let mut role = String::new();
         BufReader::new(c.stdout.as_mut().context("stdout")?).read_line(&mut role)?;
         feeding.push(role.trim() == "feeding");
     }
-    for mut c in children {
+    for c in &mut children.0 {
         drop(c.stdin.take());
         anyhow::ensure!(c.wait()?.success(), "a lookup process failed");
     }
+    drop(children);
     drop(publisher);
     let used: Vec<f64> = c0.iter().zip(&c1).map(|(a, b)| b - a).collect();
     let feeder: f64 = used
@@ -392,8 +436,10 @@ fn run() -> anyhow::Result<ExitCode> {
                 println!(
                     "tf — transform lookups and tf upkeep: shared buffer vs per-process buffers\n\n\
                      USAGE: tf [--quick] [--rounds N] [--json FILE] [--python PATH]\n\
-                     --python: the interpreter with horus installed (default .venv/bin/python,\n\
-                     else $HORUS_PYTHON; none: the Python rows are skipped)"
+                     --python: the interpreter with horus installed (default $HORUS_PYTHON, else\n\
+                     .venv/bin/python where it exists). One given (--python or $HORUS_PYTHON)\n\
+                     that cannot `import horus.tf` is a failed measurement; a .venv/bin/python\n\
+                     that cannot, or none: the Python rows are skipped"
                 );
                 return Ok(ExitCode::SUCCESS);
             }
@@ -410,13 +456,10 @@ fn run() -> anyhow::Result<ExitCode> {
     } else {
         STEADY_AFTER
     };
-    let python = python
-        .or_else(|| std::env::var("HORUS_PYTHON").ok())
-        .or_else(|| {
-            let p = std::path::Path::new(".venv/bin/python");
-            p.exists().then(|| p.display().to_string())
-        })
-        .filter(|py| imports_horus(py));
+    let default_python = {
+        let p = std::path::Path::new(".venv/bin/python");
+        p.exists().then(|| p.display().to_string())
+    };
 
     let mut lookup_rows = Vec::new();
     let mut cpu_rows = Vec::new();
@@ -426,6 +469,19 @@ fn run() -> anyhow::Result<ExitCode> {
     let mut fail = |what: String, e: anyhow::Error| {
         eprintln!("tf: {what}: {e:#}");
         errors.push(format!("{what}: {e:#}"));
+    };
+    // The interpreter the document records, and the one the Python rows run with (none when
+    // the one given cannot import horus: recorded once, not once per round and buffer).
+    let (recorded_python, python) = match choose_python(
+        python.or_else(|| std::env::var("HORUS_PYTHON").ok()),
+        default_python,
+        imports_horus,
+    ) {
+        Ok(py) => (py.clone(), py),
+        Err((py, e)) => {
+            fail(format!("Python lookups, {py}"), e);
+            (Some(py), None)
+        }
     };
     let modes = BUFFERS;
     for round in 0..rounds {
@@ -457,15 +513,15 @@ fn run() -> anyhow::Result<ExitCode> {
         quick,
         lookups: lookup_rows,
         cpu: cpu_rows,
-        python,
+        python: recorded_python,
         errors,
     };
     println!(
-        "## tf lookups: 5-deep chain, interpolated on every hop (median over {rounds} rounds)\n"
+        "## tf lookups: 5-deep chain, interpolated on every hop (median over the rounds measured, of {rounds})\n"
     );
     println!("{}", tf_tables::lookups(&doc).to_markdown());
     println!(
-        "## host CPU: {PROCESSES} processes × {LOOKUPS_HZ} lookups/s, {FRAMES} frames at {RATE_HZ} Hz (median over {rounds} rounds; {})\n",
+        "## host CPU: {PROCESSES} processes × {LOOKUPS_HZ} lookups/s, {FRAMES} frames at {RATE_HZ} Hz (median over the rounds measured, of {rounds}; {})\n",
         if quick {
             "--quick: start-up window, the rings' first lap"
         } else {
@@ -555,4 +611,60 @@ fn lookup_round(
     }
     drop((shared, own, publisher));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn imports(py: &str) -> anyhow::Result<()> {
+        match py {
+            "with-horus" => Ok(()),
+            _ => bail!("cannot `import horus.tf`: ModuleNotFoundError"),
+        }
+    }
+
+    #[test]
+    fn only_the_default_interpreter_is_skipped_quietly() {
+        let s = |v: &str| Some(v.to_owned());
+        // The default `.venv` without horus: no Python rows, no error.
+        assert!(matches!(
+            choose_python(None, s("no-horus"), imports),
+            Ok(None)
+        ));
+        assert!(matches!(choose_python(None, None, imports), Ok(None)));
+        assert_eq!(
+            choose_python(None, s("with-horus"), imports).unwrap(),
+            s("with-horus")
+        );
+        // An interpreter given comes before the default, and one that cannot import horus
+        // is an error, with the interpreter named.
+        assert_eq!(
+            choose_python(s("with-horus"), s("no-horus"), imports).unwrap(),
+            s("with-horus")
+        );
+        let Err((py, e)) = choose_python(s("no-horus"), s("with-horus"), imports) else {
+            panic!("an interpreter given that cannot import horus is an error");
+        };
+        assert_eq!(py, "no-horus");
+        assert!(format!("{e:#}").contains("import horus.tf"));
+    }
+
+    #[test]
+    fn dropped_children_are_killed_and_reaped() {
+        let spawn = || Command::new("sleep").arg("60").spawn().unwrap();
+        let mut done = spawn();
+        done.kill().unwrap();
+        done.wait().unwrap();
+        let running = spawn();
+        let pid = running.id() as libc::pid_t;
+        drop(Children(vec![done, running]));
+        // Reaped: the pid no longer names a process (nor a zombie).
+        // SAFETY: signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        assert_eq!(
+            (r, std::io::Error::last_os_error().raw_os_error()),
+            (-1, Some(libc::ESRCH))
+        );
+    }
 }

@@ -43,7 +43,8 @@ pub struct BlockWakeDoc {
     /// Rounds whose wake-up took over [`SLOW_NS`].
     #[serde(default)]
     pub slow_rounds: Option<usize>,
-    /// Whether the publisher and subscriber threads were pinned to CPUs 0 and 1.
+    /// Whether the publisher and subscriber threads were pinned to CPUs 0 and 1 (`None` in
+    /// older documents, or when the run failed before it knew).
     #[serde(default)]
     pub pinned: Option<bool>,
     /// `--quick`: a smoke run.
@@ -90,15 +91,26 @@ pub fn tables(d: &BlockWakeDoc) -> [Table; 2] {
         "ms per s (mean)",
         "each wait, ms per s",
     ]);
+    // No wait measured because the run failed first: no mean to show (an older document
+    // without the waits' figures, and without errors, keeps its mean).
+    let failed_first = d.cpu_ms_per_s_each.is_empty() && !d.errors.is_empty();
     cpu.row([
         "the publisher thread, during a send that waits for room".to_owned(),
-        if d.cpu_ms_per_s_each.is_empty() {
+        if failed_first {
+            "0".to_owned()
+        } else if d.cpu_ms_per_s_each.is_empty() {
             "?".to_owned()
         } else {
             d.cpu_ms_per_s_each.len().to_string()
         },
-        format!("{:.1}", d.cpu_ms_per_s),
-        if d.cpu_ms_per_s_each.is_empty() {
+        if failed_first {
+            "—".to_owned()
+        } else {
+            format!("{:.1}", d.cpu_ms_per_s)
+        },
+        if failed_first {
+            "—".to_owned()
+        } else if d.cpu_ms_per_s_each.is_empty() {
             "?".to_owned()
         } else {
             d.cpu_ms_per_s_each
@@ -119,6 +131,9 @@ pub fn method(d: &BlockWakeDoc) -> String {
     let threads = match d.pinned {
         Some(true) => "pinned to CPUs 0 and 1",
         Some(false) => "not pinned: a pin call failed or fewer than 2 CPUs",
+        // The run failed before it knew (a thread panicked).
+        None if !d.errors.is_empty() => "pinning not recorded: the run failed",
+        // Older documents, written before it was recorded.
         None => "pinned to CPUs 0 and 1 where the machine has them",
     };
     let gap = d.gap_ms.map_or("a gap".to_owned(), |g| format!("{g} ms"));
@@ -212,6 +227,30 @@ mod tests {
         };
         let [wake, _] = tables(&d).map(|t| t.to_markdown());
         assert!(wake.contains("| 0 | — | — | — | — | 0 |"), "{wake}");
+    }
+
+    #[test]
+    fn a_run_that_failed_before_its_cpu_waits_shows_no_cpu() {
+        let d = BlockWakeDoc {
+            cpu_ms_per_s: 0.0,
+            cpu_ms_per_s_each: Vec::new(),
+            pinned: None,
+            errors: vec!["wake-up round 7: send: timed out".to_owned()],
+            ..doc()
+        };
+        let [_, cpu] = tables(&d).map(|t| t.to_markdown());
+        assert!(cpu.contains("| 0 | — | — |"), "{cpu}");
+        assert!(!cpu.contains("0.0"), "{cpu}");
+        let m = method(&d);
+        assert!(m.contains("(pinning not recorded: the run failed)"), "{m}");
+        // A run that failed after some waits shows those.
+        let d = BlockWakeDoc {
+            cpu_ms_per_s: 3.0,
+            cpu_ms_per_s_each: vec![3.0],
+            ..d
+        };
+        let [_, cpu] = tables(&d).map(|t| t.to_markdown());
+        assert!(cpu.contains("| 1 | 3.0 | 3.0 |"), "{cpu}");
     }
 
     #[test]

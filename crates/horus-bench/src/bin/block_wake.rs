@@ -108,7 +108,8 @@ fn main() -> ExitCode {
 struct Measured {
     wake_ns: Vec<u64>,
     cpu_ms_per_s: Vec<f64>,
-    /// Whether both threads were pinned; `None` when the measurement failed first.
+    /// Whether both threads were pinned; `None` when the measurement failed before the
+    /// threads ran, or the subscriber thread panicked.
     pinned: Option<bool>,
 }
 
@@ -181,37 +182,34 @@ fn measure(args: &Args, m: &mut Measured) -> anyhow::Result<()> {
 
     let (go_tx, go_rx) = mpsc::channel::<Duration>();
     let (t0_tx, t0_rx) = mpsc::channel::<Instant>();
-    let sub = std::thread::spawn(move || {
-        let pinned = pin(1);
-        while let Ok(gap) = go_rx.recv() {
-            std::thread::sleep(gap);
-            let t0 = Instant::now();
-            if subscriber.try_recv().is_none() || t0_tx.send(t0).is_err() {
-                return Err(anyhow::anyhow!("the subscriber found the ring empty"));
-            }
-        }
-        Ok(pinned)
-    });
+    // The subscriber: whether it pinned, and how it ended.
+    let sub = std::thread::spawn(move || (pin(1), free_slots(&mut subscriber, &go_rx, &t0_tx)));
     let pinned = pin(0);
+    // The subscriber gone: its error (if it has one) says why; it is chained below.
+    let gone = |what: String| anyhow::anyhow!("{what}: the subscriber thread has stopped");
     let mut waits = || -> anyhow::Result<()> {
         for i in 0..args.rounds {
-            go_tx.send(args.gap)?;
+            let round = format!("wake-up round {}", i + 1);
+            go_tx.send(args.gap).map_err(|_| gone(round.clone()))?;
             publisher
                 .send(Round { n: i as u64 + 1 })
-                .map_err(|e| anyhow::anyhow!("wake-up round {}: send: {e}", i + 1))?;
+                .map_err(|e| anyhow::anyhow!("{round}: send: {e}"))?;
             let t1 = Instant::now();
-            let t0 = t0_rx.recv()?;
+            let t0 = t0_rx.recv().map_err(|_| gone(format!("{round}: no t0")))?;
             m.wake_ns
                 .push(t1.saturating_duration_since(t0).as_nanos() as u64);
         }
         for i in 0..args.cpu_rounds {
-            go_tx.send(Duration::from_secs(1))?;
+            let wait = format!("CPU wait {}", i + 1);
+            go_tx
+                .send(Duration::from_secs(1))
+                .map_err(|_| gone(wait.clone()))?;
             let (c0, w0) = (thread_cpu_ns(), Instant::now());
             publisher
                 .send(Round { n: i as u64 })
-                .map_err(|e| anyhow::anyhow!("CPU wait {}: send: {e}", i + 1))?;
+                .map_err(|e| anyhow::anyhow!("{wait}: send: {e}"))?;
             let (c1, w1) = (thread_cpu_ns(), Instant::now());
-            t0_rx.recv()?;
+            t0_rx.recv().map_err(|_| gone(format!("{wait}: no t0")))?;
             m.cpu_ms_per_s
                 .push((c1 - c0) as f64 / 1e6 / w1.duration_since(w0).as_secs_f64());
         }
@@ -219,10 +217,71 @@ fn measure(args: &Args, m: &mut Measured) -> anyhow::Result<()> {
     };
     let measured = waits();
     drop(go_tx);
-    let sub_pinned = sub
+    let (sub_pinned, sub_ended) = sub
         .join()
         .map_err(|_| anyhow::anyhow!("subscriber thread panicked"))?;
-    measured?;
-    m.pinned = Some(pinned && sub_pinned?);
+    m.pinned = Some(pinned && sub_pinned);
+    outcome(measured, sub_ended)
+}
+
+/// The subscriber thread's loop: at each signal from the publisher's thread, waits the gap
+/// it was sent, takes `t0` and frees the slot (one receive), then sends `t0` back; until the
+/// signals end. An error: it found the ring empty (naming the signal it failed at).
+fn free_slots(
+    subscriber: &mut Subscriber<Round>,
+    go: &mpsc::Receiver<Duration>,
+    t0_tx: &mpsc::Sender<Instant>,
+) -> anyhow::Result<()> {
+    let mut signals = 0;
+    while let Ok(gap) = go.recv() {
+        signals += 1;
+        std::thread::sleep(gap);
+        let t0 = Instant::now();
+        if subscriber.try_recv().is_none() {
+            anyhow::bail!("the subscriber found the ring empty (its wait {signals})");
+        }
+        if t0_tx.send(t0).is_err() {
+            anyhow::bail!("the subscriber's t0 channel closed (its wait {signals})");
+        }
+    }
     Ok(())
+}
+
+/// How the measurement ended, from the publisher's side (`measured`) and the subscriber's
+/// (`sub`): the subscriber's error is the cause of the publisher's when both failed (it
+/// stopped, so the publisher's send or receive failed), and is chained under it.
+fn outcome(measured: anyhow::Result<()>, sub: anyhow::Result<()>) -> anyhow::Result<()> {
+    match (measured, sub) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Err(publisher), Err(subscriber)) => Err(subscriber.context(format!("{publisher:#}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_subscribers_error_is_chained_under_the_publishers() {
+        let e = outcome(
+            Err(anyhow::anyhow!(
+                "wake-up round 7: no t0: the subscriber thread has stopped"
+            )),
+            Err(anyhow::anyhow!(
+                "the subscriber found the ring empty (its wait 7)"
+            )),
+        )
+        .unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "wake-up round 7: no t0: the subscriber thread has stopped: the subscriber found \
+             the ring empty (its wait 7)"
+        );
+        let e = outcome(Err(anyhow::anyhow!("CPU wait 1: send: timed out")), Ok(())).unwrap_err();
+        assert_eq!(format!("{e:#}"), "CPU wait 1: send: timed out");
+        let e = outcome(Ok(()), Err(anyhow::anyhow!("ring empty"))).unwrap_err();
+        assert_eq!(format!("{e:#}"), "ring empty");
+        assert!(outcome(Ok(()), Ok(())).is_ok());
+    }
 }

@@ -89,7 +89,8 @@ pub struct TfDoc {
     /// found (or in documents written before it was recorded).
     #[serde(default)]
     pub python: Option<String>,
-    /// Every measurement that failed, one line each (the rows hold what could be measured).
+    /// Every measurement that failed, one line each (the rows hold what could be measured),
+    /// listed for the reader: the verdicts go by the rows alone.
     #[serde(default)]
     pub errors: Vec<String>,
 }
@@ -147,14 +148,6 @@ pub fn lookup_stats(rows: &[LookupRow]) -> Vec<LookupStat> {
         }
     }
     out
-}
-
-/// The median lookup time of `language` on the shared buffer over rounds; `None` if not run.
-pub fn shared_lookup_median(rows: &[LookupRow], language: &str) -> Option<f64> {
-    lookup_stats(rows)
-        .into_iter()
-        .find(|s| s.language == language && s.buffer == "shared")
-        .map(|s| s.median_ns)
 }
 
 /// One buffer of the CPU scene: the medians over rounds.
@@ -231,131 +224,6 @@ pub fn cpu_ratios(rows: &[CpuRow]) -> Vec<RoundRatio> {
         .collect()
 }
 
-/// The figure of the document a recorded error can leave out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Figure<'a> {
-    /// The lookups of one language on one buffer.
-    Lookups {
-        /// `Rust` or `Python`.
-        language: &'a str,
-        /// `shared` or `per-process`.
-        buffer: &'a str,
-    },
-    /// The host-CPU ratio of a round (both buffers' scenes).
-    Cpu,
-}
-
-/// What one of the document's errors says failed, from the prefix `tf` writes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failed {
-    /// `round N: lookups: …`: the round's lookups (Rust, and the Python that comes after).
-    Lookups {
-        /// Round (0-based).
-        round: usize,
-    },
-    /// `round N: Python lookups (<buffer>), <python>: …`: one buffer's Python lookups.
-    PythonLookups {
-        /// Round (0-based).
-        round: usize,
-        /// `shared` or `per-process`.
-        buffer: String,
-    },
-    /// `Python lookups, <python>: …`: the interpreter given cannot run them (every round).
-    Python,
-    /// `round N: host CPU (<buffer>): …`: one scene, and with it the round's ratio.
-    HostCpu {
-        /// Round (0-based).
-        round: usize,
-    },
-    /// An error of another shape: counted against every figure, every round.
-    Other,
-}
-
-/// What `error` (one line of [`TfDoc::errors`]) says failed.
-pub fn failed(error: &str) -> Failed {
-    if error.starts_with("Python lookups, ") {
-        return Failed::Python;
-    }
-    let Some((round, rest)) = error
-        .strip_prefix("round ")
-        .and_then(|s| s.split_once(": "))
-    else {
-        return Failed::Other;
-    };
-    let Some(round) = round.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) else {
-        return Failed::Other;
-    };
-    if rest.starts_with("lookups") {
-        Failed::Lookups { round }
-    } else if let Some(b) = rest.strip_prefix("Python lookups (") {
-        match b.split_once(')') {
-            Some((buffer, _)) => Failed::PythonLookups {
-                round,
-                buffer: buffer.to_owned(),
-            },
-            None => Failed::Other,
-        }
-    } else if rest.starts_with("host CPU (") {
-        Failed::HostCpu { round }
-    } else {
-        Failed::Other
-    }
-}
-
-impl Failed {
-    /// Whether this failure left `figure` out of `round`.
-    pub fn hits(&self, figure: Figure, round: usize) -> bool {
-        match (self, figure) {
-            (Failed::Other, _) => true,
-            (Failed::Lookups { round: r }, Figure::Lookups { .. }) => *r == round,
-            (
-                Failed::PythonLookups { round: r, buffer },
-                Figure::Lookups {
-                    language,
-                    buffer: b,
-                },
-            ) => *r == round && language == "Python" && buffer == b,
-            (Failed::Python, Figure::Lookups { language, .. }) => language == "Python",
-            (Failed::HostCpu { round: r }, Figure::Cpu) => *r == round,
-            _ => false,
-        }
-    }
-}
-
-/// Over how many of the document's rounds a figure is, and in how many it failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Coverage {
-    /// Rounds run.
-    pub rounds: usize,
-    /// Rounds with the figure.
-    pub measured: usize,
-    /// Rounds without it that a recorded error names (or any error of another shape).
-    pub failed: usize,
-}
-
-/// The coverage of `figure`: the rounds with it, and those an error of the document left it
-/// out of.
-pub fn coverage(d: &TfDoc, figure: Figure) -> Coverage {
-    let has = |round: usize| match figure {
-        Figure::Lookups { language, buffer } => d
-            .lookups
-            .iter()
-            .any(|r| r.round == round && r.language == language && r.buffer == buffer),
-        Figure::Cpu => cpu_ratios(&d.cpu).iter().any(|r| r.round == round),
-    };
-    let failures: Vec<Failed> = d.errors.iter().map(String::as_str).map(failed).collect();
-    let rounds = d.rounds;
-    let measured = (0..rounds).filter(|&r| has(r)).count();
-    let failed = (0..rounds)
-        .filter(|&r| !has(r) && failures.iter().any(|f| f.hits(figure, r)))
-        .count();
-    Coverage {
-        rounds,
-        measured,
-        failed,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,8 +280,7 @@ mod tests {
             (s[0].rounds, s[0].median_ns, s[0].p99_ns),
             (3, 800.0, 1600.0)
         );
-        assert_eq!(shared_lookup_median(&rows, "Python"), Some(1500.0));
-        assert_eq!(shared_lookup_median(&rows[1..2], "Rust"), None);
+        assert_eq!((s[2].rounds, s[2].median_ns), (1, 1500.0));
     }
 
     #[test]
@@ -463,104 +330,5 @@ mod tests {
         assert_eq!(s[0].cores, 0.2);
         assert!(s[1].others_per_process.is_none(), "all 20 fed");
         assert!(s[0].others_per_process.is_some());
-    }
-
-    #[test]
-    fn each_error_tf_writes_names_its_round_and_figure() {
-        assert_eq!(
-            failed("round 2: lookups: no map <- c0_f5 after 20 s"),
-            Failed::Lookups { round: 1 }
-        );
-        assert_eq!(
-            failed("round 3: Python lookups (per-process), .venv/bin/python: python: boom"),
-            Failed::PythonLookups {
-                round: 2,
-                buffer: "per-process".to_owned()
-            }
-        );
-        assert_eq!(
-            failed("Python lookups, /usr/bin/python3: cannot `import horus.tf`"),
-            Failed::Python
-        );
-        assert_eq!(
-            failed("round 1: host CPU (shared): a lookup process failed"),
-            Failed::HostCpu { round: 0 }
-        );
-        assert_eq!(failed("round 0: lookups: x"), Failed::Other);
-        assert_eq!(failed("something else"), Failed::Other);
-        let shared_py = Figure::Lookups {
-            language: "Python",
-            buffer: "shared",
-        };
-        let shared_rust = Figure::Lookups {
-            language: "Rust",
-            buffer: "shared",
-        };
-        assert!(Failed::Lookups { round: 1 }.hits(shared_py, 1));
-        assert!(!Failed::Lookups { round: 1 }.hits(shared_rust, 0));
-        assert!(!Failed::Lookups { round: 1 }.hits(Figure::Cpu, 1));
-        let per_process = Failed::PythonLookups {
-            round: 0,
-            buffer: "per-process".to_owned(),
-        };
-        assert!(!per_process.hits(shared_py, 0) && !per_process.hits(shared_rust, 0));
-        assert!(Failed::Python.hits(shared_py, 2) && !Failed::Python.hits(shared_rust, 2));
-        assert!(Failed::HostCpu { round: 2 }.hits(Figure::Cpu, 2));
-        assert!(Failed::Other.hits(Figure::Cpu, 0) && Failed::Other.hits(shared_rust, 5));
-    }
-
-    #[test]
-    fn coverage_counts_the_rounds_with_the_figure_and_those_an_error_left_it_out_of() {
-        let d = TfDoc {
-            rounds: 3,
-            quick: false,
-            lookups: vec![
-                lookup(0, "Rust", "shared", 900.0),
-                lookup(0, "Rust", "per-process", 900.0),
-                // Round 2: the shared Rust lookups, then the per-process ones failed.
-                lookup(1, "Rust", "shared", 900.0),
-            ],
-            cpu: vec![
-                cpu(0, "shared", 0.1, 1),
-                cpu(0, "per-process", 0.5, 20),
-                cpu(1, "shared", 0.1, 1),
-                cpu(2, "per-process", 0.5, 20),
-            ],
-            python: None,
-            errors: vec![
-                "round 2: lookups: per-process: timed out".to_owned(),
-                "round 3: lookups: no map <- c0_f5 after 20 s".to_owned(),
-                "round 2: host CPU (per-process): a lookup process failed".to_owned(),
-                "round 3: host CPU (shared): a lookup process failed".to_owned(),
-            ],
-        };
-        let rust = |buffer| {
-            coverage(
-                &d,
-                Figure::Lookups {
-                    language: "Rust",
-                    buffer,
-                },
-            )
-        };
-        let c = rust("shared");
-        assert_eq!((c.rounds, c.measured, c.failed), (3, 2, 1));
-        let c = rust("per-process");
-        assert_eq!((c.measured, c.failed), (1, 2));
-        let c = coverage(&d, Figure::Cpu);
-        assert_eq!((c.measured, c.failed), (1, 2));
-        let python = Figure::Lookups {
-            language: "Python",
-            buffer: "shared",
-        };
-        // No interpreter: no Python rows, and only rounds 2 and 3 name a failure of them.
-        assert_eq!(coverage(&d, python).failed, 2);
-        let complete = TfDoc {
-            errors: Vec::new(),
-            rounds: 1,
-            ..d.clone()
-        };
-        let c = coverage(&complete, Figure::Cpu);
-        assert_eq!((c.measured, c.failed), (1, 0));
     }
 }

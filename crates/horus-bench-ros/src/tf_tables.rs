@@ -1,11 +1,12 @@
 //! What the `tf` binary prints and `docs/benchmarks.md` shows of its document: the lookup
 //! table, the host-CPU tables, the targets with their verdicts, and the method.
 
+use std::fmt;
+
 use horus_bench::markdown::Table;
 
 use crate::tf_rows::{
-    coverage, cpu_ratios, cpu_stats, lookup_stats, median, shared_lookup_median, Coverage, Figure,
-    TfDoc, LOOKBACK_NS, LOOKUPS_HZ, RATE_HZ,
+    cpu_ratios, cpu_stats, lookup_stats, median, TfDoc, LOOKBACK_NS, LOOKUPS_HZ, RATE_HZ,
 };
 
 /// Target: the median Rust lookup on the shared buffer, ns.
@@ -16,9 +17,26 @@ pub const PYTHON_LOOKUP_TARGET_NS: f64 = 5_000.0;
 /// rounds).
 pub const CPU_RATIO_TARGET: f64 = 0.2;
 
-/// `measured of rounds`: the rounds a figure is the median over.
-fn rounds_of(d: &TfDoc, measured: usize) -> String {
-    format!("{measured} of {}", d.rounds)
+/// The rounds a figure is the median over, of the document's rounds: `measured of run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rounds {
+    measured: usize,
+    run: usize,
+}
+
+impl Rounds {
+    fn of(d: &TfDoc, measured: usize) -> Rounds {
+        Rounds {
+            measured,
+            run: d.rounds,
+        }
+    }
+}
+
+impl fmt::Display for Rounds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} of {}", self.measured, self.run)
+    }
 }
 
 /// Per language and buffer: the medians over rounds of the per-round median, p99 and mean,
@@ -40,7 +58,7 @@ pub fn lookups(d: &TfDoc) -> Table {
             format!("{:.0}", s.median_ns),
             format!("{:.0}", s.p99_ns),
             format!("{:.0}", s.mean_ns),
-            rounds_of(d, s.rounds),
+            Rounds::of(d, s.rounds).to_string(),
         ]);
     }
     t
@@ -71,7 +89,7 @@ pub fn cpu(d: &TfDoc) -> Table {
             s.others_per_process
                 .map_or("—".to_owned(), |c| format!("{c:.4}")),
             format!("{:.3}", s.publisher_cores),
-            rounds_of(d, s.rounds),
+            Rounds::of(d, s.rounds).to_string(),
         ]);
     }
     t
@@ -94,42 +112,36 @@ pub fn cpu_per_round(d: &TfDoc) -> Table {
     t
 }
 
-/// Why a figure has no rows: `failed` when a recorded error left it out (or, for Python,
-/// when an interpreter was given), else `not run`.
-fn missing(d: &TfDoc, figure: Figure, c: Coverage) -> &'static str {
-    let python = matches!(
-        figure,
-        Figure::Lookups {
-            language: "Python",
-            ..
-        }
-    );
-    if python && d.python.is_none() {
-        "not run"
-    } else if c.failed > 0 || python {
-        "failed"
+/// The verdict on a figure within (`ok`) or over its target: PASS or MISS when every round
+/// measured it; a MISS, marked incomplete, when some round did not (whatever the errors
+/// say, and whatever the other rounds measured).
+fn verdict(ok: bool, r: Rounds) -> String {
+    if r.measured < r.run {
+        format!("MISS (incomplete: {r} rounds)")
+    } else if ok {
+        "PASS".to_owned()
     } else {
-        "not run"
+        "MISS".to_owned()
     }
 }
 
-/// The verdict on a figure within (`ok`) or over its target: PASS or MISS unless a
-/// recorded error left it out of a round; then never PASS (the figure is over the other
-/// rounds), but how many rounds failed.
-fn verdict(ok: bool, c: Coverage) -> String {
-    match c.failed {
-        0 if ok => "PASS".to_owned(),
-        0 => "MISS".to_owned(),
-        n => format!("incomplete: {n} of {} rounds failed", c.rounds),
+/// The `measured` and `verdict` cells of a figure, `None`: no round measured it. Not
+/// measured by any round: a MISS, but for Python lookups that no interpreter with horus was
+/// found to run (`not run`, not judged).
+fn judged(figure: Option<(String, bool)>, r: Rounds, not_run: bool) -> [String; 2] {
+    match figure {
+        Some((value, ok)) => [value, verdict(ok, r)],
+        None if not_run => ["not run".to_owned(), "—".to_owned()],
+        None => ["not measured".to_owned(), verdict(false, r)],
     }
 }
 
 /// The targets: Rust and Python lookup medians on the shared buffer, the host CPU ratio
 /// (median over rounds, with its range) and the same with the publisher added; each with
-/// the rounds it is over. A figure that some round failed to measure is not judged on the
-/// others: its verdict says how many rounds failed.
+/// the rounds it is over. A figure that some round did not measure is never PASS.
 pub fn targets(d: &TfDoc) -> Table {
     let mut t = Table::new(["target", "measured", "verdict", "rounds"]).left(2);
+    let stats = lookup_stats(&d.lookups);
     for (language, limit) in [
         ("Rust", RUST_LOOKUP_TARGET_NS),
         ("Python", PYTHON_LOOKUP_TARGET_NS),
@@ -138,21 +150,14 @@ pub fn targets(d: &TfDoc) -> Table {
             "{language} lookup median ≤ {} µs (shared buffer)",
             limit / 1e3
         );
-        let figure = Figure::Lookups {
-            language,
-            buffer: "shared",
-        };
-        let c = coverage(d, figure);
-        let rounds = rounds_of(d, c.measured);
-        t.row(match shared_lookup_median(&d.lookups, language) {
-            Some(ns) => [what, format!("{ns:.0} ns"), verdict(ns <= limit, c), rounds],
-            None => [
-                what,
-                missing(d, figure, c).to_owned(),
-                "—".to_owned(),
-                rounds,
-            ],
-        });
+        let s = stats
+            .iter()
+            .find(|s| s.language == language && s.buffer == "shared");
+        let r = Rounds::of(d, s.map_or(0, |s| s.rounds));
+        let figure = s.map(|s| (format!("{:.0} ns", s.median_ns), s.median_ns <= limit));
+        let not_run = language == "Python" && d.python.is_none();
+        let [measured, verdict] = judged(figure, r, not_run);
+        t.row([what, measured, verdict, r.to_string()]);
     }
     let ratios = cpu_ratios(&d.cpu);
     let lookups: Vec<f64> = ratios.iter().map(|r| r.lookups).collect();
@@ -172,27 +177,19 @@ pub fn targets(d: &TfDoc) -> Table {
         }
     );
     let whole = "the same with the publisher added (whole host)".to_owned();
-    let c = coverage(d, Figure::Cpu);
-    let rounds = rounds_of(d, c.measured);
-    if lookups.is_empty() {
-        let m = missing(d, Figure::Cpu, c);
-        t.row([what, m.to_owned(), "—".to_owned(), rounds.clone()]);
-        t.row([whole, m.to_owned(), "—".to_owned(), rounds]);
-    } else {
-        let ratio = median(lookups);
-        let host = median(ratios.iter().map(|r| r.whole_host).collect());
-        t.row([
-            what,
-            format!("{ratio:.3} ×"),
-            verdict(ratio <= CPU_RATIO_TARGET, c),
-            rounds.clone(),
-        ]);
-        t.row([
-            whole,
-            format!("{host:.3} ×"),
-            verdict(host <= CPU_RATIO_TARGET, c),
-            rounds,
-        ]);
+    let r = Rounds::of(d, ratios.len());
+    let ratio = |v: Vec<f64>| {
+        (!v.is_empty()).then(|| {
+            let m = median(v);
+            (format!("{m:.3} ×"), m <= CPU_RATIO_TARGET)
+        })
+    };
+    for (what, figure) in [
+        (what, ratio(lookups)),
+        (whole, ratio(ratios.iter().map(|r| r.whole_host).collect())),
+    ] {
+        let [measured, verdict] = judged(figure, r, false);
+        t.row([what, measured, verdict, r.to_string()]);
     }
     if d.quick {
         t.note(
@@ -237,7 +234,7 @@ pub fn method(d: &TfDoc) -> Vec<String> {
         format!(
             "{} rounds, the two buffers in alternating order each round; each figure is the \
              median over the rounds that measured it (its `rounds` column: a round that failed \
-             leaves it out, and a target it leaves out of is not judged){}",
+             leaves it out, and a target it leaves out of is never PASS){}",
             d.rounds,
             if d.quick {
                 "; `--quick` (a smoke run)"
@@ -356,23 +353,38 @@ mod tests {
     }
 
     #[test]
-    fn a_doc_without_cpu_rows_says_not_run_and_quick_says_so() {
+    fn a_doc_without_cpu_rows_says_not_measured_and_quick_says_so() {
         let mut d = doc();
         d.cpu.clear();
         d.quick = true;
         let md = targets(&d).to_markdown();
-        assert!(md.contains("median of 0 rounds) | not run | — |"), "{md}");
+        assert!(
+            md.contains(
+                "median of 0 rounds) | not measured | MISS (incomplete: 0 of 2 rounds) | 0 of 2 |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| the same with the publisher added (whole host) | not measured | MISS \
+                 (incomplete: 0 of 2 rounds) | 0 of 2 |"
+            ),
+            "{md}"
+        );
         assert!(md.contains("`--quick` run: a smoke run"), "{md}");
         assert!(method(&d)[2].ends_with("`--quick` (a smoke run)"));
     }
 
     #[test]
-    fn a_python_that_failed_says_failed_not_absent() {
+    fn a_python_given_that_measured_nothing_is_a_miss_not_absent() {
         let mut d = doc();
         d.python = Some(".venv/bin/python".to_owned());
         let md = targets(&d).to_markdown();
         assert!(
-            md.contains("| Python lookup median ≤ 5 µs (shared buffer) | failed | — |"),
+            md.contains(
+                "| Python lookup median ≤ 5 µs (shared buffer) | not measured | MISS \
+                 (incomplete: 0 of 2 rounds) | 0 of 2 |"
+            ),
             "{md}"
         );
         let m = method(&d);
@@ -425,8 +437,79 @@ mod tests {
         );
     }
 
+    /// The Rust shared-buffer target of `d`: its `measured | verdict | rounds` cells.
+    fn rust_target(d: &TfDoc) -> String {
+        let md = targets(d).to_markdown();
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| Rust lookup median"))
+            .unwrap()
+            .to_owned();
+        row.split(" | ").skip(1).collect::<Vec<_>>().join(" | ")
+    }
+
     #[test]
-    fn a_target_that_a_round_failed_to_measure_is_not_judged_on_the_others() {
+    fn a_figure_missing_from_a_round_without_an_error_is_never_pass() {
+        // Round 2's Rust shared lookups are absent and no error names them: 880 ns in
+        // round 1 is within the target, but the figure is over 1 of the 2 rounds.
+        let mut d = doc();
+        d.lookups
+            .retain(|r| !(r.round == 1 && r.buffer == "shared"));
+        assert_eq!(
+            rust_target(&d),
+            "901 ns | MISS (incomplete: 1 of 2 rounds) | 1 of 2 |"
+        );
+        // The per-process figure, measured in both rounds, is in the table as before.
+        let md = lookups(&d).to_markdown();
+        assert!(md.contains("| Rust | per-process | 976 |"), "{md}");
+        assert!(
+            md.contains("| Rust | shared | 901 | 1300 | 970 | 1 of 2 |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_figure_missing_from_a_round_with_an_error_is_never_pass_whatever_the_error_says() {
+        let mut d = doc();
+        d.lookups
+            .retain(|r| !(r.round == 1 && r.buffer == "shared"));
+        let incomplete = "901 ns | MISS (incomplete: 1 of 2 rounds) | 1 of 2 |";
+        for error in [
+            "round 2: lookups: no map <- c0_f5 after 20 s",
+            // Naming another figure, or no figure at all: the same verdict.
+            "round 2: host CPU (shared): a lookup process failed",
+            "something else",
+        ] {
+            d.errors = vec![error.to_owned()];
+            assert_eq!(rust_target(&d), incomplete, "{error}");
+        }
+        // A CPU scene missing from a round: its ratio is over the other round only.
+        let mut d = doc();
+        d.cpu
+            .retain(|r| !(r.round == 1 && r.buffer == "per-process"));
+        d.errors = vec!["round 2: host CPU (per-process): a lookup process failed".to_owned()];
+        let md = targets(&d).to_markdown();
+        assert!(
+            md.contains(
+                "median of 1 rounds, range 0.231–0.231) | 0.231 × | MISS (incomplete: 1 of 2 \
+                 rounds) | 1 of 2 |"
+            ),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_figure_present_in_every_round_is_judged_whatever_the_errors_say() {
+        let mut d = doc();
+        d.errors = vec!["round 2: lookups: no map <- c0_f5 after 20 s".to_owned()];
+        assert_eq!(rust_target(&d), "890 ns | PASS | 2 of 2 |");
+        d.lookups[0].median_ns = 1000.0;
+        d.lookups[2].median_ns = 1200.0;
+        assert_eq!(rust_target(&d), "1100 ns | MISS | 2 of 2 |");
+    }
+
+    #[test]
+    fn each_table_says_the_rounds_its_figures_are_over() {
         // `--rounds 3`: the Rust lookups failed in rounds 2 and 3, Python's per-process
         // lookups in round 1, the per-process CPU scene in round 2.
         let mut d = doc();
@@ -448,25 +531,19 @@ mod tests {
             cpu_row(2, "per-process", 0.5, 20),
             cpu_row(2, "shared", 0.05, 1),
         ];
-        d.errors = vec![
-            "round 1: Python lookups (per-process), .venv/bin/python: python: boom".to_owned(),
-            "round 2: lookups: no map <- c0_f5 after 20 s".to_owned(),
-            "round 2: host CPU (per-process): a lookup process failed".to_owned(),
-            "round 3: lookups: no map <- c0_f5 after 20 s".to_owned(),
-        ];
         let md = targets(&d).to_markdown();
         assert!(
             md.contains(
-                "| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | incomplete: 2 of 3 \
-                 rounds failed | 1 of 3 |"
+                "| Rust lookup median ≤ 1 µs (shared buffer) | 901 ns | MISS (incomplete: 1 of 3 \
+                 rounds) | 1 of 3 |"
             ),
             "{md}"
         );
-        // Two rounds of 0.100 each pass the target; the third round did not measure it.
+        // Two rounds of 0.100 each are within the target; the third round did not measure it.
         assert!(
             md.contains(
-                "median of 2 rounds, range 0.100–0.100) | 0.100 × | incomplete: 1 of 3 rounds \
-                 failed | 2 of 3 |"
+                "median of 2 rounds, range 0.100–0.100) | 0.100 × | MISS (incomplete: 2 of 3 \
+                 rounds) | 2 of 3 |"
             ),
             "{md}"
         );
@@ -479,10 +556,6 @@ mod tests {
         );
         let md = lookups(&d).to_markdown();
         assert!(
-            md.contains("| Rust | shared | 901 | 1300 | 970 | 1 of 3 |"),
-            "{md}"
-        );
-        assert!(
             md.contains("| Python | per-process | 1400 | 1300 | 970 | 2 of 3 |"),
             "{md}"
         );
@@ -491,21 +564,17 @@ mod tests {
             md.contains("| per-process | 0.500 | 0.160 (20) | — | 0.014 | 2 of 3 |"),
             "{md}"
         );
-        // Nothing measured at all: `failed`, not `not run`.
+        // Nothing measured at all: a MISS; Python without an interpreter is not run.
         d.lookups.clear();
         d.cpu.clear();
         d.python = None;
+        assert_eq!(
+            rust_target(&d),
+            "not measured | MISS (incomplete: 0 of 3 rounds) | 0 of 3 |"
+        );
         let md = targets(&d).to_markdown();
         assert!(
-            md.contains("| Rust lookup median ≤ 1 µs (shared buffer) | failed | — | 0 of 3 |"),
-            "{md}"
-        );
-        assert!(
-            md.contains("| Python lookup median ≤ 5 µs (shared buffer) | not run | — |"),
-            "{md}"
-        );
-        assert!(
-            md.contains("median of 0 rounds) | failed | — | 0 of 3 |"),
+            md.contains("| Python lookup median ≤ 5 µs (shared buffer) | not run | — | 0 of 3 |"),
             "{md}"
         );
     }

@@ -100,6 +100,9 @@ pub struct TakenMarks {
   since_request: AtomicUsize,
   /// A wake was sent and the RTPS reader has not yet requested since.
   wake_pending: AtomicBool,
+  /// HORUS PATCH (item 20): DATA submessages this reader's RTPS reader dropped
+  /// unacknowledged for its window (the per-reader share of [`withheld`]).
+  withheld: AtomicU64,
 }
 
 impl std::fmt::Debug for TakenMarks {
@@ -108,6 +111,7 @@ impl std::fmt::Debug for TakenMarks {
       .field("marks", &self.marks)
       .field("wake_every", &self.wake_every)
       .field("held_back", &self.held_back)
+      .field("withheld", &self.withheld)
       .finish_non_exhaustive()
   }
 }
@@ -196,6 +200,13 @@ impl TakenMarks {
         ready.notify(*entity_id);
       }
     }
+  }
+
+  /// HORUS PATCH (item 20): DATA submessages this reader dropped unacknowledged for its
+  /// window since it was created (each requested again once it fits: held back, not lost).
+  pub fn withheld(&self) -> u64 {
+    // Relaxed: a counter read on its own, ordering nothing else.
+    self.withheld.load(Ordering::Relaxed)
   }
 
   /// The RTPS reader holds a writer back (`true`) or none (`false`).
@@ -355,6 +366,7 @@ impl AckWindow {
   pub(crate) fn withheld(&mut self, writer: GUID, sn: SequenceNumber) {
     self.known_up_to(writer, sn);
     WITHHELD.fetch_add(1, Ordering::Relaxed);
+    self.taken.withheld.fetch_add(1, Ordering::Relaxed);
   }
 
   /// Writers with sequence numbers beyond their limit.
@@ -441,6 +453,22 @@ mod tests {
     assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(6));
     assert_eq!(win.to_request(a), Some(sn(6)));
     assert_eq!(win.to_request(a), None, "requested once per move");
+  }
+
+  /// HORUS PATCH (item 20): what a reader withheld is counted at that reader (its
+  /// application reports it per topic) as well as for the process.
+  #[test]
+  fn withheld_samples_are_counted_at_their_reader_and_for_the_process() {
+    let (first, second) = (Arc::new(TakenMarks::default()), Arc::new(TakenMarks::default()));
+    let mut win_first = AckWindow::new(4, Arc::clone(&first));
+    let mut win_second = AckWindow::new(4, Arc::clone(&second));
+    let before = withheld();
+    win_first.withheld(writer(1), sn(5));
+    win_first.withheld(writer(1), sn(6));
+    win_second.withheld(writer(2), sn(5));
+    assert_eq!((first.withheld(), second.withheld()), (2, 1));
+    // Other tests may withhold at the same time: the process count grows by at least these.
+    assert!(withheld() >= before + 3);
   }
 
   #[test]

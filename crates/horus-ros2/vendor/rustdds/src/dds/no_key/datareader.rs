@@ -235,6 +235,12 @@ where
     self.keyed_datareader.horus_take_evicted_before_first_take(writer)
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 20): DATA submessages this reader dropped
+  /// unacknowledged for its ack window (the keyed `DataReader::horus_withheld`).
+  pub fn horus_withheld(&self) -> u64 {
+    self.keyed_datareader.horus_withheld()
+  }
+
   /// HORUS PATCH (HORUS-PATCH.md, item 19): forgets the eviction counts of the writers
   /// `keep` says no (gone, or no longer followed), so that what is remembered is bounded
   /// by the writers that exist. Call it when the application forgets writers.

@@ -116,6 +116,17 @@ where
       .horus_take_evicted_before_first_take(writer)
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 20): DATA submessages this reader dropped
+  /// unacknowledged for its ack window since it was created (requested again once they
+  /// fit: back-pressure, not loss); 0 for a reader without an ack window.
+  pub fn horus_withheld(&self) -> u64 {
+    self
+      .datasample_cache
+      .horus_taken
+      .as_ref()
+      .map_or(0, |taken| taken.withheld())
+  }
+
   /// HORUS PATCH (HORUS-PATCH.md, item 19): forgets the eviction counts of the writers
   /// `keep` says no (`DataSampleCache::horus_retain_evicted_counts`).
   pub fn horus_retain_evicted_counts(&mut self, keep: impl FnMut(&GUID) -> bool) {

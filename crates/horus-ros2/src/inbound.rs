@@ -33,6 +33,7 @@ use crate::raw::{PassThrough, WireCdr};
 use crate::route_error::RouteError;
 use crate::route_thread::{OwnPlace, RouteThread, SharedCounters, StopFlag, STOP_POLL};
 use crate::sequence_gaps::{new_reader_incarnation, Newness, ReaderId, SequenceGaps};
+use crate::status::RouteCounters;
 use crate::type_check::PayloadCheck;
 
 /// Under `Block`, how long the route waits before trying again when every chunk of its
@@ -129,8 +130,20 @@ struct Mover {
     at: ReaderId,
     gaps: SharedGaps,
     counters: SharedCounters,
+    /// What `reader` had withheld for its ack window when last added to the counters'
+    /// `held_back` (each route and reader adds only what grew since: the counters outlive
+    /// both).
+    held_back_seen: u64,
     /// Where the bridge's publisher place is told to the other direction's route.
     own_place: OwnPlace,
+}
+
+/// Adds to `c.held_back` what `reader` withheld for its ack window since `seen`, which
+/// becomes its count now.
+fn add_held_back(c: &mut RouteCounters, reader: &Reader, seen: &mut u64) {
+    let now = reader.horus_withheld();
+    c.held_back = c.held_back.saturating_add(now.saturating_sub(*seen));
+    *seen = now;
 }
 
 impl Inbound {
@@ -195,6 +208,7 @@ impl Inbound {
             },
             gaps,
             counters,
+            held_back_seen: 0,
             own_place: own_place.clone(),
         };
         let thread = RouteThread::spawn(
@@ -306,7 +320,14 @@ impl Mover {
             }
         }
         let _ = poll.registry().deregister(&mut self.reader);
+        self.note_held_back();
         self.own_place.clear_if(self.publisher.place());
+    }
+
+    /// Adds to the counters what the reader withheld since they were last told.
+    fn note_held_back(&mut self) {
+        let mut c = self.counters.lock();
+        add_held_back(&mut c, &self.reader, &mut self.held_back_seen);
     }
 
     /// Takes the reader [`Inbound::reopen_reader`] left, if any, in place of the current
@@ -325,8 +346,11 @@ impl Mover {
         // Should registering fail, the poll's timeout still drains the reader every
         // STOP_POLL: the route goes on, slower, rather than stopping.
         let _ = registry.register(&mut next, READER, mio::Interest::READABLE);
+        // What the old reader withheld since the counters were last told, before it goes.
+        self.note_held_back();
         // The old reader drops here: its endpoint leaves the DDS graph.
         self.reader = next;
+        self.held_back_seen = 0;
         self.at.reader = new_reader_incarnation();
         self.at.reliable = reliable;
         true
@@ -371,6 +395,7 @@ impl Mover {
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .settle(&mut c);
+                    add_held_back(&mut c, &self.reader, &mut self.held_back_seen);
                     break;
                 }
                 // Not little-endian CDR: RustDDS has moved past it.
@@ -494,8 +519,13 @@ impl Mover {
         // takes no more than its ack window meanwhile (back-pressure to the ROS 2 writer).
         let sent = loop {
             match self.publisher.send_cdr(wire) {
+                // Waiting for room is when the reader withholds (its window is full):
+                // reported while it lasts, not only once the sample is carried.
                 Err(RawRosSendError::Send(RawSendError::Timeout(_)))
-                    if self.block && !stop.is_set() => {}
+                    if self.block && !stop.is_set() =>
+                {
+                    self.note_held_back();
+                }
                 // Every chunk of the bridge's pool is still in a ring (a pool smaller than
                 // the subscribers' depth): nothing to wait on but time.
                 Err(RawRosSendError::Send(RawSendError::PoolExhausted))
@@ -507,6 +537,7 @@ impl Mover {
             }
         };
         let mut c = self.counters.lock();
+        add_held_back(&mut c, &self.reader, &mut self.held_back_seen);
         match sent {
             Ok(_) => {
                 c.messages += 1;

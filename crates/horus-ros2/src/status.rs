@@ -29,7 +29,10 @@ pub enum Direction {
 /// `replayed`: a writer's history sent again to a reopened reader (dropped); `malformed`: payloads
 /// that are not little-endian CDR of the topic's type (dropped); `oversize`: larger than
 /// the topic's chunks or the bridge's limit (dropped); `refused`: publishes the horus
-/// topic refused (its overflow policy; also counted by the topic's publisher record).
+/// topic refused (its overflow policy; also counted by the topic's publisher record);
+/// `held_back`: DATA submessages the route's DDS reader withheld for its ack window (a
+/// reliable reader into a `Block` topic; requested again once they fit: back-pressure on
+/// a ROS 2 writer, not a loss).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RouteCounters {
@@ -51,6 +54,11 @@ pub struct RouteCounters {
     /// From ROS 2: samples a reopened transient-local reader was sent again (a writer's
     /// history, already carried): dropped, not delivered twice (sequence_gaps.rs).
     pub replayed: u64,
+    /// From ROS 2: DATA submessages this route's DDS readers withheld for their ack window
+    /// (a sample sent again and withheld again is counted each time): the topic's share of
+    /// [`BridgeStatus::dds_held_back`]. Not a loss. Zero in a status written before it
+    /// existed.
+    pub held_back: u64,
 }
 
 /// One topic in one direction.

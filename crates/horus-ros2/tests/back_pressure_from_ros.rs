@@ -198,8 +198,14 @@ fn a_stalled_block_subscriber_holds_back_a_reliable_keep_all_ros2_publisher_and_
         "carried all, refused and lost none: {c:?}"
     );
     assert_eq!((c.malformed, c.oversize, c.replayed), (0, 0, 0), "{c:?}");
-    // The window held samples back (reported as such, not as lost).
+    // The window held samples back (reported as such, not as lost), on this topic's route:
+    // its share of the bridge's count (this bridge has no other route into horus).
     assert!(st.dds_held_back > 0, "held back, in the status: {st:?}");
+    assert!(
+        c.held_back > 0 && c.held_back <= st.dds_held_back,
+        "held back, on the route: {c:?}, bridge {}",
+        st.dds_held_back
+    );
     assert!(
         slow.recv_timeout(Duration::from_millis(200)).is_none(),
         "nothing more"
@@ -207,8 +213,8 @@ fn a_stalled_block_subscriber_holds_back_a_reliable_keep_all_ros2_publisher_and_
     eprintln!(
         "back-pressure from a KEEP_ALL ROS 2 writer: {held}; {done}; carried {FLOOD}; \
          {FLOOD} received in {drained:?} after the subscriber resumed; DDS samples held \
-         back {}",
-        st.dds_held_back
+         back {} (this route: {})",
+        st.dds_held_back, c.held_back
     );
     rclpy.stop();
     bridge.stop();
@@ -318,15 +324,22 @@ fn two_stalled_keep_all_ros2_publishers_are_both_held_back_and_nothing_is_lost()
         "carried all, refused and lost none: {c:?}"
     );
     assert_eq!((c.malformed, c.oversize, c.replayed), (0, 0, 0), "{c:?}");
+    // Both writers were held back: the route counts what its reader withheld.
+    assert!(
+        c.held_back > 0 && c.held_back <= st.dds_held_back,
+        "held back, on the route: {c:?}, bridge {}",
+        st.dds_held_back
+    );
     assert!(
         slow.recv_timeout(Duration::from_millis(200)).is_none(),
         "nothing more"
     );
     eprintln!(
         "back-pressure from two KEEP_ALL ROS 2 writers: {held:?}; carried {}; DDS samples \
-         held back {}",
+         held back {} (this route: {})",
         2 * FLOOD_EACH,
-        st.dds_held_back
+        st.dds_held_back,
+        c.held_back
     );
     for p in floods {
         p.stop();

@@ -215,6 +215,13 @@ fn print_topic(t: &TopicStatus) {
         c.oversize,
         t.refusals
     );
+    if c.held_back > 0 {
+        // Back-pressure, not a loss: each was requested again once it fitted.
+        println!(
+            "    DDS samples held back (ack window; requested again, not lost): {}",
+            c.held_back
+        );
+    }
     if let Some(why) = &t.refused {
         println!("    refused: {why}");
     }

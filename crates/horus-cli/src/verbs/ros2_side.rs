@@ -175,6 +175,13 @@ pub(crate) fn print_route(r: &Value) {
         n("malformed"),
         n("oversize"),
     );
+    if n("held_back") > 0 {
+        // Back-pressure on the ROS 2 writer, not a loss.
+        println!(
+            "         DDS samples held back (ack window; requested again, not lost): {}",
+            n("held_back")
+        );
+    }
     if let Some(why) = r.get("refused").and_then(Value::as_str) {
         println!("         REFUSED {why}");
     }

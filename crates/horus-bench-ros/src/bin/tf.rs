@@ -323,6 +323,26 @@ impl Drop for Children {
     }
 }
 
+/// Removes what dead processes left of a scene's namespace in `/dev/shm` when dropped:
+/// `horus clean`'s cleanup (topic segments, the host's tf buffer, logs; what a live process
+/// holds is kept). Made first in a scene, it is dropped last, after the scene's own handles
+/// and its [`Children`], killed and reaped. On the normal path every process closed its
+/// handles and nothing is left; a scene that failed killed its lookup processes (or a
+/// Python child died), and no one else unlinks what they held.
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let ns = &self.0;
+        if let Err(e) = horus::clean::clean_stale(ns) {
+            eprintln!("tf: cleaning namespace {ns}: {e}");
+        }
+        if let Err(e) = horus_tf::remove_stale(ns) {
+            eprintln!("tf: cleaning the tf buffer of namespace {ns}: {e}");
+        }
+    }
+}
+
 fn cpu_scene(
     round: usize,
     mode: &'static str,
@@ -330,6 +350,7 @@ fn cpu_scene(
     window: Duration,
 ) -> anyhow::Result<CpuRow> {
     let ns = format!("bench-tf-cpu-{}-{round}-{mode}", std::process::id());
+    let _cleanup = Cleanup(ns.clone());
     // Room for 20 per-process subscribers (plus tools): created before anyone else opens it.
     // (16 by default: 20 per-process feeders need more; one shared feeder does not.)
     let _tf = Topic::<Ros<TFMessage>>::builder(TF_TOPIC)
@@ -571,6 +592,7 @@ fn lookup_round(
     fail: &mut impl FnMut(String, anyhow::Error),
 ) -> anyhow::Result<()> {
     let ns = format!("bench-tf-lookup-{}-{round}", std::process::id());
+    let _cleanup = Cleanup(ns.clone());
     let publisher = Publisher::start(&ns, 1)?;
     let shared = TfListener::open(&ns)?;
     let own = TfListener::per_process(&ns)?;
@@ -648,6 +670,74 @@ mod tests {
         };
         assert_eq!(py, "no-horus");
         assert!(format!("{e:#}").contains("import horus.tf"));
+    }
+
+    /// The files of namespace `ns` in `/dev/shm`.
+    fn files_of(ns: &str) -> Vec<String> {
+        let prefix = format!("horus.{ns}.");
+        let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| f.starts_with(&prefix))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Run by the test below as a child process (`TF_TEST_CHILD_NS` set): opens what a
+    /// shared-buffer lookup process opens, says `ready`, and waits to be killed.
+    #[test]
+    #[ignore = "a child process of what_killed_lookup_processes_left_is_cleaned_up"]
+    fn killed_lookup_process() {
+        let Ok(ns) = std::env::var("TF_TEST_CHILD_NS") else {
+            return;
+        };
+        let _tf = Topic::<Ros<TFMessage>>::builder(TF_TOPIC)
+            .namespace(&ns)
+            .open()
+            .unwrap();
+        let _l = TfListener::open(&ns).unwrap();
+        println!("ready");
+        std::io::stdout().flush().unwrap();
+        std::thread::sleep(Duration::from_secs(600));
+    }
+
+    #[test]
+    fn what_killed_lookup_processes_left_is_cleaned_up() {
+        // A scene's order: its cleanup made first, its lookup processes killed and reaped
+        // (dropped) before the cleanup is dropped; on a panic, unwinding does the same.
+        let ns = format!("bench-tf-cleanup-test-{}", std::process::id());
+        let cleanup = Cleanup(ns.clone());
+        let mut children = Children(vec![Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "tests::killed_lookup_process",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("TF_TEST_CHILD_NS", &ns)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()]);
+        let mut out = BufReader::new(children.0[0].stdout.as_mut().unwrap());
+        let mut line = String::new();
+        while line.trim() != "ready" {
+            line.clear();
+            assert_ne!(
+                out.read_line(&mut line).unwrap(),
+                0,
+                "the child ended first"
+            );
+        }
+        drop(children);
+        let left = files_of(&ns);
+        assert!(
+            left.iter().any(|f| f.contains(".t.")) && left.iter().any(|f| f.contains(".tf.")),
+            "the killed process left its topic and its tf buffer: {left:?}"
+        );
+        drop(cleanup);
+        assert_eq!(files_of(&ns), Vec::<String>::new());
     }
 
     #[test]

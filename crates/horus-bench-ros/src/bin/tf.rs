@@ -195,7 +195,13 @@ fn imports_horus(python: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The interpreter of the Python rows: `given` (`--python`, else `$HORUS_PYTHON`), else
+/// The interpreter given: `--python`, else `$HORUS_PYTHON` unless empty (an exported but
+/// empty variable is no interpreter given).
+fn given_python(flag: Option<String>, env: Option<String>) -> Option<String> {
+    flag.or_else(|| env.filter(|py| !py.is_empty()))
+}
+
+/// The interpreter of the Python rows: `given` ([`given_python`]), else
 /// `default` (`.venv/bin/python` where it exists). `Ok(None)`: no Python rows, and no failed
 /// measurement: none given, and the default is absent or cannot import horus (a `.venv`
 /// made before the package was built into it, as in a fresh clone's `make test` before its
@@ -457,10 +463,10 @@ fn run() -> anyhow::Result<ExitCode> {
                 println!(
                     "tf — transform lookups and tf upkeep: shared buffer vs per-process buffers\n\n\
                      USAGE: tf [--quick] [--rounds N] [--json FILE] [--python PATH]\n\
-                     --python: the interpreter with horus installed (default $HORUS_PYTHON, else\n\
-                     .venv/bin/python where it exists). One given (--python or $HORUS_PYTHON)\n\
-                     that cannot `import horus.tf` is a failed measurement; a .venv/bin/python\n\
-                     that cannot, or none: the Python rows are skipped"
+                     --python: the interpreter with horus installed (default $HORUS_PYTHON if not\n\
+                     empty, else .venv/bin/python where it exists). One given (--python or\n\
+                     $HORUS_PYTHON) that cannot `import horus.tf` is a failed measurement; a\n\
+                     .venv/bin/python that cannot, or none: the Python rows are skipped"
                 );
                 return Ok(ExitCode::SUCCESS);
             }
@@ -494,7 +500,7 @@ fn run() -> anyhow::Result<ExitCode> {
     // The interpreter the document records, and the one the Python rows run with (none when
     // the one given cannot import horus: recorded once, not once per round and buffer).
     let (recorded_python, python) = match choose_python(
-        python.or_else(|| std::env::var("HORUS_PYTHON").ok()),
+        given_python(python, std::env::var("HORUS_PYTHON").ok()),
         default_python,
         imports_horus,
     ) {
@@ -670,6 +676,16 @@ mod tests {
         };
         assert_eq!(py, "no-horus");
         assert!(format!("{e:#}").contains("import horus.tf"));
+    }
+
+    #[test]
+    fn an_empty_horus_python_is_no_interpreter_given() {
+        let s = |v: &str| Some(v.to_owned());
+        assert_eq!(given_python(None, s("")), None);
+        assert_eq!(given_python(None, None), None);
+        assert_eq!(given_python(None, s("py")), s("py"));
+        assert_eq!(given_python(s("flag"), s("py")), s("flag"));
+        assert_eq!(given_python(s("flag"), s("")), s("flag"));
     }
 
     /// The files of namespace `ns` in `/dev/shm`.

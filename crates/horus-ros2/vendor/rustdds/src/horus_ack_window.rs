@@ -20,15 +20,17 @@
 //! What the reader holds per writer is bounded by the window: samples received and not
 //! taken, plus sequence numbers inside the window still expected (missing); per reader,
 //! by the window times its matched writers (which discovery bounds), and past
-//! [`MAX_HELD_PER_READER`] each writer's window is cut to its share of that budget.
+//! [`MAX_HELD_PER_READER`] each writer's window is cut to its share of that budget; their
+//! payload bytes, all writers together, by [`held_bytes_per_reader`] plus one sample (HORUS
+//! PATCH item 21, [`AckWindow::admit`]).
 //!
 //! "Taken" is what left the DataReader: taken (`take`, `take_next_sample`, the take
 //! iterators), evicted by its KEEP_LAST history, or failed to decode
 //! ([`TakenMarks::note`], the highest sequence number of each writer).
 
 use std::{
-  cmp::max,
-  collections::{BTreeMap, BTreeSet},
+  cmp::{max, min},
+  collections::BTreeMap,
   sync::{
     atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     Arc, Mutex,
@@ -58,9 +60,42 @@ pub const POLL_PERIOD: Duration = Duration::from_millis(5);
 /// its share gets no more room: its samples are withheld (not acknowledged) until it is
 /// back under, never evicted, so a reliable writer is held back, losslessly. With windows
 /// of 16 (horus-ros2: the topic's depth) the cut starts past 512 writers on one topic.
-/// Counted in samples, not bytes (the window is admitted before the samples' sizes are
-/// known).
+/// Counted in samples; [`DEFAULT_MAX_HELD_BYTES_PER_READER`] bounds their bytes.
 pub const MAX_HELD_PER_READER: usize = 8192;
+
+/// HORUS PATCH (item 21): the payload bytes a flow-controlled reader lets all its writers
+/// together hold of what it admitted and its application has not taken (unless set
+/// otherwise with [`set_held_bytes_per_reader`]). The window is granted in sequence
+/// numbers before the samples' sizes are known, so a sample that arrives inside its
+/// writer's window but past this budget is withheld like one beyond the window (dropped
+/// unacknowledged, counted in [`withheld`]) and its writer waits, nothing of it from that
+/// sample on admitted, until taken samples free enough bytes; then it is requested again.
+/// One sample more may be held at a time: a writer's next sample in order (its lowest
+/// missing one), when the budget is full. The application takes a writer's samples in
+/// order, so without it the budget could fill with samples above a writer's gap (a repair
+/// in flight) that nothing could take until the gap was filled, and the gap's sample could
+/// never be admitted: no writer would move again. So a reader holds at most this plus one
+/// sample (each bounded by the reassembly limit). Without it, 8192 samples of up to 64 MiB
+/// each could be held by one reader whose application stopped taking (a stalled `Block`
+/// route in horus-ros2): 512 GiB.
+pub const DEFAULT_MAX_HELD_BYTES_PER_READER: usize = 256 << 20;
+
+static HELD_BYTES_PER_READER: AtomicUsize = AtomicUsize::new(0);
+
+/// HORUS PATCH (item 21): sets the byte budget of readers created from now on (0: the
+/// default, [`DEFAULT_MAX_HELD_BYTES_PER_READER`]).
+pub fn set_held_bytes_per_reader(bytes: usize) {
+  // Relaxed: a setting read on its own when a reader is made.
+  HELD_BYTES_PER_READER.store(bytes, Ordering::Relaxed);
+}
+
+/// HORUS PATCH (item 21): the byte budget a reader created now gets.
+pub fn held_bytes_per_reader() -> usize {
+  match HELD_BYTES_PER_READER.load(Ordering::Relaxed) {
+    0 => DEFAULT_MAX_HELD_BYTES_PER_READER,
+    bytes => bytes,
+  }
+}
 
 static WITHHELD: AtomicU64 = AtomicU64::new(0);
 
@@ -253,14 +288,40 @@ pub(crate) enum SnState {
 struct WriterWindow {
   /// The highest sequence number the reader takes (and requests) now.
   limit: SequenceNumber,
-  /// Received (admitted) and not yet taken.
-  admitted: BTreeSet<SequenceNumber>,
+  /// Received (admitted) and not yet taken, with their payload bytes.
+  admitted: BTreeMap<SequenceNumber, usize>,
   /// What this writer holds of the window: admitted + missing up to `limit`.
   held: usize,
   /// The highest sequence number the writer announced or sent.
   highest_known: SequenceNumber,
   /// The limit when the reader last requested what fits.
   requested_up_to: SequenceNumber,
+  /// HORUS PATCH (item 21): the first sample withheld for want of the reader's bytes
+  /// (sequence number, payload bytes): nothing of this writer from it on is admitted until
+  /// it fits.
+  waiting: Option<(SequenceNumber, usize)>,
+  /// HORUS PATCH (item 21): room came for the sample it waited for: request it again
+  /// although the limit did not move.
+  request_due: bool,
+}
+
+impl WriterWindow {
+  /// Forgets what the application has taken (up to `taken`); returns the bytes freed.
+  fn drop_taken(&mut self, taken: SequenceNumber) -> usize {
+    let kept = self.admitted.split_off(&(taken + SequenceNumber::new(1)));
+    let freed = self.admitted.values().sum();
+    self.admitted = kept;
+    freed
+  }
+
+  /// The highest sequence number admitted now: the limit, or below the sample it waits
+  /// for.
+  fn effective_limit(&self) -> SequenceNumber {
+    match self.waiting {
+      Some((from, _)) => min(self.limit, from - SequenceNumber::new(1)),
+      None => self.limit,
+    }
+  }
 }
 
 /// A flow-controlled reader's window, kept by its RTPS reader.
@@ -269,6 +330,14 @@ pub(crate) struct AckWindow {
   window: usize,
   /// What all writers together may hold (`MAX_HELD_PER_READER`, or the window if larger).
   budget: usize,
+  /// HORUS PATCH (item 21): the payload bytes all writers together may hold admitted and
+  /// not taken (one sample more when they hold nothing).
+  byte_budget: usize,
+  /// Their payload bytes now (admitted, not known to be taken).
+  held_bytes: usize,
+  /// The sample admitted past the byte budget as its writer's next in order (writer,
+  /// sequence number), until the application has taken it: at most one at a time.
+  overdraft: Option<(GUID, SequenceNumber)>,
   pub(crate) taken: Arc<TakenMarks>,
   writers: BTreeMap<GUID, WriterWindow>,
   /// A TimedEvent::HorusAckWindow is pending.
@@ -277,15 +346,30 @@ pub(crate) struct AckWindow {
 
 impl AckWindow {
   pub(crate) fn new(window: u32, taken: Arc<TakenMarks>) -> Self {
-    Self::with_budget(window, taken, MAX_HELD_PER_READER)
+    Self::with_budgets(window, taken, MAX_HELD_PER_READER, held_bytes_per_reader())
   }
 
   /// A window of `window` per writer and `budget` (at least the window) for all of them.
+  #[cfg(test)]
   pub(crate) fn with_budget(window: u32, taken: Arc<TakenMarks>, budget: usize) -> Self {
+    Self::with_budgets(window, taken, budget, DEFAULT_MAX_HELD_BYTES_PER_READER)
+  }
+
+  /// A window of `window` per writer, `budget` samples (at least the window) and
+  /// `byte_budget` payload bytes for all of them.
+  pub(crate) fn with_budgets(
+    window: u32,
+    taken: Arc<TakenMarks>,
+    budget: usize,
+    byte_budget: usize,
+  ) -> Self {
     let window = max(window, 1) as usize;
     Self {
       window,
       budget: max(budget, window),
+      byte_budget,
+      held_bytes: 0,
+      overdraft: None,
       taken,
       writers: BTreeMap::new(),
       timer_armed: false,
@@ -319,7 +403,7 @@ impl AckWindow {
       ..WriterWindow::default()
     });
     if let Some(t) = taken {
-      w.admitted = w.admitted.split_off(&(t + one));
+      self.held_bytes = self.held_bytes.saturating_sub(w.drop_taken(t));
     }
     w.limit = max(w.limit, ack_base - one);
     let missing = SequenceNumber::range_inclusive(ack_base, w.limit)
@@ -339,15 +423,96 @@ impl AckWindow {
     // HORUS PATCH (item 18): the topic cache keeps this writer's samples up to the limit
     // (and above the taken mark, a window's worth at most).
     self.taken.set_limit(writer, w.limit);
-    w.limit
+    // HORUS PATCH (item 21): a writer waiting for bytes gets nothing from its waiting
+    // sample on until that fits; then it is requested again.
+    let waiting = w.waiting;
+    if let Some((from, bytes)) = waiting {
+      if self.room_for(bytes) || (from == ack_base && self.overdraft_free()) {
+        if let Some(w) = self.writers.get_mut(&writer) {
+          w.waiting = None;
+          w.request_due = true;
+        }
+      }
+    }
+    self
+      .writers
+      .get(&writer)
+      .map_or(SequenceNumber::zero(), WriterWindow::effective_limit)
   }
 
-  /// `writer`'s sample `sn` (at most its limit) was received.
-  pub(crate) fn admit(&mut self, writer: GUID, sn: SequenceNumber) {
-    if let Some(w) = self.writers.get_mut(&writer) {
-      w.admitted.insert(sn);
-      w.highest_known = max(w.highest_known, sn);
+  /// `writer`'s sample `sn` (at most its limit) of `bytes` payload bytes was received,
+  /// `ack_base` the writer's lowest missing sequence number: returns whether it is
+  /// admitted. HORUS PATCH (item 21): it is not when the reader's byte budget has no room
+  /// for it, unless it is the writer's next in order (`sn == ack_base`) and no other
+  /// sample holds the reader's one overdraft; then it is withheld (counted as one beyond
+  /// the limit) and its writer waits for room from it on.
+  pub(crate) fn admit(
+    &mut self,
+    writer: GUID,
+    sn: SequenceNumber,
+    bytes: usize,
+    ack_base: SequenceNumber,
+  ) -> bool {
+    if !self.writers.contains_key(&writer) {
+      return true; // no window: nothing to hold it against
     }
+    let fits = self.room_for(bytes);
+    let overdraft = !fits && sn == ack_base && self.overdraft_free();
+    if overdraft {
+      self.overdraft = Some((writer, sn));
+    }
+    let fits = fits || overdraft;
+    let Some(w) = self.writers.get_mut(&writer) else {
+      return true;
+    };
+    w.highest_known = max(w.highest_known, sn);
+    if !fits {
+      w.waiting = match w.waiting {
+        Some((from, b)) if from <= sn => Some((from, b)),
+        _ => Some((sn, bytes)),
+      };
+      self.count_withheld();
+      return false;
+    }
+    if let Some(replaced) = w.admitted.insert(sn, bytes) {
+      self.held_bytes = self.held_bytes.saturating_sub(replaced); // a duplicate: charged once
+    }
+    self.held_bytes = self.held_bytes.saturating_add(bytes);
+    true
+  }
+
+  /// Whether `bytes` more fit the reader's byte budget (pruning what was taken if they do
+  /// not at first).
+  fn room_for(&mut self, bytes: usize) -> bool {
+    let budget = self.byte_budget;
+    let fits = |held: usize| held.saturating_add(bytes) <= budget;
+    if fits(self.held_bytes) {
+      return true;
+    }
+    // Writers that stopped sending are refreshed by nothing: what was taken of them is
+    // only forgotten here.
+    let marks = self.taken.marks();
+    for (writer, w) in &mut self.writers {
+      if let Some(t) = marks.get(writer) {
+        self.held_bytes = self.held_bytes.saturating_sub(w.drop_taken(*t));
+      }
+    }
+    fits(self.held_bytes)
+  }
+
+  /// Whether the overdraft is free: never used, or its sample taken (or its writer gone).
+  fn overdraft_free(&mut self) -> bool {
+    let Some((writer, sn)) = self.overdraft else {
+      return true;
+    };
+    // A writer without a mark (never tracked, or forgotten) holds nothing here.
+    let still_held =
+      self.writers.contains_key(&writer) && self.taken.get(writer).is_some_and(|t| t < sn);
+    if still_held {
+      return false;
+    }
+    self.overdraft = None;
+    true
   }
 
   /// `writer` has (announced or sent) sequence numbers up to `sn`; returns whether some are
@@ -365,29 +530,36 @@ impl AckWindow {
   /// A DATA of `writer` beyond its limit was dropped.
   pub(crate) fn withheld(&mut self, writer: GUID, sn: SequenceNumber) {
     self.known_up_to(writer, sn);
+    self.count_withheld();
+  }
+
+  fn count_withheld(&self) {
+    // Relaxed: counters read on their own.
     WITHHELD.fetch_add(1, Ordering::Relaxed);
     self.taken.withheld.fetch_add(1, Ordering::Relaxed);
   }
 
-  /// Writers with sequence numbers beyond their limit.
+  /// Writers with sequence numbers beyond their limit, or (item 21) waiting for bytes.
   pub(crate) fn held_back(&self) -> Vec<GUID> {
     self
       .writers
       .iter()
-      .filter(|(_, w)| w.highest_known > w.limit)
+      .filter(|(_, w)| w.highest_known > w.limit || w.waiting.is_some())
       .map(|(g, _)| *g)
       .collect()
   }
 
   /// Up to where to request `writer`'s sequence numbers after a refresh: its limit (capped
-  /// at what the writer has), if that moved past the last request.
+  /// at what the writer has, and below a sample still waiting for bytes), if that moved
+  /// past the last request or room came for the sample it waited for.
   pub(crate) fn to_request(&mut self, writer: GUID) -> Option<SequenceNumber> {
     let w = self.writers.get_mut(&writer)?;
-    let upto = std::cmp::min(w.limit, w.highest_known);
-    if upto <= w.requested_up_to {
+    let upto = min(w.effective_limit(), w.highest_known);
+    if upto <= w.requested_up_to && !w.request_due {
       return None;
     }
-    w.requested_up_to = upto;
+    w.request_due = false;
+    w.requested_up_to = max(w.requested_up_to, upto);
     Some(upto)
   }
 
@@ -399,7 +571,10 @@ impl AckWindow {
   }
 
   pub(crate) fn forget(&mut self, writer: GUID) {
-    self.writers.remove(&writer);
+    if let Some(w) = self.writers.remove(&writer) {
+      let freed = w.admitted.values().sum::<usize>();
+      self.held_bytes = self.held_bytes.saturating_sub(freed);
+    }
     self.taken.forget(writer);
   }
 }
@@ -443,7 +618,7 @@ mod tests {
     // Nothing received: 1..=4 fit.
     assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(4));
     for n in 1..=4 {
-      win.admit(a, sn(n));
+      assert!(win.admit(a, sn(n), 1, sn(n)));
     }
     // Received, not taken: still held.
     assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(4));
@@ -479,14 +654,14 @@ mod tests {
     // a sent 1..=4 and all of it was taken: its limit moves on to 8 (5..=8 not written yet).
     assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(4));
     for n in 1..=4 {
-      win.admit(a, sn(n));
+      assert!(win.admit(a, sn(n), 1, sn(n)));
     }
     marks.note(a, sn(4));
     assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(8));
     // b is not starved by a's reservation (with one window shared by both it got 0).
     assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(4));
     for n in 1..=4 {
-      win.admit(b, sn(n));
+      assert!(win.admit(b, sn(n), 1, sn(n)));
     }
     // Neither holds back the other: a's limit stays where its own takes put it.
     assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(8));
@@ -510,7 +685,7 @@ mod tests {
     // A third: the share is 8 / 3 = 2.
     assert_eq!(win.refresh(c, sn(1), view(&[], &[])), sn(2));
     for n in 1..=4 {
-      win.admit(a, sn(n));
+      assert!(win.admit(a, sn(n), 1, sn(n)));
     }
     // a holds 4 > its share now: no more room, its 4 samples are not evicted.
     assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(4));
@@ -529,6 +704,78 @@ mod tests {
     assert_eq!(one.refresh(a, sn(1), view(&[], &[])), sn(4));
   }
 
+  /// HORUS PATCH (item 21): the window is counted in samples; the bytes they hold are
+  /// bounded too. Past the reader's byte budget one sample more is admitted, its writer's
+  /// next in order (the overdraft); the next one is withheld (counted), its writer admits
+  /// nothing from it on and is held back, and once taken samples free the bytes it is
+  /// requested again and admitted.
+  #[test]
+  fn past_the_readers_byte_budget_a_sample_is_withheld_until_taken_ones_free_room() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(8, Arc::clone(&marks), MAX_HELD_PER_READER, 100);
+    let a = writer(1);
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(8));
+    assert!(win.admit(a, sn(1), 60, sn(1)));
+    assert!(win.admit(a, sn(2), 40, sn(2)), "100 of 100 bytes");
+    assert!(win.admit(a, sn(3), 50, sn(3)), "the next in order: the overdraft");
+    assert!(!win.admit(a, sn(4), 50, sn(4)), "past the budget, the overdraft held");
+    assert_eq!(marks.withheld(), 1, "counted as withheld");
+    assert_eq!(win.held_back(), vec![a]);
+    // Nothing from 4 on until it fits, and nothing is requested beyond 3.
+    assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(3));
+    assert_eq!(win.to_request(a), Some(sn(3)));
+    assert_eq!(win.to_request(a), None);
+    // 1 taken: 60 bytes free, but 40 + 50 + 50 is still past the budget and the
+    // overdraft's sample is not taken yet.
+    marks.note(a, sn(1));
+    assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(3));
+    // All taken: 4 fits again, its window is back and it is requested.
+    marks.note(a, sn(3));
+    assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(11));
+    assert!(win.held_back().is_empty());
+    assert_eq!(win.to_request(a), Some(sn(4)), "what the writer has, up to 4");
+    assert!(win.admit(a, sn(4), 50, sn(4)));
+  }
+
+  /// HORUS PATCH (item 21), found by the end-to-end test: samples above a writer's gap (a
+  /// repair in flight) filled the byte budget; they could not be taken before the gap's
+  /// sample, which found no room: the writer never moved again. The gap's sample is its
+  /// writer's next in order, so it takes the overdraft; one such sample at a time.
+  #[test]
+  fn samples_above_a_gap_filling_the_byte_budget_do_not_keep_the_gaps_sample_out() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(8, Arc::clone(&marks), MAX_HELD_PER_READER, 100);
+    let (a, b) = (writer(1), writer(2));
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(8));
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(8));
+    assert!(win.admit(a, sn(2), 50, sn(1)), "1 is missing");
+    assert!(win.admit(a, sn(3), 50, sn(1)));
+    assert!(win.admit(a, sn(1), 50, sn(1)), "a's next in order, the budget full");
+    assert!(!win.admit(b, sn(1), 10, sn(1)), "the overdraft is a's until taken");
+    marks.note(a, sn(3));
+    assert!(win.admit(b, sn(1), 10, sn(1)));
+  }
+
+  /// HORUS PATCH (item 21): bytes a writer that went quiet had taken are not held against
+  /// another writer (nothing refreshes its window again), and a forgotten writer's bytes are
+  /// given back.
+  #[test]
+  fn a_quiet_writers_taken_bytes_and_a_forgotten_writers_bytes_are_freed() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(4, Arc::clone(&marks), MAX_HELD_PER_READER, 100);
+    let (a, b) = (writer(1), writer(2));
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(4));
+    assert!(win.admit(a, sn(1), 100, sn(1)));
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(4));
+    assert!(!win.admit(b, sn(2), 10, sn(1)), "a's 100 bytes are held");
+    marks.note(a, sn(1));
+    assert!(win.admit(b, sn(2), 10, sn(1)), "a's taken bytes no longer count");
+    assert!(win.admit(b, sn(3), 90, sn(1)));
+    win.forget(b);
+    assert_eq!(win.refresh(a, sn(2), view(&[1], &[])), sn(5));
+    assert!(win.admit(a, sn(2), 100, sn(2)));
+  }
+
   #[test]
   fn sequence_numbers_not_available_take_no_room() {
     let marks = Arc::new(TakenMarks::default());
@@ -538,7 +785,7 @@ mod tests {
     // The writer overwrote 1..=5 (GAP): the ack base moved past them, 6 and 7 fit.
     assert_eq!(win.refresh(a, sn(6), view(&[], &[])), sn(7));
     // 6 taken, 7 still expected: one more fits, and 8 (a GAP) is skipped for it.
-    win.admit(a, sn(6));
+    assert!(win.admit(a, sn(6), 1, sn(6)));
     marks.note(a, sn(6));
     assert_eq!(win.refresh(a, sn(7), view(&[6], &[8])), sn(9));
   }

@@ -1108,7 +1108,14 @@ impl Reader {
             self.arm_ack_window_timer();
             return;
           }
-          window.admit(writer_guid, writer_sn);
+          // HORUS PATCH (item 21): inside the window but past the reader's byte budget:
+          // withheld too (counted by admit), requested again once taken samples free room.
+          let ack_base = writer_proxy.all_ackable_before();
+          if !window.admit(writer_guid, writer_sn, dds_data.payload_size(), ack_base) {
+            trace!("DATA {writer_sn:?} of {writer_guid:?} over the reader's byte budget");
+            self.arm_ack_window_timer();
+            return;
+          }
         }
         // Add the change and get the instant
         writer_proxy.received_changes_add(writer_sn, receive_timestamp);

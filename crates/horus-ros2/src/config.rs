@@ -38,6 +38,14 @@ pub struct BridgeConfig {
     /// silently meant the default): a budget under the largest sample refuses the largest
     /// samples whatever else is held.
     pub max_reassembly_bytes: Option<NonZeroUsize>,
+    /// The most payload bytes each reliable DDS reader of a route into a `Block` topic may
+    /// hold of samples it acknowledged and the route has not taken yet, all its writers
+    /// together (`None`: 256 MiB), beside its window of the topic's depth per writer. Past
+    /// it a sample is held back like one beyond the window (not acknowledged, requested
+    /// again once the route has taken enough; counted `held_back`, not lost); a reader
+    /// that holds nothing takes any one sample. Process-wide, for readers made after the
+    /// bridge starts: the last bridge started sets it.
+    pub max_held_bytes_per_reader: Option<NonZeroUsize>,
     /// Announce and accept DDS traffic on the loopback interface only (127.0.0.1: ROS 2's
     /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`). Off: every interface, as ROS 2's default.
     pub localhost_only: bool,
@@ -102,6 +110,7 @@ impl BridgeConfig {
             scan_interval: Duration::from_millis(100),
             max_message_bytes: 16 << 20,
             max_reassembly_bytes: None,
+            max_held_bytes_per_reader: None,
             localhost_only: range.eq_ignore_ascii_case("LOCALHOST") || legacy == "1",
             call_timeout: crate::service::CALL_TIMEOUT,
             node_name,

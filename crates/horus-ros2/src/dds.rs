@@ -69,6 +69,11 @@ impl Dds {
         }
         crate::fragment_refusals::allow_samples_up_to(config.max_message_bytes);
         crate::fragment_refusals::hold_in_reassembly_at_most(config.max_reassembly_bytes);
+        rustdds::horus_ack_window::set_held_bytes_per_reader(
+            config
+                .max_held_bytes_per_reader
+                .map_or(0, std::num::NonZeroUsize::get),
+        );
         let participant = b.build().map_err(|e| err(&e))?;
         let qos = QosPolicyBuilder::new().build();
         let publisher = participant.create_publisher(&qos).map_err(|e| err(&e))?;

@@ -134,6 +134,77 @@ fn a_slow_block_subscriber_does_not_hold_back_a_keep_last_ros2_publisher_and_eve
     assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
 }
 
+/// The reader's byte budget (HORUS-PATCH.md item 21), end to end: a horus `Block` topic of
+/// depth 64 (the route's ack window: 64 samples per writer) whose subscriber stops reading
+/// while an rclpy KEEP_ALL writer floods 16 KiB messages, with the bridge's
+/// `max_held_bytes_per_reader` at 64 KiB. The window alone would let the bridge's reader
+/// acknowledge and hold 64 samples (1 MiB) beyond what the route took; the budget holds it
+/// to 4, so the writer is held back 60 samples sooner: its publish raises at about index
+/// 5000 (Fast DDS's history) + 64 (the ring) + 1 (in the route's hand) + 4, not + 64. The
+/// samples withheld for bytes are requested again once the route takes: when the
+/// subscriber reads, every message arrives in order, each once, nothing refused or lost.
+#[test]
+fn a_stalled_route_holds_no_more_than_its_readers_byte_budget_and_loses_nothing() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    const DEPTH: u64 = 64;
+    const SIZE: u64 = 16 * 1024;
+    const BUDGET: u64 = 4 * SIZE;
+    let w = World::new("heldbytes");
+    let ty = common::ros2_type::<UInt8MultiArray>();
+    let qos = QosInfo {
+        depth: DEPTH as u32,
+        overflow: block_qos(1).overflow,
+        chunks_per_publisher: 2 * DEPTH as u32 + 4,
+        ..ros_qos(2 * SIZE as usize)
+    };
+    let v = open_or_create_ros_topic(&w.namespace, "bp/bytes", &ty, &qos).unwrap();
+    let mut slow = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge_with_env(&[(common::MAX_HELD_ENV, &BUDGET.to_string())]);
+    let count = FLOOD.to_string();
+    let rclpy = w.rclpy("flood", &["/bp/bytes", &count, &SIZE.to_string()]);
+    let held = rclpy.next_line("held ");
+    let at: u64 = held.split(' ').nth(1).unwrap().parse().unwrap();
+    // Fast DDS's KEEP_ALL history (5000 samples) + the ring + the one the route holds +
+    // what the reader may hold: its byte budget's 4 samples, never its window's 64 (a
+    // sample of slack for one in flight).
+    let window_alone = 5000 + DEPTH + 1 + DEPTH;
+    assert!(
+        at <= 5000 + DEPTH + 1 + BUDGET / SIZE + 1,
+        "held back at {at}, the window alone would hold it back at {window_alone}"
+    );
+    for want in 0..FLOOD {
+        let s = slow
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|| panic!("message {want} of {FLOOD} never came ({held})"));
+        assert_eq!(index_of(s.cdr()), want, "in order, each once");
+    }
+    let st = common::wait_status(&w.namespace, "every message carried", |s| {
+        from_ros(s, "bp/bytes").is_some_and(|t| t.counters.messages >= FLOOD)
+    });
+    let c = from_ros(&st, "bp/bytes").unwrap().counters;
+    assert_eq!(
+        (c.messages, c.refused, c.lost),
+        (FLOOD, 0, 0),
+        "carried all, refused and lost none: {c:?}"
+    );
+    assert!(c.held_back > 0, "held back, on the route: {c:?}");
+    eprintln!(
+        "reader byte budget {BUDGET} B, {SIZE} B messages, window {DEPTH}: the KEEP_ALL writer \
+         was held back at index {at} (the window alone: about {window_alone}); carried \
+         {FLOOD}, lost 0; DDS samples held back on the route {}",
+        c.held_back
+    );
+    rclpy.stop();
+    bridge.stop();
+    drop(slow);
+    v.unlink_if_unused();
+    drop(v);
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
 /// A horus `Block` topic (depth 16, block timeout 1 s) whose subscriber stops reading while
 /// an rclpy node publishes 6000 messages from a reliable KEEP_ALL writer as fast as it can:
 /// the bridge acknowledges no more than it has taken plus its window, so the writer's

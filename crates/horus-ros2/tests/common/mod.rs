@@ -18,6 +18,10 @@ pub(crate) const CHILD_ENV: &str = "HORUS_ROS2_TEST_BRIDGE";
 /// process reassembly budget smaller than the default.
 pub(crate) const MAX_REASSEMBLY_ENV: &str = "HORUS_ROS2_TEST_MAX_REASSEMBLY";
 
+/// Set in the bridge child: its `max_held_bytes_per_reader` (bytes), when a test needs a
+/// reader byte budget smaller than the default.
+pub(crate) const MAX_HELD_ENV: &str = "HORUS_ROS2_TEST_MAX_HELD";
+
 /// Set in the bridge child: its `scan_interval` in milliseconds (50 otherwise), for a test
 /// that needs the scan to lag behind the DDS readers (a writer's samples arriving before
 /// the scan accepts it).
@@ -54,6 +58,9 @@ pub(crate) fn bridge_child_main() {
     }
     if let Ok(bytes) = std::env::var(MAX_REASSEMBLY_ENV) {
         cfg.max_reassembly_bytes = Some(bytes.parse().expect("a byte count above 0"));
+    }
+    if let Ok(bytes) = std::env::var(MAX_HELD_ENV) {
+        cfg.max_held_bytes_per_reader = Some(bytes.parse().expect("a byte count above 0"));
     }
     let mut bridge = horus_ros2::Bridge::start(cfg).expect("bridge start");
     let (tx, rx) = std::sync::mpsc::channel::<()>();

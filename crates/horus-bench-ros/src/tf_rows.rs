@@ -3,6 +3,8 @@
 //! shared ÷ per-process. The `tf` binary measures and prints them ([`crate::tf_tables`]);
 //! `horus-bench-report` renders the same tables from the document.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
 /// Broadcast rate of every frame, Hz.
@@ -107,6 +109,11 @@ fn median_of_some(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     (!v.is_empty()).then(|| median(v))
 }
 
+/// How many distinct rounds `rounds` holds.
+fn distinct_rounds(rounds: impl Iterator<Item = usize>) -> usize {
+    rounds.collect::<BTreeSet<usize>>().len()
+}
+
 /// One language and buffer: the medians over rounds of each statistic.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LookupStat {
@@ -114,7 +121,7 @@ pub struct LookupStat {
     pub language: String,
     /// `shared` or `per-process`.
     pub buffer: String,
-    /// Rounds measured.
+    /// Rounds measured: the distinct rounds of its rows.
     pub rounds: usize,
     /// Median over rounds of the per-round medians, ns.
     pub median_ns: f64,
@@ -140,7 +147,7 @@ pub fn lookup_stats(rows: &[LookupRow]) -> Vec<LookupStat> {
             out.push(LookupStat {
                 language: language.to_owned(),
                 buffer: buffer.to_owned(),
-                rounds: rows.len(),
+                rounds: distinct_rounds(rows.iter().map(|r| r.round)),
                 median_ns: of(|r| r.median_ns),
                 p99_ns: of(|r| r.p99_ns),
                 mean_ns: of(|r| r.mean_ns),
@@ -155,7 +162,7 @@ pub fn lookup_stats(rows: &[LookupRow]) -> Vec<LookupStat> {
 pub struct CpuStat {
     /// `shared` or `per-process`.
     pub buffer: String,
-    /// Rounds measured.
+    /// Rounds measured: the distinct rounds of its rows.
     pub rounds: usize,
     /// Lookup processes, cores.
     pub cores: f64,
@@ -181,7 +188,7 @@ pub fn cpu_stats(rows: &[CpuRow]) -> Vec<CpuStat> {
             let of = |f: fn(&CpuRow) -> f64| median(rows.iter().map(|r| f(r)).collect());
             Some(CpuStat {
                 buffer: buffer.to_owned(),
-                rounds: rows.len(),
+                rounds: distinct_rounds(rows.iter().map(|r| r.round)),
                 cores: of(|r| r.cpu_cores),
                 feeder_cores: median_of_some(rows.iter().map(|r| r.feeder_cores)),
                 feeding_processes: median_of_some(
@@ -222,6 +229,68 @@ pub fn cpu_ratios(rows: &[CpuRow]) -> Vec<RoundRatio> {
             })
         })
         .collect()
+}
+
+/// Which of the document's rounds a figure is over, from the rounds of its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Coverage {
+    /// Rounds run: the document's `rounds`.
+    pub run: usize,
+    /// The distinct rounds `r` in `0..run` with a row of the figure.
+    pub measured: usize,
+    /// A row of the figure is outside `0..run`, or repeats a round: the document does not
+    /// add up (edited, or written by a faulty run).
+    pub inconsistent: bool,
+}
+
+impl Coverage {
+    /// The coverage of a figure whose rows are of `rounds`, of `run` rounds run.
+    pub fn of(run: usize, rounds: impl IntoIterator<Item = usize>) -> Coverage {
+        let mut seen = BTreeSet::new();
+        let mut inconsistent = false;
+        for round in rounds {
+            inconsistent |= round >= run || !seen.insert(round);
+        }
+        Coverage {
+            run,
+            measured: seen.iter().filter(|&&r| r < run).count(),
+            inconsistent,
+        }
+    }
+
+    /// Every round run (at least one) has the figure, once, and no other round does.
+    pub fn complete(&self) -> bool {
+        !self.inconsistent && self.run > 0 && self.measured == self.run
+    }
+}
+
+/// The coverage of the lookups of `language` on `buffer`.
+pub fn lookup_coverage(d: &TfDoc, language: &str, buffer: &str) -> Coverage {
+    let rows = d.lookups.iter();
+    Coverage::of(
+        d.rounds,
+        rows.filter(|r| r.language == language && r.buffer == buffer)
+            .map(|r| r.round),
+    )
+}
+
+/// The coverage of the CPU scene on `buffer`.
+pub fn cpu_coverage(d: &TfDoc, buffer: &str) -> Coverage {
+    Coverage::of(
+        d.rounds,
+        d.cpu.iter().filter(|r| r.buffer == buffer).map(|r| r.round),
+    )
+}
+
+/// The coverage of the CPU ratio: the rounds with both scenes ([`cpu_ratios`]);
+/// inconsistent when either scene's rows are.
+pub fn ratio_coverage(d: &TfDoc) -> Coverage {
+    let ratios = Coverage::of(d.rounds, cpu_ratios(&d.cpu).iter().map(|r| r.round));
+    Coverage {
+        inconsistent: ratios.inconsistent
+            || BUFFERS.iter().any(|b| cpu_coverage(d, b).inconsistent),
+        ..ratios
+    }
 }
 
 #[cfg(test)]
@@ -330,5 +399,62 @@ mod tests {
         assert_eq!(s[0].cores, 0.2);
         assert!(s[1].others_per_process.is_none(), "all 20 fed");
         assert!(s[0].others_per_process.is_some());
+    }
+
+    #[test]
+    fn coverage_counts_each_round_run_once_and_marks_rows_that_do_not_add_up() {
+        let c = |run, rounds: &[usize]| Coverage::of(run, rounds.iter().copied());
+        let all = c(3, &[2, 0, 1]);
+        assert_eq!((all.measured, all.inconsistent), (3, false));
+        assert!(all.complete());
+        let some = c(3, &[0, 2]);
+        assert_eq!((some.measured, some.inconsistent), (2, false));
+        assert!(!some.complete());
+        // A round repeated: counted once, and inconsistent.
+        let repeated = c(3, &[0, 2, 0]);
+        assert_eq!((repeated.measured, repeated.inconsistent), (2, true));
+        assert!(!repeated.complete());
+        // Rows of rounds not run: not counted, and inconsistent.
+        let outside = c(3, &[0, 2, 7]);
+        assert_eq!((outside.measured, outside.inconsistent), (2, true));
+        let over = c(1, &[0, 1, 2]);
+        assert_eq!((over.measured, over.inconsistent), (1, true));
+        assert!(!over.complete());
+        let none_run = c(0, &[0, 1, 2]);
+        assert_eq!((none_run.measured, none_run.inconsistent), (0, true));
+        // No round run and no row: consistent, but never complete.
+        assert!(!c(0, &[]).inconsistent && !c(0, &[]).complete());
+    }
+
+    #[test]
+    fn the_ratio_is_inconsistent_when_a_scene_repeats_a_round() {
+        let d = TfDoc {
+            rounds: 2,
+            quick: false,
+            lookups: vec![lookup(0, "Rust", "shared", 900.0)],
+            cpu: vec![
+                cpu(0, "shared", 0.1, 1),
+                cpu(0, "per-process", 0.5, 20),
+                cpu(1, "shared", 0.1, 1),
+                cpu(1, "per-process", 0.5, 20),
+            ],
+            python: None,
+            errors: Vec::new(),
+        };
+        assert!(ratio_coverage(&d).complete());
+        assert_eq!(lookup_coverage(&d, "Rust", "shared").measured, 1);
+        let mut twice = d.clone();
+        twice.cpu.push(cpu(1, "shared", 0.1, 1));
+        let c = ratio_coverage(&twice);
+        assert_eq!((c.measured, c.inconsistent), (2, true));
+        assert!(cpu_coverage(&twice, "shared").inconsistent);
+        assert!(!cpu_coverage(&twice, "per-process").inconsistent);
+        // The statistics count the distinct rounds of their rows.
+        assert_eq!(cpu_stats(&twice.cpu)[0].rounds, 2);
+        let rows = [
+            lookup(0, "Rust", "shared", 1.0),
+            lookup(0, "Rust", "shared", 2.0),
+        ];
+        assert_eq!(lookup_stats(&rows)[0].rounds, 1);
     }
 }

@@ -6,7 +6,8 @@ use std::fmt;
 use horus_bench::markdown::Table;
 
 use crate::tf_rows::{
-    cpu_ratios, cpu_stats, lookup_stats, median, TfDoc, LOOKBACK_NS, LOOKUPS_HZ, RATE_HZ,
+    cpu_coverage, cpu_ratios, cpu_stats, lookup_coverage, lookup_stats, median, ratio_coverage,
+    Coverage, TfDoc, LOOKBACK_NS, LOOKUPS_HZ, RATE_HZ,
 };
 
 /// Target: the median Rust lookup on the shared buffer, ns.
@@ -17,25 +18,21 @@ pub const PYTHON_LOOKUP_TARGET_NS: f64 = 5_000.0;
 /// rounds).
 pub const CPU_RATIO_TARGET: f64 = 0.2;
 
-/// The rounds a figure is the median over, of the document's rounds: `measured of run`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Rounds {
-    measured: usize,
-    run: usize,
-}
+/// A figure's `rounds` cell: `measured of run`, marked when its rows do not add up.
+struct RoundsCell(Coverage);
 
-impl Rounds {
-    fn of(d: &TfDoc, measured: usize) -> Rounds {
-        Rounds {
-            measured,
-            run: d.rounds,
-        }
-    }
-}
-
-impl fmt::Display for Rounds {
+impl fmt::Display for RoundsCell {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} of {}", self.measured, self.run)
+        let Coverage {
+            run,
+            measured,
+            inconsistent,
+        } = self.0;
+        write!(f, "{measured} of {run}")?;
+        if inconsistent {
+            f.write_str(" (inconsistent)")?;
+        }
+        Ok(())
     }
 }
 
@@ -52,13 +49,14 @@ pub fn lookups(d: &TfDoc) -> Table {
     ])
     .left(1);
     for s in lookup_stats(&d.lookups) {
+        let rounds = RoundsCell(lookup_coverage(d, &s.language, &s.buffer));
         t.row([
             s.language,
             s.buffer,
             format!("{:.0}", s.median_ns),
             format!("{:.0}", s.p99_ns),
             format!("{:.0}", s.mean_ns),
-            Rounds::of(d, s.rounds).to_string(),
+            rounds.to_string(),
         ]);
     }
     t
@@ -77,6 +75,7 @@ pub fn cpu(d: &TfDoc) -> Table {
         "rounds".to_owned(),
     ]);
     for s in cpu_stats(&d.cpu) {
+        let rounds = RoundsCell(cpu_coverage(d, &s.buffer));
         t.row([
             s.buffer,
             format!("{:.3}", s.cores),
@@ -89,7 +88,7 @@ pub fn cpu(d: &TfDoc) -> Table {
             s.others_per_process
                 .map_or("—".to_owned(), |c| format!("{c:.4}")),
             format!("{:.3}", s.publisher_cores),
-            Rounds::of(d, s.rounds).to_string(),
+            rounds.to_string(),
         ]);
     }
     t
@@ -113,11 +112,15 @@ pub fn cpu_per_round(d: &TfDoc) -> Table {
 }
 
 /// The verdict on a figure within (`ok`) or over its target: PASS or MISS when every round
-/// measured it; a MISS, marked incomplete, when some round did not (whatever the errors
-/// say, and whatever the other rounds measured).
-fn verdict(ok: bool, r: Rounds) -> String {
-    if r.measured < r.run {
-        format!("MISS (incomplete: {r} rounds)")
+/// run measured it once ([`Coverage::complete`]); a MISS, marked incomplete, when some round
+/// did not (whatever the errors say, and whatever the other rounds measured), or when no
+/// round was run; a MISS marked inconsistent when a row of it is outside the rounds run or
+/// repeats a round.
+fn verdict(ok: bool, c: Coverage) -> String {
+    if c.inconsistent {
+        "MISS (inconsistent rounds)".to_owned()
+    } else if !c.complete() {
+        format!("MISS (incomplete: {} of {} rounds)", c.measured, c.run)
     } else if ok {
         "PASS".to_owned()
     } else {
@@ -128,7 +131,7 @@ fn verdict(ok: bool, r: Rounds) -> String {
 /// The `measured` and `verdict` cells of a figure, `None`: no round measured it. Not
 /// measured by any round: a MISS, but for Python lookups that no interpreter with horus was
 /// found to run (`not run`, not judged).
-fn judged(figure: Option<(String, bool)>, r: Rounds, not_run: bool) -> [String; 2] {
+fn judged(figure: Option<(String, bool)>, r: Coverage, not_run: bool) -> [String; 2] {
     match figure {
         Some((value, ok)) => [value, verdict(ok, r)],
         None if not_run => ["not run".to_owned(), "—".to_owned()],
@@ -138,7 +141,8 @@ fn judged(figure: Option<(String, bool)>, r: Rounds, not_run: bool) -> [String; 
 
 /// The targets: Rust and Python lookup medians on the shared buffer, the host CPU ratio
 /// (median over rounds, with its range) and the same with the publisher added; each with
-/// the rounds it is over. A figure that some round did not measure is never PASS.
+/// the rounds it is over. A figure that some round did not measure, or whose rows do not
+/// add up to one per round run, is never PASS.
 pub fn targets(d: &TfDoc) -> Table {
     let mut t = Table::new(["target", "measured", "verdict", "rounds"]).left(2);
     let stats = lookup_stats(&d.lookups);
@@ -153,11 +157,11 @@ pub fn targets(d: &TfDoc) -> Table {
         let s = stats
             .iter()
             .find(|s| s.language == language && s.buffer == "shared");
-        let r = Rounds::of(d, s.map_or(0, |s| s.rounds));
+        let r = lookup_coverage(d, language, "shared");
         let figure = s.map(|s| (format!("{:.0} ns", s.median_ns), s.median_ns <= limit));
         let not_run = language == "Python" && d.python.is_none();
         let [measured, verdict] = judged(figure, r, not_run);
-        t.row([what, measured, verdict, r.to_string()]);
+        t.row([what, measured, verdict, RoundsCell(r).to_string()]);
     }
     let ratios = cpu_ratios(&d.cpu);
     let lookups: Vec<f64> = ratios.iter().map(|r| r.lookups).collect();
@@ -177,7 +181,7 @@ pub fn targets(d: &TfDoc) -> Table {
         }
     );
     let whole = "the same with the publisher added (whole host)".to_owned();
-    let r = Rounds::of(d, ratios.len());
+    let r = ratio_coverage(d);
     let ratio = |v: Vec<f64>| {
         (!v.is_empty()).then(|| {
             let m = median(v);
@@ -189,7 +193,7 @@ pub fn targets(d: &TfDoc) -> Table {
         (whole, ratio(ratios.iter().map(|r| r.whole_host).collect())),
     ] {
         let [measured, verdict] = judged(figure, r, false);
-        t.row([what, measured, verdict, r.to_string()]);
+        t.row([what, measured, verdict, RoundsCell(r).to_string()]);
     }
     if d.quick {
         t.note(
@@ -576,6 +580,91 @@ mod tests {
         assert!(
             md.contains("| Python lookup median ≤ 5 µs (shared buffer) | not run | — | 0 of 3 |"),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn a_round_repeated_is_never_pass() {
+        // `rounds: 3`, the Rust shared lookups of rounds 0, 2 and 0 again: three rows, but
+        // round 1 is missing.
+        let mut d = doc();
+        d.rounds = 3;
+        d.lookups = vec![
+            lookup_row(0, "Rust", "shared", 901.0),
+            lookup_row(2, "Rust", "shared", 880.0),
+            lookup_row(0, "Rust", "shared", 901.0),
+        ];
+        assert_eq!(
+            rust_target(&d),
+            "901 ns | MISS (inconsistent rounds) | 2 of 3 (inconsistent) |"
+        );
+        let md = lookups(&d).to_markdown();
+        assert!(md.contains("| 2 of 3 (inconsistent) |"), "{md}");
+    }
+
+    #[test]
+    fn cpu_rows_of_a_round_not_run_are_never_pass() {
+        // `rounds: 3`, both CPU scenes in rounds 0, 2 and 7: three ratios, two of rounds run.
+        let mut d = doc();
+        d.rounds = 3;
+        d.cpu = [0, 2, 7]
+            .into_iter()
+            .flat_map(|r| {
+                [
+                    cpu_row(r, "shared", 0.05, 1),
+                    cpu_row(r, "per-process", 0.5, 20),
+                ]
+            })
+            .collect();
+        let md = targets(&d).to_markdown();
+        assert!(
+            md.contains(
+                "median of 3 rounds, range 0.100–0.100) | 0.100 × | MISS (inconsistent \
+                 rounds) | 2 of 3 (inconsistent) |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| the same with the publisher added (whole host) | 0.125 × | MISS \
+                 (inconsistent rounds) | 2 of 3 (inconsistent) |"
+            ),
+            "{md}"
+        );
+        let md = cpu(&d).to_markdown();
+        assert!(md.contains("| 2 of 3 (inconsistent) |"), "{md}");
+    }
+
+    #[test]
+    fn more_rounds_of_rows_than_rounds_run_are_never_pass() {
+        // `rounds: 1` with three rounds of rows.
+        let mut d = doc();
+        d.rounds = 1;
+        d.lookups = (0..3)
+            .map(|r| lookup_row(r, "Rust", "shared", 900.0))
+            .collect();
+        assert_eq!(
+            rust_target(&d),
+            "900 ns | MISS (inconsistent rounds) | 1 of 1 (inconsistent) |"
+        );
+    }
+
+    #[test]
+    fn rows_without_a_round_run_are_never_pass() {
+        // `rounds: 0` with rows; and with none.
+        let mut d = doc();
+        d.rounds = 0;
+        d.lookups = (0..3)
+            .map(|r| lookup_row(r, "Rust", "shared", 900.0))
+            .collect();
+        assert_eq!(
+            rust_target(&d),
+            "900 ns | MISS (inconsistent rounds) | 0 of 0 (inconsistent) |"
+        );
+        d.lookups.clear();
+        assert_eq!(
+            rust_target(&d),
+            "not measured | MISS (incomplete: 0 of 0 rounds) | 0 of 0 |"
         );
     }
 }

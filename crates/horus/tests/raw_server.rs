@@ -223,6 +223,49 @@ fn a_raw_client_calls_a_raw_server() {
     assert_nothing_left(&ns);
 }
 
+/// A raw client that knows the types creates the service before any server exists (as a
+/// typed client does), so that a process serving it from elsewhere learns its types from
+/// it: calls find no server until one joins; a raw server of the types then serves it;
+/// another type there is refused; a hostile description is refused before anything is
+/// created.
+#[test]
+fn a_raw_client_creates_the_service_with_its_types_before_any_server() {
+    let ns = ns("rawcreate");
+    {
+        let mut client = RawClient::create(&ns, "math/add", &add_description()).unwrap();
+        assert_eq!(client.description(), &add_description());
+        let req = AddRequest { a: 40, b: 2 };
+        assert!(matches!(
+            client.call(bytemuck::bytes_of(&req), Duration::from_millis(10)),
+            Err(CallError::NoServer(_))
+        ));
+        // What a bridge reads to learn the types: the service as created by the client.
+        assert_eq!(
+            RawClient::open(&ns, "math/add").unwrap().description(),
+            &add_description()
+        );
+        let other = ServiceDescription::of::<AddRequest, CmdVel>();
+        assert!(matches!(
+            RawClient::create(&ns, "math/add", &other),
+            Err(ServiceError::SchemaMismatch { .. })
+        ));
+        let mut d = add_description();
+        d.response.types[0].layout_hash ^= 1;
+        assert!(matches!(
+            RawClient::create(&ns, "math/hostile", &d),
+            Err(ServiceError::Invalid { .. })
+        ));
+        let mut server = RawServer::create(&ns, "math/add", &add_description()).unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| answer_add(&mut server));
+            let resp = client.call(bytemuck::bytes_of(&req), LONG).unwrap();
+            let resp: AddResponse = bytemuck::pod_read_unaligned(&resp);
+            assert_eq!(resp.sum, 42);
+        });
+    }
+    assert_nothing_left(&ns);
+}
+
 #[test]
 fn remote_failures_reach_the_client_as_their_errors() {
     let ns = ns("fail");

@@ -3,9 +3,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use horus::description::ServiceDescription;
 use horus::inspect::RawRosReader;
 use horus::msgs::Ros2Type;
-use horus::RawClient;
+use horus::{RawClient, ServiceError};
 use horus_cdr::{decode_message, encode_message};
 use horus_ros_msgs::action_msgs::msg::{GoalInfo, GoalStatusArray};
 use horus_ros_msgs::action_msgs::srv::{CancelGoal_Request, CancelGoal_Response};
@@ -14,7 +15,7 @@ use horus_ros_msgs::unique_identifier_msgs::msg::UUID;
 use super::error::{RosActionError, RosOpenError};
 use super::frames;
 use super::owned::Owned;
-use super::server::topic;
+use super::server::{description, topic};
 use super::types::{self, RosActionTypes};
 use crate::client_goals::{lock, ClientGoals, Followed, Follows, GoalIds, PUMP_MAX};
 use crate::error::ActionError;
@@ -29,30 +30,63 @@ pub struct TopicMalformed {
     pub status: u64,
 }
 
-/// One of the action's services: opened when first called (the server creates it).
+/// One of the action's services: opened, or created with its ROS 2 types, when the client
+/// opens (so that the ROS 2 bridge can learn the types of a ROS 2 server's action and
+/// serve it, as for a typed service's client); opened again on a call if that failed.
 struct Svc {
     name: String,
     types: (Ros2Type, Ros2Type),
+    description: ServiceDescription,
     client: Option<RawClient>,
 }
 
 impl Svc {
-    fn get(&mut self, ns: &str, action: &str) -> Result<&mut RawClient, ActionError> {
+    fn new(name: String, req: &Ros2Type, resp: &Ros2Type) -> Result<Svc, ServiceError> {
+        Ok(Svc {
+            description: description(&name, req.clone(), resp.clone())?,
+            name,
+            types: (req.clone(), resp.clone()),
+            client: None,
+        })
+    }
+
+    /// Its client, opened (or the service created) now if it is not yet.
+    fn connect(&mut self, ns: &str) -> Result<&mut RawClient, ServiceError> {
         if let Some(c) = self.client.take() {
             return Ok(self.client.insert(c));
         }
-        // No such service yet (or not readable): no server has created it.
-        let c = RawClient::open(ns, &self.name)
-            .map_err(|_| ActionError::NoServer(action.to_owned()))?;
+        let c = RawClient::create(ns, &self.name, &self.description)?;
+        // The schemas agree; the ROS 2 types (name and hash) must too.
         let d = c.description();
+        let name = |t: &Option<Ros2Type>| {
+            t.as_ref()
+                .map_or("none", |t| t.type_name.as_str())
+                .to_owned()
+        };
         let is = |t: &Option<Ros2Type>, want: &Ros2Type| {
             t.as_ref()
                 .is_some_and(|t| t.type_name == want.type_name && t.type_hash == want.type_hash)
         };
         if !is(&d.request.ros2, &self.types.0) || !is(&d.response.ros2, &self.types.1) {
-            return Err(ActionError::WrongType);
+            return Err(ServiceError::SchemaMismatch {
+                service: self.name.clone(),
+                expected_request: self.types.0.type_name.clone(),
+                expected_response: self.types.1.type_name.clone(),
+                found_request: name(&d.request.ros2),
+                found_response: name(&d.response.ros2),
+            });
         }
         Ok(self.client.insert(c))
+    }
+
+    /// Its client for a call of `action`.
+    fn get(&mut self, ns: &str, action: &str) -> Result<&mut RawClient, ActionError> {
+        match self.connect(ns) {
+            Ok(c) => Ok(c),
+            Err(ServiceError::SchemaMismatch { .. }) => Err(ActionError::WrongType),
+            // Not readable, or no room: as before, no server to call.
+            Err(_) => Err(ActionError::NoServer(action.to_owned())),
+        }
     }
 }
 
@@ -163,7 +197,10 @@ pub struct RawRosActionClient {
 impl RawRosActionClient {
     /// Opens action `name` in namespace `ns` (default: the process's) with the action's
     /// `types`. The feedback and status topics are subscribed now (nothing of a goal sent
-    /// later is missed); the services are opened on first use (a server need not run yet).
+    /// later is missed), and the services opened, each created with its ROS 2 types if no
+    /// server made it yet (a server need not run yet; the ROS 2 bridge learns a ROS 2
+    /// server's action types from them). An existing service of other types is
+    /// [`RosOpenError::Service`]; one that cannot be made now is tried again on first use.
     pub fn open(
         name: &str,
         ns: Option<&str>,
@@ -171,27 +208,22 @@ impl RawRosActionClient {
     ) -> Result<Self, RosOpenError> {
         let ns = ns.map_or_else(horus::namespace, str::to_owned);
         let ep = |w: &str| types::endpoint(name, w);
-        let svc = |w: &str, req: &Ros2Type, resp: &Ros2Type| Svc {
-            name: ep(w),
-            types: (req.clone(), resp.clone()),
-            client: None,
-        };
-        let shared = Shared {
-            send_goal: svc(
-                "send_goal",
+        let mut shared = Shared {
+            send_goal: Svc::new(
+                ep("send_goal"),
                 &types.send_goal_request,
                 &types.send_goal_response,
-            ),
-            cancel: svc(
-                "cancel_goal",
+            )?,
+            cancel: Svc::new(
+                ep("cancel_goal"),
                 &types::cancel_request(),
                 &types::cancel_response(),
-            ),
-            get_result: svc(
-                "get_result",
+            )?,
+            get_result: Svc::new(
+                ep("get_result"),
                 &types.get_result_request,
                 &types.get_result_response,
-            ),
+            )?,
             feedback: Owned::new(topic(&ns, &ep("feedback"), &types.feedback_message)?, |v| {
                 v.ros_subscriber(false)
             })?,
@@ -203,6 +235,20 @@ impl RawRosActionClient {
             goals: ClientGoals::new(),
             malformed: TopicMalformed::default(),
         };
+        // The services now, each created with its types if no server made it yet: a ROS 2
+        // server's action is served in horus by the bridge only once it knows the types.
+        // Another type there is refused now; a service that cannot be made now is tried
+        // again by the first call that needs it.
+        let ns = shared.ns.clone();
+        for svc in [
+            &mut shared.send_goal,
+            &mut shared.cancel,
+            &mut shared.get_result,
+        ] {
+            if let Err(e @ ServiceError::SchemaMismatch { .. }) = svc.connect(&ns) {
+                return Err(e.into());
+            }
+        }
         Ok(RawRosActionClient {
             shared: Arc::new(Mutex::new(shared)),
             ids: GoalIds::new(),

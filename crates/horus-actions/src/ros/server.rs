@@ -98,17 +98,26 @@ fn service(
     req: horus::msgs::Ros2Type,
     resp: horus::msgs::Ros2Type,
 ) -> Result<RawServer, RosOpenError> {
+    Ok(RawServer::create(ns, name, &description(name, req, resp)?)?)
+}
+
+/// The description of service `name` of ROS 2 types `req` and `resp` (what its table
+/// carries for tools and bridges).
+pub(crate) fn description(
+    name: &str,
+    req: horus::msgs::Ros2Type,
+    resp: horus::msgs::Ros2Type,
+) -> Result<horus::description::ServiceDescription, ServiceError> {
     let d = |t: horus::msgs::Ros2Type| {
         MessageDescription::ros2(t).map_err(|e| ServiceError::Invalid {
             service: name.to_owned(),
             reason: e.to_string(),
         })
     };
-    let description = horus::description::ServiceDescription {
+    Ok(horus::description::ServiceDescription {
         request: d(req)?,
         response: d(resp)?,
-    };
-    Ok(RawServer::create(ns, name, &description)?)
+    })
 }
 
 pub(crate) fn topic(

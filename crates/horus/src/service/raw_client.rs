@@ -49,6 +49,25 @@ pub(super) fn copy_out(b: ResponseBody<'_>) -> Option<Vec<u8>> {
     })
 }
 
+/// The types a service's request channel carries (`bytes`, its description), read with the
+/// schemas its table holds (`config`).
+fn carried_description(
+    name: &str,
+    bytes: &[u8],
+    config: &super::table::TableConfig,
+) -> Result<ServiceDescription, ServiceError> {
+    let invalid = |reason: String| ServiceError::Invalid {
+        service: name.to_owned(),
+        reason,
+    };
+    let request = schema_record::decode(&config.req_schema)
+        .ok_or_else(|| invalid("the request schema is not readable".into()))?;
+    let response = schema_record::decode(&config.resp_schema)
+        .ok_or_else(|| invalid("the response schema is not readable".into()))?;
+    decode_service(bytes, &request, &response)
+        .map_err(|e| invalid(format!("cannot learn its types: {e}")))
+}
+
 impl RawClient {
     /// Opens the existing service `name` of `namespace` as a client. The service's types are
     /// taken from its description, checked against the schemas its table holds.
@@ -74,13 +93,8 @@ impl RawClient {
         let config = *table.config();
         let req =
             Channel::open_existing(&req_name, Some(&config.req_schema)).map_err(segment_err)?;
-        let request = schema_record::decode(&config.req_schema)
-            .ok_or_else(|| invalid("the request schema is not readable".into()))?;
-        let response = schema_record::decode(&config.resp_schema)
-            .ok_or_else(|| invalid("the response schema is not readable".into()))?;
         let bytes = req.description();
-        let description = decode_service(&bytes, &request, &response)
-            .map_err(|e| invalid(format!("cannot learn its types: {e}")))?;
+        let description = carried_description(name, &bytes, &config)?;
         let layout = Layout::described(description.request.root(), description.response.root());
         let svc = Arc::new(ServiceInner::from_parts(
             name.to_owned(),
@@ -95,6 +109,33 @@ impl RawClient {
         Ok(RawClient {
             core: Arc::new(Mutex::new(ClientCore::join(&svc, copy_out, false)?)),
             description,
+            layout,
+        })
+    }
+
+    /// Opens service `name` of `namespace` as a client of the types `description` gives,
+    /// creating the service (with default settings) if it does not exist, as a typed
+    /// client's [`Service`](super::Service) does: a process that serves the service from
+    /// elsewhere (the ROS 2 bridge) learns its types from it before any server runs. A
+    /// call before a server joins fails as any call without a server. An existing service
+    /// of other types is [`ServiceError::SchemaMismatch`]; [`description`](Self::description)
+    /// is what the service's request channel carries (its creator's, for an existing one).
+    pub fn create(
+        namespace: &str,
+        name: &str,
+        description: &ServiceDescription,
+    ) -> Result<RawClient, ServiceError> {
+        let svc = Arc::new(super::raw_server::open_described(
+            namespace,
+            name,
+            description,
+        )?);
+        let (_, req) = svc.shared();
+        let carried = carried_description(name, &req.description(), &svc.config)?;
+        let layout = svc.layout;
+        Ok(RawClient {
+            core: Arc::new(Mutex::new(ClientCore::join(&svc, copy_out, false)?)),
+            description: carried,
             layout,
         })
     }

@@ -19,7 +19,7 @@ use super::layout::Layout;
 use super::raw_client::copy_out;
 use super::raw_request::RawRequest;
 use super::receiver::Receiver;
-use super::service::{default_config, open_inner};
+use super::service::{default_config, open_inner, ServiceInner};
 use super::stats::{ServerStats, ServiceStats};
 use super::wire::RequestHeader;
 use crate::description::{encode_service_description, SchemaRecord, ServiceDescription};
@@ -59,40 +59,52 @@ fn schema(d: &MessageDescription, what: &str) -> Result<[u8; SCHEMA_BYTES], Stri
     schema_record::encode_record(&record).ok_or_else(|| format!("{what} schema name too long"))
 }
 
+/// Opens service `name` of `namespace` with the types `description` gives, creating it
+/// (with default settings) if it does not exist, as a typed [`Service`](super::Service) of
+/// the same types would: what [`RawServer::create`] and
+/// [`RawClient::create`](super::RawClient::create) share. The description is untrusted: it
+/// is validated first ([`ServiceError::Invalid`]); an existing service of other types is
+/// [`ServiceError::SchemaMismatch`].
+pub(super) fn open_described(
+    namespace: &str,
+    name: &str,
+    description: &ServiceDescription,
+) -> Result<ServiceInner, ServiceError> {
+    let invalid = |reason: String| ServiceError::Invalid {
+        service: name.to_owned(),
+        reason,
+    };
+    description
+        .validate()
+        .map_err(|e| invalid(format!("invalid description: {e}")))?;
+    let (req, resp) = (description.request.root(), description.response.root());
+    let want = default_config(
+        req.has_tail,
+        resp.has_tail,
+        schema(&description.request, "request").map_err(invalid)?,
+        schema(&description.response, "response").map_err(invalid)?,
+    );
+    open_inner(
+        name,
+        Some(namespace.to_owned()),
+        &want,
+        Layout::described(req, resp),
+        encode_service_description(description),
+        // Whatever settings the service has are adopted.
+        |_| Ok(()),
+    )
+}
+
 impl RawServer {
     /// Opens service `name` of `namespace` as a server of the types
     /// `description` gives, creating the service (with default settings)
-    /// if it does not exist. The description is untrusted: it is validated
-    /// first ([`ServiceError::Invalid`]); an existing service of other
-    /// types is [`ServiceError::SchemaMismatch`].
+    /// if it does not exist ([`open_described`]).
     pub fn create(
         namespace: &str,
         name: &str,
         description: &ServiceDescription,
     ) -> Result<RawServer, ServiceError> {
-        let invalid = |reason: String| ServiceError::Invalid {
-            service: name.to_owned(),
-            reason,
-        };
-        description
-            .validate()
-            .map_err(|e| invalid(format!("invalid description: {e}")))?;
-        let (req, resp) = (description.request.root(), description.response.root());
-        let want = default_config(
-            req.has_tail,
-            resp.has_tail,
-            schema(&description.request, "request").map_err(invalid)?,
-            schema(&description.response, "response").map_err(invalid)?,
-        );
-        let inner = open_inner(
-            name,
-            Some(namespace.to_owned()),
-            &want,
-            Layout::described(req, resp),
-            encode_service_description(description),
-            // Whatever settings the service has are adopted.
-            |_| Ok(()),
-        )?;
+        let inner = open_described(namespace, name, description)?;
         Ok(RawServer {
             rx: Receiver::join(Arc::new(inner), false)?,
             description: description.clone(),

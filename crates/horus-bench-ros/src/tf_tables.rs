@@ -207,8 +207,6 @@ pub fn targets(d: &TfDoc) -> Table {
 /// How the document was measured, one line each.
 pub fn method(d: &TfDoc) -> Vec<String> {
     let lookups = d.lookups.first().map_or(0, |r| r.lookups);
-    let window = median(d.cpu.iter().map(|r| r.window_s).collect());
-    let (processes, frames) = d.cpu.first().map_or((0, 0), |r| (r.processes, r.frames));
     vec![
         format!(
             "lookups: a 5-deep chain `map → c0_f1 → … → c0_f5`, every frame broadcast at \
@@ -223,18 +221,7 @@ pub fn method(d: &TfDoc) -> Vec<String> {
                 (false, None) => "not run, no interpreter with horus found".to_owned(),
             }
         ),
-        format!(
-            "host CPU: {processes} processes each doing {LOOKUPS_HZ} lookups/s of 5-deep chains \
-             while {frames} frames change at {RATE_HZ} Hz; each process's CPU clock \
-             (`clock_getcpuclockid`: every thread, ns) over a {window:.1} s window, {}; the \
-             publisher is the same in both modes and reported apart",
-            if d.quick {
-                "`--quick`: the start-up window, in the rings' first lap"
-            } else {
-                "in the steady state: the window opens once every frame's ring has been written \
-                 round once"
-            }
-        ),
+        cpu_method(d),
         format!(
             "{} rounds, the two buffers in alternating order each round; each figure is the \
              median over the rounds that measured it (its `rounds` column: a round that failed \
@@ -247,6 +234,29 @@ pub fn method(d: &TfDoc) -> Vec<String> {
             }
         ),
     ]
+}
+
+/// The method line of the host CPU scene: not measured when no round has a CPU row (its
+/// processes, frames and window are in the rows).
+fn cpu_method(d: &TfDoc) -> String {
+    let Some(first) = d.cpu.first() else {
+        return "host CPU: not measured (no round has a CPU scene's row)".to_owned();
+    };
+    let window = median(d.cpu.iter().map(|r| r.window_s).collect());
+    format!(
+        "host CPU: {} processes each doing {LOOKUPS_HZ} lookups/s of 5-deep chains while {} \
+         frames change at {RATE_HZ} Hz; each process's CPU clock (`clock_getcpuclockid`: every \
+         thread, ns) over a {window:.1} s window, {}; the publisher is the same in both modes \
+         and reported apart",
+        first.processes,
+        first.frames,
+        if d.quick {
+            "`--quick`: the start-up window, in the rings' first lap"
+        } else {
+            "in the steady state: the window opens once every frame's ring has been written \
+             round once"
+        }
+    )
 }
 
 #[cfg(test)]
@@ -376,7 +386,13 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("`--quick` run: a smoke run"), "{md}");
-        assert!(method(&d)[2].ends_with("`--quick` (a smoke run)"));
+        let m = method(&d);
+        assert!(m[2].ends_with("`--quick` (a smoke run)"));
+        // No processes, frames or NaN window to report.
+        assert_eq!(
+            m[1],
+            "host CPU: not measured (no round has a CPU scene's row)"
+        );
     }
 
     #[test]

@@ -22,6 +22,10 @@ pub(crate) const MAX_REASSEMBLY_ENV: &str = "HORUS_ROS2_TEST_MAX_REASSEMBLY";
 /// reader byte budget smaller than the default.
 pub(crate) const MAX_HELD_ENV: &str = "HORUS_ROS2_TEST_MAX_HELD";
 
+/// Set in the bridge child: its `call_timeout` in milliseconds, for a test of calls that
+/// outlast it.
+pub(crate) const CALL_TIMEOUT_ENV: &str = "HORUS_ROS2_TEST_CALL_TIMEOUT_MS";
+
 /// Set in the bridge child: its `scan_interval` in milliseconds (50 otherwise), for a test
 /// that needs the scan to lag behind the DDS readers (a writer's samples arriving before
 /// the scan accepts it).
@@ -58,6 +62,9 @@ pub(crate) fn bridge_child_main() {
     }
     if let Ok(bytes) = std::env::var(MAX_REASSEMBLY_ENV) {
         cfg.max_reassembly_bytes = Some(bytes.parse().expect("a byte count above 0"));
+    }
+    if let Ok(ms) = std::env::var(CALL_TIMEOUT_ENV) {
+        cfg.call_timeout = Duration::from_millis(ms.parse().expect("milliseconds"));
     }
     if let Ok(bytes) = std::env::var(MAX_HELD_ENV) {
         cfg.max_held_bytes_per_reader = Some(bytes.parse().expect("a byte count above 0"));

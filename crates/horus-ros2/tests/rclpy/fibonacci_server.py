@@ -1,17 +1,18 @@
 """The ROS 2 side of tests/action_fibonacci.rs's horus-client test (rclpy, through
 scripts/ros2-python).
 
-    fibonacci_server.py ACTION
+    fibonacci_server.py ACTION [SECONDS]
 
 An rclpy ActionServer of test_msgs/action/Fibonacci on ACTION, called by a horus
 RosActionClient through `horus ros2`. Prints `ready` once the server exists; for each goal
-prints `goal ORDER`, publishes one feedback per new number (the sequence so far), and
-succeeds with the whole sequence, printing `succeeded HEX` (the goal's UUID). Runs until
-stdin closes.
+prints `goal ORDER`, publishes one feedback per new number (the sequence so far), waits
+SECONDS (default 0: a goal that outlasts a call timeout), and succeeds with the whole
+sequence, printing `succeeded HEX` (the goal's UUID). Runs until stdin closes.
 """
 
 import sys
 import threading
+import time
 
 import rclpy
 from rclpy.action import ActionServer
@@ -21,6 +22,7 @@ from test_msgs.action import Fibonacci
 
 def main() -> int:
     action = sys.argv[1].rstrip("/")
+    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     rclpy.init()
     node = rclpy.create_node("fibonacci_server")
 
@@ -31,6 +33,7 @@ def main() -> int:
         for i in range(1, order):
             sequence.append(sequence[i] + sequence[i - 1])
             handle.publish_feedback(Fibonacci.Feedback(sequence=sequence))
+        time.sleep(seconds)
         handle.succeed()
         print(f"succeeded {bytes(handle.goal_id.uuid).hex()}", flush=True)
         return Fibonacci.Result(sequence=sequence)

@@ -702,7 +702,8 @@ mod tests {
     }
 
     /// Run by the test below as a child process (`TF_TEST_CHILD_NS` set): opens what a
-    /// shared-buffer lookup process opens, says `ready`, and waits to be killed.
+    /// shared-buffer lookup process opens, says `ready`, and waits to be killed; it ends at
+    /// the end of its stdin, as [`child`] does (so it does not outlive a killed test).
     #[test]
     #[ignore = "a child process of what_killed_lookup_processes_left_is_cleaned_up"]
     fn killed_lookup_process() {
@@ -716,7 +717,10 @@ mod tests {
         let _l = TfListener::open(&ns).unwrap();
         println!("ready");
         std::io::stdout().flush().unwrap();
-        std::thread::sleep(Duration::from_secs(600));
+        let mut line = String::new();
+        while matches!(std::io::stdin().read_line(&mut line), Ok(n) if n > 0) {
+            line.clear();
+        }
     }
 
     #[test]
@@ -733,6 +737,7 @@ mod tests {
                 "--nocapture",
             ])
             .env("TF_TEST_CHILD_NS", &ns)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .unwrap()]);

@@ -329,22 +329,80 @@ impl Drop for Children {
     }
 }
 
-/// Removes what dead processes left of a scene's namespace in `/dev/shm` when dropped:
-/// `horus clean`'s cleanup (topic segments, the host's tf buffer, logs; what a live process
-/// holds is kept). Made first in a scene, it is dropped last, after the scene's own handles
-/// and its [`Children`], killed and reaped. On the normal path every process closed its
-/// handles and nothing is left; a scene that failed killed its lookup processes (or a
-/// Python child died), and no one else unlinks what they held.
+/// Removes what dead processes left of a scene's namespace in `/dev/shm` when dropped: it
+/// runs the cleanup calls `horus clean` uses for topics and tf buffers
+/// ([`horus::clean::clean_stale`]: topic and service segments, scheduler tables, logs;
+/// [`horus_tf::remove_stale`]: the host's tf buffer), and keeps what a live process holds
+/// (`horus clean` also removes tensor pools, which tf does not use). Made first in a scene, it
+/// is dropped last, after the scene's own handles and its [`Children`], killed and reaped. On
+/// the normal path every process closed its handles and nothing is left; a scene that failed
+/// killed its lookup processes (or a Python child died), and no one else unlinks what they
+/// held. It says on stderr how many files it removed, when it removed any (a failure left
+/// them), and each file it kept, with why (live, being created, or unreadable).
 struct Cleanup(String);
+
+impl Cleanup {
+    /// Runs the cleanup; what it has to say, one line each (none on the normal path).
+    fn run(&self) -> Vec<String> {
+        use horus::clean::{SegmentFate, StatsFate};
+        use horus_tf::StaleOutcome;
+        let ns = &self.0;
+        let (mut said, mut removed) = (Vec::new(), 0);
+        match horus::clean::clean_stale(ns) {
+            Ok(report) => {
+                removed += report.removed();
+                for s in report.topics.iter().chain(&report.services) {
+                    let why = match &s.fate {
+                        SegmentFate::Removed | SegmentFate::RemovedUninitialised => continue,
+                        SegmentFate::Live {
+                            publishers,
+                            subscribers,
+                        } => format!("live: {publishers} publishers, {subscribers} subscribers"),
+                        SegmentFate::Initialising => "being created".to_owned(),
+                        SegmentFate::Unreadable(e) => format!("unreadable: {e}"),
+                    };
+                    said.push(format!("kept {} ({why})", s.path.display()));
+                }
+                for (path, fate) in &report.schedulers {
+                    let why = match fate {
+                        StatsFate::Removed => continue,
+                        StatsFate::Live { pid } => format!("live: pid {pid}"),
+                        StatsFate::Error(e) => format!("unreadable: {e}"),
+                    };
+                    said.push(format!("kept {} ({why})", path.display()));
+                }
+            }
+            Err(e) => said.push(format!("cleaning namespace {ns}: {e}")),
+        }
+        let buffer = horus_tf::segment_name(ns).map_or_else(
+            |_| format!("the tf buffer of namespace {ns}"),
+            |name| format!("/dev/shm{name}"),
+        );
+        match horus_tf::remove_stale(ns) {
+            Ok(StaleOutcome::Absent) => {}
+            Ok(StaleOutcome::Removed | StaleOutcome::RemovedUninitialised) => removed += 1,
+            Ok(StaleOutcome::Live { participants }) => {
+                said.push(format!("kept {buffer} (live: {participants} participants)"))
+            }
+            Ok(StaleOutcome::Initialising) => said.push(format!("kept {buffer} (being created)")),
+            Ok(StaleOutcome::Unreadable(e)) => {
+                said.push(format!("kept {buffer} (unreadable: {e})"))
+            }
+            Err(e) => said.push(format!("cleaning the tf buffer of namespace {ns}: {e}")),
+        }
+        if removed > 0 {
+            let line =
+                format!("namespace {ns}: removed {removed} file(s) that dead processes left");
+            said.insert(0, line);
+        }
+        said
+    }
+}
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        let ns = &self.0;
-        if let Err(e) = horus::clean::clean_stale(ns) {
-            eprintln!("tf: cleaning namespace {ns}: {e}");
-        }
-        if let Err(e) = horus_tf::remove_stale(ns) {
-            eprintln!("tf: cleaning the tf buffer of namespace {ns}: {e}");
+        for line in self.run() {
+            eprintln!("tf: {line}");
         }
     }
 }
@@ -757,7 +815,38 @@ mod tests {
             left.iter().any(|f| f.contains(".t.")) && left.iter().any(|f| f.contains(".tf.")),
             "the killed process left its topic and its tf buffer: {left:?}"
         );
-        drop(cleanup);
+        assert_eq!(
+            cleanup.run(),
+            [format!(
+                "namespace {ns}: removed {} file(s) that dead processes left",
+                left.len()
+            )]
+        );
+        assert_eq!(files_of(&ns), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_a_live_process_holds_is_kept_and_said() {
+        let ns = format!("bench-tf-cleanup-live-test-{}", std::process::id());
+        let cleanup = Cleanup(ns.clone());
+        let tf = Topic::<Ros<TFMessage>>::builder(TF_TOPIC)
+            .namespace(&ns)
+            .open()
+            .unwrap();
+        // A topic's participants are its publishers and subscribers (a handle alone is none).
+        let sub = tf.subscriber().unwrap();
+        let listener = TfListener::open(&ns).unwrap();
+        let said = cleanup.run();
+        let kept = |what: &str| {
+            said.iter()
+                .any(|l| l.contains(what) && l.contains("(live: "))
+        };
+        assert!(kept(&format!("kept /dev/shm/horus.{ns}.t.")), "{said:?}");
+        let buffer = horus_tf::segment_name(&ns).unwrap();
+        assert!(kept(&format!("kept /dev/shm{buffer} ")), "{said:?}");
+        assert!(!said.iter().any(|l| l.contains("removed")), "{said:?}");
+        drop((listener, sub, tf));
+        assert_eq!(cleanup.run(), Vec::<String>::new());
         assert_eq!(files_of(&ns), Vec::<String>::new());
     }
 

@@ -42,9 +42,10 @@ pub struct BridgeConfig {
     /// hold of samples it acknowledged and the route has not taken yet, all its writers
     /// together (`None`: 256 MiB), beside its window of the topic's depth per writer. Past
     /// it a sample is held back like one beyond the window (not acknowledged, requested
-    /// again once the route has taken enough; counted `held_back`, not lost); a reader
-    /// that holds nothing takes any one sample. Process-wide, for readers made after the
-    /// bridge starts: the last bridge started sets it.
+    /// again once the route has taken enough; counted `held_back`, not lost); one sample
+    /// more may be held at a time, a writer's next in order, so that every writer can move
+    /// on whatever the budget (a sample larger than it included). Process-wide, for readers
+    /// made after the bridge starts: the last bridge started sets it.
     pub max_held_bytes_per_reader: Option<NonZeroUsize>,
     /// Announce and accept DDS traffic on the loopback interface only (127.0.0.1: ROS 2's
     /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`). Off: every interface, as ROS 2's default.

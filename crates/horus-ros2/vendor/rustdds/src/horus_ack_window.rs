@@ -303,6 +303,13 @@ struct WriterWindow {
   /// HORUS PATCH (item 21): room came for the sample it waited for: request it again
   /// although the limit did not move.
   request_due: bool,
+  /// HORUS PATCH (item 21): the payload bytes of its latest sample seen (0: none yet), to
+  /// request no more of it than the reader's free bytes hold.
+  last_bytes: usize,
+  /// HORUS PATCH (item 21): the highest sequence number admitted and requested now, as the
+  /// last refresh granted it: the limit, below the sample it waits for, and no further past
+  /// its lowest missing one than the reader's free bytes hold (one at least).
+  granted: SequenceNumber,
 }
 
 impl WriterWindow {
@@ -314,8 +321,7 @@ impl WriterWindow {
     freed
   }
 
-  /// The highest sequence number admitted now: the limit, or below the sample it waits
-  /// for.
+  /// The limit, or below the sample it waits for.
   fn effective_limit(&self) -> SequenceNumber {
     match self.waiting {
       Some((from, _)) => min(self.limit, from - SequenceNumber::new(1)),
@@ -331,7 +337,7 @@ pub(crate) struct AckWindow {
   /// What all writers together may hold (`MAX_HELD_PER_READER`, or the window if larger).
   budget: usize,
   /// HORUS PATCH (item 21): the payload bytes all writers together may hold admitted and
-  /// not taken (one sample more when they hold nothing).
+  /// not taken (one sample more at a time: a writer's next in order, `overdraft`).
   byte_budget: usize,
   /// Their payload bytes now (admitted, not known to be taken).
   held_bytes: usize,
@@ -424,20 +430,35 @@ impl AckWindow {
     // (and above the taken mark, a window's worth at most).
     self.taken.set_limit(writer, w.limit);
     // HORUS PATCH (item 21): a writer waiting for bytes gets nothing from its waiting
-    // sample on until that fits; then it is requested again.
+    // sample on until that fits, or is no longer expected (a GAP, a HEARTBEAT past it:
+    // review); then what it has is requested again.
     let waiting = w.waiting;
     if let Some((from, bytes)) = waiting {
-      if self.room_for(bytes) || (from == ack_base && self.overdraft_free()) {
+      if state(from) != SnState::Missing
+        || self.room_for(bytes)
+        || (from == ack_base && self.overdraft_free())
+      {
         if let Some(w) = self.writers.get_mut(&writer) {
           w.waiting = None;
           w.request_due = true;
         }
       }
     }
-    self
-      .writers
-      .get(&writer)
-      .map_or(SequenceNumber::zero(), WriterWindow::effective_limit)
+    // No more is granted past the lowest missing sample than the free bytes hold at the
+    // writer's latest size (one at least, so that its next in order can take the
+    // overdraft): a grant of the whole window had the writer send it all again each time
+    // room opened, most of it withheld once more (review: ~5 sends per sample carried).
+    let free = self.byte_budget.saturating_sub(self.held_bytes);
+    let most = max(self.budget, self.window); // no grant is wider than the sample budget
+    let Some(w) = self.writers.get_mut(&writer) else {
+      return SequenceNumber::zero();
+    };
+    w.granted = w.effective_limit();
+    if let Some(fit) = free.checked_div(w.last_bytes) {
+      let fit = i64::try_from(fit.clamp(1, most)).unwrap_or(1);
+      w.granted = min(w.granted, ack_base + SequenceNumber::new(fit - 1));
+    }
+    w.granted
   }
 
   /// `writer`'s sample `sn` (at most its limit) of `bytes` payload bytes was received,
@@ -466,6 +487,7 @@ impl AckWindow {
       return true;
     };
     w.highest_known = max(w.highest_known, sn);
+    w.last_bytes = bytes;
     if !fits {
       w.waiting = match w.waiting {
         Some((from, b)) if from <= sn => Some((from, b)),
@@ -521,7 +543,7 @@ impl AckWindow {
     match self.writers.get_mut(&writer) {
       Some(w) => {
         w.highest_known = max(w.highest_known, sn);
-        w.highest_known > w.limit
+        w.highest_known > w.granted
       }
       None => false,
     }
@@ -539,12 +561,13 @@ impl AckWindow {
     self.taken.withheld.fetch_add(1, Ordering::Relaxed);
   }
 
-  /// Writers with sequence numbers beyond their limit, or (item 21) waiting for bytes.
+  /// Writers with sequence numbers beyond what they were granted (item 21: the limit, or
+  /// less for bytes), waiting for bytes, or due a request again.
   pub(crate) fn held_back(&self) -> Vec<GUID> {
     self
       .writers
       .iter()
-      .filter(|(_, w)| w.highest_known > w.limit || w.waiting.is_some())
+      .filter(|(_, w)| w.highest_known > w.granted || w.waiting.is_some() || w.request_due)
       .map(|(g, _)| *g)
       .collect()
   }
@@ -554,7 +577,7 @@ impl AckWindow {
   /// past the last request or room came for the sample it waited for.
   pub(crate) fn to_request(&mut self, writer: GUID) -> Option<SequenceNumber> {
     let w = self.writers.get_mut(&writer)?;
-    let upto = min(w.effective_limit(), w.highest_known);
+    let upto = min(w.granted, w.highest_known);
     if upto <= w.requested_up_to && !w.request_due {
       return None;
     }
@@ -729,11 +752,12 @@ mod tests {
     // overdraft's sample is not taken yet.
     marks.note(a, sn(1));
     assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(3));
-    // All taken: 4 fits again, its window is back and it is requested.
+    // All taken: 4 fits again and is requested; what is granted past it is what the free
+    // bytes hold at the writer's size (100 / 50: 4 and 5), not its whole window (to 11).
     marks.note(a, sn(3));
-    assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(11));
-    assert!(win.held_back().is_empty());
+    assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(5));
     assert_eq!(win.to_request(a), Some(sn(4)), "what the writer has, up to 4");
+    assert!(win.held_back().is_empty(), "requested: nothing held back");
     assert!(win.admit(a, sn(4), 50, sn(4)));
   }
 
@@ -772,8 +796,57 @@ mod tests {
     assert!(win.admit(b, sn(2), 10, sn(1)), "a's taken bytes no longer count");
     assert!(win.admit(b, sn(3), 90, sn(1)));
     win.forget(b);
-    assert_eq!(win.refresh(a, sn(2), view(&[1], &[])), sn(5));
+    // One more of a's 100-byte samples fits: granted up to 2 (its window reaches 5).
+    assert_eq!(win.refresh(a, sn(2), view(&[1], &[])), sn(2));
     assert!(win.admit(a, sn(2), 100, sn(2)));
+  }
+
+  /// HORUS PATCH (item 21), found in review: the sample a writer waited for was declared
+  /// not available (a KEEP_LAST writer's GAP, a HEARTBEAT past it) while it waited; nothing
+  /// cleared the wait (a sample larger than the budget never fits, and the overdraft goes
+  /// to the next in order only): the writer's limit stayed below its ack base for good,
+  /// every later sample withheld. A wait for a sample no longer expected ends.
+  #[test]
+  fn a_wait_for_a_sample_declared_gone_ends() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(8, Arc::clone(&marks), MAX_HELD_PER_READER, 100);
+    let (a, b) = (writer(1), writer(2));
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(8));
+    assert!(win.admit(a, sn(1), 150, sn(1)), "the overdraft: next in order");
+    assert!(!win.admit(a, sn(3), 150, sn(2)), "2 missing: 3 waits");
+    marks.note(a, sn(1));
+    // 2 and 3 declared gone: a's ack base is 4, and 4 is granted.
+    assert_eq!(win.refresh(a, sn(4), view(&[1], &[2, 3])), sn(4));
+    assert!(win.admit(a, sn(4), 150, sn(4)));
+    // The same with the budget held by another writer: the wait ends too.
+    assert_eq!(win.refresh(b, sn(1), view(&[], &[])), sn(8));
+    assert!(!win.admit(b, sn(2), 50, sn(1)), "1 missing, no room: 2 waits");
+    assert!(win.refresh(b, sn(3), view(&[], &[1, 2])) >= sn(3));
+  }
+
+  /// HORUS PATCH (item 21), found in review: a wait ended in the refresh of a DATA (the
+  /// application had taken, a later sample of the writer arrived): the re-request was due,
+  /// but the timer walks only the writers held back, and the writer no longer was: what it
+  /// had withheld waited for its next HEARTBEAT (seconds). A writer due a request is held
+  /// back until it is made.
+  #[test]
+  fn a_request_due_after_a_wait_ends_in_a_datas_refresh_is_made_by_the_timer() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(16, Arc::clone(&marks), MAX_HELD_PER_READER, 100);
+    let a = writer(1);
+    assert_eq!(win.refresh(a, sn(1), view(&[], &[])), sn(16));
+    assert!(win.admit(a, sn(1), 50, sn(1)));
+    assert!(win.admit(a, sn(2), 50, sn(2)));
+    assert!(win.admit(a, sn(3), 50, sn(3)), "the overdraft");
+    assert!(!win.admit(a, sn(4), 50, sn(4)), "waits from 4");
+    assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(3));
+    win.withheld(a, sn(5));
+    // 1..=3 taken; DATA 4 comes again (a HEARTBEAT's repair): its refresh ends the wait.
+    marks.note(a, sn(3));
+    assert!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])) >= sn(4));
+    assert!(win.admit(a, sn(4), 50, sn(4)));
+    assert_eq!(win.held_back(), vec![a], "5 is still to be requested");
+    assert!(win.to_request(a).is_some());
   }
 
   #[test]

@@ -12,8 +12,11 @@ byte-compatible with ROS 2 and meeting Rust ``RosSrv<S>`` endpoints (``call_ros`
     request = server.recv(timeout=1.0)                      # request.msg: SetBool.Request
     request.reply(SetBool.Response(success=True, message="on"))
 
-Exceptions as ``horus.Service``'s (``NoServerError`` at once when no server has created
-the service, ``CallTimeoutError``, ``UnansweredError`` …); ``CdrEncodeError`` before
+A client creates the service with its types when no server has yet (as a typed client
+does), so the ROS 2 bridge can serve a ROS 2 server's service of any type to it; another
+type under the name raises ``ServiceError`` when the client is made. Exceptions as
+``horus.Service``'s (``NoServerError`` at once when no server serves it yet,
+``CallTimeoutError``, ``UnansweredError`` …); ``CdrEncodeError`` before
 anything is sent; a request whose bytes are not the type is dropped unanswered (its
 client gets ``UnansweredError``) and ``recv`` raises ``CdrDecodeError``.
 """

@@ -201,3 +201,84 @@ fn hostile_feedback_and_status_messages_are_counted_not_followed() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     node.join().unwrap();
 }
+
+/// What is in /dev/shm of namespace `ns`.
+fn left_in(ns: &str) -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(&format!(".{ns}.")))
+        .collect()
+}
+
+/// A client opens before any server: it creates the action's three services with their
+/// ROS 2 types (what the ROS 2 bridge reads to serve a ROS 2 server's action), a server
+/// that comes later serves them, and once both are gone nothing is left in /dev/shm; a
+/// client alone leaves nothing either.
+#[test]
+fn a_client_opened_first_creates_the_services_a_later_server_serves() {
+    let ns = ns("first");
+    {
+        let client = RosActionClient::<LookupTransform>::open_in("tf_alone", &ns).unwrap();
+        let services = left_in(&ns)
+            .into_iter()
+            .filter(|n| n.contains(".sv."))
+            .count();
+        assert_eq!(
+            services,
+            3,
+            "send_goal, cancel_goal and get_result: {:?}",
+            left_in(&ns)
+        );
+        drop(client);
+        assert_eq!(
+            left_in(&ns),
+            Vec::<String>::new(),
+            "a client alone leaves nothing"
+        );
+        let mut client = RosActionClient::<LookupTransform>::open_in("tf_first", &ns).unwrap();
+        let server = RosActionServer::<LookupTransform>::new_in("tf_first", &ns).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = std::sync::Arc::clone(&stop);
+        let node = serve(server, move |s| {
+            if let Some(g) = s.next_goal() {
+                let id = s.accept(g);
+                s.execute(id).unwrap();
+                s.succeed(id, &LookupTransform_Result::default()).unwrap();
+            }
+            !stopped.load(std::sync::atomic::Ordering::Relaxed)
+        });
+        let g = client
+            .send_goal(&LookupTransform_Goal::default(), T)
+            .unwrap();
+        assert_eq!(g.result(T).unwrap().0, GoalStatus::Succeeded);
+        drop((g, client));
+        // Relaxed: a flag alone, nothing else published through it.
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        node.join().unwrap();
+    }
+    assert_eq!(left_in(&ns), Vec::<String>::new(), "left in /dev/shm");
+}
+
+/// Another type under one of the action's names is refused when the client opens (it
+/// creates or opens the services then), not at its first call.
+#[test]
+fn another_type_under_an_actions_service_is_refused_at_open() {
+    let ns = ns("othertype");
+    {
+        let _other = RosSrv::<horus_ros_msgs::std_srvs::srv::SetBool>::builder(
+            "tf_other/_action/cancel_goal",
+        )
+        .namespace(&ns)
+        .open()
+        .unwrap();
+        match RosActionClient::<LookupTransform>::open_in("tf_other", &ns) {
+            Err(horus_actions::RosOpenError::Service(horus::ServiceError::SchemaMismatch {
+                ..
+            })) => {}
+            Err(e) => panic!("refused, but not as another type: {e}"),
+            Ok(_) => panic!("opened over a service of another type"),
+        }
+    }
+    assert_eq!(left_in(&ns), Vec::<String>::new(), "left in /dev/shm");
+}

@@ -55,8 +55,16 @@ fn ros_error(action: &str, e: impl std::fmt::Display) -> PyErr {
     )
 }
 
+/// An error opening a ROS-typed endpoint; another type under one of the action's names is
+/// `ActionTypeError`, as it is at a call (`WrongType`).
 fn open_error(action: &str, e: RosOpenError) -> PyErr {
-    ros_error(action, e)
+    match e {
+        RosOpenError::Service(horus::ServiceError::SchemaMismatch { .. }) => with_action(
+            action,
+            crate::errors::ActionTypeError::new_err(format!("action {action:?}: {e}")),
+        ),
+        e => ros_error(action, e),
+    }
 }
 
 fn ros_action_error(action: &str, e: RosActionError) -> PyErr {

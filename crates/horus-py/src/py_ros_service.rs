@@ -33,6 +33,17 @@ fn ros2((n, h, d): &TypeTriple) -> Ros2Type {
     Ros2Type::new(n, h, d)
 }
 
+/// The description of a service of ROS 2 types `request` and `response`.
+fn description(request: &TypeTriple, response: &TypeTriple) -> PyResult<ServiceDescription> {
+    let d = |t: &TypeTriple| {
+        MessageDescription::ros2(ros2(t)).map_err(|e| ServiceError::new_err(e.to_string()))
+    };
+    Ok(ServiceDescription {
+        request: d(request)?,
+        response: d(response)?,
+    })
+}
+
 /// `[0 0 0 0]` + wire bytes: a ROS-typed record as the raw endpoints take it.
 fn record(wire: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(wire.len() + 4);
@@ -52,8 +63,35 @@ pub(crate) struct RosServiceClient {
     name: String,
     namespace: String,
     types: (Ros2Type, Ros2Type),
-    /// Opened at the first call (the server creates the service).
+    description: ServiceDescription,
+    /// Opened, or the service created with its types, when made (so that the ROS 2 bridge
+    /// learns the types of a ROS 2 server's service).
     inner: Endpoint<Option<RawClient>>,
+}
+
+impl RosServiceClient {
+    /// The client, the service created with its types if no server made it yet; a service
+    /// of other types is a ServiceError.
+    fn connect(&self) -> PyResult<RawClient> {
+        let c = RawClient::create(&self.namespace, &self.name, &self.description)
+            .map_err(service_error)?;
+        let d = c.description();
+        let same = |t: &Option<Ros2Type>, want: &Ros2Type| {
+            t.as_ref()
+                .is_some_and(|t| t.type_name == want.type_name && t.type_hash == want.type_hash)
+        };
+        if !same(&d.request.ros2, &self.types.0) || !same(&d.response.ros2, &self.types.1) {
+            return Err(ServiceError::new_err(format!(
+                "service {:?} carries {} / {}, not {} / {}",
+                self.name,
+                d.request.root().name,
+                d.response.root().name,
+                self.types.0.type_name,
+                self.types.1.type_name
+            )));
+        }
+        Ok(c)
+    }
 }
 
 #[pymethods]
@@ -67,12 +105,17 @@ impl RosServiceClient {
         namespace: Option<&str>,
     ) -> PyResult<Self> {
         horus_shm::name::validate(name).map_err(|e| ServiceError::new_err(e.to_string()))?;
-        Ok(RosServiceClient {
+        let mut client = RosServiceClient {
             name: name.to_owned(),
             namespace: namespace.map_or_else(horus::namespace, str::to_owned),
             types: (ros2(&request_type), ros2(&response_type)),
+            description: description(&request_type, &response_type)?,
             inner: Endpoint::new(None, "service client"),
-        })
+        };
+        // Now, not at the first call: the bridge can serve a ROS 2 server's service before
+        // it; another type under the name is refused here.
+        client.inner = Endpoint::new(Some(client.connect()?), "service client");
+        Ok(client)
     }
 
     /// Leaves the service now: this client's place is released and any use after
@@ -95,8 +138,8 @@ impl RosServiceClient {
 
     /// Calls with `request` (wire bytes of one request) and waits at most `timeout`
     /// seconds; returns the response's wire bytes (not checked: decode them).
-    /// NoServerError when no server has created the service; ServiceError when it
-    /// carries other types.
+    /// NoServerError when no server serves it (yet); ServiceError when it carries other
+    /// types.
     #[pyo3(signature = (request, timeout=1.0))]
     fn call<'py>(
         &self,
@@ -107,25 +150,7 @@ impl RosServiceClient {
         let t = seconds("timeout", timeout)?;
         let mut g = self.inner.lock()?;
         if g.is_none() {
-            let c = RawClient::open(&self.namespace, &self.name).map_err(|e| {
-                NoServerError::new_err(format!("service {:?}: no server ({e})", self.name))
-            })?;
-            let d = c.description();
-            let same = |t: &Option<Ros2Type>, want: &Ros2Type| {
-                t.as_ref()
-                    .is_some_and(|t| t.type_name == want.type_name && t.type_hash == want.type_hash)
-            };
-            if !same(&d.request.ros2, &self.types.0) || !same(&d.response.ros2, &self.types.1) {
-                return Err(ServiceError::new_err(format!(
-                    "service {:?} carries {} / {}, not {} / {}",
-                    self.name,
-                    d.request.root().name,
-                    d.response.root().name,
-                    self.types.0.type_name,
-                    self.types.1.type_name
-                )));
-            }
-            *g = Some(c);
+            *g = Some(self.connect()?);
         }
         let Some(c) = g.as_mut() else {
             return Err(NoServerError::new_err(format!(
@@ -158,13 +183,7 @@ impl RosServiceServer {
         name: &str,
         namespace: Option<&str>,
     ) -> PyResult<Self> {
-        let d = |t: &TypeTriple| {
-            MessageDescription::ros2(ros2(t)).map_err(|e| ServiceError::new_err(e.to_string()))
-        };
-        let description = ServiceDescription {
-            request: d(&request_type)?,
-            response: d(&response_type)?,
-        };
+        let description = description(&request_type, &response_type)?;
         let ns = namespace.map_or_else(horus::namespace, str::to_owned);
         let s = RawServer::create(&ns, name, &description).map_err(service_error)?;
         Ok(RosServiceServer {

@@ -160,8 +160,9 @@ fn a_horus_action_client_gets_an_rclpy_fibonacci_servers_result_and_feedback() {
     horus_client_calls_rclpy_server("fibclient", &[], 0.0);
 }
 
-/// A goal of a ROS 2 server that outlasts the bridge's call timeout (here 1 s, the goal 3
-/// s): the horus client's `get_result` call waits at the bridge past it (its deadline
+/// A goal of a ROS 2 server that outlasts the bridge's call timeout (here 2 s, the goal 5
+/// s; the timeout applies to `send_goal` too, so it is not shorter): the horus client's
+/// `get_result` call waits at the bridge past it (its deadline
 /// renewed while the client's process lives) and gets the result (docs/ros2-bridge.md,
 /// "Actions"). Before, only the horus-server side of such a lasting call was tested.
 #[test]
@@ -170,7 +171,7 @@ fn a_horus_clients_result_outlasting_the_bridges_call_timeout_still_arrives() {
         println!("SKIPPED: {why}");
         return;
     }
-    horus_client_calls_rclpy_server("fiblong", &[(common::CALL_TIMEOUT_ENV, "1000")], 3.0);
+    horus_client_calls_rclpy_server("fiblong", &[(common::CALL_TIMEOUT_ENV, "2000")], 5.0);
 }
 
 /// An rclpy Fibonacci server on action `tag` (its goals lasting `seconds` past their last

@@ -59,9 +59,9 @@ impl Svc {
         // The schemas agree; the ROS 2 types (name and hash) must too.
         let d = c.description();
         let name = |t: &Option<Ros2Type>| {
-            t.as_ref()
-                .map_or("none", |t| t.type_name.as_str())
-                .to_owned()
+            t.as_ref().map_or("none".to_owned(), |t| {
+                format!("{} ({})", t.type_name, t.type_hash)
+            })
         };
         let is = |t: &Option<Ros2Type>, want: &Ros2Type| {
             t.as_ref()
@@ -70,8 +70,14 @@ impl Svc {
         if !is(&d.request.ros2, &self.types.0) || !is(&d.response.ros2, &self.types.1) {
             return Err(ServiceError::SchemaMismatch {
                 service: self.name.clone(),
-                expected_request: self.types.0.type_name.clone(),
-                expected_response: self.types.1.type_name.clone(),
+                expected_request: format!(
+                    "{} ({})",
+                    self.types.0.type_name, self.types.0.type_hash
+                ),
+                expected_response: format!(
+                    "{} ({})",
+                    self.types.1.type_name, self.types.1.type_hash
+                ),
                 found_request: name(&d.request.ros2),
                 found_response: name(&d.response.ros2),
             });
@@ -171,9 +177,10 @@ impl Shared {
 }
 
 impl Drop for Shared {
-    /// Services this client never called are joined and left once, so that a service
-    /// whose server was killed is reclaimed and unlinked as the called ones are when their
-    /// client goes (else a killed server's `cancel_goal` stays in shared memory).
+    /// Services this client could not open (each is opened when the client opens, or at
+    /// a call after) are joined and left once, so that a service whose server was killed
+    /// is reclaimed and unlinked as the opened ones are when their client goes (else a
+    /// killed server's `cancel_goal` stays in shared memory).
     fn drop(&mut self) {
         for svc in [&self.send_goal, &self.cancel, &self.get_result] {
             if svc.client.is_none() {

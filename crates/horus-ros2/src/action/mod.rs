@@ -28,8 +28,9 @@
 //!   them in flight at once per action (horus server → ROS 2 clients); kept while the
 //!   horus client's process lives (ROS 2 server → horus clients).
 //!
-//! Not handled here (docs/ros2-bridge.md, "Actions"): from ROS 2 only action types horus
-//! was built with are served.
+//! From ROS 2 an action is served in horus with the types its horus client's services
+//! carry (the client creates them with its types when it opens) or, with no such client
+//! yet, the types horus was built with (docs/ros2-bridge.md, "Actions").
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@ scripts/ros2-python).
 An rclpy ActionServer of test_msgs/action/Fibonacci on ACTION, called by a horus
 RosActionClient through `horus ros2`. Prints `ready` once the server exists; for each goal
 prints `goal ORDER`, publishes one feedback per new number (the sequence so far), waits
-SECONDS (default 0: a goal that outlasts a call timeout), and succeeds with the whole
+SECONDS (default 0; more than a call timeout makes a goal outlast it), and succeeds with the whole
 sequence, printing `succeeded HEX` (the goal's UUID). Runs until stdin closes.
 """
 

@@ -69,7 +69,8 @@ pub const MAX_HELD_PER_READER: usize = 8192;
 /// numbers before the samples' sizes are known, so a sample that arrives inside its
 /// writer's window but past this budget is withheld like one beyond the window (dropped
 /// unacknowledged, counted in [`withheld`]) and its writer waits, nothing of it from that
-/// sample on admitted, until taken samples free enough bytes; then it is requested again.
+/// sample on admitted, until taken samples free enough bytes (or the sample is no longer
+/// expected); then it is requested again.
 /// One sample more may be held at a time: a writer's next sample in order (its lowest
 /// missing one), when the budget is full. The application takes a writer's samples in
 /// order, so without it the budget could fill with samples above a writer's gap (a repair
@@ -128,7 +129,9 @@ pub struct TakenMarks {
   /// The window, in samples per writer (0 in `default()`: tests).
   window: usize,
   /// Samples taken before a wake is sent (a quarter of the window, at least 1).
-  wake_every: usize,
+  /// (Item 21: fewer while the reader's free bytes hold less than a window: set by
+  /// `AckWindow::refresh`.)
+  wake_every: AtomicUsize,
   /// The RTPS reader holds a writer back (set and cleared by it).
   held_back: AtomicBool,
   /// Samples that left since the RTPS reader last requested.
@@ -138,6 +141,8 @@ pub struct TakenMarks {
   /// HORUS PATCH (item 20): DATA submessages this reader's RTPS reader dropped
   /// unacknowledged for its window (the per-reader share of [`withheld`]).
   withheld: AtomicU64,
+  /// HORUS PATCH (item 21): samples noted so far (a generation: what was taken changed).
+  notes: AtomicU64,
 }
 
 impl std::fmt::Debug for TakenMarks {
@@ -158,7 +163,7 @@ impl TakenMarks {
     Self {
       wake: Some((ready, entity_id)),
       window: window as usize,
-      wake_every: max(window as usize / 4, 1),
+      wake_every: AtomicUsize::new(max(window as usize / 4, 1)),
       ..Self::default()
     }
   }
@@ -168,7 +173,7 @@ impl TakenMarks {
   pub(crate) fn with_window(window: u32) -> Self {
     Self {
       window: window as usize,
-      wake_every: max(window as usize / 4, 1),
+      wake_every: AtomicUsize::new(max(window as usize / 4, 1)),
       ..Self::default()
     }
   }
@@ -225,12 +230,15 @@ impl TakenMarks {
       };
       mark.taken = max(mark.taken, sn);
     }
+    self.notes.fetch_add(1, Ordering::Release);
     // Only while a writer is held back; one wake at a time, each after a quarter window.
     if !self.held_back.load(Ordering::Acquire) {
       return;
     }
     let taken = self.since_request.fetch_add(1, Ordering::AcqRel) + 1;
-    if taken >= self.wake_every && !self.wake_pending.swap(true, Ordering::AcqRel) {
+    // Relaxed: a threshold read on its own (a stale one only wakes a take sooner or later).
+    let every = self.wake_every.load(Ordering::Relaxed);
+    if taken >= every && !self.wake_pending.swap(true, Ordering::AcqRel) {
       if let Some((ready, entity_id)) = &self.wake {
         ready.notify(*entity_id);
       }
@@ -310,6 +318,10 @@ struct WriterWindow {
   /// last refresh granted it: the limit, below the sample it waits for, and no further past
   /// its lowest missing one than the reader's free bytes hold (one at least).
   granted: SequenceNumber,
+  /// HORUS PATCH (item 21, review): the highest sequence number withheld (beyond what was
+  /// granted, or for bytes) and not requested again since: the writer stays held back
+  /// until a request (the timer's, or a HEARTBEAT answer's) reaches it.
+  unrequested: Option<SequenceNumber>,
 }
 
 impl WriterWindow {
@@ -319,6 +331,22 @@ impl WriterWindow {
     let freed = self.admitted.values().sum();
     self.admitted = kept;
     freed
+  }
+
+  /// `sn` was dropped unacknowledged: it is to be requested (again). A sample requested
+  /// earlier and dropped now (its grant shrank for bytes) is no longer requested.
+  fn withheld(&mut self, sn: SequenceNumber) {
+    self.highest_known = max(self.highest_known, sn);
+    self.unrequested = Some(self.unrequested.map_or(sn, |u| max(u, sn)));
+    self.requested_up_to = min(self.requested_up_to, sn - SequenceNumber::new(1));
+  }
+
+  /// A request up to `upto` was made.
+  fn requested(&mut self, upto: SequenceNumber) {
+    self.requested_up_to = max(self.requested_up_to, upto);
+    if self.unrequested.is_some_and(|u| u <= upto) {
+      self.unrequested = None;
+    }
   }
 
   /// The limit, or below the sample it waits for.
@@ -348,6 +376,8 @@ pub(crate) struct AckWindow {
   writers: BTreeMap<GUID, WriterWindow>,
   /// A TimedEvent::HorusAckWindow is pending.
   pub(crate) timer_armed: bool,
+  /// `taken.notes` when what was taken was last forgotten for all writers (item 21).
+  forgotten_at: u64,
 }
 
 impl AckWindow {
@@ -379,6 +409,7 @@ impl AckWindow {
       taken,
       writers: BTreeMap::new(),
       timer_armed: false,
+      forgotten_at: 0,
     }
   }
 
@@ -448,16 +479,33 @@ impl AckWindow {
     // writer's latest size (one at least, so that its next in order can take the
     // overdraft): a grant of the whole window had the writer send it all again each time
     // room opened, most of it withheld once more (review: ~5 sends per sample carried).
+    // A sample withheld so is requested again once the grant grows (`unrequested`).
+    // What other writers had taken is forgotten first when the cap would bind (else a
+    // quiet writer's taken bytes capped every other writer's grant for good: review).
+    let last_bytes = self.writers.get(&writer).map_or(0, |w| w.last_bytes);
+    if self.byte_budget.saturating_sub(self.held_bytes) < last_bytes.saturating_mul(self.window) {
+      self.forget_taken();
+    }
     let free = self.byte_budget.saturating_sub(self.held_bytes);
     let most = max(self.budget, self.window); // no grant is wider than the sample budget
     let Some(w) = self.writers.get_mut(&writer) else {
       return SequenceNumber::zero();
     };
     w.granted = w.effective_limit();
+    // The application's takes wake the reader after a quarter of what it may hold: of the
+    // window, or of what the free bytes hold when that is less (else, the reader holding
+    // fewer than a quarter window, only the timer asked for more: review).
+    let mut wake_every = max(self.window / 4, 1);
     if let Some(fit) = free.checked_div(w.last_bytes) {
-      let fit = i64::try_from(fit.clamp(1, most)).unwrap_or(1);
-      w.granted = min(w.granted, ack_base + SequenceNumber::new(fit - 1));
+      let fit = fit.clamp(1, most);
+      w.granted = min(
+        w.granted,
+        ack_base + SequenceNumber::new(i64::try_from(fit).unwrap_or(1) - 1),
+      );
+      wake_every = min(wake_every, max(fit / 4, 1));
     }
+    // Relaxed: see TakenMarks::note.
+    self.taken.wake_every.store(wake_every, Ordering::Relaxed);
     w.granted
   }
 
@@ -493,6 +541,7 @@ impl AckWindow {
         Some((from, b)) if from <= sn => Some((from, b)),
         _ => Some((sn, bytes)),
       };
+      w.withheld(sn);
       self.count_withheld();
       return false;
     }
@@ -511,15 +560,24 @@ impl AckWindow {
     if fits(self.held_bytes) {
       return true;
     }
-    // Writers that stopped sending are refreshed by nothing: what was taken of them is
-    // only forgotten here.
+    self.forget_taken();
+    fits(self.held_bytes)
+  }
+
+  /// Writers that stopped sending are refreshed by nothing: what was taken of them is
+  /// only forgotten here.
+  fn forget_taken(&mut self) {
+    let notes = self.taken.notes.load(Ordering::Acquire);
+    if notes == self.forgotten_at {
+      return; // nothing taken since the last time
+    }
+    self.forgotten_at = notes;
     let marks = self.taken.marks();
     for (writer, w) in &mut self.writers {
       if let Some(t) = marks.get(writer) {
         self.held_bytes = self.held_bytes.saturating_sub(w.drop_taken(*t));
       }
     }
-    fits(self.held_bytes)
   }
 
   /// Whether the overdraft is free: never used, or its sample taken (or its writer gone).
@@ -551,7 +609,9 @@ impl AckWindow {
 
   /// A DATA of `writer` beyond its limit was dropped.
   pub(crate) fn withheld(&mut self, writer: GUID, sn: SequenceNumber) {
-    self.known_up_to(writer, sn);
+    if let Some(w) = self.writers.get_mut(&writer) {
+      w.withheld(sn);
+    }
     self.count_withheld();
   }
 
@@ -567,7 +627,12 @@ impl AckWindow {
     self
       .writers
       .iter()
-      .filter(|(_, w)| w.highest_known > w.granted || w.waiting.is_some() || w.request_due)
+      .filter(|(_, w)| {
+        w.highest_known > w.granted
+          || w.waiting.is_some()
+          || w.request_due
+          || w.unrequested.is_some()
+      })
       .map(|(g, _)| *g)
       .collect()
   }
@@ -582,14 +647,14 @@ impl AckWindow {
       return None;
     }
     w.request_due = false;
-    w.requested_up_to = max(w.requested_up_to, upto);
+    w.requested(upto);
     Some(upto)
   }
 
   /// The reader requested (or acknowledged) `writer`'s sequence numbers up to `sn`.
   pub(crate) fn requested(&mut self, writer: GUID, sn: SequenceNumber) {
     if let Some(w) = self.writers.get_mut(&writer) {
-      w.requested_up_to = max(w.requested_up_to, sn);
+      w.requested(sn);
     }
   }
 
@@ -929,5 +994,115 @@ mod tests {
     // A writer never refreshed (no window) is not noted either.
     marks.note(writer(3), sn(7));
     assert_eq!(marks.writers(), 1);
+  }
+
+  /// The reader's DATA path: refresh, limit check (withheld), admit.
+  fn data(win: &mut AckWindow, w: GUID, s: i64, bytes: usize, base: i64, recv: &[i64]) -> bool {
+    let limit = win.refresh(w, sn(base), view(recv, &[]));
+    if sn(s) > limit {
+      win.withheld(w, sn(s));
+      return false;
+    }
+    win.admit(w, sn(s), bytes, sn(base))
+  }
+
+  /// The ack window timer (request_what_fits): returns the requests made.
+  fn timer(win: &mut AckWindow, bases: &dyn Fn(GUID) -> (i64, Vec<i64>)) -> Vec<(GUID, SequenceNumber)> {
+    let mut out = vec![];
+    for w in win.held_back() {
+      let (b, r) = bases(w);
+      win.refresh(w, sn(b), view(&r, &[]));
+      if let Some(u) = win.to_request(w) {
+        out.push((w, u));
+      }
+    }
+    out
+  }
+
+  /// HORUS PATCH (item 21), found in review: a sample requested, then withheld because
+  /// another writer's admits shrank the grant below it, was not requested again when room
+  /// came back (only at the writer's next HEARTBEAT).
+  #[test]
+  fn a_sample_withheld_when_its_grant_shrank_for_bytes_is_requested_again() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(16, Arc::clone(&marks), MAX_HELD_PER_READER, 1000);
+    let (a, b) = (writer(1), writer(2));
+    // a: one 100-byte sample seen and taken, so last_bytes = 100.
+    assert!(data(&mut win, a, 1, 100, 1, &[]));
+    marks.note(a, sn(1));
+    // a's HEARTBEAT announces 2..=10 (its DATA were lost): granted = 2 + 10 - 1 = 11 → 10.
+    let g = win.refresh(a, sn(2), view(&[1], &[]));
+    assert!(win.known_up_to(a, sn(10)) == (sn(10) > g));
+    win.requested(a, min(sn(10), g));
+    assert_eq!(g, sn(11), "1000 free / 100: 10 past 2");
+    // b's samples fill 900 bytes before a's repairs arrive.
+    assert!(data(&mut win, b, 1, 900, 1, &[]));
+    // a's repairs 2..=10: granted now 2 + 1 - 1 = 2 (100 free).
+    let mut got = vec![];
+    // 2's repair is lost again: 3..=10 arrive with a's ack base 2.
+    for s in 3..=10 {
+      let recv: Vec<i64> = (1..2).collect();
+      if data(&mut win, a, s, 100, 2, &recv) {
+        got.push(s);
+      }
+    }
+    // b's sample taken: room for a's 3..=10.
+    marks.note(b, sn(1));
+    win.refresh(b, sn(2), view(&[1], &[])); // b's next HEARTBEAT: its taken bytes freed
+    let last = 1;
+    let recv: Vec<i64> = (1..=last).collect();
+    let mut requests = vec![];
+    for _ in 0..3 {
+      let r = timer(&mut win, &|w| if w == a { (last + 1, recv.clone()) } else { (2, vec![1]) });
+      requests.extend(r);
+    }
+    assert!(
+      requests.iter().any(|(w, u)| *w == a && *u >= sn(10)),
+      "a's 3..=10 were requested, withheld, and never requested again: {requests:?}"
+    );
+  }
+
+  /// HORUS PATCH (item 21), found in review: a quiet writer's taken bytes, forgotten by
+  /// nothing but a refused admission, capped another writer's grant to one sample per
+  /// request round for good.
+  #[test]
+  fn a_quiet_writers_taken_bytes_do_not_throttle_another_writers_grant() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(16, Arc::clone(&marks), MAX_HELD_PER_READER, 1000);
+    let (a, q) = (writer(1), writer(2));
+    assert!(data(&mut win, q, 1, 950, 1, &[]));
+    marks.note(q, sn(1)); // taken; q goes quiet: nothing refreshes it
+    // a: 40-byte samples, each taken at once.
+    let mut grants = vec![];
+    for s in 1..=20 {
+      let recv: Vec<i64> = (1..s).collect();
+      let g = win.refresh(a, sn(s), view(&recv, &[]));
+      grants.push(i64::from(g) - s + 1);
+      assert!(win.admit(a, sn(s), 40, sn(s)));
+      marks.note(a, sn(s));
+    }
+    assert!(grants[5..].iter().all(|g| *g >= 16), "{grants:?}");
+  }
+
+  /// Item 17, found in review of item 21: samples withheld beyond the window, then a
+  /// DATA's refresh grew the limit over them: the timer no longer listed the writer and
+  /// they waited for its next HEARTBEAT.
+  #[test]
+  fn samples_withheld_beyond_the_window_are_requested_once_a_datas_refresh_covers_them() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::new(4, Arc::clone(&marks));
+    let a = writer(1);
+    for s in 1..=8 {
+      let recv: Vec<i64> = (1..s.min(5)).collect();
+      data(&mut win, a, s, 10, s.min(5), &recv);
+    }
+    marks.note(a, sn(2));
+    let r = timer(&mut win, &|_| (5, vec![1, 2, 3, 4]));
+    assert_eq!(r, vec![(a, sn(6))]);
+    marks.note(a, sn(4));
+    assert!(data(&mut win, a, 5, 10, 5, &[1, 2, 3, 4]), "repair of 5");
+    assert!(data(&mut win, a, 6, 10, 6, &[1, 2, 3, 4, 5]), "repair of 6");
+    let r = timer(&mut win, &|_| (7, vec![1, 2, 3, 4, 5, 6]));
+    assert!(r.iter().any(|(_, u)| *u >= sn(8)), "7, 8 requested: {r:?} held_back {:?}", win.held_back());
   }
 }

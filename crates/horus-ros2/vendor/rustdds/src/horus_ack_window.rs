@@ -639,10 +639,17 @@ impl AckWindow {
 
   /// Up to where to request `writer`'s sequence numbers after a refresh: its limit (capped
   /// at what the writer has, and below a sample still waiting for bytes), if that moved
-  /// past the last request or room came for the sample it waited for.
-  pub(crate) fn to_request(&mut self, writer: GUID) -> Option<SequenceNumber> {
+  /// past the last request or room came for the sample it waited for. HORUS PATCH (item
+  /// 21, review): no further than one ACKNACK's set reaches from `base`, the writer's
+  /// lowest missing sample (256 sequence numbers), so that what lies past it stays
+  /// unrequested and a later round, not a HEARTBEAT, asks for it.
+  pub(crate) fn to_request(
+    &mut self,
+    writer: GUID,
+    base: SequenceNumber,
+  ) -> Option<SequenceNumber> {
     let w = self.writers.get_mut(&writer)?;
-    let upto = min(w.granted, w.highest_known);
+    let upto = min(min(w.granted, w.highest_known), base + SequenceNumber::new(255));
     if upto <= w.requested_up_to && !w.request_due {
       return None;
     }
@@ -714,8 +721,8 @@ mod tests {
     // Two taken: two more fit.
     marks.note(a, sn(2));
     assert_eq!(win.refresh(a, sn(5), view(&[1, 2, 3, 4], &[])), sn(6));
-    assert_eq!(win.to_request(a), Some(sn(6)));
-    assert_eq!(win.to_request(a), None, "requested once per move");
+    assert_eq!(win.to_request(a, sn(1)), Some(sn(6)));
+    assert_eq!(win.to_request(a, sn(1)), None, "requested once per move");
   }
 
   /// HORUS PATCH (item 20): what a reader withheld is counted at that reader (its
@@ -811,8 +818,8 @@ mod tests {
     assert_eq!(win.held_back(), vec![a]);
     // Nothing from 4 on until it fits, and nothing is requested beyond 3.
     assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(3));
-    assert_eq!(win.to_request(a), Some(sn(3)));
-    assert_eq!(win.to_request(a), None);
+    assert_eq!(win.to_request(a, sn(1)), Some(sn(3)));
+    assert_eq!(win.to_request(a, sn(1)), None);
     // 1 taken: 60 bytes free, but 40 + 50 + 50 is still past the budget and the
     // overdraft's sample is not taken yet.
     marks.note(a, sn(1));
@@ -821,7 +828,7 @@ mod tests {
     // bytes hold at the writer's size (100 / 50: 4 and 5), not its whole window (to 11).
     marks.note(a, sn(3));
     assert_eq!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])), sn(5));
-    assert_eq!(win.to_request(a), Some(sn(4)), "what the writer has, up to 4");
+    assert_eq!(win.to_request(a, sn(1)), Some(sn(4)), "what the writer has, up to 4");
     assert!(win.held_back().is_empty(), "requested: nothing held back");
     assert!(win.admit(a, sn(4), 50, sn(4)));
   }
@@ -911,7 +918,7 @@ mod tests {
     assert!(win.refresh(a, sn(4), view(&[1, 2, 3], &[])) >= sn(4));
     assert!(win.admit(a, sn(4), 50, sn(4)));
     assert_eq!(win.held_back(), vec![a], "5 is still to be requested");
-    assert!(win.to_request(a).is_some());
+    assert!(win.to_request(a, sn(1)).is_some());
   }
 
   #[test]
@@ -1012,7 +1019,7 @@ mod tests {
     for w in win.held_back() {
       let (b, r) = bases(w);
       win.refresh(w, sn(b), view(&r, &[]));
-      if let Some(u) = win.to_request(w) {
+      if let Some(u) = win.to_request(w, sn(b)) {
         out.push((w, u));
       }
     }
@@ -1104,5 +1111,359 @@ mod tests {
     assert!(data(&mut win, a, 6, 10, 6, &[1, 2, 3, 4, 5]), "repair of 6");
     let r = timer(&mut win, &|_| (7, vec![1, 2, 3, 4, 5, 6]));
     assert!(r.iter().any(|(_, u)| *u >= sn(8)), "7, 8 requested: {r:?} held_back {:?}", win.held_back());
+  }
+}
+
+#[cfg(test)]
+mod model_tests {
+  //! HORUS PATCH (item 21, review): a randomized model of the reader (DATA path, timer,
+  //! wake, HEARTBEAT answer, GAP) against simulated reliable writers and an application
+  //! taking in order: the byte accounting holds after every event, the bytes held stay
+  //! within the budget and one sample, and every sample is taken by timer rounds alone.
+  use super::*;
+  use crate::structure::guid::{EntityId, EntityKind, GuidPrefix};
+  use std::collections::{BTreeSet, HashMap};
+
+  struct Rng(u64);
+  impl Rng {
+    fn next(&mut self) -> u64 {
+      self.0 ^= self.0 << 13;
+      self.0 ^= self.0 >> 7;
+      self.0 ^= self.0 << 17;
+      self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+      self.next() % n.max(1)
+    }
+    fn chance(&mut self, pct: u64) -> bool {
+      self.below(100) < pct
+    }
+  }
+
+  fn gw(n: u8) -> GUID {
+    GUID::new_with_prefix_and_id(
+      GuidPrefix::new(&[n; 12]),
+      EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+    )
+  }
+  fn s(n: i64) -> SequenceNumber {
+    SequenceNumber::new(n)
+  }
+
+  struct Proxy {
+    received: BTreeSet<i64>,
+    gone: BTreeSet<i64>,
+    taken: i64,
+    sizes: Vec<usize>,
+    sent: i64,
+  }
+  impl Proxy {
+    fn base(&self) -> i64 {
+      let mut b = 1;
+      while self.received.contains(&b) || self.gone.contains(&b) {
+        b += 1;
+      }
+      b
+    }
+    fn state(&self, x: SequenceNumber) -> SnState {
+      let x = i64::from(x);
+      if self.received.contains(&x) {
+        SnState::Received
+      } else if self.gone.contains(&x) {
+        SnState::NotAvailable
+      } else {
+        SnState::Missing
+      }
+    }
+    fn missing(&self, from: i64, upto: i64) -> Vec<i64> {
+      (from..=upto)
+        .filter(|x| !self.received.contains(x) && !self.gone.contains(x))
+        .collect()
+    }
+  }
+
+  struct Sim {
+    rng: Rng,
+    win: AckWindow,
+    marks: Arc<TakenMarks>,
+    px: Vec<Proxy>,
+    net: Vec<(usize, i64)>,
+    untaken: HashMap<(usize, i64), usize>,
+    budget: usize,
+    maxb: usize,
+    log: Vec<String>,
+  }
+
+  impl Sim {
+    fn data(&mut self, i: usize, x: i64) {
+      let w = gw(i as u8 + 1);
+      let p = &self.px[i];
+      if x < p.base() || p.received.contains(&x) || p.gone.contains(&x) {
+        return;
+      }
+      let base = p.base();
+      let limit = self.win.refresh(w, s(base), |q| p.state(q));
+      if s(x) > limit {
+        self.win.withheld(w, s(x));
+        self.log.push(format!("DATA w{i} {x} withheld beyond {limit:?}"));
+        self.win.taken.set_held_back(true);
+        return;
+      }
+      let bytes = p.sizes[x as usize];
+      if !self.win.admit(w, s(x), bytes, s(base)) {
+        self.log.push(format!("DATA w{i} {x} withheld for bytes"));
+        self.win.taken.set_held_back(true);
+        return;
+      }
+      self.log.push(format!("DATA w{i} {x} admitted"));
+      self.px[i].received.insert(x);
+      self.untaken.insert((i, x), bytes);
+    }
+
+    fn nack(&mut self, i: usize, missing: Vec<i64>) {
+      let first = match missing.first() {
+        Some(f) => *f,
+        None => return,
+      };
+      for x in missing.into_iter().take_while(|x| *x < first + 256) {
+        self.net.push((i, x));
+      }
+    }
+
+    fn request_what_fits(&mut self, timer: bool) {
+      if timer {
+        self.win.taken.restart_count();
+      }
+      for w in self.win.held_back() {
+        let i = (w.prefix.bytes[0] - 1) as usize;
+        let p = &self.px[i];
+        let base = p.base();
+        self.win.refresh(w, s(base), |q| p.state(q));
+        let Some(upto) = self.win.to_request(w, s(base)) else {
+          continue;
+        };
+        let upto = i64::from(upto);
+        self.log.push(format!("request w{i} {base}..={upto}"));
+        let m = if base > upto { vec![] } else { p.missing(base, upto) };
+        // request_what_fits: take_while < base + 256
+        let m: Vec<i64> = m.into_iter().take_while(|x| *x < base + 256).collect();
+        for x in m {
+          self.net.push((i, x));
+        }
+      }
+      let held = !self.win.held_back().is_empty();
+      self.win.taken.set_held_back(held);
+    }
+
+    fn heartbeat(&mut self, i: usize) {
+      let w = gw(i as u8 + 1);
+      let p = &self.px[i];
+      let first = (1..=p.sent).find(|x| !p.gone.contains(x)).unwrap_or(p.sent + 1);
+      let last = p.sent;
+      let base = p.base();
+      let limit = self.win.refresh(w, s(base), |q| p.state(q));
+      let _beyond = self.win.known_up_to(w, s(last));
+      let last = min(s(last), limit);
+      self.win.requested(w, min(last, s(base + 255)));
+      let last = i64::from(last);
+      self.log.push(format!("HB w{i} {first}..={last}"));
+      if first <= last {
+        let m = self.px[i].missing(first, last);
+        self.nack(i, m);
+      }
+      self.win.taken.set_held_back(true);
+    }
+
+    fn take(&mut self, i: usize) -> bool {
+      let w = gw(i as u8 + 1);
+      let p = &mut self.px[i];
+      let base = p.base();
+      let mut next = p.taken + 1;
+      while next < base && p.gone.contains(&next) {
+        next += 1;
+      }
+      if next < base && p.received.contains(&next) {
+        p.taken = next;
+        self.untaken.remove(&(i, next));
+        self.marks.note(w, s(next));
+        self.log.push(format!("take w{i} {next}"));
+        return true;
+      }
+      false
+    }
+
+    fn check(&self) {
+      let sum: usize = self.win.writers.values().flat_map(|w| w.admitted.values()).sum();
+      assert_eq!(self.win.held_bytes, sum, "held_bytes drift\n{}", self.tail());
+      let un: usize = self.untaken.values().sum();
+      for ((i, x), b) in &self.untaken {
+        let w = &self.win.writers[&gw(*i as u8 + 1)];
+        assert_eq!(w.admitted.get(&s(*x)), Some(b), "untaken w{i} {x} not admitted");
+      }
+      assert!(un <= self.budget + self.maxb, "untaken {un} over bound\n{}", self.tail());
+      assert!(
+        self.win.held_bytes <= self.budget + self.maxb,
+        "held {} over bound\n{}",
+        self.win.held_bytes,
+        self.tail()
+      );
+    }
+
+    fn tail(&self) -> String {
+      let n = self.log.len();
+      self.log[n.saturating_sub(60)..].join("\n")
+    }
+
+    fn done(&self) -> bool {
+      self
+        .px
+        .iter()
+        .all(|p| (p.taken + 1..=p.sent).all(|x| p.gone.contains(&x)))
+    }
+  }
+
+  fn run(seed: u64, writers: usize, n: i64, window: u32, budget: usize, maxb: usize, hb: bool, gaps: bool) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let marks = Arc::new(TakenMarks::with_window(window));
+    let win = AckWindow::with_budgets(window, Arc::clone(&marks), MAX_HELD_PER_READER, budget);
+    let px = (0..writers)
+      .map(|_| Proxy {
+        received: BTreeSet::new(),
+        gone: BTreeSet::new(),
+        taken: 0,
+        sizes: (0..=n).map(|_| 1 + rng.below(maxb as u64) as usize).collect(),
+        sent: 0,
+      })
+      .collect();
+    let mut sim = Sim { rng, win, marks, px, net: vec![], untaken: HashMap::new(), budget, maxb, log: vec![] };
+    // Phase 1: writers send live, network reorders, app takes slowly/randomly.
+    let mut steps = 0;
+    while sim.px.iter().any(|p| p.sent < n) && steps < 100_000 {
+      steps += 1;
+      let i = sim.rng.below(writers as u64) as usize;
+      match sim.rng.below(10) {
+        0..=3 => {
+          if sim.px[i].sent < n {
+            sim.px[i].sent += 1;
+            let x = sim.px[i].sent;
+            sim.net.push((i, x));
+          }
+        }
+        4..=5 => {
+          if !sim.net.is_empty() {
+            let k = if sim.rng.chance(70) { 0 } else { sim.rng.below(sim.net.len() as u64) as usize };
+            let (i, x) = sim.net.remove(k);
+            sim.data(i, x);
+          }
+        }
+        6 => {
+          let k = sim.rng.below(4);
+          for _ in 0..k {
+            sim.take(i);
+          }
+        }
+        7 => {
+          let t = sim.rng.chance(50);
+          sim.request_what_fits(t)
+        }
+        8 => {
+          if hb {
+            sim.heartbeat(i)
+          }
+        }
+        _ => {
+          // GAP: the writer declares a sample it has sent and the reader lacks gone.
+          if gaps && sim.px[i].sent > 0 {
+            let x = 1 + sim.rng.below(sim.px[i].sent as u64) as i64;
+            let p = &mut sim.px[i];
+            if !p.received.contains(&x) && x >= p.base() {
+              p.gone.insert(x);
+              sim.net.retain(|(j, y)| !(*j == i && *y == x));
+              sim.log.push(format!("GAP w{i} {x}"));
+            }
+          }
+        }
+      }
+      sim.check();
+    }
+    // Phase 2: no HEARTBEAT; lossless network; app takes all it can; timer ticks.
+    let mut ticks = 0;
+    while !sim.done() {
+      ticks += 1;
+      assert!(
+        ticks < 2000,
+        "seed {seed}: stalled; taken {:?} of {n}; net {}; held_back {:?}\n{:#?}\n{}",
+        sim.px.iter().map(|p| (p.taken, p.base())).collect::<Vec<_>>(),
+        sim.net.len(),
+        sim.win.held_back(),
+        sim.win.writers.values().map(|w| (w.limit, w.granted, w.requested_up_to, w.highest_known, w.unrequested, w.waiting, w.request_due)).collect::<Vec<_>>(),
+        sim.tail()
+      );
+      while !sim.net.is_empty() {
+        let k = sim.rng.below(sim.net.len() as u64) as usize;
+        let (i, x) = sim.net.remove(k);
+        sim.data(i, x);
+        sim.check();
+      }
+      for i in 0..writers {
+        while sim.take(i) {}
+      }
+      sim.check();
+      sim.request_what_fits(true);
+      sim.check();
+    }
+  }
+
+  #[test]
+  fn model_small_window_bytes_bind() {
+    for seed in 1..300 {
+      run(seed, 2, 60, 8, 1000, 400, true, true);
+    }
+  }
+
+  #[test]
+  fn model_three_writers_tight_bytes() {
+    for seed in 1..300 {
+      run(seed, 3, 80, 16, 500, 600, true, true);
+    }
+  }
+
+  #[test]
+  fn model_no_heartbeats_no_gaps() {
+    for seed in 1..300 {
+      run(seed, 2, 60, 8, 800, 300, false, false);
+    }
+  }
+
+  #[test]
+  fn model_big_window_over_256() {
+    for seed in 1..3 {
+      run(seed, 1, 700, 300, usize::MAX / 4, 10, false, false);
+    }
+  }
+
+  /// HORUS PATCH (item 21), found in review: a NACK carries 256 sequence numbers at most,
+  /// but to_request recorded the whole grant as requested: with a window over 256, what lay
+  /// past base + 255 was requested by nothing but the writer's next HEARTBEAT.
+  #[test]
+  fn withheld_samples_past_one_acknacks_256_are_requested_by_the_timer() {
+    let marks = Arc::new(TakenMarks::with_window(300));
+    let win = AckWindow::with_budgets(300, Arc::clone(&marks), MAX_HELD_PER_READER, 1 << 30);
+    let px = vec![Proxy { received: BTreeSet::new(), gone: BTreeSet::new(), taken: 0, sizes: vec![10; 601], sent: 600 }];
+    let mut sim = Sim { rng: Rng(7), win, marks, px, net: vec![], untaken: HashMap::new(), budget: 1 << 30, maxb: 10, log: vec![] };
+    for x in 1..=600 {
+      sim.data(0, x); // 1..=300 admitted, 301..=600 withheld beyond the window
+    }
+    for tick in 0..50 {
+      while let Some((i, x)) = sim.net.pop() {
+        sim.data(i, x);
+      }
+      while sim.take(0) {}
+      sim.request_what_fits(true);
+      if sim.done() {
+        return;
+      }
+      assert!(tick < 49, "stalled at {:?}; held_back {:?}\n{}", (sim.px[0].taken, sim.px[0].base()), sim.win.held_back(), sim.tail());
+    }
   }
 }

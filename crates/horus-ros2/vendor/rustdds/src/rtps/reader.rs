@@ -831,7 +831,7 @@ impl Reader {
         window.refresh(writer_guid, writer_proxy.all_ackable_before(), |s| {
           writer_proxy.horus_sn_state(s)
         });
-        let Some(upto) = window.to_request(writer_guid) else {
+        let Some(upto) = window.to_request(writer_guid, writer_proxy.all_ackable_before()) else {
           return;
         };
         // Everything before the ack base is acknowledged; whatever is still missing up to
@@ -1355,7 +1355,10 @@ impl Reader {
           writer_proxy.horus_sn_state(s)
         });
         let beyond = window.known_up_to(writer_guid, last_sn);
-        window.requested(writer_guid, std::cmp::min(last_sn, limit));
+        // HORUS PATCH (item 21, review): an ACKNACK's set reaches 256 past its base at
+        // most: what lies beyond is not recorded as requested (the timer asks for it).
+        let reach = writer_proxy.all_ackable_before() + SequenceNumber::new(255);
+        window.requested(writer_guid, std::cmp::min(std::cmp::min(last_sn, limit), reach));
         if beyond {
           this.arm_ack_window_timer();
         }

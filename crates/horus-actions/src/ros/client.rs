@@ -21,6 +21,9 @@ use crate::client_goals::{lock, ClientGoals, Followed, Follows, GoalIds, PUMP_MA
 use crate::error::ActionError;
 use crate::wire::{GoalId, GoalStatus};
 
+/// How often a result waits again for a `get_result` service nobody serves yet.
+const NO_SERVER_POLL: Duration = Duration::from_millis(10);
+
 /// Messages of the action's topics that were not what their type says (skipped).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TopicMalformed {
@@ -352,17 +355,26 @@ impl RawRosGoalHandle {
 
     /// Waits at most `timeout` for the goal to finish; returns its final status and the
     /// server's `Foo_GetResult_Response` (wire bytes; its first body byte is the status,
-    /// the result follows).
+    /// the result follows). A `get_result` service nobody serves yet is waited for within
+    /// `timeout` (the ROS 2 bridge serves a ROS 2 server's three action services each as it
+    /// matches it, so `get_result` can come a moment after `send_goal` answered); still
+    /// unserved at the deadline, the result is `NoServer`.
     pub fn result(&self, timeout: Duration) -> Result<(GoalStatus, Vec<u8>), RosActionError> {
         let deadline = Instant::now() + timeout;
         let req = frames::id_only(self.id());
+        let mut no_server = None;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(ActionError::Timeout(timeout).into());
+                return Err(no_server.unwrap_or(ActionError::Timeout(timeout)).into());
             }
             let w = match Shared::call(self.goal.shared(), |s| &mut s.get_result, &req, left) {
                 Err(ActionError::Timeout(_)) => return Err(ActionError::Timeout(timeout).into()),
+                Err(e @ ActionError::NoServer(_)) => {
+                    no_server = Some(e);
+                    std::thread::sleep(left.min(NO_SERVER_POLL));
+                    continue;
+                }
                 r => r?,
             };
             let code = frames::read_status(&w).map_err(RosActionError::Decode)?;

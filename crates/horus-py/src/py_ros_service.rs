@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use horus::description::ServiceDescription;
-use horus::msgs::{MessageDescription, Ros2Type};
+use horus::msgs::Ros2Type;
 use horus::{RawClient, RawRequest, RawServer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -33,17 +33,6 @@ fn ros2((n, h, d): &TypeTriple) -> Ros2Type {
     Ros2Type::new(n, h, d)
 }
 
-/// The description of a service of ROS 2 types `request` and `response`.
-fn description(request: &TypeTriple, response: &TypeTriple) -> PyResult<ServiceDescription> {
-    let d = |t: &TypeTriple| {
-        MessageDescription::ros2(ros2(t)).map_err(|e| ServiceError::new_err(e.to_string()))
-    };
-    Ok(ServiceDescription {
-        request: d(request)?,
-        response: d(response)?,
-    })
-}
-
 /// `[0 0 0 0]` + wire bytes: a ROS-typed record as the raw endpoints take it.
 fn record(wire: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(wire.len() + 4);
@@ -63,7 +52,6 @@ pub(crate) struct RosServiceClient {
     name: String,
     namespace: String,
     types: (Ros2Type, Ros2Type),
-    description: ServiceDescription,
     /// Opened, or the service created with its types, when made (so that the ROS 2 bridge
     /// learns the types of a ROS 2 server's service).
     inner: Endpoint<Option<RawClient>>,
@@ -73,24 +61,8 @@ impl RosServiceClient {
     /// The client, the service created with its types if no server made it yet; a service
     /// of other types is a ServiceError.
     fn connect(&self) -> PyResult<RawClient> {
-        let c = RawClient::create(&self.namespace, &self.name, &self.description)
-            .map_err(service_error)?;
-        let d = c.description();
-        let same = |t: &Option<Ros2Type>, want: &Ros2Type| {
-            t.as_ref()
-                .is_some_and(|t| t.type_name == want.type_name && t.type_hash == want.type_hash)
-        };
-        if !same(&d.request.ros2, &self.types.0) || !same(&d.response.ros2, &self.types.1) {
-            return Err(ServiceError::new_err(format!(
-                "service {:?} carries {} / {}, not {} / {}",
-                self.name,
-                d.request.root().name,
-                d.response.root().name,
-                self.types.0.type_name,
-                self.types.1.type_name
-            )));
-        }
-        Ok(c)
+        RawClient::create_ros(&self.namespace, &self.name, &self.types.0, &self.types.1)
+            .map_err(service_error)
     }
 }
 
@@ -109,7 +81,6 @@ impl RosServiceClient {
             name: name.to_owned(),
             namespace: namespace.map_or_else(horus::namespace, str::to_owned),
             types: (ros2(&request_type), ros2(&response_type)),
-            description: description(&request_type, &response_type)?,
             inner: Endpoint::new(None, "service client"),
         };
         // Now, not at the first call: the bridge can serve a ROS 2 server's service before
@@ -183,7 +154,8 @@ impl RosServiceServer {
         name: &str,
         namespace: Option<&str>,
     ) -> PyResult<Self> {
-        let description = description(&request_type, &response_type)?;
+        let description = ServiceDescription::ros2(ros2(&request_type), ros2(&response_type))
+            .map_err(|e| ServiceError::new_err(e.to_string()))?;
         let ns = namespace.map_or_else(horus::namespace, str::to_owned);
         let s = RawServer::create(&ns, name, &description).map_err(service_error)?;
         Ok(RosServiceServer {

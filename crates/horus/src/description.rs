@@ -7,7 +7,7 @@
 //! carries a `ros2` section (type name, RIHS01 hash, `ros2msg` definition) from which tools
 //! decode its CDR bytes; descriptions of fixed-layout types have no such key.
 
-use horus_msgs::{DescriptionError, Message, MessageDescription, SchemaId};
+use horus_msgs::{DescriptionError, Message, MessageDescription, Ros2Type, SchemaId};
 use std::sync::Arc;
 
 /// Longest description JSON any reader parses (1 MiB): checked before the JSON parser runs,
@@ -83,6 +83,19 @@ impl ServiceDescription {
             request: MessageDescription::of::<Req>(),
             response: MessageDescription::of::<Resp>(),
         }
+    }
+
+    /// The description of a service of ROS 2 types `request` and `response` (their
+    /// definitions parsed: [`MessageDescription::ros2`]).
+    pub fn ros2(
+        request: Ros2Type,
+        response: Ros2Type,
+    ) -> Result<ServiceDescription, ServiceDescriptionError> {
+        Ok(ServiceDescription {
+            request: MessageDescription::ros2(request).map_err(ServiceDescriptionError::Request)?,
+            response: MessageDescription::ros2(response)
+                .map_err(ServiceDescriptionError::Response)?,
+        })
     }
 
     /// Checks a description that may come from an untrusted peer: both types' descriptions

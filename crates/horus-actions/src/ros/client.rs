@@ -3,7 +3,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use horus::description::ServiceDescription;
 use horus::inspect::RawRosReader;
 use horus::msgs::Ros2Type;
 use horus::{RawClient, ServiceError};
@@ -15,7 +14,7 @@ use horus_ros_msgs::unique_identifier_msgs::msg::UUID;
 use super::error::{RosActionError, RosOpenError};
 use super::frames;
 use super::owned::Owned;
-use super::server::{description, topic};
+use super::server::topic;
 use super::types::{self, RosActionTypes};
 use crate::client_goals::{lock, ClientGoals, Followed, Follows, GoalIds, PUMP_MAX};
 use crate::error::ActionError;
@@ -39,18 +38,16 @@ pub struct TopicMalformed {
 struct Svc {
     name: String,
     types: (Ros2Type, Ros2Type),
-    description: ServiceDescription,
     client: Option<RawClient>,
 }
 
 impl Svc {
-    fn new(name: String, req: &Ros2Type, resp: &Ros2Type) -> Result<Svc, ServiceError> {
-        Ok(Svc {
-            description: description(&name, req.clone(), resp.clone())?,
+    fn new(name: String, req: &Ros2Type, resp: &Ros2Type) -> Svc {
+        Svc {
             name,
             types: (req.clone(), resp.clone()),
             client: None,
-        })
+        }
     }
 
     /// Its client, opened (or the service created) now if it is not yet.
@@ -58,33 +55,7 @@ impl Svc {
         if let Some(c) = self.client.take() {
             return Ok(self.client.insert(c));
         }
-        let c = RawClient::create(ns, &self.name, &self.description)?;
-        // The schemas agree; the ROS 2 types (name and hash) must too.
-        let d = c.description();
-        let name = |t: &Option<Ros2Type>| {
-            t.as_ref().map_or("none".to_owned(), |t| {
-                format!("{} ({})", t.type_name, t.type_hash)
-            })
-        };
-        let is = |t: &Option<Ros2Type>, want: &Ros2Type| {
-            t.as_ref()
-                .is_some_and(|t| t.type_name == want.type_name && t.type_hash == want.type_hash)
-        };
-        if !is(&d.request.ros2, &self.types.0) || !is(&d.response.ros2, &self.types.1) {
-            return Err(ServiceError::SchemaMismatch {
-                service: self.name.clone(),
-                expected_request: format!(
-                    "{} ({})",
-                    self.types.0.type_name, self.types.0.type_hash
-                ),
-                expected_response: format!(
-                    "{} ({})",
-                    self.types.1.type_name, self.types.1.type_hash
-                ),
-                found_request: name(&d.request.ros2),
-                found_response: name(&d.response.ros2),
-            });
-        }
+        let c = RawClient::create_ros(ns, &self.name, &self.types.0, &self.types.1)?;
         Ok(self.client.insert(c))
     }
 
@@ -223,17 +194,17 @@ impl RawRosActionClient {
                 ep("send_goal"),
                 &types.send_goal_request,
                 &types.send_goal_response,
-            )?,
+            ),
             cancel: Svc::new(
                 ep("cancel_goal"),
                 &types::cancel_request(),
                 &types::cancel_response(),
-            )?,
+            ),
             get_result: Svc::new(
                 ep("get_result"),
                 &types.get_result_request,
                 &types.get_result_response,
-            )?,
+            ),
             feedback: Owned::new(topic(&ns, &ep("feedback"), &types.feedback_message)?, |v| {
                 v.ros_subscriber(false)
             })?,

@@ -7,7 +7,6 @@ use std::time::Duration;
 use horus::inspect::{self, RawRosPublisher};
 
 use super::owned::Owned;
-use horus::msgs::MessageDescription;
 use horus::{RawRequest, RawServer, ServiceError};
 use horus_cdr::{decode_message, encode_message, DecodeError};
 use horus_ros_msgs::action_msgs::msg::{GoalInfo, GoalStatus as RosGoalStatus, GoalStatusArray};
@@ -98,26 +97,13 @@ fn service(
     req: horus::msgs::Ros2Type,
     resp: horus::msgs::Ros2Type,
 ) -> Result<RawServer, RosOpenError> {
-    Ok(RawServer::create(ns, name, &description(name, req, resp)?)?)
-}
-
-/// The description of service `name` of ROS 2 types `req` and `resp` (what its table
-/// carries for tools and bridges).
-pub(crate) fn description(
-    name: &str,
-    req: horus::msgs::Ros2Type,
-    resp: horus::msgs::Ros2Type,
-) -> Result<horus::description::ServiceDescription, ServiceError> {
-    let d = |t: horus::msgs::Ros2Type| {
-        MessageDescription::ros2(t).map_err(|e| ServiceError::Invalid {
+    let description = horus::description::ServiceDescription::ros2(req, resp).map_err(|e| {
+        ServiceError::Invalid {
             service: name.to_owned(),
             reason: e.to_string(),
-        })
-    };
-    Ok(horus::description::ServiceDescription {
-        request: d(req)?,
-        response: d(resp)?,
-    })
+        }
+    })?;
+    Ok(RawServer::create(ns, name, &description)?)
 }
 
 pub(crate) fn topic(

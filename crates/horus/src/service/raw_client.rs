@@ -19,6 +19,7 @@ use super::table::Table;
 use super::wire;
 use crate::description::{decode_service, ServiceDescription};
 use crate::schema_record;
+use horus_msgs::Ros2Type;
 
 /// Calls an existing service with requests given as bytes.
 pub struct RawClient {
@@ -137,6 +138,44 @@ impl RawClient {
             core: Arc::new(Mutex::new(ClientCore::join(&svc, copy_out, false)?)),
             description: carried,
             layout,
+        })
+    }
+
+    /// [`create`](Self::create) for a service of ROS 2 types, which must be exactly those
+    /// the service carries (name and RIHS01 hash; equal schemas say only that the layouts
+    /// agree): another type there is [`ServiceError::SchemaMismatch`].
+    pub fn create_ros(
+        namespace: &str,
+        name: &str,
+        request: &Ros2Type,
+        response: &Ros2Type,
+    ) -> Result<RawClient, ServiceError> {
+        let d = ServiceDescription::ros2(request.clone(), response.clone()).map_err(|e| {
+            ServiceError::Invalid {
+                service: name.to_owned(),
+                reason: e.to_string(),
+            }
+        })?;
+        let c = Self::create(namespace, name, &d)?;
+        let carried = c.description();
+        let same = |t: &Option<Ros2Type>, want: &Ros2Type| {
+            t.as_ref()
+                .is_some_and(|t| t.type_name == want.type_name && t.type_hash == want.type_hash)
+        };
+        if same(&carried.request.ros2, request) && same(&carried.response.ros2, response) {
+            return Ok(c);
+        }
+        let label = |t: Option<&Ros2Type>| {
+            t.map_or("none".to_owned(), |t| {
+                format!("{} ({})", t.type_name, t.type_hash)
+            })
+        };
+        Err(ServiceError::SchemaMismatch {
+            service: name.to_owned(),
+            expected_request: label(Some(request)),
+            expected_response: label(Some(response)),
+            found_request: label(carried.request.ros2.as_ref()),
+            found_response: label(carried.response.ros2.as_ref()),
         })
     }
 

@@ -504,8 +504,11 @@ impl AckWindow {
       );
       wake_every = min(wake_every, max(fit / 4, 1));
     }
-    // Relaxed: see TakenMarks::note.
-    self.taken.wake_every.store(wake_every, Ordering::Relaxed);
+    // Relaxed: see TakenMarks::note. Stored only when it changes: the DataReader reads it
+    // at every take, and this runs at every DATA.
+    if self.taken.wake_every.load(Ordering::Relaxed) != wake_every {
+      self.taken.wake_every.store(wake_every, Ordering::Relaxed);
+    }
     w.granted
   }
 

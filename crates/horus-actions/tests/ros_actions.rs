@@ -283,6 +283,58 @@ fn a_ros_action_in_another_process_carries_strings_and_sequences_with_feedback_r
     assert!(child.wait().unwrap().success());
 }
 
+/// A goal's server gone and another on its way (as when the ROS 2 bridge serves a ROS 2
+/// server's three action services each as it matches it, so `cancel_goal` and
+/// `get_result` can come a moment after `send_goal` answered): the goal handle's `cancel`
+/// and `result` wait within their timeout for a server and return its answer. Before,
+/// `cancel` said `NoServer` at once.
+#[test]
+fn a_goals_cancel_and_result_wait_within_their_timeout_for_a_server_not_there_yet() {
+    let ns = ns("late");
+    let (mut child, mut lines) = spawn_server(&ns);
+    assert_eq!(lines.next().as_deref(), Some("ready"));
+    let mut client = RosActionClient::<Fetch>::open_in("fetch", &ns).unwrap();
+    let g = client.send_goal(&goal("hold", &[]), T).unwrap();
+    let id = g.id();
+    // A rejected goal stops the server: nobody serves the action's services now.
+    assert!(matches!(
+        client.send_goal(&goal("reject", &[]), T),
+        Err(RosActionError::Action(ActionError::Rejected(_)))
+    ));
+    assert!(lines.next().unwrap().starts_with("malformed"), "server");
+    assert!(child.wait().unwrap().success());
+    // Still nobody at the deadline: NoServer, for both.
+    let short = Duration::from_millis(50);
+    for r in [g.cancel(short).map(|_| ()), g.result(short).map(|_| ())] {
+        assert!(
+            matches!(r, Err(RosActionError::Action(ActionError::NoServer(_)))),
+            "{r:?}"
+        );
+    }
+    // A new server starts while cancel waits; it does not know the goal and says so.
+    let ns2 = ns.clone();
+    let later = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        spawn_server(&ns2)
+    });
+    assert_eq!(
+        g.cancel(T).unwrap_err(),
+        RosActionError::Action(ActionError::UnknownGoal(id))
+    );
+    assert_eq!(
+        g.result(T).unwrap_err(),
+        RosActionError::Action(ActionError::UnknownGoal(id))
+    );
+    let (mut child, mut lines) = later.join().unwrap();
+    assert_eq!(lines.next().as_deref(), Some("ready"));
+    assert!(matches!(
+        client.send_goal(&goal("reject", &[]), T),
+        Err(RosActionError::Action(ActionError::Rejected(_)))
+    ));
+    assert!(lines.next().unwrap().starts_with("malformed"), "server");
+    assert!(child.wait().unwrap().success());
+}
+
 /// A server killed while its client lives: when the client goes, nothing of the action is
 /// left in shared memory (the raw topics reclaimed the dead server's places and unlinked,
 /// as typed topics do; before, `fetch/_action/feedback` and `status` stayed).

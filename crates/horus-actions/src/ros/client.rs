@@ -148,6 +148,35 @@ impl Shared {
             .map(<[u8]>::to_vec)
             .ok_or(ActionError::Malformed)
     }
+
+    /// [`Shared::call`] for a goal the server already accepted: a service nobody serves yet
+    /// is waited for within `timeout` (the ROS 2 bridge serves a ROS 2 server's three action
+    /// services each as it matches it, so `cancel_goal` or `get_result` can come a moment
+    /// after `send_goal` answered). Still unserved at the deadline: `NoServer`; a call that
+    /// reached a server and ran out of time: `Timeout(timeout)`.
+    fn call_accepted(
+        sh: &Mutex<Shared>,
+        which: fn(&mut Shared) -> &mut Svc,
+        req: &[u8],
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, ActionError> {
+        let mut no_server = None;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(no_server.unwrap_or(ActionError::Timeout(timeout)));
+            }
+            match Shared::call(sh, which, req, left) {
+                Err(ActionError::Timeout(_)) => return Err(ActionError::Timeout(timeout)),
+                Err(e @ ActionError::NoServer(_)) => {
+                    no_server = Some(e);
+                    std::thread::sleep(left.min(NO_SERVER_POLL));
+                }
+                r => return r,
+            }
+        }
+    }
 }
 
 impl Drop for Shared {
@@ -292,7 +321,9 @@ impl RawRosGoalHandle {
     }
 
     /// Asks the server to cancel the goal; waits at most `timeout` for its answer.
-    /// Returns `Canceling`, or the goal's final status if it had already finished.
+    /// Returns `Canceling`, or the goal's final status if it had already finished. A
+    /// `cancel_goal` service nobody serves yet is waited for within `timeout`, as in
+    /// [`RawRosGoalHandle::result`]; still unserved at the deadline, the answer is `NoServer`.
     pub fn cancel(&self, timeout: Duration) -> Result<GoalStatus, RosActionError> {
         let deadline = Instant::now() + timeout;
         let req = CancelGoal_Request {
@@ -304,7 +335,13 @@ impl RawRosGoalHandle {
             },
         };
         let req = encode_message(&req).map_err(RosActionError::Encode)?;
-        let w = Shared::call(self.goal.shared(), |s| &mut s.cancel, &req, timeout)?;
+        let w = Shared::call_accepted(
+            self.goal.shared(),
+            |s| &mut s.cancel,
+            &req,
+            deadline,
+            timeout,
+        )?;
         let r = decode_message::<CancelGoal_Response>(&w).map_err(RosActionError::Decode)?;
         match r.return_code {
             CancelGoal_Response::ERROR_NONE => {
@@ -333,21 +370,14 @@ impl RawRosGoalHandle {
     pub fn result(&self, timeout: Duration) -> Result<(GoalStatus, Vec<u8>), RosActionError> {
         let deadline = Instant::now() + timeout;
         let req = frames::id_only(self.id());
-        let mut no_server = None;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(no_server.unwrap_or(ActionError::Timeout(timeout)).into());
-            }
-            let w = match Shared::call(self.goal.shared(), |s| &mut s.get_result, &req, left) {
-                Err(ActionError::Timeout(_)) => return Err(ActionError::Timeout(timeout).into()),
-                Err(e @ ActionError::NoServer(_)) => {
-                    no_server = Some(e);
-                    std::thread::sleep(left.min(NO_SERVER_POLL));
-                    continue;
-                }
-                r => r?,
-            };
+            let w = Shared::call_accepted(
+                self.goal.shared(),
+                |s| &mut s.get_result,
+                &req,
+                deadline,
+                timeout,
+            )?;
             let code = frames::read_status(&w).map_err(RosActionError::Decode)?;
             match status_of(code) {
                 None if code == 0 => return Err(ActionError::UnknownGoal(self.id()).into()),

@@ -291,7 +291,8 @@ impl<A: RosAction> RosGoalHandle<A> {
     }
 
     /// Asks the server to cancel the goal; waits at most `timeout` for its answer.
-    /// Returns `Canceling`, or the goal's final status if it had already finished.
+    /// Returns `Canceling`, or the goal's final status if it had already finished. A
+    /// `cancel_goal` service nobody serves yet is waited for within `timeout`.
     pub fn cancel(&self, timeout: Duration) -> Result<GoalStatus, RosActionError> {
         self.raw.cancel(timeout)
     }

@@ -15,6 +15,9 @@ fn peer() {
     let Some((role, _args)) = enter_peer() else {
         return;
     };
+    if role == "opened_only" {
+        return opened_only();
+    }
     assert_eq!(role, "endpoints");
     // A publisher and a subscriber on "orphan", then wait to be killed.
     let t = Topic::<CmdVel>::builder("orphan")
@@ -25,6 +28,68 @@ fn peer() {
     let _p = t.publisher().unwrap();
     report("ready");
     common::command();
+}
+
+/// Peer role: opens topic "unjoined" without an endpoint; on "join" subscribes, on
+/// "recv" reports the stamp of the first message it receives.
+fn opened_only() {
+    let t = Topic::<CmdVel>::builder("unjoined")
+        .namespace(&peer_ns())
+        .open()
+        .unwrap();
+    report("opened");
+    common::await_command("join");
+    let mut s = t.subscriber_with(WaitMode::BusyPoll).unwrap();
+    report("subscribed");
+    common::await_command("recv");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let got = loop {
+        if let Some(m) = s.try_recv() {
+            break m.stamp_ns;
+        }
+        assert!(std::time::Instant::now() < deadline, "nothing received");
+        std::thread::yield_now();
+    };
+    report(format_args!("got {got}"));
+}
+
+/// A live process that opened a topic but has no endpoint on it yet is no member, so
+/// `clean` judges the segment unused and removes it. What that process meets afterwards:
+/// its first endpoint finds the segment closed, opens the topic's segment again (here the
+/// one another process created meanwhile) and joins it; nothing is lost from then on.
+#[test]
+fn an_opened_topic_whose_segment_clean_removed_rejoins_its_peers_on_first_endpoint() {
+    let ns = unique_ns("cleanopened");
+    let mut peer = Peer::spawn(&ns, "opened_only", &[]);
+    peer.expect("opened");
+    let report = clean_stale(&ns).unwrap();
+    assert_eq!(report.removed(), 1, "{report:?}");
+    assert!(!Path::new(&segment_path(&ns, "unjoined")).exists());
+
+    // Another process (this one) opens the topic afresh: a new segment.
+    let t = Topic::<CmdVel>::builder("unjoined")
+        .namespace(&ns)
+        .open()
+        .unwrap();
+    let mut p = t.publisher().unwrap();
+    peer.tell("join");
+    peer.expect("subscribed");
+    let report = clean_stale(&ns).unwrap();
+    assert_eq!(
+        report
+            .topics
+            .iter()
+            .map(|r| r.fate.clone())
+            .collect::<Vec<_>>(),
+        vec![SegmentFate::Live {
+            publishers: 1,
+            subscribers: 1
+        }]
+    );
+    p.send(CmdVel::new(7, 0.5, 0.0)).unwrap();
+    peer.tell("recv");
+    assert_eq!(peer.expect("got"), "7");
+    peer.finish();
 }
 
 #[test]

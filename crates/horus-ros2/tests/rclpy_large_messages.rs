@@ -18,6 +18,8 @@
 //! or network namespaces cannot be made (not root).
 
 mod common;
+#[path = "common/raw_rtps.rs"]
+mod raw_rtps;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -200,6 +202,72 @@ fn fragmented_stream_from_rclpy_sending_every_datagram_twice_is_not_stalled() {
     assert_eq!(route.counters.lost, 0, "{route:?}");
     assert_eq!(route.counters.refused, 0, "{route:?}");
     assert_eq!(route.counters.malformed, 0, "{route:?}");
+
+    rclpy.stop();
+    bridge.stop();
+    drop(sub);
+    view.unlink_if_unused();
+    drop(view);
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
+/// 1 MiB messages in the memory test's stream: the topic cache's old 64 of them (64 MiB)
+/// stand well clear of the bound below.
+const HELD_STREAM_BYTES: usize = 1 << 20;
+/// Messages in it: past the 64 the topic cache used to keep.
+const HELD_STREAM: u64 = 150;
+/// The most the bridge's resident memory may grow over the stream. Measured (29 Nov,
+/// 200 messages): +72 MiB before the fix, +10 MiB after (the route's depth of samples
+/// held, the allocator's arenas).
+const HELD_GROWTH_BOUND: u64 = 40 << 20;
+
+/// What broke: RustDDS's topic cache kept the last 64 samples of every topic the bridge
+/// reads (its default `max_keep_samples`) whether or not the route had read them, until
+/// newer ones pushed them out: after a stream of 1 MiB messages from ROS 2 the bridge held
+/// 64 MiB for that topic for as long as the route lived (4 GiB with samples of RustDDS's
+/// 64 MiB limit). Now the cache lets go of what every reader has read, down to the
+/// route's depth (vendor/rustdds/HORUS-PATCH.md item 22): the bridge's resident memory
+/// grows by about that. Every message arrives.
+#[test]
+fn a_stream_of_large_messages_from_rclpy_leaves_the_bridge_holding_about_its_depth() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("held");
+    let ty = common::ros2_type::<UInt8MultiArray>();
+    let view = open_or_create_ros_topic(
+        &w.namespace,
+        "demo/blob",
+        &ty,
+        &ros_qos(HELD_STREAM_BYTES + 64),
+    )
+    .unwrap();
+    let mut sub = view.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
+    let before = raw_rtps::rss(pid);
+    let (count, size) = (HELD_STREAM.to_string(), HELD_STREAM_BYTES.to_string());
+    let rclpy = w.rclpy_with_large_message_profile("stream", &["/demo/blob", &count, &size]);
+    let mut got = vec![false; HELD_STREAM as usize];
+    while got.iter().any(|g| !g) {
+        let Some(s) = sub.recv_timeout(PATIENCE) else {
+            let n = got.iter().filter(|g| **g).count();
+            panic!("horus got {n} of {HELD_STREAM} messages from rclpy, then nothing");
+        };
+        let m: UInt8MultiArray = decode_message(s.cdr()).expect("a UInt8MultiArray");
+        let index = u64::from_le_bytes(m.data[..8].try_into().unwrap());
+        got[index as usize] = true;
+    }
+    rclpy.next_line("streamed ");
+    let after = raw_rtps::rss(pid);
+    assert!(
+        after.saturating_sub(before) < HELD_GROWTH_BOUND,
+        "the bridge grew from {} to {} KiB over {HELD_STREAM} messages of {} KiB",
+        before >> 10,
+        after >> 10,
+        HELD_STREAM_BYTES >> 10
+    );
 
     rclpy.stop();
     bridge.stop();

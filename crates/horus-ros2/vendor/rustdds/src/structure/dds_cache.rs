@@ -20,6 +20,7 @@ use crate::{
     CreateError, CreateResult,
   },
   horus_ack_window::TakenMarks,
+  horus_read_pointer::{read_by_all, ReadPointer, ReadPointers},
   rtps::constant::{builtin_topic_names, MAX_WITHHELD_BYTES_PER_TOPIC},
   structure::{sequence_number::SequenceNumber, time::Timestamp},
   GUID,
@@ -165,6 +166,11 @@ pub(crate) struct TopicCache {
   // ack window (item 17): a sample of a writer with a window that its reader has not taken
   // is not evicted (see `remove_changes_before`).
   horus_windows: Vec<Weak<TakenMarks>>,
+
+  // HORUS PATCH (HORUS-PATCH.md item 22): the read pointers of this topic's user
+  // DataReaders: a sample every one of them has read is removed at garbage collection down
+  // to the KEEP_LAST depth (see `remove_changes_before`).
+  horus_read_pointers: ReadPointers,
 }
 
 impl TopicCache {
@@ -185,7 +191,8 @@ impl TopicCache {
       // HORUS PATCH (item 11): an SPDP announcement is the participant's state, not a
       // change in a stream: each one is to be read.
       repeats_replace,
-      horus_windows: Vec::new(), // HORUS PATCH (item 18)
+      horus_windows: Vec::new(),                    // HORUS PATCH (item 18)
+      horus_read_pointers: ReadPointers::default(), // HORUS PATCH (item 22)
     };
 
     new_self.update_keep_limits(topic_qos);
@@ -310,6 +317,13 @@ impl TopicCache {
       gave_up = true;
     }
     gave_up
+  }
+
+  /// HORUS PATCH (HORUS-PATCH.md item 22): a user DataReader of this topic reads it with
+  /// `pointer`: from now on, until the reader is dropped, a sample is removed early (below
+  /// `max_keep_samples`, down to the KEEP_LAST depth) only once it has read it too.
+  pub(crate) fn horus_register_read_pointer(&mut self, pointer: &Arc<ReadPointer>) {
+    self.horus_read_pointers.register(pointer);
   }
 
   /// HORUS PATCH (HORUS-PATCH.md item 18): a reader of this topic has an ack window, with
@@ -594,18 +608,25 @@ impl TopicCache {
     // the Reader gets a chance to take them.
     if !self.give_up_withheld_over_limit() {
       let oldest_withheld = self.oldest_withheld_change().map(|(ts, _, _)| ts);
+      // HORUS PATCH (HORUS-PATCH.md item 22): the oldest samples every registered user
+      // DataReader has read may go too, down to the KEEP_LAST depth (`may_remove_count`):
+      // upstream kept `max_keep_samples` (at least 64) of them, read or not, until newer
+      // ones pushed them out. None without a registered reader (discovery's topics).
+      let readers = self.horus_read_pointers.live();
 
       let oldest_timestamp_to_retain_opt: Option<Timestamp> = self
         .changes
-        .keys()
+        .iter()
         .enumerate()
-        .skip_while(|(i, ts)|
+        .skip_while(|(i, (ts, cc))|
           // Skip samples to be removed. Force "must" count, and then remove until
           // either limit timestamp or "may" count stops us
           oldest_withheld.is_none_or(|w| **ts < w)
           && (*i < must_remove_count
-          || (**ts < remove_before && *i < may_remove_count)))
-        .map(|(_, ts)| ts) // un-enumerate
+          || (**ts < remove_before && *i < may_remove_count)
+          || (*i < may_remove_count
+            && read_by_all(&readers, **ts, cc.writer_guid, cc.sequence_number))))
+        .map(|(_, (ts, _))| ts) // un-enumerate
         .next() // the next element would be the first to retain
         .copied();
 
@@ -640,6 +661,13 @@ impl TopicCache {
           self.changes.insert(ts, r);
         } else {
           self.remove_sn(&r);
+        }
+      }
+      // HORUS PATCH (item 22): a reliable reader's pointer forgets the writers this cache
+      // holds no sample of (it would otherwise remember every writer it ever read).
+      for p in &readers {
+        if p.writers() > self.sequence_numbers.len() {
+          p.retain_writers(|w| self.sequence_numbers.contains_key(w));
         }
       }
     }
@@ -725,6 +753,7 @@ mod tests {
   };
 
   use super::{DDSCache, TopicCache};
+  use crate::horus_read_pointer::ReadPointer;
   use crate::{
     dds::{
       ddsdata::DDSData,
@@ -833,6 +862,98 @@ mod tests {
       ),
     );
     topic_cache.mark_reliably_received_before(writer, SequenceNumber::new(1));
+  }
+
+  // HORUS PATCH (item 22): a KEEP_LAST 4 user topic's cache and `n` samples of 1 KiB from
+  // `writer`, sequence numbers 1..=n, received 1 ms apart.
+  fn keep_last_4_with(n: i64, writer: GUID) -> (TopicCache, Vec<Timestamp>) {
+    let mut tc = TopicCache::new(
+      "rt/cloud".to_string(),
+      TypeDesc::new("sensor_msgs::msg::dds_::PointCloud2_".to_string()),
+      &QosPolicyBuilder::new()
+        .history(History::KeepLast { depth: 4 })
+        .build(),
+    );
+    let t0 = Timestamp::now();
+    let mut at = Vec::new();
+    for sn in 1..=n {
+      let ts = t0 + crate::Duration::from_millis(sn);
+      tc.add_change(
+        &ts,
+        CacheChange::new(
+          writer,
+          SequenceNumber::new(sn),
+          WriteOptions::default(),
+          DDSData::new(SerializedPayload::new(
+            RepresentationIdentifier::CDR_LE,
+            vec![0; 1024],
+          )),
+        ),
+      );
+      at.push(ts);
+    }
+    (tc, at)
+  }
+
+  /// What broke: a topic cache kept the last 64 samples (`max_keep_samples`) of a topic
+  /// whether or not its readers had read them; with 1 MiB samples, 64 MiB per topic held
+  /// for as long as the topic lived (a bridge reading a 1 MiB stream from ROS 2 grew by
+  /// ~72 MiB). Now the samples every registered reader has read go down to the depth.
+  #[test]
+  fn samples_every_registered_reader_has_read_go_down_to_the_depth() {
+    let writer = user_writer();
+    let (mut tc, at) = keep_last_4_with(40, writer);
+    let (best_effort, reliable) = (ReadPointer::new(false), ReadPointer::new(true));
+    tc.horus_register_read_pointer(&best_effort);
+    tc.horus_register_read_pointer(&reliable);
+    // Nothing read: nothing goes below the 64 kept.
+    tc.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(tc.changes.len(), 40);
+    // One reader read up to 30, the other up to 20: the first 20 may go, but 4 at least
+    // stay (the depth); read ones beyond it go.
+    best_effort.note(at[29], writer, SequenceNumber::new(30));
+    reliable.note(at[19], writer, SequenceNumber::new(20));
+    tc.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(tc.changes.len(), 20, "21..=40 stay");
+    reliable.note(at[39], writer, SequenceNumber::new(40));
+    best_effort.note(at[39], writer, SequenceNumber::new(40));
+    tc.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(tc.changes.len(), 4, "the depth stays");
+    assert_eq!(
+      tc.changes
+        .values()
+        .map(|cc| cc.sequence_number)
+        .collect::<Vec<_>>(),
+      (37..=40).map(SequenceNumber::new).collect::<Vec<_>>()
+    );
+  }
+
+  /// A reader that registers later and has read nothing keeps everything it may read (up
+  /// to the 64); readers that are dropped no longer count; a reliable reader's pointer
+  /// forgets writers the cache no longer holds a sample of.
+  #[test]
+  fn an_unread_reader_keeps_the_samples_and_a_dropped_one_no_longer_counts() {
+    let writer = user_writer();
+    let (mut tc, at) = keep_last_4_with(10, writer);
+    let first = ReadPointer::new(true);
+    tc.horus_register_read_pointer(&first);
+    first.note(at[9], writer, SequenceNumber::new(10));
+    let late = ReadPointer::new(false);
+    tc.horus_register_read_pointer(&late);
+    tc.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(tc.changes.len(), 10, "the late reader has read none");
+    drop(late);
+    tc.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(tc.changes.len(), 4);
+    // Another writer the first reader read, whose samples are all gone: forgotten.
+    let gone = GUID::new(
+      GuidPrefix::new(&[8; 12]),
+      EntityId::new([0, 0, 2], EntityKind::WRITER_WITH_KEY_USER_DEFINED),
+    );
+    first.note(at[0], gone, SequenceNumber::new(1));
+    assert_eq!(first.writers(), 2);
+    tc.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(first.writers(), 1);
   }
 
   #[test]

@@ -120,6 +120,11 @@ pub struct SimpleDataReader<D: Keyed, DA: DeserializerAdapter<D> = CDRDeserializ
   // HORUS PATCH (HORUS-PATCH.md, item 17): with an ack window, where what left this
   // reader is noted for its RTPS reader (horus_ack_window.rs).
   pub(crate) horus_taken: Option<Arc<crate::horus_ack_window::TakenMarks>>,
+
+  // HORUS PATCH (HORUS-PATCH.md, item 22): what this reader has read of its topic cache,
+  // registered with the cache (user readers only), so that the cache lets go of samples
+  // every such reader has read.
+  horus_read_pointer: Option<Arc<crate::horus_read_pointer::ReadPointer>>,
 }
 
 impl<D, DA> Drop for SimpleDataReader<D, DA>
@@ -187,6 +192,16 @@ where
       });
     }
 
+    // HORUS PATCH (item 22): a user reader registers its read pointer with the cache.
+    let horus_read_pointer = my_id.entity_kind.is_user_defined().then(|| {
+      let p = crate::horus_read_pointer::ReadPointer::new(matches!(
+        qos_policy.reliability(),
+        Some(policy::Reliability::Reliable { .. })
+      ));
+      topic_cache.lock().unwrap().horus_register_read_pointer(&p);
+      p
+    });
+
     Ok(Self {
       my_subscriber: subscriber,
       qos_policy,
@@ -201,7 +216,8 @@ where
       reader_command,
       data_reader_waker,
       event_source,
-      horus_taken: None, // HORUS PATCH (item 17): set by its creator
+      horus_taken: None,  // HORUS PATCH (item 17): set by its creator
+      horus_read_pointer, // HORUS PATCH (item 22)
     })
   }
   pub(crate) fn set_waker(&self, w: Option<Waker>) {
@@ -399,6 +415,11 @@ where
         read_state_ref
           .last_read_sn
           .insert(writer_guid, sequence_number);
+        // HORUS PATCH (item 22): the cache may let go of it once every reader read it.
+        // Under the topic cache's lock, as the cache reads the pointer under it.
+        if let Some(p) = &self.horus_read_pointer {
+          p.note(timestamp, writer_guid, sequence_number);
+        }
         // HORUS PATCH (item 17): a sample that failed to decode has left the reader.
         if let (Err(_), Some(taken)) = (&result, &self.horus_taken) {
           taken.note(writer_guid, sequence_number);

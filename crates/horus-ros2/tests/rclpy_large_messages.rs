@@ -24,8 +24,8 @@ mod raw_rtps;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::{line_bytes, World, PATIENCE};
-use horus::inspect::{open_or_create_ros_topic, ros_qos};
+use common::{line_bytes, Proc, World, PATIENCE};
+use horus::inspect::{open_or_create_ros_topic, ros_qos, RawRosReader, TopicView};
 use horus_ros2::Direction;
 use horus_ros_msgs::horus_cdr::decode_message;
 use horus_ros_msgs::sensor_msgs::msg::PointCloud2;
@@ -139,6 +139,39 @@ fn burst_of_1mib_pointclouds_reaches_rclpy_with_the_large_message_profile() {
     assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
 }
 
+/// Topic `demo/blob` of `UInt8MultiArray` for messages of `bytes` data bytes, and a reliable
+/// horus subscriber of it.
+fn blob_topic(w: &World, bytes: usize) -> (TopicView, RawRosReader) {
+    let ty = common::ros2_type::<UInt8MultiArray>();
+    let view =
+        open_or_create_ros_topic(&w.namespace, "demo/blob", &ty, &ros_qos(bytes + 64)).unwrap();
+    let sub = view.ros_subscriber(true).unwrap();
+    (view, sub)
+}
+
+/// An rclpy node (with the large-message profile) publishing `count` messages of `bytes`
+/// data bytes on `/demo/blob` at 100 Hz, each with its index in its first 8 bytes.
+fn stream_from_rclpy(w: &World, count: u64, bytes: usize) -> Proc {
+    let (count, bytes) = (count.to_string(), bytes.to_string());
+    w.rclpy_with_large_message_profile("stream", &["/demo/blob", &count, &bytes])
+}
+
+/// Receives until every index of `0..count` arrived, each message of `bytes` data bytes.
+fn receive_stream(sub: &mut RawRosReader, count: u64, bytes: usize) {
+    let mut got = vec![false; count as usize];
+    while got.iter().any(|g| !g) {
+        let Some(s) = sub.recv_timeout(PATIENCE) else {
+            let n = got.iter().filter(|g| **g).count();
+            panic!("horus got {n} of {count} messages from rclpy, then nothing");
+        };
+        let m: UInt8MultiArray = decode_message(s.cdr()).expect("a UInt8MultiArray");
+        assert_eq!(m.data.len(), bytes);
+        let index = u64::from_le_bytes(m.data[..8].try_into().unwrap());
+        assert!(index < count, "index {index}");
+        got[index as usize] = true;
+    }
+}
+
 /// Messages in the stream from rclpy: well past RustDDS's 128 reassembly buffers per writer.
 const STREAM: u64 = 300;
 /// Data bytes of each: more than one UDP datagram (64 KiB), so Fast DDS sends DATA_FRAGs.
@@ -162,28 +195,10 @@ fn fragmented_stream_from_rclpy_sending_every_datagram_twice_is_not_stalled() {
         return;
     }
     let w = World::new("dup");
-    let ty = common::ros2_type::<UInt8MultiArray>();
-    let view =
-        open_or_create_ros_topic(&w.namespace, "demo/blob", &ty, &ros_qos(STREAM_BYTES + 64))
-            .unwrap();
-    let mut sub = view.ros_subscriber(true).unwrap();
+    let (view, mut sub) = blob_topic(&w, STREAM_BYTES);
     let bridge = w.bridge();
-    let count = STREAM.to_string();
-    let size = STREAM_BYTES.to_string();
-    let rclpy = w.rclpy_with_large_message_profile("stream", &["/demo/blob", &count, &size]);
-
-    let mut got = vec![false; STREAM as usize];
-    while got.iter().any(|g| !g) {
-        let Some(s) = sub.recv_timeout(PATIENCE) else {
-            let n = got.iter().filter(|g| **g).count();
-            panic!("horus got {n} of {STREAM} messages from rclpy, then nothing");
-        };
-        let m: UInt8MultiArray = decode_message(s.cdr()).expect("a UInt8MultiArray");
-        assert_eq!(m.data.len(), STREAM_BYTES);
-        let index = u64::from_le_bytes(m.data[..8].try_into().unwrap());
-        assert!(index < STREAM, "index {index}");
-        got[index as usize] = true;
-    }
+    let rclpy = stream_from_rclpy(&w, STREAM, STREAM_BYTES);
+    receive_stream(&mut sub, STREAM, STREAM_BYTES);
     rclpy.next_line("streamed ");
 
     // Nothing lost on the way, nothing refused or malformed.
@@ -235,30 +250,12 @@ fn a_stream_of_large_messages_from_rclpy_leaves_the_bridge_holding_about_its_dep
         return;
     }
     let w = World::new("held");
-    let ty = common::ros2_type::<UInt8MultiArray>();
-    let view = open_or_create_ros_topic(
-        &w.namespace,
-        "demo/blob",
-        &ty,
-        &ros_qos(HELD_STREAM_BYTES + 64),
-    )
-    .unwrap();
-    let mut sub = view.ros_subscriber(true).unwrap();
+    let (view, mut sub) = blob_topic(&w, HELD_STREAM_BYTES);
     let bridge = w.bridge();
     let pid = common::wait_status(&w.namespace, "the bridge's status", |_| true).pid;
     let before = raw_rtps::rss(pid);
-    let (count, size) = (HELD_STREAM.to_string(), HELD_STREAM_BYTES.to_string());
-    let rclpy = w.rclpy_with_large_message_profile("stream", &["/demo/blob", &count, &size]);
-    let mut got = vec![false; HELD_STREAM as usize];
-    while got.iter().any(|g| !g) {
-        let Some(s) = sub.recv_timeout(PATIENCE) else {
-            let n = got.iter().filter(|g| **g).count();
-            panic!("horus got {n} of {HELD_STREAM} messages from rclpy, then nothing");
-        };
-        let m: UInt8MultiArray = decode_message(s.cdr()).expect("a UInt8MultiArray");
-        let index = u64::from_le_bytes(m.data[..8].try_into().unwrap());
-        got[index as usize] = true;
-    }
+    let rclpy = stream_from_rclpy(&w, HELD_STREAM, HELD_STREAM_BYTES);
+    receive_stream(&mut sub, HELD_STREAM, HELD_STREAM_BYTES);
     rclpy.next_line("streamed ");
     let after = raw_rtps::rss(pid);
     assert!(

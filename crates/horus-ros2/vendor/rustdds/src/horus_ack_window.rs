@@ -143,6 +143,10 @@ pub struct TakenMarks {
   withheld: AtomicU64,
   /// HORUS PATCH (item 21): samples noted so far (a generation: what was taken changed).
   notes: AtomicU64,
+  /// HORUS PATCH (item 21): the writers noted since the RTPS reader last drained them, with
+  /// their taken marks (`drain_noted`), so that forgetting what was taken visits only
+  /// those, not every writer (locked inside `marks`, never the other way round).
+  noted: Mutex<BTreeMap<GUID, SequenceNumber>>,
 }
 
 impl std::fmt::Debug for TakenMarks {
@@ -229,6 +233,8 @@ impl TakenMarks {
         return; // no window: no room opened for anyone
       };
       mark.taken = max(mark.taken, sn);
+      let mut noted = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+      noted.insert(writer, mark.taken);
     }
     self.notes.fetch_add(1, Ordering::Release);
     // Only while a writer is held back; one wake at a time, each after a quarter window.
@@ -278,6 +284,14 @@ impl TakenMarks {
   fn forget(&self, writer: GUID) {
     let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
     marks.remove(&writer);
+    let mut noted = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+    noted.remove(&writer);
+  }
+
+  /// The writers noted since the last drain, each with its taken mark then (at most the
+  /// writers with a window: a forgotten writer's entry goes with it).
+  fn drain_noted(&self) -> BTreeMap<GUID, SequenceNumber> {
+    std::mem::take(&mut *self.noted.lock().unwrap_or_else(|p| p.into_inner()))
   }
 }
 
@@ -568,19 +582,22 @@ impl AckWindow {
   }
 
   /// Writers that stopped sending are refreshed by nothing: what was taken of them is
-  /// only forgotten here.
-  fn forget_taken(&mut self) {
+  /// only forgotten here. Visits only the writers noted since the last time (was: every
+  /// writer, a copy of all their marks each time, O(writers) at every DATA while bytes
+  /// bind: up to 16384 matched writers); returns how many it visited.
+  fn forget_taken(&mut self) -> usize {
     let notes = self.taken.notes.load(Ordering::Acquire);
     if notes == self.forgotten_at {
-      return; // nothing taken since the last time
+      return 0; // nothing taken since the last time
     }
     self.forgotten_at = notes;
-    let marks = self.taken.marks();
-    for (writer, w) in &mut self.writers {
-      if let Some(t) = marks.get(writer) {
+    let noted = self.taken.drain_noted();
+    for (writer, t) in &noted {
+      if let Some(w) = self.writers.get_mut(writer) {
         self.held_bytes = self.held_bytes.saturating_sub(w.drop_taken(*t));
       }
     }
+    noted.len()
   }
 
   /// Whether the overdraft is free: never used, or its sample taken (or its writer gone).
@@ -874,6 +891,42 @@ mod tests {
     // One more of a's 100-byte samples fits: granted up to 2 (its window reaches 5).
     assert_eq!(win.refresh(a, sn(2), view(&[1], &[])), sn(2));
     assert!(win.admit(a, sn(2), 100, sn(2)));
+  }
+
+  /// HORUS PATCH (item 21): forgetting what was taken (run at a DATA's refresh while bytes
+  /// bind) visits only the writers taken from since the last time, not every writer. Was:
+  /// a copy of every writer's mark and a walk over all of them each time (here 1000).
+  #[test]
+  fn forgetting_what_was_taken_visits_only_the_writers_taken_from_since() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(4, Arc::clone(&marks), MAX_HELD_PER_READER, 1000);
+    let writers: Vec<GUID> = (0..1000u32)
+      .map(|n| {
+        let b = n.to_le_bytes();
+        GUID::new_with_prefix_and_id(
+          GuidPrefix::new(&[b[0], b[1], 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]),
+          EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+        )
+      })
+      .collect();
+    for w in &writers {
+      win.refresh(*w, sn(1), view(&[], &[]));
+    }
+    assert!(win.admit(writers[7], sn(1), 600, sn(1)));
+    assert!(win.admit(writers[9], sn(1), 400, sn(1)));
+    assert!(!win.room_for(1), "the budget is held");
+    assert_eq!(win.forget_taken(), 0, "nothing taken");
+    marks.note(writers[7], sn(1));
+    marks.note(writers[7], sn(1));
+    assert_eq!(win.forget_taken(), 1, "one writer taken from");
+    assert!(win.room_for(600), "its bytes are free");
+    assert!(!win.room_for(601));
+    assert_eq!(win.forget_taken(), 0);
+    // A writer forgotten after a take is not visited (its bytes went with it).
+    marks.note(writers[9], sn(1));
+    win.forget(writers[9]);
+    assert_eq!(win.forget_taken(), 0);
+    assert!(win.room_for(1000));
   }
 
   /// HORUS PATCH (item 21), found in review: the sample a writer waited for was declared

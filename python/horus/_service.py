@@ -110,7 +110,10 @@ class Client(Closable, Generic[Q, R]):
     runs, ``ServerDiedError``, ``BusyError``, ``CallTimeoutError``,
     ``UnansweredError``, ``ReplyFailedError``) and are counted in
     ``stats()``. Waiting releases the GIL; Ctrl-C raises
-    ``KeyboardInterrupt`` within 50 ms and withdraws the call."""
+    ``KeyboardInterrupt`` within 50 ms and withdraws the call.
+    ``close()`` withdraws every call in flight: waiting on one (in another
+    thread too, woken within 50 ms) or taking its result raises
+    ``ClosedError``."""
 
     def __init__(self, service: Service[Q, R], native: _horus.Client) -> None:
         self._service = service

@@ -6,7 +6,7 @@
 //! to let Python handle signals: Ctrl-C raises `KeyboardInterrupt` promptly
 //! (a call interrupted that way is withdrawn, counted as `cancelled`).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
@@ -18,6 +18,7 @@ use crate::dyn_service::{
 };
 use crate::endpoint::{closed_error, lock, Endpoint};
 use crate::errors::{self, CallTimeoutError, RecvTimeoutError};
+use crate::service_in_flight::{InFlight, Slot};
 
 /// Longest stretch a blocking wait runs without the GIL before it checks
 /// for signals (Ctrl-C).
@@ -156,6 +157,7 @@ impl Service {
         Ok(Client {
             service: self.name.clone(),
             inner: Endpoint::new(client.map_err(errors::service_error)?, "service client"),
+            calls: Arc::default(),
         })
     }
 
@@ -192,6 +194,8 @@ impl Service {
 pub(crate) struct Client {
     service: String,
     inner: Endpoint<Box<dyn DynClient>>,
+    /// The `PendingCall`s made by `call_async`, withdrawn by `close()`.
+    calls: Arc<InFlight>,
 }
 
 impl Client {
@@ -222,16 +226,22 @@ impl Client {
         timeout: f64,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let mut pending = self.start(py, request, timeout)?;
-        wait(py, &self.service, &mut *pending, None)
+        wait(py, &self.service, &mut *pending, None, &self.calls)
     }
 
     /// Sends `request` and returns at once; the call times out after
     /// `timeout` seconds whether or not anyone waits.
     #[pyo3(signature = (request, timeout=1.0))]
     fn call_async(&self, py: Python<'_>, request: &[u8], timeout: f64) -> PyResult<PendingCall> {
+        let inner: Slot = Arc::new(Mutex::new(Some(self.start(py, request, timeout)?)));
+        if !self.calls.register(&inner) {
+            // Closed by another thread since the call started: withdrawn.
+            return Err(withdrawn());
+        }
         Ok(PendingCall {
             service: self.service.clone(),
-            inner: Mutex::new(Some(self.start(py, request, timeout)?)),
+            inner,
+            calls: Arc::clone(&self.calls),
         })
     }
 
@@ -258,10 +268,12 @@ impl Client {
     }
 
     /// Leaves the service now: this client's place is released (calls in
-    /// flight are withdrawn) and any use after raises ClosedError.
-    /// Idempotent.
+    /// flight are withdrawn: waiting on one, or taking its result, raises
+    /// ClosedError; a thread waiting on one is woken within 50 ms) and any
+    /// use after raises ClosedError. Idempotent.
     fn close(&self) {
         self.inner.close();
+        self.calls.close();
     }
 
     /// Whether `close()` was called.
@@ -271,19 +283,29 @@ impl Client {
     }
 }
 
+/// The error of a call its client's `close()` withdrew.
+fn withdrawn() -> PyErr {
+    errors::ClosedError::new_err("this service client is closed: the call was withdrawn")
+}
+
 /// Polls `pending` without the GIL until it settles, `deadline` passes
-/// (`CallTimeoutError`) or a signal handler raises.
+/// (`CallTimeoutError`), its client is closed (`ClosedError`; the caller
+/// drops the call) or a signal handler raises.
 fn wait<'py>(
     py: Python<'py>,
     service: &str,
     pending: &mut dyn DynPending,
     deadline: Option<Instant>,
+    calls: &InFlight,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut polls = 0u32;
     let mut nap = Duration::from_micros(10);
     loop {
         let slice_end = Instant::now() + SIGNAL_SLICE;
         let r = py.detach(|| loop {
+            if calls.is_closed() {
+                return None;
+            }
             if let Some(r) = pending.try_result() {
                 return Some(r);
             }
@@ -304,6 +326,9 @@ fn wait<'py>(
             Some(Err(e)) => return Err(errors::call_error(py, service, e)),
             None => {}
         }
+        if calls.is_closed() {
+            return Err(withdrawn());
+        }
         py.check_signals()?;
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(CallTimeoutError::new_err(format!(
@@ -318,7 +343,24 @@ fn wait<'py>(
 #[pyclass(module = "horus._horus", frozen)]
 pub(crate) struct PendingCall {
     service: String,
-    inner: Mutex<Option<Box<dyn DynPending>>>,
+    inner: Slot,
+    /// Its client's calls: `close()` of the client withdraws this one.
+    calls: Arc<InFlight>,
+}
+
+impl PendingCall {
+    /// `ClosedError` (dropping the call) once its client was closed;
+    /// `taken` once the result was taken.
+    fn check(&self, g: &mut Option<Box<dyn DynPending>>) -> PyResult<()> {
+        if self.calls.is_closed() {
+            *g = None;
+            return Err(withdrawn());
+        }
+        if g.is_none() {
+            return Err(taken(&self.service));
+        }
+        Ok(())
+    }
 }
 
 #[pymethods]
@@ -328,6 +370,7 @@ impl PendingCall {
     /// once: afterwards this raises ServiceError.
     fn try_result<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let mut g = lock(&self.inner, "pending call")?;
+        self.check(&mut g)?;
         let Some(p) = g.as_mut() else {
             return Err(taken(&self.service));
         };
@@ -353,16 +396,19 @@ impl PendingCall {
             None => None,
         };
         let mut g = lock(&self.inner, "pending call")?;
+        self.check(&mut g)?;
         let Some(mut p) = g.take() else {
             return Err(taken(&self.service));
         };
-        wait(py, &self.service, &mut *p, deadline)
+        wait(py, &self.service, &mut *p, deadline, &self.calls)
     }
 
-    /// Whether the result was taken (or the call withdrawn).
+    /// Whether the result was taken (or the call withdrawn, by `cancel()`
+    /// or by `close()` of its client).
     #[getter]
     fn done(&self) -> PyResult<bool> {
-        Ok(lock(&self.inner, "pending call")?.is_none())
+        let g = lock(&self.inner, "pending call")?;
+        Ok(g.is_none() || self.calls.is_closed())
     }
 
     /// Withdraws the call if its result was not taken (counted as

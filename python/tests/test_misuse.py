@@ -1,0 +1,68 @@
+"""The Python API used carelessly: endpoints closed under a thread that
+waits on them, calls outliving their client, copies of messages, closed
+endpoints used. Each test is a bug found by probing the API this way: a
+misuse must end in a clear exception, never a hang, a crash, shared memory
+kept, or data written where it should not be."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import List
+
+import pytest
+
+import horus
+
+
+def test_client_close_withdraws_its_calls_in_flight() -> None:
+    # Found by calling close() with a PendingCall still referenced: the
+    # call stayed in flight (a server still took it, the reply arrived) and
+    # the client's place stayed held until the PendingCall was collected.
+    with horus.Service(horus.CmdVel, horus.Vector3, "misuse/withdraw") as service:
+        client, server = service.client(), service.server()
+        pending = client.call_async(horus.CmdVel(linear=3.0), timeout=30)
+        client.close()
+        assert pending.done
+        assert server.try_recv() is None  # withdrawn before any server took it
+        with pytest.raises(horus.ClosedError, match="withdrawn"):
+            pending.wait(timeout=5)
+        with pytest.raises(horus.ClosedError, match="withdrawn"):
+            pending.try_result()
+        pending.cancel()  # nothing left to withdraw
+        assert service.stats()["clients"] == []  # its place is free now
+        server.close()
+
+
+@pytest.mark.parametrize("how", ["call", "wait"])
+def test_client_close_wakes_a_call_waiting_in_another_thread(how: str) -> None:
+    # Found with a thread blocked in client.call(timeout=20) while another
+    # closed the client: the call went on waiting its full 20 s.
+    with horus.Service(horus.CmdVel, horus.Vector3, "misuse/wake") as service:
+        server = service.server()  # calls wait for an answer, not NoServerError
+        client = service.client()
+        pending = client.call_async(horus.CmdVel(), timeout=60) if how == "wait" else None
+        raised: List[BaseException] = []
+        started = threading.Event()
+
+        def waiter() -> None:
+            started.set()
+            try:
+                if pending is None:
+                    client.call(horus.CmdVel(), timeout=60)
+                else:
+                    pending.wait()
+            except BaseException as e:
+                raised.append(e)
+
+        t = threading.Thread(target=waiter, daemon=True)
+        t.start()
+        started.wait()
+        while client.in_flight == 0:
+            time.sleep(0.001)
+        client.close()
+        t.join(timeout=30)
+        assert not t.is_alive(), "the waiting call did not see close()"
+        assert len(raised) == 1 and isinstance(raised[0], horus.ClosedError), raised
+        server.close()
+

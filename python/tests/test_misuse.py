@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import List
+from typing import Any, Callable, List
 
 import pytest
 
@@ -65,4 +65,62 @@ def test_client_close_wakes_a_call_waiting_in_another_thread(how: str) -> None:
         assert not t.is_alive(), "the waiting call did not see close()"
         assert len(raised) == 1 and isinstance(raised[0], horus.ClosedError), raised
         server.close()
+
+
+def wait_in_thread(wait: Callable[[], object], close: Callable[[], None]) -> BaseException:
+    """Runs `wait` in a thread, calls `close` once it waits, and returns what
+    `wait` raised (it must return within 30 s)."""
+    raised: List[BaseException] = []
+    started = threading.Event()
+
+    def waiter() -> None:
+        started.set()
+        try:
+            wait()
+        except BaseException as e:
+            raised.append(e)
+
+    t = threading.Thread(target=waiter, daemon=True)
+    t.start()
+    started.wait()
+    time.sleep(0.2)  # let it block (a close before the wait is ClosedError too)
+    close()
+    t.join(timeout=30)
+    assert not t.is_alive(), "the wait did not see close()"
+    assert len(raised) == 1, raised
+    return raised[0]
+
+
+def accepted_goal(
+    server: "horus.ActionServer[Any, Any, Any]", client: "horus.ActionClient[Any, Any, Any]"
+) -> "horus.GoalHandle[Any, Any]":
+    accept = threading.Thread(target=lambda: server.accept(server.next_goal(timeout=10)))
+    accept.start()
+    handle = client.send_goal(horus.CmdVel(), timeout=10)
+    accept.join()
+    return handle
+
+
+@pytest.mark.parametrize("closing", ["handle", "client"])
+def test_closing_a_goal_handle_wakes_its_result_wait(closing: str) -> None:
+    # Found with a thread in handle.result(timeout=20) while another closed
+    # the handle (or its client): the wait went on for the full 20 s.
+    server = horus.ActionServer(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/act")
+    client = horus.ActionClient(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/act")
+    handle = accepted_goal(server, client)
+    e = wait_in_thread(
+        lambda: handle.result(timeout=60), handle.close if closing == "handle" else client.close
+    )
+    assert isinstance(e, horus.ClosedError), e
+    client.close()
+    server.close()
+
+
+def test_closing_an_action_server_wakes_its_next_goal_wait() -> None:
+    # Found with a thread in server.next_goal(timeout=20) while another
+    # closed the server: the wait went on for the full 20 s, keeping the
+    # server's places.
+    server = horus.ActionServer(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/next")
+    e = wait_in_thread(lambda: server.next_goal(timeout=60), server.close)
+    assert isinstance(e, horus.ClosedError), e
 

@@ -129,6 +129,13 @@ impl<T> Endpoint<T> {
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
+
+    /// The flag `close()` sets, for a wait that runs without the GIL while
+    /// it holds the state (it must return, letting go of the state, once
+    /// the flag is set).
+    pub(crate) fn closed_flag(&self) -> &AtomicBool {
+        &self.closed
+    }
 }
 
 impl<T> Deref for Open<'_, T> {

@@ -18,6 +18,7 @@
 //! timeout bounds how long a Ctrl-C waits. A server's `next_goal(timeout)` polls in
 //! 1-ms naps without the GIL, checking signals every [`SIGNAL_SLICE`].
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use horus_actions::{ActionError as RustActionError, GoalId, GoalStatus, RawPayload};
@@ -25,6 +26,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::action_errors::{action_error, server_gone};
+use crate::endpoint::closed_error;
 
 /// Longest single result call of a handle's `result` (signals are checked between
 /// calls).
@@ -84,12 +86,14 @@ pub(crate) trait NewGoalBytes {
 }
 
 /// Waits at most `timeout` seconds for a goal's result, in calls of at most
-/// [`RESULT_SLICE`] (`call(slice)`) without the GIL, checking signals between them.
+/// [`RESULT_SLICE`] (`call(slice)`) without the GIL, checking signals and whether the
+/// handle was `closed()` (`ClosedError`) between them.
 pub(crate) fn wait_result<T: Send, E: ClientError + Send>(
     py: Python<'_>,
     action: &str,
     timeout: f64,
     call: impl Fn(Duration) -> Result<(GoalStatus, T), E> + Sync,
+    closed: impl Fn() -> bool,
 ) -> PyResult<(GoalStatus, T)> {
     let total = seconds("timeout", timeout)?;
     let deadline = Instant::now() + total;
@@ -112,17 +116,22 @@ pub(crate) fn wait_result<T: Send, E: ClientError + Send>(
             _ => return Err(e.into_py(action)),
         }
         first = false;
+        if closed() {
+            return Err(closed_error("goal handle"));
+        }
         py.check_signals()?;
     }
 }
 
 /// Waits at most `timeout` seconds for `next(server)` to give a goal, polling in 1-ms
-/// naps without the GIL and checking signals every [`SIGNAL_SLICE`].
+/// naps without the GIL and checking signals every [`SIGNAL_SLICE`]; `ClosedError`
+/// as soon as `closed` is set (by `close()` from another thread).
 pub(crate) fn wait_next_goal<S: Send, G: Send>(
     py: Python<'_>,
     server: &mut S,
     timeout: f64,
     next: impl Fn(&mut S) -> Option<G> + Sync,
+    closed: &AtomicBool,
 ) -> PyResult<Option<G>> {
     let deadline = Instant::now() + seconds("timeout", timeout)?;
     loop {
@@ -131,13 +140,17 @@ pub(crate) fn wait_next_goal<S: Send, G: Send>(
             if let Some(g) = next(server) {
                 return Some(g);
             }
-            if Instant::now() >= slice_end {
+            // Acquire: pairs with `close()`'s Release store.
+            if Instant::now() >= slice_end || closed.load(Ordering::Acquire) {
                 return None;
             }
             std::thread::sleep(Duration::from_millis(1));
         });
         if g.is_some() {
             return Ok(g);
+        }
+        if closed.load(Ordering::Acquire) {
+            return Err(closed_error("action server"));
         }
         if Instant::now() >= deadline {
             return Ok(None);
@@ -338,9 +351,13 @@ macro_rules! action_classes {
             ) -> ::pyo3::PyResult<(&'static str, ::pyo3::Bound<'py, ::pyo3::types::PyBytes>)> {
                 use $crate::py_action_core::WireBytes;
                 let raw = self.raw()?;
-                let (s, r) = $crate::py_action_core::wait_result(py, &self.action, timeout, |t| {
-                    raw.result(t)
-                })?;
+                let (s, r) = $crate::py_action_core::wait_result(
+                    py,
+                    &self.action,
+                    timeout,
+                    |t| raw.result(t),
+                    || self.closed(),
+                )?;
                 Ok((
                     $crate::action_errors::status_name(s),
                     ::pyo3::types::PyBytes::new(py, r.wire_bytes()),
@@ -418,7 +435,13 @@ macro_rules! action_classes {
                 use $crate::py_action_core::NewGoalBytes;
                 let mut s = self.server()?;
                 let s: &mut $RawServer = &mut s;
-                let g = $crate::py_action_core::wait_next_goal(py, s, timeout, |s| s.next_goal())?;
+                let g = $crate::py_action_core::wait_next_goal(
+                    py,
+                    s,
+                    timeout,
+                    |s| s.next_goal(),
+                    self.inner.closed_flag(),
+                )?;
                 Ok(g.map(|g| $NewGoal {
                     id: g.goal_id().0,
                     goal: g.goal_bytes(),

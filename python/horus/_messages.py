@@ -177,6 +177,15 @@ class Message:
         tail = None if self._tail is None else self._tail.copy()
         return type(self)._view(self._a.copy(), tail)
 
+    # ``copy.copy`` must not give a second message over the same array: the
+    # two would write each other's fields (and a copy of a loaned message
+    # would view the loan's shared memory).
+    def __copy__(self: M) -> M:
+        return self.copy()
+
+    def __deepcopy__(self: M, memo: Dict[int, Any]) -> M:
+        return self.copy()
+
     def fields(self) -> Dict[str, Any]:
         """Every field by name (arrays as views)."""
         return {n: getattr(self, n) for n in self._FIELD_NAMES}

@@ -6,10 +6,12 @@ kept, or data written where it should not be."""
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from typing import Any, Callable, List
 
+import numpy as np
 import pytest
 
 import horus
@@ -123,4 +125,30 @@ def test_closing_an_action_server_wakes_its_next_goal_wait() -> None:
     server = horus.ActionServer(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/next")
     e = wait_in_thread(lambda: server.next_goal(timeout=60), server.close)
     assert isinstance(e, horus.ClosedError), e
+
+
+def test_copy_of_a_message_is_a_message_of_its_own() -> None:
+    # Found by copy.copy(msg) then writing the copy: the original changed
+    # too (both wrapped the same array).
+    m = horus.CmdVel(linear=1.0)
+    c = copy.copy(m)
+    c.linear = 5.0
+    assert m.linear == 1.0 and c.linear == 5.0
+    cloud = horus.PointCloud.from_points(np.zeros((2, 3), np.float32))
+    c2 = copy.copy(cloud)
+    c2.points[:] = 1.0
+    assert np.all(cloud.points == 0.0) and np.all(c2.points == 1.0)
+    assert copy.deepcopy(cloud) == cloud
+
+
+def test_copy_of_a_loaned_message_does_not_hold_the_loan() -> None:
+    topic = horus.Topic(horus.CmdVel, "misuse/loan-copy")
+    pub, sub = topic.publisher(), topic.subscriber()
+    loan = pub.loan(horus.CmdVel(linear=1.0))
+    kept = copy.copy(loan.msg)
+    assert loan.send() == 1  # `kept` is no view of the loan's memory
+    kept.linear = 9.0
+    assert sub.recv(timeout=5).linear == 1.0
+    for e in (pub, sub, topic):
+        e.close()
 

@@ -171,6 +171,20 @@ pub(crate) struct TopicCache {
   // DataReaders: a sample every one of them has read is removed at garbage collection down
   // to the KEEP_LAST depth (see `remove_changes_before`).
   horus_read_pointers: ReadPointers,
+
+  // HORUS PATCH (HORUS-PATCH.md item 22, found in review): the (writer, sequence number)
+  // of changes removed while readers were registered, with their receive time (key),
+  // while upstream would still hold them (changes + these <= max_keep_samples): a repeat
+  // of one (a retransmit, a writer's history sent to another reader of the topic) goes
+  // back under its first key, where upstream held it: the readers that read it do not
+  // read it again (a best-effort reader reads by key), a reader made since reads it.
+  horus_released: BTreeMap<(GUID, SequenceNumber), Timestamp>,
+  horus_released_at: BTreeMap<Timestamp, (GUID, SequenceNumber)>,
+
+  // HORUS PATCH (HORUS-PATCH.md item 23): user writers gone whose samples are still here:
+  // their marker stays past those samples, so reliable readers read them, until the last
+  // one goes.
+  horus_departed: BTreeSet<GUID>,
 }
 
 impl TopicCache {
@@ -193,6 +207,9 @@ impl TopicCache {
       repeats_replace,
       horus_windows: Vec::new(),                    // HORUS PATCH (item 18)
       horus_read_pointers: ReadPointers::default(), // HORUS PATCH (item 22)
+      horus_released: BTreeMap::new(),              // HORUS PATCH (item 22)
+      horus_released_at: BTreeMap::new(),           // HORUS PATCH (item 22)
+      horus_departed: BTreeSet::new(),              // HORUS PATCH (item 23)
     };
 
     new_self.update_keep_limits(topic_qos);
@@ -238,6 +255,7 @@ impl TopicCache {
   // forward and false if not. The marker never moves backwards: the cache may
   // have given up on a missing sample that the Reader is still waiting for.
   pub fn mark_reliably_received_before(&mut self, writer: GUID, sn: SequenceNumber) -> bool {
+    self.horus_departed.remove(&writer); // HORUS PATCH (item 23): it is back
     let prev_sn = self.reliable_before(writer);
     // The entry must exist even at the initial value: withheld samples are
     // protected only for Writers that have one.
@@ -265,8 +283,31 @@ impl TopicCache {
   }
 
   // The Writer is gone, so samples it never completed are no longer awaited.
+  // HORUS PATCH (HORUS-PATCH.md item 23): what is here of a user writer stays readable
+  // (nothing missing below it will come now): the marker moves past its last sample here
+  // and goes with that sample. Was: the marker removed, so `reliable_before` fell back to
+  // the first sequence number and a reliable reader read none of what it had not read
+  // yet: a burst from a writer that then left, sitting unread while the application did
+  // not take, was lost, counted by nothing. Discovery's built-in writers as upstream.
   pub fn forget_reliable_writer(&mut self, writer: GUID) {
-    self.received_reliably_before.remove(&writer);
+    if !writer.entity_id.entity_kind.is_user_defined() {
+      self.received_reliably_before.remove(&writer);
+      return;
+    }
+    match self
+      .sequence_numbers
+      .get(&writer)
+      .and_then(|sns| sns.keys().next_back())
+    {
+      Some(last) => {
+        self.received_reliably_before.insert(writer, last.plus_1());
+        self.horus_departed.insert(writer);
+      }
+      None => {
+        self.received_reliably_before.remove(&writer);
+        self.horus_departed.remove(&writer);
+      }
+    }
   }
 
   // The oldest change that a Reliable DataReader cannot yet take, because an
@@ -433,7 +474,25 @@ impl TopicCache {
         self.remove_sn(&old);
       }
     }
-    if let Some(old_instant) = self.find_by_sn(&cache_change) {
+    let released = self
+      .horus_released
+      .get(&(cache_change.writer_guid, cache_change.sequence_number))
+      .copied()
+      .filter(|key| !self.changes.contains_key(key));
+    if let Some(key) = released {
+      // HORUS PATCH (item 22, found in review): released while readers were registered:
+      // back under its first key, behind what they have read.
+      self.horus_released_at.remove(&key);
+      self
+        .horus_released
+        .remove(&(cache_change.writer_guid, cache_change.sequence_number));
+      let mut cache_change = cache_change;
+      if key <= self.changes_reallocated_up_to {
+        cache_change.reallocate();
+      }
+      self.insert_sn(key, &cache_change);
+      self.changes.insert(key, cache_change)
+    } else if let Some(old_instant) = self.find_by_sn(&cache_change) {
       // Got duplicate DATA for a SN that we already have. It should be discarded.
       trace!(
         "add_change: discarding duplicate {:?} from {:?}. old timestamp = {:?}, new = {:?}",
@@ -566,6 +625,9 @@ impl TopicCache {
     });
     if emptied {
       self.sequence_numbers.remove(&cc.writer_guid);
+      if self.horus_departed.remove(&cc.writer_guid) {
+        self.received_reliably_before.remove(&cc.writer_guid);
+      }
     }
   }
 
@@ -660,7 +722,20 @@ impl TopicCache {
         if protected.contains(&ts) {
           self.changes.insert(ts, r);
         } else {
+          if !readers.is_empty() {
+            // HORUS PATCH (item 22, found in review): remembered while upstream would
+            // still hold it.
+            let id = (r.writer_guid, r.sequence_number);
+            self.horus_released.insert(id, ts);
+            self.horus_released_at.insert(ts, id);
+          }
           self.remove_sn(&r);
+        }
+      }
+      let room = (self.max_keep_samples.max(0) as usize).saturating_sub(self.changes.len());
+      while self.horus_released_at.len() > room {
+        if let Some((_, id)) = self.horus_released_at.pop_first() {
+          self.horus_released.remove(&id);
         }
       }
       // HORUS PATCH (item 22): a reliable reader's pointer forgets the writers this cache
@@ -840,6 +915,13 @@ mod tests {
     )
   }
 
+  fn other_user_writer() -> GUID {
+    GUID::new(
+      GuidPrefix::new(&[6; 12]),
+      EntityId::new([0, 0, 2], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+    )
+  }
+
   fn user_writer() -> GUID {
     GUID::new(
       GuidPrefix::new(&[7; 12]),
@@ -954,6 +1036,122 @@ mod tests {
     assert_eq!(first.writers(), 2);
     tc.remove_changes_before(Timestamp::ZERO);
     assert_eq!(first.writers(), 1);
+  }
+
+  /// HORUS PATCH (item 22), found in review: a sample every reader has read, removed
+  /// below upstream's 64, that arrives again (a retransmit or a writer's history sent to another RTPS reader of the
+  /// topic in this participant, e.g. the reader swapped in by horus-ros2) is no longer
+  /// dropped as a duplicate: it is added anew, under a new receive time, and a best-effort
+  /// DataReader that had read it reads it a second time. Upstream keeps it (64 kept) and
+  /// drops the repeat.
+  #[test]
+  fn a_read_sample_that_arrives_again_is_not_read_again_by_a_best_effort_reader() {
+    let writer = user_writer();
+    let (mut tc, _) = keep_last_4_with(10, writer);
+    let best_effort = ReadPointer::new(false);
+    tc.horus_register_read_pointer(&best_effort);
+    // The best-effort DataReader reads all 10, as try_take_one_with does.
+    let mut latest = Timestamp::ZERO;
+    let read: Vec<(Timestamp, GUID, SequenceNumber)> = tc
+      .get_changes_in_range_best_effort(latest, Timestamp::now() + crate::Duration::from_secs(1))
+      .map(|(ts, cc)| (ts, cc.writer_guid, cc.sequence_number))
+      .collect();
+    assert_eq!(read.len(), 10);
+    for (ts, w, sn) in read {
+      best_effort.note(ts, w, sn);
+      latest = latest.max(ts);
+    }
+    tc.remove_changes_before(Timestamp::ZERO);
+    // Sample 3 arrives again.
+    tc.add_change(
+      &(Timestamp::now() + crate::Duration::from_secs(1)),
+      CacheChange::new(
+        writer,
+        SequenceNumber::new(3),
+        WriteOptions::default(),
+        DDSData::new(SerializedPayload::new(
+          RepresentationIdentifier::CDR_LE,
+          vec![0; 1024],
+        )),
+      ),
+    );
+    let again: Vec<SequenceNumber> = tc
+      .get_changes_in_range_best_effort(latest, Timestamp::now() + crate::Duration::from_secs(2))
+      .map(|(_, cc)| cc.sequence_number)
+      .collect();
+    assert_eq!(again, Vec::<SequenceNumber>::new(), "read a second time");
+    // A reader made after it was released still reads it.
+    let late: Vec<SequenceNumber> = tc
+      .get_changes_in_range_best_effort(
+        Timestamp::ZERO,
+        Timestamp::now() + crate::Duration::from_secs(2),
+      )
+      .map(|(_, cc)| cc.sequence_number)
+      .collect();
+    assert_eq!(late, [3, 7, 8, 9, 10].map(SequenceNumber::new));
+  }
+
+  /// HORUS PATCH (item 23), found in review (upstream's): a reliable DataReader could not
+  /// read what it had not read yet of a writer once that writer was unmatched
+  /// (`forget_reliable_writer` dropped its marker, and `reliable_before` fell back to 1):
+  /// 0 of 3 read. The marker goes once the writer's last sample does.
+  #[test]
+  fn unread_samples_of_a_departed_writer_stay_readable_by_a_reliable_reader() {
+    let writer = user_writer();
+    let (mut tc, _) = keep_last_4_with(3, writer);
+    tc.mark_reliably_received_before(writer, SequenceNumber::new(4));
+    tc.forget_reliable_writer(writer);
+    let n = tc.get_changes_in_range_reliable(&BTreeMap::new()).count();
+    assert_eq!(n, 3);
+    // Once all three are gone (read by a registered reader, then past the depth), so is
+    // the marker: a writer of that GUID starting again is read from its first.
+    let reader = ReadPointer::new(true);
+    tc.horus_register_read_pointer(&reader);
+    reader.note(Timestamp::now(), writer, SequenceNumber::new(3));
+    for sn in 1..=4 {
+      tc.add_change(
+        &(Timestamp::now() + crate::Duration::from_secs(1)),
+        CacheChange::new(
+          other_user_writer(),
+          SequenceNumber::new(sn),
+          WriteOptions::default(),
+          DDSData::new(SerializedPayload::new(
+            RepresentationIdentifier::CDR_LE,
+            vec![0; 1024],
+          )),
+        ),
+      );
+    }
+    reader.note(
+      Timestamp::now() + crate::Duration::from_secs(2),
+      other_user_writer(),
+      SequenceNumber::new(4),
+    );
+    tc.remove_changes_before(Timestamp::ZERO);
+    assert!(
+      tc.sequence_numbers.get(&writer).is_none(),
+      "all of the departed writer's gone"
+    );
+    assert!(
+      !tc.received_reliably_before.contains_key(&writer),
+      "and its marker"
+    );
+  }
+
+  /// A departed built-in (discovery) writer's marker goes at once, as upstream.
+  #[test]
+  fn a_departed_discovery_writers_marker_goes_at_once() {
+    let writer = GUID::new(
+      GuidPrefix::new(&[9; 12]),
+      EntityId::SEDP_BUILTIN_PUBLICATIONS_WRITER,
+    );
+    let (mut tc, _) = keep_last_4_with(3, writer);
+    tc.mark_reliably_received_before(writer, SequenceNumber::new(4));
+    tc.forget_reliable_writer(writer);
+    assert_eq!(
+      tc.get_changes_in_range_reliable(&BTreeMap::new()).count(),
+      0
+    );
   }
 
   #[test]

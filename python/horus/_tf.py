@@ -203,11 +203,12 @@ class TransformBroadcaster:
 
     @property
     def subscribers(self) -> int:
-        """Processes reading ``tf`` now (0 for a static broadcaster)."""
+        """Processes reading ``tf`` now (0 for a static broadcaster).
+        ``ClosedError`` after ``close()``."""
         return self._native.subscribers()
 
     def close(self) -> None:
-        """Leaves the topic (idempotent)."""
+        """Leaves the topic (idempotent); any use after raises ``ClosedError``."""
         self._native.close()
 
     def __enter__(self) -> "TransformBroadcaster":

@@ -152,3 +152,16 @@ def test_copy_of_a_loaned_message_does_not_hold_the_loan() -> None:
     for e in (pub, sub, topic):
         e.close()
 
+
+def test_a_closed_broadcaster_refuses_every_use() -> None:
+    # Found by reading `subscribers` after close(): it answered 0 instead of
+    # raising ClosedError as every other use of a closed endpoint does.
+    from horus import tf
+
+    b = tf.TransformBroadcaster()
+    b.close()
+    with pytest.raises(horus.ClosedError):
+        b.subscribers
+    with pytest.raises(horus.ClosedError):
+        b.send_transform("a", "b", (0.0, 0.0, 0.0))
+    b.close()

@@ -71,15 +71,17 @@ impl TfBroadcaster {
     }
 
     /// Processes reading `tf` now (dynamic broadcasters; 0 for a static one).
+    /// ClosedError once closed, as every other use.
     fn subscribers(&self) -> PyResult<u32> {
         let guard = self
             .inner
             .lock()
             .map_err(|_| PyRuntimeError::new_err("broadcaster lock poisoned"))?;
-        Ok(match guard.as_ref() {
-            Some(Inner::Dynamic(b)) => b.subscribers(),
-            _ => 0,
-        })
+        match guard.as_ref() {
+            Some(Inner::Dynamic(b)) => Ok(b.subscribers()),
+            Some(_) => Ok(0),
+            None => Err(crate::endpoint::closed_error("broadcaster")),
+        }
     }
 
     /// Leaves the topic (a static broadcaster's transforms are no longer latched).

@@ -49,16 +49,29 @@ class HorusHandler(logging.Handler):
             message = record.getMessage()
             if record.exc_info:
                 message += "\n" + logging.Formatter().formatException(record.exc_info)
-            _horus.log_record(
-                _level(record.levelno),
-                record.name,
-                record.pathname,
-                record.lineno,
-                message,
-                [("thread", record.threadName or "")] if record.threadName != "MainThread" else [],
-            )
+            fields = [("thread", record.threadName or "")] if record.threadName != "MainThread" else []
+            try:
+                _horus.log_record(
+                    _level(record.levelno), record.name, record.pathname, record.lineno, message, fields
+                )
+            except UnicodeEncodeError:
+                # A str that is no valid UTF-8 (a lone surrogate, e.g. a file name
+                # os.fsdecode made of undecodable bytes): written escaped, not lost.
+                _horus.log_record(
+                    _level(record.levelno),
+                    _utf8(record.name),
+                    _utf8(record.pathname),
+                    record.lineno,
+                    _utf8(message),
+                    [(k, _utf8(v)) for k, v in fields],
+                )
         except Exception:
             self.handleError(record)
+
+
+def _utf8(s: str) -> str:
+    """``s`` with what UTF-8 cannot encode (lone surrogates) backslash-escaped."""
+    return s.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def log_segment_name() -> Optional[str]:

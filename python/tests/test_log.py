@@ -189,3 +189,43 @@ def test_forked_children_killed_while_logging_do_not_freeze_the_parents_log(ns: 
         p.stdin.close()
         subprocess.run([horus_bin(), "log", "--clean"], check=True, capture_output=True)
     assert shm_files(ns) == []
+
+
+SURROGATE_CHILD = textwrap.dedent(
+    """
+    import logging, sys
+    import horus
+    log = logging.getLogger("py.node")
+    log.addHandler(horus.HorusHandler())
+    log.warning("file %s", "caf\\udce9.txt")  # os.fsdecode of undecodable bytes gives this
+    log.warning("after")
+    print(horus.log_segment_name(), flush=True)
+    sys.stdin.readline()
+    """
+)
+
+
+def test_a_record_that_is_not_valid_utf8_is_written_escaped(ns: str) -> None:
+    # Found by probing misuse: a lone surrogate in a message (what
+    # os.fsdecode makes of an undecodable file name) made log_record raise
+    # UnicodeEncodeError; the record was lost (a "--- Logging error ---" on
+    # stderr instead).
+    env = dict(os.environ, HORUS_LOG_CONSOLE="0")
+    with subprocess.Popen(
+        [sys.executable, "-c", SURROGATE_CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as p:  # closes the pipes and waits, whatever the asserts do
+        try:
+            assert p.stdout is not None and p.stdin is not None
+            p.stdout.readline()
+            messages = [d["message"] for d in read_log(p.pid) if "message" in d]
+            assert messages == ["file caf\\udce9.txt", "after"]
+            _, err = p.communicate("\n", timeout=30)
+            assert p.returncode == 0 and "Logging error" not in err, err
+        finally:
+            if p.poll() is None:
+                p.kill()

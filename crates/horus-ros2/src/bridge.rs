@@ -381,8 +381,12 @@ impl Bridge {
             }
         }
         for (name, r) in self.inbound.iter_mut() {
+            // A route whose writers all left carries what its reader acknowledged of them
+            // before it closes (Inbound::drained), as long as its horus subscriber is there.
+            let writers_or_their_samples =
+                by_topic.contains_key(name) || r.open.as_ref().is_some_and(|i| !i.drained());
             let keep =
-                by_topic.contains_key(name) && locals.get(name).is_some_and(|t| t.has_subscriber);
+                writers_or_their_samples && locals.get(name).is_some_and(|t| t.has_subscriber);
             if !keep {
                 close(&mut r.open, &mut self.stopping);
                 r.status.active = false;
@@ -434,7 +438,11 @@ impl Bridge {
                 }
             }
             if matching.is_empty() {
-                close(&mut r.open, &mut self.stopping);
+                match r.open.as_mut().filter(|i| !i.drained()) {
+                    // Writers that left: carried until the reader runs empty.
+                    Some(i) => i.accept_writers(HashSet::new(), HashSet::new(), present),
+                    None => close(&mut r.open, &mut self.stopping),
+                }
             } else {
                 let accepted: HashSet<String> = matching.iter().map(|w| w.guid.clone()).collect();
                 let with_history: HashSet<String> = matching
@@ -463,12 +471,18 @@ impl Bridge {
                 // if that writer were accepted again later, what it had refused meanwhile
                 // would count as refused and as a gap (lost) both (found in review).
                 {
+                    // Writers that left whose samples the route still carries keep theirs
+                    // (the route forgets them once its reader runs empty).
+                    let carried = r
+                        .open
+                        .as_ref()
+                        .map_or_else(|| accepted.clone(), Inbound::carried);
                     // The counters first, as the route's thread locks them.
                     let mut c = r.counters.lock();
                     r.sequences
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .forget_writers_except(&accepted, &mut c);
+                        .forget_writers_except(&carried, &mut c);
                 }
                 if r.open.is_none() {
                     let Some(view) = self.local.view(&name) else {

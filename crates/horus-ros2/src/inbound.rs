@@ -11,6 +11,11 @@
 //! KEEP_ALL ROS 2 writer is held back; what a KEEP_LAST one overwrites meanwhile is a gap in
 //! its sequence numbers, counted `lost` (sequence_gaps.rs).
 //!
+//! When the writers leave, the route carries what its reader acknowledged of them before
+//! it closes ([`Inbound::drained`]; the bridge keeps it open until then while the horus
+//! subscriber is there), as a ROS 2 subscriber gets what its reader received from a
+//! publisher that left.
+//!
 //! When the writers on the topic come to need another reader QoS (a volatile writer joins
 //! a transient-local topic, a best-effort one a reliable topic), only the DDS reader is
 //! replaced ([`Inbound::reopen_reader`]): the thread keeps its horus publisher, and with it
@@ -19,6 +24,7 @@
 //! is dropped as already carried, sequence_gaps.rs).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use horus::inspect::{RawRosPublisher, RawRosSendError, RawSendError, TopicView};
@@ -61,7 +67,10 @@ type NextReader = Arc<Mutex<Option<(Reader, bool)>>>;
 pub(crate) type SharedGaps = Arc<Mutex<SequenceGaps>>;
 
 /// The writers the last scan accepted (type and hash checked), by their GUID as discovery
-/// prints it, with a generation that changes with them.
+/// prints it, with a generation that changes with them. A writer accepted before that the
+/// scan no longer sees (it left) stays accepted until the route's reader runs empty: what
+/// the reader acknowledged of it is carried, as a ROS 2 subscriber still gets what its
+/// reader received from a publisher that left.
 #[derive(Default)]
 struct Accepted {
     guids: HashSet<String>,
@@ -90,6 +99,8 @@ pub(crate) struct Inbound {
     /// The reader's QoS request (the route reopens when the writers need another).
     pub(crate) kind: ReaderKind,
     accepted: Arc<Mutex<Accepted>>,
+    /// The route's thread last found its reader empty (nothing taken since).
+    drained: Arc<AtomicBool>,
     next_reader: NextReader,
     waker: Arc<mio::Waker>,
     thread: RouteThread,
@@ -136,6 +147,9 @@ struct Mover {
     held_back_seen: u64,
     /// Where the bridge's publisher place is told to the other direction's route.
     own_place: OwnPlace,
+    /// Set when the reader is found empty, cleared when a sample is taken
+    /// ([`Inbound::drained`]).
+    drained: Arc<AtomicBool>,
 }
 
 /// Adds to `c.held_back` what `reader` withheld for its ack window since `seen`, which
@@ -189,6 +203,7 @@ impl Inbound {
         let place = publisher.place();
         own_place.set(Some(place));
         let next_reader = NextReader::default();
+        let drained = Arc::new(AtomicBool::new(true));
         let mut mover = Mover {
             reader,
             next_reader: Arc::clone(&next_reader),
@@ -210,6 +225,7 @@ impl Inbound {
             counters,
             held_back_seen: 0,
             own_place: own_place.clone(),
+            drained: Arc::clone(&drained),
         };
         let thread = RouteThread::spawn(
             format!("ros2-in {}", view.name()),
@@ -221,10 +237,29 @@ impl Inbound {
         Ok(Inbound {
             kind,
             accepted,
+            drained,
             next_reader,
             waker,
             thread,
         })
+    }
+
+    /// Whether the route's thread last found its DDS reader empty: nothing it acknowledged
+    /// is left to carry. A route whose writers left stays open until then (while its
+    /// horus subscriber is there). Relaxed: a stale answer closes the route one scan later
+    /// or sooner, as a scan just before or after the last take would.
+    pub(crate) fn drained(&self) -> bool {
+        self.drained.load(Ordering::Relaxed)
+    }
+
+    /// The writers whose samples are carried: those the scan accepted last, and those
+    /// accepted before that left, until the reader runs empty.
+    pub(crate) fn carried(&self) -> HashSet<String> {
+        self.accepted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .guids
+            .clone()
     }
 
     /// Replaces the route's DDS reader with one asking for `kind`, keeping its horus
@@ -251,17 +286,24 @@ impl Inbound {
         Ok(())
     }
 
-    /// The writers whose samples are carried from now on (those the scan accepted);
+    /// The writers whose samples are carried from now on (those the scan accepted, and
+    /// those accepted before that left, until the reader runs empty: [`Accepted`]);
     /// samples of any other writer are dropped and counted refused. Those in
     /// `with_history` serve late joiners their history; `present`: every writer of the
     /// topic the scan saw, refused ones too.
     pub(crate) fn accept_writers(
         &mut self,
-        guids: HashSet<String>,
-        with_history: HashSet<String>,
+        mut guids: HashSet<String>,
+        mut with_history: HashSet<String>,
         present: HashSet<String>,
     ) {
         let mut a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
+        for gone in a.guids.iter().filter(|g| !present.contains(*g)) {
+            if a.with_history.contains(gone) {
+                with_history.insert(gone.clone());
+            }
+            guids.insert(gone.clone());
+        }
         if guids != a.guids || with_history != a.with_history || present != a.present {
             a.guids = guids;
             a.with_history = with_history;
@@ -386,16 +428,27 @@ impl Mover {
                 }
             }
             match self.reader.take_next_sample() {
-                Ok(Some(s)) => self.carry(&s, stop),
+                Ok(Some(s)) => {
+                    if self.drained.load(Ordering::Relaxed) {
+                        self.drained.store(false, Ordering::Relaxed);
+                    }
+                    self.carry(&s, stop);
+                }
                 Ok(None) => {
-                    // Empty: what a best-effort reader still misses is lost now
-                    // (sequence_gaps.rs).
+                    // Empty: writers that left have nothing more here.
+                    let carried = self.forget_departed();
+                    // What a best-effort reader still misses is lost now, as is what
+                    // a writer that left still missed (sequence_gaps.rs).
                     let mut c = self.counters.lock();
-                    self.gaps
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .settle(&mut c);
+                    let mut gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
+                    gaps.settle(&mut c);
+                    if let Some(carried) = carried {
+                        gaps.forget_writers_except(&carried, &mut c);
+                    }
+                    drop(gaps);
                     add_held_back(&mut c, &self.reader, &mut self.held_back_seen);
+                    drop(c);
+                    self.drained.store(true, Ordering::Relaxed);
                     break;
                 }
                 // Not little-endian CDR: RustDDS has moved past it.
@@ -408,6 +461,26 @@ impl Mover {
                 }
             }
         }
+    }
+
+    /// The reader is empty: the writers that left (accepted, no longer seen by the scan)
+    /// are no longer carried. Returns the writers still carried if any left, so that
+    /// their sequence numbers are forgotten too (what they still missed counted lost).
+    fn forget_departed(&mut self) -> Option<HashSet<String>> {
+        let mut a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
+        let Accepted {
+            guids,
+            with_history,
+            present,
+            generation,
+        } = &mut *a;
+        if guids.iter().all(|g| present.contains(g)) {
+            return None;
+        }
+        guids.retain(|g| present.contains(g));
+        with_history.retain(|g| present.contains(g));
+        *generation += 1;
+        Some(guids.clone())
     }
 
     /// Whether [`Inbound::reopen_reader`] left a reader to take in place of this one.

@@ -511,3 +511,78 @@ fn two_ros2_publishers_into_one_block_topic_both_cross() {
     drop(v);
     assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
 }
+
+/// Messages of the burst whose writer leaves while the route waits for room.
+const BURST_THEN_LEAVE: u64 = 100;
+
+/// What broke: a ROS 2 writer that published a burst into a `Block` topic whose horus
+/// subscriber was slow, and then left, lost what the bridge had acknowledged of it but not
+/// yet carried, counted by nothing: the route closed as soon as the scan saw no writer,
+/// dropping its reader with those samples (the one waiting for room counted `refused`),
+/// and RustDDS made a departed writer's unread samples unreadable anyway (HORUS-PATCH item
+/// 23). A ROS 2 subscriber still gets what its reader received from a publisher that left.
+/// Now the route stays open until its reader runs empty (while its horus subscriber is
+/// there) and carries the departed writer's samples: everything the window admitted
+/// reaches the subscriber, in order, none refused or lost. (What the window held back
+/// never left the writer: held back, then gone with it.)
+#[test]
+fn what_the_bridge_acknowledged_of_a_ros2_writer_that_left_still_reaches_a_slow_subscriber() {
+    if let Some(why) = common::skip_reason() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let w = World::new("left");
+    let ty = common::ros2_type::<UInt8MultiArray>();
+    let qos = QosInfo {
+        chunks_per_publisher: 2 * 16 + 4,
+        ..block_qos(16)
+    };
+    let v = open_or_create_ros_topic(&w.namespace, "bp/left", &ty, &qos).unwrap();
+    let mut slow = v.ros_subscriber(true).unwrap();
+    let bridge = w.bridge();
+    let count = BURST_THEN_LEAVE.to_string();
+    let rclpy = w.rclpy("flood", &["/bp/left", &count, "16"]);
+    rclpy.next_line("flooded ");
+    // The ring (16) and the window (16) full, one sample in the route's hands: the rest
+    // is held back at the writer.
+    common::wait_status(&w.namespace, "the window full", |s| {
+        from_ros(s, "bp/left").is_some_and(|t| t.counters.held_back > 0)
+    });
+    rclpy.stop();
+    common::wait_status(&w.namespace, "the writer gone from the ROS 2 graph", |s| {
+        s.ros_graph
+            .topics
+            .iter()
+            .filter(|t| t.name == "/bp/left")
+            .all(|t| t.publishers == 0)
+    });
+    // The subscriber reads again: everything the bridge took, in order, each once.
+    let mut got = 0u64;
+    while let Some(s) = slow.recv_timeout(Duration::from_secs(2)) {
+        assert_eq!(index_of(s.cdr()), got, "in order, each once");
+        got += 1;
+    }
+    let st = common::wait_status(&w.namespace, "the route closed, its reader empty", |s| {
+        from_ros(s, "bp/left").is_some_and(|t| !t.active)
+    });
+    let c = from_ros(&st, "bp/left").unwrap().counters;
+    assert!(
+        got > 16 + 1,
+        "more than the ring and the sample in hand: the window's samples too ({got}, {c:?})"
+    );
+    assert_eq!(
+        (c.messages, c.refused, c.lost),
+        (got, 0, 0),
+        "carried what it took, refused and lost none: {c:?}"
+    );
+    eprintln!(
+        "a ROS 2 writer that left with {BURST_THEN_LEAVE} published: {got} reached horus \
+         (the ring, the route, the window), held back {}",
+        c.held_back
+    );
+    bridge.stop();
+    drop(slow);
+    v.unlink_if_unused();
+    drop(v);
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}

@@ -331,8 +331,9 @@ test-chaos-smoke: py-build
 include python/python.mk
 
 # The Python ROS 2 messages ping-pong (python/bench/ros_messages_py.py), a few round trips
-# of each message: the script still runs and leaves nothing behind.
-test-python: setup py-test
+# of each message: the script still runs and leaves nothing behind. The ROS 2 venv first:
+# the Python tests include one against an rclpy server through the bridge, required as root.
+test-python: setup setup-ros2 py-test
 	@mkdir -p $(SMOKE_DIR)
 	$(PY) python/bench/ros_messages_py.py --quick --json $(SMOKE_DIR)/ros_messages_py.json
 

@@ -165,3 +165,16 @@ def test_a_closed_broadcaster_refuses_every_use() -> None:
     with pytest.raises(horus.ClosedError):
         b.send_transform("a", "b", (0.0, 0.0, 0.0))
     b.close()
+
+
+def test_a_namespace_with_a_dot_is_refused_so_namespaces_never_share_a_topic() -> None:
+    # Found by probing names: namespace "zq" with topic "b.t.c" and namespace
+    # "zq.t.b" with topic "c" were the one segment /dev/shm/horus.zq.t.b.t.c,
+    # so a message sent in one namespace was received in the other. A
+    # namespace may not contain "." (the separator of a segment name's parts).
+    ns = f"misuse-dot-{time.monotonic_ns()}"
+    with horus.Topic(horus.CmdVel, "b.t.c", namespace=ns) as t:
+        with pytest.raises(horus.InvalidTopicError, match="contains '.'"):
+            horus.Topic(horus.CmdVel, "c", namespace=f"{ns}.t.b")
+        with t.publisher() as p:
+            p.send(horus.CmdVel(stamp_ns=1, linear=1.0))

@@ -381,7 +381,8 @@ fn arguments(
 /// A substituted, valid namespace.
 pub(super) fn namespace(src: &Source<'_>, ns: &str, at: &[Step]) -> Result<String, LoadError> {
     let ns = src.sub(ns, at)?;
-    horus_shm::name::validate(&ns).map_err(|e| src.error(at, format!("namespace: {e}")))?;
+    horus_shm::name::validate_namespace(&ns)
+        .map_err(|e| src.error(at, format!("namespace: {e}")))?;
     Ok(ns)
 }
 

@@ -121,6 +121,12 @@ impl StatsPublisher {
                 return Err(StatsFileError::InvalidName(name.to_owned()));
             }
         }
+        // No `.` in a namespace (horus_shm::name::validate_namespace): else namespace `a`
+        // with scheduler `b.sched.c` and namespace `a.sched.b` with scheduler `c` would be
+        // one file.
+        if namespace.contains('.') {
+            return Err(StatsFileError::InvalidName(namespace.to_owned()));
+        }
         let path = stats_path(namespace, scheduler);
         // The shm name of the file (STATS_DIR is where shm names live);
         // valid_name allows no '/' and no NUL.

@@ -21,6 +21,13 @@ pub enum NameError {
         /// The first offending character.
         character: char,
     },
+    /// A namespace with a `.`, which separates a segment name's parts (two
+    /// namespaces would share segments).
+    #[error("namespace {namespace:?} contains '.'; a namespace allows A-Z a-z 0-9 _ / -")]
+    NamespaceDot {
+        /// The rejected namespace.
+        namespace: String,
+    },
 }
 
 /// Why a shared-memory segment could not be created or mapped.

@@ -1,9 +1,13 @@
-//! Segment names: `/dev/shm/horus.<namespace>.<topic>`.
+//! Segment names: `/dev/shm/horus.<namespace>.<kind>.<name>`.
 //!
 //! The namespace keeps users and test runs apart: `HORUS_NAMESPACE` if set,
-//! otherwise `u<uid>`. Topic names are restricted to a small alphabet so that
-//! the mapping to a file name is injective (`/` becomes `~`, and `~` is not
-//! allowed in topic names).
+//! otherwise `u<uid>`. Names are restricted to a small alphabet so that the
+//! mapping to a file name is injective: `/` becomes `~`, and `~` is not
+//! allowed; a namespace has no `.` ([`validate_namespace`]), so the first
+//! `.`-separated part after `horus` is the namespace, the next the kind (a
+//! fixed word) and the rest the name, whatever dots the name has. (A
+//! namespace with dots made namespace `a` with topic `b.t.c` and namespace
+//! `a.t.b` with topic `c` one segment: each read the other's messages.)
 
 use crate::error::NameError;
 
@@ -40,10 +44,23 @@ pub fn validate(name: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// Checks a namespace: a valid name ([`validate`]) without `.` (the
+/// separator of a segment name's parts), so that no two namespaces share a
+/// segment.
+pub fn validate_namespace(namespace: &str) -> Result<(), NameError> {
+    validate(namespace)?;
+    if namespace.contains('.') {
+        return Err(NameError::NamespaceDot {
+            namespace: namespace.to_owned(),
+        });
+    }
+    Ok(())
+}
+
 /// The POSIX shm name (with leading `/`) for `kind` (e.g. `t` for topics)
 /// and `name` in `namespace`.
 pub fn segment_name(namespace: &str, kind: &str, name: &str) -> Result<String, NameError> {
-    validate(namespace)?;
+    validate_namespace(namespace)?;
     validate(name)?;
     let clean = |s: &str| s.trim_matches('/').replace('/', "~");
     Ok(format!(
@@ -64,6 +81,27 @@ mod tests {
             segment_name("ns", "t", "/robot/imu").unwrap(),
             "/horus.ns.t.robot~imu"
         );
+    }
+
+    /// What broke: namespace `zq` with topic `b.t.c` and namespace `zq.t.b` with
+    /// topic `c` were the one segment `/horus.zq.t.b.t.c` (found by a misuse probe: a
+    /// message sent in one namespace was received in the other).
+    #[test]
+    fn no_two_namespaces_share_a_segment_name() {
+        assert_eq!(
+            segment_name("zq", "t", "b.t.c").unwrap(),
+            "/horus.zq.t.b.t.c"
+        );
+        assert_eq!(
+            segment_name("zq.t.b", "t", "c"),
+            Err(NameError::NamespaceDot {
+                namespace: "zq.t.b".into()
+            })
+        );
+        assert!(validate_namespace("robot-1_a/b").is_ok());
+        assert!(validate_namespace("robot.1").is_err());
+        // Names keep their dots.
+        assert!(validate("scan.front").is_ok());
     }
 
     #[test]

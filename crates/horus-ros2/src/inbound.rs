@@ -515,8 +515,12 @@ impl Mover {
             // but not accepted (yet) keeps its count, for its claim once it is; one the
             // route no longer accepts keeps its claim (its position is forgotten: accepted
             // again, it restarts, docs/ros2-bridge.md).
-            self.reader
-                .horus_retain_evicted_counts(|g| a.present.contains(&format!("{g:?}")));
+            // A writer that left and is still carried (Accepted) keeps its count too, for
+            // its claim at the route's first take of it (review of a0ecf29).
+            self.reader.horus_retain_evicted_counts(|g| {
+                let g = format!("{g:?}");
+                a.present.contains(&g) || a.guids.contains(&g)
+            });
         }
         *self.verdicts.entry(writer).or_insert_with(|| {
             let g = format!("{writer:?}");

@@ -542,6 +542,19 @@ impl AckWindow {
     if !self.writers.contains_key(&writer) {
       return true; // no window: nothing to hold it against
     }
+    // HORUS PATCH (item 21, found in review of f057d52): taken already (the DataReader
+    // read another RTPS reader's copy from the topic cache they share, e.g. horus-ros2's
+    // old reader's while it swaps readers): nothing held here. Charged, it would be freed
+    // only by a later note or refresh of this writer (`forget_taken` visits the writers
+    // noted since, and its note was drained before this admission): a quiet writer's
+    // bytes would stay charged and cap every other writer.
+    if self.taken.get(writer).is_some_and(|t| sn <= t) {
+      if let Some(w) = self.writers.get_mut(&writer) {
+        w.highest_known = max(w.highest_known, sn);
+        w.last_bytes = bytes;
+      }
+      return true;
+    }
     let fits = self.room_for(bytes);
     let overdraft = !fits && sn == ack_base && self.overdraft_free();
     if overdraft {
@@ -891,6 +904,29 @@ mod tests {
     // One more of a's 100-byte samples fits: granted up to 2 (its window reaches 5).
     assert_eq!(win.refresh(a, sn(2), view(&[1], &[])), sn(2));
     assert!(win.admit(a, sn(2), 100, sn(2)));
+  }
+
+  /// HORUS PATCH (item 21), found in review of f057d52: a sample the DataReader took
+  /// before this RTPS reader admitted it (the topic cache is shared by the topic's readers
+  /// in a participant: another reader, e.g. horus-ros2's swapped-in one, put it there
+  /// first) is admitted after its writer's note was drained. Before f057d52 the next forget_taken freed it (every writer's mark
+  /// was visited); since, only a later note or refresh of that writer does, so a quiet
+  /// writer keeps its bytes charged and caps every other writer.
+  #[test]
+  fn a_sample_taken_before_it_was_admitted_holds_no_bytes() {
+    let marks = Arc::new(TakenMarks::default());
+    let mut win = AckWindow::with_budgets(4, Arc::clone(&marks), MAX_HELD_PER_READER, 1000);
+    let (w, x) = (writer(1), writer(2));
+    win.refresh(w, sn(1), view(&[], &[]));
+    win.refresh(x, sn(1), view(&[], &[]));
+    marks.note(w, sn(1)); // taken from the shared topic cache
+    win.forget_taken(); // e.g. at another writer's DATA while bytes bind
+    // This reader's own copy of w's sample 1 arrives now.
+    win.refresh(w, sn(1), view(&[], &[]));
+    assert!(win.admit(w, sn(1), 600, sn(1)));
+    assert!(win.admit(x, sn(1), 400, sn(1)));
+    marks.note(x, sn(1));
+    assert!(win.room_for(1000), "both samples have left the DataReader");
   }
 
   /// HORUS PATCH (item 21): forgetting what was taken (run at a DATA's refresh while bytes

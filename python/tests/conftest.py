@@ -40,6 +40,22 @@ def ns(monkeypatch: pytest.MonkeyPatch) -> str:
     return name
 
 
+def horus_bin() -> str:
+    """The `horus` binary the tests run (HORUS_BIN, else the build dir's debug one)."""
+    path = os.environ.get("HORUS_BIN")
+    if not path:
+        target = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/horus-target"))
+        path = os.path.join(target, "debug", "horus")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"{path} not built: run `cargo build -p horus-cli --bin horus` (or set HORUS_BIN)")
+    return path
+
+
+def ip(*args: str) -> "subprocess.CompletedProcess[str]":
+    """Runs `ip ARGS...` (iproute2), its output captured as text."""
+    return subprocess.run(["ip", *args], capture_output=True, text=True)
+
+
 def peer_path() -> str:
     path = os.environ.get("HORUS_PY_PEER")
     if not path:

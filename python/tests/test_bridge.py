@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import pytest
 
 import horus
-from conftest import Proc, peer_path
+from conftest import Proc, horus_bin, ip, peer_path
 from shm_check import leftovers, rest
 
 # Messages published on A. Every one must reach B, in order.
@@ -56,20 +56,6 @@ RELIABLE: Dict[str, Any] = dict(depth=64, overflow=horus.Overflow.block(30.0))
 # Namespace names: `hpy-<pid>-<n>-<a|b>`; a dead pid means a killed run.
 PREFIX = "hpy-"
 _pairs = itertools.count()
-
-
-def horus_bin() -> str:
-    path = os.environ.get("HORUS_BIN")
-    if not path:
-        target = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/horus-target"))
-        path = os.path.join(target, "debug/horus")
-    if not os.access(path, os.X_OK):
-        raise RuntimeError(f"{path} not built: run `cargo build -p horus-cli --bin horus` (or set HORUS_BIN)")
-    return path
-
-
-def ip(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", *args], capture_output=True, text=True)
 
 
 def ip_ok(*args: str) -> None:

@@ -30,19 +30,10 @@ import pytest
 from websockets.sync.client import ClientConnection, connect
 
 import horus
+from conftest import horus_bin
 
 PATIENCE = 60.0
 SUBPROTOCOL = "foxglove.websocket.v1"
-
-
-def horus_bin() -> str:
-    path = os.environ.get("HORUS_BIN")
-    if not path:
-        target = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/horus-target"))
-        path = os.path.join(target, "debug/horus")
-    if not os.access(path, os.X_OK):
-        raise RuntimeError(f"{path} not built: run `cargo build -p horus-cli --bin horus` (or set HORUS_BIN)")
-    return path
 
 
 class Bridge:

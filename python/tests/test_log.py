@@ -11,6 +11,8 @@ import sys
 import textwrap
 from typing import Any, Dict, List
 
+from conftest import horus_bin
+
 CHILD = textwrap.dedent(
     """
     import logging, sys
@@ -29,14 +31,6 @@ CHILD = textwrap.dedent(
     sys.stdin.readline()
     """
 )
-
-
-def horus_bin() -> str:
-    path = os.environ.get("HORUS_BIN")
-    if not path:
-        target = os.environ.get("CARGO_TARGET_DIR", "/root/.cache/horus-target")
-        path = os.path.join(target, "debug", "horus")
-    return path
 
 
 def read_log(pid: int) -> List[Dict[str, Any]]:

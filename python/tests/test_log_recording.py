@@ -19,6 +19,8 @@ from typing import Any, Dict, List
 
 from mcap.reader import make_reader
 
+from conftest import horus_bin
+
 PATIENCE = 60.0
 
 CHILD = textwrap.dedent(
@@ -36,14 +38,6 @@ CHILD = textwrap.dedent(
     sys.stdin.readline()
     """
 )
-
-
-def horus_bin() -> str:
-    path = os.environ.get("HORUS_BIN")
-    if not path:
-        target = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/horus-target"))
-        path = os.path.join(target, "debug", "horus")
-    return path
 
 
 def shm_files(ns: str) -> List[str]:

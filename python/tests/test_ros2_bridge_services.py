@@ -36,6 +36,7 @@ from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional
 import pytest
 
 import horus
+from conftest import horus_bin, ip
 from horus.interfaces.std_srvs.srv import Trigger
 from shm_check import leftovers
 
@@ -76,20 +77,6 @@ while not done.is_set():
 node.destroy_node()
 rclpy.shutdown()
 """
-
-
-def horus_bin() -> str:
-    path = os.environ.get("HORUS_BIN")
-    if not path:
-        target = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/horus-target"))
-        path = os.path.join(target, "debug/horus")
-    if not os.access(path, os.X_OK):
-        raise RuntimeError(f"{path} not built: run `cargo build -p horus-cli --bin horus` (or set HORUS_BIN)")
-    return path
-
-
-def ip(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["ip", *args], capture_output=True, text=True)
 
 
 def why_not_runnable() -> Optional[str]:

@@ -172,6 +172,17 @@ fn receive_stream(sub: &mut RawRosReader, count: u64, bytes: usize) {
     }
 }
 
+/// Stops the rclpy node and the bridge, leaves the topic, and checks nothing of the test
+/// is left in /dev/shm.
+fn end_stream(w: &World, (rclpy, bridge): (Proc, Proc), sub: RawRosReader, view: TopicView) {
+    rclpy.stop();
+    bridge.stop();
+    drop(sub);
+    view.unlink_if_unused();
+    drop(view);
+    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+}
+
 /// Messages in the stream from rclpy: well past RustDDS's 128 reassembly buffers per writer.
 const STREAM: u64 = 300;
 /// Data bytes of each: more than one UDP datagram (64 KiB), so Fast DDS sends DATA_FRAGs.
@@ -218,12 +229,7 @@ fn fragmented_stream_from_rclpy_sending_every_datagram_twice_is_not_stalled() {
     assert_eq!(route.counters.refused, 0, "{route:?}");
     assert_eq!(route.counters.malformed, 0, "{route:?}");
 
-    rclpy.stop();
-    bridge.stop();
-    drop(sub);
-    view.unlink_if_unused();
-    drop(view);
-    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+    end_stream(&w, (rclpy, bridge), sub, view);
 }
 
 /// 1 MiB messages in the memory test's stream: the topic cache's old 64 of them (64 MiB)
@@ -266,10 +272,5 @@ fn a_stream_of_large_messages_from_rclpy_leaves_the_bridge_holding_about_its_dep
         HELD_STREAM_BYTES >> 10
     );
 
-    rclpy.stop();
-    bridge.stop();
-    drop(sub);
-    view.unlink_if_unused();
-    drop(view);
-    assert_eq!(w.leftovers(), Vec::<String>::new(), "left in /dev/shm");
+    end_stream(&w, (rclpy, bridge), sub, view);
 }

@@ -121,10 +121,9 @@ impl StatsPublisher {
                 return Err(StatsFileError::InvalidName(name.to_owned()));
             }
         }
-        // No `.` in a namespace (horus_shm::name::validate_namespace): else namespace `a`
-        // with scheduler `b.sched.c` and namespace `a.sched.b` with scheduler `c` would be
-        // one file.
-        if namespace.contains('.') {
+        // A namespace as every segment's (no `.`: else namespace `a` with scheduler
+        // `b.sched.c` and namespace `a.sched.b` with scheduler `c` would be one file).
+        if horus_shm::name::validate_namespace(namespace).is_err() {
             return Err(StatsFileError::InvalidName(namespace.to_owned()));
         }
         let path = stats_path(namespace, scheduler);

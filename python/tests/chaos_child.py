@@ -19,6 +19,7 @@ import os
 import signal
 import struct
 import sys
+import threading
 import time
 from typing import Any, Dict, Optional
 
@@ -73,6 +74,57 @@ def die_with_parent() -> None:
 
 def stop_requested(directory: str, role: str) -> bool:
     return os.path.exists(os.path.join(directory, f"stop.{role}"))
+
+
+class ReportWriter:
+    """report_writer.rs: a subscriber's reports are written, and its stop file
+    looked for, by a thread of their own, so the receiving loop never waits on
+    the file system (a rename on ext4 under writeback can take a second, and
+    a Block publisher waits for the slowest reader)."""
+
+    def __init__(self, path: str, directory: str, role: str) -> None:
+        self._path, self._dir, self._role = path, directory, role
+        self._cond = threading.Condition()
+        self._pending: Optional[Dict[str, Any]] = None
+        self._closed = False
+        self._error: Optional[BaseException] = None
+        self.stop_seen = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="report-writer", daemon=True)
+        self._thread.start()
+
+    def offer(self, snapshot: Dict[str, Any]) -> None:
+        """Hands over the newest snapshot, replacing one not yet written."""
+        if self._error is not None:
+            raise RuntimeError("the report writer failed") from self._error
+        with self._cond:
+            self._pending = snapshot
+            self._cond.notify()
+
+    def finish(self, last: Dict[str, Any]) -> None:
+        """Stops the writer and writes ``last`` here, after anything older."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join()
+        if self._error is not None:
+            raise RuntimeError("the report writer failed") from self._error
+        write_atomic(self._path, last)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    if self._pending is None and not self._closed:
+                        self._cond.wait(REPORT_EVERY)
+                    if self._closed:
+                        return
+                    snapshot, self._pending = self._pending, None
+                if snapshot is not None:
+                    write_atomic(self._path, snapshot)
+                if stop_requested(self._dir, self._role):
+                    self.stop_seen.set()
+        except BaseException as e:  # reported by offer()/finish()
+            self._error = e
 
 
 def join(make: Any) -> Any:
@@ -171,9 +223,9 @@ def run_sub(args: argparse.Namespace, topic: Any, opening: int) -> int:
     pairs: Dict[int, Pair] = {}
     counts = {"received": 0, "corrupt": 0, "max_call_ns": 0}
 
-    def report(is_final: bool) -> None:
+    def snapshot(is_final: bool) -> Dict[str, Any]:
         s = sub.stats()
-        write_atomic(report_path, {
+        return {
             "id": args.id, "pid": os.getpid(), "join_start_ns": join_start,
             "join_done_ns": join_done, "written_ns": time.monotonic_ns(),
             "received": counts["received"], "corrupt": counts["corrupt"],
@@ -181,7 +233,7 @@ def run_sub(args: argparse.Namespace, topic: Any, opening: int) -> int:
             "max_call_ns": counts["max_call_ns"], "join_ns": join_ns, "final": is_final,
             "error": None,
             "pairs": {str(k): p.as_dict() for k, p in pairs.items()},
-        })
+        }
 
     def observe(msg: Any) -> None:
         stamp, seq, _pad, chk, publisher = HEADER.unpack(msg.to_bytes())
@@ -194,7 +246,8 @@ def run_sub(args: argparse.Namespace, topic: Any, opening: int) -> int:
             p = pairs[publisher] = Pair()
         p.observe(seq, stamp, join_start, join_done)
 
-    report(False)
+    writer = ReportWriter(report_path, args.dir, "sub")
+    writer.offer(snapshot(False))
     timeout_ns = int(RECV_TIMEOUT * 1e9)
     next_report = time.monotonic() + REPORT_EVERY
     while True:
@@ -209,13 +262,12 @@ def run_sub(args: argparse.Namespace, topic: Any, opening: int) -> int:
         if msg is not None:
             observe(msg)
         if time.monotonic() >= next_report:
-            stop = stop_requested(args.dir, "sub")
-            if stop:
+            if writer.stop_seen.is_set():
                 while (m := sub.try_recv()) is not None:
                     observe(m)
-            report(stop)
-            if stop:
+                writer.finish(snapshot(True))
                 return 0
+            writer.offer(snapshot(False))
             next_report = time.monotonic() + REPORT_EVERY
 
 

@@ -1,16 +1,20 @@
 //! The subscribing child: receives, checks every message, and keeps per
 //! publisher counts (see [`PairCounts`]). On the stop file it drains what is
 //! left (rings of departed publishers included) and reports a final time.
+//! The receiving loop never touches the file system: its reports are written,
+//! and the stop file looked for, by a [`ReportWriter`] thread.
 
 use std::time::{Duration, Instant};
 
 use horus::prelude::*;
 
-use crate::child::{join, stop_requested, ChildArgs, Role};
+use crate::child::{join, ChildArgs, Role};
 use crate::report::{self, SubReport, REPORT_EVERY};
+use crate::report_writer::ReportWriter;
 use crate::wire;
 
-/// Timeout of each `recv` (so reports and the stop file are looked at).
+/// Timeout of each `recv` (so reports are handed over and the stop flag is
+/// looked at).
 const RECV_TIMEOUT: Duration = Duration::from_millis(50);
 
 /// Runs the subscriber; `opening` is when the topic began to be opened.
@@ -31,7 +35,8 @@ pub(crate) fn run(
     };
     rep.written_ns = rep.join_done_ns;
     rep.join_ns = opening.elapsed().as_nanos() as u64;
-    report::write_atomic(&report_path, &rep)?;
+    let mut writer = ReportWriter::start(report_path, &args.dir, Role::Sub)?;
+    writer.offer(rep.clone());
     let mut next_report = Instant::now() + REPORT_EVERY;
     loop {
         let t0 = Instant::now();
@@ -47,19 +52,19 @@ pub(crate) fn run(
             observe(&mut rep, &msg);
         }
         if Instant::now() >= next_report {
-            let stop = stop_requested(&args.dir, Role::Sub);
-            if stop {
+            writer.check()?;
+            if writer.stop_requested() {
                 // Publishers are gone: take whatever is still in the rings.
                 while let Some(msg) = sub.try_recv() {
                     observe(&mut rep, &msg);
                 }
-            }
-            fill(&mut rep, &sub.stats());
-            rep.is_final = stop;
-            report::write_atomic(&report_path, &rep)?;
-            if stop {
+                fill(&mut rep, &sub.stats());
+                rep.is_final = true;
+                writer.finish(&rep)?;
                 return Ok(0);
             }
+            fill(&mut rep, &sub.stats());
+            writer.offer(rep.clone());
             next_report = Instant::now() + REPORT_EVERY;
         }
     }

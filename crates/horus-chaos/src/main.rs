@@ -12,6 +12,7 @@ mod options;
 mod orchestrator;
 mod output;
 mod report;
+mod report_writer;
 mod summary;
 mod wire;
 

@@ -5,7 +5,8 @@
 //! * `<id>.json` — its counters, rewritten every [`REPORT_EVERY`] (write to
 //!   `<id>.json.tmp`, then rename: a reader sees the old or the new report,
 //!   never half of one). Every report is one consistent snapshot: the child
-//!   is single-threaded and fills it between two messages.
+//!   fills it between two messages (a subscriber then hands it to the thread
+//!   that writes it, see `report_writer`).
 //! * `<id>.log` (publishers) — the send log, written with `pwrite` straight
 //!   into the page cache so it survives SIGKILL: word 0 is the number of
 //!   successful sends, word `1 + n` the stamp of message `n`, written before

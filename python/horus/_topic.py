@@ -285,7 +285,8 @@ class Publisher(Closable, Generic[M]):
         undelivered). Raises ``HistoryFullError`` / ``SendTimeoutError`` /
         ``PoolExhaustedError`` when the message was not published, and
         ``SegmentLostError`` when the topic's shared memory was truncated
-        (open the topic again)."""
+        (open the topic again). A tail shorter than the header describes
+        (``msg.tail_len()``) is a ``ValueError``, and nothing is sent."""
         if type(msg) is not self.msg_type:
             raise TypeError(f"expected {self.msg_type.__name__}, got {type(msg).__name__}")
         if tail is None:
@@ -296,7 +297,16 @@ class Publisher(Closable, Generic[M]):
                     f"{type(msg).__name__} header describes {msg.tail_len()} tail bytes but no tail was given"
                 )
             return self._send(msg._a)
-        return self._send(msg._a, np.ascontiguousarray(tail))
+        tail = np.ascontiguousarray(tail)
+        # A receiver reads the header's `tail_len()` bytes of tail (PointCloud's
+        # points, Image's rows) and refuses a shorter one: refuse it here, before
+        # anything is sent. Bytes past it are allowed (receivers ignore them).
+        if msg.HAS_TAIL and tail.nbytes < msg.tail_len():
+            raise ValueError(
+                f"{type(msg).__name__} header describes {msg.tail_len()} tail bytes "
+                f"but the tail has {tail.nbytes}"
+            )
+        return self._send(msg._a, tail)
 
     def loan(self, header: M, tail_len: Optional[int] = None) -> "Loan[M]":
         """Loans shared memory for one message, initialised with ``header``
@@ -309,6 +319,11 @@ class Publisher(Closable, Generic[M]):
         if type(header) is not self.msg_type:
             raise TypeError(f"expected {self.msg_type.__name__}, got {type(header).__name__}")
         n = header.tail_len() if tail_len is None else tail_len
+        if n < header.tail_len():
+            raise ValueError(
+                f"{type(header).__name__} header describes {header.tail_len()} tail bytes "
+                f"but the loan's tail has {n}"
+            )
         native = self._native.loan(header._a, n)
         return Loan(native, self.msg_type._view(*_loan_arrays(native, self.msg_type)))
 

@@ -178,3 +178,30 @@ def test_a_namespace_with_a_dot_is_refused_so_namespaces_never_share_a_topic() -
             horus.Topic(horus.CmdVel, "c", namespace=f"{ns}.t.b")
         with t.publisher() as p:
             p.send(horus.CmdVel(stamp_ns=1, linear=1.0))
+
+
+def test_a_tail_shorter_than_its_header_describes_is_refused_before_sending() -> None:
+    # Found by send(cloud, tail=...) with fewer bytes than num_points *
+    # point_step: it was published, and the receiver's `points` raised.
+    with horus.Topic(horus.PointCloud, "misuse/short-tail", max_tail_bytes=1024) as topic:
+        with topic.publisher() as pub, topic.subscriber() as sub:
+            cloud = horus.PointCloud(num_points=4, point_step=12)
+            for tail in (np.zeros(47, np.uint8), b"", np.zeros(2, np.float32)):
+                with pytest.raises(ValueError, match="describes 48 tail bytes but the tail has"):
+                    pub.send(cloud, tail=tail)
+            own = horus.PointCloud.from_points(np.ones((2, 3), np.float32))
+            own.num_points = 3  # its own tail holds 2 points
+            with pytest.raises(ValueError, match="describes 36 tail bytes"):
+                pub.send(own)
+            with pytest.raises(ValueError, match="describes 48 tail bytes but the loan's tail has 12"):
+                pub.loan(cloud, tail_len=12)
+            assert sub.try_recv() is None  # nothing was sent
+            # A tail longer than described is sent: receivers ignore the rest.
+            assert pub.send(cloud, tail=np.ones(16, np.float32)) == 1
+            got = sub.recv(timeout=5)
+            assert got.points.shape == (4, 3) and np.all(got.points == 1.0)
+    with horus.Topic(horus.Image, "misuse/short-rows", max_tail_bytes=1024) as topic:
+        with topic.publisher() as pub:
+            image = horus.Image(width=4, height=2, step=4, encoding=horus.Image.MONO8)
+            with pytest.raises(ValueError, match="describes 8 tail bytes but the tail has 7"):
+                pub.send(image, tail=np.zeros(7, np.uint8))

@@ -347,6 +347,8 @@ class Publisher(Closable, Generic[M]):
         ``TimeoutError`` after ``timeout`` s)."""
         import time
 
+        if not timeout >= 0:  # NaN too; inf waits for ever
+            raise ValueError(f"timeout must be a number of seconds >= 0, not {timeout}")
         end = time.monotonic() + timeout
         while self._native.subscribers < n:
             if time.monotonic() > end:

@@ -205,3 +205,105 @@ def test_a_tail_shorter_than_its_header_describes_is_refused_before_sending() ->
             image = horus.Image(width=4, height=2, step=4, encoding=horus.Image.MONO8)
             with pytest.raises(ValueError, match="describes 8 tail bytes but the tail has 7"):
                 pub.send(image, tail=np.zeros(7, np.uint8))
+
+
+def returned_in_thread(wait: Callable[[], Any], answer: Callable[[], object]) -> Any:
+    """Runs `wait` in a thread, calls `answer` once it waits, and returns what
+    `wait` returned (it must return within 30 s)."""
+    got: List[Any] = []
+    raised: List[BaseException] = []
+    started = threading.Event()
+
+    def waiter() -> None:
+        started.set()
+        try:
+            got.append(wait())
+        except BaseException as e:
+            raised.append(e)
+
+    t = threading.Thread(target=waiter, daemon=True)
+    t.start()
+    started.wait()
+    time.sleep(0.2)  # let it block
+    answer()
+    t.join(timeout=30)
+    assert not t.is_alive(), "the wait did not see its answer"
+    assert not raised, raised
+    return got[0]
+
+
+INF = float("inf")
+
+
+def test_an_infinite_timeout_waits_for_ever_as_none_does() -> None:
+    # Found by recv(timeout=float("inf")): ValueError "timeout must be >= 0 s,
+    # not inf", while None waited for ever.
+    with horus.Topic(horus.CmdVel, "misuse/inf") as topic:
+        with topic.publisher() as pub, topic.subscriber() as sub:
+            got = returned_in_thread(lambda: sub.recv(timeout=INF), lambda: pub.send(horus.CmdVel(linear=2.0)))
+            assert got.linear == 2.0
+    with horus.Topic(horus.CmdVel, "misuse/inf-block", overflow=horus.Overflow.block(INF)) as topic:
+        assert topic.overflow == horus.Overflow.block(INF)
+        with topic.publisher() as pub:
+            pub.wait_for_subscribers(0, timeout=INF)
+    with horus.Service(horus.CmdVel, horus.Vector3, "misuse/inf-call") as service:
+        with service.client() as client, service.server() as server:
+
+            def answer() -> None:
+                req = server.recv(timeout=INF)
+                assert req.reply(horus.Vector3(x=req.msg.linear))
+
+            reply = returned_in_thread(lambda: client.call(horus.CmdVel(linear=3.0), timeout=INF), answer)
+            assert reply.x == 3.0
+            pending = client.call_async(horus.CmdVel(linear=4.0), timeout=INF)
+            assert returned_in_thread(lambda: pending.wait(timeout=INF), answer).x == 4.0
+    server = horus.ActionServer(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/inf-act")
+    client = horus.ActionClient(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/inf-act")
+    goals: List[Any] = []
+    handle = returned_in_thread(
+        lambda: client.send_goal(horus.CmdVel(), timeout=INF),
+        lambda: goals.append(server.accept(server.next_goal(timeout=INF))),
+    )
+    stop = threading.Event()
+
+    def serve() -> None:  # answers the result calls
+        while not stop.is_set():
+            server.poll()
+            time.sleep(0.005)
+
+    poller = threading.Thread(target=serve, daemon=True)
+    poller.start()
+    result = returned_in_thread(
+        lambda: handle.result(timeout=INF), lambda: server.succeed(goals[0], horus.Vector3(x=5.0))
+    )
+    stop.set()
+    poller.join()
+    assert result.result.x == 5.0
+    for e in (handle, client, server):
+        e.close()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), -1.0, -INF])
+def test_a_timeout_that_is_nan_or_negative_is_a_value_error_that_says_so(bad: float) -> None:
+    # Found with inf (above); NaN waited for ever in wait_for_subscribers.
+    want = f"timeout must be a number of seconds >= 0, not {bad}"
+    with horus.Topic(horus.CmdVel, "misuse/bad-timeout") as topic:
+        with topic.publisher() as pub, topic.subscriber() as sub:
+            with pytest.raises(ValueError, match=want):
+                sub.recv(timeout=bad)
+            with pytest.raises(ValueError, match=want):
+                pub.wait_for_subscribers(2, timeout=bad)
+    with pytest.raises(ValueError, match=f"block_{want}"):
+        horus.Topic(horus.CmdVel, "misuse/bad-block", overflow=horus.Overflow.block(bad))
+    with horus.Service(horus.CmdVel, horus.Vector3, "misuse/bad-call") as service:
+        with service.client() as client:
+            with pytest.raises(ValueError, match=want):
+                client.call(horus.CmdVel(), timeout=bad)
+
+
+def test_a_duration_that_must_be_finite_says_so_for_inf() -> None:
+    server = horus.ActionServer(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/inf-keep", result_retention=None)
+    server.close()
+    with pytest.raises(ValueError, match="result_retention must be a finite number of seconds >= 0, not inf"):
+        horus.ActionServer(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/inf-keep", result_retention=INF)
+

@@ -36,6 +36,7 @@ mod py_topic;
 mod registry;
 mod ros;
 mod rust_nodes;
+mod seconds;
 mod service_in_flight;
 mod tensor_ref_bytes;
 

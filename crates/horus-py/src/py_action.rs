@@ -15,7 +15,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::action_errors::{goal_error, open_error};
-use crate::py_action_core::{action_classes, seconds, NewGoalBytes};
+use crate::py_action_core::{action_classes, NewGoalBytes};
 
 type RawClient = horus_actions::ActionClient<RawPayload, RawPayload, RawPayload>;
 type RawHandle = horus_actions::GoalHandle<RawPayload, RawPayload>;
@@ -92,7 +92,7 @@ action_classes! {
             let mut server =
                 RawServer::new_raw(name, namespace, s).map_err(|e| open_error(name, e))?;
             if let Some(r) = result_retention {
-                server.set_result_retention(seconds("result_retention", r)?);
+                server.set_result_retention(crate::seconds::duration("result_retention", r)?);
             }
             Ok(ActionServer {
                 name: name.to_owned(),

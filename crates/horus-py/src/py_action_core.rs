@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use horus_actions::{ActionError as RustActionError, GoalId, GoalStatus, RawPayload};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::action_errors::{action_error, server_gone};
@@ -34,12 +33,6 @@ pub(crate) const RESULT_SLICE: Duration = Duration::from_millis(100);
 
 /// Signals are checked at least this often while a server's `next_goal` waits.
 pub(crate) const SIGNAL_SLICE: Duration = Duration::from_millis(50);
-
-/// `t` seconds as a duration (`ValueError` naming `what` if negative or not finite).
-pub(crate) fn seconds(what: &str, t: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(t)
-        .map_err(|_| PyValueError::new_err(format!("{what} must be >= 0 s, not {t}")))
-}
 
 /// Feedback and results as a handle gives them to Python: their bytes.
 pub(crate) trait WireBytes {
@@ -95,7 +88,7 @@ pub(crate) fn wait_result<T: Send, E: ClientError + Send>(
     call: impl Fn(Duration) -> Result<(GoalStatus, T), E> + Sync,
     closed: impl Fn() -> bool,
 ) -> PyResult<(GoalStatus, T)> {
-    let total = seconds("timeout", timeout)?;
+    let total = crate::seconds::timeout("timeout", timeout)?;
     let deadline = Instant::now() + total;
     let mut first = true;
     loop {
@@ -133,7 +126,7 @@ pub(crate) fn wait_next_goal<S: Send, G: Send>(
     next: impl Fn(&mut S) -> Option<G> + Sync,
     closed: &AtomicBool,
 ) -> PyResult<Option<G>> {
-    let deadline = Instant::now() + seconds("timeout", timeout)?;
+    let deadline = Instant::now() + crate::seconds::timeout("timeout", timeout)?;
     loop {
         let slice_end = (Instant::now() + SIGNAL_SLICE).min(deadline);
         let g = py.detach(|| loop {
@@ -220,7 +213,7 @@ macro_rules! action_classes {
                 goal: &[u8],
                 timeout: f64,
             ) -> ::pyo3::PyResult<$Handle> {
-                let t = $crate::py_action_core::seconds("timeout", timeout)?;
+                let t = $crate::seconds::timeout("timeout", timeout)?;
                 let g = self.goal_payload(goal)?;
                 let mut c = self.inner.lock()?;
                 let c: &mut $RawClient = &mut c;
@@ -332,7 +325,7 @@ macro_rules! action_classes {
                 py: ::pyo3::Python<'_>,
                 timeout: f64,
             ) -> ::pyo3::PyResult<&'static str> {
-                let t = $crate::py_action_core::seconds("timeout", timeout)?;
+                let t = $crate::seconds::timeout("timeout", timeout)?;
                 let raw = self.raw()?;
                 let r = py.detach(|| raw.cancel(t));
                 py.check_signals()?;

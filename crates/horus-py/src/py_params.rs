@@ -8,7 +8,6 @@
 //! read or set parameters), on the thread that set or served.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use horus_params::{ParamDecl, ParamKind, ParamValue};
 use pyo3::exceptions::PyValueError;
@@ -319,8 +318,7 @@ impl ParamClient {
     #[new]
     #[pyo3(signature = (node, *, namespace=None, timeout=1.0))]
     fn new(node: &str, namespace: Option<&str>, timeout: f64) -> PyResult<Self> {
-        let t = Duration::try_from_secs_f64(timeout)
-            .map_err(|_| PyValueError::new_err(format!("timeout must be >= 0 s, not {timeout}")))?;
+        let t = crate::seconds::timeout("timeout", timeout)?;
         let mut c = Python::attach(|py| {
             match namespace {
                 Some(ns) => horus_params::ParamClient::open_in(node, ns),

@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 
 use crate::action_errors::{action_error, goal_error};
 use crate::errors::ActionError;
-use crate::py_action_core::{action_classes, seconds, ClientError, NewGoalBytes};
+use crate::py_action_core::{action_classes, ClientError, NewGoalBytes};
 
 /// One ROS 2 type as Python gives it: (type name, RIHS01 hash, ros2msg definition).
 type TypeTriple = (String, String, String);
@@ -126,7 +126,7 @@ action_classes! {
                 RawRosActionServer::new(name, namespace, &self::types(types), default_result)
                     .map_err(|e| open_error(name, e))?;
             if let Some(r) = result_retention {
-                server.set_result_retention(seconds("result_retention", r)?);
+                server.set_result_retention(crate::seconds::duration("result_retention", r)?);
             }
             Ok(RosActionServer {
                 name: name.to_owned(),

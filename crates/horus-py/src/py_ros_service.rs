@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use horus::description::ServiceDescription;
 use horus::msgs::Ros2Type;
 use horus::{RawClient, RawRequest, RawServer};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -23,11 +22,6 @@ const SIGNAL_SLICE: Duration = Duration::from_millis(50);
 
 /// One ROS 2 type as Python gives it: (type name, RIHS01 hash, ros2msg definition).
 type TypeTriple = (String, String, String);
-
-fn seconds(what: &str, t: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(t)
-        .map_err(|_| PyValueError::new_err(format!("{what} must be >= 0 s, not {t}")))
-}
 
 fn ros2((n, h, d): &TypeTriple) -> Ros2Type {
     Ros2Type::new(n, h, d)
@@ -118,7 +112,7 @@ impl RosServiceClient {
         request: &[u8],
         timeout: f64,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let t = seconds("timeout", timeout)?;
+        let t = crate::seconds::timeout("timeout", timeout)?;
         let mut g = self.inner.lock()?;
         if g.is_none() {
             *g = Some(self.connect()?);
@@ -191,10 +185,7 @@ impl RosServiceServer {
     /// Waits for the next request, at most `timeout` seconds (None: for ever).
     #[pyo3(signature = (timeout=None))]
     fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<RosServiceRequest> {
-        let deadline = match timeout {
-            Some(t) => Some(Instant::now() + seconds("timeout", t)?),
-            None => None,
-        };
+        let deadline = crate::seconds::deadline("timeout", timeout)?;
         let mut g = self.inner.lock()?;
         let server: &mut RawServer = &mut g;
         loop {

@@ -190,11 +190,6 @@ impl Node for PyNode {
     }
 }
 
-fn seconds(what: &str, s: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(s)
-        .map_err(|_| PyValueError::new_err(format!("{what} must be >= 0 s, not {s}")))
-}
-
 fn reason_name(r: &StopReason) -> String {
     match r {
         StopReason::Elapsed => "elapsed".into(),
@@ -309,10 +304,10 @@ impl Scheduler {
             cfg = cfg.order(o);
         }
         if let Some(b) = budget {
-            cfg = cfg.budget(seconds("budget", b)?);
+            cfg = cfg.budget(crate::seconds::duration("budget", b)?);
         }
         if let Some(d) = deadline {
-            cfg = cfg.deadline(seconds("deadline", d)?);
+            cfg = cfg.deadline(crate::seconds::duration("deadline", d)?);
         }
         if let Some(m) = on_miss {
             cfg = cfg.on_miss(match m {
@@ -324,7 +319,7 @@ impl Scheduler {
             });
         }
         if let Some(f) = on_failure {
-            let backoff = seconds("backoff", backoff)?;
+            let backoff = crate::seconds::duration("backoff", backoff)?;
             cfg = cfg.on_failure(match f {
                 "fatal" => FailurePolicy::Fatal,
                 "restart" => FailurePolicy::Restart {
@@ -349,7 +344,7 @@ impl Scheduler {
                     )))
                 }
             };
-            cfg = cfg.watchdog(seconds("watchdog", w)?, action);
+            cfg = cfg.watchdog(crate::seconds::duration("watchdog", w)?, action);
         }
         if compute {
             cfg = cfg.compute();
@@ -388,8 +383,9 @@ impl Scheduler {
 
     /// Runs for `seconds` at most (simulated seconds in deterministic mode).
     fn run_for(&self, py: Python<'_>, seconds: f64) -> PyResult<String> {
-        let d = self::seconds("seconds", seconds)?;
-        self.run_inner(py, Some(d))
+        // `inf` runs until stopped, as `run()`.
+        let d = crate::seconds::optional("seconds", Some(seconds))?;
+        self.run_inner(py, d)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {

@@ -30,11 +30,6 @@ const SPIN_POLLS: u32 = 200;
 /// Longest sleep between two polls of a pending call.
 const MAX_NAP: Duration = Duration::from_millis(1);
 
-fn seconds(what: &str, t: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(t)
-        .map_err(|_| PyValueError::new_err(format!("{what} must be >= 0 s, not {t}")))
-}
-
 fn client_stats_dict<'py>(py: Python<'py>, s: &horus::ClientStats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (k, v) in [
@@ -200,7 +195,7 @@ pub(crate) struct Client {
 
 impl Client {
     fn start(&self, py: Python<'_>, req: &[u8], timeout: f64) -> PyResult<Box<dyn DynPending>> {
-        let timeout = seconds("timeout", timeout)?;
+        let timeout = crate::seconds::timeout("timeout", timeout)?;
         self.inner
             .lock()?
             .call_async(req, timeout)
@@ -391,10 +386,7 @@ impl PendingCall {
     /// as `cancelled`) and CallTimeoutError raised.
     #[pyo3(signature = (timeout=None))]
     fn wait<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyBytes>> {
-        let deadline = match timeout {
-            Some(t) => Some(Instant::now() + seconds("timeout", t)?),
-            None => None,
-        };
+        let deadline = crate::seconds::deadline("timeout", timeout)?;
         let mut g = lock(&self.inner, "pending call")?;
         self.check(&mut g)?;
         let Some(mut p) = g.take() else {
@@ -447,10 +439,7 @@ impl Server {
     /// ever). Raises RecvTimeoutError when the timeout expires.
     #[pyo3(signature = (timeout=None))]
     fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Request> {
-        let deadline = match timeout {
-            Some(t) => Some(Instant::now() + seconds("timeout", t)?),
-            None => None,
-        };
+        let deadline = crate::seconds::deadline("timeout", timeout)?;
         let mut g = self.inner.lock()?;
         let server: &mut dyn DynServer = &mut **g;
         loop {

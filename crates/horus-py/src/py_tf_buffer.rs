@@ -6,7 +6,7 @@ use std::sync::RwLock;
 use std::time::Duration;
 
 use horus_tf::{StampedTransform, TfListener};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 use crate::py_tf_errors::lookup_error;
@@ -89,8 +89,7 @@ impl TfBuffer {
         time_ns: i64,
         timeout: f64,
     ) -> PyResult<TransformTuple> {
-        let timeout = Duration::try_from_secs_f64(timeout)
-            .map_err(|_| PyValueError::new_err(format!("timeout must be >= 0 s, not {timeout}")))?;
+        let timeout = crate::seconds::timeout("timeout", timeout)?;
         // Wait in slices so that Ctrl-C is seen.
         let end = std::time::Instant::now() + timeout;
         loop {

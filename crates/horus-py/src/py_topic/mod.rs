@@ -37,9 +37,7 @@ pub(super) fn parse_overflow(
     block_timeout: Option<f64>,
 ) -> PyResult<Option<Overflow>> {
     let timeout = || -> PyResult<Duration> {
-        let t = block_timeout.unwrap_or(1.0);
-        Duration::try_from_secs_f64(t)
-            .map_err(|_| PyValueError::new_err(format!("block_timeout must be >= 0 s, not {t}")))
+        crate::seconds::timeout("block_timeout", block_timeout.unwrap_or(1.0))
     };
     Ok(match overflow {
         None if block_timeout.is_some() => Some(Overflow::Block {

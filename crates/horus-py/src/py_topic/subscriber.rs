@@ -1,8 +1,7 @@
 //! `Subscriber`: receives messages as bytes or in-place `Sample`s.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -66,15 +65,7 @@ impl Subscriber {
         if let Some(s) = guard.try_recv() {
             return wrap(py, s);
         }
-        let deadline = match timeout {
-            Some(t) => Some(
-                Instant::now()
-                    + Duration::try_from_secs_f64(t).map_err(|_| {
-                        PyValueError::new_err(format!("timeout must be >= 0 s, not {t}"))
-                    })?,
-            ),
-            None => None,
-        };
+        let deadline = crate::seconds::deadline("timeout", timeout)?;
         let sub: &mut dyn DynSubscriber = &mut **guard;
         loop {
             let slice = match deadline {

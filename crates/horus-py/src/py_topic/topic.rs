@@ -98,7 +98,7 @@ impl Topic {
     #[getter]
     fn block_timeout(&self) -> Option<f64> {
         match self.overflow {
-            Overflow::Block { timeout } => Some(timeout.as_secs_f64()),
+            Overflow::Block { timeout } => Some(crate::seconds::as_secs(timeout)),
             _ => None,
         }
     }

@@ -125,10 +125,7 @@ impl RosTopic {
             qos.chunks_per_publisher = 2 * d + 4;
         }
         let timeout = || -> PyResult<Duration> {
-            let t = block_timeout.unwrap_or(1.0);
-            Duration::try_from_secs_f64(t).map_err(|_| {
-                PyValueError::new_err(format!("block_timeout must be >= 0 s, not {t}"))
-            })
+            crate::seconds::timeout("block_timeout", block_timeout.unwrap_or(1.0))
         };
         match overflow {
             None => {}
@@ -382,15 +379,7 @@ impl RosSubscriber {
     #[pyo3(signature = (timeout=None))]
     fn recv(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<RosSample> {
         let mut guard = self.raw.lock()?;
-        let deadline = match timeout {
-            Some(t) => Some(
-                Instant::now()
-                    + Duration::try_from_secs_f64(t).map_err(|_| {
-                        PyValueError::new_err(format!("timeout must be >= 0 s, not {t}"))
-                    })?,
-            ),
-            None => None,
-        };
+        let deadline = crate::seconds::deadline("timeout", timeout)?;
         let r: &mut RawRosReader = &mut guard;
         loop {
             let slice = match deadline {

@@ -14,7 +14,8 @@
 //! When the writers leave, the route carries what its reader acknowledged of them before
 //! it closes ([`Inbound::drained`]; the bridge keeps it open until then while the horus
 //! subscriber is there), as a ROS 2 subscriber gets what its reader received from a
-//! publisher that left.
+//! publisher that left. What its ack window held back of a writer that left never comes:
+//! counted `lost` then (`Mover::claim_departed_lost`).
 //!
 //! When the writers on the topic come to need another reader QoS (a volatile writer joins
 //! a transient-local topic, a best-effort one a reliable topic), only the DDS reader is
@@ -435,11 +436,15 @@ impl Mover {
                     self.carry(&s, stop);
                 }
                 Ok(None) => {
-                    // Empty: writers that left have nothing more here.
+                    // Empty: writers that left have nothing more here. What they had
+                    // announced and the reader's ack window never accepted (withheld,
+                    // never sent again) is lost: claimed before they are forgotten.
+                    let departed_lost = self.claim_departed_lost();
                     let carried = self.forget_departed();
                     // What a best-effort reader still misses is lost now, as is what
                     // a writer that left still missed (sequence_gaps.rs).
                     let mut c = self.counters.lock();
+                    c.lost = c.lost.saturating_add(departed_lost);
                     let mut gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
                     gaps.settle(&mut c);
                     if let Some(carried) = carried {
@@ -461,6 +466,21 @@ impl Mover {
                 }
             }
         }
+    }
+
+    /// What writers that left had announced to the reader (their last HEARTBEAT's last
+    /// sequence number, or a DATA's if higher) above the highest sample it accepted of
+    /// them: withheld by its ack window (counted `held_back`) and never sent again, since
+    /// the writer is gone (RustDDS HORUS-PATCH item 24). Claimed for the writers this route
+    /// carries (accepted, or accepted and left: they stay in `Accepted` until the reader
+    /// runs empty); a refused writer's count is dropped (its samples were never carried).
+    /// Nothing of a writer above the highest sample the reader accepted reaches the route,
+    /// so no gap (sequence_gaps.rs) counts them too; one that comes back under the same
+    /// GUID is not taken again what was claimed here. 0 for a reader without a window.
+    fn claim_departed_lost(&self) -> u64 {
+        let a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
+        self.reader
+            .horus_claim_departed_lost(|g| a.guids.contains(&format!("{g:?}")))
     }
 
     /// The reader is empty: the writers that left (accepted, no longer seen by the scan)

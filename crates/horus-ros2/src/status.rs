@@ -25,14 +25,17 @@ pub enum Direction {
 /// the horus ring overwrote before the bridge read them (the bridge's own loss, as for any
 /// subscriber); `refused`: writes DDS refused (history full past the blocking time).
 /// From ROS 2: `messages` taken from DDS and published into horus; `lost`: samples that
-/// never reached the bridge (gaps in a writer's sequence numbers, sequence_gaps.rs);
+/// never reached the bridge (gaps in a writer's sequence numbers, sequence_gaps.rs; and
+/// what a writer that left had announced beyond what the route's ack window accepted,
+/// inbound.rs);
 /// `replayed`: a writer's history sent again to a reopened reader (dropped); `malformed`: payloads
 /// that are not little-endian CDR of the topic's type (dropped); `oversize`: larger than
 /// the topic's chunks or the bridge's limit (dropped); `refused`: publishes the horus
 /// topic refused (its overflow policy; also counted by the topic's publisher record);
 /// `held_back`: DATA submessages the route's DDS reader withheld for its ack window (a
 /// reliable reader into a `Block` topic; requested again once they fit: back-pressure on
-/// a ROS 2 writer, not a loss).
+/// a ROS 2 writer, not a loss; what a writer that left still had held back is counted
+/// `lost` too, once per sample).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RouteCounters {

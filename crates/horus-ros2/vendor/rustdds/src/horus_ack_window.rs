@@ -39,6 +39,7 @@ use std::{
 };
 
 use crate::{
+  horus_departed_writers::DepartedWriters, // HORUS PATCH (item 24)
   polling::ReadySender,
   structure::{
     guid::{EntityId, GUID},
@@ -147,6 +148,9 @@ pub struct TakenMarks {
   /// their taken marks (`drain_noted`), so that forgetting what was taken visits only
   /// those, not every writer (locked inside `marks`, never the other way round).
   noted: Mutex<BTreeMap<GUID, SequenceNumber>>,
+  /// HORUS PATCH (item 24): what writers that left announced and the RTPS reader never
+  /// accepted, recorded by it when it forgets them, claimed by the application.
+  departed: Mutex<DepartedWriters>,
 }
 
 impl std::fmt::Debug for TakenMarks {
@@ -256,6 +260,34 @@ impl TakenMarks {
   pub fn withheld(&self) -> u64 {
     // Relaxed: a counter read on its own, ordering nothing else.
     self.withheld.load(Ordering::Relaxed)
+  }
+
+  /// HORUS PATCH (item 24): sequence numbers that writers which left announced and the
+  /// RTPS reader never accepted (received or not, they reach nothing: lost), for the
+  /// writers `carried` says yes to, counted out and claimed
+  /// ([`DepartedWriters::claim`]); the others' are dropped.
+  pub fn claim_departed(&self, carried: impl FnMut(&GUID) -> bool) -> u64 {
+    let mut departed = self.departed.lock().unwrap_or_else(|p| p.into_inner());
+    departed.claim(carried)
+  }
+
+  /// HORUS PATCH (item 24): `writer` left, having announced up to `announced`, none of it
+  /// accepted above `accepted` ([`DepartedWriters::left`]).
+  pub(crate) fn departed_left(
+    &self,
+    writer: GUID,
+    accepted: SequenceNumber,
+    announced: SequenceNumber,
+  ) -> u64 {
+    let mut departed = self.departed.lock().unwrap_or_else(|p| p.into_inner());
+    departed.left(writer, accepted, announced)
+  }
+
+  /// HORUS PATCH (item 24): `writer` matched again ([`DepartedWriters::rematched`]):
+  /// the highest of its sequence numbers counted lost, not to be taken again.
+  pub(crate) fn departed_rematched(&self, writer: GUID) -> Option<SequenceNumber> {
+    let mut departed = self.departed.lock().unwrap_or_else(|p| p.into_inner());
+    departed.rematched(writer)
   }
 
   /// The RTPS reader holds a writer back (`true`) or none (`false`).
@@ -696,6 +728,18 @@ impl AckWindow {
     if let Some(w) = self.writers.get_mut(&writer) {
       w.requested(sn);
     }
+  }
+
+  /// HORUS PATCH (item 24): `writer` left, the reader having accepted none of it above
+  /// `accepted` (its highest sequence number received; a writer of which the reader
+  /// accepted nothing is not recorded): what it announced above that (its HEARTBEATs'
+  /// last sequence number, the DATA it sent) is recorded for the application to claim as
+  /// lost. Call before [`Self::forget`]. Returns how many were recorded.
+  pub(crate) fn departed(&mut self, writer: GUID, accepted: SequenceNumber) -> u64 {
+    let Some(w) = self.writers.get(&writer) else {
+      return 0; // no window refreshed: nothing announced to it
+    };
+    self.taken.departed_left(writer, accepted, w.highest_known)
   }
 
   pub(crate) fn forget(&mut self, writer: GUID) {

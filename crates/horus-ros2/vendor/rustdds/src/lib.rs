@@ -217,6 +217,10 @@ pub mod horus_discovery_limits;
 /// HORUS PATCH (HORUS-PATCH.md, item 17): reader-side flow control (the ack window).
 pub mod horus_ack_window;
 
+/// HORUS PATCH (HORUS-PATCH.md, item 24): what writers that left a reader with an ack
+/// window announced and it never accepted, counted lost.
+pub(crate) mod horus_departed_writers;
+
 /// HORUS PATCH (HORUS-PATCH.md, item 22): what each user DataReader has read of its topic
 /// cache, so that the cache lets go of what all of them have read.
 pub(crate) mod horus_read_pointer;

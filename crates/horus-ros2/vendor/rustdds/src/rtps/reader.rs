@@ -483,6 +483,7 @@ impl Reader {
         // success, update or insert
         let count_change = self.matched_writer_update(proxy);
         if count_change > 0 {
+          self.horus_rematched(writer); // HORUS PATCH (item 24)
           self.writer_match_count_total += count_change;
           self.send_status_change(DataReaderStatus::SubscriptionMatched {
             total: CountWithChange::new(self.writer_match_count_total, count_change),
@@ -537,6 +538,23 @@ impl Reader {
     }
   }
 
+  // HORUS PATCH (HORUS-PATCH.md, item 24): `writer` matched (again). When it had left
+  // before and what it announced then and this reader never accepted was counted lost
+  // (horus_departed_writers.rs), those sequence numbers are not taken again: the new
+  // proxy marks them not available (acknowledged, never delivered), or the application
+  // would get samples it counted lost.
+  fn horus_rematched(&mut self, writer: GUID) {
+    let Some(window) = &self.ack_window else {
+      return;
+    };
+    let Some(claimed) = window.taken.departed_rematched(writer) else {
+      return;
+    };
+    if let Some(proxy) = self.matched_writers.get_mut(&writer) {
+      proxy.irrelevant_changes_up_to(claimed + SequenceNumber::new(1));
+    }
+  }
+
   // return value counts how many new proxies were added
   fn matched_writer_update(&mut self, proxy: RtpsWriterProxy) -> i32 {
     if let Some(op) = self.matched_writer_mut(proxy.remote_writer_guid) {
@@ -553,6 +571,14 @@ impl Reader {
     self.latest_fragment.remove(&writer_guid);
     self.deferred_heartbeats.remove(&writer_guid);
     if let Some(window) = &mut self.ack_window {
+      // HORUS PATCH (item 24): what it announced and this reader never accepted is lost.
+      let accepted = self
+        .matched_writers
+        .get(&writer_guid)
+        .and_then(RtpsWriterProxy::horus_accepted_up_to);
+      if let Some(accepted) = accepted {
+        window.departed(writer_guid, accepted);
+      }
       window.forget(writer_guid); // HORUS PATCH (item 17): its room goes to the others
     }
     if self.matched_writers.contains_key(&writer_guid) {
@@ -2933,5 +2959,194 @@ mod tests {
         Answer::AckNack(SequenceNumber::new(1), vec![]),
       ]
     );
+  }
+
+  // HORUS PATCH (HORUS-PATCH.md, item 24): a reader with an ack window of `window`, its
+  // TakenMarks, and a writer matched to it.
+  fn windowed_reader(window: u32) -> (Reader, Arc<crate::horus_ack_window::TakenMarks>, GUID) {
+    let dds_cache = Arc::new(RwLock::new(DDSCache::new()));
+    let qos = QosPolicyBuilder::new()
+      .reliability(Reliability::Reliable {
+        max_blocking_time: Duration::from_millis(100),
+      })
+      .build()
+      .with_horus_ack_window(window);
+    let topic_cache_handle = dds_cache.write().unwrap().add_new_topic(
+      "windowed".to_string(),
+      TypeDesc::new("test_type".to_string()),
+      &qos,
+    );
+    let (notification_sender, _notification_receiver) =
+      crate::mio_source::notification_channel(100);
+    let (_notification_event_source, notification_event_sender) =
+      mio_source::make_poll_channel().unwrap();
+    let (status_sender, _status_receiver) = sync_status_channel::<DataReaderStatus>(64).unwrap();
+    let (participant_status_sender, _participant_status_receiver) =
+      sync_status_channel(64).unwrap();
+    let (_reader_command_sender, reader_command_receiver) =
+      wake_channel::<ReaderCommand>(10, &LoopWaker::new());
+    let taken = Arc::new(crate::horus_ack_window::TakenMarks::with_window(window));
+    let reader = Reader::new(
+      ReaderIngredients {
+        guid: GUID::dummy_test_guid(EntityKind::READER_NO_KEY_USER_DEFINED),
+        notification_sender,
+        status_sender,
+        topic_name: "windowed".to_string(),
+        topic_cache_handle,
+        like_stateless: false,
+        qos_policy: qos,
+        data_reader_command_receiver: reader_command_receiver,
+        data_reader_waker: Arc::new(Mutex::new(None)),
+        poll_event_sender: notification_event_sender,
+        security_plugins: None,
+        discovery_notify: None,
+        horus_taken: Some(Arc::clone(&taken)),
+      },
+      Rc::new(UDPSender::new(0).unwrap()),
+      new_shared_timer(),
+      participant_status_sender,
+    );
+    (
+      reader,
+      taken,
+      GUID::dummy_test_guid(EntityKind::WRITER_NO_KEY_USER_DEFINED),
+    )
+  }
+
+  fn match_writer(reader: &mut Reader, writer: GUID) {
+    let qos = QosPolicyBuilder::new()
+      .reliability(Reliability::Reliable {
+        max_blocking_time: Duration::from_millis(100),
+      })
+      .build();
+    reader.matched_writer_add(writer, EntityId::UNKNOWN, vec![], vec![], &qos);
+  }
+
+  fn send_data(reader: &mut Reader, writer: GUID, sn: i64) {
+    let data = Data {
+      reader_id: reader.entity_id(),
+      writer_id: writer.entity_id,
+      writer_sn: SequenceNumber::new(sn),
+      ..Data::default()
+    };
+    let mr_state = MessageReceiverState {
+      source_guid_prefix: writer.prefix,
+      ..Default::default()
+    };
+    reader.handle_data_msg(data, BitFlags::from_flag(DATA_Flags::Data), &mr_state);
+  }
+
+  fn send_heartbeat(reader: &mut Reader, writer: GUID, count: i32, last: i64) {
+    send_heartbeat_from(reader, writer, count, 1, last);
+  }
+
+  fn send_heartbeat_from(reader: &mut Reader, writer: GUID, count: i32, first: i64, last: i64) {
+    let heartbeat = Heartbeat {
+      reader_id: reader.entity_id(),
+      writer_id: writer.entity_id,
+      first_sn: SequenceNumber::new(first),
+      last_sn: SequenceNumber::new(last),
+      count,
+    };
+    let mr_state = MessageReceiverState {
+      source_guid_prefix: writer.prefix,
+      ..Default::default()
+    };
+    reader.handle_heartbeat_msg(&heartbeat, false, &mr_state);
+  }
+
+  // HORUS PATCH (item 24): what broke: a KEEP_ALL writer held back by the window that
+  // left never sent what was withheld, and nothing counted it (horus-ros2's route counted
+  // it `held_back` only). Now what it announced above what the reader accepted is counted
+  // once, claimed by the application; a writer that comes back under the same GUID is not
+  // counted twice and what was counted is not delivered after all.
+  #[test]
+  fn what_a_held_back_writer_that_left_had_announced_is_counted_once() {
+    let (mut reader, taken, writer) = windowed_reader(16);
+    match_writer(&mut reader, writer);
+    send_heartbeat(&mut reader, writer, 1, 100);
+    for sn in 1..=20 {
+      send_data(&mut reader, writer, sn);
+    }
+    assert!(reader
+      .history_cache_change_data(SequenceNumber::new(16))
+      .is_some());
+    assert!(
+      reader
+        .history_cache_change_data(SequenceNumber::new(17))
+        .is_none(),
+      "beyond the window: withheld"
+    );
+    assert_eq!(
+      taken.claim_departed(|_| true),
+      0,
+      "still matched: nothing lost yet"
+    );
+    reader.remove_writer_proxy(writer);
+    assert_eq!(
+      taken.claim_departed(|_| true),
+      84,
+      "17..=100 announced, never accepted"
+    );
+    assert_eq!(taken.claim_departed(|_| true), 0, "claimed once");
+
+    // It comes back under the same GUID and sends them again: not delivered (counted).
+    match_writer(&mut reader, writer);
+    send_heartbeat(&mut reader, writer, 2, 101);
+    send_data(&mut reader, writer, 50);
+    send_data(&mut reader, writer, 101);
+    assert!(reader
+      .history_cache_change_data(SequenceNumber::new(50))
+      .is_none());
+    assert!(reader
+      .history_cache_change_data(SequenceNumber::new(101))
+      .is_some());
+    reader.remove_writer_proxy(writer);
+    assert_eq!(
+      taken.claim_departed(|_| true),
+      0,
+      "nothing announced past what it accepted"
+    );
+  }
+
+  // HORUS PATCH (item 24): a writer that leaves with everything it announced accepted
+  // adds nothing, nor one of which nothing was accepted (what it announced may be history
+  // from before the match), nor one back before the count was claimed.
+  #[test]
+  fn a_writer_leaving_with_nothing_withheld_or_back_before_the_claim_adds_nothing() {
+    let (mut reader, taken, writer) = windowed_reader(16);
+    let other = |n: u8| GUID::new_with_prefix_and_id(GuidPrefix::new(&[n; 12]), writer.entity_id);
+    // Everything announced accepted.
+    let all = other(1);
+    match_writer(&mut reader, all);
+    send_heartbeat(&mut reader, all, 1, 5);
+    for sn in 1..=5 {
+      send_data(&mut reader, all, sn);
+    }
+    reader.remove_writer_proxy(all);
+    // Nothing accepted: 1..=50 announced, no DATA came.
+    let none = other(2);
+    match_writer(&mut reader, none);
+    send_heartbeat(&mut reader, none, 1, 50);
+    reader.remove_writer_proxy(none);
+    assert_eq!(taken.claim_departed(|_| true), 0);
+
+    // 17..=40 withheld when it left; back before the application claimed: not counted,
+    // and what it sends again is delivered.
+    match_writer(&mut reader, writer);
+    send_heartbeat(&mut reader, writer, 1, 40);
+    for sn in 1..=20 {
+      send_data(&mut reader, writer, sn);
+    }
+    reader.remove_writer_proxy(writer);
+    match_writer(&mut reader, writer);
+    assert_eq!(taken.claim_departed(|_| true), 0, "it may send them again");
+    send_heartbeat_from(&mut reader, writer, 2, 17, 40);
+    for sn in 17..=32 {
+      send_data(&mut reader, writer, sn);
+    }
+    assert!(reader
+      .history_cache_change_data(SequenceNumber::new(32))
+      .is_some());
   }
 }

@@ -208,6 +208,15 @@ impl RtpsWriterProxy {
     }
   }
 
+  // HORUS PATCH (HORUS-PATCH.md, item 24): the highest sequence number this reader
+  // accepted of the writer (received as DATA and put in its cache); `None` when it
+  // accepted none (then what the writer announced may be history it wrote before this
+  // reader matched, which a volatile writer declares not available only when asked).
+  pub(crate) fn horus_accepted_up_to(&self) -> Option<SequenceNumber> {
+    (self.last_received_sequence_number > SequenceNumber::new(0))
+      .then_some(self.last_received_sequence_number)
+  }
+
   // Check if we have already received this sequence number
   // or it has been marked as not_available
   pub fn should_ignore_change(&self, seqnum: SequenceNumber) -> bool {

@@ -241,6 +241,16 @@ where
     self.keyed_datareader.horus_withheld()
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 24): sequence numbers that writers which left
+  /// announced and this reader (with an ack window) never accepted, for the writers
+  /// `carried` says yes to, counted out and claimed (the keyed
+  /// `DataReader::horus_claim_departed_lost`): a loss no gap shows, since nothing of those
+  /// writers comes after them. Call it when the reader is found empty, before forgetting
+  /// the writers that left.
+  pub fn horus_claim_departed_lost(&self, carried: impl FnMut(&crate::GUID) -> bool) -> u64 {
+    self.keyed_datareader.horus_claim_departed_lost(carried)
+  }
+
   /// HORUS PATCH (HORUS-PATCH.md, item 19): forgets the eviction counts of the writers
   /// `keep` says no (gone, or no longer followed), so that what is remembered is bounded
   /// by the writers that exist. Call it when the application forgets writers.

@@ -127,6 +127,19 @@ where
       .map_or(0, |taken| taken.withheld())
   }
 
+  /// HORUS PATCH (HORUS-PATCH.md, item 24): sequence numbers that writers which left
+  /// announced and this reader (with an ack window) never accepted, for the writers
+  /// `carried` says yes to, counted out (a second call does not say them again); the
+  /// others' are dropped. 0 for a reader without an ack window
+  /// (`TakenMarks::claim_departed`).
+  pub fn horus_claim_departed_lost(&self, carried: impl FnMut(&GUID) -> bool) -> u64 {
+    self
+      .datasample_cache
+      .horus_taken
+      .as_ref()
+      .map_or(0, |taken| taken.claim_departed(carried))
+  }
+
   /// HORUS PATCH (HORUS-PATCH.md, item 19): forgets the eviction counts of the writers
   /// `keep` says no (`DataSampleCache::horus_retain_evicted_counts`).
   pub fn horus_retain_evicted_counts(&mut self, keep: impl FnMut(&GUID) -> bool) {

@@ -1,0 +1,221 @@
+//! HORUS PATCH (HORUS-PATCH.md, item 24): what a reliable writer announced to a reader
+//! with an ack window (item 17) and the reader never accepted, counted when the writer
+//! leaves.
+//!
+//! The window withholds a writer's DATA beyond it (dropped unacknowledged, requested again
+//! once it fits). A writer that leaves while held back never sends those samples again:
+//! they were published and reach nothing. The RTPS reader knows them, from the writer's
+//! last HEARTBEAT (its last sequence number) and the DATA it withheld, until it forgets the
+//! writer's proxy; then it records them here ([`DepartedWriters::left`]): every sequence
+//! number the writer announced above the highest one the reader accepted (received and
+//! put in its cache, which the application takes: anything missing at or below that shows
+//! to the application as a gap in the writer's sequence numbers, so it is not counted
+//! here too). A writer of which the reader accepted nothing is not recorded: what it
+//! announced may be history written before the reader matched (a volatile writer
+//! declares it not available only when the reader asks for it), no loss. The application
+//! claims the count ([`DepartedWriters::claim`]) for the
+//! writers it carries; the others' counts are dropped.
+//!
+//! Never a false loss: a writer that matches again under the same GUID
+//! ([`DepartedWriters::rematched`]) before the count was claimed drops it (it may send
+//! those samples again); after, what was claimed lost is not taken again from it (the
+//! reader's new proxy of it marks those sequence numbers not available), and a second
+//! departure counts only above what was counted before.
+
+use std::{cmp::max, collections::BTreeMap};
+
+use crate::structure::{guid::GUID, sequence_number::SequenceNumber};
+
+/// How many departed writers a reader remembers: those with a count not claimed yet, and
+/// those whose claimed count keeps them from being taken again should they come back. Past
+/// it a writer with nothing pending is forgotten (should it come back, what was counted
+/// lost of it may be carried as well); with every place holding a pending count, a new
+/// departure is not counted (an undercount, only with more writers than this leaving a
+/// reader between two claims).
+pub(crate) const MAX_DEPARTED_WRITERS: usize = 16384;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Departed {
+  /// Sequence numbers counted lost and not claimed yet.
+  pending: u64,
+  /// The highest of them (0: none).
+  pending_upto: SequenceNumber,
+  /// The highest sequence number claimed lost (0: none).
+  claimed_upto: SequenceNumber,
+}
+
+impl Default for Departed {
+  fn default() -> Self {
+    // Not derived: SequenceNumber's default is 1.
+    Self {
+      pending: 0,
+      pending_upto: SequenceNumber::zero(),
+      claimed_upto: SequenceNumber::zero(),
+    }
+  }
+}
+
+/// Per writer that left a reader with an ack window, what it announced and the reader never
+/// accepted (module docs).
+#[derive(Debug, Default)]
+pub(crate) struct DepartedWriters {
+  writers: BTreeMap<GUID, Departed>,
+}
+
+impl DepartedWriters {
+  /// `writer` left (its proxy is forgotten): it announced sequence numbers up to
+  /// `announced` (HEARTBEAT or DATA), and the reader accepted none of it above `accepted`.
+  /// Returns how many are counted (not above what an earlier departure counted).
+  pub(crate) fn left(
+    &mut self,
+    writer: GUID,
+    accepted: SequenceNumber,
+    announced: SequenceNumber,
+  ) -> u64 {
+    let prior = self.writers.get(&writer).copied().unwrap_or_default();
+    let from = max(accepted, max(prior.claimed_upto, prior.pending_upto));
+    if announced <= from {
+      return 0;
+    }
+    if !self.writers.contains_key(&writer) && self.writers.len() >= MAX_DEPARTED_WRITERS {
+      let idle = self
+        .writers
+        .iter()
+        .find(|(_, d)| d.pending == 0)
+        .map(|(g, _)| *g);
+      match idle {
+        Some(g) => {
+          self.writers.remove(&g);
+        }
+        None => return 0,
+      }
+    }
+    let n = u64::try_from(i64::from(announced).saturating_sub(i64::from(from))).unwrap_or(0);
+    let d = self.writers.entry(writer).or_default();
+    d.pending = d.pending.saturating_add(n);
+    d.pending_upto = announced;
+    n
+  }
+
+  /// Claims what is pending: the sum for the writers `carried` says yes to (from then on
+  /// not taken again from them); the others' counts are dropped (not this reader's
+  /// application's loss: it does not carry them).
+  pub(crate) fn claim(&mut self, mut carried: impl FnMut(&GUID) -> bool) -> u64 {
+    let mut total = 0u64;
+    self.writers.retain(|g, d| {
+      if d.pending > 0 {
+        if carried(g) {
+          total = total.saturating_add(d.pending);
+          d.claimed_upto = max(d.claimed_upto, d.pending_upto);
+        }
+        d.pending = 0;
+        d.pending_upto = SequenceNumber::zero();
+      }
+      d.claimed_upto > SequenceNumber::zero()
+    });
+    total
+  }
+
+  /// `writer` matched the reader again (same GUID): what was pending is dropped (it is
+  /// back, and may send those samples again); returns the highest sequence number claimed
+  /// lost of it, which the reader must not take again.
+  pub(crate) fn rematched(&mut self, writer: GUID) -> Option<SequenceNumber> {
+    let d = self.writers.get_mut(&writer)?;
+    d.pending = 0;
+    d.pending_upto = SequenceNumber::zero();
+    let claimed = d.claimed_upto;
+    if claimed == SequenceNumber::zero() {
+      self.writers.remove(&writer);
+      return None;
+    }
+    Some(claimed)
+  }
+
+  /// Whether nothing is remembered.
+  #[cfg(test)]
+  fn is_empty(&self) -> bool {
+    self.writers.is_empty()
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::structure::guid::{EntityId, EntityKind, GuidPrefix};
+
+  fn writer(n: u8) -> GUID {
+    GUID::new_with_prefix_and_id(
+      GuidPrefix::new(&[n; 12]),
+      EntityId::new([0, 0, 1], EntityKind::WRITER_NO_KEY_USER_DEFINED),
+    )
+  }
+  fn sn(n: i64) -> SequenceNumber {
+    SequenceNumber::new(n)
+  }
+
+  #[test]
+  fn what_a_departed_writer_announced_above_what_was_accepted_is_counted_once() {
+    let mut d = DepartedWriters::default();
+    let (a, b) = (writer(1), writer(2));
+    assert_eq!(d.left(a, sn(33), sn(100)), 67, "34..=100");
+    assert_eq!(
+      d.left(b, sn(10), sn(10)),
+      0,
+      "nothing withheld: nothing counted"
+    );
+    assert_eq!(d.claim(|_| true), 67);
+    assert_eq!(d.claim(|_| true), 0, "claimed once");
+    // a came back and left again with nothing new accepted: only what it announced since.
+    assert_eq!(d.rematched(a), Some(sn(100)), "not taken again up to 100");
+    assert_eq!(d.left(a, sn(0), sn(100)), 0, "counted already");
+    assert_eq!(d.left(a, sn(100), sn(120)), 20);
+    assert_eq!(d.claim(|_| true), 20);
+  }
+
+  #[test]
+  fn a_writer_back_before_its_count_is_claimed_drops_it() {
+    let mut d = DepartedWriters::default();
+    let a = writer(1);
+    assert_eq!(d.left(a, sn(16), sn(50)), 34);
+    assert_eq!(
+      d.rematched(a),
+      None,
+      "nothing claimed: it may send them again"
+    );
+    assert!(d.is_empty());
+    assert_eq!(d.claim(|_| true), 0);
+  }
+
+  #[test]
+  fn a_writer_not_carried_has_its_count_dropped() {
+    let mut d = DepartedWriters::default();
+    let (a, b) = (writer(1), writer(2));
+    d.left(a, sn(16), sn(50));
+    d.left(b, sn(16), sn(30));
+    assert_eq!(d.claim(|g| *g == a), 34);
+    assert_eq!(
+      d.rematched(b),
+      None,
+      "b's count was dropped, nothing kept of it"
+    );
+  }
+
+  #[test]
+  fn departed_writers_stay_bounded() {
+    let mut d = DepartedWriters::default();
+    for i in 0..MAX_DEPARTED_WRITERS as u32 + 10 {
+      let g = GUID::new_with_prefix_and_id(
+        GuidPrefix::new(&[1; 12]),
+        EntityId::new(
+          [(i >> 16) as u8, (i >> 8) as u8, i as u8],
+          EntityKind::WRITER_NO_KEY_USER_DEFINED,
+        ),
+      );
+      d.left(g, sn(0), sn(1));
+      if i % 1000 == 0 {
+        d.claim(|_| true);
+      }
+    }
+    assert!(d.writers.len() <= MAX_DEPARTED_WRITERS);
+  }
+}

@@ -25,13 +25,13 @@
 //! is dropped as already carried, sequence_gaps.rs).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use horus::inspect::{RawRosPublisher, RawRosSendError, RawSendError, TopicView};
 use horus::Overflow;
 use rustdds::no_key::{DataReader, DataSample};
-use rustdds::{RTPSEntity, GUID};
+use rustdds::{RTPSEntity, SequenceNumber, GUID};
 
 use crate::dds::Dds;
 use crate::local::LocalTopic;
@@ -60,8 +60,16 @@ type Reader = DataReader<WireCdr, PassThrough>;
 
 /// A reader with another QoS, made by the bridge loop, waiting for the route's thread to
 /// take it in place of its own.
-/// A reader to take in place of the route's, and whether it is reliable.
-type NextReader = Arc<Mutex<Option<(Reader, bool)>>>;
+/// A reader to take in place of the route's, whether it is reliable, and its number
+/// ([`ReadersMade`]).
+type NextReader = Arc<Mutex<Option<(Reader, bool, u64)>>>;
+
+/// How many DDS readers the route has made (the first, and each [`Inbound::reopen_reader`]),
+/// counted before each is made: the route's thread claims what writers that left held back
+/// (`Mover::claim_departed_lost`) only from the newest one. Both readers are matched to a
+/// writer while the old one is drained, and each counts what the writer announced above
+/// what it accepted: claimed from both, the same samples would count twice.
+type ReadersMade = Arc<AtomicU64>;
 
 /// A route's writers' sequence numbers, kept by the route across reopening its reader
 /// (sequence_gaps.rs) and used by its thread.
@@ -103,6 +111,7 @@ pub(crate) struct Inbound {
     /// The route's thread last found its reader empty (nothing taken since).
     drained: Arc<AtomicBool>,
     next_reader: NextReader,
+    readers_made: ReadersMade,
     waker: Arc<mio::Waker>,
     thread: RouteThread,
 }
@@ -112,6 +121,9 @@ struct Mover {
     reader: Reader,
     /// A reader to take in place of `reader` (the route reopened for other QoS).
     next_reader: NextReader,
+    /// The readers the route made, and the number of `reader` among them.
+    readers_made: ReadersMade,
+    reader_number: u64,
     /// The horus topic's depth: what the DDS reader's history keeps per writer.
     depth: usize,
     publisher: RawRosPublisher,
@@ -204,10 +216,13 @@ impl Inbound {
         let place = publisher.place();
         own_place.set(Some(place));
         let next_reader = NextReader::default();
+        let readers_made = ReadersMade::new(AtomicU64::new(1));
         let drained = Arc::new(AtomicBool::new(true));
         let mut mover = Mover {
             reader,
             next_reader: Arc::clone(&next_reader),
+            readers_made: Arc::clone(&readers_made),
+            reader_number: 1,
             depth: usize::try_from(local.qos.depth.max(1)).unwrap_or(usize::MAX),
             publisher,
             block: is_block(local),
@@ -240,6 +255,7 @@ impl Inbound {
             accepted,
             drained,
             next_reader,
+            readers_made,
             waker,
             thread,
         })
@@ -277,10 +293,16 @@ impl Inbound {
         dds_type: &str,
         kind: ReaderKind,
     ) -> Result<(), RouteError> {
+        // Counted before the reader exists (it may match a writer at once): from now on
+        // the route's current reader's departed counts are not claimed. SeqCst: the route's
+        // thread reads it while claiming (under RustDDS's lock of the counts), after the
+        // new reader can have been matched, and must not see the old number then.
+        let number = self.readers_made.fetch_add(1, Ordering::SeqCst) + 1;
         let reader = create_reader(dds, local, dds_topic, dds_type, kind)?;
         // A reader made by an earlier call and not yet taken is dropped: this one asks for
         // what the writers need now.
-        *self.next_reader.lock().unwrap_or_else(|p| p.into_inner()) = Some((reader, kind.reliable));
+        *self.next_reader.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((reader, kind.reliable, number));
         self.kind = kind;
         // A failed wake leaves the swap to the thread's next turn (at most STOP_POLL away).
         let _ = self.waker.wake();
@@ -381,7 +403,7 @@ impl Mover {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let Some((mut next, reliable)) = next else {
+        let Some((mut next, reliable, number)) = next else {
             return false;
         };
         let registry = poll.registry();
@@ -393,6 +415,7 @@ impl Mover {
         self.note_held_back();
         // The old reader drops here: its endpoint leaves the DDS graph.
         self.reader = next;
+        self.reader_number = number;
         self.held_back_seen = 0;
         self.at.reader = new_reader_incarnation();
         self.at.reliable = reliable;
@@ -475,12 +498,30 @@ impl Mover {
     /// carries (accepted, or accepted and left: they stay in `Accepted` until the reader
     /// runs empty); a refused writer's count is dropped (its samples were never carried).
     /// Nothing of a writer above the highest sample the reader accepted reaches the route,
-    /// so no gap (sequence_gaps.rs) counts them too; one that comes back under the same
-    /// GUID is not taken again what was claimed here. 0 for a reader without a window.
+    /// so no gap (sequence_gaps.rs) counts them too, and none at or below the last number
+    /// the route took or counted of the writer is counted (a reader swapped in may have
+    /// accepted less than the old one carried); one that comes back under the same GUID
+    /// is not taken again what was claimed here. 0 for a reader without a window.
+    /// Only the newest reader's counts are claimed ([`ReadersMade`]): a reader being
+    /// replaced drops its own (the new one counts the writers it matched). On a reader
+    /// swapped in, a writer the route has no position for (forgotten) has its count
+    /// dropped: what the old reader carried of it is not known any more.
     fn claim_departed_lost(&self) -> u64 {
         let a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
-        self.reader
-            .horus_claim_departed_lost(|g| a.guids.contains(&format!("{g:?}")))
+        let gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
+        let (made, mine) = (&self.readers_made, self.reader_number);
+        self.reader.horus_claim_departed_lost(|g| {
+            // SeqCst: see Inbound::reopen_reader. Read here, under RustDDS's lock of the
+            // counts, so that a count recorded after a new reader was made is seen with it.
+            if made.load(Ordering::SeqCst) != mine || !a.guids.contains(&format!("{g:?}")) {
+                return None;
+            }
+            match gaps.last_taken(*g) {
+                Some(last) => Some(SequenceNumber::new(last)),
+                None if mine == 1 => Some(SequenceNumber::zero()),
+                None => None,
+            }
+        })
     }
 
     /// The reader is empty: the writers that left (accepted, no longer seen by the scan)

@@ -296,6 +296,12 @@ impl SequenceGaps {
         }
     }
 
+    /// The highest sequence number of `writer` carried, dropped or counted lost by the
+    /// route (any of its readers), if it has a position for the writer.
+    pub(crate) fn last_taken(&self, writer: GUID) -> Option<i64> {
+        self.writers.get(&writer).map(|pos| pos.last)
+    }
+
     /// A sample RustDDS took but could not hand over (counted `malformed` by the caller):
     /// its number will show as a gap, which must not count it again as lost.
     pub(crate) fn undecodable(&mut self) {

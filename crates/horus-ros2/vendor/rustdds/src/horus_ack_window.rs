@@ -263,12 +263,13 @@ impl TakenMarks {
   }
 
   /// HORUS PATCH (item 24): sequence numbers that writers which left announced and the
-  /// RTPS reader never accepted (received or not, they reach nothing: lost), for the
-  /// writers `carried` says yes to, counted out and claimed
-  /// ([`DepartedWriters::claim`]); the others' are dropped.
-  pub fn claim_departed(&self, carried: impl FnMut(&GUID) -> bool) -> u64 {
+  /// RTPS reader never accepted (received or not, they reach nothing: lost), above the
+  /// number `floor` gives for the writer (what the application took or counted of it),
+  /// counted out and claimed ([`DepartedWriters::claim`]); the writers `floor` gives none
+  /// have theirs dropped. `floor` runs under this reader's lock of the counts.
+  pub fn claim_departed(&self, floor: impl FnMut(&GUID) -> Option<SequenceNumber>) -> u64 {
     let mut departed = self.departed.lock().unwrap_or_else(|p| p.into_inner());
-    departed.claim(carried)
+    departed.claim(floor)
   }
 
   /// HORUS PATCH (item 24): `writer` left, having announced up to `announced`, none of it

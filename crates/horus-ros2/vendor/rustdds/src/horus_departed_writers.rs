@@ -13,8 +13,8 @@
 //! here too). A writer of which the reader accepted nothing is not recorded: what it
 //! announced may be history written before the reader matched (a volatile writer
 //! declares it not available only when the reader asks for it), no loss. The application
-//! claims the count ([`DepartedWriters::claim`]) for the
-//! writers it carries; the others' counts are dropped.
+//! claims the count ([`DepartedWriters::claim`]) for the writers it carries, above the
+//! last sequence number it took or counted of each; the others' counts are dropped.
 //!
 //! Never a false loss: a writer that matches again under the same GUID
 //! ([`DepartedWriters::rematched`]) before the count was claimed drops it (it may send
@@ -36,11 +36,9 @@ pub(crate) const MAX_DEPARTED_WRITERS: usize = 16384;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Departed {
-  /// Sequence numbers counted lost and not claimed yet.
-  pending: u64,
-  /// The highest of them (0: none).
-  pending_upto: SequenceNumber,
-  /// The highest sequence number claimed lost (0: none).
+  /// Counted and not claimed yet: the sequence numbers above the first, up to the second.
+  pending: Option<(SequenceNumber, SequenceNumber)>,
+  /// The highest sequence number claimed (0: none).
   claimed_upto: SequenceNumber,
 }
 
@@ -48,8 +46,7 @@ impl Default for Departed {
   fn default() -> Self {
     // Not derived: SequenceNumber's default is 1.
     Self {
-      pending: 0,
-      pending_upto: SequenceNumber::zero(),
+      pending: None,
       claimed_upto: SequenceNumber::zero(),
     }
   }
@@ -65,7 +62,7 @@ pub(crate) struct DepartedWriters {
 impl DepartedWriters {
   /// `writer` left (its proxy is forgotten): it announced sequence numbers up to
   /// `announced` (HEARTBEAT or DATA), and the reader accepted none of it above `accepted`.
-  /// Returns how many are counted (not above what an earlier departure counted).
+  /// Returns how many are recorded (none at or below what an earlier departure counted).
   pub(crate) fn left(
     &mut self,
     writer: GUID,
@@ -73,7 +70,13 @@ impl DepartedWriters {
     announced: SequenceNumber,
   ) -> u64 {
     let prior = self.writers.get(&writer).copied().unwrap_or_default();
-    let from = max(accepted, max(prior.claimed_upto, prior.pending_upto));
+    // A writer leaves again only after it matched again, which drops what was pending
+    // (`rematched`); a pending range still there is kept out all the same (an undercount
+    // rather than a double count).
+    let pending_upto = prior
+      .pending
+      .map_or(SequenceNumber::zero(), |(_, upto)| upto);
+    let from = max(accepted, max(prior.claimed_upto, pending_upto));
     if announced <= from {
       return 0;
     }
@@ -81,7 +84,7 @@ impl DepartedWriters {
       let idle = self
         .writers
         .iter()
-        .find(|(_, d)| d.pending == 0)
+        .find(|(_, d)| d.pending.is_none())
         .map(|(g, _)| *g);
       match idle {
         Some(g) => {
@@ -90,26 +93,25 @@ impl DepartedWriters {
         None => return 0,
       }
     }
-    let n = u64::try_from(i64::from(announced).saturating_sub(i64::from(from))).unwrap_or(0);
     let d = self.writers.entry(writer).or_default();
-    d.pending = d.pending.saturating_add(n);
-    d.pending_upto = announced;
-    n
+    d.pending = Some((from, announced));
+    count(from, announced)
   }
 
-  /// Claims what is pending: the sum for the writers `carried` says yes to (from then on
-  /// not taken again from them); the others' counts are dropped (not this reader's
-  /// application's loss: it does not carry them).
-  pub(crate) fn claim(&mut self, mut carried: impl FnMut(&GUID) -> bool) -> u64 {
+  /// Claims what is pending, for each writer `floor` gives a number: those above it (the
+  /// highest of the writer's sequence numbers the application took, or counted lost
+  /// otherwise: its own knowledge may reach higher than this reader's, e.g. a reader that
+  /// replaced another), summed and from then on not taken again from the writer. The
+  /// writers `floor` gives none have their counts dropped (not this application's loss:
+  /// it does not carry them).
+  pub(crate) fn claim(&mut self, mut floor: impl FnMut(&GUID) -> Option<SequenceNumber>) -> u64 {
     let mut total = 0u64;
     self.writers.retain(|g, d| {
-      if d.pending > 0 {
-        if carried(g) {
-          total = total.saturating_add(d.pending);
-          d.claimed_upto = max(d.claimed_upto, d.pending_upto);
+      if let Some((from, upto)) = d.pending.take() {
+        if let Some(f) = floor(g) {
+          total = total.saturating_add(count(max(from, max(f, d.claimed_upto)), upto));
+          d.claimed_upto = max(d.claimed_upto, upto);
         }
-        d.pending = 0;
-        d.pending_upto = SequenceNumber::zero();
       }
       d.claimed_upto > SequenceNumber::zero()
     });
@@ -118,11 +120,10 @@ impl DepartedWriters {
 
   /// `writer` matched the reader again (same GUID): what was pending is dropped (it is
   /// back, and may send those samples again); returns the highest sequence number claimed
-  /// lost of it, which the reader must not take again.
+  /// of it, which the reader must not take again.
   pub(crate) fn rematched(&mut self, writer: GUID) -> Option<SequenceNumber> {
     let d = self.writers.get_mut(&writer)?;
-    d.pending = 0;
-    d.pending_upto = SequenceNumber::zero();
+    d.pending = None;
     let claimed = d.claimed_upto;
     if claimed == SequenceNumber::zero() {
       self.writers.remove(&writer);
@@ -136,6 +137,11 @@ impl DepartedWriters {
   fn is_empty(&self) -> bool {
     self.writers.is_empty()
   }
+}
+
+/// How many sequence numbers lie above `from`, up to `upto`.
+fn count(from: SequenceNumber, upto: SequenceNumber) -> u64 {
+  u64::try_from(i64::from(upto).saturating_sub(i64::from(from))).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -163,13 +169,23 @@ mod tests {
       0,
       "nothing withheld: nothing counted"
     );
-    assert_eq!(d.claim(|_| true), 67);
-    assert_eq!(d.claim(|_| true), 0, "claimed once");
+    assert_eq!(d.claim(|_| Some(sn(0))), 67);
+    assert_eq!(d.claim(|_| Some(sn(0))), 0, "claimed once");
     // a came back and left again with nothing new accepted: only what it announced since.
     assert_eq!(d.rematched(a), Some(sn(100)), "not taken again up to 100");
     assert_eq!(d.left(a, sn(0), sn(100)), 0, "counted already");
     assert_eq!(d.left(a, sn(100), sn(120)), 20);
-    assert_eq!(d.claim(|_| true), 20);
+    assert_eq!(d.claim(|_| Some(sn(0))), 20);
+  }
+
+  #[test]
+  fn what_the_application_took_or_counted_above_the_readers_mark_is_not_counted_again() {
+    let mut d = DepartedWriters::default();
+    let a = writer(1);
+    // This reader accepted up to 20 (it replaced another, which carried up to 40).
+    assert_eq!(d.left(a, sn(20), sn(100)), 80);
+    assert_eq!(d.claim(|_| Some(sn(40))), 60, "41..=100");
+    assert_eq!(d.rematched(a), Some(sn(100)));
   }
 
   #[test]
@@ -183,7 +199,7 @@ mod tests {
       "nothing claimed: it may send them again"
     );
     assert!(d.is_empty());
-    assert_eq!(d.claim(|_| true), 0);
+    assert_eq!(d.claim(|_| Some(sn(0))), 0);
   }
 
   #[test]
@@ -192,7 +208,7 @@ mod tests {
     let (a, b) = (writer(1), writer(2));
     d.left(a, sn(16), sn(50));
     d.left(b, sn(16), sn(30));
-    assert_eq!(d.claim(|g| *g == a), 34);
+    assert_eq!(d.claim(|g| (*g == a).then_some(sn(0))), 34);
     assert_eq!(
       d.rematched(b),
       None,
@@ -213,7 +229,7 @@ mod tests {
       );
       d.left(g, sn(0), sn(1));
       if i % 1000 == 0 {
-        d.claim(|_| true);
+        d.claim(|_| Some(sn(0)));
       }
     }
     assert!(d.writers.len() <= MAX_DEPARTED_WRITERS);

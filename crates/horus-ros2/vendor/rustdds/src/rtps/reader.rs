@@ -3078,17 +3078,21 @@ mod tests {
       "beyond the window: withheld"
     );
     assert_eq!(
-      taken.claim_departed(|_| true),
+      taken.claim_departed(|_| Some(SequenceNumber::zero())),
       0,
       "still matched: nothing lost yet"
     );
     reader.remove_writer_proxy(writer);
     assert_eq!(
-      taken.claim_departed(|_| true),
+      taken.claim_departed(|_| Some(SequenceNumber::zero())),
       84,
       "17..=100 announced, never accepted"
     );
-    assert_eq!(taken.claim_departed(|_| true), 0, "claimed once");
+    assert_eq!(
+      taken.claim_departed(|_| Some(SequenceNumber::zero())),
+      0,
+      "claimed once"
+    );
 
     // It comes back under the same GUID and sends them again: not delivered (counted).
     match_writer(&mut reader, writer);
@@ -3103,7 +3107,7 @@ mod tests {
       .is_some());
     reader.remove_writer_proxy(writer);
     assert_eq!(
-      taken.claim_departed(|_| true),
+      taken.claim_departed(|_| Some(SequenceNumber::zero())),
       0,
       "nothing announced past what it accepted"
     );
@@ -3129,7 +3133,7 @@ mod tests {
     match_writer(&mut reader, none);
     send_heartbeat(&mut reader, none, 1, 50);
     reader.remove_writer_proxy(none);
-    assert_eq!(taken.claim_departed(|_| true), 0);
+    assert_eq!(taken.claim_departed(|_| Some(SequenceNumber::zero())), 0);
 
     // 17..=40 withheld when it left; back before the application claimed: not counted,
     // and what it sends again is delivered.
@@ -3140,7 +3144,11 @@ mod tests {
     }
     reader.remove_writer_proxy(writer);
     match_writer(&mut reader, writer);
-    assert_eq!(taken.claim_departed(|_| true), 0, "it may send them again");
+    assert_eq!(
+      taken.claim_departed(|_| Some(SequenceNumber::zero())),
+      0,
+      "it may send them again"
+    );
     send_heartbeat_from(&mut reader, writer, 2, 17, 40);
     for sn in 17..=32 {
       send_data(&mut reader, writer, sn);

@@ -128,16 +128,19 @@ where
   }
 
   /// HORUS PATCH (HORUS-PATCH.md, item 24): sequence numbers that writers which left
-  /// announced and this reader (with an ack window) never accepted, for the writers
-  /// `carried` says yes to, counted out (a second call does not say them again); the
-  /// others' are dropped. 0 for a reader without an ack window
-  /// (`TakenMarks::claim_departed`).
-  pub fn horus_claim_departed_lost(&self, carried: impl FnMut(&GUID) -> bool) -> u64 {
+  /// announced and this reader (with an ack window) never accepted, above the number
+  /// `floor` gives for the writer, counted out (a second call does not say them again);
+  /// the writers `floor` gives none have theirs dropped. 0 for a reader without an ack
+  /// window (`TakenMarks::claim_departed`).
+  pub fn horus_claim_departed_lost(
+    &self,
+    floor: impl FnMut(&GUID) -> Option<crate::SequenceNumber>,
+  ) -> u64 {
     self
       .datasample_cache
       .horus_taken
       .as_ref()
-      .map_or(0, |taken| taken.claim_departed(carried))
+      .map_or(0, |taken| taken.claim_departed(floor))
   }
 
   /// HORUS PATCH (HORUS-PATCH.md, item 19): forgets the eviction counts of the writers

@@ -221,7 +221,8 @@ def run_sub(args: argparse.Namespace, topic: Any, opening: int) -> int:
     join_done = time.monotonic_ns()
     join_ns = join_done - opening
     pairs: Dict[int, Pair] = {}
-    counts = {"received": 0, "corrupt": 0, "max_call_ns": 0}
+    counts = {"received": 0, "corrupt": 0, "max_call_ns": 0, "max_pause_ns": 0,
+              "max_pause_end_ns": 0}
 
     def snapshot(is_final: bool) -> Dict[str, Any]:
         s = sub.stats()
@@ -230,7 +231,8 @@ def run_sub(args: argparse.Namespace, topic: Any, opening: int) -> int:
             "join_done_ns": join_done, "written_ns": time.monotonic_ns(),
             "received": counts["received"], "corrupt": counts["corrupt"],
             "horus_received": s.received, "overrun": s.overrun, "malformed": s.malformed,
-            "max_call_ns": counts["max_call_ns"], "join_ns": join_ns, "final": is_final,
+            "max_call_ns": counts["max_call_ns"], "max_pause_ns": counts["max_pause_ns"],
+            "max_pause_end_ns": counts["max_pause_end_ns"], "join_ns": join_ns, "final": is_final,
             "error": None,
             "pairs": {str(k): p.as_dict() for k, p in pairs.items()},
         }
@@ -250,14 +252,20 @@ def run_sub(args: argparse.Namespace, topic: Any, opening: int) -> int:
     writer.offer(snapshot(False))
     timeout_ns = int(RECV_TIMEOUT * 1e9)
     next_report = time.monotonic() + REPORT_EVERY
+    last_call_end = time.monotonic_ns()
     while True:
         t0 = time.monotonic_ns()
+        if t0 - last_call_end > counts["max_pause_ns"]:
+            counts["max_pause_ns"] = t0 - last_call_end
+            counts["max_pause_end_ns"] = t0
         try:
             msg = sub.recv(timeout=RECV_TIMEOUT)
-            spent = time.monotonic_ns() - t0
+            last_call_end = time.monotonic_ns()
+            spent = last_call_end - t0
         except horus.RecvTimeoutError:
             msg = None
-            spent = max(0, time.monotonic_ns() - t0 - timeout_ns)
+            last_call_end = time.monotonic_ns()
+            spent = max(0, last_call_end - t0 - timeout_ns)
         counts["max_call_ns"] = max(counts["max_call_ns"], spent)
         if msg is not None:
             observe(msg)

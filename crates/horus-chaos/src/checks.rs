@@ -158,10 +158,12 @@ pub(crate) fn checks(run: &Run<'_>, topics: &[TopicData]) -> Vec<Check> {
             }
             if t.kind == TopicKind::Block && p.timed_out > 0 {
                 timeouts.push(format!(
-                    "pub {} ({}): {} sends timed out",
+                    "pub {} ({}): {} sends timed out (longest pause of a subscriber between two \
+                     recv calls: {:.1} ms)",
                     p.id,
                     lang_of(run, p.id),
-                    p.timed_out
+                    p.timed_out,
+                    t.figures.max_pause_ms
                 ));
             }
         }

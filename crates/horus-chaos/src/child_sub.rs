@@ -38,10 +38,17 @@ pub(crate) fn run(
     let mut writer = ReportWriter::start(report_path, &args.dir, Role::Sub)?;
     writer.offer(rep.clone());
     let mut next_report = Instant::now() + REPORT_EVERY;
+    let mut last_call_end = Instant::now();
     loop {
         let t0 = Instant::now();
+        let pause = t0.duration_since(last_call_end).as_nanos() as u64;
+        if pause > rep.max_pause_ns {
+            rep.max_pause_ns = pause;
+            rep.max_pause_end_ns = wire::now_ns();
+        }
         let got = sub.recv_timeout(RECV_TIMEOUT);
-        let spent = t0.elapsed();
+        last_call_end = Instant::now();
+        let spent = last_call_end.duration_since(t0);
         let beyond = if got.is_ok() {
             spent
         } else {

@@ -111,7 +111,7 @@ pub(crate) fn write_json(
 type Row = (&'static str, fn(&Figures) -> String);
 
 fn print_table(topics: &[TopicData]) {
-    let rows: [Row; 18] = [
+    let rows: [Row; 19] = [
         ("publishers started (rust/python)", |f| {
             format!("{}/{}", f.publishers_started[0], f.publishers_started[1])
         }),
@@ -150,6 +150,9 @@ fn print_table(topics: &[TopicData]) {
         ("longest send (ms)", |f| format!("{:.1}", f.max_send_ms)),
         ("longest recv beyond its timeout (ms)", |f| {
             format!("{:.1}", f.max_recv_ms)
+        }),
+        ("longest pause between two recv calls (ms)", |f| {
+            format!("{:.1}", f.max_pause_ms)
         }),
         ("longest join: open topic + take a place (ms)", |f| {
             format!("{:.1}", f.max_join_ms)

@@ -110,6 +110,13 @@ pub(crate) struct SubReport {
     pub(crate) malformed: u64,
     /// Longest single `recv` call beyond its own timeout, ns.
     pub(crate) max_call_ns: u64,
+    /// Longest time between the end of one `recv` call and the start of the
+    /// next (the subscriber not reading: it holds `Block` publishers), ns,
+    /// and CLOCK_MONOTONIC when that pause ended.
+    #[serde(default)]
+    pub(crate) max_pause_ns: u64,
+    #[serde(default)]
+    pub(crate) max_pause_end_ns: u64,
     /// Opening the topic and taking a place, ns.
     pub(crate) join_ns: u64,
     #[serde(rename = "final")]

@@ -87,6 +87,8 @@ pub(crate) struct Figures {
     pub(crate) subscribers_checked: u64,
     pub(crate) max_send_ms: f64,
     pub(crate) max_recv_ms: f64,
+    /// Longest a subscriber spent between two `recv` calls (not reading).
+    pub(crate) max_pause_ms: f64,
     pub(crate) max_join_ms: f64,
 }
 
@@ -160,6 +162,7 @@ fn gather(run: &Run<'_>, kind: TopicKind) -> anyhow::Result<TopicData> {
         f.malformed += s.malformed;
         f.corrupt += s.corrupt;
         f.max_recv_ms = f.max_recv_ms.max(ms(s.max_call_ns));
+        f.max_pause_ms = f.max_pause_ms.max(ms(s.max_pause_ns));
         f.max_join_ms = f.max_join_ms.max(ms(s.join_ns));
         f.pairs += r.pairs.len() as u64;
         f.window_strict += r.pairs.iter().map(|p| p.window_strict).sum::<u64>();

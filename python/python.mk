@@ -22,7 +22,7 @@ PY_PEER    := $(CARGO_TARGET_DIR)/release/horus-py-peer
 # the unit-test phase has built them already).
 PY_HORUS_BIN       := $(CARGO_TARGET_DIR)/debug/horus
 PY_USER_PUBLISHER  := $(CARGO_TARGET_DIR)/debug/examples/user_publisher
-PY_SOURCES := $(shell find crates/horus-py crates/horus-idl crates/horus-cdr crates/horus-ros-msgs crates/horus-idl-gen crates/horus crates/horus-log crates/horus-shm crates/horus-msgs crates/horus-sched crates/horus-tf python/horus python/pyproject.toml -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name '*.toml' \) 2>/dev/null)
+PY_SOURCES := $(shell find crates/horus-py crates/horus-actions crates/horus-params crates/horus-tensor crates/horus-idl crates/horus-cdr crates/horus-ros-msgs crates/horus-idl-gen crates/horus crates/horus-log crates/horus-shm crates/horus-msgs crates/horus-sched crates/horus-tf python/horus python/pyproject.toml -type f \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name '*.toml' \) 2>/dev/null)
 
 .PHONY: py-setup py-build py-peer py-record-tools py-test py-bench py-bench-deps
 

@@ -109,7 +109,8 @@ class ActionClient(Closable, Generic[G, F, R]):
     def close(self) -> None:
         """Releases the client's shared-memory places now, with those of every
         goal handle it gave (the goals themselves go on); any use after raises
-        ``ClosedError``. Idempotent."""
+        ``ClosedError``, and so does a ``send_goal``, ``cancel`` or ``result``
+        waiting in another thread (its call withdrawn). Idempotent."""
         for handle in list(self._handles):
             handle.close()
         self._native.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from typing import Any, Callable, List
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -307,3 +307,72 @@ def test_a_duration_that_must_be_finite_says_so_for_inf() -> None:
     with pytest.raises(ValueError, match="result_retention must be a finite number of seconds >= 0, not inf"):
         horus.ActionServer(horus.CmdVel, horus.Vector3, horus.Vector3, "misuse/inf-keep", result_retention=INF)
 
+
+def test_closing_a_ros_service_client_wakes_its_call() -> None:
+    # Found with a thread in RosServiceClient.call(timeout=20) while another
+    # closed the client: the call went on waiting its full 20 s.
+    from horus.interfaces.std_srvs.srv import Trigger
+
+    service = horus.Service(Trigger, "misuse/ros-call")
+    with service.server() as server:  # takes no request: calls wait
+        client = service.client()
+        e = wait_in_thread(lambda: client.call(Trigger.Request(), timeout=60), client.close)
+        assert isinstance(e, horus.ClosedError) and "withdrawn" in str(e), e
+
+
+@pytest.mark.parametrize("op", ["get", "set", "list", "describe"])
+def test_closing_a_param_client_wakes_its_call(op: str) -> None:
+    # Found with a thread in ParamClient.get() (timeout 20 s) while another
+    # closed the client: the call went on waiting its full 20 s.
+    server = horus.ParamServer("misuse-params")  # never serves: calls wait
+    client = horus.ParamClient("misuse-params", timeout=60)
+    calls: Dict[str, Callable[[], object]] = {
+        "get": lambda: client.get("speed"),
+        "set": lambda: client.set("speed", 2.0),
+        "list": client.list,
+        "describe": lambda: client.describe("speed"),
+    }
+    e = wait_in_thread(calls[op], client.close)
+    assert isinstance(e, horus.ClosedError) and "withdrawn" in str(e), e
+    server.close()
+
+
+@pytest.mark.parametrize("flavour", ["horus", "ros"])
+def test_closing_an_action_client_wakes_its_send_goal(flavour: str) -> None:
+    # Found with a thread in client.send_goal(timeout=20) while another closed
+    # the client: the call went on waiting its full 20 s.
+    server, client, goal = action_pair(flavour, "misuse/send")  # never accepts: send_goal waits
+    e = wait_in_thread(lambda: client.send_goal(goal, timeout=60), client.close)
+    assert isinstance(e, horus.ClosedError) and "withdrawn" in str(e), e
+    server.close()
+
+
+@pytest.mark.parametrize("flavour", ["horus", "ros"])
+def test_closing_a_goal_handle_wakes_its_cancel(flavour: str) -> None:
+    # Found with a thread in handle.cancel(timeout=20) while another closed the
+    # handle: the call went on waiting its full 20 s.
+    server, client, goal = action_pair(flavour, "misuse/cancel")
+    accept = threading.Thread(target=lambda: server.accept(server.next_goal(timeout=10)))
+    accept.start()
+    handle = client.send_goal(goal, timeout=10)
+    accept.join()
+    # The server is not polled: the cancel is never answered.
+    e = wait_in_thread(lambda: handle.cancel(timeout=60), handle.close)
+    assert isinstance(e, horus.ClosedError) and "withdrawn" in str(e), e
+    client.close()
+    server.close()
+
+
+def action_pair(flavour: str, name: str) -> Tuple[Any, Any, Any]:
+    """An action server and client, and a goal, of `flavour` (fixed-layout or ROS-typed)."""
+    if flavour == "horus":
+        server = horus.ActionServer(horus.CmdVel, horus.Vector3, horus.Vector3, name)
+        client = horus.ActionClient(horus.CmdVel, horus.Vector3, horus.Vector3, name)
+        return server, client, horus.CmdVel()
+    from horus.interfaces.tf2_msgs.action import LookupTransform
+
+    return (
+        horus.RosActionServer(LookupTransform, name),
+        horus.RosActionClient(LookupTransform, name),
+        LookupTransform.Goal(target_frame="map", source_frame="base"),
+    )

@@ -136,6 +136,18 @@ impl<G: Payload, F: Payload, R: Payload> ActionClient<G, F, R> {
         goal: &G,
         timeout: Duration,
     ) -> Result<GoalHandle<F, R>, ActionError> {
+        self.send_goal_or_stop(goal, timeout, || false)
+    }
+
+    /// [`ActionClient::send_goal`], asking `stop` every few milliseconds while it waits;
+    /// once `stop` says so, the call is withdrawn: `ActionError::Call(CallError::Stopped)`.
+    /// For a binding whose `close()` from another thread must end a call in progress.
+    pub fn send_goal_or_stop(
+        &mut self,
+        goal: &G,
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<GoalHandle<F, R>, ActionError> {
         let id = self.ids.next_id();
         let mut req = ActionRequest::zeroed();
         req.id_hi = id.hi();
@@ -150,7 +162,7 @@ impl<G: Payload, F: Payload, R: Payload> ActionClient<G, F, R> {
         let r = sh.send_goal.call_async(&req);
         drop(sh);
         let resp = r
-            .and_then(|p| p.wait(timeout))
+            .and_then(|p| p.wait_or_stop(timeout, stop))
             .map(|s| *s)
             .map_err(|e| ActionError::from_call(e, &name))?;
         match resp.code {
@@ -206,7 +218,18 @@ impl<F: Payload, R: Payload> GoalHandle<F, R> {
     /// acknowledgement. Returns the status then: `Canceling`, or the final
     /// status if the goal had already finished.
     pub fn cancel(&self, timeout: Duration) -> Result<GoalStatus, ActionError> {
-        let resp = self.call(|sh| &mut sh.cancel, timeout)?;
+        self.cancel_or_stop(timeout, || false)
+    }
+
+    /// [`GoalHandle::cancel`], asking `stop` every few milliseconds while it waits; once
+    /// `stop` says so, the call is withdrawn: `ActionError::Call(CallError::Stopped)`.
+    /// For a binding whose `close()` from another thread must end a call in progress.
+    pub fn cancel_or_stop(
+        &self,
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<GoalStatus, ActionError> {
+        let resp = self.call(|sh| &mut sh.cancel, timeout, &stop)?;
         let s = GoalStatus::from_code(resp.status).ok_or(ActionError::Malformed)?;
         self.goal.note(s);
         Ok(s)
@@ -221,7 +244,7 @@ impl<F: Payload, R: Payload> GoalHandle<F, R> {
             if left.is_zero() {
                 return Err(ActionError::Timeout(timeout));
             }
-            let resp = match self.call(|sh| &mut sh.get_result, left) {
+            let resp = match self.call(|sh| &mut sh.get_result, left, &|| false) {
                 Err(ActionError::Timeout(_)) => return Err(ActionError::Timeout(timeout)),
                 r => r?,
             };
@@ -242,6 +265,7 @@ impl<F: Payload, R: Payload> GoalHandle<F, R> {
         &self,
         which: impl FnOnce(&mut Shared<F>) -> &mut Client<ActionRequest, ActionResponse>,
         timeout: Duration,
+        stop: &dyn Fn() -> bool,
     ) -> Result<ActionResponse, ActionError> {
         let mut req = ActionRequest::zeroed();
         req.id_hi = self.id().hi();
@@ -253,7 +277,7 @@ impl<F: Payload, R: Payload> GoalHandle<F, R> {
         // leaves the client's other handles usable from other threads.
         drop(sh);
         let resp = pending
-            .and_then(|p| p.wait(timeout))
+            .and_then(|p| p.wait_or_stop(timeout, stop))
             .map(|s| *s)
             .map_err(|e| ActionError::from_call(e, &name))?;
         match resp.code {

@@ -1,6 +1,8 @@
 //! The other side: list, describe, get and set a node's parameters from
 //! any process (what the CLI uses).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use horus::msgs::prelude::Zeroable;
@@ -52,6 +54,8 @@ pub struct ParamClient {
     client: Client<ParamRequest, ParamResponse>,
     _service: Service<ParamRequest, ParamResponse>,
     timeout: Duration,
+    /// See [`ParamClient::stop_when`].
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl std::fmt::Debug for ParamClient {
@@ -90,12 +94,22 @@ impl ParamClient {
             client,
             _service: service,
             timeout: Duration::from_secs(1),
+            stop: None,
         })
     }
 
     /// Sets the timeout of every later call.
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
+        // The timeout of a call waited for with `stop` (`call_async`).
+        self.client.set_timeout(timeout);
+    }
+
+    /// Ends every call that waits while `stop` is set (within a few milliseconds of
+    /// another thread setting it) with [`CallError::Stopped`]; the call is withdrawn.
+    /// For a binding whose `close()` from another thread must end a call in progress.
+    pub fn stop_when(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = Some(stop);
     }
 
     /// Every declaration, in the node's declaration order.
@@ -149,7 +163,12 @@ impl ParamClient {
     }
 
     fn call(&mut self, req: &ParamRequest) -> Result<ParamResponse, ParamClientError> {
-        Ok(*self.client.call(req, self.timeout)?)
+        let Some(stop) = &self.stop else {
+            return Ok(*self.client.call(req, self.timeout)?);
+        };
+        let pending = self.client.call_async(req)?;
+        // Acquire: pairs with the Release store of whoever sets it.
+        Ok(*pending.wait_or_stop(self.timeout, || stop.load(Ordering::Acquire))?)
     }
 }
 

@@ -70,6 +70,20 @@ impl ClientError for RustActionError {
     }
 }
 
+/// The Python exception for a client's call that failed with `e`: `ClosedError` when a
+/// `close()` of the `what` (from another thread) stopped it, else `e`'s own.
+pub(crate) fn call_error<E: ClientError>(e: E, action: &str, what: &str) -> PyErr {
+    if matches!(
+        e.as_action(),
+        Some(RustActionError::Call(horus::CallError::Stopped))
+    ) {
+        return crate::errors::ClosedError::new_err(format!(
+            "this {what} is closed: the call was withdrawn"
+        ));
+    }
+    e.into_py(action)
+}
+
 /// A new goal of one flavour's server: its id and the bytes Python sees.
 pub(crate) trait NewGoalBytes {
     /// The goal's id.
@@ -217,10 +231,16 @@ macro_rules! action_classes {
                 let g = self.goal_payload(goal)?;
                 let mut c = self.inner.lock()?;
                 let c: &mut $RawClient = &mut c;
-                let r = py.detach(|| c.send_goal(&g, t));
+                let closed = self.inner.closed_flag();
+                // Acquire: pairs with `close()`'s Release store.
+                let r = py.detach(|| {
+                    c.send_goal_or_stop(&g, t, || {
+                        closed.load(::std::sync::atomic::Ordering::Acquire)
+                    })
+                });
                 py.check_signals()?;
                 let h = r.map_err(|e| {
-                    $crate::py_action_core::ClientError::into_py(e, &self.name)
+                    $crate::py_action_core::call_error(e, &self.name, "action client")
                 })?;
                 Ok($Handle {
                     action: self.name.clone(),
@@ -230,7 +250,8 @@ macro_rules! action_classes {
             }
 
             /// Leaves the action now: this client's places are released and any use
-            /// after raises ClosedError. Idempotent.
+            /// after raises ClosedError; a `send_goal` waiting in another thread is
+            /// withdrawn and raises ClosedError within a few milliseconds. Idempotent.
             fn close(&self) {
                 self.inner.close();
             }
@@ -290,8 +311,9 @@ macro_rules! action_classes {
             }
 
             /// Stops following the goal: the handle's places are released
-            /// (the goal itself goes on) and any use after raises ClosedError.
-            /// Idempotent.
+            /// (the goal itself goes on) and any use after raises ClosedError; a
+            /// `result` or `cancel` waiting in another thread raises ClosedError
+            /// (a `cancel` is withdrawn). Idempotent.
             fn close(&self) {
                 let taken = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take();
                 drop(taken);
@@ -327,10 +349,10 @@ macro_rules! action_classes {
             ) -> ::pyo3::PyResult<&'static str> {
                 let t = $crate::seconds::timeout("timeout", timeout)?;
                 let raw = self.raw()?;
-                let r = py.detach(|| raw.cancel(t));
+                let r = py.detach(|| raw.cancel_or_stop(t, || self.closed()));
                 py.check_signals()?;
                 r.map($crate::action_errors::status_name).map_err(|e| {
-                    $crate::py_action_core::ClientError::into_py(e, &self.action)
+                    $crate::py_action_core::call_error(e, &self.action, "goal handle")
                 })
             }
 

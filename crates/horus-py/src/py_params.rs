@@ -7,6 +7,7 @@
 //! the Python callbacks run after the registry is unlocked (so they may
 //! read or set parameters), on the thread that set or served.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use horus_params::{ParamDecl, ParamKind, ParamValue};
@@ -293,6 +294,8 @@ impl ParamServer {
 pub(crate) struct ParamClient {
     node: String,
     inner: Endpoint<horus_params::ParamClient>,
+    /// Set by `close()`: a call waiting in another thread ends (`stop_when`).
+    stop: Arc<AtomicBool>,
 }
 
 impl ParamClient {
@@ -309,7 +312,14 @@ impl ParamClient {
         let c: &mut horus_params::ParamClient = &mut g;
         let r = py.detach(|| f(c));
         py.check_signals()?;
-        r.map_err(|e| client_error(py, &self.node, e))
+        r.map_err(|e| match e {
+            horus_params::ParamClientError::Call(horus::CallError::Stopped) => {
+                crate::errors::ClosedError::new_err(
+                    "this parameter client is closed: the call was withdrawn",
+                )
+            }
+            e => client_error(py, &self.node, e),
+        })
     }
 }
 
@@ -327,15 +337,21 @@ impl ParamClient {
             .map_err(|e| client_error(py, node, e))
         })?;
         c.set_timeout(t);
+        let stop = Arc::new(AtomicBool::new(false));
+        c.stop_when(Arc::clone(&stop));
         Ok(ParamClient {
             node: node.to_owned(),
             inner: Endpoint::new(c, "parameter client"),
+            stop,
         })
     }
 
     /// Leaves the service `<node>/params` now (its place is released) and any
-    /// use after raises ClosedError. Idempotent.
+    /// use after raises ClosedError. A call waiting in another thread is
+    /// withdrawn and raises ClosedError within a few milliseconds. Idempotent.
     fn close(&self) {
+        // Release: pairs with the waiting call's Acquire load.
+        self.stop.store(true, Ordering::Release);
         self.inner.close();
     }
 

@@ -5,6 +5,7 @@
 //! tail), so a Python end meets a Rust `RosSrv<S>` (`call_ros` / `reply_ros`) of the same
 //! service; `python/horus/_ros_service.py` encodes and decodes with the classes.
 
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ use pyo3::types::PyBytes;
 
 use crate::endpoint::{closed_error, lock, Endpoint};
 use crate::errors::{call_error, service_error, NoServerError, RecvTimeoutError, ServiceError};
+use crate::py_service::withdrawn;
 
 /// Signals are checked at least this often while a call or `recv` waits.
 const SIGNAL_SLICE: Duration = Duration::from_millis(50);
@@ -84,7 +86,8 @@ impl RosServiceClient {
     }
 
     /// Leaves the service now: this client's place is released and any use after
-    /// raises ClosedError. Idempotent.
+    /// raises ClosedError. A `call` waiting in another thread is withdrawn and raises
+    /// ClosedError within a few milliseconds. Idempotent.
     fn close(&self) {
         self.inner.close();
     }
@@ -124,9 +127,14 @@ impl RosServiceClient {
             )));
         };
         let req = record(request);
-        let r = py.detach(|| c.call(&req, t));
+        let closed = self.inner.closed_flag();
+        // Acquire: pairs with `close()`'s Release store.
+        let r = py.detach(|| c.call_or_stop(&req, t, || closed.load(Ordering::Acquire)));
         py.check_signals()?;
-        let resp = r.map_err(|e| call_error(py, &self.name, e))?;
+        let resp = r.map_err(|e| match e {
+            horus::CallError::Stopped => withdrawn(),
+            e => call_error(py, &self.name, e),
+        })?;
         Ok(PyBytes::new(py, wire(&resp)))
     }
 }

@@ -279,7 +279,7 @@ impl Client {
 }
 
 /// The error of a call its client's `close()` withdrew.
-fn withdrawn() -> PyErr {
+pub(crate) fn withdrawn() -> PyErr {
     errors::ClosedError::new_err("this service client is closed: the call was withdrawn")
 }
 

@@ -404,3 +404,33 @@ fn hostile_descriptions_are_refused_before_anything_is_created() {
     assert!(serde_json::from_slice::<ServiceDescription>(b"{\"request\":1}").is_err());
     assert_nothing_left(&ns);
 }
+
+/// A raw client's call ends when its stop condition holds (a binding's `close()` from another
+/// thread), withdrawn: `Stopped`, and no server ever takes it.
+#[test]
+fn a_raw_call_whose_stop_condition_holds_ends_with_stopped() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let ns = ns("rawstop");
+    {
+        let mut server = RawServer::create(&ns, "math/add", &add_description()).unwrap();
+        let mut client = RawClient::open(&ns, "math/add").unwrap();
+        let stop = AtomicBool::new(false);
+        let req = AddRequest { a: 40, b: 2 };
+        let r = std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                client.call_or_stop(bytemuck::bytes_of(&req), LONG, || {
+                    stop.load(Ordering::Acquire)
+                })
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            stop.store(true, Ordering::Release);
+            // Not seen, the call would end after LONG with `Timeout`.
+            waiter.join().unwrap()
+        });
+        assert_eq!(r.unwrap_err(), CallError::Stopped);
+        assert!(server.try_recv().is_none(), "a stopped call was served");
+        assert_eq!(client.stats().cancelled, 1);
+    }
+    assert_nothing_left(&ns);
+}

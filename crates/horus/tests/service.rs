@@ -758,3 +758,32 @@ fn a_busy_polled_call_times_out_whatever_its_timeout() {
     }
     assert_nothing_left(&ns);
 }
+
+/// A binding's `close()` from another thread ends a wait in progress: the stop condition is
+/// asked between the wait's slices; the call is withdrawn (counted `cancelled`, never
+/// served) and a response that still comes would be discarded.
+#[test]
+fn a_wait_whose_stop_condition_holds_ends_with_stopped_and_withdraws_the_call() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let ns = unique_ns("svc-stop");
+    let service = add_service(&ns);
+    let mut server = service.server().unwrap();
+    let mut client = service.client().unwrap();
+    let stop = AtomicBool::new(false);
+    let pending = client.call_async(&Add { a: 1, b: 2 }).unwrap();
+    let r = std::thread::scope(|s| {
+        let waiter = s.spawn(|| pending.wait_or_stop(LONG, || stop.load(Ordering::Acquire)));
+        std::thread::sleep(Duration::from_millis(50));
+        stop.store(true, Ordering::Release);
+        // Not seen, the wait would end after LONG with `Timeout`.
+        waiter.join().unwrap()
+    });
+    assert_eq!(r.unwrap_err(), CallError::Stopped);
+    assert!(server.try_recv().is_none(), "a stopped call was served");
+    assert_eq!(client.stats().cancelled, 1);
+    // The client goes on: the next call is answered.
+    let worker = std::thread::spawn(move || serve(server, 1, 7));
+    assert_eq!(client.call(&Add { a: 2, b: 3 }, LONG).unwrap().sum, 5);
+    worker.join().unwrap();
+}

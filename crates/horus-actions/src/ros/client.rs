@@ -121,11 +121,13 @@ impl Follows for Shared {
 
 impl Shared {
     /// Calls one of the services with wire bytes `req`; returns the response's wire bytes.
+    /// `stop`: see [`RawClient::call_or_stop`].
     fn call(
         sh: &Mutex<Shared>,
         which: fn(&mut Shared) -> &mut Svc,
         req: &[u8],
         timeout: Duration,
+        stop: &dyn Fn() -> bool,
     ) -> Result<Vec<u8>, ActionError> {
         let mut g = lock(sh);
         let (ns, name) = (g.ns.clone(), g.name.clone());
@@ -136,7 +138,7 @@ impl Shared {
             return Err(ActionError::NoServer(name));
         };
         drop(g);
-        let r = client.call(&frames::record(req), timeout);
+        let r = client.call_or_stop(&frames::record(req), timeout, stop);
         let mut g = lock(sh);
         let svc = which(&mut g);
         if svc.client.is_none() {
@@ -160,6 +162,7 @@ impl Shared {
         req: &[u8],
         deadline: Instant,
         timeout: Duration,
+        stop: &dyn Fn() -> bool,
     ) -> Result<Vec<u8>, ActionError> {
         let mut no_server = None;
         loop {
@@ -167,8 +170,12 @@ impl Shared {
             if left.is_zero() {
                 return Err(no_server.unwrap_or(ActionError::Timeout(timeout)));
             }
-            match Shared::call(sh, which, req, left) {
+            match Shared::call(sh, which, req, left, stop) {
                 Err(ActionError::Timeout(_)) => return Err(ActionError::Timeout(timeout)),
+                // Stopped while nobody served it yet: withdrawn as a call would be.
+                Err(ActionError::NoServer(_)) if stop() => {
+                    return Err(ActionError::Call(horus::CallError::Stopped))
+                }
                 Err(e @ ActionError::NoServer(_)) => {
                     no_server = Some(e);
                     std::thread::sleep(left.min(NO_SERVER_POLL));
@@ -278,11 +285,24 @@ impl RawRosActionClient {
         goal: &[u8],
         timeout: Duration,
     ) -> Result<RawRosGoalHandle, RosActionError> {
+        self.send_goal_or_stop(goal, timeout, || false)
+    }
+
+    /// [`RawRosActionClient::send_goal`], asking `stop` every few milliseconds while it
+    /// waits; once `stop` says so, the call is withdrawn:
+    /// `ActionError::Call(CallError::Stopped)`. For a binding whose `close()` from another
+    /// thread must end a call in progress.
+    pub fn send_goal_or_stop(
+        &mut self,
+        goal: &[u8],
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<RawRosGoalHandle, RosActionError> {
         let id = self.ids.next_id();
         let req = frames::with_id(id, goal).map_err(RosActionError::Decode)?;
         // Followed before the call; dropped (unfollowed) if the goal is not accepted.
         let goal = Followed::new_goal(&self.shared, id);
-        let accepted = Shared::call(&self.shared, |s| &mut s.send_goal, &req, timeout)
+        let accepted = Shared::call(&self.shared, |s| &mut s.send_goal, &req, timeout, &stop)
             .and_then(|w| frames::read_accepted(&w).map_err(|_| ActionError::Malformed))?;
         if !accepted {
             return Err(ActionError::Rejected(id).into());
@@ -325,6 +345,17 @@ impl RawRosGoalHandle {
     /// `cancel_goal` service nobody serves yet is waited for within `timeout`, as in
     /// [`RawRosGoalHandle::result`]; still unserved at the deadline, the answer is `NoServer`.
     pub fn cancel(&self, timeout: Duration) -> Result<GoalStatus, RosActionError> {
+        self.cancel_or_stop(timeout, || false)
+    }
+
+    /// [`RawRosGoalHandle::cancel`], asking `stop` every few milliseconds while it waits;
+    /// once `stop` says so, the call is withdrawn: `ActionError::Call(CallError::Stopped)`.
+    /// For a binding whose `close()` from another thread must end a call in progress.
+    pub fn cancel_or_stop(
+        &self,
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<GoalStatus, RosActionError> {
         let deadline = Instant::now() + timeout;
         let req = CancelGoal_Request {
             goal_info: GoalInfo {
@@ -341,6 +372,7 @@ impl RawRosGoalHandle {
             &req,
             deadline,
             timeout,
+            &stop,
         )?;
         let r = decode_message::<CancelGoal_Response>(&w).map_err(RosActionError::Decode)?;
         match r.return_code {
@@ -354,7 +386,7 @@ impl RawRosGoalHandle {
             }
             CancelGoal_Response::ERROR_GOAL_TERMINATED => {
                 let left = deadline.saturating_duration_since(Instant::now());
-                let (s, _) = self.result(left)?;
+                let (s, _) = self.result_or_stop(left, &stop)?;
                 Ok(s)
             }
             _ => Err(ActionError::Malformed.into()),
@@ -368,6 +400,14 @@ impl RawRosGoalHandle {
     /// matches it, so `get_result` can come a moment after `send_goal` answered); still
     /// unserved at the deadline, the result is `NoServer`.
     pub fn result(&self, timeout: Duration) -> Result<(GoalStatus, Vec<u8>), RosActionError> {
+        self.result_or_stop(timeout, &|| false)
+    }
+
+    fn result_or_stop(
+        &self,
+        timeout: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(GoalStatus, Vec<u8>), RosActionError> {
         let deadline = Instant::now() + timeout;
         let req = frames::id_only(self.id());
         loop {
@@ -377,6 +417,7 @@ impl RawRosGoalHandle {
                 &req,
                 deadline,
                 timeout,
+                stop,
             )?;
             let code = frames::read_status(&w).map_err(RosActionError::Decode)?;
             match status_of(code) {

@@ -18,6 +18,7 @@ use super::error::{CallError, ServiceError};
 use super::pending::PendingCall;
 use super::service::ServiceInner;
 use super::stats::{ClientStats, ServiceStats};
+use super::table::ClientCounter;
 use crate::Sample;
 
 /// The timeout of calls that do not name one.
@@ -44,9 +45,28 @@ pub(crate) fn wait<Out>(
     deadline: Instant,
     timeout: Duration,
 ) -> Result<Out, CallError> {
+    wait_or_stop(core, id, deadline, timeout, || false)
+}
+
+/// [`wait`], asking `stop` after each slice (a few milliseconds: the client's liveness
+/// checks, see [`ClientCore::wait_slice`]); once it says so, the call is withdrawn and
+/// [`CallError::Stopped`] returned. The slices are the wait's own: asking costs no
+/// extra wake-ups.
+pub(crate) fn wait_or_stop<Out>(
+    core: &Mutex<ClientCore<Out>>,
+    id: u64,
+    deadline: Instant,
+    timeout: Duration,
+    stop: impl Fn() -> bool,
+) -> Result<Out, CallError> {
     loop {
-        if let Some(r) = lock(core).wait_slice(id, deadline, timeout) {
+        let mut c = lock(core);
+        if let Some(r) = c.wait_slice(id, deadline, timeout) {
             return r;
+        }
+        if stop() {
+            c.withdraw(id, ClientCounter::Cancelled);
+            return Err(CallError::Stopped);
         }
     }
 }

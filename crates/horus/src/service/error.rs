@@ -127,6 +127,13 @@ pub enum CallError {
     /// This pending call's result was already taken.
     #[error("the call's result was already taken")]
     Taken,
+    /// The caller's `stop` condition held while the call waited
+    /// ([`PendingCall::wait_or_stop`](super::PendingCall::wait_or_stop),
+    /// [`RawClient::call_or_stop`](super::RawClient::call_or_stop)): the call was
+    /// withdrawn (counted as `cancelled`; a response that still comes is discarded and
+    /// counted as `late`).
+    #[error("the call was stopped while it waited, and withdrawn")]
+    Stopped,
 }
 
 /// Why a reply was not delivered. The request counts as answered either

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use horus_msgs::Message;
 
-use super::client::{lock, wait};
+use super::client::{lock, wait_or_stop};
 use super::client_core::{ClientCore, Started};
 use super::error::CallError;
 use super::table::ClientCounter;
@@ -67,13 +67,25 @@ impl<Resp: Message> PendingCall<Resp> {
 
     /// Waits at most `timeout` (from now) for the result. On expiry the
     /// call is withdrawn: [`CallError::Timeout`].
-    pub fn wait(mut self, timeout: Duration) -> Result<Sample<Resp>, CallError> {
+    pub fn wait(self, timeout: Duration) -> Result<Sample<Resp>, CallError> {
+        self.wait_or_stop(timeout, || false)
+    }
+
+    /// [`PendingCall::wait`], asking `stop` every few milliseconds while it waits (between
+    /// the wait's own slices: no extra wake-ups); once `stop` says so, the call is
+    /// withdrawn and the result is [`CallError::Stopped`]. For a binding whose `close()`
+    /// from another thread must end a wait in progress.
+    pub fn wait_or_stop(
+        mut self,
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<Sample<Resp>, CallError> {
         if self.taken {
             return Err(CallError::Taken);
         }
         self.taken = true;
         let deadline = Instant::now() + timeout;
-        wait(&self.core, self.id, deadline, timeout)
+        wait_or_stop(&self.core, self.id, deadline, timeout, stop)
     }
 
     /// The call's id (unique per client).

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use horus_shm::{Channel, OpenError, SegmentError};
 
-use super::client::{lock, wait};
+use super::client::{lock, wait_or_stop};
 use super::client_core::{ClientCore, ResponseBody};
 use super::error::{CallError, ServiceError};
 use super::layout::Layout;
@@ -189,6 +189,19 @@ impl RawClient {
     /// at the next multiple of 8 (as [`RawRequest::bytes`](super::RawRequest::bytes)); a
     /// request of a length the type cannot have is refused before anything is sent.
     pub fn call(&mut self, request: &[u8], timeout: Duration) -> Result<Vec<u8>, CallError> {
+        self.call_or_stop(request, timeout, || false)
+    }
+
+    /// [`RawClient::call`], asking `stop` every few milliseconds while it waits (between
+    /// the wait's own slices: no extra wake-ups); once `stop` says so, the call is
+    /// withdrawn: [`CallError::Stopped`]. For a binding whose `close()` from another
+    /// thread must end a call in progress.
+    pub fn call_or_stop(
+        &mut self,
+        request: &[u8],
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<Vec<u8>, CallError> {
         let root = self.description.request.root();
         let (size, tail_at) = (root.size, root.size.next_multiple_of(8));
         let Some((fixed, tail)) = wire::split_body(request, size, tail_at, root.has_tail) else {
@@ -201,7 +214,13 @@ impl RawClient {
             body.copy_from_slice(fixed);
             t.copy_from_slice(tail);
         })?;
-        let mut response = wait(&self.core, started.id, started.sent + timeout, timeout)?;
+        let mut response = wait_or_stop(
+            &self.core,
+            started.id,
+            started.sent + timeout,
+            timeout,
+            stop,
+        )?;
         // The receive checked `response.len() >= resp_size`; a chunked body may
         // be longer than its type (the chunk's rest, or a hostile server's claim).
         let l = &self.layout;

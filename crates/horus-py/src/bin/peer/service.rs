@@ -79,6 +79,7 @@ fn error_name(e: &CallError) -> &'static str {
         CallError::TooLarge { .. } => "TooLarge",
         CallError::PoolExhausted => "PoolExhausted",
         CallError::Taken => "Taken",
+        CallError::Stopped => "Stopped",
     }
 }
 

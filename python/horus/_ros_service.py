@@ -23,10 +23,12 @@ client gets ``UnansweredError``) and ``recv`` raises ``CdrDecodeError``.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from types import TracebackType
+from typing import Any, Optional, Tuple, Type
 
 from . import _horus
 from ._closing import Closable
+from ._errors import ClosedError
 
 __all__ = ["RosService", "RosServiceClient", "RosServiceServer", "RosRequest", "is_ros_service"]
 
@@ -52,7 +54,9 @@ def _encode(service: str, what: str, cls: Any, msg: Any) -> bytes:
 class RosService:
     """A service of one ROS 2 service type: ``client()`` calls it, ``server()`` serves
     it (and creates it if it does not exist, with a Rust ``RosSrv``'s default settings).
-    Opening a server on a service that carries other types raises ``ServiceError``."""
+    Opening a server on a service that carries other types raises ``ServiceError``.
+    ``close()`` and ``with`` as ``horus.Service``'s: clients and servers made from it
+    stay open; making one after raises ``ClosedError``."""
 
     def __init__(self, service_type: Any, name: str, *, namespace: Optional[str] = None) -> None:
         if not is_ros_service(service_type):
@@ -63,14 +67,42 @@ class RosService:
         self.service_type: Any = service_type
         self.name = name
         self.namespace = namespace
+        self._closed = False
 
     def client(self) -> "RosServiceClient":
         """A client (one per thread)."""
+        self._check_open()
         return RosServiceClient(self)
 
     def server(self) -> "RosServiceServer":
         """A server (one per thread)."""
+        self._check_open()
         return RosServiceServer(self)
+
+    def close(self) -> None:
+        """Makes no more endpoints (it holds no shared memory itself; the clients and
+        servers made from it stay open). Idempotent."""
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._closed
+
+    def __enter__(self) -> "RosService":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClosedError(f"service {self.name!r}: this RosService is closed")
 
     def __repr__(self) -> str:
         return f"RosService({self.service_type._TYPE}, {self.name!r})"

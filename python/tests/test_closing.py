@@ -148,13 +148,30 @@ def test_ros_topics_and_services_close(ns: str) -> None:
             assert sub.recv(timeout=5).data == "hi"
     assert_closed(lambda: pub.send(String(data="late")))
     assert_closed(lambda: sub.try_recv())
-    service = horus.RosService(Trigger, "closing/trigger")
-    with service.server() as server, service.client() as client:
-        with pytest.raises(horus.RecvTimeoutError):
-            server.recv(timeout=0)
+    # horus.Service(Trigger, ...) is a RosService: a context manager like a Service.
+    with horus.Service(Trigger, "closing/trigger") as service:
+        with service.server() as server, service.client() as client:
+            with pytest.raises(horus.RecvTimeoutError):
+                server.recv(timeout=0)
+    assert service.closed
     assert_closed(lambda: server.try_recv())
     assert_closed(lambda: client.call(Trigger.Request(), timeout=1))
+    assert_closed(lambda: service.client())
+    assert_closed(lambda: service.server())
+    service.close()  # idempotent
     assert segments(ns) == []
+
+
+def test_ros_service_endpoints_outlive_the_service_they_were_made_from() -> None:
+    service = horus.RosService(Trigger, "closing/trigger-outlive")
+    server, client = service.server(), service.client()
+    service.close()
+    pending = threading.Thread(target=lambda: server.recv(timeout=5).reply(Trigger.Response(success=True)))
+    pending.start()
+    assert client.call(Trigger.Request(), timeout=5).success
+    pending.join()
+    server.close()
+    client.close()
 
 
 def test_action_clients_and_servers_close(ns: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -69,9 +69,14 @@ def test_client_close_wakes_a_call_waiting_in_another_thread(how: str) -> None:
         server.close()
 
 
-def wait_in_thread(wait: Callable[[], object], close: Callable[[], None]) -> BaseException:
-    """Runs `wait` in a thread, calls `close` once it waits, and returns what
-    `wait` raised (it must return within 30 s)."""
+def wait_in_thread(
+    wait: Callable[[], object],
+    close: Callable[[], None],
+    sent: Optional[Callable[[], bool]] = None,
+) -> BaseException:
+    """Runs `wait` in a thread, calls `close` once it waits (once `sent()` says its
+    request is out, if given), and returns what `wait` raised (it must return
+    within 30 s)."""
     raised: List[BaseException] = []
     started = threading.Event()
 
@@ -85,7 +90,13 @@ def wait_in_thread(wait: Callable[[], object], close: Callable[[], None]) -> Bas
     t = threading.Thread(target=waiter, daemon=True)
     t.start()
     started.wait()
-    time.sleep(0.2)  # let it block (a close before the wait is ClosedError too)
+    if sent is None:
+        time.sleep(0.2)  # let it block (a close before the wait is ClosedError too)
+    else:
+        end = time.monotonic() + 30
+        while not sent():  # the request is in the server's queue: the call waits
+            assert time.monotonic() < end, "the call's request never reached the server"
+            time.sleep(0.001)
     close()
     t.join(timeout=30)
     assert not t.is_alive(), "the wait did not see close()"
@@ -318,6 +329,7 @@ def test_closing_a_ros_service_client_wakes_its_call() -> None:
         client = service.client()
         e = wait_in_thread(lambda: client.call(Trigger.Request(), timeout=60), client.close)
         assert isinstance(e, horus.ClosedError) and "withdrawn" in str(e), e
+        assert server.try_recv() is None  # withdrawn: never served
 
 
 @pytest.mark.parametrize("op", ["get", "set", "list", "describe"])
@@ -332,8 +344,9 @@ def test_closing_a_param_client_wakes_its_call(op: str) -> None:
         "list": client.list,
         "describe": lambda: client.describe("speed"),
     }
-    e = wait_in_thread(calls[op], client.close)
+    e = wait_in_thread(calls[op], client.close, sent=lambda: server.has_pending)
     assert isinstance(e, horus.ClosedError) and "withdrawn" in str(e), e
+    assert server.serve_pending(horus.Parameters()) == 0  # withdrawn: never served
     server.close()
 
 
@@ -342,8 +355,12 @@ def test_closing_an_action_client_wakes_its_send_goal(flavour: str) -> None:
     # Found with a thread in client.send_goal(timeout=20) while another closed
     # the client: the call went on waiting its full 20 s.
     server, client, goal = action_pair(flavour, "misuse/send")  # never accepts: send_goal waits
-    e = wait_in_thread(lambda: client.send_goal(goal, timeout=60), client.close)
+    e = wait_in_thread(
+        lambda: client.send_goal(goal, timeout=60), client.close, sent=lambda: server.has_pending
+    )
     assert isinstance(e, horus.ClosedError) and "withdrawn" in str(e), e
+    assert server.next_goal() is None  # withdrawn: the server never sees the goal
+    assert server.active_goals() == []
     server.close()
 
 
@@ -357,8 +374,13 @@ def test_closing_a_goal_handle_wakes_its_cancel(flavour: str) -> None:
     handle = client.send_goal(goal, timeout=10)
     accept.join()
     # The server is not polled: the cancel is never answered.
-    e = wait_in_thread(lambda: handle.cancel(timeout=60), handle.close)
+    assert not server.has_pending
+    goal_id = handle.id
+    e = wait_in_thread(lambda: handle.cancel(timeout=60), handle.close, sent=lambda: server.has_pending)
     assert isinstance(e, horus.ClosedError) and "withdrawn" in str(e), e
+    server.poll()  # a withdrawn cancel is never served: the goal goes on
+    assert server.take_cancel_requests() == []
+    assert server.status(goal_id) == horus.GoalStatus.ACCEPTED
     client.close()
     server.close()
 

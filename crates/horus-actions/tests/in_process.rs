@@ -270,3 +270,71 @@ fn has_pending_sees_a_waiting_goal() {
     assert_eq!(server.status(id), Some(GoalStatus::Accepted));
     assert_eq!(server.active_goals(), [id]);
 }
+
+/// `send_goal_or_stop`: a goal whose stop condition holds before any server took it is
+/// withdrawn (`Call(Stopped)`) and never reaches the server.
+#[test]
+fn a_stopped_send_goal_never_reaches_the_server() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let ns = ns("stop-send");
+    let mut server = Server::new_in("count", &ns).unwrap();
+    let mut client = Client::open_in("count", &ns).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = Arc::clone(&stop);
+    let sender = thread::spawn(move || {
+        client
+            .send_goal_or_stop(&Count { to: 4 }, T, || s.load(Ordering::Acquire))
+            .map(|g| g.id())
+    });
+    let deadline = std::time::Instant::now() + T;
+    while !server.has_pending() {
+        assert!(std::time::Instant::now() < deadline, "goal never arrived");
+        thread::yield_now();
+    }
+    stop.store(true, Ordering::Release);
+    assert_eq!(
+        sender.join().unwrap(),
+        Err(ActionError::Call(horus::CallError::Stopped))
+    );
+    assert!(
+        server.next_goal().is_none(),
+        "a withdrawn goal was handed over"
+    );
+    assert!(server.active_goals().is_empty());
+}
+
+/// `send_goal_or_stop` stopped after the server took the goal: the client has no handle,
+/// and the goal the server accepts runs all the same (as after a `Timeout`).
+#[test]
+fn a_goal_taken_before_the_stop_is_accepted_without_a_handle() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let ns = ns("stop-taken");
+    let mut server = Server::new_in("count", &ns).unwrap();
+    let mut client = Client::open_in("count", &ns).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = Arc::clone(&stop);
+    let sender = thread::spawn(move || {
+        client
+            .send_goal_or_stop(&Count { to: 4 }, T, || s.load(Ordering::Acquire))
+            .map(|g| g.id())
+    });
+    let deadline = std::time::Instant::now() + T;
+    let g = loop {
+        if let Some(g) = server.next_goal() {
+            break g;
+        }
+        assert!(std::time::Instant::now() < deadline, "goal never arrived");
+        thread::yield_now();
+    };
+    stop.store(true, Ordering::Release);
+    assert_eq!(
+        sender.join().unwrap(),
+        Err(ActionError::Call(horus::CallError::Stopped))
+    );
+    let id = server.accept(g);
+    assert_eq!(server.active_goals(), [id]);
+}

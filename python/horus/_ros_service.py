@@ -23,8 +23,7 @@ client gets ``UnansweredError``) and ``recv`` raises ``CdrDecodeError``.
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Any, Optional, Tuple, Type
+from typing import Any, Optional, Tuple
 
 from . import _horus
 from ._closing import Closable
@@ -51,7 +50,7 @@ def _encode(service: str, what: str, cls: Any, msg: Any) -> bytes:
     return data
 
 
-class RosService:
+class RosService(Closable):
     """A service of one ROS 2 service type: ``client()`` calls it, ``server()`` serves
     it (and creates it if it does not exist, with a Rust ``RosSrv``'s default settings).
     Opening a server on a service that carries other types raises ``ServiceError``.
@@ -88,17 +87,6 @@ class RosService:
     def closed(self) -> bool:
         """Whether ``close()`` was called."""
         return self._closed
-
-    def __enter__(self) -> "RosService":
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
-    ) -> None:
-        self.close()
 
     def _check_open(self) -> None:
         if self._closed:

@@ -384,6 +384,19 @@ impl Mover {
                 }
             }
         }
+        // The bridge closes a route whose writers all left once its reader was found
+        // empty (`drained`), which may be before this thread, not woken by a writer's
+        // proxy being forgotten (only by samples, or STOP_POLL), found it empty again
+        // since RustDDS recorded what that writer held back: claimed now, or never
+        // (review 148). Only when drained: a route closed with samples still in its
+        // reader (its horus subscriber left) has no one in horus to lose them.
+        if self.drained.load(Ordering::Relaxed) {
+            let departed_lost = self.claim_departed_lost();
+            if departed_lost > 0 {
+                let mut c = self.counters.lock();
+                c.lost = c.lost.saturating_add(departed_lost);
+            }
+        }
         let _ = poll.registry().deregister(&mut self.reader);
         self.note_held_back();
         self.own_place.clear_if(self.publisher.place());
@@ -506,22 +519,30 @@ impl Mover {
     /// replaced drops its own (the new one counts the writers it matched). On a reader
     /// swapped in, a writer the route has no position for (forgotten) has its count
     /// dropped: what the old reader carried of it is not known any more.
+    /// The route's position for each writer claimed moves over what was counted
+    /// (`SequenceGaps::counted_lost_through`, review 148): a writer back under its GUID
+    /// before the route forgot it sends the number after the claimed ones next (RustDDS
+    /// marks those not available), which must show no gap counting them again.
     fn claim_departed_lost(&self) -> u64 {
         let a = self.accepted.lock().unwrap_or_else(|p| p.into_inner());
-        let gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
+        let mut gaps = self.gaps.lock().unwrap_or_else(|p| p.into_inner());
         let (made, mine) = (&self.readers_made, self.reader_number);
-        self.reader.horus_claim_departed_lost(|g| {
+        let mut slid = 0u64;
+        let claimed = self.reader.horus_claim_departed_lost(|g, upto| {
             // SeqCst: see Inbound::reopen_reader. Read here, under RustDDS's lock of the
             // counts, so that a count recorded after a new reader was made is seen with it.
             if made.load(Ordering::SeqCst) != mine || !a.guids.contains(&format!("{g:?}")) {
                 return None;
             }
-            match gaps.last_taken(*g) {
-                Some(last) => Some(SequenceNumber::new(last)),
-                None if mine == 1 => Some(SequenceNumber::zero()),
-                None => None,
-            }
-        })
+            let floor = match gaps.last_taken(*g) {
+                Some(last) => SequenceNumber::new(last),
+                None if mine == 1 => SequenceNumber::zero(),
+                None => return None,
+            };
+            slid = slid.saturating_add(gaps.counted_lost_through(*g, upto));
+            Some(floor)
+        });
+        claimed.saturating_add(slid)
     }
 
     /// The reader is empty: the writers that left (accepted, no longer seen by the scan)

@@ -302,6 +302,27 @@ impl SequenceGaps {
         self.writers.get(&writer).map(|pos| pos.last)
     }
 
+    /// Every sequence number of `writer` up to `upto` is now taken or counted lost (what a
+    /// writer that left had held back, claimed from RustDDS: inbound.rs): the position
+    /// moves there without counting a gap, so that the writer, back under its GUID and
+    /// sending `upto + 1` next (RustDDS marks the claimed numbers not available), is not
+    /// counted those numbers lost a second time (review 148). Returns the numbers a
+    /// best-effort reader still missed that slide out of the window (lost now, as in
+    /// [`Self::is_replay`]). No position: nothing to move (a writer back starts afresh).
+    pub(crate) fn counted_lost_through(&mut self, writer: GUID, upto: SequenceNumber) -> u64 {
+        let upto = i64::from(upto);
+        let Some(pos) = self.writers.get_mut(&writer) else {
+            return 0;
+        };
+        if upto <= pos.last {
+            return 0;
+        }
+        let slid = pos.advance(upto.abs_diff(pos.last), false);
+        pos.last = upto;
+        self.pending |= pos.missing != 0;
+        slid
+    }
+
     /// A sample RustDDS took but could not hand over (counted `malformed` by the caller):
     /// its number will show as a gap, which must not count it again as lost.
     pub(crate) fn undecodable(&mut self) {
@@ -410,6 +431,31 @@ mod tests {
             .filter(|s| !g.is_replay(at, w, SequenceNumber::new(*s), &mut c))
             .collect();
         (c, carried)
+    }
+
+    /// Review 148: a writer that left having held back 34..=100 (claimed lost from RustDDS,
+    /// HORUS-PATCH item 24) comes back under its GUID before the route forgot it; RustDDS
+    /// marks 1..=100 not available, so its next sample is 101: no gap, or 34..=100 would
+    /// be counted lost twice.
+    #[test]
+    fn what_a_departed_writers_claim_counted_is_no_gap_when_it_comes_back() {
+        let mut g = SequenceGaps::default();
+        let w = guid(1);
+        let (c, _) = feed(&mut g, 1, w, &(1..=33).collect::<Vec<_>>());
+        assert_eq!(c.lost, 0);
+        assert_eq!(g.counted_lost_through(w, SequenceNumber::new(100)), 0);
+        assert_eq!(g.last_taken(w), Some(100));
+        let (c, carried) = feed(&mut g, 1, w, &[101, 102]);
+        assert_eq!(
+            (c.lost, carried),
+            (0, vec![101, 102]),
+            "counted once, by the claim"
+        );
+        // Below what it is at: nothing moves; no position: nothing made.
+        assert_eq!(g.counted_lost_through(w, SequenceNumber::new(50)), 0);
+        assert_eq!(g.last_taken(w), Some(102));
+        assert_eq!(g.counted_lost_through(guid(2), SequenceNumber::new(9)), 0);
+        assert_eq!(g.last_taken(guid(2)), None);
     }
 
     #[test]

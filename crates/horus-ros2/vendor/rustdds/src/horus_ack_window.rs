@@ -267,7 +267,10 @@ impl TakenMarks {
   /// number `floor` gives for the writer (what the application took or counted of it),
   /// counted out and claimed ([`DepartedWriters::claim`]); the writers `floor` gives none
   /// have theirs dropped. `floor` runs under this reader's lock of the counts.
-  pub fn claim_departed(&self, floor: impl FnMut(&GUID) -> Option<SequenceNumber>) -> u64 {
+  pub fn claim_departed(
+    &self,
+    floor: impl FnMut(&GUID, SequenceNumber) -> Option<SequenceNumber>,
+  ) -> u64 {
     let mut departed = self.departed.lock().unwrap_or_else(|p| p.into_inner());
     departed.claim(floor)
   }

@@ -551,7 +551,11 @@ impl Reader {
       return;
     };
     if let Some(proxy) = self.matched_writers.get_mut(&writer) {
-      proxy.irrelevant_changes_up_to(claimed + SequenceNumber::new(1));
+      // Saturating: a hostile writer's HEARTBEAT may have announced up to i64::MAX
+      // (review 148: `claimed + 1` overflowed, a panic in a debug build's event loop).
+      proxy.irrelevant_changes_up_to(SequenceNumber::new(
+        i64::from(claimed).saturating_add(1),
+      ));
     }
   }
 
@@ -3078,18 +3082,18 @@ mod tests {
       "beyond the window: withheld"
     );
     assert_eq!(
-      taken.claim_departed(|_| Some(SequenceNumber::zero())),
+      taken.claim_departed(|_, _| Some(SequenceNumber::zero())),
       0,
       "still matched: nothing lost yet"
     );
     reader.remove_writer_proxy(writer);
     assert_eq!(
-      taken.claim_departed(|_| Some(SequenceNumber::zero())),
+      taken.claim_departed(|_, _| Some(SequenceNumber::zero())),
       84,
       "17..=100 announced, never accepted"
     );
     assert_eq!(
-      taken.claim_departed(|_| Some(SequenceNumber::zero())),
+      taken.claim_departed(|_, _| Some(SequenceNumber::zero())),
       0,
       "claimed once"
     );
@@ -3107,7 +3111,7 @@ mod tests {
       .is_some());
     reader.remove_writer_proxy(writer);
     assert_eq!(
-      taken.claim_departed(|_| Some(SequenceNumber::zero())),
+      taken.claim_departed(|_, _| Some(SequenceNumber::zero())),
       0,
       "nothing announced past what it accepted"
     );
@@ -3133,7 +3137,7 @@ mod tests {
     match_writer(&mut reader, none);
     send_heartbeat(&mut reader, none, 1, 50);
     reader.remove_writer_proxy(none);
-    assert_eq!(taken.claim_departed(|_| Some(SequenceNumber::zero())), 0);
+    assert_eq!(taken.claim_departed(|_, _| Some(SequenceNumber::zero())), 0);
 
     // 17..=40 withheld when it left; back before the application claimed: not counted,
     // and what it sends again is delivered.
@@ -3145,7 +3149,7 @@ mod tests {
     reader.remove_writer_proxy(writer);
     match_writer(&mut reader, writer);
     assert_eq!(
-      taken.claim_departed(|_| Some(SequenceNumber::zero())),
+      taken.claim_departed(|_, _| Some(SequenceNumber::zero())),
       0,
       "it may send them again"
     );
@@ -3156,5 +3160,21 @@ mod tests {
     assert!(reader
       .history_cache_change_data(SequenceNumber::new(32))
       .is_some());
+  }
+
+  // Review 148 of item 24: a hostile writer's HEARTBEAT alone (no DATA beyond the one
+  // accepted) makes its departure count up to i64::MAX lost, and matching again under the
+  // same GUID after that claim computes `claimed + 1`, which overflows.
+  #[test]
+  fn review148_a_hostile_heartbeat_counts_what_it_says_and_its_return_does_not_panic() {
+    let (mut reader, taken, writer) = windowed_reader(16);
+    match_writer(&mut reader, writer);
+    send_data(&mut reader, writer, 1);
+    send_heartbeat(&mut reader, writer, 1, i64::MAX);
+    reader.remove_writer_proxy(writer);
+    let lost = taken.claim_departed(|_, _| Some(SequenceNumber::zero()));
+    assert_eq!(lost, (i64::MAX - 1) as u64, "2..=i64::MAX counted lost from one HEARTBEAT");
+    // Back under the same GUID: the claimed numbers are marked not available.
+    match_writer(&mut reader, writer);
   }
 }

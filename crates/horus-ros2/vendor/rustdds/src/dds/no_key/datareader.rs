@@ -244,13 +244,15 @@ where
   /// HORUS PATCH (HORUS-PATCH.md, item 24): sequence numbers that writers which left
   /// announced and this reader (with an ack window) never accepted, above the number
   /// `floor` gives for the writer (the highest the application took or counted lost of
-  /// it), counted out and claimed; the writers `floor` gives none have theirs dropped (the
+  /// it; its second argument: the highest number recorded of the writer, all of them taken
+  /// or counted once it gives a number), counted out and claimed; the writers `floor`
+  /// gives none have theirs dropped (the
   /// keyed `DataReader::horus_claim_departed_lost`): a loss no gap shows, since nothing of
   /// those writers comes after them. Call it when the reader is found empty, before
   /// forgetting the writers that left.
   pub fn horus_claim_departed_lost(
     &self,
-    floor: impl FnMut(&crate::GUID) -> Option<crate::SequenceNumber>,
+    floor: impl FnMut(&crate::GUID, crate::SequenceNumber) -> Option<crate::SequenceNumber>,
   ) -> u64 {
     self.keyed_datareader.horus_claim_departed_lost(floor)
   }

@@ -130,11 +130,12 @@ where
   /// HORUS PATCH (HORUS-PATCH.md, item 24): sequence numbers that writers which left
   /// announced and this reader (with an ack window) never accepted, above the number
   /// `floor` gives for the writer, counted out (a second call does not say them again);
-  /// the writers `floor` gives none have theirs dropped. 0 for a reader without an ack
+  /// the writers `floor` gives none have theirs dropped; `floor`'s second argument is the
+  /// highest number recorded of the writer (`DepartedWriters::claim`). 0 for a reader without an ack
   /// window (`TakenMarks::claim_departed`).
   pub fn horus_claim_departed_lost(
     &self,
-    floor: impl FnMut(&GUID) -> Option<crate::SequenceNumber>,
+    floor: impl FnMut(&GUID, crate::SequenceNumber) -> Option<crate::SequenceNumber>,
   ) -> u64 {
     self
       .datasample_cache

@@ -197,7 +197,11 @@ mod tests {
       Some(sn(40))
     });
     assert_eq!(claimed, 60, "41..=100");
-    assert_eq!(upto, Some(sn(100)), "the application is told up to where it is counted");
+    assert_eq!(
+      upto,
+      Some(sn(100)),
+      "the application is told up to where it is counted"
+    );
     assert_eq!(d.rematched(a), Some(sn(100)));
   }
 

@@ -553,9 +553,7 @@ impl Reader {
     if let Some(proxy) = self.matched_writers.get_mut(&writer) {
       // Saturating: a hostile writer's HEARTBEAT may have announced up to i64::MAX
       // (review 148: `claimed + 1` overflowed, a panic in a debug build's event loop).
-      proxy.irrelevant_changes_up_to(SequenceNumber::new(
-        i64::from(claimed).saturating_add(1),
-      ));
+      proxy.irrelevant_changes_up_to(SequenceNumber::new(i64::from(claimed).saturating_add(1)));
     }
   }
 
@@ -3173,7 +3171,11 @@ mod tests {
     send_heartbeat(&mut reader, writer, 1, i64::MAX);
     reader.remove_writer_proxy(writer);
     let lost = taken.claim_departed(|_, _| Some(SequenceNumber::zero()));
-    assert_eq!(lost, (i64::MAX - 1) as u64, "2..=i64::MAX counted lost from one HEARTBEAT");
+    assert_eq!(
+      lost,
+      (i64::MAX - 1) as u64,
+      "2..=i64::MAX counted lost from one HEARTBEAT"
+    );
     // Back under the same GUID: the claimed numbers are marked not available.
     match_writer(&mut reader, writer);
   }

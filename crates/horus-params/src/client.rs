@@ -101,8 +101,6 @@ impl ParamClient {
     /// Sets the timeout of every later call.
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
-        // The timeout of a call waited for with `stop` (`call_async`).
-        self.client.set_timeout(timeout);
     }
 
     /// Ends every call that waits while `stop` is set (within a few milliseconds of
@@ -163,12 +161,10 @@ impl ParamClient {
     }
 
     fn call(&mut self, req: &ParamRequest) -> Result<ParamResponse, ParamClientError> {
-        let Some(stop) = &self.stop else {
-            return Ok(*self.client.call(req, self.timeout)?);
-        };
-        let pending = self.client.call_async(req)?;
+        let stop = self.stop.as_deref();
         // Acquire: pairs with the Release store of whoever sets it.
-        Ok(*pending.wait_or_stop(self.timeout, || stop.load(Ordering::Acquire))?)
+        let stopped = || stop.is_some_and(|s| s.load(Ordering::Acquire));
+        Ok(*self.client.call_or_stop(req, self.timeout, stopped)?)
     }
 }
 

@@ -37,18 +37,8 @@ pub struct Client<Req, Resp> {
     _t: PhantomData<fn(Req)>,
 }
 
-/// Waits for call `id` until it settles or `deadline` passes, taking the
-/// client's lock one slice at a time.
-pub(crate) fn wait<Out>(
-    core: &Mutex<ClientCore<Out>>,
-    id: u64,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<Out, CallError> {
-    wait_or_stop(core, id, deadline, timeout, || false)
-}
-
-/// [`wait`], asking `stop` after each slice (a few milliseconds: the client's liveness
+/// Waits for call `id` until it settles or `deadline` passes, taking the client's lock
+/// one slice at a time, and asking `stop` after each slice (a few milliseconds: the client's liveness
 /// checks, see [`ClientCore::wait_slice`]); once it says so, the call is withdrawn and
 /// [`CallError::Stopped`] returned. The slices are the wait's own: asking costs no
 /// extra wake-ups.
@@ -120,8 +110,37 @@ impl<Req: Message, Resp: Message> Client<Req, Resp> {
         fill: impl FnOnce(&mut Req, &mut [u8]),
         timeout: Duration,
     ) -> Result<Sample<Resp>, CallError> {
+        self.call_with_or_stop(tail_len, fill, timeout, || false)
+    }
+
+    /// [`Client::call`], asking `stop` every few milliseconds while it waits (between the
+    /// wait's own slices: no extra wake-ups); once `stop` says so, the call is withdrawn:
+    /// [`CallError::Stopped`]. For a caller whose `close()` from another thread must end
+    /// a call in progress.
+    pub fn call_or_stop(
+        &mut self,
+        req: &Req,
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<Sample<Resp>, CallError> {
+        self.call_with_or_stop(0, |r, _| *r = *req, timeout, stop)
+    }
+
+    fn call_with_or_stop(
+        &mut self,
+        tail_len: usize,
+        fill: impl FnOnce(&mut Req, &mut [u8]),
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> Result<Sample<Resp>, CallError> {
         let started = lock(&self.core).start(tail_len, fill)?;
-        wait(&self.core, started.id, started.sent + timeout, timeout)
+        wait_or_stop(
+            &self.core,
+            started.id,
+            started.sent + timeout,
+            timeout,
+            stop,
+        )
     }
 
     /// Sends a copy of `req` and returns at once with a handle on the

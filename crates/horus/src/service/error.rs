@@ -128,7 +128,8 @@ pub enum CallError {
     #[error("the call's result was already taken")]
     Taken,
     /// The caller's `stop` condition held while the call waited
-    /// ([`PendingCall::wait_or_stop`](super::PendingCall::wait_or_stop),
+    /// ([`Client::call_or_stop`](super::Client::call_or_stop),
+    /// [`PendingCall::wait_or_stop`](super::PendingCall::wait_or_stop),
     /// [`RawClient::call_or_stop`](super::RawClient::call_or_stop)): the call was
     /// withdrawn (counted as `cancelled`; a response that still comes is discarded and
     /// counted as `late`).

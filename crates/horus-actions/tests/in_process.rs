@@ -3,7 +3,9 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -271,16 +273,14 @@ fn has_pending_sees_a_waiting_goal() {
     assert_eq!(server.active_goals(), [id]);
 }
 
-/// `send_goal_or_stop`: a goal whose stop condition holds before any server took it is
-/// withdrawn (`Call(Stopped)`) and never reaches the server.
-#[test]
-fn a_stopped_send_goal_never_reaches_the_server() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-
-    let ns = ns("stop-send");
-    let mut server = Server::new_in("count", &ns).unwrap();
-    let mut client = Client::open_in("count", &ns).unwrap();
+/// Sends `Count { to: 4 }` from a thread with `send_goal_or_stop`, stopped once the
+/// returned flag is set (Release; read with Acquire); the thread gives the goal's id.
+fn send_goal_until_stopped(
+    mut client: Client,
+) -> (
+    Arc<AtomicBool>,
+    thread::JoinHandle<Result<GoalId, ActionError>>,
+) {
     let stop = Arc::new(AtomicBool::new(false));
     let s = Arc::clone(&stop);
     let sender = thread::spawn(move || {
@@ -288,6 +288,16 @@ fn a_stopped_send_goal_never_reaches_the_server() {
             .send_goal_or_stop(&Count { to: 4 }, T, || s.load(Ordering::Acquire))
             .map(|g| g.id())
     });
+    (stop, sender)
+}
+
+/// `send_goal_or_stop`: a goal whose stop condition holds before any server took it is
+/// withdrawn (`Call(Stopped)`) and never reaches the server.
+#[test]
+fn a_stopped_send_goal_never_reaches_the_server() {
+    let ns = ns("stop-send");
+    let mut server = Server::new_in("count", &ns).unwrap();
+    let (stop, sender) = send_goal_until_stopped(Client::open_in("count", &ns).unwrap());
     let deadline = std::time::Instant::now() + T;
     while !server.has_pending() {
         assert!(std::time::Instant::now() < deadline, "goal never arrived");
@@ -309,19 +319,9 @@ fn a_stopped_send_goal_never_reaches_the_server() {
 /// and the goal the server accepts runs all the same (as after a `Timeout`).
 #[test]
 fn a_goal_taken_before_the_stop_is_accepted_without_a_handle() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-
     let ns = ns("stop-taken");
     let mut server = Server::new_in("count", &ns).unwrap();
-    let mut client = Client::open_in("count", &ns).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = Arc::clone(&stop);
-    let sender = thread::spawn(move || {
-        client
-            .send_goal_or_stop(&Count { to: 4 }, T, || s.load(Ordering::Acquire))
-            .map(|g| g.id())
-    });
+    let (stop, sender) = send_goal_until_stopped(Client::open_in("count", &ns).unwrap());
     let deadline = std::time::Instant::now() + T;
     let g = loop {
         if let Some(g) = server.next_goal() {

@@ -6,11 +6,14 @@ import itertools
 import json
 import os
 import pathlib
+import queue
 import signal
 import subprocess
 import sys
 import textwrap
-from typing import Any, Dict, Iterator, List
+import threading
+import time
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -129,3 +132,83 @@ def python(procs: List[Proc]) -> Any:
         return p
 
     return start
+
+
+class LineChild:
+    """A long-running child process (a bridge, an rclpy node) whose stdout a thread reads
+    line by line, stderr going to the file `log`: `wait_line` takes the lines as they
+    come, `stop` ends it. Unlike `Proc`, a wait never blocks past `patience` seconds."""
+
+    def __init__(
+        self,
+        args: List[str],
+        log: pathlib.Path,
+        *,
+        name: str,
+        env: Optional[Dict[str, str]] = None,
+        stdin: bool = False,
+        stop_signal: Optional[signal.Signals] = signal.SIGTERM,
+        patience: float = 60.0,
+    ) -> None:
+        self.name = name
+        self.stop_signal = stop_signal
+        self.patience = patience
+        self.log_path = log
+        self.log: IO[str] = open(log, "w")
+        self.p = subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE if stdin else None,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            env=env,
+        )
+        self.lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self.seen: List[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.p.stdout is not None
+        for line in self.p.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def stderr(self) -> str:
+        if not self.log.closed:
+            self.log.flush()
+        return self.log_path.read_text()
+
+    def wait_line(self, what: str, pred: Callable[[str], bool]) -> str:
+        """The next line for which `pred` holds (the lines before it are kept in `seen`);
+        an AssertionError naming `what` if the child ends or `patience` passes first."""
+        deadline = time.monotonic() + self.patience
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError(f"{self.name} ended before {what}: {self.seen} {self.stderr()}")
+            self.seen.append(line)
+            if pred(line):
+                return line
+        raise AssertionError(f"{self.name}: no {what} within {self.patience} s: {self.seen} {self.stderr()}")
+
+    def stop(self) -> int:
+        """Closes its stdin and sends `stop_signal` (if any), then its exit status
+        (SIGKILL if it has not stopped within `patience`). Idempotent."""
+        if self.p.stdin is not None and not self.p.stdin.closed:
+            self.p.stdin.close()
+        if self.stop_signal is not None and self.p.poll() is None:
+            self.p.send_signal(self.stop_signal)
+        try:
+            code = self.p.wait(timeout=self.patience)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            code = self.p.wait()
+        self.reader.join(timeout=10)
+        if self.p.stdout is not None:
+            self.p.stdout.close()
+        self.log.close()
+        return code

@@ -27,19 +27,17 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import queue
 import shutil
-import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
 import horus
-from conftest import Proc, horus_bin, ip, peer_path
+from conftest import LineChild, Proc, horus_bin, ip, peer_path
 from shm_check import leftovers, rest
 
 # Messages published on A. Every one must reach B, in order.
@@ -84,13 +82,12 @@ class Host:
     name: str
 
 
-class Bridge:
+class Bridge(LineChild):
     """A running `horus --json bridge` inside a host's network namespace; its
-    JSON lines in a queue."""
+    JSON lines (stderr to `log`)."""
 
-    def __init__(self, host: Host, peer: Host, log: Any) -> None:
+    def __init__(self, host: Host, peer: Host, log: Path) -> None:
         self.host = host
-        self.log = log
         args = [
             "ip", "netns", "exec", host.netns,
             horus_bin(), "--json", "bridge",
@@ -100,57 +97,15 @@ class Bridge:
             "--namespace", host.namespace,
         ]  # fmt: skip
         # `ip netns exec` execs the command: the pid is the bridge's.
-        self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True)
-        self.lines: "queue.Queue[Optional[Dict[str, Any]]]" = queue.Queue()
-        self.seen: List[Dict[str, Any]] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.p.stdout is not None
-        for line in self.p.stdout:
-            if line.strip():
-                self.lines.put(json.loads(line))
-        self.lines.put(None)
+        super().__init__(args, log, name=f"bridge of {host.name}", patience=PATIENCE)
 
     def wait(self, what: str, pred: Callable[[Dict[str, Any]], bool]) -> Dict[str, Any]:
         """The first event (seen or to come) for which `pred` holds."""
         for old in self.seen:
-            if pred(old):
-                return old
-        deadline = time.monotonic() + PATIENCE
-        while time.monotonic() < deadline:
-            try:
-                e = self.lines.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if e is None:
-                raise AssertionError(
-                    f"bridge of {self.host.name} ended before {what}: events {self.seen}, stderr {self.stderr()}"
-                )
-            self.seen.append(e)
-            if pred(e):
-                return e
-        raise AssertionError(f"bridge of {self.host.name}: no {what} within {PATIENCE} s; events {self.seen}")
-
-    def stderr(self) -> str:
-        self.log.flush()
-        self.log.seek(0)
-        return str(self.log.read())
-
-    def terminate(self) -> int:
-        """SIGTERM, then its exit status (SIGKILL if it does not stop)."""
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-        try:
-            code = self.p.wait(timeout=PATIENCE)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            code = self.p.wait()
-        self.reader.join(timeout=10)
-        if self.p.stdout is not None:
-            self.p.stdout.close()
-        return code
+            if old.strip() and pred(json.loads(old)):
+                return dict(json.loads(old))
+        line = self.wait_line(what, lambda line: bool(line.strip()) and pred(json.loads(line)))
+        return dict(json.loads(line))
 
 
 @dataclass
@@ -159,14 +114,11 @@ class TwoHosts:
     b: Host
     tmp: Any
     bridges: List[Bridge] = field(default_factory=list)
-    logs: List[Any] = field(default_factory=list)
     deleted: bool = False
 
     def bridge(self, host: Host) -> Bridge:
         peer = self.b if host is self.a else self.a
-        log = open(self.tmp / f"bridge-{host.name}.stderr", "w+")
-        self.logs.append(log)
-        b = Bridge(host, peer, log)
+        b = Bridge(host, peer, self.tmp / f"bridge-{host.name}.stderr")
         self.bridges.append(b)
         return b
 
@@ -223,9 +175,7 @@ def hosts(ns: str, tmp_path: Any) -> Iterator[TwoHosts]:
         yield two
     finally:
         for br in two.bridges:
-            br.terminate()
-        for log in two.logs:
-            log.close()
+            br.stop()
         two.delete()
         for h in (a, b):
             for f in os.listdir("/dev/shm"):
@@ -357,7 +307,7 @@ def stream_a_to_b(hosts: TwoHosts, procs: List[Proc], *, route_first: bool, time
         if endpoint is not None:
             endpoint.close()
     for br in (bridge_a, bridge_b):
-        code = br.terminate()
+        code = br.stop()
         assert code == 0, f"bridge of {br.host.name} exited {code}: {br.stderr()}"
         br.wait("its stopped event", lambda e: e.get("event") == "stopped")
     hosts.delete()

@@ -24,19 +24,16 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import queue
 import signal
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterator, List, NoReturn, Optional
+from typing import Any, Iterator, List, NoReturn, Optional
 
 import pytest
 
 import horus
-from conftest import horus_bin, ip
+from conftest import LineChild, horus_bin, ip
 from horus.interfaces.std_srvs.srv import Trigger
 from shm_check import leftovers
 
@@ -115,67 +112,6 @@ def basic_types() -> Any:
     return BasicTypes
 
 
-class Child:
-    """A process in the network namespace: stdin and stdout piped, stderr to a file."""
-
-    def __init__(self, args: List[str], env: Dict[str, str], log: Path, stop: Optional[signal.Signals]) -> None:
-        self.args = args
-        self.stop_signal = stop
-        self.log_path = log
-        self.log: IO[str] = open(log, "w")
-        self.p = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env
-        )
-        self.lines: "queue.Queue[Optional[str]]" = queue.Queue()
-        self.seen: List[str] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.p.stdout is not None
-        for line in self.p.stdout:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def stderr(self) -> str:
-        if not self.log.closed:
-            self.log.flush()
-        return self.log_path.read_text()
-
-    def wait_line(self, what: str, pred: Callable[[str], bool]) -> str:
-        """The next line for which `pred` holds (earlier lines are kept in `seen`)."""
-        deadline = time.monotonic() + PATIENCE
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if line is None:
-                raise AssertionError(f"{self.args[4:]} ended before {what}: {self.seen} {self.stderr()}")
-            self.seen.append(line)
-            if pred(line):
-                return line
-        raise AssertionError(f"{self.args[4:]}: no {what} within {PATIENCE} s: {self.seen} {self.stderr()}")
-
-    def stop(self) -> int:
-        """Closes stdin (and sends its stop signal), then its exit status (SIGKILL if it
-        does not stop)."""
-        if self.p.stdin is not None and not self.p.stdin.closed:
-            self.p.stdin.close()
-        if self.stop_signal is not None and self.p.poll() is None:
-            self.p.send_signal(self.stop_signal)
-        try:
-            code = self.p.wait(timeout=PATIENCE)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            code = self.p.wait()
-        self.reader.join(timeout=10)
-        if self.p.stdout is not None:
-            self.p.stdout.close()
-        self.log.close()
-        return code
-
-
 class World:
     """A network namespace with only `lo` up, one ROS 2 domain, this test's horus
     namespace; the processes started in it."""
@@ -186,7 +122,7 @@ class World:
         self.domain = (os.getpid() + 7 * n) % 100 + 1
         self.ns = ns
         self.tmp = tmp
-        self.children: List[Child] = []
+        self.children: List[LineChild] = []
         made = ip("netns", "add", self.netns)
         if made.returncode != 0:
             ip("netns", "delete", self.netns)  # in case it got half made
@@ -196,11 +132,19 @@ class World:
             self.delete()
             raise RuntimeError(f"ip -n {self.netns} link set lo up: {up.stderr.strip()}")
 
-    def start(self, name: str, stop: Optional[signal.Signals], *args: str) -> Child:
+    def start(self, name: str, stop: Optional[signal.Signals], *args: str) -> LineChild:
         """Starts `args` in the world; it stops when its stdin closes and it gets `stop`."""
         env = dict(os.environ, ROS_DOMAIN_ID=str(self.domain), HORUS_NAMESPACE=self.ns)
         # `ip netns exec` execs the command: the pid is the child's.
-        c = Child(["ip", "netns", "exec", self.netns, *args], env, self.tmp / f"{name}.stderr", stop)
+        c = LineChild(
+            ["ip", "netns", "exec", self.netns, *args],
+            self.tmp / f"{name}.stderr",
+            name=name,
+            env=env,
+            stdin=True,
+            stop_signal=stop,
+            patience=PATIENCE,
+        )
         self.children.append(c)
         return c
 
